@@ -1,0 +1,44 @@
+#pragma once
+// The accelbench commands. Each returns the process exit code (harness/core/error.hpp).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/workload.hpp"
+#include "harness/store/store.hpp"
+
+namespace accelbench::cli {
+
+struct run_options {
+  std::string workload;
+  std::string backend = "cpu";
+  std::vector<std::string> sets;    // KEY=VALUE
+  std::vector<std::string> sweeps;  // KEY=V1,V2,...
+  std::string shapes;               // catalogue name or file
+  std::string rules;                // ruleset id or file
+  std::vector<std::string> rule_overrides;  // KEY=VALUE
+  std::string system;
+  std::vector<std::string> tags;
+  std::string suite;
+  std::string db;
+  bool json = false;
+  bool force = false;
+  bool quiet = false;
+  uint64_t seed = 0;
+};
+
+int cmd_run(const registry& reg, const run_options& o);
+
+// Parses KEY=VALUE; throws usage_error naming the argument.
+std::pair<std::string, std::string> split_assignment(const std::string& arg, const std::string& option);
+
+// --db, else $ACCELBENCH_DB, else the default path.
+std::string resolve_db_path(const std::string& db);
+
+// The metric a table shows for a run: the workload's primary metric when present.
+const metric* headline_metric(const registry& reg, const run& r);
+std::string format_value(double v);
+std::string short_config(const config& c);
+
+} // namespace accelbench::cli

@@ -1,0 +1,358 @@
+// accelbench — command line entry point: argument parsing, commands, exit codes.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "harness/cli/commands.hpp"
+#include "harness/cli/register_all.hpp"
+#include "harness/cli/table.hpp"
+#include "harness/core/build_info.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/peak.hpp"
+#include "harness/core/stats.hpp"
+#include "reporters/json/json_export.hpp"
+
+using namespace accelbench;
+using accelbench::cli::table;
+
+namespace {
+
+int cmd_env(bool as_json) {
+  json env = capture_environment();
+  auto peak = cached_cpu_peak();
+  json backends = json::array();
+  for (const auto& b : cli::backend_statuses())
+    backends.push_back({{"name", b.name}, {"available", b.available}, {"detail", b.detail}, {"devices", b.devices}});
+  if (as_json) {
+    std::cout << json{{"environment", env}, {"backends", backends}, {"peak", peak.to_json()},
+                      {"fingerprint", environment_fingerprint(env)}}
+                     .dump(2)
+              << "\n";
+    return exit_ok;
+  }
+  std::cout << fmt::format("accelbench {} (revision {}{})\n", build_info::version(), build_info::git_revision(),
+                           build_info::git_dirty() ? ", dirty" : "");
+  std::cout << fmt::format("cpu        {} — {} logical cores, {} MHz, {}\n", env["cpu"]["model"].get<std::string>(),
+                           env["cpu"]["logical_cores"].get<int>(), env["cpu"]["mhz"].get<double>(),
+                           env["cpu"]["isa"].get<std::string>());
+  std::cout << fmt::format("memory     {:.1f} GiB total, {:.1f} GiB available\n",
+                           env["memory"]["total_bytes"].get<double>() / 1073741824.0,
+                           env["memory"]["available_bytes"].get<double>() / 1073741824.0);
+  std::cout << fmt::format("os         {} ({})\n", env["os"]["name"].get<std::string>(), env["os"]["kernel"].get<std::string>());
+  std::cout << fmt::format("compiler   {} [{}]\n", env["compiler"].get<std::string>(), env["build_type"].get<std::string>());
+  for (const auto& [k, v] : env["libraries"].items())
+    std::cout << fmt::format("library    {:<9} {}\n", k, v.get<std::string>().substr(0, 100));
+  std::cout << fmt::format("peak       fp32 {:.3f} TFLOP/s, bf16 {:.3f} TFLOP/s ({} threads, {} FMA probe, measured {})\n",
+                           peak.fp32_tflops, peak.bf16_tflops, peak.threads, peak.isa, peak.measured_at);
+  for (const auto& b : cli::backend_statuses())
+    std::cout << fmt::format("backend    {:<5} {} — {}\n", b.name, b.available ? "available" : "unavailable", b.detail);
+  std::cout << fmt::format("fingerprint {}\n", environment_fingerprint(env));
+  return exit_ok;
+}
+
+int cmd_list(const registry& reg, const std::string& what, bool as_json) {
+  if (what == "workloads" || what.empty()) {
+    json out = json::array();
+    table t({"workload", "family", "backends", "ruleset", "parameters"});
+    for (const auto* w : reg.all()) {
+      const auto& s = w->spec();
+      json axes = json::array();
+      std::string params;
+      for (const auto& a : s.axes) {
+        axes.push_back({{"name", a.name}, {"type", to_string(a.type)}, {"default", a.default_value},
+                        {"choices", a.choices}, {"description", a.description}});
+        params += (params.empty() ? "" : " ") + a.name + (a.choices.empty() ? "" : "{" + fmt::format("{}", fmt::join(a.choices, "|")) + "}");
+      }
+      out.push_back({{"name", s.name}, {"family", s.family}, {"description", s.description},
+                     {"backends", s.backends}, {"default_ruleset", s.default_ruleset},
+                     {"primary_metric", s.primary_metric}, {"axes", axes}});
+      t.add({s.name, s.family, fmt::format("{}", fmt::join(s.backends, ",")), s.default_ruleset, params});
+    }
+    if (as_json)
+      std::cout << out.dump(2) << "\n";
+    else
+      t.print(std::cout);
+    return exit_ok;
+  }
+  if (what == "rulesets") {
+    json out = json::array();
+    table t({"ruleset", "version", "applies to", "description"});
+    for (const auto& r : list_rulesets()) {
+      out.push_back({{"id", r.id}, {"version", r.version}, {"applies_to", r.applies_to},
+                     {"description", r.description}, {"path", r.path.string()}});
+      t.add({r.id, r.version, fmt::format("{}", fmt::join(r.applies_to, ",")), r.description.substr(0, 80)});
+    }
+    if (as_json)
+      std::cout << out.dump(2) << "\n";
+    else
+      t.print(std::cout);
+    return exit_ok;
+  }
+  if (what == "suites" || what == "catalogues") {
+    namespace fs = std::filesystem;
+    json out = json::array();
+    table t({"name", "workload", "description"});
+    std::error_code ec;
+    std::vector<fs::path> files;
+    if (what == "suites") {
+      for (const auto& f : fs::directory_iterator(data_root() / "suites", ec)) files.push_back(f.path());
+    } else {
+      for (const auto& w : fs::directory_iterator(data_root() / "workloads", ec))
+        for (const auto& f : fs::directory_iterator(w.path() / "catalogues", ec)) files.push_back(f.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      if (f.extension() != ".json") continue;
+      std::ifstream in(f);
+      json d = json::parse(in, nullptr, false);
+      if (d.is_discarded()) continue;
+      std::string desc = d.value("description", d.value("source", ""));
+      out.push_back({{"name", f.stem().string()}, {"workload", d.value("workload", "")}, {"description", desc}, {"path", f.string()}});
+      t.add({f.stem().string(), d.value("workload", "(several)"), desc.substr(0, 90)});
+    }
+    if (as_json)
+      std::cout << out.dump(2) << "\n";
+    else
+      t.print(std::cout);
+    return exit_ok;
+  }
+  throw usage_error(fmt::format("list takes workloads, rulesets, suites or catalogues, not '{}'", what));
+}
+
+void print_run_detail(const registry& reg, const run& r) {
+  std::cout << fmt::format("run {}  ({})\n", r.id, r.uuid);
+  std::cout << fmt::format("  workload   {} on {}\n", r.cfg.workload, r.cfg.backend);
+  std::cout << fmt::format("  config     {}\n", cli::short_config(r.cfg));
+  std::cout << fmt::format("  system     {}\n", r.system);
+  std::cout << fmt::format("  ruleset    {}\n", r.ruleset);
+  std::cout << fmt::format("  source     {}\n", r.source);
+  std::cout << fmt::format("  started    {}   finished {}\n", r.started_at, r.finished_at);
+  std::cout << fmt::format("  status     {}{}\n", to_string(r.status), r.status_reason.empty() ? "" : " — " + r.status_reason);
+  std::cout << fmt::format("  validity   {}\n", r.valid ? "VALID" : "INVALID");
+  for (const auto& why : r.invalid_reasons) std::cout << "    reason: " << why << "\n";
+  if (!r.tags.empty()) std::cout << fmt::format("  tags       {}\n", fmt::join(r.tags, ", "));
+  std::cout << fmt::format("  revision   {}  fingerprint {}\n", r.harness_revision, r.fingerprint);
+  if (!r.metrics.empty()) {
+    std::cout << "  metrics\n";
+    for (const auto& m : r.metrics)
+      std::cout << fmt::format("    {:<22} {:>14} {:<8} ({} is better)\n", m.name, cli::format_value(m.value), m.unit,
+                               to_string(m.dir));
+  }
+  if (!r.samples.empty()) {
+    std::vector<double> v;
+    for (const auto& s : r.samples) v.push_back(s.value);
+    auto s = stats::summarize(v);
+    std::cout << fmt::format("  samples    {} × {} ({} is better)\n", s.n, r.sample_unit, to_string(r.sample_dir));
+    std::cout << fmt::format("    median {}  mean {}  stddev {}  cv {:.2f}%\n", cli::format_value(s.median),
+                             cli::format_value(s.mean), cli::format_value(s.stddev), 100 * s.cv);
+    std::cout << fmt::format("    min {}  p5 {}  p95 {}  max {}\n", cli::format_value(s.min), cli::format_value(s.p5),
+                             cli::format_value(s.p95), cli::format_value(s.max));
+    std::cout << fmt::format("    median 95% CI [{}, {}] (bootstrap)\n", cli::format_value(s.ci_low), cli::format_value(s.ci_high));
+  }
+  if (r.extra.contains("implementation"))
+    std::cout << fmt::format("  kernel     {}\n", r.extra["implementation"].get<std::string>());
+}
+
+store::run_filter filter_from(const std::string& system, const std::string& workload, const std::vector<std::string>& tags) {
+  store::run_filter f;
+  if (!system.empty()) f.systems.push_back(system);
+  if (!workload.empty()) f.workloads.push_back(workload);
+  f.tags = tags;
+  return f;
+}
+
+int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const std::string& system,
+             const std::string& workload, const std::vector<std::string>& tags, int limit, bool as_json) {
+  auto db = store::store::open(cli::resolve_db_path(db_path), false);
+  if (id > 0) {
+    auto r = db.get_run(id);
+    if (!r) throw input_error(fmt::format("no run with id {} in {} (it holds {} runs)", id, db.path().string(), db.count_runs()));
+    if (as_json)
+      std::cout << to_json(*r).dump(2) << "\n";
+    else
+      print_run_detail(reg, *r);
+    return exit_ok;
+  }
+  auto f = filter_from(system, workload, tags);
+  f.with_samples = false;
+  auto runs = db.query(f);
+  if (limit > 0 && (int)runs.size() > limit) runs.erase(runs.begin(), runs.end() - limit);
+  if (as_json) {
+    json arr = json::array();
+    for (const auto& r : runs) arr.push_back(to_json(r));
+    std::cout << arr.dump(2) << "\n";
+    return exit_ok;
+  }
+  table t({"id", "started", "system", "workload", "config", "status", "validity", "result"});
+  for (const auto& r : runs) {
+    const metric* m = cli::headline_metric(reg, r);
+    t.add({std::to_string(r.id), r.started_at.substr(0, 19), r.system, r.cfg.workload, cli::short_config(r.cfg).substr(0, 70),
+           to_string(r.status), r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
+           m ? fmt::format("{} {}", cli::format_value(m->value), m->unit) : ""});
+  }
+  t.print(std::cout);
+  std::cout << fmt::format("{} run(s) shown from {}\n", runs.size(), db.path().string());
+  return exit_ok;
+}
+
+json systems_json(store::store& db) {
+  json arr = json::array();
+  for (const auto& s : db.systems())
+    arr.push_back({{"name", s.name}, {"accelerator_model", s.accelerator_model},
+                   {"accelerators_per_node", s.accelerators_per_node}, {"nodes", s.nodes},
+                   {"source", s.source}, {"description", s.description}});
+  return arr;
+}
+
+int cmd_export(const std::string& db_path, const std::string& system, const std::string& workload,
+               const std::vector<std::string>& tags, const std::string& out) {
+  auto db = store::store::open(cli::resolve_db_path(db_path), false);
+  auto f = filter_from(system, workload, tags);
+  f.with_log = true;
+  auto runs = db.query(f);
+  json doc = reporters::results_document(runs, systems_json(db), json::array());
+  std::string text = doc.dump(2) + "\n";
+  if (out.empty() || out == "-")
+    std::cout << text;
+  else {
+    reporters::write_file_atomic(out, text);
+    std::cerr << fmt::format("accelbench: exported {} run(s) to {}\n", runs.size(), out);
+  }
+  return exit_ok;
+}
+
+int cmd_import(const std::string& db_path, const std::string& source, const std::string& format) {
+  if (format != "accelbench")
+    throw usage_error(fmt::format("import format '{}' is not supported by this build (supported: accelbench)", format));
+  std::ifstream in(source);
+  if (!in) throw input_error(fmt::format("cannot read '{}'", source));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json systems;
+  auto runs = reporters::read_results_document(ss.str(), source, &systems);  // all checks before the store is touched
+  auto db = store::store::open(cli::resolve_db_path(db_path));
+  for (const auto& s : systems) {
+    store::system_record rec;
+    rec.name = s["name"];
+    rec.accelerator_model = s.value("accelerator_model", "");
+    rec.accelerators_per_node = s.value("accelerators_per_node", int64_t{1});
+    rec.nodes = s.value("nodes", int64_t{1});
+    rec.source = s.value("source", "measured");
+    rec.description = s.value("description", json::object());
+    db.upsert_system(rec);
+  }
+  for (auto& r : runs) r.id = 0;
+  size_t n = db.insert_runs(runs);
+  std::cout << fmt::format("imported {} run(s) from {} ({} already present)\n", n, source, runs.size() - n);
+  return exit_ok;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  registry reg;
+  try {
+    cli::register_all(reg);
+  } catch (const std::exception& e) {
+    std::cerr << "accelbench: internal error while registering workloads: " << e.what() << "\n";
+    return exit_internal;
+  }
+
+  CLI::App app{"accelbench — benchmark harness and reporter for AI accelerators (MLPerf style)\n"
+               "Exit codes: 0 all runs VALID, 1 a run failed or was INVALID (compare: a regression),\n"
+               "2 usage or input error, 3 internal error, 4 compare --strict: inconclusive."};
+  app.set_version_flag("--version", fmt::format("accelbench {} (revision {}{})", build_info::version(),
+                                                build_info::git_revision(), build_info::git_dirty() ? ", dirty" : ""));
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  bool as_json = false;
+  std::string db_path;
+
+  auto* env = app.add_subcommand("env", "Show the detected CPU, available backends and the measured peak");
+  env->add_flag("--json", as_json, "Machine-readable output");
+
+  std::string list_what = "workloads";
+  auto* list = app.add_subcommand("list", "List workloads, rulesets, suites or catalogues");
+  list->add_option("what", list_what, "workloads | rulesets | suites | catalogues")->check(CLI::IsMember({"workloads", "rulesets", "suites", "catalogues"}));
+  list->add_flag("--json", as_json, "Machine-readable output");
+
+  cli::run_options ro;
+  auto* run = app.add_subcommand("run", "Run a workload (or a suite) and store every run");
+  run->add_option("workload", ro.workload, "Workload name (see accelbench list)");
+  run->add_option("--backend", ro.backend, "Backend: cpu (default) or cuda");
+  run->add_option("--set", ro.sets, "Parameter value KEY=VALUE (repeatable)")->take_all();
+  run->add_option("--sweep", ro.sweeps, "Cartesian sweep KEY=V1,V2,... (repeatable)");
+  run->add_option("--shapes", ro.shapes, "Run a shape catalogue (e.g. llama3-70b; see accelbench list catalogues)");
+  run->add_option("--rules", ro.rules, "Ruleset id or file (default: the workload's)");
+  run->add_option("--rule", ro.rule_overrides, "Override a ruleset setting KEY=VALUE (e.g. repetitions=5)");
+  run->add_option("--system", ro.system, "System name stored with the runs (default: hostname)");
+  run->add_option("--tag", ro.tags, "Tag the runs (repeatable)");
+  run->add_option("--suite", ro.suite, "Run a suite by name (quick, nightly) or file");
+  run->add_option("--db", ro.db, "Database path (default: $ACCELBENCH_DB or results/accelbench.db)");
+  run->add_option("--seed", ro.seed, "Seed for workloads that draw one (0: a fresh random seed)");
+  run->add_flag("--force", ro.force, "Allow sweeps over 10,000 configs");
+  run->add_flag("--quiet", ro.quiet, "No progress on stderr");
+  run->add_flag("--json", ro.json, "Machine-readable output");
+
+  int64_t show_id = 0;
+  std::string f_system, f_workload, out_file;
+  std::vector<std::string> f_tags;
+  int limit = 50;
+  auto* show = app.add_subcommand("show", "Show stored runs, or one run in detail");
+  show->add_option("run_id", show_id, "Run id");
+  show->add_option("--db", db_path, "Database path");
+  show->add_option("--system", f_system, "Only this system");
+  show->add_option("--workload", f_workload, "Only this workload (prefix*)");
+  show->add_option("--tag", f_tags, "Only runs with this tag");
+  show->add_option("--limit", limit, "Show the last N runs (default 50, 0: all)");
+  show->add_flag("--json", as_json, "Machine-readable output");
+
+  auto* exp = app.add_subcommand("export", "Export runs as one JSON document (schemas/results.schema.json)");
+  exp->add_option("--db", db_path, "Database path");
+  exp->add_option("--system", f_system, "Only this system");
+  exp->add_option("--workload", f_workload, "Only this workload (prefix*)");
+  exp->add_option("--tag", f_tags, "Only runs with this tag");
+  exp->add_option("-o,--output", out_file, "Output file (default: stdout)");
+
+  std::string import_src, import_format = "accelbench";
+  auto* imp = app.add_subcommand("import", "Import results from a file");
+  imp->add_option("source", import_src, "File (or folder for --format mlperf)")->required();
+  imp->add_option("--format", import_format, "accelbench (our export format)");
+  imp->add_option("--db", db_path, "Database path");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "accelbench: usage error: " << e.what() << " (see accelbench --help)\n";
+    return exit_usage;
+  }
+
+  try {
+    if (*env) return cmd_env(as_json);
+    if (*list) return cmd_list(reg, list_what, as_json);
+    if (*run) return cli::cmd_run(reg, ro);
+    if (*show) return cmd_show(reg, db_path, show_id, f_system, f_workload, f_tags, limit, as_json);
+    if (*exp) return cmd_export(db_path, f_system, f_workload, f_tags, out_file);
+    if (*imp) return cmd_import(db_path, import_src, import_format);
+  } catch (const error& e) {
+    std::cerr << "accelbench: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "accelbench: internal error: " << e.what() << "\n";
+    return exit_internal;
+  }
+  return exit_usage;
+}

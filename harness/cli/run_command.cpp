@@ -1,0 +1,409 @@
+// accelbench run: plan every config first (bad input stops here, before anything runs or is
+// stored), then execute each config and store it in its own transaction.
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "harness/cli/commands.hpp"
+#include "harness/cli/table.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/json_schema.hpp"
+#include "harness/core/stats.hpp"
+
+namespace accelbench::cli {
+
+namespace fs = std::filesystem;
+
+std::pair<std::string, std::string> split_assignment(const std::string& arg, const std::string& option) {
+  auto eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw usage_error(fmt::format("{} expects KEY=VALUE, got '{}'", option, arg));
+  return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+std::string resolve_db_path(const std::string& db) {
+  if (!db.empty()) return db;
+  return store::store::default_path().string();
+}
+
+std::string format_value(double v) {
+  if (v == 0) return "0";
+  double a = std::fabs(v);
+  if (a >= 1e6 || a < 1e-3) return fmt::format("{:.3e}", v);
+  if (a >= 100) return fmt::format("{:.1f}", v);
+  if (a >= 1) return fmt::format("{:.3f}", v);
+  return fmt::format("{:.4f}", v);
+}
+
+std::string short_config(const config& c) {
+  std::string s;
+  for (const auto& [k, v] : c.values) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s;
+}
+
+const metric* headline_metric(const registry& reg, const run& r) {
+  if (const workload* w = reg.find(r.cfg.workload))
+    if (const metric* m = r.find_metric(w->spec().primary_metric)) return m;
+  if (const metric* m = r.find_metric("time_to_train_min")) return m;
+  if (const metric* m = r.find_metric("tflops")) return m;
+  if (const metric* m = r.find_metric("tokens_per_s")) return m;
+  return r.metrics.empty() ? nullptr : &r.metrics.front();
+}
+
+namespace {
+
+json read_json_file(const fs::path& p, const std::string& what) {
+  std::ifstream in(p);
+  if (!in) throw input_error(fmt::format("cannot read {} '{}'", what, p.string()));
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw input_error(fmt::format("{} '{}' is not valid JSON: {}", what, p.string(), e.what()));
+  }
+}
+
+std::string value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  return v.dump();
+}
+
+// A shape catalogue: workloads/<w>/catalogues/<name>.json (or a file path).
+json load_catalogue(const std::string& workload, const std::string& name) {
+  fs::path file;
+  if (name.find('/') != std::string::npos || name.ends_with(".json")) {
+    file = name;
+  } else {
+    std::error_code ec;
+    std::vector<std::string> known;
+    for (const auto& w : fs::directory_iterator(data_root() / "workloads", ec)) {
+      fs::path dir = w.path() / "catalogues";
+      if (!fs::is_directory(dir, ec)) continue;
+      for (const auto& f : fs::directory_iterator(dir, ec)) {
+        if (f.path().extension() != ".json") continue;
+        json d = read_json_file(f.path(), "catalogue");
+        if (d.value("workload", "") != workload) continue;
+        known.push_back(f.path().stem().string());
+        if (f.path().stem() == name) file = f.path();
+      }
+    }
+    if (file.empty()) {
+      std::sort(known.begin(), known.end());
+      throw input_error(fmt::format("unknown catalogue '{}' for workload {} (known: {})", name,
+                                    workload, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+    }
+  }
+  json doc = read_json_file(file, "catalogue");
+  static const json_schema schema = load_builtin_schema("catalogue.schema.json");
+  schema.require_valid(doc, fmt::format("catalogue {}", file.string()));
+  if (doc["workload"] != workload)
+    throw input_error(fmt::format("catalogue '{}' is for workload {}, not {}", name,
+                                  doc["workload"].get<std::string>(), workload));
+  return doc;
+}
+
+struct planned {
+  const workload* w = nullptr;
+  config cfg;
+  ruleset rules;
+  json user = json::object();
+  std::string label;        // catalogue entry name
+  std::string skip_reason;  // non-empty: stored as skipped
+};
+
+// Expands one request (workload + sets + sweeps + catalogue) into configs.
+std::vector<std::pair<std::string, std::map<std::string, std::string>>> expand(
+    const std::string& workload, const std::map<std::string, std::string>& sets,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
+    const std::string& shapes, bool force) {
+  std::vector<std::pair<std::string, std::map<std::string, std::string>>> base;
+  if (!shapes.empty()) {
+    json cat = load_catalogue(workload, shapes);
+    std::map<std::string, std::string> params;
+    for (const auto& [k, v] : cat.value("parameters", json::object()).items()) params[k] = value_text(v);
+    std::map<std::string, std::string> axis_sets;
+    for (const auto& [k, v] : sets) {
+      if (params.count(k))
+        params[k] = v;  // --set tokens=2048 changes a catalogue parameter
+      else
+        axis_sets[k] = v;
+    }
+    for (const auto& e : cat["configs"]) {
+      std::map<std::string, std::string> vals;
+      for (const auto& [k, v] : e["set"].items()) {
+        std::string t = value_text(v);
+        if (v.is_string() && params.count(t)) t = params[t];
+        vals[k] = t;
+      }
+      for (const auto& [k, v] : axis_sets) vals[k] = v;
+      base.push_back({e.value("name", ""), vals});
+    }
+  } else {
+    base.push_back({"", sets});
+  }
+  size_t total = base.size();
+  for (const auto& [k, vs] : sweeps) total *= vs.size();
+  if (total > 10000 && !force)
+    throw input_error(fmt::format("the sweep expands to {} configs, more than 10,000; pass --force to run it", total));
+  auto out = base;
+  for (const auto& [k, vs] : sweeps) {
+    std::vector<std::pair<std::string, std::map<std::string, std::string>>> next;
+    for (const auto& [label, vals] : out)
+      for (const auto& v : vs) {
+        auto copy = vals;
+        copy[k] = v;
+        next.push_back({label, copy});
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+ruleset pick_rules(const workload& w, const std::string& rules_arg, const std::map<std::string, std::string>& overrides,
+                   json& user) {
+  ruleset base = load_ruleset(rules_arg.empty() ? w.spec().default_ruleset : rules_arg);
+  if (!base.applies(w.spec()))
+    throw input_error(fmt::format("ruleset {} does not apply to workload {} (it applies to: {})", base.id,
+                                  w.spec().name, fmt::join(base.applies_to, ", ")));
+  return apply_overrides(base, overrides, user);
+}
+
+void plan_request(const registry& reg, const std::string& wname, const std::string& backend,
+                  const std::map<std::string, std::string>& sets,
+                  const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
+                  const std::string& shapes, const std::string& rules_arg,
+                  const std::map<std::string, std::string>& overrides, bool force, bool batch,
+                  std::vector<planned>& out) {
+  const workload* w = reg.find(wname);
+  if (!w) {
+    if (batch) {
+      // A suite may name a workload this build does not have (e.g. a CUDA-only one): skipped.
+      planned p;
+      p.cfg.workload = wname;
+      p.cfg.backend = backend;
+      p.cfg.values = sets;
+      p.skip_reason = fmt::format("workload {} is not available in this build", wname);
+      out.push_back(std::move(p));
+      return;
+    }
+    reg.get(wname);  // throws the listing error
+  }
+  bool backend_known = false;
+  for (const auto& b : w->spec().backends) backend_known |= b == backend;
+  if (!backend_known) {
+    std::string why = backend == "cuda"
+                          ? fmt::format("backend cuda is unavailable for {}: this build has no CUDA backend for it (see accelbench env)", wname)
+                          : fmt::format("unknown backend '{}' for workload {} (available: {})", backend, wname,
+                                        fmt::join(w->spec().backends, ", "));
+    if (!batch) throw input_error(why);
+    planned p;
+    p.w = w;
+    p.cfg.workload = wname;
+    p.cfg.backend = backend;
+    p.cfg.values = sets;
+    p.skip_reason = why;
+    out.push_back(std::move(p));
+    return;
+  }
+  json user;
+  ruleset rules = pick_rules(*w, rules_arg, overrides, user);
+  auto configs = expand(wname, sets, sweeps, shapes, force);
+  bool many = batch || configs.size() > 1 || !shapes.empty();
+  auto avail = read_memory_info().available_bytes;
+  for (auto& [label, vals] : configs) {
+    planned p;
+    p.w = w;
+    p.cfg = resolve_config(w->spec(), backend, vals);  // bad values: exit 2 before anything runs
+    w->validate(p.cfg);
+    p.rules = rules;
+    p.user = user;
+    p.label = label;
+    std::string why = w->unavailable_reason(p.cfg);
+    uint64_t need = w->estimate_host_bytes(p.cfg);
+    if (why.empty() && avail > 0 && need > avail * 9 / 10)
+      why = fmt::format("needs {:.2f} GiB of host memory, more than the {:.2f} GiB available", need / 1073741824.0,
+                        avail / 1073741824.0);
+    if (!why.empty()) {
+      // A single run refuses before allocating; a catalogue, sweep or suite records the skip.
+      if (!many) throw input_error(fmt::format("{}: {}", p.cfg.key(), why));
+      p.skip_reason = why;
+    }
+    out.push_back(std::move(p));
+  }
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> parse_sweeps(const std::vector<std::string>& args) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& a : args) {
+    auto [k, v] = split_assignment(a, "--sweep");
+    std::vector<std::string> vals;
+    size_t start = 0;
+    while (start <= v.size()) {
+      size_t comma = v.find(',', start);
+      std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (item.empty()) throw usage_error(fmt::format("--sweep {} has an empty value in '{}'", k, v));
+      vals.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    out.push_back({k, vals});
+  }
+  return out;
+}
+
+std::map<std::string, std::string> parse_sets(const std::vector<std::string>& args, const std::string& opt) {
+  std::map<std::string, std::string> out;
+  for (const auto& a : args) {
+    auto [k, v] = split_assignment(a, opt);
+    out[k] = v;
+  }
+  return out;
+}
+
+fs::path find_suite(const std::string& name) {
+  if (name.find('/') != std::string::npos || name.ends_with(".json")) return name;
+  fs::path p = data_root() / "suites" / (name + ".json");
+  if (fs::exists(p)) return p;
+  std::vector<std::string> known;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(data_root() / "suites", ec))
+    if (f.path().extension() == ".json") known.push_back(f.path().stem().string());
+  std::sort(known.begin(), known.end());
+  throw input_error(fmt::format("unknown suite '{}' (known: {})", name, fmt::join(known, ", ")));
+}
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+} // namespace
+
+int cmd_run(const registry& reg, const run_options& o) {
+  std::vector<planned> plan;
+  auto overrides = parse_sets(o.rule_overrides, "--rule");
+  std::string suite_name;
+  if (!o.suite.empty()) {
+    if (!o.workload.empty())
+      throw usage_error(fmt::format("give either a workload ('{}') or --suite, not both", o.workload));
+    fs::path file = find_suite(o.suite);
+    json suite = read_json_file(file, "suite");
+    static const json_schema schema = load_builtin_schema("suite.schema.json");
+    schema.require_valid(suite, fmt::format("suite {}", file.string()));
+    suite_name = suite["name"];
+    auto cli_sets = parse_sets(o.sets, "--set");
+    for (const auto& e : suite["entries"]) {
+      std::map<std::string, std::string> sets;
+      for (const auto& [k, v] : e.value("set", json::object()).items()) sets[k] = value_text(v);
+      std::vector<std::pair<std::string, std::vector<std::string>>> sweeps;
+      for (const auto& [k, v] : e.value("sweep", json::object()).items()) {
+        std::vector<std::string> vals;
+        for (const auto& x : v) vals.push_back(value_text(x));
+        sweeps.push_back({k, vals});
+      }
+      std::string rules = !o.rules.empty() ? o.rules : e.value("rules", suite.value("rules", ""));
+      std::string backend = e.value("backend", o.backend);
+      plan_request(reg, e["workload"], backend, sets, sweeps, e.value("shapes", ""), rules, overrides, o.force, true, plan);
+    }
+  } else {
+    if (o.workload.empty()) throw usage_error("run needs a WORKLOAD or --suite NAME (see accelbench list)");
+    plan_request(reg, o.workload, o.backend, parse_sets(o.sets, "--set"), parse_sweeps(o.sweeps), o.shapes, o.rules,
+                 overrides, o.force, false, plan);
+  }
+
+  // Open (and migrate) the database before running anything: an unwritable or corrupt file is
+  // reported now, not after an hour of benchmarks.
+  auto db = store::store::open(resolve_db_path(o.db));
+
+  json env = capture_environment();
+  std::string fingerprint = environment_fingerprint(env);
+  std::string system = o.system.empty() ? env.value("hostname", "localhost") : o.system;
+  std::vector<std::string> tags = o.tags;
+  if (!suite_name.empty()) tags.push_back("suite:" + suite_name);
+
+  bool tty = isatty(STDERR_FILENO);
+  auto prev = std::signal(SIGINT, [](int) { g_interrupted = 1; });
+  table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
+  std::vector<run> done;
+  int worst = exit_ok;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (g_interrupted) {
+      std::cerr << "accelbench: interrupted; " << i << " of " << plan.size() << " runs stored\n";
+      break;
+    }
+    auto& p = plan[i];
+    std::string what = fmt::format("[{}/{}] {} {}", i + 1, plan.size(), p.cfg.workload, short_config(p.cfg));
+    if (!o.quiet) {
+      if (tty)
+        std::cerr << "\r\033[K" << what << " ..." << std::flush;
+      else
+        std::cerr << "accelbench: " << what << "\n";
+    }
+    run r;
+    r.uuid = new_uuid();
+    r.cfg = p.cfg;
+    r.system = system;
+    r.ruleset = p.rules.id.empty() ? "none" : p.rules.id;
+    r.user_settings = p.user;
+    r.effective_settings = {{"ruleset", p.rules.doc}};
+    r.environment = env;
+    r.fingerprint = fingerprint;
+    r.tags = tags;
+    if (!p.label.empty()) r.extra["catalogue_entry"] = p.label;
+    r.started_at = now_iso8601();
+    if (!p.skip_reason.empty()) {
+      r.mark_skipped(p.skip_reason);
+    } else {
+      run_context ctx;
+      ctx.rules = &p.rules;
+      ctx.log = &std::cerr;
+      ctx.interactive = tty && !o.quiet;
+      ctx.seed = o.seed;
+      try {
+        const_cast<workload*>(p.w)->execute(p.cfg, r, ctx);
+      } catch (const error& e) {
+        // A failure inside a run is data, not a crash of the whole command.
+        r.mark_failed(e.what());
+      } catch (const std::bad_alloc&) {
+        r.mark_failed("out of memory");
+      }
+    }
+    r.finished_at = now_iso8601();
+    db.insert_run(r);
+    if (r.status == run_status::failed || !r.valid) worst = exit_failed;
+    const metric* m = headline_metric(reg, r);
+    std::string ci;
+    if (r.status == run_status::ok && m && m->name == "tflops") {
+      auto lo = r.find_metric("tflops_ci_low"), hi = r.find_metric("tflops_ci_high");
+      if (lo && hi) ci = fmt::format("[{}, {}]", format_value(lo->value), format_value(hi->value));
+    }
+    std::string status = to_string(r.status);
+    t.add({std::to_string(r.id), r.cfg.workload, short_config(r.cfg), status,
+           r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
+           m ? fmt::format("{} {}", format_value(m->value), m->unit) : (r.status_reason.empty() ? "" : r.status_reason.substr(0, 60)),
+           ci});
+    if (!r.valid && !o.quiet)
+      for (const auto& why : r.invalid_reasons) std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " INVALID: " << why << "\n";
+    if (r.status == run_status::skipped && !o.quiet)
+      std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " skipped: " << r.status_reason << "\n";
+    done.push_back(std::move(r));
+  }
+  std::signal(SIGINT, prev);
+  if (tty && !o.quiet) std::cerr << "\r\033[K" << std::flush;
+  if (o.json) {
+    json arr = json::array();
+    for (const auto& r : done) arr.push_back(to_json(r));
+    std::cout << json{{"database", db.path().string()}, {"runs", arr}}.dump(2) << "\n";
+  } else {
+    t.print(std::cout);
+    std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), db.path().string());
+  }
+  if (g_interrupted) return 130;
+  return worst;
+}
+
+} // namespace accelbench::cli

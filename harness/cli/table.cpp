@@ -1,0 +1,34 @@
+#include "harness/cli/table.hpp"
+
+namespace accelbench::cli {
+
+size_t display_width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xc0) != 0x80;
+  return w;
+}
+
+void table::print(std::ostream& os) const {
+  std::vector<size_t> width(m_header.size(), 0);
+  for (size_t i = 0; i < m_header.size(); ++i) width[i] = display_width(m_header[i]);
+  for (const auto& r : m_rows)
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], display_width(r[i]));
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string out;
+    for (size_t i = 0; i < width.size(); ++i) {
+      std::string cell = i < r.size() ? r[i] : "";
+      out += cell;
+      if (i + 1 < width.size()) out += std::string(width[i] - display_width(cell) + 2, ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    os << out << "\n";
+  };
+  line(m_header);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  line(rule);
+  for (const auto& r : m_rows) line(r);
+}
+
+} // namespace accelbench::cli

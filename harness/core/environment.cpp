@@ -1,0 +1,173 @@
+#include "harness/core/environment.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/core/build_info.hpp"
+
+namespace accelbench {
+
+namespace {
+std::mutex g_lib_mutex;
+std::map<std::string, std::string>& libs() {
+  static std::map<std::string, std::string> m;
+  return m;
+}
+
+std::string trim(std::string s) {
+  size_t a = s.find_first_not_of(" \t\r\n");
+  size_t b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+std::string read_first_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return trim(line);
+}
+} // namespace
+
+void register_library_version(const std::string& name, const std::string& version) {
+  std::lock_guard lock(g_lib_mutex);
+  libs()[name] = version;
+}
+
+memory_info read_memory_info() {
+  memory_info m;
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb;
+  std::string unit;
+  while (in >> key >> kb) {
+    std::getline(in, unit);
+    if (key == "MemTotal:") m.total_bytes = kb * 1024;
+    if (key == "MemAvailable:") m.available_bytes = kb * 1024;
+  }
+  return m;
+}
+
+cpu_features detect_cpu_features() {
+  cpu_features f;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  f.avx2 = __builtin_cpu_supports("avx2");
+  f.fma = __builtin_cpu_supports("fma");
+  f.avx512f = __builtin_cpu_supports("avx512f");
+  // GCC 12 knows avx512bf16 as a cpu feature name.
+  f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
+#endif
+  return f;
+}
+
+json capture_environment() {
+  json env;
+  // CPU: model name, logical cores, MHz as /proc/cpuinfo reports them.
+  std::string model, mhz;
+  {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+      auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string k = trim(line.substr(0, colon)), v = trim(line.substr(colon + 1));
+      if (k == "model name" && model.empty()) model = v;
+      if (k == "cpu MHz" && mhz.empty()) mhz = v;
+    }
+  }
+  std::string max_khz = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  auto feat = detect_cpu_features();
+  std::string isa = feat.avx512f ? (feat.avx512bf16 ? "avx512+bf16" : "avx512")
+                                 : (feat.avx2 ? "avx2" : "baseline");
+  env["cpu"] = {{"model", model.empty() ? "unknown" : model},
+                {"logical_cores", (int)std::thread::hardware_concurrency()},
+                {"mhz", mhz.empty() ? 0.0 : std::stod(mhz)},
+                {"max_mhz", max_khz.empty() ? 0.0 : std::stod(max_khz) / 1000.0},
+                {"isa", isa}};
+  auto mem = read_memory_info();
+  env["memory"] = {{"total_bytes", mem.total_bytes}, {"available_bytes", mem.available_bytes}};
+  struct utsname u {};
+  uname(&u);
+  std::string pretty;
+  {
+    std::ifstream in("/etc/os-release");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("PRETTY_NAME=", 0) == 0) {
+        pretty = line.substr(12);
+        if (pretty.size() >= 2 && pretty.front() == '"') pretty = pretty.substr(1, pretty.size() - 2);
+      }
+  }
+  env["os"] = {{"name", pretty}, {"kernel", std::string(u.sysname) + " " + u.release},
+               {"machine", u.machine}};
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  env["hostname"] = host;
+  env["compiler"] = build_info::compiler();
+  env["compiler_flags"] = build_info::compiler_flags();
+  env["build_type"] = build_info::build_type();
+  {
+    std::lock_guard lock(g_lib_mutex);
+    env["libraries"] = libs();
+  }
+  env["harness"] = {{"version", build_info::version()},
+                    {"git_revision", build_info::git_revision()},
+                    {"git_dirty", build_info::git_dirty()},
+                    {"cuda_built", build_info::cuda_built()}};
+  env["accelerator"] = {{"model", "CPU: " + (model.empty() ? std::string("unknown") : model)},
+                        {"count", 1}};
+  return env;
+}
+
+namespace {
+// The fields that must match for two runs to be comparable.
+std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const json& env) {
+  std::vector<std::pair<std::string, json::json_pointer>> f = {
+      {"cpu.model", json::json_pointer("/cpu/model")},
+      {"cpu.logical_cores", json::json_pointer("/cpu/logical_cores")},
+      {"compiler", json::json_pointer("/compiler")},
+      {"build_type", json::json_pointer("/build_type")},
+      {"accelerator.model", json::json_pointer("/accelerator/model")},
+      {"accelerator.count", json::json_pointer("/accelerator/count")},
+  };
+  if (env.contains("libraries") && env["libraries"].is_object())
+    for (const auto& [k, v] : env["libraries"].items())
+      f.push_back({"libraries." + k, json::json_pointer("/libraries/" + k)});
+  return f;
+}
+} // namespace
+
+std::string environment_fingerprint(const json& env) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const auto& [name, ptr] : comparable_fields(env)) {
+    std::string v = name + "=" + (env.contains(ptr) ? env.at(ptr).dump() : "null") + ";";
+    for (unsigned char c : v) {
+      h ^= c;
+      h *= 1099511628211ULL;
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::vector<std::string> environment_differences(const json& a, const json& b) {
+  std::vector<std::string> out;
+  auto fa = comparable_fields(a), fb = comparable_fields(b);
+  std::map<std::string, json::json_pointer> all;
+  for (auto& [n, p] : fa) all.emplace(n, p);
+  for (auto& [n, p] : fb) all.emplace(n, p);
+  for (const auto& [name, ptr] : all) {
+    json va = a.contains(ptr) ? a.at(ptr) : json();
+    json vb = b.contains(ptr) ? b.at(ptr) : json();
+    if (va != vb) out.push_back(name);
+  }
+  return out;
+}
+
+} // namespace accelbench

@@ -1,0 +1,187 @@
+#include "harness/core/json_schema.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.hpp"
+#include "harness/core/ruleset.hpp"
+
+namespace accelbench {
+
+json_schema::json_schema(json schema) : m_root(std::move(schema)) {}
+
+json_schema json_schema::load(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw input_error(fmt::format("cannot read schema {}", file.string()));
+  try {
+    return json_schema(json::parse(in));
+  } catch (const json::parse_error& e) {
+    throw input_error(fmt::format("schema {} is not valid JSON: {}", file.string(), e.what()));
+  }
+}
+
+json_schema load_builtin_schema(const std::string& name) {
+  return json_schema::load(data_root() / "schemas" / name);
+}
+
+const json& json_schema::resolve(const std::string& ref) const {
+  if (ref.rfind("#", 0) != 0)
+    throw input_error(fmt::format("schema $ref '{}' is not local", ref));
+  json::json_pointer ptr(ref.substr(1));
+  if (!m_root.contains(ptr)) throw input_error(fmt::format("schema $ref '{}' not found", ref));
+  return m_root.at(ptr);
+}
+
+namespace {
+bool type_matches(const std::string& t, const json& v) {
+  if (t == "object") return v.is_object();
+  if (t == "array") return v.is_array();
+  if (t == "string") return v.is_string();
+  if (t == "integer")
+    return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  if (t == "number") return v.is_number();
+  if (t == "boolean") return v.is_boolean();
+  if (t == "null") return v.is_null();
+  return false;
+}
+std::string short_dump(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+} // namespace
+
+void json_schema::check(const json& s, const json& v, const std::string& path,
+                        std::vector<schema_violation>& out) const {
+  if (s.is_boolean()) {
+    if (!s.get<bool>()) out.push_back({path, "no value is allowed here"});
+    return;
+  }
+  if (!s.is_object()) return;
+  auto fail = [&](std::string msg) { out.push_back({path.empty() ? "/" : path, std::move(msg)}); };
+
+  if (auto it = s.find("$ref"); it != s.end()) check(resolve(it->get<std::string>()), v, path, out);
+
+  if (auto it = s.find("type"); it != s.end()) {
+    bool ok = false;
+    if (it->is_string())
+      ok = type_matches(it->get<std::string>(), v);
+    else
+      for (const auto& t : *it) ok |= type_matches(t.get<std::string>(), v);
+    if (!ok) {
+      fail(fmt::format("expected {}, got {}", it->is_string() ? it->get<std::string>() : it->dump(),
+                       short_dump(v)));
+      return;  // other keywords would only repeat the problem
+    }
+  }
+  if (auto it = s.find("enum"); it != s.end()) {
+    bool ok = false;
+    for (const auto& e : *it) ok |= (e == v);
+    if (!ok) fail(fmt::format("{} is not one of {}", short_dump(v), it->dump()));
+  }
+  if (auto it = s.find("const"); it != s.end() && *it != v)
+    fail(fmt::format("{} must be {}", short_dump(v), it->dump()));
+  if (v.is_number()) {
+    double x = v.get<double>();
+    if (auto it = s.find("minimum"); it != s.end() && x < it->get<double>())
+      fail(fmt::format("{} is below the minimum {}", short_dump(v), it->dump()));
+    if (auto it = s.find("maximum"); it != s.end() && x > it->get<double>())
+      fail(fmt::format("{} is above the maximum {}", short_dump(v), it->dump()));
+    if (auto it = s.find("exclusiveMinimum"); it != s.end() && x <= it->get<double>())
+      fail(fmt::format("{} must be greater than {}", short_dump(v), it->dump()));
+  }
+  if (v.is_string()) {
+    const auto& str = v.get_ref<const std::string&>();
+    if (auto it = s.find("minLength"); it != s.end() && str.size() < it->get<size_t>())
+      fail(fmt::format("string shorter than {}", it->dump()));
+    if (auto it = s.find("pattern"); it != s.end()) {
+      std::regex re(it->get<std::string>(), std::regex::ECMAScript);
+      if (!std::regex_search(str, re))
+        fail(fmt::format("{} does not match pattern {}", short_dump(v), it->dump()));
+    }
+  }
+  if (v.is_array()) {
+    if (auto it = s.find("minItems"); it != s.end() && v.size() < it->get<size_t>())
+      fail(fmt::format("array has {} items, fewer than {}", v.size(), it->dump()));
+    if (auto it = s.find("maxItems"); it != s.end() && v.size() > it->get<size_t>())
+      fail(fmt::format("array has {} items, more than {}", v.size(), it->dump()));
+    if (auto it = s.find("items"); it != s.end())
+      for (size_t i = 0; i < v.size(); ++i) check(*it, v[i], path + "/" + std::to_string(i), out);
+  }
+  if (v.is_object()) {
+    if (auto it = s.find("required"); it != s.end())
+      for (const auto& r : *it)
+        if (!v.contains(r.get<std::string>()))
+          fail(fmt::format("missing required property '{}'", r.get<std::string>()));
+    const json* props = s.contains("properties") ? &s.at("properties") : nullptr;
+    const json* pprops = s.contains("patternProperties") ? &s.at("patternProperties") : nullptr;
+    for (const auto& [k, val] : v.items()) {
+      std::string p = path + "/" + k;
+      bool matched = false;
+      if (props && props->contains(k)) {
+        matched = true;
+        check(props->at(k), val, p, out);
+      }
+      if (pprops)
+        for (const auto& [pat, sub] : pprops->items())
+          if (std::regex_search(k, std::regex(pat))) {
+            matched = true;
+            check(sub, val, p, out);
+          }
+      if (!matched) {
+        if (auto it = s.find("additionalProperties"); it != s.end()) {
+          if (it->is_boolean() && !it->get<bool>())
+            out.push_back({p, fmt::format("unknown property '{}'", k)});
+          else if (it->is_object())
+            check(*it, val, p, out);
+        }
+      }
+    }
+  }
+  if (auto it = s.find("allOf"); it != s.end())
+    for (const auto& sub : *it) check(sub, v, path, out);
+  if (auto it = s.find("anyOf"); it != s.end()) {
+    bool ok = false;
+    std::vector<schema_violation> first;
+    for (const auto& sub : *it) {
+      std::vector<schema_violation> tmp;
+      check(sub, v, path, tmp);
+      if (tmp.empty()) {
+        ok = true;
+        break;
+      }
+      if (first.empty()) first = tmp;
+    }
+    if (!ok) {
+      fail("matches none of anyOf");
+      out.insert(out.end(), first.begin(), first.end());
+    }
+  }
+  if (auto it = s.find("oneOf"); it != s.end()) {
+    int n = 0;
+    for (const auto& sub : *it) {
+      std::vector<schema_violation> tmp;
+      check(sub, v, path, tmp);
+      n += tmp.empty();
+    }
+    if (n != 1) fail(fmt::format("matches {} of oneOf (exactly one required)", n));
+  }
+}
+
+std::vector<schema_violation> json_schema::validate(const json& instance) const {
+  std::vector<schema_violation> out;
+  check(m_root, instance, "", out);
+  return out;
+}
+
+void json_schema::require_valid(const json& instance, const std::string& what) const {
+  auto v = validate(instance);
+  if (!v.empty())
+    throw input_error(fmt::format("{} is invalid: {}: {}", what, v[0].path.empty() ? "/" : v[0].path,
+                                  v[0].message));
+}
+
+} // namespace accelbench

@@ -1,0 +1,215 @@
+#include "harness/core/peak.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <fmt/format.h>
+
+#include "harness/core/environment.hpp"
+
+namespace accelbench {
+
+namespace fs = std::filesystem;
+
+json cpu_peak::to_json() const {
+  return {{"fp32_tflops", fp32_tflops}, {"bf16_tflops", bf16_tflops}, {"threads", threads},
+          {"isa", isa}, {"cpu_model", cpu_model}, {"measured_at", measured_at}};
+}
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+constexpr int k_acc = 16;  // independent accumulators: covers FMA latency x pipes on current cores
+
+// Each probe runs `reps` blocks of k_acc independent FMAs and returns FLOPs done.
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float seed) {
+  __m512 acc[k_acc];
+  for (int i = 0; i < k_acc; ++i) acc[i] = _mm512_set1_ps(seed + (float)i);
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t r = 0; r < reps; ++r)
+    for (int i = 0; i < k_acc; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  __m512 s = acc[0];
+  for (int i = 1; i < k_acc; ++i) s = _mm512_add_ps(s, acc[i]);
+  volatile float sink = _mm512_reduce_add_ps(s);
+  (void)sink;
+  return (double)reps * k_acc * 16 * 2;
+}
+
+__attribute__((target("avx512f,avx512bf16"))) double probe_avx512_bf16(int64_t reps, float seed) {
+  __m512 acc[k_acc];
+  for (int i = 0; i < k_acc; ++i) acc[i] = _mm512_set1_ps(seed + (float)i);
+  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80);  // bf16 1.0
+  const __m512bh b = (__m512bh)_mm512_set1_epi16(0x3380);  // bf16 ~6e-8
+  for (int64_t r = 0; r < reps; ++r)
+    for (int i = 0; i < k_acc; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+  __m512 s = acc[0];
+  for (int i = 1; i < k_acc; ++i) s = _mm512_add_ps(s, acc[i]);
+  volatile float sink = _mm512_reduce_add_ps(s);
+  (void)sink;
+  // vdpbf16ps: 16 lanes x 2 products x (multiply + add) = 64 FLOP per instruction.
+  return (double)reps * k_acc * 64;
+}
+
+__attribute__((target("avx2,fma"))) double probe_avx2_fp32(int64_t reps, float seed) {
+  __m256 acc[k_acc];
+  for (int i = 0; i < k_acc; ++i) acc[i] = _mm256_set1_ps(seed + (float)i);
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (int64_t r = 0; r < reps; ++r)
+    for (int i = 0; i < k_acc; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  float out[8];
+  __m256 s = acc[0];
+  for (int i = 1; i < k_acc; ++i) s = _mm256_add_ps(s, acc[i]);
+  _mm256_storeu_ps(out, s);
+  volatile float sink = out[0];
+  (void)sink;
+  return (double)reps * k_acc * 8 * 2;
+}
+#endif
+
+double probe_scalar_fp32(int64_t reps, float seed) {
+  float acc[k_acc];
+  for (int i = 0; i < k_acc; ++i) acc[i] = seed + (float)i;
+  for (int64_t r = 0; r < reps; ++r)
+    for (int i = 0; i < k_acc; ++i) acc[i] = acc[i] * 0.999999f + 1e-7f;
+  volatile float sink = acc[0];
+  (void)sink;
+  return (double)reps * k_acc * 2;
+}
+
+// Runs `probe` on `threads` threads at once for about `seconds`; returns the best aggregate
+// TFLOP/s of three rounds (the peak is a capability, so the best round is the honest estimate).
+double run_probe(double (*probe)(int64_t, float), int threads, double seconds) {
+  // Calibrate the block size on one thread.
+  int64_t reps = 1 << 14;
+  for (;;) {
+    auto t0 = clk::now();
+    probe(reps, 1.0f);
+    double dt = std::chrono::duration<double>(clk::now() - t0).count();
+    if (dt > 0.01) break;
+    reps *= 2;
+  }
+  double best = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<double> flops(threads, 0), secs(threads, 0);
+    std::vector<std::thread> pool;
+    std::atomic<int> ready{0};
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        ready++;
+        while (ready.load() < threads) {
+        }
+        auto t0 = clk::now();
+        double f = 0;
+        double el = 0;
+        do {
+          f += probe(reps, 1.0f + (float)t);
+          el = std::chrono::duration<double>(clk::now() - t0).count();
+        } while (el < seconds / 3);
+        flops[t] = f;
+        secs[t] = el;
+      });
+    for (auto& th : pool) th.join();
+    double total = 0;
+    for (int t = 0; t < threads; ++t) total += flops[t] / secs[t];
+    best = std::max(best, total / 1e12);
+  }
+  return best;
+}
+
+fs::path cache_file() {
+  if (const char* d = std::getenv("ACCELBENCH_CACHE_DIR"); d && *d) return fs::path(d) / "peak.json";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return fs::path(x) / "accelbench" / "peak.json";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return fs::path(h) / ".cache" / "accelbench" / "peak.json";
+  return fs::temp_directory_path() / "accelbench-peak.json";
+}
+
+} // namespace
+
+cpu_peak measure_cpu_peak(int threads) {
+  cpu_peak p;
+  p.threads = threads > 0 ? threads : (int)std::max(1u, std::thread::hardware_concurrency());
+  auto f = detect_cpu_features();
+  auto env = capture_environment();
+  p.cpu_model = env["cpu"]["model"].get<std::string>();
+  p.measured_at = now_iso8601();
+#if defined(__x86_64__)
+  if (f.avx512f) {
+    p.isa = "avx512";
+    p.fp32_tflops = run_probe(probe_avx512_fp32, p.threads, 0.6);
+    if (f.avx512bf16) p.bf16_tflops = run_probe(probe_avx512_bf16, p.threads, 0.6);
+    return p;
+  }
+  if (f.avx2 && f.fma) {
+    p.isa = "avx2";
+    p.fp32_tflops = run_probe(probe_avx2_fp32, p.threads, 0.6);
+    return p;
+  }
+#endif
+  p.isa = "scalar";
+  p.fp32_tflops = run_probe(probe_scalar_fp32, p.threads, 0.6);
+  return p;
+}
+
+cpu_peak cached_cpu_peak() {
+  static std::mutex mu;
+  static std::optional<cpu_peak> memo;
+  std::lock_guard lock(mu);
+  if (memo) return *memo;
+  auto env = capture_environment();
+  std::string model = env["cpu"]["model"].get<std::string>();
+  int threads = env["cpu"]["logical_cores"].get<int>();
+  fs::path file = cache_file();
+  std::error_code ec;
+  if (std::ifstream in(file); in) {
+    try {
+      json j = json::parse(in);
+      if (j.value("cpu_model", "") == model && j.value("threads", 0) == threads &&
+          j.value("fp32_tflops", 0.0) > 0) {
+        cpu_peak p;
+        p.fp32_tflops = j["fp32_tflops"];
+        p.bf16_tflops = j.value("bf16_tflops", 0.0);
+        p.threads = threads;
+        p.isa = j.value("isa", "");
+        p.cpu_model = model;
+        p.measured_at = j.value("measured_at", "");
+        memo = p;
+        return p;
+      }
+    } catch (...) {
+      // A corrupt cache is measured again and rewritten.
+    }
+  }
+  cpu_peak p = measure_cpu_peak(threads);
+  fs::create_directories(file.parent_path(), ec);
+  fs::path tmp = file;
+  tmp += fmt::format(".tmp{}", (long)getpid());
+  if (std::ofstream out(tmp); out) {
+    out << p.to_json().dump(2) << "\n";
+    out.close();
+    fs::rename(tmp, file, ec);
+  }
+  memo = p;
+  return p;
+}
+
+double peak_tflops_for(const cpu_peak& p, const std::string& dtype) {
+  if (dtype == "bf16" && p.bf16_tflops > 0) return p.bf16_tflops;
+  return p.fp32_tflops;
+}
+
+} // namespace accelbench

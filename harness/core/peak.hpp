@@ -1,0 +1,28 @@
+#pragma once
+// The CPU's peak floating-point rate, measured by a small FMA probe (run once, cached), so that
+// "% of peak" and MFU on a CPU are relative to what this machine can actually do.
+#include <filesystem>
+#include <string>
+
+#include "harness/core/model.hpp"
+
+namespace accelbench {
+
+struct cpu_peak {
+  double fp32_tflops = 0;  // all threads, FMA = 2 FLOP
+  double bf16_tflops = 0;  // all threads, bf16 dot products (0 when the CPU has none)
+  int threads = 0;
+  std::string isa;         // avx512 | avx2 | scalar
+  std::string cpu_model;
+  std::string measured_at;
+  json to_json() const;
+};
+
+cpu_peak measure_cpu_peak(int threads = 0);
+// Reads the cache (~/.cache/accelbench/peak.json or $ACCELBENCH_CACHE_DIR), measuring and
+// writing it when absent or for another CPU.
+cpu_peak cached_cpu_peak();
+// Peak for a dtype ("fp32", "bf16"); falls back to fp32 when no bf16 rate exists.
+double peak_tflops_for(const cpu_peak& p, const std::string& dtype);
+
+} // namespace accelbench

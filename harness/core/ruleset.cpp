@@ -1,0 +1,165 @@
+#include "harness/core/ruleset.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.hpp"
+#include "harness/core/json_schema.hpp"
+
+#ifndef ACCELBENCH_DEFAULT_HOME
+#define ACCELBENCH_DEFAULT_HOME "."
+#endif
+
+namespace accelbench {
+
+namespace fs = std::filesystem;
+
+std::string to_string(cache_policy c) { return c == cache_policy::cold ? "cold" : "hot"; }
+
+fs::path data_root() {
+  if (const char* h = std::getenv("ACCELBENCH_HOME"); h && *h) return fs::path(h);
+  return fs::path(ACCELBENCH_DEFAULT_HOME);
+}
+
+measurement_settings ruleset::measurement() const {
+  measurement_settings m;
+  const json& j = section("measurement");
+  if (j.is_null()) return m;
+  m.warmup_iterations = j.value("warmup_iterations", m.warmup_iterations);
+  m.min_warmup_time_s = j.value("min_warmup_time_s", m.min_warmup_time_s);
+  m.iterations = j.value("iterations", m.iterations);
+  m.repetitions = j.value("repetitions", m.repetitions);
+  m.min_time_s = j.value("min_time_s", m.min_time_s);
+  m.max_time_s = j.value("max_time_s", m.max_time_s);
+  m.cache = j.value("cache", std::string("hot")) == "cold" ? cache_policy::cold : cache_policy::hot;
+  return m;
+}
+
+double ruleset::tolerance(const std::string& dtype) const {
+  const json& c = section("correctness");
+  if (c.is_object() && c.contains("tolerance") && c["tolerance"].contains(dtype))
+    return c["tolerance"][dtype].get<double>();
+  throw input_error(
+      fmt::format("ruleset {} has no correctness tolerance for dtype '{}'", id, dtype));
+}
+
+int64_t ruleset::correctness_samples() const {
+  const json& c = section("correctness");
+  return c.is_object() ? c.value("sample_points", int64_t{256}) : 256;
+}
+
+double ruleset::min_effect_pct() const {
+  const json& c = section("comparison");
+  return c.is_object() ? c.value("min_effect_pct", 5.0) : 5.0;
+}
+
+double ruleset::alpha() const {
+  const json& c = section("comparison");
+  return c.is_object() ? c.value("alpha", 0.01) : 0.01;
+}
+
+const json& ruleset::section(const std::string& name) const {
+  static const json null_json;
+  auto it = doc.find(name);
+  return it == doc.end() ? null_json : *it;
+}
+
+bool ruleset::applies(const workload_spec& spec) const {
+  for (const auto& a : applies_to)
+    if (a == spec.name || a == spec.family || a == "*") return true;
+  return false;
+}
+
+namespace {
+
+ruleset from_doc(json doc, const fs::path& path) {
+  static const json_schema schema = load_builtin_schema("ruleset.schema.json");
+  schema.require_valid(doc, fmt::format("ruleset {}", path.string()));
+  ruleset r;
+  r.id = doc.at("id").get<std::string>();
+  r.version = doc.at("version").get<std::string>();
+  r.description = doc.value("description", "");
+  r.applies_to = doc.at("applies_to").get<std::vector<std::string>>();
+  r.doc = std::move(doc);
+  r.path = path;
+  return r;
+}
+
+ruleset load_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw input_error(fmt::format("cannot read ruleset file '{}'", p.string()));
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw input_error(fmt::format("ruleset file '{}' is not valid JSON: {}", p.string(), e.what()));
+  }
+  return from_doc(std::move(doc), p);
+}
+
+std::vector<fs::path> ruleset_files() {
+  std::vector<fs::path> out;
+  fs::path root = data_root();
+  std::error_code ec;
+  auto scan = [&](const fs::path& dir) {
+    if (!fs::is_directory(dir, ec)) return;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".json") out.push_back(e.path());
+  };
+  scan(root / "rulesets");
+  if (fs::is_directory(root / "workloads", ec))
+    for (const auto& w : fs::directory_iterator(root / "workloads", ec)) scan(w.path() / "rulesets");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+} // namespace
+
+ruleset load_ruleset(const std::string& name_or_path) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
+    return load_file(name_or_path);
+  for (const auto& p : ruleset_files())
+    if (p.stem() == name_or_path) return load_file(p);
+  std::string known;
+  for (const auto& p : ruleset_files()) known += (known.empty() ? "" : ", ") + p.stem().string();
+  throw input_error(fmt::format("unknown ruleset '{}' (known: {})", name_or_path, known));
+}
+
+std::vector<ruleset> list_rulesets() {
+  std::vector<ruleset> out;
+  for (const auto& p : ruleset_files()) out.push_back(load_file(p));
+  return out;
+}
+
+ruleset apply_overrides(const ruleset& base, const std::map<std::string, std::string>& overrides,
+                        json& user) {
+  user = json::object();
+  if (overrides.empty()) return base;
+  json doc = base.doc;
+  std::vector<std::string> allowed = doc.value("overridable", std::vector<std::string>{});
+  for (const auto& [key, value] : overrides) {
+    std::string full = key.find('.') == std::string::npos ? "measurement." + key : key;
+    bool ok = false;
+    for (const auto& a : allowed) ok |= (a == full || a == "*" || (a.ends_with(".*") && full.rfind(a.substr(0, a.size() - 1), 0) == 0));
+    if (!ok)
+      throw input_error(fmt::format("ruleset {} does not allow overriding '{}' (allowed: {})",
+                                    base.id, full, fmt::join(allowed, ", ")));
+    json val;
+    try {
+      val = json::parse(value);
+    } catch (...) {
+      val = value;  // a bare word such as cold
+    }
+    std::string p = "/";
+    for (char c : full) p += (c == '.') ? '/' : c;
+    doc[json::json_pointer(p)] = val;
+    user[full] = val;
+  }
+  ruleset r = from_doc(std::move(doc), base.path);
+  return r;
+}
+
+} // namespace accelbench

@@ -1,0 +1,121 @@
+#include "harness/core/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace accelbench::stats {
+
+double mean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  return std::accumulate(v.begin(), v.end(), 0.0) / (double)v.size();
+}
+
+double stddev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  double m = mean(v), acc = 0;
+  for (double x : v) acc += (x - m) * (x - m);
+  return std::sqrt(acc / (double)(v.size() - 1));
+}
+
+double quantile_sorted(const std::vector<double>& s, double q) {
+  if (s.empty()) return 0;
+  if (s.size() == 1) return s[0];
+  double h = (double)(s.size() - 1) * q;
+  size_t lo = (size_t)std::floor(h);
+  size_t hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (h - (double)lo) * (s[hi] - s[lo]);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, 0.5);
+}
+
+double geomean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double acc = 0;
+  for (double x : v) acc += std::log(x);
+  return std::exp(acc / (double)v.size());
+}
+
+uint64_t rng::next() {
+  uint64_t z = (m_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double rng::uniform() { return (double)(next() >> 11) * 0x1.0p-53; }
+
+size_t rng::below(size_t n) { return (size_t)(uniform() * (double)n); }
+
+double rng::normal() {
+  double u1 = uniform(), u2 = uniform();
+  if (u1 < 1e-300) u1 = 1e-300;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+namespace {
+double resample_median(const std::vector<double>& v, rng& g, std::vector<double>& buf) {
+  buf.resize(v.size());
+  for (auto& x : buf) x = v[g.below(v.size())];
+  size_t n = buf.size(), mid = n / 2;
+  std::nth_element(buf.begin(), buf.begin() + mid, buf.end());
+  double hi = buf[mid];
+  if (n % 2 == 1) return hi;
+  double lo = *std::max_element(buf.begin(), buf.begin() + mid);
+  return 0.5 * (lo + hi);
+}
+} // namespace
+
+std::pair<double, double> bootstrap_median_ci(const std::vector<double>& v, double level,
+                                              int resamples, uint64_t seed) {
+  if (v.empty()) return {0, 0};
+  if (v.size() == 1) return {v[0], v[0]};
+  rng g(seed);
+  std::vector<double> meds(resamples), buf;
+  for (int i = 0; i < resamples; ++i) meds[i] = resample_median(v, g, buf);
+  std::sort(meds.begin(), meds.end());
+  double a = (1 - level) / 2;
+  return {quantile_sorted(meds, a), quantile_sorted(meds, 1 - a)};
+}
+
+std::pair<double, double> bootstrap_ratio_ci(const std::vector<double>& a,
+                                             const std::vector<double>& b, double level,
+                                             int resamples, uint64_t seed) {
+  if (a.empty() || b.empty()) return {0, 0};
+  rng g(seed);
+  std::vector<double> ratios(resamples), buf;
+  for (int i = 0; i < resamples; ++i) {
+    double ma = resample_median(a, g, buf);
+    double mb = resample_median(b, g, buf);
+    ratios[i] = mb / ma;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  double al = (1 - level) / 2;
+  return {quantile_sorted(ratios, al), quantile_sorted(ratios, 1 - al)};
+}
+
+summary summarize(const std::vector<double>& v, uint64_t seed) {
+  summary s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  s.median = quantile_sorted(sorted, 0.5);
+  s.mean = mean(v);
+  s.stddev = stddev(v);
+  s.cv = s.mean != 0 ? s.stddev / s.mean : 0;
+  s.min = sorted.front();
+  s.max = sorted.back();
+  s.p5 = quantile_sorted(sorted, 0.05);
+  s.p95 = quantile_sorted(sorted, 0.95);
+  auto ci = bootstrap_median_ci(v, 0.95, 2000, seed);
+  s.ci_low = ci.first;
+  s.ci_high = ci.second;
+  return s;
+}
+
+} // namespace accelbench::stats

@@ -1,0 +1,56 @@
+#pragma once
+// The workload interface and the registry. Registration is explicit: each workload exposes
+// register_<name>(registry&), called from one place (harness/cli/register_all.cpp).
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/core/model.hpp"
+#include "harness/core/ruleset.hpp"
+
+namespace accelbench {
+
+// What a workload gets besides its config: effective rules and where to report progress.
+struct run_context {
+  const ruleset* rules = nullptr;   // effective ruleset (overrides applied)
+  std::ostream* log = nullptr;      // progress and logs (stderr); never results
+  bool interactive = false;         // log is a terminal: a live progress line is welcome
+  uint64_t seed = 0;                // 0: the workload draws one from a proper entropy source
+};
+
+class workload {
+public:
+  virtual ~workload() = default;
+  virtual const workload_spec& spec() const = 0;
+
+  // Cross-axis rules (heads % kv_heads, dtype supported by library...). Throws input_error naming
+  // the parameter and the value. Called before anything runs or is stored.
+  virtual void validate(const config& cfg) const {}
+
+  // Bytes the config needs in host memory; refused before allocating when above what is available.
+  virtual uint64_t estimate_host_bytes(const config& cfg) const { return 0; }
+
+  // Why this config cannot run here (backend not built, no device, dtype unsupported on this
+  // CPU); empty when it can. Single runs turn a reason into an input error, suites into a
+  // skipped run.
+  virtual std::string unavailable_reason(const config& cfg) const { return {}; }
+
+  // Runs the config and fills samples, metrics, validity and extra. A failure inside the run is
+  // data (out.mark_failed), not an exception; exceptions are for bugs.
+  virtual void execute(const config& cfg, run& out, run_context& ctx) = 0;
+};
+
+class registry {
+public:
+  void add(std::unique_ptr<workload> w);
+  // Throws input_error listing the known workloads.
+  workload& get(const std::string& name) const;
+  const workload* find(const std::string& name) const;
+  std::vector<const workload*> all() const;
+private:
+  std::vector<std::unique_ptr<workload>> m_workloads;
+};
+
+} // namespace accelbench

@@ -1,0 +1,44 @@
+#pragma once
+// Kernel measurement through Google Benchmark's runner: RegisterBenchmark with the ruleset's
+// fixed iterations and repetitions, our BenchmarkReporter as the display reporter turning each
+// repetition into one stored sample, UseManualTime when the kernel times itself (device timers).
+#include <functional>
+#include <string>
+
+#include "harness/core/model.hpp"
+#include "harness/core/ruleset.hpp"
+
+namespace accelbench::measure {
+
+// One kernel instance, set up for one config. The harness owns the loop and the timer.
+class kernel {
+public:
+  virtual ~kernel() = default;
+  // Runs one iteration (host timing: the harness times the call).
+  virtual void run() = 0;
+  // Device timing: run `iterations` iterations and return their elapsed seconds measured by the
+  // device (CUDA events). Only called when manual_timing() is true.
+  virtual bool manual_timing() const { return false; }
+  virtual double run_timed(int64_t iterations) { return 0; }
+  // Cold cache policy: evict what the previous iteration left in cache. The default flushes the
+  // CPU's last-level cache by streaming through a buffer twice its size.
+  virtual void flush_cache();
+  // Per-sample facts (SM clock, throttle flag) recorded after each sample.
+  virtual json sample_extra() { return json::object(); }
+};
+
+struct result {
+  std::vector<sample> samples;             // seconds per iteration, one per repetition
+  json effective = json::object();         // iterations and repetitions actually used
+  std::string error;                       // non-empty when the runner reported an error
+};
+
+// Measures `k` under `m`. Iterations per sample: m.iterations, or (when 0) enough for a sample
+// to last m.min_time_s, estimated from the warm-up; repetitions are reduced when they would
+// exceed m.max_time_s (never below 3) and the reduction is recorded in `effective`.
+result run_kernel(const std::string& name, kernel& k, const measurement_settings& m);
+
+// Flushes the last-level cache of the CPU (used by kernel::flush_cache and tests).
+void flush_cpu_cache();
+
+} // namespace accelbench::measure

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything accelbench needs to build, run and test, from Debian's packages only.
+# Idempotent: packages already present are not fetched again. Needs root (or sudo).
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake ninja-build pkg-config git
+  libbenchmark-dev nlohmann-json3-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
+  libfmt-dev catch2 libcli11-dev libdnnl-dev libopenblas-dev
+  ocl-icd-opencl-dev  # oneDNN's CMake package config looks for OpenCL (Debian builds it with the OCL GPU runtime)
+  python3
+)
+# The browser test of the HTML report needs Chromium; install it only when asked (tests) so that
+# the benchmark command stays light.
+if [[ "${1:-}" == "--test" ]]; then
+  pkgs+=(chromium)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#pkgs[@]} packages present" >&2
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done" >&2

@@ -1,0 +1,194 @@
+#include "workloads/gemm/cpu/gemm_cpu.hpp"
+
+#include <cblas.h>
+#include <dlfcn.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/core/bf16.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
+
+namespace accelbench::gemm {
+
+float gemm_buffers::a_at(const gemm_shape& s, int64_t i, int64_t kk) const {
+  int64_t idx = s.trans_a ? kk * s.m + i : i * s.k + kk;
+  return a16.empty() ? a32[idx] : bf16_to_float(a16[idx]);
+}
+
+float gemm_buffers::b_at(const gemm_shape& s, int64_t kk, int64_t j) const {
+  int64_t idx = s.trans_b ? j * s.k + kk : kk * s.n + j;
+  return b16.empty() ? b32[idx] : bf16_to_float(b16[idx]);
+}
+
+gemm_buffers make_buffers(const gemm_shape& s, uint64_t seed) {
+  gemm_buffers b;
+  stats::rng g(seed);
+  auto fill = [&](std::vector<float>& v, int64_t n) {
+    v.resize(n);
+    for (auto& x : v) x = (float)(2.0 * g.uniform() - 1.0);
+  };
+  auto fill16 = [&](std::vector<uint16_t>& v, int64_t n) {
+    v.resize(n);
+    for (auto& x : v) x = float_to_bf16((float)(2.0 * g.uniform() - 1.0));
+  };
+  if (s.dtype == "bf16") {
+    fill16(b.a16, s.a_elems());
+    fill16(b.b16, s.b_elems());
+  } else {
+    fill(b.a32, s.a_elems());
+    fill(b.b32, s.b_elems());
+  }
+  b.c.assign(s.c_elems(), 0.0f);
+  return b;
+}
+
+using sbgemm_fn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
+                          float, const uint16_t*, blasint, const uint16_t*, blasint, float, float*,
+                          blasint);
+
+// cblas_sbgemm exists only in OpenBLAS builds made with BUILD_BFLOAT16; look it up at run time so
+// the same binary works with either build.
+sbgemm_fn openblas_sbgemm() {
+  static sbgemm_fn fn = reinterpret_cast<sbgemm_fn>(dlsym(RTLD_DEFAULT, "cblas_sbgemm"));
+  return fn;
+}
+
+bool openblas_has_bf16() { return openblas_sbgemm() != nullptr; }
+
+namespace {
+
+// oneDNN matmul primitive, created once per shape (creation is outside the timed region).
+class onednn_gemm : public cpu_gemm {
+public:
+  explicit onednn_gemm(const gemm_shape& s) : m_eng(dnnl::engine::kind::cpu, 0), m_stream(m_eng) {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    dt in = s.dtype == "bf16" ? dt::bf16 : dt::f32;
+    m_a_md = dnnl::memory::desc({s.m, s.k}, in, s.trans_a ? tag::ba : tag::ab);
+    m_b_md = dnnl::memory::desc({s.k, s.n}, in, s.trans_b ? tag::ba : tag::ab);
+    m_c_md = dnnl::memory::desc({s.m, s.n}, dt::f32, tag::ab);
+    try {
+      dnnl::matmul::desc d(m_a_md, m_b_md, m_c_md);
+      m_pd = dnnl::matmul::primitive_desc(d, m_eng);
+      m_prim = dnnl::matmul(m_pd);
+    } catch (const dnnl::error& e) {
+      throw input_error(fmt::format("oneDNN cannot run a {} matmul of {}x{}x{} here: {}", s.dtype,
+                                    s.m, s.n, s.k, e.what()));
+    }
+  }
+  void run(gemm_buffers& buf) override {
+    dnnl::memory a(m_a_md, m_eng, const_cast<void*>(buf.a()));
+    dnnl::memory b(m_b_md, m_eng, const_cast<void*>(buf.b()));
+    dnnl::memory c(m_c_md, m_eng, buf.c.data());
+    m_prim.execute(m_stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    m_stream.wait();
+  }
+  std::string implementation() const override {
+    return fmt::format("oneDNN matmul {}", m_pd.impl_info_str());
+  }
+
+private:
+  dnnl::engine m_eng;
+  dnnl::stream m_stream;
+  dnnl::memory::desc m_a_md, m_b_md, m_c_md;
+  dnnl::matmul::primitive_desc m_pd;
+  dnnl::matmul m_prim;
+};
+
+class openblas_gemm : public cpu_gemm {
+public:
+  explicit openblas_gemm(const gemm_shape& s) : m_s(s) {
+    if (s.dtype == "bf16" && !openblas_sbgemm())
+      throw input_error("OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm; Debian builds it without BUILD_BFLOAT16): use library=onednn for bf16");
+  }
+  void run(gemm_buffers& buf) override {
+    const auto& s = m_s;
+    auto ta = s.trans_a ? CblasTrans : CblasNoTrans;
+    auto tb = s.trans_b ? CblasTrans : CblasNoTrans;
+    blasint lda = s.trans_a ? s.m : s.k, ldb = s.trans_b ? s.k : s.n;
+    if (s.dtype == "bf16")
+      // OpenBLAS's bfloat16 GEMM (sbgemm): bf16 inputs, fp32 accumulation and output.
+      openblas_sbgemm()(CblasRowMajor, ta, tb, s.m, s.n, s.k, 1.0f, buf.a16.data(), lda,
+                        buf.b16.data(), ldb, 0.0f, buf.c.data(), s.n);
+    else
+      cblas_sgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, 1.0f, buf.a32.data(), lda, buf.b32.data(),
+                  ldb, 0.0f, buf.c.data(), s.n);
+  }
+  std::string implementation() const override {
+    return fmt::format("OpenBLAS cblas_{}gemm ({})", m_s.dtype == "bf16" ? "sb" : "s",
+                       openblas_get_corename());
+  }
+
+private:
+  gemm_shape m_s;
+};
+
+} // namespace
+
+std::unique_ptr<cpu_gemm> make_cpu_gemm(const std::string& library, const gemm_shape& s) {
+  if (library == "onednn") return std::make_unique<onednn_gemm>(s);
+  if (library == "openblas") return std::make_unique<openblas_gemm>(s);
+  throw input_error(fmt::format("unknown library '{}' for gemm on cpu (choices: onednn, openblas)", library));
+}
+
+std::string check_result::reason() const {
+  return fmt::format(
+      "max normalised error {:.3e} at C[{},{}] (got {:.6g}, reference {:.6g}) exceeds tolerance {:.1e} "
+      "({} points checked)",
+      max_error, worst_i, worst_j, worst_value, worst_ref, tolerance, points);
+}
+
+check_result check_gemm(const gemm_shape& s, const gemm_buffers& buf, double tolerance,
+                        int64_t points, uint64_t seed) {
+  check_result r;
+  r.tolerance = tolerance;
+  stats::rng g(seed ^ 0x5eedc0ffee);
+  std::vector<std::pair<int64_t, int64_t>> where = {
+      {0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};
+  if (s.m * s.n <= points) {
+    where.clear();
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) where.push_back({i, j});
+  } else {
+    while ((int64_t)where.size() < points)
+      where.push_back({(int64_t)g.below(s.m), (int64_t)g.below(s.n)});
+  }
+  for (auto [i, j] : where) {
+    // Higher precision reference: double products and sums over the inputs the kernel read.
+    double ref = 0, mag = 0;
+    for (int64_t kk = 0; kk < s.k; ++kk) {
+      double p = (double)buf.a_at(s, i, kk) * (double)buf.b_at(s, kk, j);
+      ref += p;
+      mag += std::fabs(p);
+    }
+    double got = buf.c[i * s.n + j];
+    double err = std::fabs(got - ref) / (mag + 1e-30);
+    if (!std::isfinite(got)) err = INFINITY;
+    if (err > r.max_error || !std::isfinite(err)) {
+      r.max_error = err;
+      r.worst_i = i;
+      r.worst_j = j;
+      r.worst_value = got;
+      r.worst_ref = ref;
+    }
+    ++r.points;
+  }
+  r.ok = r.max_error <= tolerance;
+  return r;
+}
+
+std::string onednn_version() {
+  auto v = dnnl_version();
+  return fmt::format("{}.{}.{} ({})", v->major, v->minor, v->patch, v->hash ? v->hash : "");
+}
+
+std::string openblas_version() {
+  std::string cfg = openblas_get_config();
+  return cfg;
+}
+
+} // namespace accelbench::gemm

@@ -1,0 +1,146 @@
+#include "workloads/gemm/gemm_workload.hpp"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "harness/core/environment.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/peak.hpp"
+#include "harness/core/stats.hpp"
+#include "harness/measure/measure.hpp"
+
+namespace accelbench::gemm {
+
+gemm_shape shape_of(const config& cfg) {
+  gemm_shape s;
+  s.m = cfg.get_int("M");
+  s.n = cfg.get_int("N");
+  s.k = cfg.get_int("K");
+  s.trans_a = cfg.get_bool("trans_a");
+  s.trans_b = cfg.get_bool("trans_b");
+  s.dtype = cfg.at("dtype");
+  return s;
+}
+
+namespace {
+
+uint64_t seed_of(const std::string& key) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+class gemm_kernel : public measure::kernel {
+public:
+  gemm_kernel(cpu_gemm& impl, gemm_buffers& buf) : m_impl(impl), m_buf(buf) {}
+  void run() override { m_impl.run(m_buf); }
+private:
+  cpu_gemm& m_impl;
+  gemm_buffers& m_buf;
+};
+
+class gemm_workload : public workload {
+public:
+  explicit gemm_workload(output_hook hook) : m_hook(std::move(hook)) {
+    m_spec.name = "gemm";
+    m_spec.family = "kernel";
+    m_spec.description = "Dense matrix multiply C = op(A)·op(B), FLOPs 2·M·N·K";
+    m_spec.backends = {"cpu"};
+    m_spec.default_ruleset = "kernel-v1";
+    m_spec.primary_metric = "tflops";
+    m_spec.axes = {
+        {"M", axis_type::integer, "1024", {}, 1, "rows of C"},
+        {"N", axis_type::integer, "1024", {}, 1, "columns of C"},
+        {"K", axis_type::integer, "1024", {}, 1, "reduction length"},
+        {"dtype", axis_type::string, "fp32", {"fp32", "bf16"}, 1,
+         "input type; bf16 accumulates and writes fp32"},
+        {"library", axis_type::string, "onednn", {"onednn", "openblas"}, 1, "CPU GEMM library"},
+        {"trans_a", axis_type::boolean, "0", {}, 0, "A stored transposed ([K,M])"},
+        {"trans_b", axis_type::boolean, "0", {}, 0, "B stored transposed ([N,K])"},
+    };
+  }
+  const workload_spec& spec() const override { return m_spec; }
+
+  void validate(const config& cfg) const override {
+    auto s = shape_of(cfg);
+    // BLAS takes 32-bit dimensions and leading dimensions.
+    constexpr int64_t lim = std::numeric_limits<int32_t>::max();
+    for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
+      if (v > lim) throw input_error(fmt::format("parameter {} = {} exceeds the 32-bit BLAS limit", name, v));
+  }
+
+  std::string unavailable_reason(const config& cfg) const override {
+    if (cfg.at("library") == "openblas" && cfg.at("dtype") == "bf16" && !openblas_has_bf16())
+      return "OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm); use library=onednn for bf16";
+    return {};
+  }
+
+  uint64_t estimate_host_bytes(const config& cfg) const override {
+    auto s = shape_of(cfg);
+    return s.bytes();
+  }
+
+  void execute(const config& cfg, run& out, run_context& ctx) override {
+    auto s = shape_of(cfg);
+    const std::string& library = cfg.at("library");
+    auto impl = make_cpu_gemm(library, s);
+    uint64_t seed = seed_of(cfg.key());
+    auto buf = make_buffers(s, seed);
+    gemm_kernel k(*impl, buf);
+    auto m = ctx.rules->measurement();
+    auto res = measure::run_kernel(cfg.key(), k, m);
+    if (!res.error.empty()) {
+      out.mark_failed(res.error);
+      return;
+    }
+    out.samples = std::move(res.samples);
+    out.sample_unit = "s";
+    out.sample_dir = direction::lower_is_better;
+    out.effective_settings["measurement_applied"] = res.effective;
+    out.extra["implementation"] = impl->implementation();
+    out.extra["flops_per_iteration"] = s.flops();
+    out.extra["bytes_per_iteration"] = s.bytes();
+
+    std::vector<double> t;
+    for (const auto& smp : out.samples) t.push_back(smp.value);
+    auto sum = stats::summarize(t);
+    auto peak = cached_cpu_peak();
+    double tflops = s.flops() / sum.median / 1e12;
+    double pk = peak_tflops_for(peak, s.dtype);
+    out.add_metric("time", sum.median, "s", direction::lower_is_better);
+    out.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_low", s.flops() / sum.ci_high / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_high", s.flops() / sum.ci_low / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
+    out.add_metric("cv", sum.cv, "", direction::lower_is_better);
+    out.extra["peak"] = {{"tflops", pk}, {"dtype", s.dtype}, {"source", "accelbench FMA probe"},
+                         {"probe", peak.to_json()}};
+
+    if (m_hook) m_hook(s, buf);
+    double tol = ctx.rules->tolerance(s.dtype);
+    auto chk = check_gemm(s, buf, tol, ctx.rules->correctness_samples(), seed);
+    out.extra["correctness"] = {{"max_error", chk.max_error}, {"tolerance", tol},
+                                {"points", chk.points}, {"ok", chk.ok},
+                                {"error_measure", "|c - ref| / sum_k |a_ik b_kj| (double reference)"}};
+    if (!chk.ok) out.mark_invalid("correctness: " + chk.reason());
+  }
+
+private:
+  workload_spec m_spec;
+  output_hook m_hook;
+};
+
+} // namespace
+
+std::unique_ptr<workload> make_gemm_workload(output_hook hook) {
+  return std::make_unique<gemm_workload>(std::move(hook));
+}
+
+void register_gemm(registry& reg) {
+  register_library_version("onednn", onednn_version());
+  register_library_version("openblas", openblas_version());
+  reg.add(make_gemm_workload());
+}
+
+} // namespace accelbench::gemm
