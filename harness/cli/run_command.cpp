@@ -127,7 +127,8 @@ std::vector<std::pair<std::string, std::map<std::string, std::string>>> expand(
   if (!shapes.empty()) {
     json cat = load_catalogue(workload, shapes);
     std::map<std::string, std::string> params;
-    for (const auto& [k, v] : cat.value("parameters", json::object()).items()) params[k] = value_text(v);
+    const json cat_params = cat.value("parameters", json::object());
+    for (const auto& [k, v] : cat_params.items()) params[k] = value_text(v);
     std::map<std::string, std::string> axis_sets;
     for (const auto& [k, v] : sets) {
       if (params.count(k))
@@ -298,9 +299,11 @@ int cmd_run(const registry& reg, const run_options& o) {
     auto cli_sets = parse_sets(o.sets, "--set");
     for (const auto& e : suite["entries"]) {
       std::map<std::string, std::string> sets;
-      for (const auto& [k, v] : e.value("set", json::object()).items()) sets[k] = value_text(v);
+      const json entry_sets = e.value("set", json::object());
+      for (const auto& [k, v] : entry_sets.items()) sets[k] = value_text(v);
       std::vector<std::pair<std::string, std::vector<std::string>>> sweeps;
-      for (const auto& [k, v] : e.value("sweep", json::object()).items()) {
+      const json entry_sweeps = e.value("sweep", json::object());
+      for (const auto& [k, v] : entry_sweeps.items()) {
         std::vector<std::string> vals;
         for (const auto& x : v) vals.push_back(value_text(x));
         sweeps.push_back({k, vals});

@@ -1,5 +1,7 @@
 #include "harness/core/model.hpp"
 
+#include <sys/random.h>
+
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -315,9 +317,15 @@ run run_from_json(const json& j) {
 }
 
 std::string new_uuid() {
-  static thread_local std::mt19937_64 gen{std::random_device{}() ^
-                                          (uint64_t)std::chrono::steady_clock::now().time_since_epoch().count()};
-  uint64_t a = gen(), b = gen();
+  // Fresh kernel randomness for every id: a generator seeded once would hand the same sequence to
+  // every process forked after it (parallel writers would then collide on uuid).
+  uint64_t w[2];
+  if (getrandom(w, sizeof w, 0) != (ssize_t)sizeof w) {
+    std::random_device rd;
+    w[0] = ((uint64_t)rd() << 32) ^ rd();
+    w[1] = ((uint64_t)rd() << 32) ^ rd();
+  }
+  uint64_t a = w[0], b = w[1];
   a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", (uint32_t)(a >> 32),

@@ -1,0 +1,48 @@
+#pragma once
+// Output formats of a result-set comparison (issue 7, part 8). Each is a pure function of the
+// comparison: no I/O, no clock, so golden files can pin them byte for byte.
+#include <string>
+
+#include "harness/compare/compare.hpp"
+#include "harness/core/model.hpp"
+
+namespace accelbench::compare {
+
+// schemas/compare.schema.json describes the JSON form; bump on any incompatible change.
+inline constexpr int compare_schema_version = 1;
+
+struct terminal_options {
+  bool color = false;  // ANSI colours on verdict words; only when asked (never guessed here)
+};
+
+// Aligned plain-text table, regressions first, then the per-workload geomean, unpaired configs
+// and environment differences.
+std::string format_terminal(const set_comparison& c, const terminal_options& opt = {});
+
+// GitHub-flavoured markdown for a job summary ($GITHUB_STEP_SUMMARY): a headline with the
+// counts, one table (regressions first), the geomean per workload, unpaired configs and flags.
+std::string format_markdown(const set_comparison& c);
+
+// JUnit XML: one <testcase> per config; regressed -> <failure> with the numbers in its message;
+// inconclusive and unpaired -> <skipped>; improved and unchanged pass.
+std::string format_junit(const set_comparison& c,
+                         const std::string& suite_name = "accelbench.compare");
+
+// JSON with schema_version (schemas/compare.schema.json). Undefined ratios are null.
+json to_json(const set_comparison& c);
+std::string format_json(const set_comparison& c);  // to_json(c).dump(2) + "\n"
+
+// Bencher Metric Format: {"<name>": {"<measure>": {"value", "lower_value", "upper_value"}}} for
+// the candidate side. Times (unit s/ms/us/ns, lower is better) go to Bencher's built-in "latency"
+// measure in nanoseconds; higher-is-better samples to "throughput"; anything else to a measure
+// named after its unit. value is the candidate median; lower/upper are the smallest and largest
+// candidate samples.
+json to_bmf(const set_comparison& c);
+std::string format_bmf(const set_comparison& c);
+
+// Helpers shared by the formats, exposed for tests.
+std::string xml_escape(const std::string& s);       // & < > " ' and control characters
+std::string markdown_escape(const std::string& s);  // | and line breaks inside a table cell
+std::string format_value(double v, const std::string& unit);  // "1.23 ms", "412.5 TFLOP/s"
+
+} // namespace accelbench::compare

@@ -1,0 +1,43 @@
+#include <catch2/catch.hpp>
+
+#include "harness/core/error.hpp"
+#include "harness/core/json_schema.hpp"
+
+using namespace accelbench;
+
+TEST_CASE("the validator enforces the keywords our schemas use", "[schema]") {
+  json_schema s(json::parse(R"({
+    "type": "object", "required": ["a"], "additionalProperties": false,
+    "properties": {
+      "a": {"type": "integer", "minimum": 1},
+      "b": {"enum": ["x", "y"]},
+      "c": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1},
+      "d": {"type": "string", "pattern": "^[a-z]+$"},
+      "e": {"anyOf": [{"type": "string"}, {"type": "number"}]}
+    },
+    "$defs": {"item": {"type": "object", "required": ["n"]}}
+  })"));
+  CHECK(s.validate(json::parse(R"({"a": 2, "b": "x", "c": [{"n": 1}], "d": "abc", "e": 3})")).empty());
+  auto v = s.validate(json::parse(R"({"b": "z"})"));
+  REQUIRE(v.size() == 2);
+  CHECK_THAT(v[0].message + v[1].message, Catch::Contains("missing required property 'a'"));
+  CHECK_FALSE(s.validate(json::parse(R"({"a": 0})")).empty());
+  CHECK_FALSE(s.validate(json::parse(R"({"a": 1.5})")).empty());
+  CHECK_FALSE(s.validate(json::parse(R"({"a": 1, "zz": 1})")).empty());
+  auto items = s.validate(json::parse(R"({"a": 1, "c": [{"m": 1}]})"));
+  REQUIRE(items.size() == 1);
+  CHECK(items[0].path == "/c/0");
+  CHECK_FALSE(s.validate(json::parse(R"({"a": 1, "c": []})")).empty());
+  CHECK_FALSE(s.validate(json::parse(R"({"a": 1, "d": "ABC"})")).empty());
+  CHECK_FALSE(s.validate(json::parse(R"({"a": 1, "e": true})")).empty());
+  CHECK_THROWS_AS(s.require_valid(json::parse(R"({"a": "1"})"), "doc"), input_error);
+}
+
+TEST_CASE("every schema in schemas/ is valid JSON with a title", "[schema]") {
+  for (const char* name : {"ruleset.schema.json", "results.schema.json", "suite.schema.json",
+                           "catalogue.schema.json"}) {
+    INFO(name);
+    auto s = load_builtin_schema(name);
+    CHECK(s.validate(json::object()).size() > 0);  // each requires something
+  }
+}

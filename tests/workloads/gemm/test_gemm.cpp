@@ -1,0 +1,80 @@
+#include <catch2/catch.hpp>
+
+#include "harness/core/error.hpp"
+#include "harness/core/ruleset.hpp"
+#include "workloads/gemm/gemm_workload.hpp"
+
+using namespace accelbench;
+using namespace accelbench::gemm;
+
+TEST_CASE("both CPU libraries compute correct GEMMs in every layout", "[gemm]") {
+  for (std::string lib : {"onednn", "openblas"})
+    for (std::string dtype : {"fp32", "bf16"})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          if (lib == "openblas" && dtype == "bf16" && !openblas_has_bf16()) continue;
+          gemm_shape s{37, 53, 71, ta, tb, dtype};  // odd sizes: no kernel tile divides them
+          INFO(lib << " " << dtype << " ta=" << ta << " tb=" << tb);
+          auto buf = make_buffers(s, 11);
+          auto k = make_cpu_gemm(lib, s);
+          k->run(buf);
+          auto chk = check_gemm(s, buf, dtype == "fp32" ? 1e-5 : 1e-3, 100000, 1);
+          CHECK(chk.ok);
+          CHECK(chk.points == s.m * s.n);  // small shapes are checked completely
+        }
+}
+
+TEST_CASE("the checker catches a wrong element and says where", "[gemm]") {
+  gemm_shape s{64, 64, 64, false, false, "fp32"};
+  auto buf = make_buffers(s, 5);
+  make_cpu_gemm("onednn", s)->run(buf);
+  REQUIRE(check_gemm(s, buf, 1e-4, 100000, 1).ok);
+  buf.c[10 * 64 + 20] += 0.5f;
+  auto chk = check_gemm(s, buf, 1e-4, 100000, 1);
+  CHECK_FALSE(chk.ok);
+  CHECK(chk.worst_i == 10);
+  CHECK(chk.worst_j == 20);
+  CHECK_THAT(chk.reason(), Catch::Contains("C[10,20]"));
+}
+
+TEST_CASE("a deliberately wrong kernel makes the run INVALID with the worst error", "[gemm]") {
+  json user;
+  auto rules = apply_overrides(load_ruleset("kernel-quick"), {{"repetitions", "3"}, {"min_time_s", "0"}}, user);
+  config cfg;
+  cfg.workload = "gemm";
+  cfg.backend = "cpu";
+  cfg.values = {{"M", "128"}, {"N", "96"}, {"K", "64"}, {"dtype", "fp32"}, {"library", "onednn"},
+                {"trans_a", "0"}, {"trans_b", "0"}};
+  run_context ctx;
+  ctx.rules = &rules;
+  {
+    // Sabotage: scale every output by 1.01, an error far above the fp32 tolerance.
+    auto w = make_gemm_workload([](const gemm_shape&, gemm_buffers& b) {
+      for (auto& x : b.c) x *= 1.01f;
+    });
+    run r;
+    w->execute(cfg, r, ctx);
+    CHECK(r.status == run_status::ok);
+    CHECK_FALSE(r.valid);
+    REQUIRE(r.invalid_reasons.size() == 1);
+    CHECK_THAT(r.invalid_reasons[0], Catch::Contains("max normalised error") && Catch::Contains("exceeds tolerance"));
+  }
+  {
+    auto w = make_gemm_workload();
+    run r;
+    w->execute(cfg, r, ctx);
+    CHECK(r.valid);
+    CHECK(r.samples.size() == 3);
+    CHECK(r.find_metric("tflops")->value > 0);
+    CHECK(r.find_metric("pct_of_peak")->value > 0);
+    CHECK(r.extra["correctness"]["ok"] == true);
+  }
+}
+
+TEST_CASE("the GEMM spec refuses shapes beyond BLAS limits and reports memory needs", "[gemm]") {
+  auto w = make_gemm_workload();
+  auto cfg = resolve_config(w->spec(), "cpu", {{"M", "3000000000"}});
+  CHECK_THROWS_WITH(w->validate(cfg), Catch::Contains("M = 3000000000"));
+  auto big = resolve_config(w->spec(), "cpu", {{"M", "100000"}, {"N", "100000"}, {"K", "100000"}});
+  CHECK(w->estimate_host_bytes(big) == 3ull * 100000 * 100000 * 4);
+}
