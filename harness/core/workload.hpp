@@ -25,6 +25,10 @@ public:
   virtual ~workload() = default;
   virtual const workload_spec& spec() const = 0;
 
+  // Replaces sentinel values by what they stand for (e.g. seq_k = 0 meaning "= seq_q"), so that
+  // two requests for the same computation share one canonical config key.
+  virtual void normalize(config& cfg) const {}
+
   // Cross-axis rules (heads % kv_heads, dtype supported by library...). Throws input_error naming
   // the parameter and the value. Called before anything runs or is stored.
   virtual void validate(const config& cfg) const {}

@@ -1,0 +1,153 @@
+// The `attention` workload through the harness: spec, validation, FLOP accounting, a measured run
+// (samples, metrics, correctness) and INVALID on a corrupted output.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "harness/core/error.hpp"
+#include "harness/core/ruleset.hpp"
+#include "harness/core/workload.hpp"
+#include "workloads/attention/attention_workload.hpp"
+
+using namespace accelbench;
+using namespace accelbench::attention;
+
+namespace {
+
+// Short measurements: tests check behaviour, not speed.
+ruleset quick_rules() {
+  // Keep the FMA-probe cache inside the build tree.
+  setenv("ACCELBENCH_CACHE_DIR", ACCELBENCH_BINARY_DIR, 0);
+  json user;
+  return apply_overrides(load_ruleset("kernel-quick"),
+                         {{"repetitions", "3"}, {"min_time_s", "0.001"}, {"max_time_s", "5"}},
+                         user);
+}
+
+run execute(workload& w, const std::map<std::string, std::string>& values) {
+  const config cfg = resolve_config(w.spec(), "cpu", values);
+  w.validate(cfg);
+  ruleset rules = quick_rules();
+  std::ostringstream log;
+  run_context ctx;
+  ctx.rules = &rules;
+  ctx.log = &log;
+  run out;
+  out.cfg = cfg;
+  w.execute(cfg, out, ctx);
+  return out;
+}
+
+std::string validate_message(const workload& w, const std::map<std::string, std::string>& v) {
+  try {
+    w.validate(resolve_config(w.spec(), "cpu", v));
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("attention spec", "[attention][workload]") {
+  registry reg;
+  register_attention(reg);
+  const workload& w = reg.get("attention");
+  const workload_spec& s = w.spec();
+  CHECK(s.family == "kernel");
+  CHECK(s.backends.front() == "cpu");  // "cuda" follows when the CUDA backend is built
+  CHECK(s.default_ruleset == "kernel-v1");
+  CHECK(s.primary_metric == "tflops");
+  for (const char* a : {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "causal",
+                        "dtype", "pass", "scale"})
+    CHECK(s.find_axis(a) != nullptr);
+  CHECK(s.find_axis("pass")->choices == std::vector<std::string>{"fwd", "bwd", "fwd_bwd"});
+  // Defaults: kv_heads = heads, seq_k = seq_q.
+  const attention_shape d = shape_of(resolve_config(s, "cpu", {{"heads", "8"}, {"seq_q", "100"}}));
+  CHECK(d.kv_heads == 8);
+  CHECK(d.seq_k == 100);
+  CHECK(d.effective_scale() == Approx(1 / std::sqrt(128.0)));
+}
+
+TEST_CASE("attention validation names the parameter and the value", "[attention][workload]") {
+  auto w = make_attention_workload();
+  CHECK(validate_message(*w, {{"heads", "12"}, {"kv_heads", "8"}}) ==
+        "parameter heads = 12 is not a multiple of kv_heads = 8");
+  CHECK(validate_message(*w, {{"head_dim", "1000"}}).find("head_dim = 1000") != std::string::npos);
+  CHECK(validate_message(*w, {{"heads", "32"}, {"kv_heads", "8"}}).empty());
+  // Zero lengths are refused by the axis bounds already.
+  CHECK_THROWS_AS(resolve_config(w->spec(), "cpu", {{"seq_q", "0"}}), input_error);
+  CHECK_THROWS_AS(resolve_config(w->spec(), "cpu", {{"pass", "sideways"}}), input_error);
+  // Memory estimate covers at least the tensors, and the backward needs more than the forward.
+  const config f = resolve_config(w->spec(), "cpu", {{"seq_q", "4096"}});
+  const config b = resolve_config(w->spec(), "cpu", {{"seq_q", "4096"}, {"pass", "bwd"}});
+  CHECK(w->estimate_host_bytes(f) >= uint64_t(4) * 4096 * 16 * 128 * 4);
+  CHECK(w->estimate_host_bytes(b) > w->estimate_host_bytes(f));
+}
+
+TEST_CASE("attention FLOPs follow FlashAttention's benchmark convention", "[attention]") {
+  attention_shape s;
+  s.batch = 2; s.heads = 16; s.kv_heads = 4; s.seq_q = 1024; s.seq_k = 2048; s.head_dim = 128;
+  const double fwd = 4.0 * 2 * 16 * 1024 * 2048 * 128;
+  CHECK(attention_flops(s, pass_kind::fwd) == fwd);
+  CHECK(attention_flops(s, pass_kind::bwd) == 2.5 * fwd);
+  CHECK(attention_flops(s, pass_kind::fwd_bwd) == 3.5 * fwd);
+  s.causal = true;
+  CHECK(attention_flops(s, pass_kind::fwd) == fwd / 2);
+}
+
+TEST_CASE("attention run: samples, metrics and a passing check", "[attention][workload]") {
+  auto w = make_attention_workload();
+  SECTION("fp32 forward, causal") {
+    const run r = execute(*w, {{"heads", "4"}, {"seq_q", "200"}, {"head_dim", "64"},
+                               {"causal", "1"}});
+    INFO(r.status_reason << " " << r.extra.dump());
+    CHECK(r.status == run_status::ok);
+    CHECK(r.valid);
+    CHECK(r.samples.size() >= 3);
+    for (const sample& s : r.samples) CHECK(s.value > 0);
+    REQUIRE(r.find_metric("tflops") != nullptr);
+    CHECK(r.find_metric("tflops")->value > 0);
+    CHECK(r.find_metric("time")->dir == direction::lower_is_better);
+    REQUIRE(r.find_metric("pct_of_peak") != nullptr);
+    CHECK(r.find_metric("pct_of_peak")->value > 0);
+    const json& c = r.extra.at("correctness");
+    CHECK(c.at("ok") == true);
+    CHECK(c.at("tolerance") == 1e-4);
+    CHECK(c.at("points").get<int64_t>() == 200 * 4 * 64 + 4 * 200);  // full o and lse
+    CHECK(r.extra.at("flops_per_iteration") == 4.0 * 4 * 200 * 200 * 64 / 2);
+  }
+  SECTION("bf16 fwd_bwd with GQA and seq_k != seq_q") {
+    const run r = execute(*w, {{"heads", "4"}, {"kv_heads", "2"}, {"seq_q", "96"},
+                               {"seq_k", "160"}, {"head_dim", "32"}, {"dtype", "bf16"},
+                               {"pass", "fwd_bwd"}, {"causal", "1"}});
+    INFO(r.extra.dump());
+    CHECK(r.valid);
+    const json& c = r.extra.at("correctness");
+    CHECK(c.at("tolerance") == 2e-2);
+    CHECK(c.at("passes").contains("backward"));
+    CHECK(c.at("max_error").get<double>() > 0);
+  }
+  SECTION("bwd pass on a shape large enough to be sampled") {
+    const run r = execute(*w, {{"heads", "2"}, {"seq_q", "1100"}, {"head_dim", "128"},
+                               {"pass", "bwd"}});
+    INFO(r.extra.dump());
+    CHECK(r.valid);
+    CHECK(r.extra.at("correctness").at("mode") == "sampled");
+  }
+}
+
+TEST_CASE("a wrong attention output makes the run INVALID with the worst error", "[attention]") {
+  auto w = make_attention_workload([](const attention_shape& s, attention_buffers& b) {
+    b.o[5] += 1.0f;  // batch 0, row 0, head 0, element 5
+  });
+  const run r = execute(*w, {{"heads", "2"}, {"seq_q", "64"}, {"head_dim", "16"}});
+  CHECK(r.status == run_status::ok);
+  CHECK_FALSE(r.valid);
+  REQUIRE(r.invalid_reasons.size() == 1);
+  CHECK(r.invalid_reasons[0].find("correctness: max error") == 0);
+  CHECK(r.invalid_reasons[0].find("o[b=0,i=0,h=0,d=5]") != std::string::npos);
+  CHECK(r.extra.at("correctness").at("ok") == false);
+}

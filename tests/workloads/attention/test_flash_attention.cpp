@@ -1,0 +1,263 @@
+// The fused attention kernels against the double reference, through the checker; and the checker
+// itself against deliberately wrong outputs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness/core/error.hpp"
+#include "workloads/attention/attention_check.hpp"
+#include "workloads/attention/cpu/flash_attention.hpp"
+
+using namespace accelbench::attention;
+
+namespace {
+
+struct tensors {
+  std::vector<float> q, k, v, o, lse, d_o, dq, dk, dv;
+};
+
+std::vector<float> randn(size_t n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(n);
+  for (float& x : v) x = d(g);
+  return v;
+}
+
+tensors make(const attention_shape& s, unsigned seed = 1) {
+  const size_t nq = size_t(s.batch * s.seq_q * s.heads * s.head_dim);
+  const size_t nk = size_t(s.batch * s.seq_k * s.kv_heads * s.head_dim);
+  tensors t;
+  t.q = randn(nq, seed);
+  t.k = randn(nk, seed + 1);
+  t.v = randn(nk, seed + 2);
+  t.d_o = randn(nq, seed + 3);
+  t.o.assign(nq, 0.f);
+  t.dq.assign(nq, 0.f);
+  t.dk.assign(nk, 0.f);
+  t.dv.assign(nk, 0.f);
+  t.lse.assign(size_t(s.batch * s.heads * s.seq_q), 0.f);
+  return t;
+}
+
+void run_fast(const attention_shape& s, tensors& t) {
+  flash_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data());
+  flash_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(), t.lse.data(),
+                 t.dq.data(), t.dk.data(), t.dv.data());
+}
+
+check_result check_all(const attention_shape& s, const tensors& t, const check_options& opt) {
+  check_result r = check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(),
+                                 opt);
+  r.merge(check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(),
+                         t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data(), opt));
+  return r;
+}
+
+attention_shape shape(int64_t b, int64_t h, int64_t hk, int64_t sq, int64_t sk, int64_t d,
+                      bool causal) {
+  attention_shape s;
+  s.batch = b; s.heads = h; s.kv_heads = hk; s.seq_q = sq; s.seq_k = sk; s.head_dim = d;
+  s.causal = causal;
+  return s;
+}
+
+// Restores the automatically chosen ISA after a section that forces one.
+struct isa_guard {
+  std::string saved = kernel_isa();
+  ~isa_guard() { set_kernel_isa(saved); }
+};
+
+} // namespace
+
+TEST_CASE("fused kernels match the reference on every ISA variant", "[attention][kernel]") {
+  isa_guard guard;
+  // Odd sizes on purpose: none of seq 77 / 131 / 45 / 200 is a multiple of the 64-row tiles,
+  // head_dim 40 / 72 / 8 not a multiple of the 16-float vectors.
+  const std::vector<attention_shape> shapes = {
+      shape(2, 4, 2, 77, 77, 40, false),    // GQA, self-attention
+      shape(2, 4, 2, 77, 77, 40, true),     // ... causal
+      shape(1, 3, 1, 45, 131, 72, true),    // MQA, seq_q < seq_k, causal bottom-right
+      shape(1, 2, 2, 131, 45, 8, true),     // seq_q > seq_k causal: first 86 rows see nothing
+      shape(1, 2, 1, 200, 70, 64, false),   // seq_q > seq_k, not causal
+      shape(1, 1, 1, 1, 1, 1, false),       // degenerate
+  };
+  check_options opt;
+  opt.tolerance = 1e-4;  // kernel-v1 fp32
+  for (const std::string& isa : available_isas()) {
+    set_kernel_isa(isa);
+    for (const attention_shape& s : shapes) {
+      INFO("isa " << isa << " b" << s.batch << " h" << s.heads << "/" << s.kv_heads << " sq"
+                  << s.seq_q << " sk" << s.seq_k << " d" << s.head_dim << " causal " << s.causal);
+      tensors t = make(s);
+      run_fast(s, t);
+      const check_result r = check_all(s, t, opt);
+      INFO(r.reason());
+      CHECK_FALSE(r.sampled);
+      CHECK(r.points > 0);
+      CHECK(r.ok());
+      CHECK(r.max_error < 1e-5);  // fp32 kernel vs double: far inside the ruleset's bound
+    }
+  }
+}
+
+TEST_CASE("rows with no visible key give o = 0, lse = +inf and zero gradients", "[attention]") {
+  const attention_shape s = shape(1, 1, 1, 100, 30, 16, true);  // rows 0..69 see no key
+  tensors t = make(s);
+  run_fast(s, t);
+  for (int64_t i = 0; i < 70; ++i) {
+    CHECK(std::isinf(t.lse[size_t(i)]));
+    CHECK(t.lse[size_t(i)] > 0);
+    for (int64_t d = 0; d < 16; ++d) {
+      CHECK(t.o[size_t(i * 16 + d)] == 0.f);
+      CHECK(t.dq[size_t(i * 16 + d)] == 0.f);
+    }
+  }
+  CHECK(std::isfinite(t.lse[70]));
+  // Row 70 sees exactly key 0: softmax of one score is 1, so o = v[0] and lse = its score.
+  for (int64_t d = 0; d < 16; ++d) CHECK(t.o[size_t(70 * 16 + d)] == Approx(t.v[size_t(d)]).epsilon(1e-5));
+}
+
+TEST_CASE("a custom softmax scale is honoured", "[attention]") {
+  attention_shape s = shape(1, 2, 2, 33, 50, 24, false);
+  s.scale = 0.7f;
+  tensors t = make(s, 5);
+  run_fast(s, t);
+  check_options opt;
+  opt.tolerance = 1e-4;
+  CHECK(check_all(s, t, opt).ok());
+  // ... and differs from the default scale's result (the check would catch a kernel ignoring it).
+  attention_shape d = s;
+  d.scale = 0;
+  CHECK_FALSE(check_forward(d, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt).ok());
+}
+
+TEST_CASE("bf16 storage with fp32 math stays within the bf16 tolerance", "[attention][bf16]") {
+  for (bool causal : {false, true}) {
+    const attention_shape s = shape(2, 4, 2, 70, 90, 48, causal);
+    tensors t = make(s, 11);
+    const size_t nq = t.q.size(), nk = t.k.size();
+    std::vector<bf16> q(nq), k(nk), v(nk), d_o(nq), o(nq), dq(nq), dk(nk), dv(nk);
+    to_bf16(t.q.data(), q.data(), int64_t(nq));
+    to_bf16(t.k.data(), k.data(), int64_t(nk));
+    to_bf16(t.v.data(), v.data(), int64_t(nk));
+    to_bf16(t.d_o.data(), d_o.data(), int64_t(nq));
+    flash_forward_bf16(s, q.data(), k.data(), v.data(), o.data(), t.lse.data());
+    flash_backward_bf16(s, q.data(), k.data(), v.data(), o.data(), d_o.data(), t.lse.data(),
+                        dq.data(), dk.data(), dv.data());
+    // Widen exactly what the kernel read and wrote.
+    to_float(q.data(), t.q.data(), int64_t(nq));
+    to_float(k.data(), t.k.data(), int64_t(nk));
+    to_float(v.data(), t.v.data(), int64_t(nk));
+    to_float(d_o.data(), t.d_o.data(), int64_t(nq));
+    to_float(o.data(), t.o.data(), int64_t(nq));
+    to_float(dq.data(), t.dq.data(), int64_t(nq));
+    to_float(dk.data(), t.dk.data(), int64_t(nk));
+    to_float(dv.data(), t.dv.data(), int64_t(nk));
+    check_options opt;
+    opt.tolerance = 2e-2;  // kernel-v1 bf16
+    const check_result r = check_all(s, t, opt);
+    INFO(r.reason());
+    CHECK(r.ok());
+    // Output rounding to bf16 (8 significant bits) is visible, so this really is bf16 output.
+    // (The backward's largest errors, ~1e-2, come from D_i = rowsum(dO * O) over the bf16-rounded
+    // O, as in any bf16 FlashAttention; the reference recomputes O exactly.)
+    CHECK(r.max_error > 1e-4);
+  }
+}
+
+TEST_CASE("sampled checks of a larger shape pass, and catch a corrupted row", "[attention]") {
+  const attention_shape s = shape(1, 4, 2, 300, 300, 64, true);
+  tensors t = make(s, 21);
+  run_fast(s, t);
+  check_options opt;
+  opt.tolerance = 1e-4;
+  opt.full_limit = 0;  // force sampling
+  opt.sample_rows = 6;
+  check_result r = check_all(s, t, opt);
+  INFO(r.reason());
+  CHECK(r.sampled);
+  CHECK(r.ok());
+  CHECK(r.points == 6 * 64 + 6 + 3 * 6 * 64);  // o rows + lse, then dq, dk, dv rows
+
+  // The last row is always sampled: corrupt one element of each output in turn.
+  for (std::vector<float>* x : {&t.o, &t.dq}) {
+    const float saved = x->back();
+    x->back() += 0.05f;
+    CHECK_FALSE(check_all(s, t, opt).ok());
+    x->back() = saved;
+  }
+  const float saved = t.dk.back();
+  t.dk.back() = std::numeric_limits<float>::quiet_NaN();
+  r = check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(),
+                     t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data(), opt);
+  CHECK_FALSE(r.ok());
+  CHECK(std::isinf(r.max_error));
+  CHECK(r.reason().find("dk[b=0,j=299,h=1,d=63]") != std::string::npos);
+  t.dk.back() = saved;
+}
+
+TEST_CASE("the checker rejects a deliberately wrong kernel", "[attention]") {
+  const attention_shape s = shape(1, 2, 1, 64, 80, 32, true);
+  tensors t = make(s, 31);
+  check_options opt;
+  opt.tolerance = 1e-4;
+  // Wrong kernel 1: ignores the causal mask.
+  attention_shape wrong = s;
+  wrong.causal = false;
+  run_fast(wrong, t);
+  check_result r = check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt);
+  INFO(r.reason());
+  CHECK_FALSE(r.ok());
+  CHECK(r.reason().find("> tolerance") != std::string::npos);
+  // Wrong kernel 2: a right forward but dK and dV swapped in the backward.
+  run_fast(s, t);
+  REQUIRE(check_all(s, t, opt).ok());
+  std::swap(t.dk, t.dv);
+  CHECK_FALSE(check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(),
+                             t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data(), opt)
+                  .ok());
+}
+
+TEST_CASE("the backward is deterministic (no racing accumulation)", "[attention]") {
+  // One head and several key tiles: the backward splits key tiles across threads.
+  const attention_shape s = shape(1, 1, 1, 257, 257, 64, false);
+  tensors a = make(s, 41), b = make(s, 41);
+  run_fast(s, a);
+  run_fast(s, b);
+  CHECK(a.dq == b.dq);
+  CHECK(a.dk == b.dk);
+  CHECK(a.dv == b.dv);
+  check_options opt;
+  CHECK(check_all(s, a, opt).ok());
+}
+
+TEST_CASE("workspace grows linearly with the sequence, never as seq^2", "[attention]") {
+  attention_shape s = shape(1, 16, 16, 4096, 4096, 128, true);
+  const double w1 = double(backward_workspace_bytes(s)), f1 = double(forward_workspace_bytes(s));
+  s.seq_q = s.seq_k = 16384;
+  const double w4 = double(backward_workspace_bytes(s)), f4 = double(forward_workspace_bytes(s));
+  CHECK(w4 / w1 < 4.1);  // 4x the length: ~4x the memory (a score matrix would be 16x)
+  CHECK(f4 / f1 < 4.1);
+  CHECK(w4 < 16.0 * 16384 * 16384 * 4 / 8);  // far below one head-batch of fp32 scores
+}
+
+TEST_CASE("bad shapes are input errors naming the field and value", "[attention]") {
+  attention_shape s = shape(1, 12, 8, 16, 16, 16, false);
+  std::vector<float> x(16 * 16 * 12), o(x.size()), l(12 * 16);
+  try {
+    flash_forward(s, x.data(), x.data(), x.data(), o.data(), l.data());
+    FAIL("no error");
+  } catch (const accelbench::input_error& e) {
+    CHECK(std::string(e.what()).find("heads (12)") != std::string::npos);
+    CHECK(std::string(e.what()).find("kv_heads (8)") != std::string::npos);
+  }
+  s.kv_heads = 4;
+  s.seq_k = 0;
+  CHECK_THROWS_AS(check_shape(s), accelbench::input_error);
+  CHECK_THROWS_AS(set_kernel_isa("sse9"), accelbench::input_error);
+}

@@ -1,0 +1,391 @@
+// Dispatch of the fused attention kernels to an ISA variant, their workspace, the bf16 entry
+// points and the double-precision references.
+#include "workloads/attention/cpu/flash_attention.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include <omp.h>
+
+#include "harness/core/bf16.hpp"
+#include "harness/core/error.hpp"
+#include "workloads/attention/cpu/flash_kernels.hpp"
+
+namespace accelbench::attention {
+
+float attention_shape::effective_scale() const {
+  return scale != 0 ? scale : 1.f / std::sqrt(float(head_dim));
+}
+
+void check_shape(const attention_shape& s) {
+  auto bad = [](const char* name, int64_t v) {
+    throw input_error("attention: " + std::string(name) + " must be positive, got " +
+                      std::to_string(v));
+  };
+  if (s.batch <= 0) bad("batch", s.batch);
+  if (s.heads <= 0) bad("heads", s.heads);
+  if (s.kv_heads <= 0) bad("kv_heads", s.kv_heads);
+  if (s.seq_q <= 0) bad("seq_q", s.seq_q);
+  if (s.seq_k <= 0) bad("seq_k", s.seq_k);
+  if (s.head_dim <= 0) bad("head_dim", s.head_dim);
+  if (s.heads % s.kv_heads != 0)
+    throw input_error("attention: heads (" + std::to_string(s.heads) +
+                      ") must be a multiple of kv_heads (" + std::to_string(s.kv_heads) + ")");
+  if (!(s.scale >= 0) || !std::isfinite(s.scale))
+    throw input_error("attention: scale must be >= 0 (0 = 1/sqrt(head_dim)), got " +
+                      std::to_string(s.scale));
+}
+
+namespace detail {
+
+namespace {
+int64_t thread_stride_of(int64_t floats) { return round_up(floats, 64); }  // own cache lines
+} // namespace
+
+workspace_layout forward_layout(const attention_shape& s, int threads) {
+  workspace_layout L;
+  L.threads = threads;
+  L.dp = round_up(s.head_dim, pad_d);
+  L.skp = round_up(s.seq_k, tile_k);
+  L.sqp = round_up(s.seq_q, tile_q);
+  L.n_kt = L.skp / tile_k;
+  L.n_qt = L.sqp / tile_q;
+  const int64_t kv = s.batch * s.kv_heads * L.skp * L.dp;
+  L.kt = 0;
+  L.vp = L.kt + kv;
+  L.thread = L.vp + kv;
+  L.thread_stride = thread_stride_of(2 * tile_q * L.dp + tile_q * tile_k + 3 * tile_q + L.dp);
+  L.total = L.thread + threads * L.thread_stride;
+  return L;
+}
+
+workspace_layout backward_layout(const attention_shape& s, int threads) {
+  workspace_layout L;
+  L.threads = threads;
+  L.dp = round_up(s.head_dim, pad_d);
+  L.skp = round_up(s.seq_k, tile_k);
+  L.sqp = round_up(s.seq_q, tile_q);
+  L.n_kt = L.skp / tile_k;
+  L.n_qt = L.sqp / tile_q;
+  // Split a head's key tiles only when batch x heads cannot keep the threads busy (each split
+  // costs one more dQ partial of seq_q x head_dim).
+  const int64_t bh = s.batch * s.heads;
+  L.splits = bh >= 2 * threads ? 1 : std::min<int64_t>(L.n_kt, ceil_div(2 * threads, bh));
+  const int64_t kv = s.batch * s.kv_heads * L.skp * L.dp;
+  const int64_t qh = s.batch * s.heads * L.sqp * L.dp;
+  const int64_t kh = s.batch * s.heads * L.skp * L.dp;
+  L.kt = 0;
+  L.kp = L.kt + kv;
+  L.vt = L.kp + kv;
+  L.qp = L.vt + kv;
+  L.dop = L.qp + qh;
+  L.dvec = L.dop + qh;
+  L.lse2 = L.dvec + s.batch * s.heads * L.sqp;
+  L.dq = round_up(L.lse2 + s.batch * s.heads * L.sqp, 16);
+  L.dkh = L.dq + L.splits * qh;
+  L.dvh = L.dkh + kh;
+  L.thread = L.dvh + kh;
+  L.thread_stride = thread_stride_of(2 * tile_q * tile_k + 2 * tile_k * L.dp + 2 * L.dp);
+  L.total = L.thread + threads * L.thread_stride;
+  return L;
+}
+
+namespace {
+
+const kernel_variant* variant_by_name(const std::string& name) {
+  if (name == "avx512") return &variant_avx512;
+  if (name == "avx2") return &variant_avx2;
+  if (name == "generic") return &variant_generic;
+  return nullptr;
+}
+
+bool cpu_has(const std::string& name) {
+  __builtin_cpu_init();
+  if (name == "avx512")
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("fma");
+  if (name == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return name == "generic";
+}
+
+std::atomic<const kernel_variant*> g_variant{nullptr};
+
+const kernel_variant& current() {
+  const kernel_variant* v = g_variant.load();
+  if (v) return *v;
+  // ACCELBENCH_ATTN_ISA selects a variant this CPU can run; otherwise the best one.
+  if (const char* env = std::getenv("ACCELBENCH_ATTN_ISA"))
+    if (variant_by_name(env) && cpu_has(env)) v = variant_by_name(env);
+  for (const char* name : {"avx512", "avx2", "generic"})
+    if (!v && cpu_has(name)) v = variant_by_name(name);
+  if (!v) v = &variant_generic;
+  g_variant.store(v);
+  return *v;
+}
+
+struct free_deleter {
+  void operator()(float* p) const { std::free(p); }
+};
+struct workspace {
+  std::unique_ptr<float, free_deleter> data;
+  int64_t floats = 0;
+  float* get(int64_t n) {
+    if (n > floats) {
+      data.reset();
+      const size_t bytes = size_t(round_up(n, 16)) * sizeof(float);
+      data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      if (!data) throw backend_error("attention: cannot allocate a workspace of " +
+                                     std::to_string(bytes) + " bytes");
+      floats = n;
+    }
+    return data.get();
+  }
+};
+thread_local workspace t_workspace;
+
+void run_forward(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
+                 void* o, float* lse) {
+  check_shape(s);
+  const workspace_layout L = forward_layout(s, omp_get_max_threads());
+  current().forward(s, e, q, k, v, o, lse, t_workspace.get(L.total), L);
+}
+
+void run_backward(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
+                  const void* o, const void* d_o, const float* lse, void* dq, void* dk,
+                  void* dv) {
+  check_shape(s);
+  const workspace_layout L = backward_layout(s, omp_get_max_threads());
+  current().backward(s, e, q, k, v, o, d_o, lse, dq, dk, dv, t_workspace.get(L.total), L);
+}
+
+} // namespace
+} // namespace detail
+
+std::string kernel_isa() { return detail::current().isa; }
+
+std::vector<std::string> available_isas() {
+  std::vector<std::string> out;
+  for (const char* name : {"avx512", "avx2", "generic"})
+    if (detail::cpu_has(name)) out.push_back(name);
+  return out;
+}
+
+void set_kernel_isa(const std::string& isa) {
+  const detail::kernel_variant* v = detail::variant_by_name(isa);
+  if (!v) throw input_error("attention: unknown kernel ISA '" + isa + "' (avx512, avx2, generic)");
+  if (!detail::cpu_has(isa))
+    throw input_error("attention: this CPU cannot run the '" + isa + "' kernels");
+  detail::g_variant.store(v);
+}
+
+void release_workspace() { detail::t_workspace = detail::workspace{}; }
+
+uint64_t forward_workspace_bytes(const attention_shape& s) {
+  return uint64_t(detail::forward_layout(s, omp_get_max_threads()).total) * sizeof(float);
+}
+uint64_t backward_workspace_bytes(const attention_shape& s) {
+  return uint64_t(detail::backward_layout(s, omp_get_max_threads()).total) * sizeof(float);
+}
+
+void flash_forward(const attention_shape& s, const float* q, const float* k, const float* v,
+                   float* o, float* lse) {
+  detail::run_forward(s, detail::elem::f32, q, k, v, o, lse);
+}
+void flash_backward(const attention_shape& s, const float* q, const float* k, const float* v,
+                    const float* o, const float* d_o, const float* lse, float* dq, float* dk,
+                    float* dv) {
+  detail::run_backward(s, detail::elem::f32, q, k, v, o, d_o, lse, dq, dk, dv);
+}
+void flash_forward_bf16(const attention_shape& s, const bf16* q, const bf16* k, const bf16* v,
+                        bf16* o, float* lse) {
+  detail::run_forward(s, detail::elem::bf16, q, k, v, o, lse);
+}
+void flash_backward_bf16(const attention_shape& s, const bf16* q, const bf16* k, const bf16* v,
+                         const bf16* o, const bf16* d_o, const float* lse, bf16* dq, bf16* dk,
+                         bf16* dv) {
+  detail::run_backward(s, detail::elem::bf16, q, k, v, o, d_o, lse, dq, dk, dv);
+}
+
+// ---------------------------------------------------------------------------------------------
+void to_float(const bf16* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = accelbench::bf16_to_float(in[i]);
+}
+void to_bf16(const float* in, bf16* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = accelbench::float_to_bf16(in[i]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// References. Plain loops over the layouts documented in the header; double accumulation.
+namespace {
+
+constexpr double k_inf = std::numeric_limits<double>::infinity();
+
+struct ref_index {
+  const attention_shape& s;
+  int64_t group() const { return s.heads / s.kv_heads; }
+  int64_t q(int64_t b, int64_t i, int64_t h) const {
+    return ((b * s.seq_q + i) * s.heads + h) * s.head_dim;
+  }
+  int64_t k(int64_t b, int64_t j, int64_t hk) const {
+    return ((b * s.seq_k + j) * s.kv_heads + hk) * s.head_dim;
+  }
+  // Keys visible to query row i: [0, end).
+  int64_t end(int64_t i) const {
+    if (!s.causal) return s.seq_k;
+    return std::clamp<int64_t>(i + s.seq_k - s.seq_q + 1, 0, s.seq_k);
+  }
+};
+
+double dot(const float* a, const float* b, int64_t n) {
+  double acc = 0;
+  for (int64_t d = 0; d < n; ++d) acc += double(a[d]) * double(b[d]);
+  return acc;
+}
+
+// Scaled scores of row i into p[0, end) and their softmax in place; returns lse.
+double softmax_row(const attention_shape& s, const float* q, const float* k, int64_t b, int64_t h,
+                   int64_t i, std::vector<double>& p) {
+  ref_index ix{s};
+  const int64_t end = ix.end(i), hk = h / ix.group(), D = s.head_dim;
+  const double scale = s.effective_scale();
+  p.assign(size_t(s.seq_k), 0.0);
+  if (end == 0) return k_inf;
+  double mx = -k_inf;
+  for (int64_t j = 0; j < end; ++j) {
+    p[j] = scale * dot(q + ix.q(b, i, h), k + ix.k(b, j, hk), D);
+    mx = std::max(mx, p[j]);
+  }
+  double sum = 0;
+  for (int64_t j = 0; j < end; ++j) sum += (p[j] = std::exp(p[j] - mx));
+  for (int64_t j = 0; j < end; ++j) p[j] /= sum;
+  return mx + std::log(sum);
+}
+
+} // namespace
+
+double reference_forward_row(const attention_shape& s, const float* q, const float* k,
+                             const float* v, int64_t b, int64_t h, int64_t i, double* o_row) {
+  ref_index ix{s};
+  std::vector<double> p;
+  const double lse = softmax_row(s, q, k, b, h, i, p);
+  const int64_t hk = h / ix.group(), D = s.head_dim;
+  std::fill(o_row, o_row + D, 0.0);
+  for (int64_t j = 0; j < ix.end(i); ++j) {
+    const float* vr = v + ix.k(b, j, hk);
+    for (int64_t d = 0; d < D; ++d) o_row[d] += p[j] * vr[d];
+  }
+  return lse;
+}
+
+void reference_forward(const attention_shape& s, const float* q, const float* k, const float* v,
+                       double* o, double* lse) {
+  check_shape(s);
+  ref_index ix{s};
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = 0; i < s.seq_q; ++i)
+        lse[(b * s.heads + h) * s.seq_q + i] =
+            reference_forward_row(s, q, k, v, b, h, i, o + ix.q(b, i, h));
+}
+
+void reference_dq_row(const attention_shape& s, const float* q, const float* k, const float* v,
+                      const float* d_o, int64_t b, int64_t h, int64_t i, double* dq_row) {
+  ref_index ix{s};
+  const int64_t D = s.head_dim, hk = h / ix.group(), end = ix.end(i);
+  const double scale = s.effective_scale();
+  std::vector<double> p, o(size_t(D), 0.0);
+  softmax_row(s, q, k, b, h, i, p);
+  const float* dor = d_o + ix.q(b, i, h);
+  for (int64_t j = 0; j < end; ++j) {
+    const float* vr = v + ix.k(b, j, hk);
+    for (int64_t d = 0; d < D; ++d) o[d] += p[j] * vr[d];
+  }
+  double di = 0;
+  for (int64_t d = 0; d < D; ++d) di += double(dor[d]) * o[d];
+  std::fill(dq_row, dq_row + D, 0.0);
+  for (int64_t j = 0; j < end; ++j) {
+    const double ds = p[j] * (dot(dor, v + ix.k(b, j, hk), D) - di);
+    const float* kr = k + ix.k(b, j, hk);
+    for (int64_t d = 0; d < D; ++d) dq_row[d] += scale * ds * kr[d];
+  }
+}
+
+void reference_dkv_row(const attention_shape& s, const float* q, const float* k, const float* v,
+                       const float* o, const float* d_o, const float* lse, int64_t b,
+                       int64_t hk, int64_t j, double* dk_row, double* dv_row) {
+  ref_index ix{s};
+  const int64_t D = s.head_dim, G = ix.group();
+  const double scale = s.effective_scale();
+  std::fill(dk_row, dk_row + D, 0.0);
+  std::fill(dv_row, dv_row + D, 0.0);
+  const float* kr = k + ix.k(b, j, hk);
+  const float* vr = v + ix.k(b, j, hk);
+  for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
+    for (int64_t i = 0; i < s.seq_q; ++i) {
+      if (j >= ix.end(i)) continue;
+      const double l = lse[(b * s.heads + h) * s.seq_q + i];
+      if (std::isinf(l)) continue;
+      const float* qr = q + ix.q(b, i, h);
+      const float* dor = d_o + ix.q(b, i, h);
+      const double p = std::exp(scale * dot(qr, kr, D) - l);
+      const double di = dot(dor, o + ix.q(b, i, h), D);
+      const double ds = p * (dot(dor, vr, D) - di);
+      for (int64_t d = 0; d < D; ++d) {
+        dv_row[d] += p * dor[d];
+        dk_row[d] += scale * ds * qr[d];
+      }
+    }
+}
+
+void reference_backward(const attention_shape& s, const float* q, const float* k, const float* v,
+                        const float* d_o, double* dq, double* dk, double* dv) {
+  check_shape(s);
+  ref_index ix{s};
+  const int64_t D = s.head_dim, SQ = s.seq_q, SK = s.seq_k;
+  const double scale = s.effective_scale();
+  std::fill(dk, dk + s.batch * SK * s.kv_heads * D, 0.0);
+  std::fill(dv, dv + s.batch * SK * s.kv_heads * D, 0.0);
+  // The whole probability matrix of one head, materialised (seq_q x seq_k doubles).
+  std::vector<double> P(size_t(SQ * SK)), row;
+  std::vector<double> o(static_cast<size_t>(D));
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const int64_t hk = h / ix.group();
+      for (int64_t i = 0; i < SQ; ++i) {
+        softmax_row(s, q, k, b, h, i, row);
+        std::copy(row.begin(), row.end(), P.begin() + i * SK);
+      }
+      for (int64_t i = 0; i < SQ; ++i) {
+        const float* dor = d_o + ix.q(b, i, h);
+        double* dqr = dq + ix.q(b, i, h);
+        std::fill(o.begin(), o.end(), 0.0);
+        std::fill(dqr, dqr + D, 0.0);
+        for (int64_t j = 0; j < SK; ++j)
+          for (int64_t d = 0; d < D; ++d) o[d] += P[i * SK + j] * v[ix.k(b, j, hk) + d];
+        double di = 0;
+        for (int64_t d = 0; d < D; ++d) di += dor[d] * o[d];
+        for (int64_t j = 0; j < SK; ++j) {
+          const double p = P[i * SK + j];
+          if (p == 0) continue;
+          const double ds = p * (dot(dor, v + ix.k(b, j, hk), D) - di);
+          const float* kr = k + ix.k(b, j, hk);
+          const float* qr = q + ix.q(b, i, h);
+          double* dkr = dk + ix.k(b, j, hk);
+          double* dvr = dv + ix.k(b, j, hk);
+          for (int64_t d = 0; d < D; ++d) {
+            dqr[d] += scale * ds * kr[d];
+            dkr[d] += scale * ds * qr[d];
+            dvr[d] += p * dor[d];
+          }
+        }
+      }
+    }
+}
+
+} // namespace accelbench::attention

@@ -1,0 +1,70 @@
+#pragma once
+// Internal to the attention CPU backend: the tile geometry shared by every ISA variant, the
+// workspace layout, and the per-ISA entry points that flash_attention.cpp dispatches to.
+//
+// Each ISA variant is the same template code (flash_kernels.inl) compiled in its own translation
+// unit with its own instruction-set flags (the PyTorch/oneDNN "one source, several CPU
+// capabilities" pattern). Run-time dispatch picks one with __builtin_cpu_supports; the build itself
+// has no -march flag, so the binary still runs on a CPU without AVX-512.
+#include <cstddef>
+#include <cstdint>
+
+#include "workloads/attention/cpu/flash_attention.hpp"
+
+namespace accelbench::attention::detail {
+
+// Query rows and key columns per tile. 64 x 64 keeps a tile's working set (Q, K^T, V tiles and
+// the 64 x 64 score block, 128-wide heads) inside a Zen 5 core's 1 MiB L2 and mostly in L1.
+constexpr int64_t tile_q = 64;
+constexpr int64_t tile_k = 64;
+// head_dim is padded with zeros to a multiple of 16 floats in the packed copies, so the
+// micro-kernels never need a masked tail (zeros do not change dot products).
+constexpr int64_t pad_d = 16;
+
+inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+// Input element type of a call (the math is fp32 for both).
+enum class elem { f32, bf16 };
+
+// Offsets (in floats) into one workspace buffer; computed by the dispatcher so that the buffer
+// can be reused across calls (first-touch page faults of a fresh allocation would otherwise cost
+// a few percent of a forward pass at seq 2048).
+struct workspace_layout {
+  int64_t dp = 0;          // padded head_dim
+  int64_t skp = 0;         // padded seq_k (multiple of tile_k)
+  int64_t sqp = 0;         // padded seq_q (multiple of tile_q)
+  int64_t n_kt = 0;        // number of key tiles
+  int64_t n_qt = 0;        // number of query tiles
+  int64_t splits = 1;      // backward: key-tile groups per head, each with its own dQ partial
+  int threads = 1;
+  // Per kv head: K^T tiles [n_kt][dp][tile_k], K rows [skp][dp], V rows [skp][dp], V^T tiles.
+  int64_t kt = 0, kp = 0, vp = 0, vt = 0;
+  // Per query head (backward): Q rows [sqp][dp], dO rows [sqp][dp], D_i [sqp], lse*log2(e) [sqp].
+  int64_t qp = 0, dop = 0, dvec = 0, lse2 = 0;
+  // Backward accumulators: dQ partials [splits][batch][heads][sqp][dp]; dK, dV per query head
+  // [batch][heads][skp][dp] (summed over each GQA group at the end).
+  int64_t dq = 0, dkh = 0, dvh = 0;
+  // Per-thread scratch.
+  int64_t thread = 0, thread_stride = 0;
+  int64_t total = 0;
+};
+
+workspace_layout forward_layout(const attention_shape& s, int threads);
+workspace_layout backward_layout(const attention_shape& s, int threads);
+
+// One ISA variant. `in` points at float or bf16 data according to `e`.
+struct kernel_variant {
+  const char* isa;  // "avx512" | "avx2" | "generic"
+  void (*forward)(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
+                  void* o, float* lse, float* ws, const workspace_layout& L);
+  void (*backward)(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
+                   const void* o, const void* d_o, const float* lse, void* dq, void* dk, void* dv,
+                   float* ws, const workspace_layout& L);
+};
+
+extern const kernel_variant variant_avx512;
+extern const kernel_variant variant_avx2;
+extern const kernel_variant variant_generic;
+
+} // namespace accelbench::attention::detail

@@ -1,0 +1,263 @@
+// The attention workload's CUDA backend (issue 8 §4): device buffers, the timed kernel, metrics
+// and the correctness check against the CPU reference (attention_check.hpp).
+#include "workloads/attention/cuda/attention_cuda.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "harness/core/bf16.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
+#include "harness/device/device.hpp"
+#include "harness/device/device_kernel.hpp"
+#include "harness/measure/measure.hpp"
+#include "workloads/attention/attention_check.hpp"
+#include "workloads/attention/attention_workload.hpp"
+
+namespace accelbench::attention {
+
+namespace {
+
+std::string impl_of(const config& cfg) {
+  auto it = cfg.values.find("impl");
+  return it == cfg.values.end() ? "cudnn" : it->second;
+}
+
+uint64_t q_elems(const attention_shape& s) { return (uint64_t)(s.batch * s.seq_q * s.heads * s.head_dim); }
+uint64_t kv_elems(const attention_shape& s) { return (uint64_t)(s.batch * s.seq_k * s.kv_heads * s.head_dim); }
+uint64_t rows(const attention_shape& s) { return (uint64_t)(s.batch * s.heads * s.seq_q); }
+
+// Device tensors of one run; element size 2 (bf16) or 4 (fp32).
+struct device_tensors {
+  size_t es;
+  device::device_buffer q, k, v, o, d_o, dq, dk, dv, lse, delta;
+  device_tensors(const attention_shape& s, bool bf16, bool backward)
+      : es(bf16 ? 2 : 4), q(q_elems(s) * es), k(kv_elems(s) * es), v(kv_elems(s) * es), o(q_elems(s) * es),
+        lse(rows(s) * 4) {
+    if (backward) {
+      d_o = device::device_buffer(q_elems(s) * es);
+      dq = device::device_buffer(q_elems(s) * es);
+      dk = device::device_buffer(kv_elems(s) * es);
+      dv = device::device_buffer(kv_elems(s) * es);
+      delta = device::device_buffer(rows(s) * 4);
+    }
+  }
+  void put(device::device_buffer& b, const std::vector<float>& x) {
+    if (es == 4) return b.upload(x.data(), x.size() * 4);
+    std::vector<uint16_t> h(x.size());
+    for (size_t i = 0; i < x.size(); ++i) h[i] = float_to_bf16(x[i]);
+    b.upload(h.data(), h.size() * 2);
+  }
+  std::vector<float> get(const device::device_buffer& b, uint64_t n) const {
+    std::vector<float> x(n);
+    if (es == 4) {
+      b.download(x.data(), n * 4);
+    } else {
+      std::vector<uint16_t> h(n);
+      b.download(h.data(), n * 2);
+      for (uint64_t i = 0; i < n; ++i) x[i] = bf16_to_float(h[i]);
+    }
+    return x;
+  }
+  std::vector<float> get_lse(uint64_t n) const {
+    std::vector<float> x(n);
+    lse.download(x.data(), n * 4);
+    return x;
+  }
+};
+
+// One timed iteration: the passes of the config.
+class attention_kernel : public device::device_kernel {
+public:
+  attention_kernel(const attention_shape& s, bool bf16, pass_kind p, const std::string& impl, device_tensors& t)
+      : m_s(s), m_bf16(bf16), m_pass(p), m_t(t) {
+    if (impl == "cudnn") m_cudnn = std::make_unique<cudnn::sdpa_forward>(s);
+  }
+  void forward(void* stream) {
+    if (m_cudnn) m_cudnn->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.lse.as<float>(), stream);
+    else native::forward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.lse.as<float>(), stream);
+  }
+  void backward(void* stream) {
+    native::backward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.d_o.get(),
+                     m_t.lse.as<float>(), m_t.delta.as<float>(), m_t.dq.get(), m_t.dk.get(), m_t.dv.get(), stream);
+  }
+  void enqueue(void* stream) override {
+    if (m_pass != pass_kind::bwd) forward(stream);
+    if (m_pass != pass_kind::fwd) backward(stream);
+  }
+  std::string engine() const { return m_cudnn ? m_cudnn->engine() : "accelbench native FlashAttention-2-style (CUDA cores, fp32 math)"; }
+
+private:
+  attention_shape m_s;
+  bool m_bf16;
+  pass_kind m_pass;
+  device_tensors& m_t;
+  std::unique_ptr<cudnn::sdpa_forward> m_cudnn;
+};
+
+std::vector<float> random_tensor(uint64_t n, std::mt19937_64& rng, bool bf16) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& e : x) e = bf16 ? bf16_to_float(float_to_bf16(u(rng))) : u(rng);
+  return x;
+}
+
+uint64_t seed_of(const std::string& key) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+} // namespace
+
+const std::vector<std::string>& cuda_attention_impls() {
+  static const std::vector<std::string> v = {"cudnn", "native"};
+  return v;
+}
+
+uint64_t attention_cuda_device_bytes(const config& cfg) {
+  auto s = shape_of(cfg);
+  const uint64_t es = cfg.at("dtype") == "bf16" ? 2 : 4;
+  const bool bwd = pass_from_string(cfg.at("pass")) != pass_kind::fwd;
+  uint64_t b = (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
+  if (bwd) b += (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
+  return b;
+}
+
+std::string attention_cuda_unavailable_reason(const config& cfg) {
+  auto s = shape_of(cfg);
+  const std::string impl = impl_of(cfg);
+  const bool bf16 = cfg.at("dtype") == "bf16";
+  const bool bwd = pass_from_string(cfg.at("pass")) != pass_kind::fwd;
+  const auto& impls = cuda_attention_impls();
+  if (std::find(impls.begin(), impls.end(), impl) == impls.end())
+    return fmt::format("impl={} is not a CUDA attention implementation (cudnn, native)", impl);
+  if (impl == "native" && s.head_dim > 256)
+    return fmt::format("impl=native supports head_dim up to 256 (got head_dim={})", s.head_dim);
+  if (impl == "cudnn")
+    if (auto r = cudnn::unsupported_reason(s, bf16, bwd); !r.empty()) return r;
+  std::string why;
+  if (!device::cuda_available(&why)) return "CUDA backend: " + why;
+  const auto st = device::query_cuda();
+  return device::memory_refusal(attention_cuda_device_bytes(cfg), st.gpus.front().free_memory);
+}
+
+void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
+  if (auto why = attention_cuda_unavailable_reason(cfg); !why.empty()) {
+    out.mark_skipped(why);
+    return;
+  }
+  const auto s = shape_of(cfg);
+  const auto pass = pass_from_string(cfg.at("pass"));
+  const std::string dtype = cfg.at("dtype"), impl = impl_of(cfg);
+  const bool bf16 = dtype == "bf16";
+  const bool bwd = pass != pass_kind::fwd;
+  const auto st = device::query_cuda();
+  const auto& gpu = st.gpus.front();
+  const uint64_t seed = ctx.seed ? ctx.seed : seed_of(cfg.key());
+  try {
+    device::set_device(gpu.index);
+    std::mt19937_64 rng(seed);
+    auto q = random_tensor(q_elems(s), rng, bf16);
+    auto k = random_tensor(kv_elems(s), rng, bf16);
+    auto v = random_tensor(kv_elems(s), rng, bf16);
+    device_tensors t(s, bf16, bwd);
+    t.put(t.q, q);
+    t.put(t.k, k);
+    t.put(t.v, v);
+    std::vector<float> d_o;
+    if (bwd) {
+      d_o = random_tensor(q_elems(s), rng, bf16);
+      t.put(t.d_o, d_o);
+    }
+    attention_kernel kern(s, bf16, pass, impl, t);
+    // The backward pass reads O and lse: produce them once, untimed (FlashAttention's bwd
+    // benchmark does the same).
+    if (pass == pass_kind::bwd) {
+      kern.forward(kern.stream());
+      device::synchronize("attention forward (setup for pass=bwd)");
+    }
+    auto res = measure::run_kernel(cfg.key(), kern, ctx.rules->measurement());
+    if (!res.error.empty()) {
+      out.mark_failed(res.error);
+      return;
+    }
+    out.samples = std::move(res.samples);
+    out.sample_unit = "s";
+    out.sample_dir = direction::lower_is_better;
+    out.effective_settings["measurement_applied"] = res.effective;
+    const double flops = attention_flops(s, pass);
+    out.extra["implementation"] = kern.engine();
+    out.extra["impl"] = impl;
+    out.extra["device"] = gpu.to_json();
+    out.extra["flops_per_iteration"] = flops;
+    std::vector<double> times;
+    for (const auto& smp : out.samples) times.push_back(smp.value);
+    auto sum = stats::summarize(times);
+    const double tflops = flops / sum.median / 1e12;
+    out.add_metric("time", sum.median, "s", direction::lower_is_better);
+    out.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_low", flops / sum.ci_high / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_high", flops / sum.ci_low / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("cv", sum.cv, "", direction::lower_is_better);
+    if (double pk = device::datasheet_peak_tflops(gpu.name, dtype); pk > 0) {
+      out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
+      out.extra["peak"] = {{"tflops", pk}, {"dtype", dtype}, {"source", "NVIDIA datasheet, dense"}};
+    }
+
+    // Correctness against the double-precision CPU reference over the same (rounded) inputs.
+    device::synchronize("attention outputs");
+    check_options opt;
+    opt.tolerance = ctx.rules->tolerance(dtype);
+    opt.seed = seed;
+    auto o = t.get(t.o, q_elems(s));
+    auto lse = t.get_lse(rows(s));
+    auto chk = check_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data(), opt);
+    if (bwd) {
+      auto dq = t.get(t.dq, q_elems(s)), dk = t.get(t.dk, kv_elems(s)), dv = t.get(t.dv, kv_elems(s));
+      chk.merge(check_backward(s, q.data(), k.data(), v.data(), o.data(), d_o.data(), lse.data(), dq.data(),
+                               dk.data(), dv.data(), opt));
+    }
+    out.extra["correctness"] = chk.to_json();
+    if (!chk.ok()) out.mark_invalid("correctness: " + chk.reason());
+  } catch (const backend_error& e) {
+    out.mark_failed(e.what());
+  }
+}
+
+host_result run_forward_host(const attention_shape& s, const std::string& impl, bool bf16,
+                             const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v) {
+  device_tensors t(s, bf16, false);
+  t.put(t.q, q);
+  t.put(t.k, k);
+  t.put(t.v, v);
+  attention_kernel kern(s, bf16, pass_kind::fwd, impl, t);
+  kern.run();
+  host_result r;
+  r.o = t.get(t.o, q_elems(s));
+  r.lse = t.get_lse(rows(s));
+  return r;
+}
+
+host_result run_backward_host(const attention_shape& s, const std::string& impl, bool bf16,
+                              const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                              const std::vector<float>& d_o) {
+  device_tensors t(s, bf16, true);
+  t.put(t.q, q);
+  t.put(t.k, k);
+  t.put(t.v, v);
+  t.put(t.d_o, d_o);
+  attention_kernel kern(s, bf16, pass_kind::fwd_bwd, impl, t);
+  kern.run();
+  host_result r;
+  r.o = t.get(t.o, q_elems(s));
+  r.lse = t.get_lse(rows(s));
+  r.dq = t.get(t.dq, q_elems(s));
+  r.dk = t.get(t.dk, kv_elems(s));
+  r.dv = t.get(t.dv, kv_elems(s));
+  return r;
+}
+
+} // namespace accelbench::attention

@@ -1,0 +1,76 @@
+#pragma once
+// Attention on CUDA (issue 8 §4). Plain C++ interface (no CUDA types): pointers are device
+// pointers, streams are cudaStream_t passed as void*. Called by workloads/attention/
+// attention_workload.cpp when the config's backend is "cuda".
+//
+// Two implementations, chosen by the config's "impl" axis (default cudnn):
+//   native  FlashAttention-2-style kernels of our own (flash_native.cu): forward and backward,
+//           causal, GQA, fp32 and bf16, head_dim <= 256.
+//   cudnn   cuDNN's fused SDPA through the cuDNN 9 backend graph API (cudnn_sdpa.cpp):
+//           forward only for now (see attention_cuda_unavailable_reason), bf16, causal, GQA.
+// Layouts and conventions are the CPU kernels' (workloads/attention/cpu/flash_attention.hpp).
+#include <string>
+#include <vector>
+
+#include "harness/core/workload.hpp"
+#include "workloads/attention/cpu/flash_attention.hpp"
+
+namespace accelbench::attention {
+
+// The values of the "impl" axis the lead adds to the attention spec when CUDA is built.
+const std::vector<std::string>& cuda_attention_impls();  // {"cudnn", "native"}
+
+// Why this config cannot run on CUDA here, empty when it can: no device, impl/dtype/pass
+// combination not supported (with the reason), not enough free device memory.
+std::string attention_cuda_unavailable_reason(const config& cfg);
+// Device bytes the config allocates.
+uint64_t attention_cuda_device_bytes(const config& cfg);
+
+// Runs the config on device 0: device-timed samples, metrics (time, tflops as FlashAttention's
+// benchmarks count FLOPs, pct_of_peak where known, cv), extra (impl, device, correctness against
+// the double-precision CPU reference), validity. Failures are data.
+void attention_cuda_execute(const config& cfg, run& out, run_context& ctx);
+
+// ---- host-level entry points (tests, scripts): upload, run once, download ----
+// All arrays in fp32 on the host; with bf16 = true they are rounded to bf16 on upload (callers
+// compare against the reference over the rounded inputs).
+struct host_result {
+  std::vector<float> o, lse, dq, dk, dv;
+};
+host_result run_forward_host(const attention_shape& s, const std::string& impl, bool bf16,
+                             const std::vector<float>& q, const std::vector<float>& k,
+                             const std::vector<float>& v);
+host_result run_backward_host(const attention_shape& s, const std::string& impl, bool bf16,
+                              const std::vector<float>& q, const std::vector<float>& k,
+                              const std::vector<float>& v, const std::vector<float>& d_o);
+
+namespace native {
+// Device pointers; T = float or bf16 by `bf16`. `delta` is B*H*Sq floats of scratch.
+void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+             void* o, float* lse, void* stream);
+void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+              const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
+              void* dv, void* stream);
+} // namespace native
+
+namespace cudnn {
+// cuDNN's version and whether its SDPA can run the shape here; empty when it can.
+std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward);
+
+// A built cuDNN SDPA forward graph (execution plan + workspace) for one shape; move-only.
+class sdpa_forward {
+public:
+  explicit sdpa_forward(const attention_shape& s);  // throws backend_error with cuDNN's message
+  ~sdpa_forward();
+  sdpa_forward(sdpa_forward&&) noexcept;
+  sdpa_forward& operator=(sdpa_forward&&) noexcept;
+  // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log).
+  void run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream);
+  std::string engine() const;  // engine id and knobs chosen by the heuristic
+private:
+  struct impl;
+  impl* m_impl = nullptr;
+};
+} // namespace cudnn
+
+} // namespace accelbench::attention
