@@ -1,0 +1,26 @@
+#pragma once
+// accelbench import --format mlperf, package, check-package, and MLPerf scores for show/export.
+#include <string>
+#include <vector>
+
+#include "harness/core/model.hpp"
+#include "harness/store/store.hpp"
+
+namespace accelbench::cli {
+
+int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet);
+
+struct package_cli_options {
+  std::string org, system, division, out, status, system_json, db;
+  std::vector<std::string> benchmarks;
+  bool force = false;
+  std::string command_line;
+};
+int cmd_package(const package_cli_options& o);
+int cmd_check_package(const std::string& dir, const std::string& round, bool as_json);
+
+// Scores (olympic mean x scaling) per ruleset, system and benchmark for the MLPerf runs among
+// `runs` (empty array when there are none, or when the MLPerf module is not built).
+json mlperf_scores(const std::vector<run>& runs);
+
+} // namespace accelbench::cli
