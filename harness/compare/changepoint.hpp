@@ -14,25 +14,25 @@
 namespace accelbench::compare {
 
 struct changepoint_options {
-  direction dir = direction::lower_is_better;  // which way a change is a regression
+  direction dir = direction::lower_is_better; // which way a change is a regression
   // Fewest points on each side of a change. A single outlier night cannot form a segment of its
   // own, so it never raises an alarm; a real change needs min_segment nights to be confirmed.
   size_t min_segment = 5;
-  double max_pvalue = 0.001;      // Welch t-test significance (Hunter's default)
-  double min_magnitude_pct = 0;   // changes of the segment means smaller than this are dropped
+  double max_pvalue = 0.001;    // Welch t-test significance (Hunter's default)
+  double min_magnitude_pct = 0; // changes of the segment means smaller than this are dropped
   // 0: the whole series is one window. Otherwise the split pass runs on windows of this length
   // (overlapping by half), as Hunter does to bound the cost on long series.
   size_t window = 0;
 };
 
 struct change_point {
-  size_t index = 0;         // first point of the new segment
-  double mean_before = 0;   // mean of the segment before (from the previous change point)
-  double mean_after = 0;    // mean of the segment after (to the next change point)
-  double magnitude = 1;     // mean_after / mean_before
-  double p_value = 1;       // Welch t-test of the two segments
-  double energy = 0;        // E-divisive statistic q-hat of the split when it was found
-  bool regression = false;  // the change is in the bad direction for opt.dir
+  size_t index = 0;        // first point of the new segment
+  double mean_before = 0;  // mean of the segment before (from the previous change point)
+  double mean_after = 0;   // mean of the segment after (to the next change point)
+  double magnitude = 1;    // mean_after / mean_before
+  double p_value = 1;      // Welch t-test of the two segments
+  double energy = 0;       // E-divisive statistic q-hat of the split when it was found
+  bool regression = false; // the change is in the bad direction for opt.dir
 };
 
 // Change points in index order. Throws input_error when min_segment < 2 (a t-test needs two

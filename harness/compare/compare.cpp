@@ -18,16 +18,21 @@ namespace accelbench::compare {
 
 std::string to_string(verdict v) {
   switch (v) {
-  case verdict::improved: return "improved";
-  case verdict::regressed: return "regressed";
-  case verdict::unchanged: return "unchanged";
-  case verdict::inconclusive: return "inconclusive";
+  case verdict::improved:
+    return "improved";
+  case verdict::regressed:
+    return "regressed";
+  case verdict::unchanged:
+    return "unchanged";
+  case verdict::inconclusive:
+    return "inconclusive";
   }
   return "inconclusive";
 }
 
 double sample_comparison::speedup() const {
-  if (!(ratio > 0) || !std::isfinite(ratio)) return 0;
+  if (!(ratio > 0) || !std::isfinite(ratio))
+    return 0;
   return dir == direction::lower_is_better ? 1 / ratio : ratio;
 }
 
@@ -149,18 +154,19 @@ sample_comparison compare_samples(const std::vector<double>& baseline,
 // ---------------------------------------------------------------------------------------------
 
 size_t set_comparison::count(verdict v) const {
-  return static_cast<size_t>(std::count_if(pairs.begin(), pairs.end(),
-                                           [v](const pair_result& p) { return p.cmp.result == v; }));
+  return static_cast<size_t>(std::count_if(
+      pairs.begin(), pairs.end(), [v](const pair_result& p) { return p.cmp.result == v; }));
 }
 
 namespace {
 
-using group_key = std::pair<std::string, std::string>;  // (cfg.key(), ruleset)
+using group_key = std::pair<std::string, std::string>; // (cfg.key(), ruleset)
 using groups = std::map<group_key, std::vector<const run*>>;
 
 groups group_runs(const std::vector<run>& runs) {
   groups g;
-  for (const auto& r : runs) g[{r.cfg.key(), r.ruleset}].push_back(&r);
+  for (const auto& r : runs)
+    g[{r.cfg.key(), r.ruleset}].push_back(&r);
   return g;
 }
 
@@ -173,7 +179,7 @@ bool earlier(const run* a, const run* b) {
 
 struct side {
   std::vector<double> samples;
-  const run* representative = nullptr;  // the latest contributing run (or latest at all)
+  const run* representative = nullptr; // the latest contributing run (or latest at all)
   size_t contributing = 0;
   std::vector<std::string> notes;
 };
@@ -202,7 +208,8 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
     s.representative = runs.back();
     return s;
   }
-  if (policy == pooling::latest) usable.erase(usable.begin(), usable.end() - 1);
+  if (policy == pooling::latest)
+    usable.erase(usable.begin(), usable.end() - 1);
   s.representative = usable.back();
   s.contributing = usable.size();
   std::set<std::string> fingerprints;
@@ -210,13 +217,15 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
   for (const run* r : usable) {
     fingerprints.insert(r->fingerprint);
     invalid = invalid || !r->valid;
-    for (const auto& smp : r->samples) s.samples.push_back(smp.value);
+    for (const auto& smp : r->samples)
+      s.samples.push_back(smp.value);
   }
   // DESIGN.md: differing environments are flagged, never silently mixed.
   if (fingerprints.size() > 1)
     s.notes.push_back(label + ": pools runs with " + std::to_string(fingerprints.size()) +
                       " different environment fingerprints");
-  if (invalid) s.notes.push_back(label + ": includes an INVALID run");
+  if (invalid)
+    s.notes.push_back(label + ": includes an INVALID run");
   return s;
 }
 
@@ -241,9 +250,11 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
   const groups gb = group_runs(baseline), gc = group_runs(candidate);
 
   for (const auto& [k, runs] : gb)
-    if (!gc.count(k)) out.only_baseline.push_back(make_unpaired(k, runs));
+    if (!gc.count(k))
+      out.only_baseline.push_back(make_unpaired(k, runs));
   for (const auto& [k, runs] : gc)
-    if (!gb.count(k)) out.only_candidate.push_back(make_unpaired(k, runs));
+    if (!gb.count(k))
+      out.only_candidate.push_back(make_unpaired(k, runs));
 
   // Gather first, then judge: the judging (a bootstrap per pair) dominates the cost and is
   // independent per pair, so it runs on several threads; each pair uses the same seed, so the
@@ -257,7 +268,8 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
   std::vector<job> jobs;
   for (const auto& [k, cruns] : gc) {
     auto it = gb.find(k);
-    if (it == gb.end()) continue;
+    if (it == gb.end())
+      continue;
     side b = gather(it->second, opt.policy, opt.baseline_label);
     side c = gather(cruns, opt.policy, opt.candidate_label);
 
@@ -277,8 +289,7 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     jb.so.dir = c.representative->sample_dir;
     jb.so.alpha = opt.alpha;
     auto thr = opt.threshold_by_workload.find(p.workload);
-    jb.so.threshold_pct =
-        thr != opt.threshold_by_workload.end() ? thr->second : opt.threshold_pct;
+    jb.so.threshold_pct = thr != opt.threshold_by_workload.end() ? thr->second : opt.threshold_pct;
     jb.so.min_samples = opt.min_samples;
     jb.so.resamples = opt.resamples;
     jb.so.seed = opt.seed;
@@ -293,8 +304,8 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     }
     if (b.representative->fingerprint != c.representative->fingerprint) {
       p.environment_differs = true;
-      p.environment_differences = environment_differences(b.representative->environment,
-                                                          c.representative->environment);
+      p.environment_differences =
+          environment_differences(b.representative->environment, c.representative->environment);
     }
     jb.base = std::move(b.samples);
     jb.cand = std::move(c.samples);
@@ -326,12 +337,15 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
           errors[t] = std::current_exception();
         }
       });
-    for (auto& th : pool) th.join();
+    for (auto& th : pool)
+      th.join();
     for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
+      if (e)
+        std::rethrow_exception(e);
   }
   out.pairs.reserve(jobs.size());
-  for (auto& jb : jobs) out.pairs.push_back(std::move(jb.p));
+  for (auto& jb : jobs)
+    out.pairs.push_back(std::move(jb.p));
 
   auto by_name = [](const auto& a, const auto& b) { return a.name < b.name; };
   std::sort(out.pairs.begin(), out.pairs.end(), by_name);
@@ -346,13 +360,22 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     auto& s = sums[p.workload];
     s.workload = p.workload;
     switch (p.cmp.result) {
-    case verdict::improved: ++s.improved; break;
-    case verdict::regressed: ++s.regressed; break;
-    case verdict::unchanged: ++s.unchanged; break;
-    case verdict::inconclusive: ++s.inconclusive; break;
+    case verdict::improved:
+      ++s.improved;
+      break;
+    case verdict::regressed:
+      ++s.regressed;
+      break;
+    case verdict::unchanged:
+      ++s.unchanged;
+      break;
+    case verdict::inconclusive:
+      ++s.inconclusive;
+      break;
     }
     const double su = p.cmp.speedup();
-    if (su > 0 && std::isfinite(su)) speedups[p.workload].push_back(su);
+    if (su > 0 && std::isfinite(su))
+      speedups[p.workload].push_back(su);
   }
   for (auto& [w, s] : sums) {
     auto it = speedups.find(w);
@@ -366,8 +389,10 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
 }
 
 int exit_code_for(const set_comparison& c, bool strict) {
-  if (c.count(verdict::regressed) > 0) return exit_failed;
-  if (strict && c.count(verdict::inconclusive) > 0) return exit_inconclusive;
+  if (c.count(verdict::regressed) > 0)
+    return exit_failed;
+  if (strict && c.count(verdict::inconclusive) > 0)
+    return exit_inconclusive;
   return exit_ok;
 }
 

@@ -13,38 +13,38 @@
 namespace accelbench::compare {
 
 enum class verdict { improved, regressed, unchanged, inconclusive };
-std::string to_string(verdict v);  // "improved" | "regressed" | "unchanged" | "inconclusive"
+std::string to_string(verdict v); // "improved" | "regressed" | "unchanged" | "inconclusive"
 
 // ---------------------------------------------------------------------------------------------
 // Two runs' raw samples.
 struct sample_options {
-  direction dir = direction::lower_is_better;  // times: lower; throughput: higher
-  double alpha = 0.01;         // significance of the Mann-Whitney test (ruleset comparison.alpha)
-  double threshold_pct = 5;    // minimum effect (ruleset comparison.min_effect_pct)
-  size_t min_samples = 5;      // fewer on either side: inconclusive
-  double ci_level = 0.95;      // level of the bootstrap CI of the ratio
-  int resamples = 2000;        // bootstrap resamples
-  uint64_t seed = 42;          // bootstrap seed: the same inputs give the same CI
+  direction dir = direction::lower_is_better; // times: lower; throughput: higher
+  double alpha = 0.01;      // significance of the Mann-Whitney test (ruleset comparison.alpha)
+  double threshold_pct = 5; // minimum effect (ruleset comparison.min_effect_pct)
+  size_t min_samples = 5;   // fewer on either side: inconclusive
+  double ci_level = 0.95;   // level of the bootstrap CI of the ratio
+  int resamples = 2000;     // bootstrap resamples
+  uint64_t seed = 42;       // bootstrap seed: the same inputs give the same CI
   // The bootstrap dominates the cost (~0.8 ms per pair at 2000 resamples). With this set, the CI
   // is computed only where the verdict needs it (p < alpha); elsewhere has_ci is false.
   bool ci_only_when_significant = false;
 };
 
 struct sample_comparison {
-  direction dir = direction::lower_is_better;  // the options the verdict was judged under
+  direction dir = direction::lower_is_better; // the options the verdict was judged under
   double alpha = 0.01;
   double threshold_pct = 5;
   size_t n_baseline = 0, n_candidate = 0;
   double baseline_median = 0, candidate_median = 0;
   double baseline_min = 0, baseline_max = 0, candidate_min = 0, candidate_max = 0;
-  double ratio = 0;                      // candidate median / baseline median (0: undefined)
+  double ratio = 0; // candidate median / baseline median (0: undefined)
   double ratio_ci_low = 0, ratio_ci_high = 0;
-  bool has_ci = false;                   // the bootstrap CI was computed (ratio defined)
-  double u = 0;                          // Mann-Whitney U of the candidate (scipy's U1, x = candidate)
-  double p_value = 1;                    // two-sided
-  bool exact_p = false;                  // the p-value came from the exact distribution
+  bool has_ci = false;  // the bootstrap CI was computed (ratio defined)
+  double u = 0;         // Mann-Whitney U of the candidate (scipy's U1, x = candidate)
+  double p_value = 1;   // two-sided
+  bool exact_p = false; // the p-value came from the exact distribution
   verdict result = verdict::inconclusive;
-  std::string reason;                    // one line: why this verdict
+  std::string reason; // one line: why this verdict
   // Direction-aware speed-up: > 1 means the candidate is better (baseline/candidate for times,
   // candidate/baseline for throughput); 0 when the ratio is undefined.
   double speedup() const;
@@ -66,37 +66,37 @@ sample_comparison compare_samples(const std::vector<double>& baseline,
 // ---------------------------------------------------------------------------------------------
 // Two result sets.
 enum class pooling {
-  pool,    // several runs of one config on one side: their samples are pooled (default; nightly
-           // jobs that repeat a config get more samples, hence more power)
-  latest,  // only the latest run (by finished_at, then started_at, then id) is used
+  pool,   // several runs of one config on one side: their samples are pooled (default; nightly
+          // jobs that repeat a config get more samples, hence more power)
+  latest, // only the latest run (by finished_at, then started_at, then id) is used
 };
 
 struct set_options {
   double alpha = 0.01;
-  double threshold_pct = 5;                           // default minimum effect
-  std::map<std::string, double> threshold_by_workload;  // workload -> min_effect_pct (ruleset)
+  double threshold_pct = 5;                            // default minimum effect
+  std::map<std::string, double> threshold_by_workload; // workload -> min_effect_pct (ruleset)
   size_t min_samples = 5;
   pooling policy = pooling::pool;
   int resamples = 2000;
   uint64_t seed = 42;
-  bool ci_only_when_significant = false;  // see sample_options
-  size_t threads = 0;  // pairs are judged on this many threads; 0: hardware concurrency
+  bool ci_only_when_significant = false; // see sample_options
+  size_t threads = 0; // pairs are judged on this many threads; 0: hardware concurrency
   std::string baseline_label = "baseline";
   std::string candidate_label = "candidate";
 };
 
 // One paired config.
 struct pair_result {
-  std::string key;        // cfg.key()
+  std::string key; // cfg.key()
   std::string ruleset;
   std::string workload, backend;
-  std::string name;       // key + " [" + ruleset + "]": unique, used as test/benchmark name
-  std::string unit;       // sample unit of the candidate
-  size_t baseline_runs = 0, candidate_runs = 0;  // runs that contributed samples
+  std::string name; // key + " [" + ruleset + "]": unique, used as test/benchmark name
+  std::string unit; // sample unit of the candidate
+  size_t baseline_runs = 0, candidate_runs = 0; // runs that contributed samples
   sample_comparison cmp;
-  bool environment_differs = false;       // fingerprints of the representative runs differ
-  std::vector<std::string> environment_differences;  // "cpu.model", "libraries.onednn", ...
-  std::vector<std::string> notes;         // mixed fingerprints within a side, failed runs, ...
+  bool environment_differs = false; // fingerprints of the representative runs differ
+  std::vector<std::string> environment_differences; // "cpu.model", "libraries.onednn", ...
+  std::vector<std::string> notes; // mixed fingerprints within a side, failed runs, ...
 };
 
 // A config present on one side only.
@@ -108,18 +108,18 @@ struct unpaired_run {
 // Geometric mean per workload of the direction-aware speed-ups (> 1: candidate better).
 struct workload_summary {
   std::string workload;
-  size_t pairs = 0;       // pairs with a defined speed-up (the geomean's inputs)
-  double geomean_speedup = 0;  // 0 when no pair had a defined speed-up
+  size_t pairs = 0;           // pairs with a defined speed-up (the geomean's inputs)
+  double geomean_speedup = 0; // 0 when no pair had a defined speed-up
   size_t improved = 0, regressed = 0, unchanged = 0, inconclusive = 0;
 };
 
 struct set_comparison {
   std::string baseline_label, candidate_label;
   double alpha = 0.01;
-  std::vector<pair_result> pairs;              // sorted by name
-  std::vector<unpaired_run> only_baseline;     // sorted by name
+  std::vector<pair_result> pairs;          // sorted by name
+  std::vector<unpaired_run> only_baseline; // sorted by name
   std::vector<unpaired_run> only_candidate;
-  std::vector<workload_summary> workloads;     // sorted by workload
+  std::vector<workload_summary> workloads; // sorted by workload
   size_t count(verdict v) const;
 };
 

@@ -13,17 +13,22 @@ namespace {
 // Regressions first (what a reader must act on), then what could not be judged, then the rest.
 int verdict_rank(verdict v) {
   switch (v) {
-  case verdict::regressed: return 0;
-  case verdict::inconclusive: return 1;
-  case verdict::improved: return 2;
-  case verdict::unchanged: return 3;
+  case verdict::regressed:
+    return 0;
+  case verdict::inconclusive:
+    return 1;
+  case verdict::improved:
+    return 2;
+  case verdict::unchanged:
+    return 3;
   }
   return 4;
 }
 
 std::vector<const pair_result*> ordered(const set_comparison& c) {
   std::vector<const pair_result*> out;
-  for (const auto& p : c.pairs) out.push_back(&p);
+  for (const auto& p : c.pairs)
+    out.push_back(&p);
   std::stable_sort(out.begin(), out.end(), [](const pair_result* a, const pair_result* b) {
     return std::make_pair(verdict_rank(a->cmp.result), a->name) <
            std::make_pair(verdict_rank(b->cmp.result), b->name);
@@ -33,19 +38,28 @@ std::vector<const pair_result*> ordered(const set_comparison& c) {
 
 std::string format_number(double v) {
   const double a = std::fabs(v);
-  if (a == 0) return "0";
-  if (a >= 1000) return fmt::format("{:.0f}", v);
-  if (a >= 100) return fmt::format("{:.1f}", v);
-  if (a >= 10) return fmt::format("{:.2f}", v);
-  if (a >= 1) return fmt::format("{:.3f}", v);
+  if (a == 0)
+    return "0";
+  if (a >= 1000)
+    return fmt::format("{:.0f}", v);
+  if (a >= 100)
+    return fmt::format("{:.1f}", v);
+  if (a >= 10)
+    return fmt::format("{:.2f}", v);
+  if (a >= 1)
+    return fmt::format("{:.3f}", v);
   return fmt::format("{:.3g}", v);
 }
 
 double time_scale(const std::string& unit) {
-  if (unit == "s") return 1;
-  if (unit == "ms") return 1e-3;
-  if (unit == "us") return 1e-6;
-  if (unit == "ns") return 1e-9;
+  if (unit == "s")
+    return 1;
+  if (unit == "ms")
+    return 1e-3;
+  if (unit == "us")
+    return 1e-6;
+  if (unit == "ns")
+    return 1e-9;
   return 0;
 }
 
@@ -56,13 +70,15 @@ std::string change_text(const sample_comparison& c) {
 }
 
 std::string ci_text(const sample_comparison& c) {
-  return ratio_defined(c) && c.has_ci ? fmt::format("{:+.1f}% .. {:+.1f}%", (c.ratio_ci_low - 1) * 100,
-                                        (c.ratio_ci_high - 1) * 100)
-                          : "-";
+  return ratio_defined(c) && c.has_ci
+             ? fmt::format("{:+.1f}% .. {:+.1f}%", (c.ratio_ci_low - 1) * 100,
+                           (c.ratio_ci_high - 1) * 100)
+             : "-";
 }
 
 std::string p_text(const sample_comparison& c) {
-  if (c.n_baseline == 0 || c.n_candidate == 0) return "-";
+  if (c.n_baseline == 0 || c.n_candidate == 0)
+    return "-";
   return fmt::format("{:.2g}", c.p_value);
 }
 
@@ -71,40 +87,47 @@ std::string median_text(double m, size_t n, const std::string& unit) {
 }
 
 std::string speedup_text(double s) {
-  if (!(s > 0)) return "-";
+  if (!(s > 0))
+    return "-";
   return s >= 1 ? fmt::format("{:.3f}x ({:+.1f}% better)", s, (s - 1) * 100)
                 : fmt::format("{:.3f}x ({:+.1f}% worse)", s, (s - 1) * 100);
 }
 
 std::string counts_line(const set_comparison& c) {
-  return fmt::format("{} regressed, {} inconclusive, {} improved, {} unchanged ({} configs compared, "
-                     "{} only in {}, {} only in {})",
-                     c.count(verdict::regressed), c.count(verdict::inconclusive),
-                     c.count(verdict::improved), c.count(verdict::unchanged), c.pairs.size(),
-                     c.only_baseline.size(), c.baseline_label, c.only_candidate.size(),
-                     c.candidate_label);
+  return fmt::format(
+      "{} regressed, {} inconclusive, {} improved, {} unchanged ({} configs compared, "
+      "{} only in {}, {} only in {})",
+      c.count(verdict::regressed), c.count(verdict::inconclusive), c.count(verdict::improved),
+      c.count(verdict::unchanged), c.pairs.size(), c.only_baseline.size(), c.baseline_label,
+      c.only_candidate.size(), c.candidate_label);
 }
 
 // Display width of UTF-8 text: count code points (every character we emit is one column).
 size_t display_width(const std::string& s) {
   size_t w = 0;
   for (unsigned char ch : s)
-    if ((ch & 0xC0) != 0x80) ++w;
+    if ((ch & 0xC0) != 0x80)
+      ++w;
   return w;
 }
 
 std::string pad(const std::string& s, size_t width, bool right) {
   const size_t w = display_width(s);
-  if (w >= width) return s;
+  if (w >= width)
+    return s;
   return right ? std::string(width - w, ' ') + s : s + std::string(width - w, ' ');
 }
 
 const char* ansi_colour(verdict v) {
   switch (v) {
-  case verdict::regressed: return "\x1b[1;31m";
-  case verdict::improved: return "\x1b[32m";
-  case verdict::inconclusive: return "\x1b[33m";
-  case verdict::unchanged: return "";
+  case verdict::regressed:
+    return "\x1b[1;31m";
+  case verdict::improved:
+    return "\x1b[32m";
+  case verdict::inconclusive:
+    return "\x1b[33m";
+  case verdict::unchanged:
+    return "";
   }
   return "";
 }
@@ -116,10 +139,14 @@ std::string format_value(double v, const std::string& unit) {
   if (const double scale = time_scale(unit); scale > 0) {
     const double s = v * scale;
     const double a = std::fabs(s);
-    if (a == 0) return "0 s";
-    if (a < 1e-6) return format_number(s * 1e9) + " ns";
-    if (a < 1e-3) return format_number(s * 1e6) + " us";
-    if (a < 1) return format_number(s * 1e3) + " ms";
+    if (a == 0)
+      return "0 s";
+    if (a < 1e-6)
+      return format_number(s * 1e9) + " ns";
+    if (a < 1e-3)
+      return format_number(s * 1e6) + " us";
+    if (a < 1)
+      return format_number(s * 1e3) + " ms";
     return format_number(s) + " s";
   }
   return unit.empty() ? format_number(v) : format_number(v) + " " + unit;
@@ -130,11 +157,21 @@ std::string xml_escape(const std::string& s) {
   out.reserve(s.size());
   for (unsigned char ch : s) {
     switch (ch) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&apos;"; break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
     default:
       // XML 1.0 forbids control characters other than tab, LF and CR, even escaped.
       if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
@@ -149,9 +186,12 @@ std::string xml_escape(const std::string& s) {
 std::string markdown_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
-    if (ch == '|') out += "\\|";  // GFM: an escaped pipe does not end the cell, even in code
-    else if (ch == '\n' || ch == '\r') out += ' ';
-    else out += ch;
+    if (ch == '|')
+      out += "\\|"; // GFM: an escaped pipe does not end the cell, even in code
+    else if (ch == '\n' || ch == '\r')
+      out += ' ';
+    else
+      out += ch;
   }
   return out;
 }
@@ -160,7 +200,7 @@ std::string markdown_escape(const std::string& s) {
 std::string format_terminal(const set_comparison& c, const terminal_options& opt) {
   std::string out = fmt::format("accelbench compare: {} -> {} (alpha {:g})\n", c.baseline_label,
                                 c.candidate_label, c.alpha);
-  const std::vector<std::string> head = {"verdict", "config",  "baseline", "candidate",
+  const std::vector<std::string> head = {"verdict", "config", "baseline", "candidate",
                                          "change",  "95% CI", "p"};
   const std::vector<bool> right = {false, false, true, true, true, true, true};
   std::vector<std::vector<std::string>> rows;
@@ -176,20 +216,24 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
   std::vector<size_t> w(head.size());
   for (size_t k = 0; k < head.size(); ++k) {
     w[k] = display_width(head[k]);
-    for (const auto& r : rows) w[k] = std::max(w[k], display_width(r[k]));
+    for (const auto& r : rows)
+      w[k] = std::max(w[k], display_width(r[k]));
   }
   auto line = [&](const std::vector<std::string>& r, const verdict* v) {
     std::string l;
     for (size_t k = 0; k < r.size(); ++k) {
       std::string cell = pad(r[k], w[k], right[k]);
-      if (k == 0 && v && opt.color && *ansi_colour(*v)) cell = ansi_colour(*v) + cell + "\x1b[0m";
+      if (k == 0 && v && opt.color && *ansi_colour(*v))
+        cell = ansi_colour(*v) + cell + "\x1b[0m";
       l += (k ? "  " : "") + cell;
     }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
+    while (!l.empty() && l.back() == ' ')
+      l.pop_back();
     return l + "\n";
   };
   out += line(head, nullptr);
-  for (size_t i = 0; i < rows.size(); ++i) out += line(rows[i], &verdicts[i]);
+  for (size_t i = 0; i < rows.size(); ++i)
+    out += line(rows[i], &verdicts[i]);
   out += counts_line(c) + "\n";
   for (const auto& s : c.workloads)
     out += fmt::format("geomean speed-up {}: {} over {} configs\n", s.workload,
@@ -204,7 +248,8 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
                          p->environment_differences.empty()
                              ? std::string("fingerprint only")
                              : fmt::format("{}", fmt::join(p->environment_differences, ", ")));
-    for (const auto& n : p->notes) out += fmt::format("note for {}: {}\n", p->name, n);
+    for (const auto& n : p->notes)
+      out += fmt::format("note for {}: {}\n", p->name, n);
   }
   return out;
 }
@@ -212,9 +257,9 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
 // ---------------------------------------------------------------------------------------------
 std::string format_markdown(const set_comparison& c) {
   const size_t reg = c.count(verdict::regressed);
-  std::string out = fmt::format("## accelbench compare: `{}` → `{}`\n\n",
-                                markdown_escape(c.baseline_label),
-                                markdown_escape(c.candidate_label));
+  std::string out =
+      fmt::format("## accelbench compare: `{}` → `{}`\n\n", markdown_escape(c.baseline_label),
+                  markdown_escape(c.candidate_label));
   out += fmt::format("{}: {}\n\n", reg > 0 ? "**Regression**" : "**No regression**",
                      markdown_escape(counts_line(c)));
   if (!c.pairs.empty()) {
@@ -232,7 +277,8 @@ std::string format_markdown(const set_comparison& c) {
     out += "\n";
   }
   if (!c.workloads.empty()) {
-    out += "| workload | configs | geomean speed-up | regressed | inconclusive | improved | unchanged |\n";
+    out += "| workload | configs | geomean speed-up | regressed | inconclusive | improved | "
+           "unchanged |\n";
     out += "|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& s : c.workloads)
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_escape(s.workload),
@@ -241,9 +287,11 @@ std::string format_markdown(const set_comparison& c) {
     out += "\n";
   }
   auto list = [&](const std::vector<unpaired_run>& v, const std::string& label) {
-    if (v.empty()) return;
+    if (v.empty())
+      return;
     out += fmt::format("Only in `{}` ({}):\n\n", markdown_escape(label), v.size());
-    for (const auto& u : v) out += fmt::format("- `{}`\n", markdown_escape(u.name));
+    for (const auto& u : v)
+      out += fmt::format("- `{}`\n", markdown_escape(u.name));
     out += "\n";
   };
   list(c.only_baseline, c.baseline_label);
@@ -258,7 +306,8 @@ std::string format_markdown(const set_comparison& c) {
     for (const auto& n : p->notes)
       flags += fmt::format("- `{}`: {}\n", markdown_escape(p->name), markdown_escape(n));
   }
-  if (!flags.empty()) out += "Flags:\n\n" + flags + "\n";
+  if (!flags.empty())
+    out += "Flags:\n\n" + flags + "\n";
   return out;
 }
 
@@ -279,19 +328,20 @@ std::string format_junit(const set_comparison& c, const std::string& suite_name)
                      "      <property name=\"candidate\" value=\"{}\"/>\n"
                      "      <property name=\"alpha\" value=\"{:g}\"/>\n    </properties>\n",
                      xml_escape(c.baseline_label), xml_escape(c.candidate_label), c.alpha);
-  for (const auto& p : c.pairs) {  // sorted by name: a stable order for CI history
+  for (const auto& p : c.pairs) { // sorted by name: a stable order for CI history
     const auto& m = p.cmp;
     const std::string open = fmt::format("    <testcase classname=\"{}\" name=\"{}\"",
                                          xml_escape(p.workload), xml_escape(p.name));
-    const std::string numbers = fmt::format(
-        "{} -> {}, change {} (95% CI {}), p = {}, threshold {:g}%",
-        median_text(m.baseline_median, m.n_baseline, p.unit),
-        median_text(m.candidate_median, m.n_candidate, p.unit), change_text(m), ci_text(m),
-        p_text(m), m.threshold_pct);
+    const std::string numbers =
+        fmt::format("{} -> {}, change {} (95% CI {}), p = {}, threshold {:g}%",
+                    median_text(m.baseline_median, m.n_baseline, p.unit),
+                    median_text(m.candidate_median, m.n_candidate, p.unit), change_text(m),
+                    ci_text(m), p_text(m), m.threshold_pct);
     if (m.result == verdict::regressed) {
       out += open + ">\n";
-      out += fmt::format("      <failure type=\"regression\" message=\"regressed: {}\">{}</failure>\n",
-                         xml_escape(numbers), xml_escape(m.reason));
+      out +=
+          fmt::format("      <failure type=\"regression\" message=\"regressed: {}\">{}</failure>\n",
+                      xml_escape(numbers), xml_escape(m.reason));
       out += "    </testcase>\n";
     } else if (m.result == verdict::inconclusive) {
       out += open + ">\n";
@@ -322,7 +372,10 @@ namespace {
 json number_or_null(double v, bool defined) { return defined ? json(v) : json(nullptr); }
 
 json unpaired_json(const unpaired_run& u) {
-  return {{"name", u.name}, {"key", u.key}, {"ruleset", u.ruleset}, {"workload", u.workload},
+  return {{"name", u.name},
+          {"key", u.key},
+          {"ruleset", u.ruleset},
+          {"workload", u.workload},
           {"runs", u.runs}};
 }
 
@@ -358,8 +411,8 @@ json to_json(const set_comparison& c) {
         {"unit", p.unit},
         {"direction", to_string(m.dir)},
         {"threshold_pct", m.threshold_pct},
-        {"baseline", side(m.n_baseline, m.baseline_median, m.baseline_min, m.baseline_max,
-                          p.baseline_runs)},
+        {"baseline",
+         side(m.n_baseline, m.baseline_median, m.baseline_min, m.baseline_max, p.baseline_runs)},
         {"candidate", side(m.n_candidate, m.candidate_median, m.candidate_min, m.candidate_max,
                            p.candidate_runs)},
         {"ratio", number_or_null(m.ratio, def)},
@@ -378,8 +431,10 @@ json to_json(const set_comparison& c) {
   }
   j["pairs"] = std::move(pairs);
   json ob = json::array(), oc = json::array();
-  for (const auto& u : c.only_baseline) ob.push_back(unpaired_json(u));
-  for (const auto& u : c.only_candidate) oc.push_back(unpaired_json(u));
+  for (const auto& u : c.only_baseline)
+    ob.push_back(unpaired_json(u));
+  for (const auto& u : c.only_candidate)
+    oc.push_back(unpaired_json(u));
   j["only_baseline"] = std::move(ob);
   j["only_candidate"] = std::move(oc);
   json ws = json::array();
@@ -402,11 +457,12 @@ json to_bmf(const set_comparison& c) {
   json j = json::object();
   for (const auto& p : c.pairs) {
     const auto& m = p.cmp;
-    if (m.n_candidate == 0) continue;  // nothing measured: Bencher has no value to track
+    if (m.n_candidate == 0)
+      continue; // nothing measured: Bencher has no value to track
     std::string measure;
     double scale = 1;
     if (const double ts = time_scale(p.unit); ts > 0 && m.dir == direction::lower_is_better) {
-      measure = "latency";  // Bencher's built-in latency measure is in nanoseconds
+      measure = "latency"; // Bencher's built-in latency measure is in nanoseconds
       scale = ts * 1e9;
     } else if (m.dir == direction::higher_is_better) {
       measure = "throughput";

@@ -12,7 +12,7 @@ namespace accelbench::compare {
 inline constexpr int compare_schema_version = 1;
 
 struct terminal_options {
-  bool color = false;  // ANSI colours on verdict words; only when asked (never guessed here)
+  bool color = false; // ANSI colours on verdict words; only when asked (never guessed here)
 };
 
 // Aligned plain-text table, regressions first, then the per-workload geomean, unpaired configs
@@ -30,7 +30,7 @@ std::string format_junit(const set_comparison& c,
 
 // JSON with schema_version (schemas/compare.schema.json). Undefined ratios are null.
 json to_json(const set_comparison& c);
-std::string format_json(const set_comparison& c);  // to_json(c).dump(2) + "\n"
+std::string format_json(const set_comparison& c); // to_json(c).dump(2) + "\n"
 
 // Bencher Metric Format: {"<name>": {"<measure>": {"value", "lower_value", "upper_value"}}} for
 // the candidate side. Times (unit s/ms/us/ns, lower is better) go to Bencher's built-in "latency"
@@ -41,8 +41,8 @@ json to_bmf(const set_comparison& c);
 std::string format_bmf(const set_comparison& c);
 
 // Helpers shared by the formats, exposed for tests.
-std::string xml_escape(const std::string& s);       // & < > " ' and control characters
-std::string markdown_escape(const std::string& s);  // | and line breaks inside a table cell
-std::string format_value(double v, const std::string& unit);  // "1.23 ms", "412.5 TFLOP/s"
+std::string xml_escape(const std::string& s);      // & < > " ' and control characters
+std::string markdown_escape(const std::string& s); // | and line breaks inside a table cell
+std::string format_value(double v, const std::string& unit); // "1.23 ms", "412.5 TFLOP/s"
 
 } // namespace accelbench::compare

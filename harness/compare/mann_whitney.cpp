@@ -17,16 +17,18 @@ std::vector<long long> mann_whitney_null_counts(size_t m, size_t n) {
   // either an x, which then beats all n y's (U drops by n for the rest), or a y, which beats
   // nothing:  f(u; m, n) = f(u - n; m - 1, n) + f(u; m, n - 1),  f(0; 0, n) = f(0; m, 0) = 1.
   // Row i holds f(.; i, j) for j = 0..n; each is a vector of length i*j + 1.
-  std::vector<std::vector<long long>> prev(n + 1, std::vector<long long>{1});  // i = 0
+  std::vector<std::vector<long long>> prev(n + 1, std::vector<long long>{1}); // i = 0
   for (size_t i = 1; i <= m; ++i) {
     std::vector<std::vector<long long>> cur(n + 1);
     cur[0] = {1};
     for (size_t j = 1; j <= n; ++j) {
       std::vector<long long> f(i * j + 1, 0);
-      const auto& a = prev[j];     // f(.; i-1, j), shifted by j
-      const auto& b = cur[j - 1];  // f(.; i, j-1)
-      for (size_t u = 0; u < a.size(); ++u) f[u + j] += a[u];
-      for (size_t u = 0; u < b.size(); ++u) f[u] += b[u];
+      const auto& a = prev[j];    // f(.; i-1, j), shifted by j
+      const auto& b = cur[j - 1]; // f(.; i, j-1)
+      for (size_t u = 0; u < a.size(); ++u)
+        f[u + j] += a[u];
+      for (size_t u = 0; u < b.size(); ++u)
+        f[u] += b[u];
       cur[j] = std::move(f);
     }
     prev = std::move(cur);
@@ -60,7 +62,8 @@ double mann_whitney_exact_p(double u, size_t m, size_t n) {
   long double tail = 0, total = 0;
   for (size_t k = 0; k < counts.size(); ++k) {
     total += counts[k];
-    if (k >= from) tail += counts[k];
+    if (k >= from)
+      tail += counts[k];
   }
   return std::min(1.0, static_cast<double>(2 * tail / total));
 }
@@ -73,23 +76,28 @@ mann_whitney_result mann_whitney_u(const std::vector<double>& x, const std::vect
   // Pool with a side tag, sort, and give each run of equal values its mid-rank.
   std::vector<std::pair<double, int>> pooled;
   pooled.reserve(n);
-  for (double v : x) pooled.emplace_back(v, 0);
-  for (double v : y) pooled.emplace_back(v, 1);
+  for (double v : x)
+    pooled.emplace_back(v, 0);
+  for (double v : y)
+    pooled.emplace_back(v, 1);
   for (const auto& p : pooled)
-    if (std::isnan(p.first)) throw input_error("mann_whitney_u: sample holds a NaN");
+    if (std::isnan(p.first))
+      throw input_error("mann_whitney_u: sample holds a NaN");
   std::sort(pooled.begin(), pooled.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
 
   mann_whitney_result r;
-  double r1 = 0;         // rank sum of x
-  double tie_term = 0;   // sum over tie groups of t^3 - t
+  double r1 = 0;       // rank sum of x
+  double tie_term = 0; // sum over tie groups of t^3 - t
   for (size_t i = 0; i < n;) {
     size_t j = i;
-    while (j < n && pooled[j].first == pooled[i].first) ++j;
+    while (j < n && pooled[j].first == pooled[i].first)
+      ++j;
     const double t = static_cast<double>(j - i);
     const double mid_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;
     for (size_t k = i; k < j; ++k)
-      if (pooled[k].second == 0) r1 += mid_rank;
+      if (pooled[k].second == 0)
+        r1 += mid_rank;
     if (j - i > 1) {
       r.ties = true;
       tie_term += t * t * t - t;
@@ -110,7 +118,7 @@ mann_whitney_result mann_whitney_u(const std::vector<double>& x, const std::vect
   const double dn = static_cast<double>(n);
   const double mu = dn1 * dn2 / 2;
   const double var = dn1 * dn2 / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
-  if (var <= 0) {  // every value equal: no evidence of any shift
+  if (var <= 0) { // every value equal: no evidence of any shift
     r.p_value = 1;
     return r;
   }

@@ -8,12 +8,12 @@
 namespace accelbench::compare {
 
 struct mann_whitney_result {
-  double u1 = 0;       // R1 - n1(n1+1)/2: pairs (x, y) with x > y, ties counting 1/2
-  double u2 = 0;       // n1*n2 - u1
-  double p_value = 1;  // two-sided
-  double z = 0;        // normal approximation statistic (0 when the exact test was used)
-  bool exact = false;  // p from the exact null distribution
-  bool ties = false;   // some value occurs more than once in the pooled sample
+  double u1 = 0;      // R1 - n1(n1+1)/2: pairs (x, y) with x > y, ties counting 1/2
+  double u2 = 0;      // n1*n2 - u1
+  double p_value = 1; // two-sided
+  double z = 0;       // normal approximation statistic (0 when the exact test was used)
+  bool exact = false; // p from the exact null distribution
+  bool ties = false;  // some value occurs more than once in the pooled sample
 };
 
 // Largest sample size (each side) for which the exact distribution is used. C(40, 20) ~ 1.4e11

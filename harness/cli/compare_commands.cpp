@@ -1,0 +1,162 @@
+#include "harness/cli/compare_commands.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "harness/cli/commands.hpp"
+#include "harness/cli/selector.hpp"
+#include "harness/cli/table.hpp"
+#include "harness/compare/changepoint.hpp"
+#include "harness/compare/compare.hpp"
+#include "harness/compare/format.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/ruleset.hpp"
+#include "harness/core/stats.hpp"
+#include "reporters/json/json_export.hpp"
+
+namespace accelbench::cli {
+
+namespace {
+void emit(const std::string& text, const std::string& output) {
+  if (output.empty() || output == "-")
+    std::cout << text;
+  else
+    reporters::write_file_atomic(output, text);
+}
+} // namespace
+
+int cmd_compare(const compare_cli_options& o) {
+  static const std::vector<std::string> formats = {"table", "markdown", "junit", "json", "bmf"};
+  if (std::find(formats.begin(), formats.end(), o.format) == formats.end())
+    throw usage_error(fmt::format("unknown --format '{}' (table, markdown, junit, json, bmf)", o.format));
+  if (o.alpha <= 0 || o.alpha >= 1) throw usage_error(fmt::format("--alpha must be in (0, 1), got {}", o.alpha));
+  auto db = store::store::open(resolve_db_path(o.db), false);
+  auto base = select_runs(db, o.baseline);
+  auto cand = select_runs(db, o.candidate);
+
+  compare::set_options opt;
+  opt.alpha = o.alpha;
+  opt.baseline_label = o.baseline;
+  opt.candidate_label = o.candidate;
+  if (o.threshold >= 0) {
+    opt.threshold_pct = o.threshold;
+  } else {
+    // The minimum effect is part of the rules: each workload's ruleset may set its own.
+    std::map<std::string, bool> seen;
+    for (const auto* side : {&base.runs, &cand.runs})
+      for (const auto& r : *side) {
+        if (seen[r.cfg.workload]) continue;
+        seen[r.cfg.workload] = true;
+        try {
+          opt.threshold_by_workload[r.cfg.workload] = load_ruleset(r.ruleset).min_effect_pct();
+        } catch (const error&) {
+          // Published or imported runs name rulesets this build does not have: default threshold.
+        }
+      }
+  }
+  auto c = compare::compare_sets(base.runs, cand.runs, opt);
+  if (c.pairs.empty())
+    throw input_error(fmt::format("baseline '{}' ({} runs) and candidate '{}' ({} runs) have no config in common "
+                                  "(pairs need the same workload, config and ruleset)",
+                                  o.baseline, base.runs.size(), o.candidate, cand.runs.size()));
+  std::string text;
+  if (o.format == "table")
+    text = compare::format_terminal(c, {o.color && o.output.empty() && isatty(STDOUT_FILENO)});
+  else if (o.format == "markdown")
+    text = compare::format_markdown(c);
+  else if (o.format == "junit")
+    text = compare::format_junit(c);
+  else if (o.format == "json")
+    text = compare::format_json(c);
+  else
+    text = compare::format_bmf(c);
+  emit(text, o.output);
+  int rc = compare::exit_code_for(c, o.strict);
+  std::cerr << fmt::format("accelbench: {} pair(s): {} regressed, {} improved, {} unchanged, {} inconclusive\n",
+                           c.pairs.size(), c.count(compare::verdict::regressed), c.count(compare::verdict::improved),
+                           c.count(compare::verdict::unchanged), c.count(compare::verdict::inconclusive));
+  return rc;
+}
+
+int cmd_history(const history_cli_options& o) {
+  if (o.format != "table" && o.format != "json")
+    throw usage_error(fmt::format("unknown --format '{}' (table, json)", o.format));
+  if (o.min_segment < 2) throw usage_error(fmt::format("--min-segment must be at least 2, got {}", o.min_segment));
+  auto db = store::store::open(resolve_db_path(o.db), false);
+  store::run_filter f;
+  f.workloads = {o.workload};
+  if (!o.system.empty()) f.systems = {o.system};
+  f.tags = o.tags;
+  f.since = o.since;
+  for (const auto& s : o.sets) f.config.push_back(split_assignment(s, "--set"));
+  auto runs = db.query(f);
+  if (runs.empty())
+    throw input_error(fmt::format("no runs of workload '{}' match in {} (check --set, --system, --since)", o.workload,
+                                  db.path().string()));
+  // One series per (system, config, ruleset): each night contributes the median of its samples.
+  struct series {
+    std::string system, key, ruleset, unit;
+    direction dir = direction::lower_is_better;
+    std::vector<double> values;
+    std::vector<const run*> runs;
+  };
+  std::map<std::string, series> all;
+  for (const auto& r : runs) {
+    if (r.status != run_status::ok || r.samples.empty()) continue;
+    std::string id = r.system + "|" + r.cfg.key() + "|" + r.ruleset;
+    auto& s = all[id];
+    s.system = r.system;
+    s.key = r.cfg.key();
+    s.ruleset = r.ruleset;
+    s.unit = r.sample_unit;
+    s.dir = r.sample_dir;
+    std::vector<double> v;
+    for (const auto& smp : r.samples) v.push_back(smp.value);
+    s.values.push_back(stats::median(v));
+    s.runs.push_back(&r);
+  }
+  json out = json::array();
+  table t({"system", "config", "points", "series", "latest", "change points"});
+  bool regression = false;
+  for (const auto& [id, s] : all) {
+    compare::changepoint_options co;
+    co.dir = s.dir;
+    co.min_segment = o.min_segment;
+    co.max_pvalue = o.max_pvalue;
+    co.window = o.window;
+    std::vector<compare::change_point> cps;
+    if (s.values.size() >= 2 * o.min_segment) cps = compare::detect_change_points(s.values, co);
+    json jcps = json::array();
+    std::string text;
+    for (const auto& cp : cps) {
+      const run* at = s.runs[cp.index];
+      regression |= cp.regression;
+      jcps.push_back({{"index", cp.index}, {"run_id", at->id}, {"started_at", at->started_at},
+                      {"mean_before", cp.mean_before}, {"mean_after", cp.mean_after},
+                      {"magnitude", cp.magnitude}, {"p_value", cp.p_value}, {"regression", cp.regression}});
+      text += fmt::format("{}{} at run {} ({}) x{:.3f} p={:.1e}", text.empty() ? "" : "; ",
+                          cp.regression ? "REGRESSION" : "change", at->id, at->started_at.substr(0, 10), cp.magnitude,
+                          cp.p_value);
+    }
+    if (s.values.size() < 2 * o.min_segment)
+      text = fmt::format("too few points ({} < {})", s.values.size(), 2 * o.min_segment);
+    json points = json::array();
+    for (size_t i = 0; i < s.values.size(); ++i)
+      points.push_back({{"run_id", s.runs[i]->id}, {"started_at", s.runs[i]->started_at}, {"value", s.values[i]}});
+    out.push_back({{"system", s.system}, {"config_key", s.key}, {"ruleset", s.ruleset}, {"unit", s.unit},
+                   {"direction", to_string(s.dir)}, {"points", points}, {"change_points", jcps}});
+    t.add({s.system, s.key, std::to_string(s.values.size()), compare::sparkline(s.values, 40),
+           fmt::format("{} {}", format_value(s.values.back()), s.unit), text.empty() ? "none" : text});
+  }
+  if (o.format == "json")
+    std::cout << json{{"schema_version", 1}, {"workload", o.workload}, {"series", out}}.dump(2) << "\n";
+  else
+    t.print(std::cout);
+  return o.fail_on_regression && regression ? exit_failed : exit_ok;
+}
+
+} // namespace accelbench::cli

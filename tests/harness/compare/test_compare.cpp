@@ -1,0 +1,300 @@
+// Comparisons of raw samples and of result sets on planted data.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "harness/compare/compare.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
+
+using namespace accelbench;
+using namespace accelbench::compare;
+
+namespace {
+
+// n samples around `centre` with relative Gaussian noise `noise`, reproducible from `seed`.
+std::vector<double> noisy(double centre, double noise, size_t n, uint64_t seed) {
+  stats::rng g(seed);
+  std::vector<double> v(n);
+  for (auto& x : v)
+    x = centre * (1 + noise * g.normal());
+  return v;
+}
+
+json env_with(const std::string& cpu, const std::string& onednn) {
+  return {{"cpu", {{"model", cpu}, {"logical_cores", 2}}},
+          {"compiler", "GNU 12.2.0"},
+          {"build_type", "Release"},
+          {"libraries", {{"onednn", onednn}}}};
+}
+
+run make_run(const std::string& workload, const std::string& m, std::vector<double> values,
+             const std::string& finished_at = "2026-01-01T00:00:00.000Z",
+             const json& env = env_with("Xeon", "2.6.3")) {
+  run r;
+  r.cfg.workload = workload;
+  r.cfg.backend = "cpu";
+  r.cfg.values = {{"M", m}, {"dtype", "fp32"}};
+  r.ruleset = "kernel-v1";
+  r.environment = env;
+  r.fingerprint = environment_fingerprint(env);
+  r.finished_at = finished_at;
+  for (size_t i = 0; i < values.size(); ++i) {
+    sample s;
+    s.index = static_cast<int64_t>(i);
+    s.value = values[i];
+    r.samples.push_back(s);
+  }
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("compare_samples: a 10% slowdown with low noise is regressed", "[compare]") {
+  const auto base = noisy(1e-3, 0.01, 10, 1), cand = noisy(1.1e-3, 0.01, 10, 2);
+  const auto c = compare_samples(base, cand);
+  CHECK(c.result == verdict::regressed);
+  CHECK(c.ratio == Approx(c.candidate_median / c.baseline_median));
+  CHECK(c.ratio > 1.05);
+  CHECK(c.ratio_ci_low > 1.05);
+  CHECK(c.ratio_ci_low <= c.ratio);
+  CHECK(c.ratio <= c.ratio_ci_high);
+  CHECK(c.p_value < 0.01);
+  CHECK(c.exact_p);
+  CHECK(c.speedup() == Approx(1 / c.ratio));
+  CHECK(c.speedup() < 1);
+}
+
+TEST_CASE("compare_samples: an improvement is improved", "[compare]") {
+  const auto c = compare_samples(noisy(1e-3, 0.01, 10, 3), noisy(0.9e-3, 0.01, 10, 4));
+  CHECK(c.result == verdict::improved);
+  CHECK(c.ratio_ci_high < 0.95);
+  CHECK(c.speedup() > 1);
+}
+
+TEST_CASE("compare_samples: a 2% change inside 3% noise is unchanged", "[compare]") {
+  // Over 20 seeded pairs none may be called a regression or an improvement, and most must be
+  // unchanged (a 2% shift is below the 5% threshold; with 3% noise it is rarely even significant).
+  int unchanged = 0;
+  for (uint64_t s = 0; s < 20; ++s) {
+    const auto c =
+        compare_samples(noisy(1e-3, 0.03, 10, 100 + s), noisy(1.02e-3, 0.03, 10, 200 + s));
+    CHECK(c.result != verdict::regressed);
+    CHECK(c.result != verdict::improved);
+    unchanged += c.result == verdict::unchanged;
+  }
+  CHECK(unchanged >= 18);
+}
+
+TEST_CASE("compare_samples: three samples per side are inconclusive", "[compare]") {
+  const auto c = compare_samples({1.0, 1.01, 0.99}, {2.0, 2.01, 1.99});
+  CHECK(c.result == verdict::inconclusive);
+  CHECK(c.reason.find("at least 5") != std::string::npos);
+  CHECK(c.ratio == Approx(2.0)); // the numbers are still reported
+}
+
+TEST_CASE("compare_samples: throughput direction is reversed", "[compare]") {
+  sample_options hi;
+  hi.dir = direction::higher_is_better;
+  // 10% more throughput: improved for higher-is-better, regressed if read as a time.
+  const auto base = noisy(100, 0.01, 10, 5), more = noisy(110, 0.01, 10, 6);
+  CHECK(compare_samples(base, more, hi).result == verdict::improved);
+  CHECK(compare_samples(base, more).result == verdict::regressed);
+  const auto less = noisy(90, 0.01, 10, 7);
+  CHECK(compare_samples(base, less, hi).result == verdict::regressed);
+  CHECK(compare_samples(base, less, hi).speedup() < 1);
+  CHECK(compare_samples(base, less).result == verdict::improved);
+}
+
+TEST_CASE("compare_samples: a significant shift whose CI straddles the threshold is inconclusive",
+          "[compare]") {
+  // Exactly a 5% shift of ten evenly spread points (+-1%): the two samples do not overlap, so p is
+  // 2/C(20,10) ~ 1e-5, and the ratio of medians is exactly 1.05, so its CI must contain 1.05.
+  std::vector<double> base, cand;
+  for (int k = 0; k < 10; ++k) {
+    base.push_back(1.0 + 0.002 * (k - 4.5));
+    cand.push_back(1.05 * (1.0 + 0.002 * (k - 4.5)));
+  }
+  const auto c = compare_samples(base, cand);
+  CHECK(c.ratio == Approx(1.05));
+  CHECK(c.p_value == Approx(2.0 / 184756));
+  CHECK(c.p_value < 0.01);
+  CHECK(c.ratio_ci_low < 1.05);
+  CHECK(c.ratio_ci_high > 1.05);
+  CHECK(c.result == verdict::inconclusive);
+  CHECK(c.reason.find("straddles") != std::string::npos);
+}
+
+TEST_CASE("compare_samples: a significant but small shift is unchanged", "[compare]") {
+  // 2% shift with 0.2% noise: p is tiny, the whole CI sits inside (0.95, 1.05).
+  const auto c = compare_samples(noisy(1.0, 0.002, 10, 10), noisy(1.02, 0.002, 10, 11));
+  CHECK(c.p_value < 0.01);
+  CHECK(c.result == verdict::unchanged);
+  CHECK(c.reason.find("within") != std::string::npos);
+  // The same data with a 1% threshold is a regression.
+  sample_options tight;
+  tight.threshold_pct = 1;
+  CHECK(compare_samples(noisy(1.0, 0.002, 10, 10), noisy(1.02, 0.002, 10, 11), tight).result ==
+        verdict::regressed);
+}
+
+TEST_CASE("compare_samples: degenerate inputs are inconclusive, not errors", "[compare]") {
+  CHECK(compare_samples({}, {1, 2, 3, 4, 5}).result == verdict::inconclusive);
+  CHECK(compare_samples({1, 2, 3, 4, NAN}, {1, 2, 3, 4, 5}).result == verdict::inconclusive);
+  CHECK(compare_samples({0, 0, 0, 0, 0}, {1, 2, 3, 4, 5}).result == verdict::inconclusive);
+  sample_options none;
+  none.resamples = 0;
+  CHECK_THROWS_AS(compare_samples({1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}, none), input_error);
+}
+
+TEST_CASE("compare_sets: the result does not depend on the thread count", "[compare]") {
+  std::vector<run> base, cand;
+  for (int i = 0; i < 300; ++i) {
+    base.push_back(make_run("gemm", std::to_string(i), noisy(1e-3, 0.03, 10, 1000 + i)));
+    cand.push_back(make_run("gemm", std::to_string(i),
+                            noisy(i % 10 == 0 ? 1.1e-3 : 1e-3, 0.03, 10, 2000 + i)));
+  }
+  set_options one, four;
+  one.threads = 1;
+  four.threads = 4;
+  const auto a = compare_sets(base, cand, one), b = compare_sets(base, cand, four);
+  REQUIRE(a.pairs.size() == 300);
+  REQUIRE(b.pairs.size() == 300);
+  for (size_t i = 0; i < a.pairs.size(); ++i) {
+    CHECK(a.pairs[i].name == b.pairs[i].name);
+    CHECK(a.pairs[i].cmp.result == b.pairs[i].cmp.result);
+    CHECK(a.pairs[i].cmp.ratio_ci_low == b.pairs[i].cmp.ratio_ci_low);
+  }
+  CHECK(a.count(verdict::regressed) > 0);
+
+  // CI only where the verdict needs it: the same verdicts, no CI on non-significant pairs.
+  set_options lazy;
+  lazy.ci_only_when_significant = true;
+  const auto l = compare_sets(base, cand, lazy);
+  REQUIRE(l.pairs.size() == 300);
+  for (size_t i = 0; i < l.pairs.size(); ++i) {
+    CHECK(l.pairs[i].cmp.result == a.pairs[i].cmp.result);
+    CHECK(l.pairs[i].cmp.has_ci == (l.pairs[i].cmp.p_value < 0.01));
+    CHECK(a.pairs[i].cmp.has_ci);
+  }
+}
+
+TEST_CASE("compare_sets: pairing, unpaired runs, pooling and latest", "[compare]") {
+  std::vector<run> base = {
+      make_run("gemm", "64", noisy(1e-3, 0.01, 10, 20)),
+      make_run("gemm", "128", noisy(2e-3, 0.01, 10, 21)),
+      make_run("gemm", "256", noisy(4e-3, 0.01, 10, 22)), // only in baseline
+  };
+  std::vector<run> cand = {
+      make_run("gemm", "64", noisy(1.1e-3, 0.01, 5, 23), "2026-01-02T00:00:00.000Z"),
+      make_run("gemm", "64", noisy(1.1e-3, 0.01, 5, 24), "2026-01-03T00:00:00.000Z"),
+      make_run("gemm", "128", noisy(2e-3, 0.01, 10, 25)),
+      make_run("gemm", "512", noisy(8e-3, 0.01, 10, 26)), // only in candidate
+  };
+  // A different ruleset is a different pair key.
+  cand.push_back(make_run("gemm", "128", noisy(2e-3, 0.01, 10, 27)));
+  cand.back().ruleset = "kernel-v2";
+
+  const auto c = compare_sets(base, cand);
+  REQUIRE(c.pairs.size() == 2);
+  CHECK(c.pairs[0].key == "gemm/cpu/M=128,dtype=fp32");
+  CHECK(c.pairs[0].name == "gemm/cpu/M=128,dtype=fp32 [kernel-v1]");
+  CHECK(c.pairs[1].key == "gemm/cpu/M=64,dtype=fp32");
+  // Pooled: two candidate runs of 5 samples.
+  CHECK(c.pairs[1].candidate_runs == 2);
+  CHECK(c.pairs[1].cmp.n_candidate == 10);
+  CHECK(c.pairs[1].cmp.result == verdict::regressed);
+  CHECK(c.pairs[0].cmp.result == verdict::unchanged);
+  REQUIRE(c.only_baseline.size() == 1);
+  CHECK(c.only_baseline[0].key == "gemm/cpu/M=256,dtype=fp32");
+  REQUIRE(c.only_candidate.size() == 2);
+  CHECK(c.only_candidate[0].name == "gemm/cpu/M=128,dtype=fp32 [kernel-v2]");
+  CHECK(c.only_candidate[1].key == "gemm/cpu/M=512,dtype=fp32");
+  CHECK(exit_code_for(c, false) == exit_failed);
+
+  // latest: only the 2026-01-03 run (5 samples) is used.
+  set_options latest;
+  latest.policy = pooling::latest;
+  const auto l = compare_sets(base, cand, latest);
+  CHECK(l.pairs[1].candidate_runs == 1);
+  CHECK(l.pairs[1].cmp.n_candidate == 5);
+}
+
+TEST_CASE("compare_sets: environment differences are flagged with field names", "[compare]") {
+  std::vector<run> base = {make_run("gemm", "64", noisy(1e-3, 0.01, 10, 30))};
+  std::vector<run> cand = {make_run("gemm", "64", noisy(1e-3, 0.01, 10, 31),
+                                    "2026-01-02T00:00:00.000Z", env_with("Xeon", "3.0"))};
+  const auto c = compare_sets(base, cand);
+  REQUIRE(c.pairs.size() == 1);
+  CHECK(c.pairs[0].environment_differs);
+  CHECK(c.pairs[0].environment_differences == std::vector<std::string>{"libraries.onednn"});
+  // Same environment: no flag.
+  const auto same = compare_sets(base, base);
+  CHECK_FALSE(same.pairs[0].environment_differs);
+  // Pooling runs of different environments on one side is noted, never silent.
+  cand.push_back(make_run("gemm", "64", noisy(1e-3, 0.01, 10, 32)));
+  const auto mixed = compare_sets(base, cand);
+  REQUIRE_FALSE(mixed.pairs[0].notes.empty());
+  CHECK(mixed.pairs[0].notes[0].find("2 different environment fingerprints") != std::string::npos);
+}
+
+TEST_CASE("compare_sets: per-workload thresholds, failed runs, exit codes", "[compare]") {
+  std::vector<run> base = {make_run("gemm", "64", noisy(1e-3, 0.01, 10, 40)),
+                           make_run("attention", "64", noisy(1e-3, 0.01, 10, 41))};
+  std::vector<run> cand = {make_run("gemm", "64", noisy(1.1e-3, 0.01, 10, 42)),
+                           make_run("attention", "64", noisy(1e-3, 0.01, 10, 43))};
+  set_options o;
+  o.threshold_by_workload["gemm"] = 20; // a 10% slowdown is below gemm's 20% minimum effect
+  auto c = compare_sets(base, cand, o);
+  REQUIRE(c.pairs.size() == 2);
+  const auto& gemm = c.pairs[1];
+  CHECK(gemm.workload == "gemm");
+  CHECK(gemm.cmp.threshold_pct == 20);
+  CHECK(gemm.cmp.result == verdict::unchanged);
+  CHECK(exit_code_for(c, true) == exit_ok);
+
+  // The candidate's attention run failed: no samples, inconclusive with a note.
+  cand[1].samples.clear();
+  cand[1].mark_failed("out of memory");
+  c = compare_sets(base, cand, o);
+  CHECK(c.pairs[0].cmp.result == verdict::inconclusive);
+  REQUIRE(c.pairs[0].notes.size() == 1);
+  CHECK(c.pairs[0].notes[0].find("out of memory") != std::string::npos);
+  CHECK(exit_code_for(c, false) == exit_ok);
+  CHECK(exit_code_for(c, true) == exit_inconclusive);
+
+  // A regression wins over inconclusive, strict or not.
+  o.threshold_by_workload.clear();
+  c = compare_sets(base, cand, o);
+  CHECK(exit_code_for(c, true) == exit_failed);
+}
+
+TEST_CASE("compare_sets: geometric mean of direction-aware speed-ups per workload", "[compare]") {
+  std::vector<run> base, cand;
+  base.push_back(make_run("gemm", "64", noisy(1e-3, 0.01, 10, 50)));
+  cand.push_back(make_run("gemm", "64", noisy(0.8e-3, 0.01, 10, 51))); // 1.25x faster
+  base.push_back(make_run("gemm", "128", noisy(1e-3, 0.01, 10, 52)));
+  cand.push_back(make_run("gemm", "128", noisy(1.25e-3, 0.01, 10, 53))); // 1.25x slower
+  base.push_back(make_run("train", "64", noisy(100, 0.01, 10, 54)));     // throughput
+  cand.push_back(make_run("train", "64", noisy(120, 0.01, 10, 55)));
+  base.back().sample_dir = cand.back().sample_dir = direction::higher_is_better;
+  base.back().sample_unit = cand.back().sample_unit = "tokens/s";
+
+  const auto c = compare_sets(base, cand);
+  REQUIRE(c.workloads.size() == 2);
+  const auto& g = c.workloads[0];
+  CHECK(g.workload == "gemm");
+  CHECK(g.pairs == 2);
+  // Exactly the geomean of the two speed-ups; and about 1 since they cancel.
+  const double expect = std::sqrt(c.pairs[0].cmp.speedup() * c.pairs[1].cmp.speedup());
+  CHECK(g.geomean_speedup == Approx(expect).epsilon(1e-12));
+  CHECK(g.geomean_speedup == Approx(1.0).epsilon(0.03));
+  CHECK(g.improved == 1);
+  CHECK(g.regressed == 1);
+  const auto& t = c.workloads[1];
+  CHECK(t.workload == "train");
+  CHECK(t.geomean_speedup == Approx(1.2).epsilon(0.03)); // higher is better: cand / base
+  CHECK(t.improved == 1);
+}

@@ -1,0 +1,190 @@
+// Output formats: golden files (markdown, JUnit) byte for byte, the JSON against its schema, BMF.
+// Set ACCELBENCH_UPDATE_GOLDEN=1 to rewrite the golden files after an intended change.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "harness/compare/format.hpp"
+#include "harness/core/json_schema.hpp"
+
+using namespace accelbench;
+using namespace accelbench::compare;
+
+namespace {
+
+const std::string golden_dir =
+    std::string(ACCELBENCH_SOURCE_DIR) + "/tests/harness/compare/golden/";
+
+void check_golden(const std::string& name, const std::string& actual) {
+  const std::string path = golden_dir + name;
+  const char* update = std::getenv("ACCELBENCH_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    WARN("rewrote " << path);
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  INFO("golden file " << path << " (ACCELBENCH_UPDATE_GOLDEN=1 rewrites it)");
+  CHECK(ss.str() == actual);
+}
+
+pair_result make_pair_result(const std::string& key, const std::string& workload, verdict v,
+                             double base, double cand, double lo, double hi, double p) {
+  pair_result r;
+  r.key = key;
+  r.ruleset = "kernel-v1";
+  r.workload = workload;
+  r.backend = "cpu";
+  r.name = key + " [kernel-v1]";
+  r.unit = "s";
+  r.baseline_runs = r.candidate_runs = 1;
+  auto& c = r.cmp;
+  c.n_baseline = c.n_candidate = 10;
+  c.baseline_median = base;
+  c.candidate_median = cand;
+  c.baseline_min = base * 0.99;
+  c.baseline_max = base * 1.01;
+  c.candidate_min = cand * 0.99;
+  c.candidate_max = cand * 1.01;
+  c.ratio = cand / base;
+  c.ratio_ci_low = lo;
+  c.ratio_ci_high = hi;
+  c.has_ci = true;
+  c.u = 80;
+  c.p_value = p;
+  c.exact_p = true;
+  c.result = v;
+  c.reason = "planted " + to_string(v);
+  return r;
+}
+
+// A fixed comparison: the formats are pure functions of it, so the goldens pin only formatting.
+set_comparison sample_set() {
+  set_comparison c;
+  c.baseline_label = "nightly-2026-01-01";
+  c.candidate_label = "nightly-2026-01-02";
+  c.alpha = 0.01;
+  c.pairs.push_back(make_pair_result("attention/cpu/L=512,d=64", "attention", verdict::unchanged,
+                                     2.5e-3, 2.51e-3, 0.99, 1.02, 0.52));
+  c.pairs.push_back(make_pair_result("gemm/cpu/M=1024,dtype=fp32", "gemm", verdict::regressed,
+                                     1.2e-3, 1.32e-3, 1.08, 1.12, 0.00018));
+  c.pairs.back().environment_differs = true;
+  c.pairs.back().environment_differences = {"libraries.onednn"};
+  c.pairs.push_back(make_pair_result("gemm/cpu/M=2048,dtype=bf16", "gemm", verdict::improved,
+                                     9.6e-3, 8.4e-3, 0.85, 0.9, 0.00018));
+  c.pairs.push_back(make_pair_result("gemm/cpu/M=64,dtype=<fp8>&\"x\"", "gemm",
+                                     verdict::inconclusive, 2e-6, 2.1e-6, 1.03, 1.07, 0.004));
+  c.pairs.back().notes.push_back("candidate: pools runs with 2 different environment fingerprints");
+  c.only_baseline.push_back({"gemm/cpu/M=4096,dtype=fp32", "kernel-v1", "gemm",
+                             "gemm/cpu/M=4096,dtype=fp32 [kernel-v1]", 1});
+  c.only_candidate.push_back({"gemm/cpu/M=8192,dtype=fp32", "kernel-v1", "gemm",
+                              "gemm/cpu/M=8192,dtype=fp32 [kernel-v1]", 2});
+  c.workloads.push_back({"attention", 1, 2.5 / 2.51, 0, 0, 1, 0});
+  c.workloads.push_back({"gemm", 3, 1.0123, 1, 1, 0, 1});
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("format: markdown golden", "[compare][format]") {
+  const auto md = format_markdown(sample_set());
+  // Regressions first, headline with counts.
+  CHECK(md.find("**Regression**: 1 regressed, 1 inconclusive, 1 improved, 1 unchanged") !=
+        std::string::npos);
+  CHECK(md.find("regressed") < md.find("| improved |"));
+  check_golden("compare.md", md);
+}
+
+TEST_CASE("format: JUnit golden", "[compare][format]") {
+  const auto xml = format_junit(sample_set());
+  CHECK(xml.find("tests=\"6\" failures=\"1\" errors=\"0\" skipped=\"3\"") != std::string::npos);
+  CHECK(xml.find("<failure type=\"regression\" message=\"regressed: 1.200 ms -&gt; 1.320 ms") !=
+        std::string::npos);
+  // Names are escaped.
+  CHECK(xml.find("M=64,dtype=&lt;fp8&gt;&amp;&quot;x&quot;") != std::string::npos);
+  CHECK(xml.find("<fp8>") == std::string::npos);
+  check_golden("compare.junit.xml", xml);
+}
+
+TEST_CASE("format: JSON validates against schemas/compare.schema.json", "[compare][format]") {
+  const auto schema =
+      json_schema::load(std::string(ACCELBENCH_SOURCE_DIR) + "/schemas/compare.schema.json");
+  auto j = to_json(sample_set());
+  CHECK(j["schema_version"] == compare_schema_version);
+  CHECK(schema.validate(j).empty());
+  CHECK(json::parse(format_json(sample_set())) == j);
+  // An undefined ratio is null, still valid.
+  auto s = sample_set();
+  s.pairs[0].cmp.ratio = 0;
+  CHECK(to_json(s)["pairs"][0]["ratio"].is_null());
+  CHECK(schema.validate(to_json(s)).empty());
+  // The schema is strict: a wrong verdict, a missing field or an extra field is refused.
+  auto bad = j;
+  bad["pairs"][0]["verdict"] = "faster";
+  CHECK_FALSE(schema.validate(bad).empty());
+  bad = j;
+  bad["pairs"][0].erase("p_value");
+  CHECK_FALSE(schema.validate(bad).empty());
+  bad = j;
+  bad["summary"]["extra"] = 1;
+  CHECK_FALSE(schema.validate(bad).empty());
+}
+
+TEST_CASE("format: Bencher Metric Format", "[compare][format]") {
+  auto s = sample_set();
+  s.pairs[0].unit = "tokens/s";
+  s.pairs[0].cmp.dir = direction::higher_is_better;
+  const auto b = to_bmf(s);
+  const auto& gemm = b.at("gemm/cpu/M=1024,dtype=fp32 [kernel-v1]");
+  // Seconds -> Bencher's latency measure in nanoseconds.
+  CHECK(gemm.at("latency").at("value").get<double>() == Approx(1.32e6));
+  CHECK(gemm.at("latency").at("lower_value").get<double>() == Approx(1.32e6 * 0.99));
+  CHECK(gemm.at("latency").at("upper_value").get<double>() == Approx(1.32e6 * 1.01));
+  CHECK(b.at("attention/cpu/L=512,d=64 [kernel-v1]").at("throughput").at("value") == 2.51e-3);
+  CHECK(b.size() == 4);
+  CHECK(json::parse(format_bmf(s)) == b);
+}
+
+TEST_CASE("format: terminal table is aligned, colour only when asked", "[compare][format]") {
+  const auto plain = format_terminal(sample_set());
+  CHECK(plain.find("\x1b[") == std::string::npos);
+  const auto colour = format_terminal(sample_set(), {true});
+  CHECK(colour.find("\x1b[1;31mregressed") != std::string::npos);
+  // The "config" column starts at the same offset on the header and every row; rows are sorted
+  // regressions first.
+  std::istringstream in(plain);
+  std::string line;
+  std::getline(in, line); // title
+  std::getline(in, line); // header
+  const size_t col = line.find("config");
+  REQUIRE(col != std::string::npos);
+  std::vector<std::string> rows;
+  for (int i = 0; i < 4 && std::getline(in, line); ++i)
+    rows.push_back(line);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].rfind("regressed", 0) == 0);
+  CHECK(rows[1].rfind("inconclusive", 0) == 0);
+  for (const auto& r : rows) {
+    CHECK(r.substr(col - 2, 2) == "  ");
+    CHECK(r[col] != ' ');
+  }
+  CHECK(plain.find("1 regressed, 1 inconclusive, 1 improved, 1 unchanged") != std::string::npos);
+  CHECK(plain.find(
+            "environment differs for gemm/cpu/M=1024,dtype=fp32 [kernel-v1]: libraries.onednn") !=
+        std::string::npos);
+}
+
+TEST_CASE("format: helpers", "[compare][format]") {
+  CHECK(xml_escape("a<b>&\"c'\x01") == "a&lt;b&gt;&amp;&quot;c&apos;?");
+  CHECK(markdown_escape("a|b\nc") == "a\\|b c");
+  CHECK(format_value(1.234e-3, "s") == "1.234 ms");
+  CHECK(format_value(2e-6, "s") == "2.000 us");
+  CHECK(format_value(12345, "s") == "12345 s");
+  CHECK(format_value(512, "ns") == "512.0 ns");
+  CHECK(format_value(412.5, "TFLOP/s") == "412.5 TFLOP/s");
+}
