@@ -1,0 +1,164 @@
+// Device catalogue and price table of reports (results/devices.json, results/prices.json).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.hpp"
+#include "harness/core/ruleset.hpp"
+#include "reporters/report/report.hpp"
+
+namespace accelbench::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+json read_json_file(const fs::path& file, const std::string& what) {
+  std::ifstream in(file);
+  if (!in) throw input_error(fmt::format("cannot read {} '{}'", what, file.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw input_error(fmt::format("{} '{}': not valid JSON (byte {})", what, file.string(), e.byte));
+  }
+}
+
+}  // namespace
+
+double device_spec::peak_for(const std::string& dtype_in) const {
+  std::string d = lower(dtype_in);
+  // "fp8-cs" (current scaling), "fp8-mx" (MXFP8) run on the FP8 tensor cores.
+  if (d.rfind("fp8", 0) == 0) d = "fp8";
+  if (d.rfind("fp4", 0) == 0 || d == "nvfp4") d = "fp4";
+  if (d == "float32") d = "fp32";
+  if (d == "bfloat16") d = "bf16";
+  if (auto it = peak_tflops.find(d); it != peak_tflops.end()) return it->second;
+  if (d == "fp16")
+    if (auto it = peak_tflops.find("bf16"); it != peak_tflops.end()) return it->second;
+  return 0;
+}
+
+device_catalogue device_catalogue::from_json(const json& doc, const std::string& origin) {
+  if (!doc.is_object() || !doc.contains("devices") || !doc["devices"].is_array())
+    throw input_error(fmt::format("device catalogue '{}': expected an object with a 'devices' array", origin));
+  std::vector<device_spec> out;
+  size_t i = 0;
+  for (const auto& d : doc["devices"]) {
+    device_spec s;
+    try {
+      s.id = d.at("id").get<std::string>();
+      s.name = d.value("name", s.id);
+      for (const auto& p : d.at("patterns")) s.patterns.push_back(p.get<std::string>());
+      if (d.contains("peak_tflops"))
+        for (const auto& [k, v] : d["peak_tflops"].items()) s.peak_tflops[lower(k)] = v.get<double>();
+      s.hbm_tb_s = d.value("hbm_tb_s", 0.0);
+      s.tdp_w = d.value("tdp_w", 0.0);
+      s.measured_peak = d.value("measured_peak", false);
+      s.source = d.value("source", json::object());
+    } catch (const json::exception& e) {
+      throw input_error(fmt::format("device catalogue '{}': device #{}: {}", origin, i, e.what()));
+    }
+    if (s.patterns.empty())
+      throw input_error(fmt::format("device catalogue '{}': device '{}' has no patterns", origin, s.id));
+    out.push_back(std::move(s));
+    ++i;
+  }
+  return device_catalogue(std::move(out));
+}
+
+device_catalogue device_catalogue::load(const fs::path& file) {
+  return from_json(read_json_file(file, "device catalogue"), file.string());
+}
+
+device_catalogue device_catalogue::builtin() { return load(data_root() / "results" / "devices.json"); }
+
+const device_spec* device_catalogue::match(const std::string& accelerator_model) const {
+  const std::string m = lower(accelerator_model);
+  if (m.empty()) return nullptr;
+  for (const auto& d : m_devices)
+    for (const auto& p : d.patterns)
+      if (m.find(lower(p)) != std::string::npos) return &d;
+  return nullptr;
+}
+
+const device_spec* device_catalogue::find(const std::string& id) const {
+  for (const auto& d : m_devices)
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
+price_table price_table::from_json(const json& doc, const std::string& origin) {
+  if (!doc.is_object() || !doc.contains("prices") || !doc["prices"].is_object())
+    throw input_error(fmt::format("price table '{}': expected an object with a 'prices' object", origin));
+  price_table t;
+  for (const auto& [id, v] : doc["prices"].items()) {
+    price_entry e;
+    if (v.is_number()) {
+      e.usd_per_hour = v.get<double>();
+      e.source = origin;
+    } else if (v.is_object() && v.contains("usd_per_hour") && v["usd_per_hour"].is_number()) {
+      e.usd_per_hour = v["usd_per_hour"].get<double>();
+      e.source = v.value("source", origin);
+      if (v.contains("url") && v["url"].is_string() && !v["url"].get<std::string>().empty())
+        e.source += " <" + v["url"].get<std::string>() + ">";
+    } else {
+      throw input_error(fmt::format("price table '{}': price of '{}' must be a number or {{\"usd_per_hour\": N}}", origin, id));
+    }
+    if (!(e.usd_per_hour >= 0) || !std::isfinite(e.usd_per_hour))
+      throw input_error(fmt::format("price table '{}': price of '{}' is negative or not finite", origin, id));
+    t.m_prices[lower(id)] = e;
+  }
+  return t;
+}
+
+price_table price_table::load(const fs::path& file) {
+  return from_json(read_json_file(file, "price table"), file.string());
+}
+
+price_table price_table::builtin() { return load(data_root() / "results" / "prices.json"); }
+
+void price_table::apply_override(const std::string& a, const device_catalogue& devices) {
+  auto eq = a.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+    throw input_error(fmt::format("--price '{}': expected MODEL=USD (e.g. --price B200=5.5)", a));
+  const std::string model = a.substr(0, eq), value = a.substr(eq + 1);
+  double usd = 0;
+  try {
+    size_t pos = 0;
+    usd = std::stod(value, &pos);
+    if (pos != value.size()) throw std::invalid_argument(value);
+  } catch (...) {
+    throw input_error(fmt::format("--price '{}': '{}' is not a number of USD per accelerator-hour", a, value));
+  }
+  if (!(usd >= 0) || !std::isfinite(usd))
+    throw input_error(fmt::format("--price '{}': the price must be zero or more", a));
+  std::string id;
+  if (const device_spec* d = devices.find(lower(model)))
+    id = d->id;
+  else if (const device_spec* m = devices.match(model))
+    id = m->id;
+  else {
+    std::string known;
+    for (const auto& d : devices.devices()) known += (known.empty() ? "" : ", ") + d.id;
+    throw input_error(fmt::format("--price '{}': no device in the catalogue matches '{}' (devices: {})", a, model, known));
+  }
+  m_prices[id] = {usd, "--price " + a};
+}
+
+const price_entry* price_table::find(const std::string& device_id) const {
+  auto it = m_prices.find(lower(device_id));
+  return it == m_prices.end() ? nullptr : &it->second;
+}
+
+}  // namespace accelbench::report

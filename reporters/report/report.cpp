@@ -1,0 +1,1001 @@
+// The report model: pairing, scores with CIs, speed-ups, % of peak, cost, energy, scaling.
+#include "reporters/report/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/core/build_info.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/peak.hpp"
+#include "harness/core/stats.hpp"
+#include "reporters/report/report_internal.hpp"
+
+#ifdef ACCELBENCH_REPORT_HAVE_MLPERF
+#include "workloads/mlperf/score.hpp"
+#endif
+
+namespace accelbench::report {
+
+namespace {
+
+constexpr size_t k_max_distribution_samples = 400;  // per side, for the HTML chart
+
+std::string family_of(const std::string& workload) {
+  if (workload.rfind("mlperf.", 0) == 0) return "mlperf";
+  if (workload.rfind("train.", 0) == 0) return "training";
+  return "kernel";
+}
+
+int family_rank(const std::string& f) { return f == "mlperf" ? 0 : f == "training" ? 1 : 2; }
+
+std::string benchmark_of(const run& r) {
+#ifdef ACCELBENCH_REPORT_HAVE_MLPERF
+  return mlperf::run_benchmark(r);
+#else
+  auto it = r.cfg.values.find("benchmark");
+  if (it != r.cfg.values.end()) return it->second;
+  return r.cfg.workload.size() > 7 ? r.cfg.workload.substr(7) : r.cfg.workload;
+#endif
+}
+
+std::string pair_key_of(const run& r) {
+  if (family_of(r.cfg.workload) == "mlperf") return "mlperf/" + benchmark_of(r);
+  return r.cfg.key() + " [" + r.ruleset + "]";
+}
+
+std::string json_string_at(const json& j, const char* a, const char* b) {
+  if (j.is_object() && j.contains(a) && j[a].is_object() && j[a].contains(b) && j[a][b].is_string())
+    return j[a][b].get<std::string>();
+  return {};
+}
+
+int64_t json_int_at(const json& j, const char* a, const char* b) {
+  if (j.is_object() && j.contains(a) && j[a].is_object() && j[a].contains(b) && j[a][b].is_number())
+    return j[a][b].get<int64_t>();
+  return 0;
+}
+
+struct system_facts {
+  std::string accelerator_model;
+  int64_t accelerators = 1;
+};
+
+system_facts facts_of(const run& r, const side& s) {
+  system_facts f;
+  auto it = s.systems.find(r.system);
+  if (it != s.systems.end() && !it->second.accelerator_model.empty()) {
+    f.accelerator_model = it->second.accelerator_model;
+    f.accelerators = std::max<int64_t>(1, it->second.total_accelerators());
+    return f;
+  }
+  f.accelerator_model = json_string_at(r.environment, "accelerator", "model");
+  if (int64_t c = json_int_at(r.environment, "accelerator", "count"); c > 0) f.accelerators = c;
+  if (auto a = r.cfg.values.find("accelerators"); a != r.cfg.values.end()) {
+    try {
+      f.accelerators = std::max<int64_t>(1, std::stoll(a->second));
+    } catch (...) {
+    }
+  }
+  if (f.accelerator_model.empty()) {
+    std::string cpu = json_string_at(r.environment, "cpu", "model");
+    if (!cpu.empty()) f.accelerator_model = "CPU: " + cpu;
+  }
+  return f;
+}
+
+std::string format_count(int64_t n) {
+  std::string s = std::to_string(n), out;
+  int c = 0;
+  for (auto it = s.rbegin(); it != s.rend(); ++it) {
+    if (c && c % 3 == 0) out.insert(out.begin(), ',');
+    out.insert(out.begin(), *it);
+    ++c;
+  }
+  return out;
+}
+
+std::string short_name(const device_spec* d, const std::string& accel_model, const std::string& system) {
+  if (d && !d->measured_peak) {
+    // The catalogue's first pattern is the marketing name (GB200, B200, H100 PCIe, H100...).
+    return d->patterns.front();
+  }
+  if (!accel_model.empty()) return accel_model;
+  return system;
+}
+
+std::string fmt_num(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  double a = std::fabs(v);
+  if (a == 0) return "0";
+  if (a >= 1e6 || a < 1e-3) return fmt::format("{:.3e}", v);
+  if (a >= 1000 || (a < 1e6 && v == std::round(v))) return fmt::format("{:.0f}", v);
+  if (a >= 100) return fmt::format("{:.1f}", v);
+  if (a >= 10) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+std::string lower_copy(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool unit_is_per_accelerator(const std::string& unit) {
+  const std::string u = lower_copy(unit);
+  return u.find("/gpu") != std::string::npos || u.find("/accelerator") != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A side's group: the runs of one system for one pair key.
+struct group {
+  std::string key, workload, family, system;
+  std::vector<const run*> runs;
+  system_facts facts;
+};
+
+using group_map = std::map<std::string, std::map<std::string, group>>;  // key -> system -> group
+
+group_map group_runs(const side& s) {
+  group_map out;
+  std::set<std::string> seen;  // a run selected twice (overlapping selectors) counts once
+  for (const auto& r : s.runs) {
+    if (!r.uuid.empty() && !seen.insert(r.uuid).second) continue;
+    const std::string key = pair_key_of(r);
+    group& g = out[key][r.system];
+    if (g.runs.empty()) {
+      g.key = key;
+      g.workload = r.cfg.workload;
+      g.family = family_of(r.cfg.workload);
+      g.system = r.system;
+      g.facts = facts_of(r, s);
+    }
+    g.runs.push_back(&r);
+  }
+  return out;
+}
+
+// Values of one run in the quantity the family compares (kernels: TFLOP/s when the FLOPs are
+// known; training: tokens/s), with the unit and direction.
+struct run_series {
+  std::string quantity, unit;
+  direction dir = direction::higher_is_better;
+  std::vector<double> values;
+};
+
+run_series series_of(const run& r, const std::string& family) {
+  run_series s;
+  if (family == "kernel") {
+    double flops = r.extra.is_object() ? r.extra.value("flops_per_iteration", 0.0) : 0.0;
+    if (r.sample_unit == "TFLOP/s") {
+      s = {"tflops", "TFLOP/s", direction::higher_is_better, {}};
+      for (const auto& x : r.samples) s.values.push_back(x.value);
+      return s;
+    }
+    if (r.sample_unit == "s" && flops > 0) {
+      s = {"tflops", "TFLOP/s", direction::higher_is_better, {}};
+      for (const auto& x : r.samples)
+        if (x.value > 0) s.values.push_back(flops / x.value / 1e12);
+      return s;
+    }
+  } else if (family == "training") {
+    if (r.sample_unit.rfind("tokens/s", 0) == 0) {
+      s = {"tokens_per_s", r.sample_unit, direction::higher_is_better, {}};
+      for (const auto& x : r.samples) s.values.push_back(x.value);
+      return s;
+    }
+    if (const metric* m = r.find_metric("tokens_per_s"); m && r.sample_unit != "min") {
+      s = {"tokens_per_s", m->unit.empty() ? "tokens/s" : m->unit, direction::higher_is_better, {m->value}};
+      return s;
+    }
+  }
+  s.quantity = r.sample_unit.empty() ? "value" : r.sample_unit;
+  s.unit = r.sample_unit;
+  s.dir = r.sample_dir;
+  for (const auto& x : r.samples) s.values.push_back(x.value);
+  return s;
+}
+
+double median_of(std::vector<double> v) { return v.empty() ? 0.0 : stats::median(std::move(v)); }
+
+std::string dtype_of(const run& r) {
+  auto it = r.cfg.values.find("dtype");
+  return it == r.cfg.values.end() ? std::string() : it->second;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Olympic mean (MLPerf: drop the fastest and slowest `drop` runs, average the rest).
+double olympic(std::vector<double> v, int drop) {
+  std::sort(v.begin(), v.end());
+  if ((int)v.size() <= 2 * drop) return stats::mean(v);
+  double s = 0;
+  for (size_t i = drop; i < v.size() - drop; ++i) s += v[i];
+  return s / double(v.size() - 2 * drop);
+}
+
+struct scored_side {
+  side_score score;
+  std::vector<double> values;            // sorted pooled values (kernels, training)
+  std::vector<double> run_times;         // MLPerf: converged run times (minutes)
+  int drop = 1;
+  double scale = 1;
+  const run* representative = nullptr;   // latest run: its environment is compared
+};
+
+const run* latest_of(const std::vector<const run*>& runs) {
+  const run* best = nullptr;
+  for (const run* r : runs) {
+    if (!best) {
+      best = r;
+      continue;
+    }
+    auto k = [](const run* x) { return std::tie(x->finished_at, x->started_at, x->id); };
+    if (k(best) < k(r)) best = r;
+  }
+  return best;
+}
+
+void add_provenance(side_score& s, const std::vector<const run*>& runs) {
+  std::set<std::string> sources, revisions;
+  for (const run* r : runs) {
+    s.uuids.push_back(r->uuid);
+    sources.insert(r->source);
+    if (!r->harness_revision.empty()) revisions.insert(r->harness_revision);
+    if (r->extra.is_object() && r->extra.contains("provenance") && r->extra["provenance"].is_object()) {
+      json p = r->extra["provenance"];
+      p["run"] = r->uuid;
+      s.provenance.push_back(std::move(p));
+    } else if (r->source != "measured") {
+      json p = {{"run", r->uuid}, {"source", r->source}};
+      if (r->extra.is_object()) {
+        for (const char* k : {"org", "round", "result_file"})
+          if (r->extra.contains(k)) p[k] = r->extra[k];
+      }
+      s.provenance.push_back(std::move(p));
+    }
+  }
+  s.source = sources.size() == 1 ? *sources.begin() : "mixed";
+  s.revisions.assign(revisions.begin(), revisions.end());
+}
+
+void add_eval_curves(side_score& s, const std::vector<const run*>& runs) {
+  for (const run* r : runs) {
+    if (!r->extra.is_object() || !r->extra.contains("eval_curve") || !r->extra["eval_curve"].is_array()) continue;
+    json pts = json::array();
+    std::string xl, yl;
+    for (const auto& p : r->extra["eval_curve"]) {
+      if (!p.is_object()) continue;
+      double x = 0, y = 0;
+      bool hx = false, hy = false;
+      for (const char* k : {"time_s", "time_min", "samples_count", "samples", "step", "epoch_num"})
+        if (p.contains(k) && p[k].is_number()) {
+          x = p[k].get<double>();
+          xl = k;
+          hx = true;
+          break;
+        }
+      for (const char* k : {"eval_loss", "loss", "value"})
+        if (p.contains(k) && p[k].is_number()) {
+          y = p[k].get<double>();
+          yl = k;
+          hy = true;
+          break;
+        }
+      if (hx && hy) pts.push_back(json::array({x, y}));
+    }
+    if (!pts.empty()) s.eval_curves.push_back({{"run", r->uuid}, {"x", xl}, {"y", yl}, {"points", pts}});
+  }
+}
+
+scored_side score_group(const group& g, const options& opt, const device_catalogue& devices,
+                        std::vector<std::string>& notes) {
+  scored_side out;
+  side_score& s = out.score;
+  s.system = g.system;
+  s.accelerator_model = g.facts.accelerator_model;
+  s.accelerators = g.family == "kernel" ? 1 : g.facts.accelerators;  // a kernel runs on one device
+  const device_spec* dev = devices.match(s.accelerator_model);
+  if (dev) {
+    s.device_id = dev->id;
+    s.device_name = dev->name;
+  }
+  s.display = fmt::format("{} ({})", short_name(dev, s.accelerator_model, s.system), format_count(g.facts.accelerators));
+  s.runs = g.runs.size();
+  add_provenance(s, g.runs);
+  add_eval_curves(s, g.runs);
+
+  std::vector<const run*> ok;
+  for (const run* r : g.runs) {
+    if (r->status == run_status::ok) ok.push_back(r);
+    else if (g.family != "mlperf")
+      notes.push_back(fmt::format("{}: run {} is {} ({}): no samples used", g.system, r->uuid,
+                                  to_string(r->status), r->status_reason));
+  }
+  out.representative = latest_of(ok.empty() ? g.runs : ok);
+
+  if (g.family == "mlperf") {
+    s.mlperf = true;
+    s.quantity = "time_to_train_min";
+    s.unit = "min";
+    s.dir = direction::lower_is_better;
+    std::vector<run> copies;
+    for (const run* r : g.runs) copies.push_back(*r);
+#ifdef ACCELBENCH_REPORT_HAVE_MLPERF
+    auto sc = mlperf::score(copies);
+    s.value = sc.score_min;
+    s.score_valid = sc.valid;
+    s.scaling_factor = sc.scaling_factor;
+    s.score_reasons = sc.reasons;
+    // used: averaged by the olympic mean; the bootstrap resamples every converged run (the
+    // olympic rule then trims each resample as it trims the submission).
+    std::set<std::string> used(sc.runs_used.begin(), sc.runs_used.end());
+    std::set<std::string> dropped(sc.runs_dropped.begin(), sc.runs_dropped.end());
+    if (const auto* info = mlperf::benchmark_table::builtin().find(benchmark_of(copies.front())))
+      out.drop = info->max_dropped;
+    for (const run* r : g.runs) {
+      double v = r->samples.empty() ? 0.0 : r->samples.front().value;
+      s.run_values.push_back({r->uuid, v, used.count(r->uuid) > 0});
+      if (!dropped.count(r->uuid) && r->status == run_status::ok && !r->samples.empty()) out.run_times.push_back(v);
+    }
+    out.scale = sc.scaling_factor;
+#else
+    for (const run* r : ok) {
+      double v = r->samples.empty() ? 0.0 : r->samples.front().value;
+      s.run_values.push_back({r->uuid, v, true});
+      out.run_times.push_back(v);
+      s.scaling_factor = r->extra.value("scaling_factor", 1.0);
+    }
+    out.scale = s.scaling_factor;
+    s.value = out.run_times.empty() ? 0 : olympic(out.run_times, 1) * out.scale;
+    s.score_valid = !out.run_times.empty();
+#endif
+    s.samples = s.run_values.size();
+    for (const auto& rv : s.run_values) s.sample_values.push_back(rv.value);
+    // Bootstrap over the runs of the olympic mean: the spread of the score if the submitter
+    // had drawn other seeds. With 3 runs the interval is wide, as it should be.
+    if (!out.run_times.empty()) {
+      if (out.run_times.size() == 1) {
+        s.ci_low = s.ci_high = s.value;
+        s.ci_degenerate = true;
+      } else {
+        stats::rng g2(opt.seed);
+        std::vector<double> boot, rs(out.run_times.size());
+        for (int b = 0; b < opt.resamples; ++b) {
+          for (auto& x : rs) x = out.run_times[g2.below(out.run_times.size())];
+          boot.push_back(olympic(rs, out.drop) * out.scale);
+        }
+        std::sort(boot.begin(), boot.end());
+        const double a = (1 - opt.ci_level) / 2;
+        s.ci_low = stats::quantile_sorted(boot, a);
+        s.ci_high = stats::quantile_sorted(boot, 1 - a);
+      }
+    }
+    s.per_accelerator = s.value * double(s.accelerators);
+    s.per_accelerator_unit = "accelerator-min";
+    return out;
+  }
+
+  // Kernels and training: pool the samples of the group's ok runs.
+  std::string unit, quantity;
+  direction dir = direction::higher_is_better;
+  bool first = true, per_accel_unit = false;
+  for (const run* r : ok) {
+    run_series rs = series_of(*r, g.family);
+    if (first) {
+      unit = rs.unit;
+      quantity = rs.quantity;
+      dir = rs.dir;
+      first = false;
+    } else if (rs.unit != unit || rs.dir != dir) {
+      notes.push_back(fmt::format("{}: run {} reports {} ({}), not {}: left out", g.system, r->uuid, rs.quantity, rs.unit, unit));
+      continue;
+    }
+    if (r->extra.is_object() && r->extra.value("per_accelerator", false)) per_accel_unit = true;
+    s.run_values.push_back({r->uuid, median_of(rs.values), true});
+    out.values.insert(out.values.end(), rs.values.begin(), rs.values.end());
+  }
+  per_accel_unit = per_accel_unit || unit_is_per_accelerator(unit);
+  s.quantity = quantity;
+  s.unit = unit;
+  s.dir = dir;
+  std::sort(out.values.begin(), out.values.end());
+  s.samples = out.values.size();
+  if (!out.values.empty()) {
+    s.value = stats::median(out.values);
+    auto [lo, hi] = exact_bootstrap_median_ci(out.values, opt.ci_level);
+    s.ci_low = lo;
+    s.ci_high = hi;
+    s.ci_degenerate = out.values.size() == 1;
+    // An evenly spaced subset keeps the distribution chart small for big runs.
+    size_t step = std::max<size_t>(1, out.values.size() / k_max_distribution_samples);
+    for (size_t i = 0; i < out.values.size(); i += step) s.sample_values.push_back(out.values[i]);
+  }
+
+  const bool throughput = dir == direction::higher_is_better;
+  if (per_accel_unit) {
+    s.per_accelerator = s.value;
+    s.per_accelerator_unit = unit;
+  } else if (throughput) {
+    s.per_accelerator = s.value / double(s.accelerators);
+    s.per_accelerator_unit = unit + " per accelerator";
+  } else {
+    s.per_accelerator = s.value * double(s.accelerators);
+    s.per_accelerator_unit = "accelerator x " + unit;
+  }
+
+  // % of peak: kernels against the catalogue (or measured CPU) peak for the config's dtype;
+  // training as MFU (reported by the run, or model TFLOP/s per accelerator over the peak).
+  const run* rep = out.representative;
+  const std::string dtype = rep ? dtype_of(*rep) : "";
+  double peak = 0;
+  std::string peak_src;
+  if (dev && dev->measured_peak) {
+    for (const run* r : ok)
+      if (r->extra.is_object() && r->extra.contains("peak") && r->extra["peak"].is_object() &&
+          r->extra["peak"].value("tflops", 0.0) > 0) {
+        peak = r->extra["peak"]["tflops"].get<double>();
+        peak_src = "measured by accelbench (run.extra.peak, " + r->extra["peak"].value("source", std::string("FMA probe")) + ")";
+        break;
+      }
+    if (peak == 0 && opt.use_cached_cpu_peak) {
+      peak = peak_tflops_for(cached_cpu_peak(), dtype.empty() ? "fp32" : dtype);
+      peak_src = "measured by accelbench on this machine (cached_cpu_peak)";
+    }
+  } else if (dev) {
+    peak = dev->peak_for(dtype.empty() ? "bf16" : dtype);
+    peak_src = dev->source.value("doc", dev->name);
+  }
+  s.peak_tflops = peak;
+  s.peak_source = peak_src;
+  if (g.family == "kernel" && quantity == "tflops" && peak > 0 && s.value > 0) {
+    s.pct_of_peak = 100.0 * s.value / peak;
+    s.pct_of_peak_kind = "tflops";
+  } else if (g.family == "training") {
+    std::vector<double> mfu, model_tf;
+    for (const run* r : ok) {
+      if (const metric* m = r->find_metric("mfu")) mfu.push_back(m->unit == "%" || m->value > 1.5 ? m->value : 100 * m->value);
+      if (const metric* m = r->find_metric("model_tflops_per_accelerator")) model_tf.push_back(m->value);
+    }
+    if (!mfu.empty()) {
+      s.pct_of_peak = median_of(mfu);
+      s.pct_of_peak_kind = "mfu";
+      s.peak_source = "reported by the run (metric mfu)";
+    } else if (!model_tf.empty() && peak > 0) {
+      s.pct_of_peak = 100.0 * median_of(model_tf) / peak;
+      s.pct_of_peak_kind = "mfu";
+    }
+  }
+  if (g.family == "kernel" && quantity == "tflops")
+    for (const run* r : ok) {
+      double flops = r->extra.is_object() ? r->extra.value("flops_per_iteration", 0.0) : 0.0;
+      if (flops > 0) {
+        run_series rs = series_of(*r, g.family);
+        if (!rs.values.empty()) s.size_points.push_back({flops, median_of(rs.values)});
+      }
+    }
+  return out;
+}
+
+// Cost and energy per result. Time per result: MLPerf a training run (score minutes); training
+// throughput 1M tokens; kernels one EFLOP (10^18 FLOP).
+void cost_and_energy(side_score& s, const std::string& family, const options& opt,
+                     const device_catalogue& devices, const std::vector<const run*>& runs) {
+  double hours = -1;  // accelerator-hours per result, per accelerator
+  if (s.mlperf) {
+    if (s.value > 0) hours = s.value / 60.0;
+  } else if (s.quantity == "tokens_per_s" && s.per_accelerator > 0) {
+    hours = 1e6 / s.per_accelerator / 3600.0;  // hours for one accelerator to process 1M tokens
+  } else if (s.quantity == "tflops" && s.value > 0) {
+    hours = 1e6 / s.value / 3600.0;  // 1e18 FLOP at value x 1e12 FLOP/s
+  }
+  if (hours < 0) return;
+  // Training throughput per accelerator: one accelerator's hours; the rest: all accelerators.
+  const double accel_hours = s.quantity == "tokens_per_s" ? hours : hours * double(s.accelerators);
+  if (const price_entry* p = s.device_id.empty() ? nullptr : opt.prices.find(s.device_id)) {
+    s.cost_usd = p->usd_per_hour * accel_hours;
+    s.cost_source = fmt::format("{} USD/accelerator-hour ({})", fmt_num(p->usd_per_hour), p->source);
+  }
+  // Measured power wins over TDP (run.extra.power_w or a power_w metric, watts per accelerator).
+  std::vector<double> power;
+  for (const run* r : runs) {
+    if (const metric* m = r->find_metric("power_w")) power.push_back(m->value);
+    else if (r->extra.is_object() && r->extra.contains("power_w") && r->extra["power_w"].is_number())
+      power.push_back(r->extra["power_w"].get<double>());
+  }
+  if (!power.empty()) {
+    s.energy_kwh = median_of(power) * accel_hours / 1000.0;
+    s.energy_source = "measured power";
+  } else if (const device_spec* d = devices.find(s.device_id); d && d->tdp_w > 0) {
+    s.energy_kwh = d->tdp_w * accel_hours / 1000.0;
+    s.energy_source = fmt::format("TDP {} W x time x accelerators", fmt_num(d->tdp_w));
+  }
+  (void)family;
+}
+
+std::string result_unit_of(const side_score& s) {
+  if (s.mlperf) return "training run";
+  if (s.quantity == "tokens_per_s") return "1M tokens";
+  if (s.quantity == "tflops") return "EFLOP";
+  return "";
+}
+
+std::string pair_label(const run& r, const std::string& family) {
+  if (family == "mlperf") return benchmark_of(r);
+  // Training leads with the model ("llama3-8b dtype=bf16 seq_len=8192"); kernels with the workload.
+  auto model = r.cfg.values.find("model");
+  std::string vals;
+  for (const auto& [k, v] : r.cfg.values)
+    if (!(family == "training" && k == "model")) vals += (vals.empty() ? "" : " ") + k + "=" + v;
+  if (family == "training" && model != r.cfg.values.end()) return model->second + (vals.empty() ? "" : " " + vals);
+  return r.cfg.workload + (vals.empty() ? "" : " " + vals);
+}
+
+void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options& opt) {
+  const side_score& bs = b.score;
+  const side_score& cs = c.score;
+  if (bs.unit != cs.unit || bs.dir != cs.dir) {
+    p.notes.push_back(fmt::format("the sides report different quantities ({} {} vs {} {}): no speed-up", bs.quantity,
+                                  bs.unit, cs.quantity, cs.unit));
+    return;
+  }
+  if (!(bs.value > 0) || !(cs.value > 0)) {
+    p.notes.push_back("a side has no positive score: no speed-up");
+    return;
+  }
+  const bool lower = bs.dir == direction::lower_is_better;
+  p.speedup = lower ? bs.value / cs.value : cs.value / bs.value;
+  if (p.baseline.mlperf) {
+    if (b.run_times.size() >= 2 || c.run_times.size() >= 2) {
+      stats::rng g(opt.seed ^ 0x9e3779b97f4a7c15ULL);
+      std::vector<double> r, rb(b.run_times.size()), rc(c.run_times.size());
+      for (int i = 0; i < opt.resamples; ++i) {
+        for (auto& x : rb) x = b.run_times[g.below(b.run_times.size())];
+        for (auto& x : rc) x = c.run_times[g.below(c.run_times.size())];
+        r.push_back((olympic(rb, b.drop) * b.scale) / (olympic(rc, c.drop) * c.scale));
+      }
+      std::sort(r.begin(), r.end());
+      const double a = (1 - opt.ci_level) / 2;
+      p.speedup_ci_low = stats::quantile_sorted(r, a);
+      p.speedup_ci_high = stats::quantile_sorted(r, 1 - a);
+    } else {
+      p.speedup_ci_low = p.speedup_ci_high = p.speedup;
+      p.ci_degenerate = true;
+    }
+  } else {
+    auto [lo, hi] = exact_bootstrap_ratio_ci(b.values, c.values, opt.ci_level);  // median(c)/median(b)
+    if (lower) {
+      p.speedup_ci_low = hi > 0 ? 1.0 / hi : 0;
+      p.speedup_ci_high = lo > 0 ? 1.0 / lo : 0;
+    } else {
+      p.speedup_ci_low = lo;
+      p.speedup_ci_high = hi;
+    }
+    p.ci_degenerate = b.values.size() == 1 && c.values.size() == 1;
+  }
+  if (p.ci_degenerate)
+    p.notes.push_back("one sample per side (a published figure): the 95% CI is degenerate (the point itself)");
+  if (bs.accelerators != cs.accelerators && bs.per_accelerator > 0 && cs.per_accelerator > 0) {
+    p.per_accelerator_speedup = lower ? bs.per_accelerator / cs.per_accelerator : cs.per_accelerator / bs.per_accelerator;
+  }
+}
+
+void flag_differences(pair_result& p, const scored_side& b, const scored_side& c) {
+  const run* rb = b.representative;
+  const run* rc = c.representative;
+  if (!rb || !rc) return;
+  if (rb->ruleset != rc->ruleset) p.flags.push_back(fmt::format("ruleset: {} vs {}", rb->ruleset, rc->ruleset));
+  const std::string db = dtype_of(*rb), dc = dtype_of(*rc);
+  if (db != dc) p.flags.push_back(fmt::format("dtype: {} vs {}", db.empty() ? "-" : db, dc.empty() ? "-" : dc));
+  if (p.family == "mlperf") {
+    auto div = [](const run* r) {
+      auto it = r->cfg.values.find("division");
+      return it == r->cfg.values.end() ? std::string() : it->second;
+    };
+    if (div(rb) != div(rc)) p.flags.push_back(fmt::format("division: {} vs {}", div(rb), div(rc)));
+  }
+  auto fw = [](const run* r) {
+    return r->environment.is_object() && r->environment.contains("framework") && r->environment["framework"].is_string()
+               ? r->environment["framework"].get<std::string>()
+               : std::string();
+  };
+  if (fw(rb) != fw(rc) && !(fw(rb).empty() && fw(rc).empty()))
+    p.flags.push_back(fmt::format("framework: {} vs {}", fw(rb).empty() ? "-" : fw(rb), fw(rc).empty() ? "-" : fw(rc)));
+  p.environment_differences = environment_differences(rb->environment, rc->environment);
+  // The hardware is what a report compares; compiler, build type and library versions are not.
+  for (const auto& d : p.environment_differences)
+    if (d.rfind("accelerator.", 0) != 0 && d.rfind("cpu.", 0) != 0) p.flags.push_back("environment: " + d);
+}
+
+std::string speed_phrase(double s) {
+  if (s >= 1) return fmt::format("{:.2f}x faster than", s);
+  return fmt::format("{:.2f}x slower than", s > 0 ? 1.0 / s : 0.0);
+}
+
+std::string make_headline(const report_model& r) {
+  if (r.pairs.empty())
+    return fmt::format("No comparable runs: '{}' and '{}' share no workload and config ({} unpaired group(s) listed below).",
+                       r.baseline_label, r.candidate_label, r.unpaired.size());
+  // Lead with the pair users quote: MLPerf at the largest scale, else training, else kernels.
+  const pair_result* lead = nullptr;
+  for (const auto& p : r.pairs) {
+    if (p.speedup <= 0) continue;
+    if (!lead) {
+      lead = &p;
+      continue;
+    }
+    auto rank = [](const pair_result& x) {
+      return std::make_tuple(-family_rank(x.family), std::max(x.baseline.accelerators, x.candidate.accelerators));
+    };
+    if (rank(p) > rank(*lead)) lead = &p;
+  }
+  if (!lead) return fmt::format("{} pair(s) compared, none with a defined speed-up (see the notes).", r.pairs.size());
+  std::string s;
+  const auto& b = lead->baseline;
+  const auto& c = lead->candidate;
+  if (lead->family == "mlperf") {
+    s = fmt::format("{} trains {} {} {} ({} vs {} min, official MLPerf scores{})", c.display, lead->label,
+                    speed_phrase(lead->speedup), b.display, fmt_num(c.value), fmt_num(b.value),
+                    lead->per_accelerator_speedup ? fmt::format("; {:.2f}x per accelerator", *lead->per_accelerator_speedup) : "");
+  } else if (lead->family == "training") {
+    auto model = lead->label.substr(0, lead->label.find(' '));
+    s = fmt::format("{} trains {} {} {} ({} vs {} {}{})", c.display, model, speed_phrase(lead->speedup), b.display,
+                    fmt_num(c.value), fmt_num(b.value), c.unit,
+                    lead->per_accelerator_speedup ? fmt::format("; {:.2f}x per accelerator", *lead->per_accelerator_speedup) : "");
+  } else {
+    const family_summary* fs = nullptr;
+    for (const auto& f : r.summaries)
+      if (f.family == "kernel") fs = &f;
+    if (fs && fs->pairs > 1)
+      s = fmt::format("{} runs the kernels {} {} (geometric mean over {} configs)", c.display,
+                      speed_phrase(fs->geomean_speedup), b.display, fs->pairs);
+    else
+      s = fmt::format("{} runs {} {} {} ({} vs {} {})", c.display, lead->label, speed_phrase(lead->speedup), b.display,
+                      fmt_num(c.value), fmt_num(b.value), c.unit);
+  }
+  size_t defined = 0;
+  for (const auto& p : r.pairs) defined += p.speedup > 0;
+  if (defined > 1) {
+    std::vector<double> v;
+    for (const auto& p : r.pairs)
+      if (p.speedup > 0) v.push_back(p.speedup);
+    s += fmt::format("; over all {} pairs the geometric-mean speed-up is {:.2f}x", defined, stats::geomean(v));
+  }
+  return s + ".";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+report_model build_report(const side& baseline, const side& candidate, const options& opt) {
+  report_model rep;
+  rep.generated_at = opt.generated_at.empty() ? now_iso8601() : opt.generated_at;
+  rep.harness_version = opt.harness_version.empty() ? build_info::version() : opt.harness_version;
+  rep.harness_revision = opt.harness_revision.empty() ? build_info::git_revision() : opt.harness_revision;
+  rep.baseline_label = baseline.label;
+  rep.candidate_label = candidate.label;
+
+  const device_catalogue& devices = opt.devices;
+  group_map gb = group_runs(baseline), gc = group_runs(candidate);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : gb) keys.insert(k);
+  for (const auto& [k, v] : gc) keys.insert(k);
+
+  std::set<std::string> used_devices;
+  std::vector<std::pair<const group*, side_score>> mlperf_groups;  // for scaling
+  auto unpaired = [&](const group& g, const std::string& sd, const std::string& why) {
+    unpaired_group u;
+    u.side = sd;
+    u.workload = g.workload;
+    u.key = g.key;
+    u.system = g.system;
+    u.runs = g.runs.size();
+    u.label = pair_label(*g.runs.front(), g.family);
+    u.reason = why;
+    rep.unpaired.push_back(std::move(u));
+  };
+
+  for (const auto& key : keys) {
+    auto ib = gb.find(key);
+    auto ic = gc.find(key);
+    if (ib == gb.end() || ic == gc.end()) {
+      const bool base = ib != gb.end();
+      for (const auto& [sys, g] : base ? ib->second : ic->second) {
+        unpaired(g, base ? "baseline" : "candidate",
+                 fmt::format("no {} run with this {}", base ? "candidate" : "baseline",
+                             g.family == "mlperf" ? "benchmark" : "config and ruleset"));
+        if (g.family == "mlperf") {
+          std::vector<std::string> n;
+          mlperf_groups.push_back({&g, score_group(g, opt, devices, n).score});
+        }
+      }
+      continue;
+    }
+    // Several systems on a side: one baseline system pairs with every candidate system (and the
+    // reverse); otherwise systems pair by equal accelerator count, the rest are unpaired.
+    std::vector<std::pair<const group*, const group*>> matches;
+    std::set<std::string> pb, pc;
+    if (ib->second.size() == 1 || ic->second.size() == 1) {
+      for (const auto& [sb, g1] : ib->second)
+        for (const auto& [sc, g2] : ic->second) matches.push_back({&g1, &g2});
+    } else {
+      for (const auto& [sb, g1] : ib->second)
+        for (const auto& [sc, g2] : ic->second)
+          if (!pb.count(sb) && !pc.count(sc) && g1.facts.accelerators == g2.facts.accelerators) {
+            matches.push_back({&g1, &g2});
+            pb.insert(sb);
+            pc.insert(sc);
+          }
+      for (const auto& [sb, g1] : ib->second)
+        if (!pb.count(sb)) unpaired(g1, "baseline", "several systems on both sides and none with the same accelerator count");
+      for (const auto& [sc, g2] : ic->second)
+        if (!pc.count(sc)) unpaired(g2, "candidate", "several systems on both sides and none with the same accelerator count");
+    }
+    for (const auto& [g1, g2] : matches) {
+      pair_result p;
+      p.family = g1->family;
+      p.workload = g1->workload;
+      p.key = key;
+      p.label = pair_label(*g1->runs.front(), p.family);
+      scored_side b = score_group(*g1, opt, devices, p.notes);
+      scored_side c = score_group(*g2, opt, devices, p.notes);
+      if (p.family == "mlperf") {
+        mlperf_groups.push_back({g1, b.score});
+        mlperf_groups.push_back({g2, c.score});
+        for (const auto* s : {&b.score, &c.score})
+          if (!s->score_valid)
+            p.notes.push_back(fmt::format("{}: the MLPerf score is INVALID ({})", s->system,
+                                          s->score_reasons.empty() ? "no reason given" : s->score_reasons.front()));
+      }
+      cost_and_energy(b.score, p.family, opt, devices, g1->runs);
+      cost_and_energy(c.score, p.family, opt, devices, g2->runs);
+      p.result_unit = result_unit_of(b.score);
+      p.baseline = b.score;
+      p.candidate = c.score;
+      compare_sides(p, b, c, opt);
+      flag_differences(p, b, c);
+      for (const auto* s : {&p.baseline, &p.candidate}) {
+        if (!s->device_id.empty()) used_devices.insert(s->device_id);
+        else p.notes.push_back(fmt::format("{}: accelerator '{}' is not in the device catalogue (no peak, TDP or price)", s->system, s->accelerator_model));
+        if (!s->device_id.empty() && !s->cost_usd && s->device_id != "cpu")
+          p.notes.push_back(fmt::format("{}: no price for {} (pass --price {}=USD)", s->system, s->device_id, s->device_id));
+      }
+      rep.pairs.push_back(std::move(p));
+    }
+  }
+  // Deduplicate pair notes (a side's failed-run notes appear once per pair it is in).
+  for (auto& p : rep.pairs) {
+    std::vector<std::string> seen;
+    for (auto& n : p.notes)
+      if (std::find(seen.begin(), seen.end(), n) == seen.end()) seen.push_back(n);
+    p.notes = seen;
+  }
+
+  std::stable_sort(rep.pairs.begin(), rep.pairs.end(), [](const pair_result& a, const pair_result& b) {
+    return std::make_tuple(family_rank(a.family), a.workload, a.key, a.baseline.system, a.candidate.system) <
+           std::make_tuple(family_rank(b.family), b.workload, b.key, b.baseline.system, b.candidate.system);
+  });
+  // Two sides on the same hardware (measured vs measured): tell them apart by system name.
+  for (size_t i = 0; i < rep.pairs.size(); ++i) {
+    auto& p = rep.pairs[i];
+    p.id = fmt::format("p{}", i + 1);
+    if (p.baseline.display == p.candidate.display) {
+      p.baseline.display = p.baseline.system;
+      p.candidate.display = p.candidate.system;
+    }
+  }
+  std::sort(rep.unpaired.begin(), rep.unpaired.end(), [](const unpaired_group& a, const unpaired_group& b) {
+    return std::tie(a.side, a.key, a.system) < std::tie(b.side, b.key, b.system);
+  });
+
+  // Geometric mean per family.
+  std::map<std::string, family_summary> fams;
+  for (const auto& p : rep.pairs) {
+    auto& f = fams[p.family];
+    f.family = p.family;
+    if (std::find(f.workloads.begin(), f.workloads.end(), p.workload) == f.workloads.end()) f.workloads.push_back(p.workload);
+  }
+  for (auto& [name, f] : fams) {
+    std::vector<double> v, va;
+    for (const auto& p : rep.pairs) {
+      if (p.family != name || p.speedup <= 0) continue;
+      v.push_back(p.speedup);
+      va.push_back(p.per_accelerator_speedup ? *p.per_accelerator_speedup : p.speedup);
+    }
+    f.pairs = v.size();
+    f.geomean_speedup = v.empty() ? 0 : stats::geomean(v);
+    if (!va.empty()) f.geomean_per_accelerator_speedup = stats::geomean(va);
+    rep.summaries.push_back(f);
+  }
+  std::sort(rep.summaries.begin(), rep.summaries.end(),
+            [](const family_summary& a, const family_summary& b) { return family_rank(a.family) < family_rank(b.family); });
+
+  // Scaling: one device family at several accelerator counts on one benchmark.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, scaling_point>> by;
+  std::map<std::string, std::string> dev_names;
+  for (const auto& [g, s] : mlperf_groups) {
+    if (s.device_id.empty() || !(s.value > 0) || !s.score_valid) continue;
+    scaling_point pt;
+    pt.system = s.system;
+    pt.accelerators = g->facts.accelerators;
+    pt.score_min = s.value;
+    pt.side = "";
+    by[{benchmark_of(*g->runs.front()), s.device_id}][s.system] = pt;
+    dev_names[s.device_id] = s.device_name;
+  }
+  for (auto& [k, pts] : by) {
+    std::set<int64_t> counts;
+    for (const auto& [sys, pt] : pts) counts.insert(pt.accelerators);
+    if (counts.size() < 2) continue;
+    scaling_series ser;
+    ser.benchmark = k.first;
+    ser.device_id = k.second;
+    ser.device_name = dev_names[k.second];
+    for (const auto& [sys, pt] : pts) ser.points.push_back(pt);
+    std::sort(ser.points.begin(), ser.points.end(),
+              [](const scaling_point& a, const scaling_point& b) { return std::tie(a.accelerators, a.system) < std::tie(b.accelerators, b.system); });
+    const auto& ref = ser.points.front();
+    for (auto& pt : ser.points) pt.efficiency = (ref.score_min * double(ref.accelerators)) / (pt.score_min * double(pt.accelerators));
+    rep.scaling.push_back(std::move(ser));
+  }
+
+  for (const auto& id : used_devices)
+    if (const device_spec* d = devices.find(id)) {
+      json pk = json::object();
+      for (const auto& [k, v] : d->peak_tflops) pk[k] = v;
+      rep.devices.push_back({{"id", d->id}, {"name", d->name}, {"peak_tflops", pk}, {"hbm_tb_s", d->hbm_tb_s},
+                             {"tdp_w", d->tdp_w}, {"measured_peak", d->measured_peak}, {"source", d->source}});
+      if (const price_entry* p = opt.prices.find(id))
+        rep.prices.push_back({{"device", id}, {"usd_per_accelerator_hour", p->usd_per_hour}, {"source", p->source}});
+    }
+
+  bool any_degenerate = false;
+  for (const auto& p : rep.pairs) any_degenerate = any_degenerate || p.ci_degenerate;
+  if (any_degenerate)
+    rep.notes.push_back("Published figures carry one sample (the figure itself): their confidence intervals are degenerate and say nothing about run-to-run spread.");
+  if (rep.pairs.empty()) rep.notes.push_back("No pairs: nothing in the two selections shares a workload and config key (see the unpaired list).");
+  rep.notes.push_back(fmt::format("Confidence intervals: {:.0f}% percentile bootstrap; medians use the exact bootstrap distribution of the sample median, MLPerf scores resample runs ({} resamples, seed {}).",
+                                  100 * opt.ci_level, opt.resamples, opt.seed));
+  rep.headline = make_headline(rep);
+  return rep;
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+json opt_num(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json side_json(const side_score& s) {
+  json rv = json::array();
+  for (const auto& r : s.run_values) rv.push_back({{"run", r.uuid}, {"value", r.value}, {"used", r.used}});
+  json sp = json::array();
+  for (const auto& [x, y] : s.size_points) sp.push_back(json::array({x, y}));
+  json j = {{"system", s.system},
+            {"display", s.display},
+            {"accelerator_model", s.accelerator_model},
+            {"device", s.device_id.empty() ? json(nullptr) : json(s.device_id)},
+            {"accelerators", s.accelerators},
+            {"runs", s.runs},
+            {"samples", s.samples},
+            {"source", s.source},
+            {"quantity", s.quantity},
+            {"unit", s.unit},
+            {"direction", to_string(s.dir)},
+            {"value", s.value},
+            {"ci", {{"low", s.ci_low}, {"high", s.ci_high}, {"degenerate", s.ci_degenerate}}},
+            {"per_accelerator", {{"value", s.per_accelerator}, {"unit", s.per_accelerator_unit}}},
+            {"pct_of_peak", opt_num(s.pct_of_peak)},
+            {"pct_of_peak_kind", s.pct_of_peak_kind},
+            {"peak_tflops", s.peak_tflops},
+            {"peak_source", s.peak_source},
+            {"cost_usd", opt_num(s.cost_usd)},
+            {"cost_source", s.cost_source},
+            {"energy_kwh", opt_num(s.energy_kwh)},
+            {"energy_source", s.energy_source},
+            {"run_values", rv},
+            {"uuids", s.uuids},
+            {"harness_revisions", s.revisions},
+            {"provenance", s.provenance},
+            {"sample_values", s.sample_values},
+            {"eval_curves", s.eval_curves},
+            {"size_points", sp}};
+  if (s.mlperf)
+    j["mlperf"] = {{"score_min", s.value}, {"valid", s.score_valid}, {"scaling_factor", s.scaling_factor},
+                   {"reasons", s.score_reasons}};
+  return j;
+}
+
+}  // namespace
+
+json to_json(const report_model& r) {
+  json pairs = json::array();
+  for (const auto& p : r.pairs) {
+    pairs.push_back({{"id", p.id},
+                     {"family", p.family},
+                     {"workload", p.workload},
+                     {"key", p.key},
+                     {"label", p.label},
+                     {"result_unit", p.result_unit},
+                     {"baseline", side_json(p.baseline)},
+                     {"candidate", side_json(p.candidate)},
+                     {"speedup", p.speedup},
+                     {"speedup_ci", {{"low", p.speedup_ci_low}, {"high", p.speedup_ci_high}, {"degenerate", p.ci_degenerate}}},
+                     {"per_accelerator_speedup", opt_num(p.per_accelerator_speedup)},
+                     {"flags", p.flags},
+                     {"environment_differences", p.environment_differences},
+                     {"notes", p.notes}});
+  }
+  json unp = json::array();
+  for (const auto& u : r.unpaired)
+    unp.push_back({{"side", u.side}, {"workload", u.workload}, {"key", u.key}, {"system", u.system},
+                   {"label", u.label}, {"runs", u.runs}, {"reason", u.reason}});
+  json sums = json::array();
+  for (const auto& f : r.summaries)
+    sums.push_back({{"family", f.family}, {"pairs", f.pairs}, {"geomean_speedup", f.geomean_speedup},
+                    {"geomean_per_accelerator_speedup", opt_num(f.geomean_per_accelerator_speedup)},
+                    {"workloads", f.workloads}});
+  json scal = json::array();
+  for (const auto& s : r.scaling) {
+    json pts = json::array();
+    for (const auto& p : s.points)
+      pts.push_back({{"system", p.system}, {"accelerators", p.accelerators}, {"score_min", p.score_min}, {"efficiency", p.efficiency}});
+    scal.push_back({{"benchmark", s.benchmark}, {"device", s.device_id}, {"device_name", s.device_name}, {"points", pts}});
+  }
+  return {{"schema_version", r.schema_version},
+          {"generator", {{"name", "accelbench"}, {"version", r.harness_version}, {"git_revision", r.harness_revision}}},
+          {"generated_at", r.generated_at},
+          {"baseline", r.baseline_label},
+          {"candidate", r.candidate_label},
+          {"headline", r.headline},
+          {"pairs", pairs},
+          {"unpaired", unp},
+          {"summaries", sums},
+          {"scaling", scal},
+          {"devices", r.devices},
+          {"prices", r.prices},
+          {"notes", r.notes}};
+}
+
+std::string summary_text(const report_model& r) {
+  std::ostringstream os;
+  os << r.headline << "\n\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"pair", "workload", "config", "baseline", "candidate", "speed-up [95% CI]", "per accel", "flags"}};
+  for (const auto& p : r.pairs) {
+    auto side = [](const side_score& s) { return fmt::format("{}: {} {}", s.display, fmt_num(s.value), s.unit); };
+    rows.push_back({p.id, p.workload, p.label.substr(0, 60), side(p.baseline), side(p.candidate),
+                    p.speedup > 0 ? fmt::format("{:.2f}x [{:.2f}, {:.2f}]", p.speedup, p.speedup_ci_low, p.speedup_ci_high) : "-",
+                    p.per_accelerator_speedup ? fmt::format("{:.2f}x", *p.per_accelerator_speedup) : "",
+                    p.flags.empty() ? "" : fmt::format("{}", p.flags.size())});
+  }
+  std::vector<size_t> w(rows[0].size(), 0);
+  auto width = [](const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xc0) != 0x80;
+    return n;
+  };
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (size_t i = 0; i < rows[k].size(); ++i) {
+      line += rows[k][i];
+      if (i + 1 < rows[k].size()) line += std::string(w[i] - width(rows[k][i]) + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    os << line << "\n";
+    if (k == 0) {
+      std::string rule;
+      for (size_t i = 0; i < w.size(); ++i) rule += std::string(w[i], '-') + (i + 1 < w.size() ? "  " : "");
+      os << rule << "\n";
+    }
+  }
+  for (const auto& f : r.summaries)
+    if (f.pairs) os << fmt::format("geomean {}: {:.2f}x over {} pair(s)\n", f.family, f.geomean_speedup, f.pairs);
+  if (!r.unpaired.empty()) os << fmt::format("{} unpaired group(s) (listed in the JSON and HTML)\n", r.unpaired.size());
+  return os.str();
+}
+
+}  // namespace accelbench::report

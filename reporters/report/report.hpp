@@ -1,0 +1,226 @@
+#pragma once
+// Reports (issue 6): an A-vs-B comparison (H100 vs Blackwell, or any two selections) as a report
+// model, written as JSON (schemas/report.schema.json) and as one self-contained HTML page.
+//
+// The report pairs baseline and candidate runs by workload and config key (and ruleset); MLPerf
+// runs pair by benchmark, since their configs differ in accelerator count. For every pair it gives
+// each side's score with a 95% CI, the direction-aware speed-up with a bootstrap CI, % of peak from
+// the device catalogue (results/devices.json), per-accelerator normalisation, cost and energy per
+// result, and flags environment differences that matter. A reporter is a pure reader of the result
+// model (DESIGN.md, "Layers"): nothing here opens the store or runs anything.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/model.hpp"
+#include "harness/store/store.hpp"
+
+namespace accelbench::report {
+
+constexpr int k_report_schema_version = 1;
+
+// ---------------------------------------------------------------------------------------------
+// Device catalogue (results/devices.json).
+struct device_spec {
+  std::string id;                          // h100-sxm, b200, gb200, cpu, ...
+  std::string name;                        // "H100 SXM"
+  std::vector<std::string> patterns;       // case-insensitive substrings of the accelerator model
+  std::map<std::string, double> peak_tflops;  // dense peak by dtype (bf16, fp8, fp4, tf32, fp32)
+  double hbm_tb_s = 0;
+  double tdp_w = 0;                        // 0: unknown
+  bool measured_peak = false;              // "cpu": the peak accelbench measures itself
+  json source = json::object();            // {doc, url}
+  // Peak for a dtype; "fp8-cs"/"fp8-mx" count as fp8, "fp16" falls back to bf16. 0: unknown.
+  double peak_for(const std::string& dtype) const;
+};
+
+class device_catalogue {
+public:
+  device_catalogue() = default;
+  explicit device_catalogue(std::vector<device_spec> d) : m_devices(std::move(d)) {}
+  // Throws input_error naming the file and the problem.
+  static device_catalogue load(const std::filesystem::path& file);
+  static device_catalogue from_json(const json& doc, const std::string& origin);
+  // results/devices.json under data_root().
+  static device_catalogue builtin();
+  // First device (in file order) with a pattern contained in `accelerator_model`; nullptr: none.
+  const device_spec* match(const std::string& accelerator_model) const;
+  const device_spec* find(const std::string& id) const;
+  const std::vector<device_spec>& devices() const { return m_devices; }
+
+private:
+  std::vector<device_spec> m_devices;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Prices in USD per accelerator-hour (results/prices.json), keyed by device id.
+struct price_entry {
+  double usd_per_hour = 0;
+  std::string source;  // where the figure came from ("--price" for a command-line override)
+};
+
+class price_table {
+public:
+  static price_table load(const std::filesystem::path& file);  // throws input_error
+  static price_table from_json(const json& doc, const std::string& origin);
+  static price_table builtin();  // results/prices.json under data_root()
+  // --price MODEL=USD: MODEL is a device id, or text matched against device patterns through
+  // `devices` (so "GB200=6.5" and "gb200=6.5" both set the gb200 price). Throws input_error on a
+  // malformed assignment, a negative or non-numeric price, or a model no device matches.
+  void apply_override(const std::string& assignment, const device_catalogue& devices);
+  void set(const std::string& device_id, price_entry e) { m_prices[device_id] = std::move(e); }
+  const price_entry* find(const std::string& device_id) const;
+  const std::map<std::string, price_entry>& entries() const { return m_prices; }
+
+private:
+  std::map<std::string, price_entry> m_prices;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Inputs.
+struct side {
+  std::string label;  // the selector as given
+  std::vector<run> runs;
+  std::map<std::string, store::system_record> systems;  // every system the runs name
+};
+
+struct options {
+  device_catalogue devices;
+  price_table prices;
+  double ci_level = 0.95;
+  int resamples = 2000;
+  uint64_t seed = 42;
+  // When a CPU run carries no extra.peak, measure/read the cached CPU peak (cached_cpu_peak()).
+  // Off by default: a report must not run a probe unless asked (the CLI turns it on).
+  bool use_cached_cpu_peak = false;
+  std::string generated_at;       // empty: now (tests fix it for golden files)
+  std::string harness_revision;   // empty: build_info::git_revision()
+  std::string harness_version;    // empty: build_info::version()
+};
+
+// ---------------------------------------------------------------------------------------------
+// The report model.
+struct run_value {
+  std::string uuid;
+  double value = 0;        // the run's result (minutes for time-to-train, median otherwise)
+  bool used = true;        // counted in the score (MLPerf: not dropped)
+};
+
+struct side_score {
+  std::string system;
+  std::string display;              // "GB200 (512)"
+  std::string accelerator_model;
+  std::string device_id;            // "" when no catalogue device matched
+  std::string device_name;
+  int64_t accelerators = 1;
+  size_t runs = 0, samples = 0;
+  std::string source;               // measured | published | imported | mixed
+  std::string quantity;             // tflops | tokens_per_s | time_to_train_min | <sample unit>
+  std::string unit;
+  direction dir = direction::higher_is_better;
+  double value = 0;                 // the score: median (kernels, training), olympic score (MLPerf)
+  double ci_low = 0, ci_high = 0;   // 95% CI of the score (bootstrap)
+  bool ci_degenerate = false;       // one sample (published figure): the CI is the point
+  double per_accelerator = 0;       // value / accelerators (throughput), value x accelerators (time)
+  std::string per_accelerator_unit;
+  std::optional<double> pct_of_peak;   // % of the catalogue peak (kernels: TFLOP/s; training: MFU)
+  std::string pct_of_peak_kind;        // "tflops" | "mfu"
+  double peak_tflops = 0;
+  std::string peak_source;
+  // MLPerf
+  bool mlperf = false;
+  bool score_valid = true;
+  double scaling_factor = 1;
+  std::vector<std::string> score_reasons;
+  std::vector<run_value> run_values;   // per-run results (time-to-train: minutes per run)
+  // cost and energy per result (result_unit of the pair)
+  std::optional<double> cost_usd;
+  std::string cost_source;
+  std::optional<double> energy_kwh;
+  std::string energy_source;           // "TDP" | "measured power"
+  // provenance
+  std::vector<std::string> uuids;
+  std::vector<std::string> revisions;  // harness revisions of measured runs
+  json provenance = json::array();     // published runs: extra.provenance of each
+  std::vector<double> sample_values;   // for the distribution chart (capped)
+  json eval_curves = json::array();    // [{uuid, points:[[x,y]...], x_label, y_label}]
+  std::vector<std::pair<double, double>> size_points;  // (problem size FLOPs, TFLOP/s)
+};
+
+struct pair_result {
+  std::string id;                   // stable id: p1, p2, ... in sorted order
+  std::string family;               // kernel | training | mlperf
+  std::string workload;
+  std::string key;                  // config key (+ ruleset) or "mlperf/<benchmark>"
+  std::string label;                // human label: "gemm bf16 8192x8192x8192"
+  std::string result_unit;          // what cost/energy are per: "training run", "1M tokens", "EFLOP"
+  side_score baseline, candidate;
+  double speedup = 0;               // > 1: candidate better (direction-aware); 0: undefined
+  double speedup_ci_low = 0, speedup_ci_high = 0;
+  bool ci_degenerate = false;
+  std::optional<double> per_accelerator_speedup;  // set when accelerator counts differ
+  std::vector<std::string> flags;   // differences that matter: ruleset, dtype, libraries...
+  std::vector<std::string> environment_differences;
+  std::vector<std::string> notes;
+};
+
+struct unpaired_group {
+  std::string side;     // baseline | candidate
+  std::string workload, key, system, label;
+  size_t runs = 0;
+  std::string reason;
+};
+
+struct family_summary {
+  std::string family;
+  size_t pairs = 0;
+  double geomean_speedup = 0;
+  std::optional<double> geomean_per_accelerator_speedup;
+  std::vector<std::string> workloads;
+};
+
+struct scaling_point {
+  std::string system, side;
+  int64_t accelerators = 0;
+  double score_min = 0;
+  double efficiency = 1;  // (T_ref x N_ref) / (T x N); 1 at the smallest scale
+};
+
+struct scaling_series {
+  std::string benchmark, device_id, device_name;
+  std::vector<scaling_point> points;  // by accelerator count
+};
+
+struct report_model {
+  int schema_version = k_report_schema_version;
+  std::string generated_at, harness_version, harness_revision;
+  std::string baseline_label, candidate_label;
+  std::string headline;             // the answer in one sentence
+  std::vector<pair_result> pairs;
+  std::vector<unpaired_group> unpaired;
+  std::vector<family_summary> summaries;
+  std::vector<scaling_series> scaling;
+  std::vector<std::string> notes;
+  json devices = json::array();     // catalogue entries used, with sources
+  json prices = json::array();      // prices used, with sources
+};
+
+// Builds the report. Runs with a status other than ok contribute no samples (noted). Never throws
+// on odd data: a pair it cannot score gets a note and speed-up 0.
+report_model build_report(const side& baseline, const side& candidate, const options& opt);
+
+json to_json(const report_model& r);          // valid against schemas/report.schema.json
+std::string to_html(const report_model& r);   // one self-contained page
+// The terminal summary: headline, then one line per pair (aligned table).
+std::string summary_text(const report_model& r);
+
+// Escaping used by the HTML writer (exposed for tests).
+std::string html_escape(const std::string& s);
+// JSON text safe inside <script>: '<', '>', '&' and U+2028/9 as \u escapes, so "</script>" and
+// "<!--" cannot end or alter the element.
+std::string json_for_script(const json& j);
+
+}  // namespace accelbench::report

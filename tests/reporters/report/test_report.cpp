@@ -1,0 +1,540 @@
+// Tests of reporters/report: catalogue and prices, exact bootstrap intervals, pairing and scores,
+// the golden JSON, schema validity, HTML escaping, the MLPerf report from the shared data, the
+// published reference results and the report command.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "harness/cli/report_command.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/json_schema.hpp"
+#include "harness/core/stats.hpp"
+#include "reporters/json/json_export.hpp"
+#include "reporters/report/report_internal.hpp"
+#include "report_test_helpers.hpp"
+
+using namespace accelbench;
+using namespace report_test;
+
+namespace {
+
+const report::pair_result* find_pair(const report::report_model& r, const std::string& key_part,
+                                     const std::string& cand_system = "") {
+  for (const auto& p : r.pairs)
+    if (p.key.find(key_part) != std::string::npos && (cand_system.empty() || p.candidate.system == cand_system))
+      return &p;
+  return nullptr;
+}
+
+report::report_model synthetic_report(store::store& db, const std::string& b = "h100-box", const std::string& c = "b200-box") {
+  auto sb = cli::select_runs(db, "system=" + b);
+  auto sc = cli::select_runs(db, "system=" + c);
+  return report::build_report(side_of(sb), side_of(sc), fixed_options());
+}
+
+}  // namespace
+
+TEST_CASE("report: incomplete beta gives binomial tail probabilities", "[report]") {
+  // P(Bin(10, 0.3) >= 4) summed directly.
+  double direct = 0;
+  for (int k = 4; k <= 10; ++k) {
+    double c = std::tgamma(11.0) / (std::tgamma(k + 1.0) * std::tgamma(11.0 - k));
+    direct += c * std::pow(0.3, k) * std::pow(0.7, 10 - k);
+  }
+  CHECK(report::incomplete_beta(4, 7, 0.3) == Approx(direct).epsilon(1e-10));
+  CHECK(report::incomplete_beta(2, 3, 0) == 0);
+  CHECK(report::incomplete_beta(2, 3, 1) == 1);
+  CHECK(report::incomplete_beta(50, 50, 0.5) == Approx(0.5).epsilon(1e-9));  // symmetric
+  CHECK(report::incomplete_beta(50, 51, 0.5) == Approx(0.5397946187).epsilon(1e-9));  // P(Bin(100, 1/2) >= 50)
+}
+
+TEST_CASE("report: exact bootstrap CI of the median agrees with Monte-Carlo resampling", "[report]") {
+  stats::rng g(7);
+  for (size_t n : {5u, 21u, 100u, 101u}) {
+    std::vector<double> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(10 + g.normal());
+    std::sort(v.begin(), v.end());
+    auto [lo, hi] = report::exact_bootstrap_median_ci(v, 0.95);
+    auto [mlo, mhi] = stats::bootstrap_median_ci(v, 0.95, 40000, 3);
+    // The Monte-Carlo interval interpolates between order statistics; the exact one picks one.
+    const double tol = (v.back() - v.front()) / double(n) * 4;
+    INFO("n = " << n << " exact [" << lo << ", " << hi << "] mc [" << mlo << ", " << mhi << "]");
+    CHECK(std::fabs(lo - mlo) <= tol);
+    CHECK(std::fabs(hi - mhi) <= tol);
+    CHECK(lo <= stats::median(v));
+    CHECK(hi >= stats::median(v));
+  }
+  std::vector<double> one = {3.5};
+  CHECK(report::exact_bootstrap_median_ci(one, 0.95) == std::make_pair(3.5, 3.5));
+}
+
+TEST_CASE("report: exact bootstrap CI of a ratio of medians agrees with Monte-Carlo resampling", "[report]") {
+  stats::rng g(11);
+  std::vector<double> a, b;
+  for (int i = 0; i < 31; ++i) a.push_back(100 + 5 * g.normal());
+  for (int i = 0; i < 25; ++i) b.push_back(210 + 8 * g.normal());
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  auto [lo, hi] = report::exact_bootstrap_ratio_ci(a, b, 0.95);
+  auto [mlo, mhi] = stats::bootstrap_ratio_ci(a, b, 0.95, 40000, 5);
+  const double point = stats::median(b) / stats::median(a);
+  CHECK(lo < point);
+  CHECK(hi > point);
+  CHECK(lo == Approx(mlo).epsilon(0.01));
+  CHECK(hi == Approx(mhi).epsilon(0.01));
+  // Degenerate sides: the interval is the point.
+  auto [dlo, dhi] = report::exact_bootstrap_ratio_ci({2.0}, {5.0}, 0.95);
+  CHECK(dlo == Approx(2.5));
+  CHECK(dhi == Approx(2.5));
+}
+
+TEST_CASE("report: the device catalogue matches the accelerator names of MLPerf systems", "[report]") {
+  auto cat = report::device_catalogue::builtin();
+  REQUIRE(cat.match("NVIDIA H100-SXM5-80GB"));
+  CHECK(cat.match("NVIDIA H100-SXM5-80GB")->id == "h100-sxm");
+  CHECK(cat.match("NVIDIA Blackwell GPU (B200-SXM-180GB)")->id == "b200");
+  CHECK(cat.match("NVIDIA Blackwell GPU (GB200)")->id == "gb200");
+  CHECK(cat.match("NVIDIA H100 PCIe")->id == "h100-pcie");
+  CHECK(cat.match("NVIDIA H200 141GB")->id == "h200");
+  CHECK(cat.match("CPU: AMD EPYC 9654")->id == "cpu");
+  CHECK(cat.match("Some FPGA") == nullptr);
+  CHECK(cat.find("h100-sxm")->peak_for("bf16") == 989);
+  CHECK(cat.find("h100-sxm")->peak_for("fp8-cs") == 1979);
+  CHECK(cat.find("b200")->peak_for("fp4") == 9000);
+  CHECK(cat.find("gb200")->tdp_w == 1200);
+  // Every system description in the shared data maps to a GPU of the catalogue.
+  size_t seen = 0;
+  for (const auto& e : fs::recursive_directory_iterator(mlperf_data())) {
+    if (e.path().extension() != ".json" || e.path().parent_path().filename() != "systems") continue;
+    json d = json::parse(slurp(e.path()));
+    const std::string model = d.value("accelerator_model_name", "");
+    const auto* dev = cat.match(model);
+    INFO(e.path().string() << ": " << model);
+    REQUIRE(dev);
+    CHECK(dev->id != "cpu");
+    ++seen;
+  }
+  CHECK(seen == 4);
+}
+
+TEST_CASE("report: price overrides name a device and reject bad values", "[report]") {
+  auto cat = report::device_catalogue::builtin();
+  auto prices = report::price_table::builtin();
+  REQUIRE(prices.find("h100-sxm"));
+  CHECK(prices.find("h100-sxm")->usd_per_hour > 0);
+  CHECK(prices.find("gb200") == nullptr);
+  prices.apply_override("GB200=6.5", cat);
+  REQUIRE(prices.find("gb200"));
+  CHECK(prices.find("gb200")->usd_per_hour == 6.5);
+  prices.apply_override("NVIDIA Blackwell GPU (B200-SXM-180GB)=4", cat);
+  CHECK(prices.find("b200")->usd_per_hour == 4);
+  CHECK_THROWS_AS(prices.apply_override("B200", cat), input_error);
+  CHECK_THROWS_AS(prices.apply_override("B200=cheap", cat), input_error);
+  CHECK_THROWS_AS(prices.apply_override("B200=-1", cat), input_error);
+  CHECK_THROWS_WITH(prices.apply_override("TPUv5=2", cat), Catch::Contains("TPUv5"));
+}
+
+TEST_CASE("report: synthetic store pairs by config and scores each side", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  auto rep = synthetic_report(db);
+  REQUIRE(rep.pairs.size() == 3);  // two GEMM sizes and one training config
+  const auto* g = find_pair(rep, "M=8192");
+  REQUIRE(g);
+  CHECK(g->family == "kernel");
+  CHECK(g->baseline.quantity == "tflops");
+  CHECK(g->baseline.value == Approx(700).epsilon(0.03));
+  CHECK(g->candidate.value == Approx(1500).epsilon(0.03));
+  CHECK(g->speedup == Approx(g->candidate.value / g->baseline.value));
+  CHECK(g->speedup_ci_low < g->speedup);
+  CHECK(g->speedup_ci_high > g->speedup);
+  CHECK_FALSE(g->ci_degenerate);
+  REQUIRE(g->baseline.pct_of_peak);
+  CHECK(*g->baseline.pct_of_peak == Approx(100 * g->baseline.value / 989));
+  CHECK(*g->candidate.pct_of_peak == Approx(100 * g->candidate.value / 2250));
+  // The last GEMM pair's cuBLAS versions differ: flagged.
+  bool flagged = false;
+  for (const auto& f : g->flags) flagged = flagged || f == "environment: libraries.cublas";
+  CHECK(flagged);
+  CHECK(find_pair(rep, "M=4096")->flags.empty());
+  // cost per EFLOP: price x hours; energy: TDP x hours.
+  REQUIRE(g->baseline.cost_usd);
+  const double hours = 1e6 / g->baseline.value / 3600;
+  CHECK(*g->baseline.cost_usd == Approx(2.69 * hours));
+  CHECK(*g->baseline.energy_kwh == Approx(0.7 * hours));
+
+  const auto* tr = find_pair(rep, "train.llama");
+  REQUIRE(tr);
+  CHECK(tr->family == "training");
+  CHECK(tr->speedup == Approx(19000.0 / 9000).epsilon(0.05));
+  CHECK(*tr->baseline.pct_of_peak == Approx(42));
+  CHECK(tr->baseline.per_accelerator == Approx(tr->baseline.value / 8));
+  CHECK(tr->baseline.eval_curves.size() == 1);
+  // The failed candidate run is noted, not used.
+  CHECK(tr->candidate.runs == 2);
+  CHECK(tr->candidate.samples == 12);
+  bool noted = false;
+  for (const auto& n : tr->notes) noted = noted || n.find("out of memory") != std::string::npos;
+  CHECK(noted);
+  // The attention run has no baseline: listed, not dropped.
+  REQUIRE(rep.unpaired.size() == 1);
+  CHECK(rep.unpaired[0].side == "candidate");
+  CHECK(rep.unpaired[0].workload == "attention");
+  REQUIRE(rep.summaries.size() == 2);
+  CHECK(rep.summaries[1].family == "kernel");
+  CHECK(rep.summaries[1].geomean_speedup ==
+        Approx(std::sqrt(find_pair(rep, "M=4096")->speedup * find_pair(rep, "M=8192")->speedup)));
+  CHECK(rep.headline.find("B200 (8) trains llama3-8b 2.") == 0);
+}
+
+TEST_CASE("report: golden JSON of the synthetic store", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  auto rep = synthetic_report(db);
+  const std::string text = report::to_json(rep).dump(2) + "\n";
+  const fs::path golden = fs::path(ACCELBENCH_SOURCE_DIR) / "tests/reporters/report/golden/report.json";
+  if (const char* u = std::getenv("ACCELBENCH_UPDATE_GOLDEN"); u && std::string(u) == "1") {
+    fs::create_directories(golden.parent_path());
+    reporters::write_file_atomic(golden, text);
+    WARN("golden file rewritten: " << golden.string());
+  }
+  REQUIRE(fs::exists(golden));
+  CHECK(text == slurp(golden));
+  // Same inputs, same bytes (no hidden randomness or clock).
+  CHECK(report::to_json(synthetic_report(db)).dump(2) + "\n" == text);
+}
+
+TEST_CASE("report: the JSON validates against schemas/report.schema.json", "[report]") {
+  auto schema = load_builtin_schema("report.schema.json");
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  import_mlperf(db);
+  auto j = report::to_json(synthetic_report(db));
+  auto v = schema.validate(j);
+  for (const auto& x : v) INFO(x.path << ": " << x.message);
+  CHECK(v.empty());
+  auto ml = report::to_json(report::build_report(side_of(cli::select_runs(db, "accelerator=H100&workload=mlperf.*")),
+                                                 side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options()));
+  CHECK(schema.validate(ml).empty());
+  // The schema is not a rubber stamp.
+  json bad = j;
+  bad["pairs"][0]["speedup"] = "fast";
+  CHECK_FALSE(schema.validate(bad).empty());
+  json bad2 = j;
+  bad2.erase("schema_version");
+  CHECK_FALSE(schema.validate(bad2).empty());
+}
+
+TEST_CASE("report: hostile system names and tags come out inert in the HTML", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  const std::string evil_b = "<script>alert(1)</script>";
+  const std::string evil_c = "\"quoted\" 'single' </svg><img src=x onerror=alert(2)> &amp;";
+  fill_synthetic(db, evil_b, evil_c, "</script><b>tag</b>");
+  // Sides straight from the store: the selector syntax itself uses '&'.
+  auto side_for = [&](const std::string& sys) {
+    report::side s;
+    s.label = "system=" + sys;
+    store::run_filter f;
+    f.systems = {sys};
+    s.runs = db.query(f);
+    s.systems[sys] = *db.get_system(sys);
+    return s;
+  };
+  auto rep = report::build_report(side_for(evil_b), side_for(evil_c), fixed_options());
+  REQUIRE(rep.pairs.size() == 3);
+  const std::string html = report::to_html(rep);
+  CHECK(html.find("<script>alert(1)") == std::string::npos);
+  CHECK(html.find("</svg><img") == std::string::npos);
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find("<img src=x onerror") == std::string::npos);
+  CHECK(html.find("<b>tag</b>") == std::string::npos);
+  CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(html.find("&amp;amp;") != std::string::npos);
+  CHECK(html.find("&quot;quoted&quot; &#39;single&#39;") != std::string::npos);
+  // Exactly our two script elements: the JSON data block and the table script.
+  size_t scripts = 0;
+  for (size_t p = html.find("<script"); p != std::string::npos; p = html.find("<script", p + 1)) ++scripts;
+  CHECK(scripts == 2);
+  size_t closes = 0;
+  for (size_t p = html.find("</script"); p != std::string::npos; p = html.find("</script", p + 1)) ++closes;
+  CHECK(closes == 2);
+  // The embedded JSON still holds the names exactly (escaped as \u003c inside the script).
+  auto a = html.find("id=\"report-data\">");
+  REQUIRE(a != std::string::npos);
+  a += 17;
+  auto e = html.find("</script>", a);
+  json data = json::parse(html.substr(a, e - a));
+  CHECK(data["baseline"] == "system=" + evil_b);
+  CHECK(data["pairs"][0]["baseline"]["system"] == evil_b);
+  CHECK(report::json_for_script(json("</script>")) == "\"\\u003c/script\\u003e\"");
+}
+
+TEST_CASE("report: MLPerf report from the shared data shows the official scores", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  import_mlperf(db);
+  auto opt = fixed_options();
+  {
+    auto rep = report::build_report(side_of(cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
+                                    side_of(cli::select_runs(db, "tyche_ngpu512_ngc25.04_nemo")), opt);
+    REQUIRE(rep.pairs.size() == 1);
+    const auto& p = rep.pairs[0];
+    CHECK(p.family == "mlperf");
+    CHECK(p.key == "mlperf/llama31_405b");
+    CHECK(p.baseline.value == Approx(269.1216).margin(5e-5));
+    CHECK(p.candidate.value == Approx(121.7573).margin(5e-5));
+    CHECK(p.baseline.accelerators == 512);
+    CHECK(p.candidate.accelerators == 512);
+    CHECK(p.speedup == Approx(269.1216 / 121.7573).epsilon(1e-6));
+    CHECK_FALSE(p.per_accelerator_speedup);  // same count
+    CHECK(p.baseline.run_values.size() == 3);
+    CHECK(p.speedup_ci_low < p.speedup);  // three runs per side: a real, wide interval
+    CHECK(p.speedup_ci_high > p.speedup);
+    CHECK_FALSE(p.ci_degenerate);
+    CHECK(p.baseline.ci_low < p.baseline.value);
+    CHECK(p.baseline.ci_high > p.baseline.value);
+    CHECK(rep.headline.rfind("GB200 (512) trains llama31_405b 2.21x faster than H100 (512)", 0) == 0);
+    REQUIRE(p.candidate.cost_usd.has_value() == false);  // no default GB200 price
+    REQUIRE(p.baseline.cost_usd);
+    CHECK(*p.baseline.cost_usd == Approx(2.69 * 512 * 269.1216 / 60).epsilon(1e-6));
+    CHECK(*p.candidate.energy_kwh == Approx(1.2 * 512 * 121.7573 / 60).epsilon(1e-6));
+    CHECK_FALSE(p.candidate.eval_curves.empty());
+  }
+  {
+    auto rep = report::build_report(side_of(cli::select_runs(db, "eos_ngc24.04_nemo")),
+                                    side_of(cli::select_runs(db, "nyx_n1_ngc25.04_nemo")), opt);
+    REQUIRE(rep.pairs.size() == 1);
+    const auto& p = rep.pairs[0];
+    CHECK(p.baseline.value == Approx(28.1628).margin(5e-5));
+    CHECK(p.candidate.value == Approx(11.2749).margin(5e-5));
+    CHECK(p.baseline.run_values.size() == 10);
+    size_t used = 0;
+    for (const auto& v : p.baseline.run_values) used += v.used;
+    CHECK(used == 8);  // the olympic mean drops the fastest and the slowest of the 10 runs
+    // Different MLPerf rounds and NeMo releases: flagged, not hidden.
+    bool ruleset = false, framework = false;
+    for (const auto& f : p.flags) {
+      ruleset = ruleset || f.rfind("ruleset:", 0) == 0;
+      framework = framework || f.rfind("framework:", 0) == 0;
+    }
+    CHECK(ruleset);
+    CHECK(framework);
+    CHECK(rep.headline.find("B200 (8) trains llama2_70b_lora") == 0);
+  }
+  {
+    // Both benchmarks at once: two pairs, the headline leads with the larger scale.
+    auto rep = report::build_report(side_of(cli::select_runs(db, "accelerator=H100")),
+                                    side_of(cli::select_runs(db, "accelerator=Blackwell")), opt);
+    REQUIRE(rep.pairs.size() == 2);
+    CHECK(rep.headline.rfind("GB200 (512) trains llama31_405b", 0) == 0);
+    const std::string html = report::to_html(rep);
+    CHECK(html.find("269.1") != std::string::npos);
+    CHECK(html.find("121.8") != std::string::npos);
+    CHECK(html.find("28.16") != std::string::npos);
+    CHECK(html.find("11.27") != std::string::npos);
+  }
+}
+
+TEST_CASE("report: scaling efficiency across accelerator counts of one device", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  import_mlperf(db);
+  // A second GB200 scale made from the 512-GPU runs: 2,496 GPUs at 27 minutes.
+  store::run_filter f;
+  f.systems = {"tyche_ngpu512_ngc25.04_nemo"};
+  auto runs = db.query(f);
+  REQUIRE(runs.size() == 3);
+  db.upsert_system(system_rec("tyche_ngpu2496", "NVIDIA Blackwell GPU (GB200)", 4, 624, "published"));
+  int i = 0;
+  for (auto& r : runs) {
+    r.id = 0;
+    r.uuid = fmt::format("00000000-0000-4000-8000-{:012x}", 900 + i);
+    r.system = "tyche_ngpu2496";
+    r.cfg.values["accelerators"] = "2496";
+    r.samples[0].value = 27.0 + i++;
+  }
+  db.insert_runs(runs);
+  auto rep = report::build_report(side_of(cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
+                                  side_of(cli::select_runs(db, "accelerator=GB200")), fixed_options());
+  REQUIRE(rep.pairs.size() == 2);  // one baseline system pairs with each candidate scale
+  const auto* big = find_pair(rep, "llama31_405b", "tyche_ngpu2496");
+  REQUIRE(big);
+  REQUIRE(big->per_accelerator_speedup);
+  // Olympic mean of 27, 28 and 29 minutes times the scaling factor of the copied runs.
+  CHECK(big->candidate.value == Approx(28.0 * 1.1538461538461537).epsilon(1e-9));
+  CHECK(*big->per_accelerator_speedup == Approx(269.1216 * 512 / (big->candidate.value * 2496)).epsilon(1e-6));
+  REQUIRE(rep.scaling.size() == 1);
+  const auto& s = rep.scaling[0];
+  CHECK(s.device_id == "gb200");
+  REQUIRE(s.points.size() == 2);
+  CHECK(s.points[0].accelerators == 512);
+  CHECK(s.points[0].efficiency == 1);
+  CHECK(s.points[1].efficiency == Approx(121.7573 * 512 / (big->candidate.value * 2496)).epsilon(1e-6));
+}
+
+TEST_CASE("report: published reference results load and compare as published", "[report]") {
+  auto schema = load_builtin_schema("results.schema.json");
+  std::vector<run> all;
+  std::map<std::string, store::system_record> systems;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published")) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    json sys;
+    auto runs = reporters::read_results_document(slurp(e.path()), e.path().string(), &sys);
+    REQUIRE_FALSE(runs.empty());
+    for (const auto& r : runs) {
+      INFO(e.path().filename().string() << ": " << r.uuid);
+      CHECK(r.source == "published");
+      REQUIRE(r.extra.contains("provenance"));
+      for (const char* k : {"source", "url", "date", "conditions"}) {
+        REQUIRE(r.extra["provenance"].contains(k));
+        CHECK_FALSE(r.extra["provenance"][k].get<std::string>().empty());
+      }
+      CHECK(r.samples.size() == 1);
+      all.push_back(r);
+    }
+    for (const auto& s : sys)
+      systems[s["name"]] = system_rec(s["name"], s["accelerator_model"], s["accelerators_per_node"], s["nodes"], "published");
+  }
+  CHECK(files >= 2);
+  auto pick = [&](std::initializer_list<const char*> names) {
+    report::side s;
+    s.label = "published";
+    for (const auto& r : all)
+      for (const char* n : names)
+        if (r.system == n) s.runs.push_back(r);
+    s.systems = systems;
+    return s;
+  };
+  auto rep = report::build_report(pick({"published-h100-sxm", "published-dgx-h100-8", "published-dgx-h100-64", "together-hgx-h100"}),
+                                  pick({"published-b200", "published-dgx-b200-8", "published-dgx-gb200-64", "together-hgx-b200"}),
+                                  fixed_options());
+  const auto* fa = find_pair(rep, "head_dim=128");
+  REQUIRE(fa);
+  CHECK(fa->speedup == Approx(1613.0 / 648));
+  CHECK(fa->ci_degenerate);
+  CHECK(fa->baseline.source == "published");
+  CHECK(*fa->baseline.pct_of_peak == Approx(100.0 * 648 / 989));
+  const auto* tg = find_pair(rep, "llama-70b-arch");
+  REQUIRE(tg);
+  CHECK(tg->speedup == Approx(15264.0 / 8080));
+  CHECK(tg->baseline.per_accelerator == 8080);  // already a per-GPU figure
+  const auto* l70 = find_pair(rep, "llama3-70b");
+  REQUIRE(l70);
+  CHECK(l70->speedup == Approx(4312.0 / 1602));
+  CHECK(*l70->baseline.pct_of_peak == Approx(100.0 * 719 / 1979));  // MFU against the FP8 peak
+  CHECK(find_pair(rep, "llama3-8b"));
+  bool unpaired_cublas = false;
+  for (const auto& u : rep.unpaired) unpaired_cublas = unpaired_cublas || u.key.find("library=cublas") != std::string::npos;
+  CHECK(unpaired_cublas);
+  bool note = false;
+  for (const auto& n : rep.notes) note = note || n.find("degenerate") != std::string::npos;
+  CHECK(note);
+}
+
+TEST_CASE("report command: writes JSON and HTML and prints the answer", "[report][cli]") {
+  temp_dir t;
+  const std::string dbp = (t.path / "r.db").string();
+  {
+    auto db = store::store::open(dbp);
+    fill_synthetic(db);
+  }
+  cli::report_cli_options o;
+  o.baseline = "system=h100-box";
+  o.candidate = "system=b200-box";
+  o.db = dbp;
+  o.json_path = (t.path / "out.json").string();
+  o.html_path = (t.path / "out.html").string();
+  o.prices = {"B200=4.5"};
+  std::stringstream cap;
+  auto* old = std::cout.rdbuf(cap.rdbuf());
+  int rc = cli::cmd_report(o);
+  std::cout.rdbuf(old);
+  CHECK(rc == exit_ok);
+  CHECK(cap.str().find("B200 (8) trains") == 0);
+  CHECK(cap.str().find("speed-up [95% CI]") != std::string::npos);
+  json j = json::parse(slurp(o.json_path));
+  CHECK(j["schema_version"] == 1);
+  CHECK(load_builtin_schema("report.schema.json").validate(j).empty());
+  bool priced = false;
+  for (const auto& p : j["prices"]) priced = priced || (p["device"] == "b200" && p["usd_per_accelerator_hour"] == 4.5);
+  CHECK(priced);
+  CHECK(slurp(o.html_path).rfind("<!DOCTYPE html>", 0) == 0);
+}
+
+TEST_CASE("report command: a selector that matches nothing is an input error listing what exists", "[report][cli]") {
+  temp_dir t;
+  const std::string dbp = (t.path / "r.db").string();
+  {
+    auto db = store::store::open(dbp);
+    fill_synthetic(db);
+  }
+  cli::report_cli_options o;
+  o.baseline = "system=nope";
+  o.candidate = "system=b200-box";
+  o.db = dbp;
+  try {
+    cli::cmd_report(o);
+    FAIL("no exception");
+  } catch (const input_error& e) {
+    CHECK(e.exit_code() == exit_usage);
+    CHECK(std::string(e.what()).find("h100-box") != std::string::npos);
+    CHECK(std::string(e.what()).find("nightly") != std::string::npos);
+  }
+  o.baseline = "system=h100-box";
+  o.prices = {"B200=free"};
+  CHECK_THROWS_AS(cli::cmd_report(o), input_error);
+}
+
+TEST_CASE("report command: no pairs gives exit 1 and still a valid HTML page", "[report][cli]") {
+  temp_dir t;
+  const std::string dbp = (t.path / "r.db").string();
+  {
+    auto db = store::store::open(dbp);
+    fill_synthetic(db);
+  }
+  cli::report_cli_options o;
+  o.baseline = "system=h100-box&workload=gemm";
+  o.candidate = "system=b200-box&workload=attention";
+  o.db = dbp;
+  o.html_path = (t.path / "none.html").string();
+  o.json_path = (t.path / "none.json").string();
+  o.quiet = true;
+  std::stringstream cap, err;
+  auto* old = std::cout.rdbuf(cap.rdbuf());
+  auto* olde = std::cerr.rdbuf(err.rdbuf());
+  int rc = cli::cmd_report(o);
+  std::cout.rdbuf(old);
+  std::cerr.rdbuf(olde);
+  CHECK(rc == exit_failed);
+  CHECK(err.str().find("no pairs") != std::string::npos);
+  CHECK(cap.str().find("No comparable runs") == 0);
+  const std::string html = slurp(o.html_path);
+  CHECK(html.find("</html>") != std::string::npos);
+  CHECK(html.find("Unpaired runs") != std::string::npos);
+  json j = json::parse(slurp(o.json_path));
+  CHECK(j["pairs"].empty());
+  CHECK(j["unpaired"].size() == 3);
+  CHECK(load_builtin_schema("report.schema.json").validate(j).empty());
+}
+
+TEST_CASE("report: a run selected twice on one side counts once", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  import_mlperf(db);
+  auto b = cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo");
+  auto c = cli::select_runs(db, "tyche_ngpu512_ngc25.04_nemo");
+  auto twice = c;
+  for (const auto& r : c.runs) twice.runs.push_back(r);
+  auto once = report::build_report(side_of(b), side_of(c), fixed_options());
+  auto dup = report::build_report(side_of(b), side_of(twice), fixed_options());
+  REQUIRE(dup.pairs.size() == 1);
+  CHECK(dup.pairs[0].candidate.runs == 3);
+  CHECK(dup.pairs[0].candidate.value == once.pairs[0].candidate.value);
+}

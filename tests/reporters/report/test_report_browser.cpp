@@ -1,0 +1,105 @@
+// The HTML report in a real browser: headless Chromium loads the page with the network disabled
+// by the page's own Content-Security-Policy, runs its script, and dumps the DOM; the test checks
+// that the script ran (data-js-ok), that no script error was caught (#js-errors stays empty), and
+// saves a screenshot into the build folder. Without Chromium the test is skipped with a warning.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "report_test_helpers.hpp"
+
+using namespace accelbench;
+using namespace report_test;
+
+namespace {
+
+const char* k_chromium = "/usr/bin/chromium";
+
+struct proc_result {
+  int rc = -1;
+  std::string out, err;
+};
+
+proc_result run_chromium(const std::string& args, const temp_dir& t) {
+  const fs::path out = t.path / "stdout.txt", err = t.path / "stderr.txt";
+  // A fresh profile, no GPU, no background traffic; `timeout` bounds a hung browser.
+  const std::string cmd = fmt::format(
+      "timeout 60 {} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync --disable-extensions "
+      "--disable-default-apps --user-data-dir={} {} >{} 2>{} </dev/null",
+      k_chromium, (t.path / "profile").string(), args, out.string(), err.string());
+  int st = std::system(cmd.c_str());
+  proc_result r;
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("report html: no external references in src or href attributes", "[report][html]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  import_mlperf(db);
+  auto rep = report::build_report(side_of(cli::select_runs(db, "accelerator=H100")),
+                                  side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options());
+  const std::string html = report::to_html(rep);
+  std::regex attr(R"re((src|href|xlink:href|action)\s*=\s*"([^"]*)")re", std::regex::icase);
+  size_t n = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), attr); it != std::sregex_iterator(); ++it) {
+    const std::string v = (*it)[2];
+    INFO((*it)[0].str());
+    CHECK(v.rfind("#", 0) == 0);  // in-page anchors only
+    ++n;
+  }
+  CHECK(n > 0);
+  CHECK(html.find("@import") == std::string::npos);
+  CHECK(html.find("url(") == std::string::npos);
+  CHECK(html.find("default-src 'none'") != std::string::npos);
+}
+
+TEST_CASE("report html: renders in headless Chromium without script errors", "[report][html][browser]") {
+  if (!fs::exists(k_chromium)) {
+    WARN("SKIPPED: " << k_chromium << " not found (the install script installs the 'chromium' package for this test)");
+    return;
+  }
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db, "h100-box", "<script>alert(1)</script> b200 \"box\"");
+  import_mlperf(db);
+  // Baseline: H100 systems; candidate: everything Blackwell ("B200" is also in "GB200").
+  auto b = cli::select_runs(db, "accelerator=H100");
+  auto c = cli::select_runs(db, "accelerator=B200");
+  auto rep = report::build_report(side_of(b), side_of(c), fixed_options());
+  REQUIRE(rep.pairs.size() >= 4);
+  const fs::path page = t.path / "report.html";
+  {
+    std::ofstream o(page);
+    o << report::to_html(rep);
+  }
+  const std::string url = "file://" + page.string();
+  auto dom = run_chromium("--virtual-time-budget=3000 --dump-dom " + url, t);
+  INFO("chromium exit " << dom.rc << "\nstderr: " << dom.err.substr(0, 2000));
+  REQUIRE(dom.rc == 0);
+  CHECK(dom.out.find("data-js-ok=\"1\"") != std::string::npos);
+  CHECK(dom.out.find(fmt::format("data-pairs=\"{}\"", rep.pairs.size())) != std::string::npos);
+  CHECK(dom.out.find("<div id=\"js-errors\" hidden=\"\"></div>") != std::string::npos);
+  CHECK(dom.out.find("alert(1)</script>") == std::string::npos);
+  // Console errors Chromium logs to stderr with --enable-logging (e.g. a CSP violation).
+  CHECK(dom.err.find("Refused to") == std::string::npos);
+  CHECK(dom.err.find("Uncaught") == std::string::npos);
+
+  const fs::path shot = fs::path(ACCELBENCH_BINARY_DIR) / "report-screenshot.png";
+  std::error_code ec;
+  fs::remove(shot, ec);
+  auto s = run_chromium(fmt::format("--hide-scrollbars --window-size=1280,2000 --screenshot={} {}", shot.string(), url), t);
+  INFO("chromium exit " << s.rc << "\nstderr: " << s.err.substr(0, 2000));
+  CHECK(s.rc == 0);
+  CHECK(fs::exists(shot));
+  if (fs::exists(shot)) CHECK(fs::file_size(shot) > 10000);
+}
