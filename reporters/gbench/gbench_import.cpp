@@ -1,0 +1,334 @@
+#include "reporters/gbench/gbench_import.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/core/environment.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
+
+namespace accelbench::reporters {
+
+namespace {
+
+// Fields Google Benchmark 1.7.1 writes for every benchmark entry (json_reporter.cc); any other
+// numeric field is a counter (user counters, items_per_second, bytes_per_second).
+const std::set<std::string> k_known_fields = {"name",
+                                              "family_index",
+                                              "per_family_instance_index",
+                                              "run_name",
+                                              "run_type",
+                                              "repetitions",
+                                              "repetition_index",
+                                              "threads",
+                                              "iterations",
+                                              "real_time",
+                                              "cpu_time",
+                                              "time_unit",
+                                              "aggregate_name",
+                                              "aggregate_unit",
+                                              "error_occurred",
+                                              "error_message",
+                                              "label",
+                                              "big_o",
+                                              "rms",
+                                              "complexity"};
+
+// FNV-1a, 128-bit (offset basis and prime from the FNV specification).
+std::pair<uint64_t, uint64_t> fnv1a_128(const std::string& text) {
+  unsigned __int128 h = ((unsigned __int128)0x6c62272e07bb0142ULL << 64) | 0x62b821756295c58dULL;
+  const unsigned __int128 prime =
+      ((unsigned __int128)0x0000000001000000ULL << 64) | 0x000000000000013BULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= prime;
+  }
+  return {(uint64_t)(h >> 64), (uint64_t)h};
+}
+
+// A name-based UUID: the same benchmark of the same Google Benchmark invocation always gets the
+// same id, so a re-import is recognised by the store (runs are unique by uuid). Version 8 is
+// RFC 9562's "custom" layout: 122 bits of our hash, version and variant bits set.
+std::string deterministic_uuid(const std::string& key) {
+  auto [a, b] = fnv1a_128(key);
+  a = (a & 0xffffffffffff0fffULL) | 0x0000000000008000ULL; // version 8
+  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; // variant 10
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", (uint32_t)(a >> 32),
+                     (uint32_t)((a >> 16) & 0xffff), (uint32_t)(a & 0xffff), (uint32_t)(b >> 48),
+                     b & 0xffffffffffffULL);
+}
+
+// Google Benchmark writes the date in local time with its offset ("2026-12-02T11:40:19+01:00");
+// runs store UTC ("2026-12-02T10:40:19.000Z") so that they sort with measured runs.
+std::string to_utc_iso8601(const std::string& date) {
+  int Y, M, D, h, m, s, oh = 0, om = 0;
+  char sign = 0;
+  int n = std::sscanf(date.c_str(), "%d-%d-%dT%d:%d:%d%c%d:%d", &Y, &M, &D, &h, &m, &s, &sign, &oh,
+                      &om);
+  if (n < 6)
+    return date;
+  std::tm tm{};
+  tm.tm_year = Y - 1900;
+  tm.tm_mon = M - 1;
+  tm.tm_mday = D;
+  tm.tm_hour = h;
+  tm.tm_min = m;
+  tm.tm_sec = s;
+  time_t t = timegm(&tm);
+  if (n == 9 && (sign == '+' || sign == '-'))
+    t -= (sign == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+  else if (n == 7 && sign != 'Z')
+    return date;
+  std::tm out{};
+  gmtime_r(&t, &out);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &out);
+  return std::string(buf) + ".000Z";
+}
+
+double seconds_per(const std::string& unit) {
+  if (unit == "ns")
+    return 1e-9;
+  if (unit == "us")
+    return 1e-6;
+  if (unit == "ms")
+    return 1e-3;
+  if (unit == "s")
+    return 1.0;
+  return 0;
+}
+
+// Reads fields with errors that name the origin, the field's path and the offending value.
+class reader {
+public:
+  explicit reader(std::string origin) : m_origin(std::move(origin)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw input_error(fmt::format("{}: Google Benchmark JSON: {}: {}", m_origin, path, what));
+  }
+  const json& need(const json& obj, const std::string& path, const char* key) const {
+    if (!obj.contains(key))
+      fail(path + "." + key, "missing");
+    return obj.at(key);
+  }
+  std::string str(const json& obj, const std::string& path, const char* key) const {
+    const json& v = need(obj, path, key);
+    if (!v.is_string())
+      fail(path + "." + key, fmt::format("expected a string, got {}", v.dump()));
+    return v.get<std::string>();
+  }
+  std::string str_or(const json& obj, const std::string& path, const char* key,
+                     std::string dflt) const {
+    return obj.contains(key) ? str(obj, path, key) : dflt;
+  }
+  int64_t integer(const json& obj, const std::string& path, const char* key, int64_t min) const {
+    const json& v = need(obj, path, key);
+    if (!v.is_number_integer())
+      fail(path + "." + key, fmt::format("expected an integer, got {}", v.dump()));
+    int64_t i = v.get<int64_t>();
+    if (i < min)
+      fail(path + "." + key, fmt::format("must be >= {}, got {}", min, i));
+    return i;
+  }
+  int64_t integer_or(const json& obj, const std::string& path, const char* key, int64_t min,
+                     int64_t dflt) const {
+    return obj.contains(key) ? integer(obj, path, key, min) : dflt;
+  }
+  double number(const json& obj, const std::string& path, const char* key) const {
+    const json& v = need(obj, path, key);
+    if (!v.is_number())
+      fail(path + "." + key, fmt::format("expected a number, got {}", v.dump()));
+    return v.get<double>();
+  }
+
+private:
+  std::string m_origin;
+};
+
+struct pending {
+  run r;
+  std::map<int64_t, sample> by_repetition; // ordered by repetition_index
+};
+
+} // namespace
+
+bool looks_like_gbench_json(const std::string& text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() && doc.contains("context") && doc.contains("benchmarks") &&
+         doc["benchmarks"].is_array();
+}
+
+std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
+                                       const std::string& system) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    size_t line = 1, col = 1; // e.byte is 1-based; turn it into line and column
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw input_error(fmt::format("{}: not valid JSON at line {}, column {} (byte {})", origin,
+                                  line, col, e.byte));
+  }
+  reader rd(origin);
+  if (!doc.is_object())
+    rd.fail("(top level)", "expected an object with context and benchmarks");
+  const json& ctx = rd.need(doc, "(top level)", "context");
+  if (!ctx.is_object())
+    rd.fail("context", fmt::format("expected an object, got {}", ctx.dump()));
+  const json& benches = rd.need(doc, "(top level)", "benchmarks");
+  if (!benches.is_array())
+    rd.fail("benchmarks", "expected an array");
+
+  const std::string date = rd.str(ctx, "context", "date");
+  const std::string host = rd.str(ctx, "context", "host_name");
+  const std::string executable = rd.str_or(ctx, "context", "executable", "");
+  json env = json::object();
+  env["hostname"] = host;
+  env["cpu"] = json::object();
+  if (ctx.contains("num_cpus"))
+    env["cpu"]["logical_cores"] = rd.integer(ctx, "context", "num_cpus", 0);
+  if (ctx.contains("mhz_per_cpu"))
+    env["cpu"]["mhz"] = rd.number(ctx, "context", "mhz_per_cpu");
+  if (ctx.contains("cpu_scaling_enabled"))
+    env["cpu"]["scaling_enabled"] = ctx["cpu_scaling_enabled"];
+  if (ctx.contains("caches")) {
+    if (!ctx["caches"].is_array())
+      rd.fail("context.caches", "expected an array");
+    env["caches"] = ctx["caches"];
+  }
+  if (ctx.contains("load_avg"))
+    env["load_avg"] = ctx["load_avg"];
+  // The build type of the Google Benchmark library (not necessarily of the code it timed), and
+  // the whole context verbatim: nothing the file said is lost.
+  env["gbench"] = ctx;
+  if (ctx.contains("library_build_type"))
+    env["gbench_library_build_type"] = rd.str(ctx, "context", "library_build_type");
+  const std::string fingerprint = environment_fingerprint(env);
+  const std::string started = to_utc_iso8601(date);
+
+  std::vector<std::string> order; // run_names in first-appearance order
+  std::map<std::string, pending> runs;
+  for (size_t i = 0; i < benches.size(); ++i) {
+    const std::string path = fmt::format("benchmarks[{}]", i);
+    const json& b = benches[i];
+    if (!b.is_object())
+      rd.fail(path, fmt::format("expected an object, got {}", b.dump()));
+    const std::string name = rd.str(b, path, "name");
+    const std::string run_type = rd.str_or(b, path, "run_type", "iteration");
+    if (run_type == "aggregate")
+      continue; // recomputed from the samples, never trusted
+    if (run_type != "iteration")
+      rd.fail(path + ".run_type",
+              fmt::format("unknown run type '{}' (expected iteration or aggregate)", run_type));
+    const std::string run_name = rd.str_or(b, path, "run_name", name);
+    if (run_name.empty())
+      rd.fail(path + ".run_name", "empty benchmark name");
+    const int64_t threads = rd.integer_or(b, path, "threads", 1, 1);
+    const bool error = b.contains("error_occurred") && b["error_occurred"].is_boolean() &&
+                       b["error_occurred"].get<bool>();
+
+    auto [it, fresh] = runs.try_emplace(run_name);
+    pending& p = it->second;
+    if (fresh) {
+      order.push_back(run_name);
+      run& r = p.r;
+      r.uuid = deterministic_uuid(
+          fmt::format("gbench\n{}\n{}\n{}\n{}", date, host, executable, run_name));
+      r.cfg.workload = "gbench." + run_name.substr(0, run_name.find('/'));
+      // Google Benchmark times on the host; device-timed benchmarks (manual_time) report through
+      // it too.
+      r.cfg.backend = "cpu";
+      r.cfg.values["benchmark"] = run_name;
+      r.cfg.values["threads"] = std::to_string(threads);
+      r.system = system.empty() ? host : system;
+      r.ruleset = "gbench-import";
+      r.environment = env;
+      r.fingerprint = fingerprint;
+      r.sample_unit = "s";
+      r.sample_dir = direction::lower_is_better;
+      r.source = "imported";
+      r.started_at = started;
+      r.finished_at = started;
+      r.extra = {{"gbench",
+                  {{"origin", origin},
+                   {"family_index", b.value("family_index", json())},
+                   {"per_family_instance_index", b.value("per_family_instance_index", json())}}}};
+      if (b.contains("repetitions"))
+        r.effective_settings["repetitions"] = rd.integer(b, path, "repetitions", 0);
+    }
+    if (error) {
+      std::string msg = b.contains("error_message") && b["error_message"].is_string()
+                            ? b["error_message"].get<std::string>()
+                            : std::string("error");
+      if (p.r.status != run_status::failed)
+        p.r.mark_failed("Google Benchmark reported: " + msg);
+      continue; // an errored repetition has no meaningful time
+    }
+    const std::string unit = rd.str(b, path, "time_unit");
+    const double scale = seconds_per(unit);
+    if (scale == 0)
+      rd.fail(path + ".time_unit",
+              fmt::format("unknown time unit '{}' (expected ns, us, ms or s)", unit));
+    sample s;
+    s.index = rd.integer_or(b, path, "repetition_index", 0, (int64_t)p.by_repetition.size());
+    // Google Benchmark's real_time is already per iteration (total / iterations).
+    s.value = rd.number(b, path, "real_time") * scale;
+    s.iterations = rd.integer(b, path, "iterations", 1);
+    if (b.contains("cpu_time"))
+      s.extra["cpu_time_s"] = rd.number(b, path, "cpu_time") * scale;
+    json counters = json::object();
+    for (const auto& [k, v] : b.items())
+      if (!k_known_fields.count(k) && v.is_number())
+        counters[k] = v;
+    if (!counters.empty())
+      s.extra["counters"] = counters;
+    if (b.contains("label") && b["label"].is_string())
+      s.extra["label"] = b["label"];
+    if (p.by_repetition.count(s.index))
+      rd.fail(path + ".repetition_index",
+              fmt::format("repetition {} of '{}' appears twice", s.index, run_name));
+    p.r.effective_settings["iterations"] = s.iterations;
+    p.r.effective_settings["time_unit"] = unit;
+    p.by_repetition.emplace(s.index, std::move(s));
+  }
+
+  std::vector<run> out;
+  for (const auto& name : order) {
+    pending& p = runs.at(name);
+    run r = std::move(p.r);
+    std::vector<double> times;
+    std::map<std::string, std::vector<double>> rates;
+    for (auto& [idx, s] : p.by_repetition) {
+      times.push_back(s.value);
+      if (s.extra.contains("counters"))
+        for (const char* k : {"items_per_second", "bytes_per_second"})
+          if (s.extra["counters"].contains(k))
+            rates[k].push_back(s.extra["counters"][k].get<double>());
+      r.samples.push_back(std::move(s));
+    }
+    if (!times.empty())
+      r.add_metric("time", stats::median(times), "s", direction::lower_is_better);
+    for (const auto& [k, v] : rates)
+      if (v.size() == times.size())
+        r.add_metric(k, stats::median(v), k == "items_per_second" ? "items/s" : "B/s",
+                     direction::higher_is_better);
+    if (r.status == run_status::ok && r.samples.empty())
+      r.mark_failed("no iteration results in the file");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+} // namespace accelbench::reporters

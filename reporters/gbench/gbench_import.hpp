@@ -1,0 +1,33 @@
+#pragma once
+// Import of Google Benchmark results (--benchmark_format=json or --benchmark_out=FILE, as written
+// by Google Benchmark 1.7.x): one run per benchmark (run_name), one sample per repetition.
+#include <string>
+#include <vector>
+
+#include "harness/core/model.hpp"
+
+namespace accelbench::reporters {
+
+// Converts Google Benchmark's JSON output into runs:
+//  - benchmarks with "run_type": "iteration" become samples (aggregates such as _mean, _median,
+//    _stddev, _cv, BigO and RMS are skipped: every statistic is recomputed from raw samples);
+//  - one run per run_name, samples in repetition_index order, value = real_time converted from
+//    time_unit to seconds per iteration, iterations = "iterations", cpu time and user counters in
+//    the sample's extra;
+//  - workload "gbench.<family>" (the name up to the first '/'), backend "cpu", config
+//    {benchmark: run_name, threads: N}; source "imported", ruleset "gbench-import";
+//  - uuid: deterministic from (context date, host_name, executable, run_name), so importing the
+//    same file twice adds nothing the second time;
+//  - environment from the context (host_name, num_cpus, mhz_per_cpu, cpu_scaling_enabled,
+//    library_build_type, caches, load_avg); a benchmark that reported an error is a failed run.
+// `system` names the system the runs are stored under (empty: the context's host_name).
+// Throws input_error naming `origin` and the line/column of a JSON syntax error, or the path of a
+// missing or mistyped field (benchmarks[3].time_unit) with the offending value.
+std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
+                                       const std::string& system);
+
+// True when `text` looks like Google Benchmark output (an object with "context" and
+// "benchmarks"): lets `accelbench import` guess the format of a file.
+bool looks_like_gbench_json(const std::string& text);
+
+} // namespace accelbench::reporters
