@@ -1,0 +1,361 @@
+#include "harness/device/device.hpp"
+
+#include <cuda_runtime_api.h>
+#include <cublasLt.h>
+#include <cudnn_graph.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.hpp"
+
+namespace accelbench::device {
+
+std::string gpu_info::compute_capability() const { return fmt::format("{}.{}", cc_major, cc_minor); }
+
+json gpu_info::to_json() const {
+  return {{"index", index},
+          {"name", name},
+          {"pci_bus_id", pci_bus_id},
+          {"compute_capability", compute_capability()},
+          {"sms", sms},
+          {"memory_bytes", total_memory},
+          {"memory_free_bytes", free_memory},
+          {"l2_bytes", l2_bytes},
+          {"sm_clock_mhz", sm_clock_mhz},
+          {"reference_clock_mhz", reference_clock_mhz},
+          {"mem_clock_mhz", mem_clock_mhz}};
+}
+
+json cuda_status::to_json() const {
+  json g = json::array();
+  for (const auto& x : gpus) g.push_back(x.to_json());
+  json j = {{"cuda_built", built}, {"available", available}, {"gpus", g}};
+  if (!reason.empty()) j["reason"] = reason;
+  if (driver_version) j["cuda_driver"] = cuda_version_string(driver_version);
+  if (runtime_version) j["cuda_runtime"] = cuda_version_string(runtime_version);
+  if (!driver_release.empty()) j["driver_release"] = driver_release;
+  if (!cublas_version.empty()) j["cublas"] = cublas_version;
+  if (!cudnn_version.empty()) j["cudnn"] = cudnn_version;
+  return j;
+}
+
+std::string cuda_version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+// ---------------------------------------------------------------------------------------------
+// NVML through dlopen. The declarations follow nvml.h's documented C signatures; nvmlDevice_t is
+// an opaque pointer and nvmlReturn_t an int-sized enum (NVML_SUCCESS = 0).
+namespace {
+
+using nvml_device = struct nvml_device_st*;
+using nvml_return = int;
+constexpr int nvml_clock_sm = 1;   // NVML_CLOCK_SM
+constexpr int nvml_clock_mem = 2;  // NVML_CLOCK_MEM
+
+struct nvml_api {
+  bool ok = false;
+  nvml_return (*init)() = nullptr;                                             // nvmlInit_v2
+  nvml_return (*by_pci)(const char*, nvml_device*) = nullptr;                  // ..HandleByPciBusId_v2
+  nvml_return (*by_index)(unsigned, nvml_device*) = nullptr;                   // ..HandleByIndex_v2
+  nvml_return (*clock)(nvml_device, int, unsigned*) = nullptr;                 // ..GetClockInfo
+  nvml_return (*default_app_clock)(nvml_device, int, unsigned*) = nullptr;     // ..GetDefaultApplicationsClock
+  nvml_return (*max_clock)(nvml_device, int, unsigned*) = nullptr;             // ..GetMaxClockInfo
+  nvml_return (*driver)(char*, unsigned) = nullptr;                            // nvmlSystemGetDriverVersion
+};
+
+// Loaded once and kept for the process: nvmlShutdown at exit would race the measurement of other
+// threads, and the driver cleans up with the process anyway.
+const nvml_api& nvml() {
+  static nvml_api api = [] {
+    nvml_api a;
+    void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return a;
+    auto sym = [h](const char* n) { return dlsym(h, n); };
+    a.init = reinterpret_cast<decltype(a.init)>(sym("nvmlInit_v2"));
+    a.by_pci = reinterpret_cast<decltype(a.by_pci)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
+    a.by_index = reinterpret_cast<decltype(a.by_index)>(sym("nvmlDeviceGetHandleByIndex_v2"));
+    a.clock = reinterpret_cast<decltype(a.clock)>(sym("nvmlDeviceGetClockInfo"));
+    a.default_app_clock =
+        reinterpret_cast<decltype(a.default_app_clock)>(sym("nvmlDeviceGetDefaultApplicationsClock"));
+    a.max_clock = reinterpret_cast<decltype(a.max_clock)>(sym("nvmlDeviceGetMaxClockInfo"));
+    a.driver = reinterpret_cast<decltype(a.driver)>(sym("nvmlSystemGetDriverVersion"));
+    a.ok = a.init && a.clock && (a.by_pci || a.by_index) && a.init() == 0;
+    return a;
+  }();
+  return api;
+}
+
+// NVML numbers devices by PCI order, CUDA by speed unless CUDA_DEVICE_ORDER=PCI_BUS_ID and after
+// CUDA_VISIBLE_DEVICES: match by PCI bus id, fall back to the index.
+bool nvml_handle(int cuda_index, nvml_device* dev) {
+  const auto& a = nvml();
+  if (!a.ok) return false;
+  char bus[32] = {0};
+  if (a.by_pci && cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_index) == cudaSuccess &&
+      a.by_pci(bus, dev) == 0)
+    return true;
+  return a.by_index && a.by_index((unsigned)cuda_index, dev) == 0;
+}
+
+std::string version3(size_t v) {
+  // cuBLASLt and cuDNN 9 both encode major*10000 + minor*100 + patch.
+  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+}
+
+} // namespace
+
+clock_reading read_sm_clock(int index) {
+  clock_reading r;
+  nvml_device dev = nullptr;
+  if (!nvml_handle(index, &dev)) return r;
+  const auto& a = nvml();
+  unsigned mhz = 0, ref = 0;
+  if (a.clock(dev, nvml_clock_sm, &mhz) != 0) return r;
+  r.ok = true;
+  r.sm_mhz = (int)mhz;
+  if (a.default_app_clock && a.default_app_clock(dev, nvml_clock_sm, &ref) == 0 && ref > 0) {
+    r.reference_mhz = (int)ref;
+    r.reference_kind = "default_application";
+  } else if (a.max_clock && a.max_clock(dev, nvml_clock_sm, &ref) == 0) {
+    r.reference_mhz = (int)ref;
+    r.reference_kind = "max";
+  }
+  return r;
+}
+
+bool is_throttled(int sm_mhz, int reference_mhz) {
+  if (sm_mhz <= 0 || reference_mhz <= 0) return false;
+  // Issue 8 §2: below 90% of the default (or max) application clock.
+  return (double)sm_mhz < 0.9 * (double)reference_mhz;
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+std::string runtime_error_reason(cudaError_t e) {
+  switch (e) {
+  case cudaErrorInsufficientDriver:
+    return "no driver: the NVIDIA driver is missing or older than this CUDA runtime (" +
+           std::string(cudaGetErrorString(e)) + ")";
+  case cudaErrorNoDevice:
+    return "no device: the driver sees no CUDA-capable GPU (check CUDA_VISIBLE_DEVICES)";
+  default:
+    return fmt::format("no usable device: cudaGetDeviceCount failed with {} ({})",
+                       cudaGetErrorName(e), cudaGetErrorString(e));
+  }
+}
+
+cuda_status query_uncached() {
+  cuda_status s;
+  s.built = true;
+  cudaDriverGetVersion(&s.driver_version);
+  cudaRuntimeGetVersion(&s.runtime_version);
+  s.cublas_version = version3(cublasLtGetVersion());
+  s.cudnn_version = version3(cudnnGetVersion());
+  if (nvml().ok && nvml().driver) {
+    char buf[96] = {0};
+    if (nvml().driver(buf, sizeof buf) == 0) s.driver_release = buf;
+  }
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    s.reason = runtime_error_reason(e);
+    return s;
+  }
+  if (n == 0) {
+    s.reason = "no device: the driver sees no CUDA-capable GPU";
+    return s;
+  }
+  for (int i = 0; i < n; ++i) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+    gpu_info g;
+    g.index = i;
+    g.name = p.name;
+    g.cc_major = p.major;
+    g.cc_minor = p.minor;
+    g.sms = p.multiProcessorCount;
+    g.total_memory = p.totalGlobalMem;
+    g.l2_bytes = (uint64_t)p.l2CacheSize;
+    char bus[32] = {0};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) == cudaSuccess) g.pci_bus_id = bus;
+    int cur = 0;
+    if (cudaGetDevice(&cur) == cudaSuccess && cudaSetDevice(i) == cudaSuccess) {
+      size_t fr = 0, tot = 0;
+      if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) g.free_memory = fr;
+      cudaSetDevice(cur);
+    }
+    auto c = read_sm_clock(i);
+    g.sm_clock_mhz = c.sm_mhz;
+    g.reference_clock_mhz = c.reference_mhz;
+    nvml_device dev = nullptr;
+    unsigned mem = 0;
+    if (nvml_handle(i, &dev) && nvml().clock(dev, nvml_clock_mem, &mem) == 0) g.mem_clock_mhz = (int)mem;
+    s.gpus.push_back(std::move(g));
+  }
+  s.available = !s.gpus.empty();
+  if (!s.available) s.reason = "no device: no GPU answered cudaGetDeviceProperties";
+  return s;
+}
+
+} // namespace
+
+cuda_status query_cuda(bool refresh) {
+  static std::mutex mu;
+  static bool have = false;
+  static cuda_status cached;
+  std::lock_guard lock(mu);
+  if (!have || refresh) {
+    cached = query_uncached();
+    have = true;
+  }
+  return cached;
+}
+
+bool cuda_available(std::string* why) {
+  auto s = query_cuda();
+  if (!s.available && why) *why = s.reason;
+  return s.available;
+}
+
+// ---------------------------------------------------------------------------------------------
+const std::vector<dtype_requirement>& gemm_dtype_table() {
+  static const std::vector<dtype_requirement> t = {
+      {"fp32", 0, 0, "CUDA cores"},
+      {"fp16", 7, 0, "FP16 tensor cores (Volta)"},
+      {"bf16", 8, 0, "BF16 tensor cores (Ampere)"},
+      {"tf32", 8, 0, "TF32 tensor cores (Ampere)"},
+      {"fp8_e4m3", 8, 9, "FP8 tensor cores (Ada, Hopper)"},
+      {"fp8_e5m2", 8, 9, "FP8 tensor cores (Ada, Hopper)"},
+      {"mxfp8", 10, 0, "block-scaled tensor cores (Blackwell)"},
+      {"nvfp4", 10, 0, "block-scaled FP4 tensor cores (Blackwell)"},
+  };
+  return t;
+}
+
+std::string dtype_unsupported_reason(const std::string& dtype, int cc_major, int cc_minor,
+                                     const std::string& device_name) {
+  const auto& t = gemm_dtype_table();
+  auto it = std::find_if(t.begin(), t.end(), [&](const auto& r) { return r.dtype == dtype; });
+  if (it == t.end()) {
+    std::string known;
+    for (const auto& r : t) known += (known.empty() ? "" : ", ") + r.dtype;
+    return fmt::format("dtype {} is not a CUDA GEMM dtype (known: {})", dtype, known);
+  }
+  if (cc_major * 10 + cc_minor >= it->min_major * 10 + it->min_minor) return {};
+  return fmt::format("dtype {} needs compute capability {}.{} or newer ({}); this device{} is {}.{}",
+                     dtype, it->min_major, it->min_minor, it->why,
+                     device_name.empty() ? "" : " (" + device_name + ")", cc_major, cc_minor);
+}
+
+double datasheet_peak_tflops(const std::string& gpu_name, const std::string& dtype) {
+  // Dense (not 2:4 sparse) per-GPU rates, NVIDIA datasheets: H100/H200 SXM, H100 PCIe, H100 NVL,
+  // HGX B200, GB200 NVL72 (per GPU). Order matters: "H100 NVL" and "H100 PCIe" before "H100".
+  struct row { const char* key; double fp32, tf32, bf16, fp8, fp4; };
+  static const row rows[] = {
+      {"GB200", 80, 1250, 2500, 5000, 10000},
+      {"B200", 75, 1100, 2250, 4500, 9000},
+      {"H200", 67, 494.7, 989.4, 1978.9, 0},
+      {"H100 NVL", 60, 417.5, 835.5, 1670.5, 0},
+      {"H100 PCIe", 51, 378, 756, 1513, 0},
+      {"H100", 67, 494.7, 989.4, 1978.9, 0},
+  };
+  for (const auto& r : rows) {
+    if (gpu_name.find(r.key) == std::string::npos) continue;
+    if (dtype == "fp32") return r.fp32;
+    if (dtype == "tf32") return r.tf32;
+    if (dtype == "bf16" || dtype == "fp16") return r.bf16;
+    if (dtype == "fp8_e4m3" || dtype == "fp8_e5m2" || dtype == "mxfp8") return r.fp8;
+    if (dtype == "nvfp4") return r.fp4;
+    return 0;
+  }
+  return 0;
+}
+
+std::string memory_refusal(uint64_t bytes, uint64_t free_bytes) {
+  // 5% margin: the context, cuBLASLt/cuDNN workspaces and the L2 flush buffer share the device.
+  if ((double)bytes <= 0.95 * (double)free_bytes) return {};
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  return fmt::format("config needs {:.2f} GiB of device memory but only {:.2f} GiB are free "
+                     "(95% usable); refused before allocating",
+                     (double)bytes / gib, (double)free_bytes / gib);
+}
+
+uint64_t free_device_memory() {
+  size_t fr = 0, tot = 0;
+  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return fr;
+}
+
+void check_cuda(int code, const char* what) {
+  if (code == cudaSuccess) return;
+  auto e = static_cast<cudaError_t>(code);
+  throw backend_error(fmt::format("CUDA error {} ({}) in {}", cudaGetErrorName(e),
+                                  cudaGetErrorString(e), what));
+}
+
+void synchronize(const char* what) {
+  check_cuda(cudaGetLastError(), what);
+  check_cuda(cudaDeviceSynchronize(), what);
+}
+
+void memset_async(void* ptr, int value, uint64_t bytes, void* stream) {
+  check_cuda(cudaMemsetAsync(ptr, value, bytes, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+}
+
+void set_device(int index) { check_cuda(cudaSetDevice(index), "cudaSetDevice"); }
+
+device_buffer::device_buffer(uint64_t bytes) : m_bytes(bytes) {
+  if (bytes == 0) return;
+  cudaError_t e = cudaMalloc(&m_ptr, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    m_ptr = nullptr;
+    throw backend_error(fmt::format("cudaMalloc of {} bytes failed: {}", bytes, cudaGetErrorString(e)));
+  }
+}
+
+device_buffer::~device_buffer() {
+  if (m_ptr) cudaFree(m_ptr);
+}
+
+device_buffer::device_buffer(device_buffer&& o) noexcept : m_ptr(o.m_ptr), m_bytes(o.m_bytes) {
+  o.m_ptr = nullptr;
+  o.m_bytes = 0;
+}
+
+device_buffer& device_buffer::operator=(device_buffer&& o) noexcept {
+  if (this != &o) {
+    if (m_ptr) cudaFree(m_ptr);
+    m_ptr = o.m_ptr;
+    m_bytes = o.m_bytes;
+    o.m_ptr = nullptr;
+    o.m_bytes = 0;
+  }
+  return *this;
+}
+
+void device_buffer::upload(const void* host, uint64_t bytes, uint64_t offset) {
+  if (offset + bytes > m_bytes)
+    throw backend_error(fmt::format("upload of {} bytes at {} overflows a {}-byte buffer", bytes, offset, m_bytes));
+  check_cuda(cudaMemcpy(static_cast<char*>(m_ptr) + offset, host, bytes, cudaMemcpyHostToDevice), "upload");
+}
+
+void device_buffer::download(void* host, uint64_t bytes, uint64_t offset) const {
+  if (offset + bytes > m_bytes)
+    throw backend_error(fmt::format("download of {} bytes at {} overflows a {}-byte buffer", bytes, offset, m_bytes));
+  check_cuda(cudaMemcpy(host, static_cast<const char*>(m_ptr) + offset, bytes, cudaMemcpyDeviceToHost), "download");
+}
+
+void device_buffer::zero() {
+  if (m_ptr) check_cuda(cudaMemset(m_ptr, 0, m_bytes), "cudaMemset");
+}
+
+} // namespace accelbench::device

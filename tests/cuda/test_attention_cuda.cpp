@@ -1,0 +1,123 @@
+// workloads/attention/cuda: skip reasons (everywhere), and the native and cuDNN kernels against
+// the double-precision CPU reference on small shapes (GPU only).
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "harness/core/bf16.hpp"
+#include "harness/core/ruleset.hpp"
+#include "harness/device/device.hpp"
+#include "workloads/attention/attention_check.hpp"
+#include "workloads/attention/cuda/attention_cuda.hpp"
+
+using namespace accelbench;
+using namespace accelbench::attention;
+
+namespace {
+config attn_cfg(const std::string& impl, const std::string& dtype, const std::string& pass, int64_t hd = 64,
+                bool causal = false, int64_t sq = 128, int64_t sk = 128) {
+  config c;
+  c.workload = "attention";
+  c.backend = "cuda";
+  c.values = {{"batch", "1"}, {"heads", "4"}, {"kv_heads", "2"}, {"seq_q", std::to_string(sq)},
+              {"seq_k", std::to_string(sk)}, {"head_dim", std::to_string(hd)}, {"causal", causal ? "1" : "0"},
+              {"dtype", dtype}, {"pass", pass}, {"scale", "0"}, {"impl", impl}};
+  return c;
+}
+std::vector<float> rnd(size_t n, uint64_t seed, bool bf16) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(n);
+  for (auto& e : x) e = bf16 ? bf16_to_float(float_to_bf16(u(g))) : u(g);
+  return x;
+}
+bool have_gpu() {
+  std::string why;
+  if (device::cuda_available(&why)) return true;
+  WARN("skipped: " << why);
+  return false;
+}
+} // namespace
+
+TEST_CASE("attention cuda skip reasons name the offending value", "[cuda]") {
+  CHECK(attention_cuda_unavailable_reason(attn_cfg("flash3", "bf16", "fwd")).find("impl=flash3") != std::string::npos);
+  CHECK(attention_cuda_unavailable_reason(attn_cfg("cudnn", "bf16", "bwd")).find("impl=native") != std::string::npos);
+  CHECK(attention_cuda_unavailable_reason(attn_cfg("cudnn", "fp32", "fwd")).find("bf16") != std::string::npos);
+  CHECK(attention_cuda_unavailable_reason(attn_cfg("native", "bf16", "fwd", 320)).find("head_dim=320") != std::string::npos);
+  CHECK(attention_cuda_unavailable_reason(attn_cfg("cudnn", "bf16", "fwd", 64, true, 64, 128)).find("seq_q=64") !=
+        std::string::npos);
+  CHECK(attention_cuda_device_bytes(attn_cfg("native", "fp32", "fwd")) ==
+        (2 * 128 * 4 * 64 + 2 * 128 * 2 * 64) * 4 + 4 * 128 * 4);
+  std::string why;
+  if (!device::cuda_available(&why))
+    CHECK(attention_cuda_unavailable_reason(attn_cfg("native", "bf16", "fwd")).find(why) != std::string::npos);
+}
+
+TEST_CASE("native attention forward and backward match the reference", "[cuda][gpu]") {
+  if (!have_gpu()) return;
+  struct sc { int64_t b, h, kvh, sq, sk, d; bool causal; };
+  for (auto c : {sc{1, 2, 2, 70, 70, 64, false}, sc{2, 4, 2, 33, 97, 64, true}, sc{1, 4, 1, 96, 40, 128, true},
+                 sc{1, 2, 1, 50, 50, 80, false}, sc{1, 2, 2, 40, 40, 256, true}}) {
+    for (bool bf16 : {false, true}) {
+      attention_shape s;
+      s.batch = c.b, s.heads = c.h, s.kv_heads = c.kvh, s.seq_q = c.sq, s.seq_k = c.sk, s.head_dim = c.d;
+      s.causal = c.causal;
+      size_t nq = s.batch * s.seq_q * s.heads * s.head_dim, nk = s.batch * s.seq_k * s.kv_heads * s.head_dim;
+      auto q = rnd(nq, 1, bf16), k = rnd(nk, 2, bf16), v = rnd(nk, 3, bf16), d_o = rnd(nq, 4, bf16);
+      auto r = run_backward_host(s, "native", bf16, q, k, v, d_o);
+      check_options opt;
+      opt.tolerance = bf16 ? 2e-2 : 1e-4;
+      INFO("shape b=" << c.b << " h=" << c.h << " kvh=" << c.kvh << " sq=" << c.sq << " sk=" << c.sk << " d=" << c.d
+                      << " causal=" << c.causal << " bf16=" << bf16);
+      auto f = check_forward(s, q.data(), k.data(), v.data(), r.o.data(), r.lse.data(), opt);
+      CHECK(f.ok());
+      INFO(f.reason());
+      auto b = check_backward(s, q.data(), k.data(), v.data(), r.o.data(), d_o.data(), r.lse.data(), r.dq.data(),
+                              r.dk.data(), r.dv.data(), opt);
+      INFO(b.reason());
+      CHECK(b.ok());
+    }
+  }
+}
+
+TEST_CASE("cuDNN SDPA forward matches the reference", "[cuda][gpu]") {
+  if (!have_gpu()) return;
+  for (bool causal : {false, true}) {
+    attention_shape s;
+    s.batch = 2, s.heads = 4, s.kv_heads = 2, s.seq_q = 128, s.seq_k = 128, s.head_dim = 64, s.causal = causal;
+    size_t nq = s.batch * s.seq_q * s.heads * s.head_dim, nk = s.batch * s.seq_k * s.kv_heads * s.head_dim;
+    auto q = rnd(nq, 5, true), k = rnd(nk, 6, true), v = rnd(nk, 7, true);
+    host_result r;
+    try {
+      r = run_forward_host(s, "cudnn", true, q, k, v);
+    } catch (const std::exception& e) {
+      FAIL("cuDNN SDPA forward failed: " << e.what());
+    }
+    check_options opt;
+    opt.tolerance = 2e-2;
+    auto f = check_forward(s, q.data(), k.data(), v.data(), r.o.data(), r.lse.data(), opt);
+    INFO("causal=" << causal << " " << f.reason());
+    CHECK(f.ok());
+  }
+}
+
+TEST_CASE("attention_cuda_execute fills a valid run", "[cuda][gpu]") {
+  if (!have_gpu()) return;
+  auto rules = load_ruleset("kernel-v1");
+  json user;
+  rules = apply_overrides(rules, {{"repetitions", "3"}, {"iterations", "2"}}, user);
+  run_context ctx;
+  ctx.rules = &rules;
+  ctx.seed = 11;
+  for (auto [impl, pass] : {std::pair{"native", "fwd_bwd"}, {"native", "bwd"}, {"cudnn", "fwd"}}) {
+    auto cfg = attn_cfg(impl, "bf16", pass, 64, true);
+    run out;
+    out.cfg = cfg;
+    attention_cuda_execute(cfg, out, ctx);
+    INFO(impl << " " << pass << ": " << out.status_reason);
+    CHECK(out.status == run_status::ok);
+    CHECK(out.valid);
+    CHECK(out.samples.size() == 3);
+    REQUIRE(out.find_metric("tflops"));
+  }
+}

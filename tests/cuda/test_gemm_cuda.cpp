@@ -1,0 +1,142 @@
+// workloads/gemm/cuda: quantisation and scale-layout logic (everywhere), skip reasons, and the
+// cuBLASLt GEMM against the CPU reference for every dtype the device supports (GPU only).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "harness/core/ruleset.hpp"
+#include "harness/device/device.hpp"
+#include "workloads/gemm/cuda/gemm_cuda.hpp"
+
+using namespace accelbench;
+using namespace accelbench::gemm;
+
+namespace {
+config gemm_cfg(int64_t m, int64_t n, int64_t k, const std::string& dtype, bool ta = false, bool tb = false) {
+  config c;
+  c.workload = "gemm";
+  c.backend = "cuda";
+  c.values = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)},
+              {"dtype", dtype}, {"trans_a", ta ? "1" : "0"}, {"trans_b", tb ? "1" : "0"},
+              {"library", "cublaslt"}};
+  return c;
+}
+} // namespace
+
+TEST_CASE("minifloat decode: known values of e4m3, e5m2, e2m1, ue8m0", "[cuda]") {
+  CHECK(decode_minifloat(minifloat::e4m3, 0x38) == 1.0f);   // 0.0111.000
+  CHECK(decode_minifloat(minifloat::e4m3, 0x7E) == 448.0f); // largest finite
+  CHECK(std::isnan(decode_minifloat(minifloat::e4m3, 0x7F)));
+  CHECK(decode_minifloat(minifloat::e4m3, 0x01) == std::ldexp(1.0f, -9));  // smallest subnormal
+  CHECK(decode_minifloat(minifloat::e5m2, 0x3C) == 1.0f);
+  CHECK(decode_minifloat(minifloat::e5m2, 0x7B) == 57344.0f);
+  CHECK(std::isinf(decode_minifloat(minifloat::e5m2, 0x7C)));
+  CHECK(decode_minifloat(minifloat::e2m1, 0x7) == 6.0f);
+  CHECK(decode_minifloat(minifloat::e2m1, 0x1) == 0.5f);
+  CHECK(decode_minifloat(minifloat::e2m1, 0xB) == -1.5f);
+  CHECK(decode_minifloat(minifloat::ue8m0, 127) == 1.0f);
+  CHECK(decode_minifloat(minifloat::ue8m0, 120) == std::ldexp(1.0f, -7));
+  CHECK(minifloat_max(minifloat::e4m3) == 448.0f);
+  CHECK(minifloat_max(minifloat::e2m1) == 6.0f);
+}
+
+TEST_CASE("minifloat encode rounds to nearest even and saturates", "[cuda]") {
+  for (auto f : {minifloat::e4m3, minifloat::e5m2, minifloat::e2m1}) {
+    // Every finite code round-trips.
+    int n = f == minifloat::e2m1 ? 16 : 256;
+    for (int c = 0; c < n; ++c) {
+      float v = decode_minifloat(f, (uint8_t)c);
+      if (!std::isfinite(v) || v == 0) continue;
+      CHECK(decode_minifloat(f, encode_minifloat(f, v)) == v);
+    }
+  }
+  CHECK(decode_minifloat(minifloat::e4m3, encode_minifloat(minifloat::e4m3, 1000.0f)) == 448.0f);
+  CHECK(decode_minifloat(minifloat::e4m3, encode_minifloat(minifloat::e4m3, -1000.0f)) == -448.0f);
+  // 1.0625 is halfway between 1.0 and 1.125 in e4m3: ties to the even mantissa (1.0).
+  CHECK(decode_minifloat(minifloat::e4m3, encode_minifloat(minifloat::e4m3, 1.0625f)) == 1.0f);
+  CHECK(decode_minifloat(minifloat::e4m3, encode_minifloat(minifloat::e4m3, 1.07f)) == 1.125f);
+  // FP4: 2.5 ties between 2 and 3 -> 2 (even); 5 ties between 4 and 6 -> 4.
+  CHECK(decode_minifloat(minifloat::e2m1, encode_minifloat(minifloat::e2m1, 2.5f)) == 2.0f);
+  CHECK(decode_minifloat(minifloat::e2m1, encode_minifloat(minifloat::e2m1, 5.0f)) == 4.0f);
+  CHECK(decode_minifloat(minifloat::e2m1, encode_minifloat(minifloat::e2m1, 7.0f)) == 6.0f);
+  CHECK(encode_minifloat(minifloat::ue4m3, -1.0f) == 0);  // unsigned: negatives clamp to 0
+}
+
+TEST_CASE("block scale layout: 128x4 tiles of 512 bytes, 32-row interleave", "[cuda]") {
+  CHECK(block_scale_offset(0, 0, 8) == 0);
+  CHECK(block_scale_offset(0, 3, 8) == 3);
+  CHECK(block_scale_offset(1, 0, 8) == 16);
+  CHECK(block_scale_offset(32, 0, 8) == 4);
+  CHECK(block_scale_offset(127, 3, 8) == 31 * 16 + 3 * 4 + 3);
+  CHECK(block_scale_offset(0, 4, 8) == 512);     // next tile along K
+  CHECK(block_scale_offset(128, 0, 8) == 1024);  // next row block after 2 column tiles
+  CHECK(block_scale_bytes(200, 5) == 256 * 8);
+  // The mapping is a bijection onto the padded tensor.
+  std::vector<int> seen(block_scale_bytes(256, 8), 0);
+  for (int r = 0; r < 256; ++r)
+    for (int c = 0; c < 8; ++c) seen[block_scale_offset(r, c, 8)]++;
+  for (int s : seen) CHECK(s == 1);
+}
+
+TEST_CASE("tolerances: built-in defaults agree with kernel-v1", "[cuda]") {
+  auto rs = load_ruleset("kernel-v1");
+  for (const auto& d : cuda_gemm_dtypes()) CHECK(rs.tolerance(d) == Approx(default_tolerance(d)));
+  CHECK(default_tolerance("fp32") < default_tolerance("bf16"));
+  CHECK(default_tolerance("nvfp4") > default_tolerance("mxfp8"));
+  CHECK_THROWS(default_tolerance("int4"));
+}
+
+TEST_CASE("skip reasons: layouts and dtypes refused with the offending value", "[cuda]") {
+  auto r = gemm_cuda_unavailable_reason(gemm_cfg(256, 256, 256, "fp8_e4m3", false, false));
+  CHECK(r.find("trans_b=1") != std::string::npos);
+  r = gemm_cuda_unavailable_reason(gemm_cfg(256, 256, 48, "mxfp8", false, true));
+  CHECK(r.find("K=48") != std::string::npos);
+  r = gemm_cuda_unavailable_reason(gemm_cfg(250, 256, 256, "fp8_e5m2", false, true));
+  CHECK(r.find("M=250") != std::string::npos);
+  r = gemm_cuda_unavailable_reason(gemm_cfg(64, 64, 64, "int4"));
+  CHECK(r.find("int4") != std::string::npos);
+  std::string why;
+  if (!device::cuda_available(&why)) {
+    // Without a device every valid config is unavailable, with the runtime's reason.
+    r = gemm_cuda_unavailable_reason(gemm_cfg(64, 64, 64, "bf16"));
+    CHECK(r.find(why) != std::string::npos);
+  }
+  CHECK(gemm_cuda_device_bytes(gemm_cfg(1024, 1024, 1024, "bf16")) ==
+        2ull * 1024 * 1024 * 2 + 1024ull * 1024 * 4 + (32ull << 20));
+}
+
+TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "[cuda][gpu]") {
+  std::string why;
+  if (!device::cuda_available(&why)) {
+    WARN("skipped: " << why);
+    return;
+  }
+  json user;
+  auto rules = apply_overrides(load_ruleset("kernel-v1"),
+                               {{"repetitions", "3"}, {"iterations", "2"}, {"min_warmup_time_s", "0"}}, user);
+  run_context ctx;
+  ctx.rules = &rules;
+  ctx.seed = 7;
+  for (const auto& dt : cuda_gemm_dtypes()) {
+    for (auto [ta, tb] : {std::pair{false, true}, {false, false}, {true, false}}) {
+      auto cfg = gemm_cfg(256, 192, 320, dt, ta, tb);
+      auto reason = gemm_cuda_unavailable_reason(cfg);
+      run out;
+      out.cfg = cfg;
+      gemm_cuda_execute(cfg, out, ctx);
+      INFO(dt << " trans_a=" << ta << " trans_b=" << tb << ": " << out.status_reason);
+      if (!reason.empty()) {
+        CHECK(out.status == run_status::skipped);
+        WARN("skipped " << dt << ": " << reason);
+        continue;
+      }
+      CHECK(out.status == run_status::ok);
+      CHECK(out.valid);
+      CHECK(out.samples.size() == 3);
+      CHECK(out.extra["correctness"]["ok"] == true);
+      CHECK(out.extra["algorithm"].contains("algo_id"));
+      REQUIRE(out.find_metric("tflops"));
+      CHECK(out.find_metric("tflops")->value > 0);
+    }
+  }
+}

@@ -1,0 +1,600 @@
+// GEMM on CUDA with cuBLASLt (issue 8 §3). Host code only: cuBLASLt is a host API, and the
+// inputs are prepared (and quantised) on the host so the correctness reference sees exactly the
+// values the device reads.
+#include "workloads/gemm/cuda/gemm_cuda.hpp"
+
+#include <cublasLt.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "harness/core/bf16.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
+#include "harness/device/device.hpp"
+#include "harness/device/device_kernel.hpp"
+#include "harness/measure/measure.hpp"
+
+namespace accelbench::gemm {
+
+namespace {
+
+constexpr uint64_t workspace_bytes = 32ull << 20;  // issue 8 §3: heuristic selection with 32 MiB
+
+bool is_fp8(const std::string& d) { return d == "fp8_e4m3" || d == "fp8_e5m2"; }
+bool is_block_scaled(const std::string& d) { return d == "mxfp8" || d == "nvfp4"; }
+bool is_narrow(const std::string& d) { return is_fp8(d) || is_block_scaled(d); }
+int64_t scale_block(const std::string& d) { return d == "nvfp4" ? 16 : 32; }
+
+// Bits per stored element of A and B.
+int input_bits(const std::string& d) {
+  if (d == "fp32" || d == "tf32") return 32;
+  if (d == "fp16" || d == "bf16") return 16;
+  if (d == "nvfp4") return 4;
+  return 8;
+}
+// Output element bytes: fp32 for the wide dtypes, bf16 for the narrow ones.
+int output_bytes(const std::string& d) { return is_narrow(d) ? 2 : 4; }
+
+struct dims {
+  int64_t m, n, k;
+  bool ta, tb;
+  std::string dtype;
+};
+
+dims dims_of(const config& cfg) {
+  return {cfg.get_int("M"), cfg.get_int("N"), cfg.get_int("K"), cfg.get_bool("trans_a"),
+          cfg.get_bool("trans_b"), cfg.at("dtype")};
+}
+
+// ---- cuBLASLt RAII (DESIGN.md: move-only wrappers around C handles, errors with context) ----
+void check_lt(cublasStatus_t st, const char* what, const dims& d) {
+  if (st == CUBLAS_STATUS_SUCCESS) return;
+  throw backend_error(fmt::format("cuBLASLt {} failed with status {} for {}x{}x{} {}", what, (int)st,
+                                  d.m, d.n, d.k, d.dtype));
+}
+
+template <class H, cublasStatus_t (*Destroy)(H)>
+struct lt_handle {
+  H h = nullptr;
+  lt_handle() = default;
+  lt_handle(const lt_handle&) = delete;
+  lt_handle& operator=(const lt_handle&) = delete;
+  ~lt_handle() {
+    if (h) Destroy(h);
+  }
+};
+using lt_ctx = lt_handle<cublasLtHandle_t, cublasLtDestroy>;
+using lt_desc = lt_handle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using lt_layout = lt_handle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using lt_pref = lt_handle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+// ---- minifloat tables: every finite non-negative value of a format, sorted ----
+struct mf_table {
+  std::vector<std::pair<float, uint8_t>> pos;  // (value, code) sorted by value
+};
+
+int mf_bits(minifloat f) {
+  switch (f) {
+  case minifloat::e2m1: return 4;
+  default: return 8;
+  }
+}
+
+const mf_table& table_of(minifloat f) {
+  static std::array<mf_table, 5> tables = [] {
+    std::array<mf_table, 5> t;
+    for (int fi = 0; fi < 5; ++fi) {
+      auto f = static_cast<minifloat>(fi);
+      int codes = 1 << mf_bits(f);
+      // Unsigned formats use every code; signed ones only the positive half.
+      bool is_unsigned = f == minifloat::ue8m0 || f == minifloat::ue4m3;
+      int limit = is_unsigned ? (f == minifloat::ue4m3 ? 128 : 256) : codes / 2;
+      for (int c = 0; c < limit; ++c) {
+        float v = decode_minifloat(f, (uint8_t)c);
+        if (std::isfinite(v)) t[fi].pos.emplace_back(v, (uint8_t)c);
+      }
+      std::sort(t[fi].pos.begin(), t[fi].pos.end());
+    }
+    return t;
+  }();
+  return tables[(int)f];
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+float decode_minifloat(minifloat f, uint8_t b) {
+  auto ieee = [](int sign, int e, int m, int mbits, int bias) {
+    float v = e == 0 ? std::ldexp((float)m, 1 - bias - mbits)
+                     : std::ldexp((float)((1 << mbits) + m), e - bias - mbits);
+    return sign ? -v : v;
+  };
+  switch (f) {
+  case minifloat::e4m3: {  // OCP E4M3 "fn": no infinities, S.1111.111 is NaN, max 448
+    int s = b >> 7, e = (b >> 3) & 15, m = b & 7;
+    if (e == 15 && m == 7) return NAN;
+    return ieee(s, e, m, 3, 7);
+  }
+  case minifloat::ue4m3: {  // the unsigned scale type of NVFP4: E4M3 with the sign bit 0
+    int e = (b >> 3) & 15, m = b & 7;
+    if ((b & 0x80) || (e == 15 && m == 7)) return NAN;
+    return ieee(0, e, m, 3, 7);
+  }
+  case minifloat::e5m2: {  // IEEE-like: exponent 31 is inf/NaN, max 57344
+    int s = b >> 7, e = (b >> 2) & 31, m = b & 3;
+    if (e == 31) return m ? NAN : (s ? -INFINITY : INFINITY);
+    return ieee(s, e, m, 2, 15);
+  }
+  case minifloat::e2m1: {  // FP4: 0, 0.5, 1, 1.5, 2, 3, 4, 6
+    int s = (b >> 3) & 1, e = (b >> 1) & 3, m = b & 1;
+    return ieee(s, e, m, 1, 1);
+  }
+  case minifloat::ue8m0:  // a power of two 2^(b-127); 0xFF is NaN
+    if (b == 0xFF) return NAN;
+    return std::ldexp(1.0f, (int)b - 127);
+  }
+  return NAN;
+}
+
+float minifloat_max(minifloat f) { return table_of(f).pos.back().first; }
+
+uint8_t encode_minifloat(minifloat f, float x) {
+  const auto& t = table_of(f).pos;
+  bool is_unsigned = f == minifloat::ue8m0 || f == minifloat::ue4m3;
+  uint8_t sign = 0;
+  if (std::isnan(x)) x = 0;
+  if (x < 0) {
+    if (is_unsigned) x = 0;
+    else sign = (uint8_t)(1u << (mf_bits(f) - 1));
+    x = std::fabs(x);
+  }
+  // Saturate (the casts used for FP8 training saturate rather than overflow to NaN).
+  if (x >= t.back().first) return sign | t.back().second;
+  auto it = std::lower_bound(t.begin(), t.end(), std::make_pair(x, (uint8_t)0),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (it == t.begin()) return sign | it->second;
+  auto lo = std::prev(it);
+  float dlo = x - lo->first, dhi = it->first - x;
+  uint8_t code;
+  if (dlo < dhi) code = lo->second;
+  else if (dhi < dlo) code = it->second;
+  else code = (lo->second & 1) ? it->second : lo->second;  // tie: even mantissa
+  return sign | code;
+}
+
+uint64_t block_scale_offset(int64_t r, int64_t c, int64_t scale_cols) {
+  const int64_t col_tiles = (scale_cols + 3) / 4;
+  const int64_t tile = (r / 128) * col_tiles + c / 4;
+  return (uint64_t)(tile * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + (c % 4));
+}
+
+uint64_t block_scale_bytes(int64_t rows, int64_t scale_cols) {
+  return (uint64_t)((rows + 127) / 128 * 128) * (uint64_t)((scale_cols + 3) / 4 * 4);
+}
+
+double default_tolerance(const std::string& d) {
+  static const std::map<std::string, double> t = {
+      {"fp32", 1e-4},    {"tf32", 5e-3},     {"fp16", 5e-3}, {"bf16", 2e-2},
+      {"fp8_e4m3", 1e-1}, {"fp8_e5m2", 2e-1}, {"mxfp8", 1e-1}, {"nvfp4", 3e-1}};
+  auto it = t.find(d);
+  if (it == t.end()) throw input_error("no default tolerance for dtype " + d);
+  return it->second;
+}
+
+const std::vector<std::string>& cuda_gemm_dtypes() {
+  static const std::vector<std::string> d = {"fp32", "tf32", "fp16", "bf16",
+                                             "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"};
+  return d;
+}
+
+bool cuda_available(std::string* why) { return device::cuda_available(why); }
+
+uint64_t gemm_cuda_device_bytes(const config& cfg) {
+  auto d = dims_of(cfg);
+  const int bits = input_bits(d.dtype);
+  uint64_t a = (uint64_t)d.m * d.k * bits / 8, b = (uint64_t)d.k * d.n * bits / 8;
+  uint64_t c = (uint64_t)d.m * d.n * output_bytes(d.dtype);
+  uint64_t s = 0;
+  if (is_block_scaled(d.dtype)) {
+    int64_t sc = d.k / scale_block(d.dtype);
+    s = block_scale_bytes(d.m, sc) + block_scale_bytes(d.n, sc);
+  }
+  return a + b + c + s + workspace_bytes;
+}
+
+// Layout rules of cuBLASLt's narrow kernels (cuBLAS documentation, cublasLtMatmul, "FP8" and
+// "block scaling" requirements): both operands K-major (in column-major terms transa = T,
+// transb = N; here trans_a = 0, trans_b = 1), 16-byte aligned leading dimensions, K a multiple
+// of the scale block.
+static std::string layout_reason(const dims& d) {
+  if (!is_narrow(d.dtype)) return {};
+  if (d.ta || !d.tb)
+    return fmt::format("dtype {} needs both operands K-major (cuBLASLt FP8/block-scaled kernels "
+                       "take the TN layout only): use trans_a=0 trans_b=1 (got trans_a={} trans_b={})",
+                       d.dtype, (int)d.ta, (int)d.tb);
+  int64_t kmul = is_block_scaled(d.dtype) ? 32 : 16;
+  if (d.k % kmul != 0)
+    return fmt::format("dtype {} needs K to be a multiple of {} (got K={})", d.dtype, kmul, d.k);
+  if (d.m % 16 != 0 || d.n % 16 != 0)
+    return fmt::format("dtype {} needs M and N to be multiples of 16 (16-byte aligned rows; got "
+                       "M={} N={})", d.dtype, d.m, d.n);
+  return {};
+}
+
+std::string gemm_cuda_unavailable_reason(const config& cfg) {
+  auto d = dims_of(cfg);
+  const auto& known = cuda_gemm_dtypes();
+  if (std::find(known.begin(), known.end(), d.dtype) == known.end())
+    return device::dtype_unsupported_reason(d.dtype, 0, 0);
+  if (auto r = layout_reason(d); !r.empty()) return r;
+  std::string why;
+  if (!device::cuda_available(&why)) return "CUDA backend: " + why;
+  auto st = device::query_cuda();
+  const auto& g = st.gpus.front();
+  if (auto r = device::dtype_unsupported_reason(d.dtype, g.cc_major, g.cc_minor, g.name); !r.empty())
+    return r;
+  if (auto r = device::memory_refusal(gemm_cuda_device_bytes(cfg), g.free_memory); !r.empty()) return r;
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+// Host copies of the operands: `a_val`/`b_val` hold op(A)[i,k] / B as the device reads them
+// (dequantised, in the stored layout), `a_dev`/`b_dev` the raw bytes uploaded.
+struct host_operand {
+  std::vector<float> val;          // dequantised values in the stored layout
+  std::vector<uint8_t> bytes;      // what is uploaded
+  std::vector<uint8_t> scales;     // block-scale tensor in cuBLASLt's tiled layout (mxfp8, nvfp4)
+  float tensor_scale = 1.0f;       // per-tensor dequantisation scale (fp8)
+};
+
+// Fills `rows` x `cols` (row-major, inner dimension `cols`) uniform in [-1, 1) and quantises it to
+// `dtype`. For the narrow dtypes `cols` is K (the operands are K-major by layout_reason).
+host_operand make_operand(const std::string& dtype, bool is_a, int64_t rows, int64_t cols,
+                          uint64_t seed) {
+  host_operand h;
+  const uint64_t n = (uint64_t)rows * cols;
+  h.val.resize(n);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (auto& x : h.val) x = u(rng);
+
+  if (dtype == "fp32" || dtype == "tf32") {
+    h.bytes.resize(n * 4);
+    std::memcpy(h.bytes.data(), h.val.data(), n * 4);
+    if (dtype == "tf32") {
+      // The device rounds to tf32 inside the tensor core; the reference keeps fp32 inputs and the
+      // tolerance (5e-3) covers the 10-bit mantissa.
+    }
+  } else if (dtype == "fp16" || dtype == "bf16") {
+    h.bytes.resize(n * 2);
+    auto* p = reinterpret_cast<uint16_t*>(h.bytes.data());
+    for (uint64_t i = 0; i < n; ++i) {
+      if (dtype == "bf16") {
+        p[i] = float_to_bf16(h.val[i]);
+        h.val[i] = bf16_to_float(p[i]);
+      } else {
+        __half hv = __float2half_rn(h.val[i]);
+        std::memcpy(&p[i], &hv, 2);
+        h.val[i] = __half2float(hv);
+      }
+    }
+  } else if (is_fp8(dtype)) {
+    // fp8_e5m2: A (the "gradient" operand) is E5M2 and B is E4M3, because cuBLASLt has no
+    // E5M2 x E5M2 kernel (its FP8 table lists E4M3xE4M3, E4M3xE5M2 and E5M2xE4M3 only).
+    auto f = (dtype == "fp8_e5m2" && is_a) ? minifloat::e5m2 : minifloat::e4m3;
+    // Per-tensor scaling (Transformer Engine's delayed scaling, here with the exact amax): the
+    // stored value is x * (fmax / amax) and the device multiplies back by amax / fmax.
+    float amax = 0;
+    for (float x : h.val) amax = std::max(amax, std::fabs(x));
+    float s = amax > 0 ? minifloat_max(f) / amax : 1.0f;
+    h.tensor_scale = 1.0f / s;
+    h.bytes.resize(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      h.bytes[i] = encode_minifloat(f, h.val[i] * s);
+      h.val[i] = decode_minifloat(f, h.bytes[i]) * h.tensor_scale;
+    }
+  } else if (is_block_scaled(dtype)) {
+    const bool fp4 = dtype == "nvfp4";
+    const int64_t blk = scale_block(dtype);
+    const int64_t sc = cols / blk;
+    const auto ef = fp4 ? minifloat::e2m1 : minifloat::e4m3;
+    const float emax = minifloat_max(ef);
+    h.scales.assign(block_scale_bytes(rows, sc), 0);
+    h.bytes.assign(fp4 ? n / 2 : n, 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < sc; ++c) {
+        float* x = &h.val[(uint64_t)r * cols + c * blk];
+        float amax = 0;
+        for (int64_t i = 0; i < blk; ++i) amax = std::max(amax, std::fabs(x[i]));
+        uint8_t scode;
+        if (fp4) {
+          // NVFP4: an E4M3 scale per 16 elements, amax / 6 (the largest FP4 value).
+          scode = encode_minifloat(minifloat::ue4m3, std::max(amax / emax, 1.0f / 512));
+        } else {
+          // MXFP8 (OCP MX v1.0 §6.3): X = 2^(floor(log2(amax)) - emax_elem), emax_elem = 8 for E4M3.
+          int e = amax > 0 ? (int)std::floor(std::log2(amax)) - 8 : -127;
+          scode = (uint8_t)std::clamp(e + 127, 0, 254);
+        }
+        float scale = decode_minifloat(fp4 ? minifloat::ue4m3 : minifloat::ue8m0, scode);
+        h.scales[block_scale_offset(r, c, sc)] = scode;
+        for (int64_t i = 0; i < blk; ++i) {
+          uint64_t idx = (uint64_t)r * cols + c * blk + i;
+          uint8_t q = encode_minifloat(ef, x[i] / scale);
+          x[i] = decode_minifloat(ef, q) * scale;
+          if (fp4) h.bytes[idx / 2] |= (uint8_t)((q & 0xF) << ((idx & 1) * 4));  // low nibble first
+          else h.bytes[idx] = q;
+        }
+      }
+    }
+  }
+  return h;
+}
+
+cudaDataType_t element_type(const std::string& dtype, bool is_a) {
+  if (dtype == "fp32" || dtype == "tf32") return CUDA_R_32F;
+  if (dtype == "fp16") return CUDA_R_16F;
+  if (dtype == "bf16") return CUDA_R_16BF;
+  if (dtype == "fp8_e5m2") return is_a ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3;
+  if (dtype == "fp8_e4m3" || dtype == "mxfp8") return CUDA_R_8F_E4M3;
+  if (dtype == "nvfp4") return CUDA_R_4F_E2M1;
+  throw input_error("unknown CUDA GEMM dtype " + dtype);
+}
+
+// One cuBLASLt matmul, set up once; enqueue() is the timed iteration.
+class lt_gemm : public device::device_kernel {
+public:
+  lt_gemm(const dims& d, const host_operand& ha, const host_operand& hb) : m_d(d) {
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLASLt's "A" is our B,
+    // its "B" is our A, m' = N, n' = M. A row-major [R,C] buffer is a column-major [C,R] one.
+    const bool narrow = is_narrow(d.dtype);
+    m_a = device::device_buffer(ha.bytes.size());
+    m_b = device::device_buffer(hb.bytes.size());
+    m_c = device::device_buffer((uint64_t)d.m * d.n * output_bytes(d.dtype));
+    m_ws = device::device_buffer(workspace_bytes);
+    m_a.upload(ha.bytes.data(), ha.bytes.size());
+    m_b.upload(hb.bytes.data(), hb.bytes.size());
+    m_c.zero();
+
+    check_lt(cublasLtCreate(&m_lt.h), "create", d);
+    cublasComputeType_t compute = d.dtype == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    check_lt(cublasLtMatmulDescCreate(&m_desc.h, compute, CUDA_R_32F), "matmul desc", d);
+    cublasOperation_t opa = d.tb ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLAS A = our B
+    cublasOperation_t opb = d.ta ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLAS B = our A
+    set(CUBLASLT_MATMUL_DESC_TRANSA, opa);
+    set(CUBLASLT_MATMUL_DESC_TRANSB, opb);
+
+    if (is_fp8(d.dtype)) {
+      m_scales = device::device_buffer(2 * sizeof(float));
+      float s[2] = {hb.tensor_scale, ha.tensor_scale};  // cuBLAS A = our B
+      m_scales.upload(s, sizeof s);
+      void* pa = m_scales.as<float>();
+      void* pb = m_scales.as<float>() + 1;
+      set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, pa);
+      set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, pb);
+    } else if (is_block_scaled(d.dtype)) {
+      m_sa = device::device_buffer(hb.scales.size());
+      m_sb = device::device_buffer(ha.scales.size());
+      m_sa.upload(hb.scales.data(), hb.scales.size());
+      m_sb.upload(ha.scales.data(), ha.scales.size());
+      int32_t mode = d.dtype == "nvfp4" ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3
+                                        : CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
+      set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
+      set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
+      void* pa = m_sa.get();
+      void* pb = m_sb.get();
+      set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, pa);
+      set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, pb);
+    }
+
+    // Stored shapes in column-major terms.
+    const int64_t a_rows = d.tb ? d.k : d.n, a_cols = d.tb ? d.n : d.k;  // our B
+    const int64_t b_rows = d.ta ? d.m : d.k, b_cols = d.ta ? d.k : d.m;  // our A
+    const cudaDataType_t out = narrow ? CUDA_R_16BF : CUDA_R_32F;
+    check_lt(cublasLtMatrixLayoutCreate(&m_la.h, element_type(d.dtype, false), a_rows, a_cols, a_rows),
+             "layout A", d);
+    check_lt(cublasLtMatrixLayoutCreate(&m_lb.h, element_type(d.dtype, true), b_rows, b_cols, b_rows),
+             "layout B", d);
+    check_lt(cublasLtMatrixLayoutCreate(&m_lc.h, out, d.n, d.m, d.n), "layout C", d);
+
+    check_lt(cublasLtMatmulPreferenceCreate(&m_pref.h), "preference", d);
+    uint64_t ws = workspace_bytes;
+    check_lt(cublasLtMatmulPreferenceSetAttribute(m_pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &ws, sizeof ws),
+             "preference workspace", d);
+    int found = 0;
+    check_lt(cublasLtMatmulAlgoGetHeuristic(m_lt.h, m_desc.h, m_la.h, m_lb.h, m_lc.h, m_lc.h,
+                                            m_pref.h, 1, &m_heur, &found),
+             "heuristic", d);
+    if (found == 0 || m_heur.state != CUBLAS_STATUS_SUCCESS)
+      throw backend_error(fmt::format("cuBLASLt has no algorithm for {}x{}x{} {} (trans_a={}, trans_b={}) "
+                                      "on this device", d.m, d.n, d.k, d.dtype, (int)d.ta, (int)d.tb));
+  }
+
+  void enqueue(void* stream) override {
+    const float alpha = 1.0f, beta = 0.0f;
+    // beta = 0: C is not read; it is passed as D's own buffer and layout.
+    check_lt(cublasLtMatmul(m_lt.h, m_desc.h, &alpha, m_a.get(), m_la.h, m_b.get(), m_lb.h, &beta,
+                            m_c.get(), m_lc.h, m_c.get(), m_lc.h, &m_heur.algo, m_ws.get(),
+                            workspace_bytes, static_cast<cudaStream_t>(stream)),
+             "matmul", m_d);
+  }
+
+  // The chosen algorithm's configuration, recorded in run.extra (issue 8 §3).
+  json algorithm() const {
+    auto get = [this](cublasLtMatmulAlgoConfigAttributes_t a, auto zero) {
+      auto v = zero;
+      size_t w = 0;
+      cublasLtMatmulAlgoConfigGetAttribute(&m_heur.algo, a, &v, sizeof v, &w);
+      return (int64_t)v;
+    };
+    return {{"library", "cublasLt"},
+            {"selection", "cublasLtMatmulAlgoGetHeuristic, first result"},
+            {"algo_id", get(CUBLASLT_ALGO_CONFIG_ID, int32_t{0})},
+            {"tile_id", get(CUBLASLT_ALGO_CONFIG_TILE_ID, uint32_t{0})},
+            {"stages_id", get(CUBLASLT_ALGO_CONFIG_STAGES_ID, uint32_t{0})},
+            {"splitk", get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, int32_t{0})},
+            {"reduction_scheme", get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, uint32_t{0})},
+            {"cta_swizzling", get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, uint32_t{0})},
+            {"custom_option", get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, uint32_t{0})},
+            {"cluster_shape_id", get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, uint16_t{0})},
+            {"waves", m_heur.wavesCount},
+            {"workspace_bytes", m_heur.workspaceSize},
+            {"workspace_limit_bytes", workspace_bytes}};
+  }
+
+  // C as fp32 on the host.
+  std::vector<float> result() const {
+    std::vector<float> c((uint64_t)m_d.m * m_d.n);
+    if (output_bytes(m_d.dtype) == 4) {
+      m_c.download(c.data(), c.size() * 4);
+    } else {
+      std::vector<uint16_t> h(c.size());
+      m_c.download(h.data(), h.size() * 2);
+      for (size_t i = 0; i < c.size(); ++i) c[i] = bf16_to_float(h[i]);
+    }
+    return c;
+  }
+
+private:
+  template <class T> void set(cublasLtMatmulDescAttributes_t a, const T& v) {
+    check_lt(cublasLtMatmulDescSetAttribute(m_desc.h, a, &v, sizeof v), "set attribute", m_d);
+  }
+
+  dims m_d;
+  device::device_buffer m_a, m_b, m_c, m_ws, m_scales, m_sa, m_sb;
+  lt_ctx m_lt;
+  lt_desc m_desc;
+  lt_layout m_la, m_lb, m_lc;
+  lt_pref m_pref;
+  cublasLtMatmulHeuristicResult_t m_heur{};
+};
+
+uint64_t seed_of(const std::string& key) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+} // namespace
+
+void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx) {
+  const auto d = dims_of(cfg);
+  if (auto why = gemm_cuda_unavailable_reason(cfg); !why.empty()) {
+    out.mark_skipped(why);
+    return;
+  }
+  const auto st = device::query_cuda();
+  const auto& gpu = st.gpus.front();
+  const uint64_t seed = ctx.seed ? ctx.seed : seed_of(cfg.key());
+  try {
+    device::set_device(gpu.index);
+    // Operands in their stored layout: A [M,K] or [K,M]; B [K,N] or [N,K]. The narrow dtypes are
+    // K-major (layout_reason), so their blocks run along the stored rows.
+    const int64_t a_rows = d.ta ? d.k : d.m, a_cols = d.ta ? d.m : d.k;
+    const int64_t b_rows = d.tb ? d.n : d.k, b_cols = d.tb ? d.k : d.n;
+    auto ha = make_operand(d.dtype, true, a_rows, a_cols, seed);
+    auto hb = make_operand(d.dtype, false, b_rows, b_cols, seed ^ 0x9e3779b97f4a7c15ULL);
+    lt_gemm k(d, ha, hb);
+
+    auto res = measure::run_kernel(cfg.key(), k, ctx.rules->measurement());
+    if (!res.error.empty()) {
+      out.mark_failed(res.error);
+      return;
+    }
+    out.samples = std::move(res.samples);
+    out.sample_unit = "s";
+    out.sample_dir = direction::lower_is_better;
+    out.effective_settings["measurement_applied"] = res.effective;
+    const double flops = 2.0 * (double)d.m * (double)d.n * (double)d.k;
+    out.extra["algorithm"] = k.algorithm();
+    out.extra["implementation"] = "cublasLt";
+    out.extra["device"] = gpu.to_json();
+    out.extra["flops_per_iteration"] = flops;
+    out.extra["output_dtype"] = is_narrow(d.dtype) ? "bf16" : "fp32";
+    if (d.dtype == "fp8_e5m2") out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
+
+    std::vector<double> t;
+    int throttled = 0;
+    for (const auto& s : out.samples) {
+      t.push_back(s.value);
+      if (s.extra.value("throttled", false)) ++throttled;
+    }
+    auto sum = stats::summarize(t);
+    const double tflops = flops / sum.median / 1e12;
+    out.add_metric("time", sum.median, "s", direction::lower_is_better);
+    out.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_low", flops / sum.ci_high / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_high", flops / sum.ci_low / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("cv", sum.cv, "", direction::lower_is_better);
+    if (double pk = device::datasheet_peak_tflops(gpu.name, d.dtype); pk > 0) {
+      out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
+      out.extra["peak"] = {{"tflops", pk}, {"dtype", d.dtype}, {"source", "NVIDIA datasheet, dense"}};
+    }
+    if (throttled) out.extra["throttled_samples"] = throttled;
+
+    // Correctness on sampled outputs (the four corners always), against a double-precision dot
+    // product over the dequantised inputs the device read; error normalised by sum_k |a b| as the
+    // CPU backend's check_gemm does.
+    auto c = k.result();
+    double tol;
+    try {
+      tol = ctx.rules->tolerance(d.dtype);
+    } catch (const input_error&) {
+      tol = default_tolerance(d.dtype);
+      out.extra["tolerance_source"] = "built-in default (ruleset has no entry for " + d.dtype + ")";
+    }
+    const int64_t points = std::max<int64_t>(4, ctx.rules->correctness_samples());
+    std::mt19937_64 rng(seed + 17);
+    double worst = 0;
+    int64_t wi = 0, wj = 0;
+    double wv = 0, wr = 0;
+    auto a_at = [&](int64_t i, int64_t kk) {
+      return (double)ha.val[d.ta ? (uint64_t)kk * d.m + i : (uint64_t)i * d.k + kk];
+    };
+    auto b_at = [&](int64_t kk, int64_t j) {
+      return (double)hb.val[d.tb ? (uint64_t)j * d.k + kk : (uint64_t)kk * d.n + j];
+    };
+    for (int64_t p = 0; p < points; ++p) {
+      int64_t i, j;
+      if (p < 4) {
+        i = (p & 1) ? d.m - 1 : 0;
+        j = (p & 2) ? d.n - 1 : 0;
+      } else {
+        i = (int64_t)(rng() % (uint64_t)d.m);
+        j = (int64_t)(rng() % (uint64_t)d.n);
+      }
+      double ref = 0, mag = 0;
+      for (int64_t kk = 0; kk < d.k; ++kk) {
+        double x = a_at(i, kk) * b_at(kk, j);
+        ref += x;
+        mag += std::fabs(x);
+      }
+      double got = c[(uint64_t)i * d.n + j];
+      double err = std::isfinite(got) ? std::fabs(got - ref) / std::max(mag, 1e-30) : INFINITY;
+      if (err > worst || p == 0) {
+        worst = err;
+        wi = i, wj = j, wv = got, wr = ref;
+      }
+    }
+    bool ok = worst <= tol;
+    out.extra["correctness"] = {{"max_error", worst}, {"tolerance", tol}, {"points", points}, {"ok", ok},
+                                {"error_measure", "|c - ref| / sum_k |a_ik b_kj| (double reference over dequantised inputs)"}};
+    if (!ok)
+      out.mark_invalid(fmt::format("correctness: max normalised error {:.3e} at C[{},{}] (got {}, want {}) "
+                                   "> tolerance {:.0e}", worst, wi, wj, wv, wr, tol));
+  } catch (const backend_error& e) {
+    out.mark_failed(e.what());
+  }
+}
+
+} // namespace accelbench::gemm
