@@ -9,6 +9,23 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"
+#ifdef ACCELBENCH_HAVE_MLPERF
+#include "harness/cli/mlperf_commands.hpp"
+#endif
+#ifdef ACCELBENCH_HAVE_COMPARE
+#include "harness/cli/compare_commands.hpp"
+#endif
+#include "harness/cli/selector.hpp"
+#ifdef ACCELBENCH_HAVE_REPORT
+#include "harness/cli/report_command.hpp"
+#endif
+#ifdef ACCELBENCH_HAVE_NET
+#include "harness/net/http.hpp"
+#include "harness/net/publish.hpp"
+#endif
+#ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
+#include "reporters/gbench/gbench_import.hpp"
+#endif
 #include "harness/cli/register_all.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/build_info.hpp"
@@ -198,6 +215,21 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
   }
   t.print(std::cout);
   std::cout << fmt::format("{} run(s) shown from {}\n", runs.size(), db.path().string());
+#ifdef ACCELBENCH_HAVE_MLPERF
+  // MLPerf results: the official-style score per system and benchmark over all matching runs.
+  auto all = db.query(filter_from(system, workload, tags));
+  json scores = cli::mlperf_scores(all);
+  if (!scores.empty()) {
+    table st({"system", "benchmark", "ruleset", "runs", "score (min)", "validity", "notes"});
+    for (const auto& s : scores)
+      st.add({s.value("system", ""), s.value("benchmark", ""), s.value("ruleset", ""), std::to_string(s.value("runs", 0)),
+              s.value("valid", false) ? fmt::format("{:.4f}", s.value("score_min", 0.0)) : "-",
+              s.value("valid", false) ? "VALID" : "INVALID",
+              s.contains("reasons") && !s["reasons"].empty() ? s["reasons"][0].get<std::string>().substr(0, 60) : ""});
+    std::cout << "\nMLPerf scores (olympic mean of per-run minutes x scaling factor)\n";
+    st.print(std::cout);
+  }
+#endif
   return exit_ok;
 }
 
@@ -216,7 +248,11 @@ int cmd_export(const std::string& db_path, const std::string& system, const std:
   auto f = filter_from(system, workload, tags);
   f.with_log = true;
   auto runs = db.query(f);
-  json doc = reporters::results_document(runs, systems_json(db), json::array());
+  json scores = json::array();
+#ifdef ACCELBENCH_HAVE_MLPERF
+  scores = cli::mlperf_scores(runs);
+#endif
+  json doc = reporters::results_document(runs, systems_json(db), scores);
   std::string text = doc.dump(2) + "\n";
   if (out.empty() || out == "-")
     std::cout << text;
@@ -227,15 +263,66 @@ int cmd_export(const std::string& db_path, const std::string& system, const std:
   return exit_ok;
 }
 
-int cmd_import(const std::string& db_path, const std::string& source, const std::string& format) {
-  if (format != "accelbench")
-    throw usage_error(fmt::format("import format '{}' is not supported by this build (supported: accelbench)", format));
-  std::ifstream in(source);
-  if (!in) throw input_error(fmt::format("cannot read '{}'", source));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json systems;
-  auto runs = reporters::read_results_document(ss.str(), source, &systems);  // all checks before the store is touched
+struct net_cli_options {
+  bool insecure = false, allow_http = false;
+  std::string token_env = "ACCELBENCH_TOKEN";
+  double connect_timeout_s = 10, timeout_s = 60;
+  int retries = 5;
+  size_t batch_size = 1;
+  std::string system;  // gbench import: the system name to store
+};
+
+#ifdef ACCELBENCH_HAVE_NET
+net::http_options http_options_from(const net_cli_options& n) {
+  net::http_options h;
+  h.token_env = n.token_env;
+  h.insecure = n.insecure;
+  h.allow_plain_http = n.allow_http;
+  h.connect_timeout = std::chrono::milliseconds((int64_t)(n.connect_timeout_s * 1000));
+  h.total_timeout = std::chrono::milliseconds((int64_t)(n.timeout_s * 1000));
+  h.max_attempts = std::max(1, n.retries);
+  h.log = [](const std::string& line) { std::cerr << "accelbench: " << line << "\n"; };
+  return h;
+}
+#endif
+
+int cmd_import(const std::string& db_path, const std::string& source, const std::string& format,
+               const net_cli_options& n) {
+#ifdef ACCELBENCH_HAVE_MLPERF
+  if (format == "mlperf") return cli::cmd_import_mlperf(db_path, source, false);
+#endif
+  if (format != "accelbench" && format != "gbench")
+    throw usage_error(fmt::format("unknown import format '{}' (accelbench, gbench, mlperf)", format));
+  // Read and check everything before the store is touched: a bad file leaves the database as it was.
+  std::string text, origin = source;
+  bool remote = source.rfind("http://", 0) == 0 || source.rfind("https://", 0) == 0;
+  if (remote) {
+#ifdef ACCELBENCH_HAVE_NET
+    text = net::fetch_url(source, http_options_from(n));
+    origin = net::redact_url(source);
+#else
+    throw usage_error("this build cannot fetch URLs (libcurl support not built)");
+#endif
+  } else {
+    std::ifstream in(source);
+    if (!in) throw input_error(fmt::format("cannot read '{}'", source));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  json systems = json::array();
+  std::vector<run> runs;
+  if (format == "gbench") {
+#ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
+    std::string system = n.system;
+    if (system.empty()) system = capture_environment().value("hostname", "localhost");
+    runs = reporters::runs_from_gbench_json(text, origin, system);
+#else
+    throw usage_error("this build cannot import Google Benchmark JSON");
+#endif
+  } else {
+    runs = reporters::read_results_document(text, origin, &systems);
+  }
   auto db = store::store::open(cli::resolve_db_path(db_path));
   for (const auto& s : systems) {
     store::system_record rec;
@@ -248,10 +335,42 @@ int cmd_import(const std::string& db_path, const std::string& source, const std:
     db.upsert_system(rec);
   }
   for (auto& r : runs) r.id = 0;
-  size_t n = db.insert_runs(runs);
-  std::cout << fmt::format("imported {} run(s) from {} ({} already present)\n", n, source, runs.size() - n);
+  size_t inserted = db.insert_runs(runs);
+  std::cout << fmt::format("imported {} run(s) from {} ({} already present)\n", inserted, origin, runs.size() - inserted);
   return exit_ok;
 }
+
+#ifdef ACCELBENCH_HAVE_NET
+int cmd_publish(const std::string& db_path, const std::string& url, const std::string& sel, const net_cli_options& n) {
+  auto db = store::store::open(cli::resolve_db_path(db_path), false);
+  std::vector<run> runs;
+  std::map<std::string, store::system_record> sysmap;
+  if (sel.empty()) {
+    store::run_filter f;
+    f.with_log = true;
+    runs = db.query(f);
+    for (const auto& s : db.systems()) sysmap[s.name] = s;
+  } else {
+    auto selection = cli::select_runs(db, sel);
+    runs = std::move(selection.runs);
+    sysmap = std::move(selection.systems);
+  }
+  if (runs.empty()) throw input_error(fmt::format("nothing to publish: {} holds no runs", db.path().string()));
+  json systems = json::array();
+  for (const auto& [name, s] : sysmap)
+    systems.push_back({{"name", s.name}, {"accelerator_model", s.accelerator_model},
+                       {"accelerators_per_node", s.accelerators_per_node}, {"nodes", s.nodes},
+                       {"source", s.source}, {"description", s.description}});
+  net::publish_options po;
+  po.url = url;
+  po.http = http_options_from(n);
+  po.batch_size = std::max<size_t>(1, n.batch_size);
+  auto res = net::publish_runs(runs, systems, po);
+  std::cout << fmt::format("published {} run(s) to {} in {} request(s) ({} attempt(s))\n", res.runs,
+                           net::redact_url(url), res.requests, res.attempts);
+  return exit_ok;
+}
+#endif
 
 } // namespace
 
@@ -322,10 +441,93 @@ int main(int argc, char** argv) {
   exp->add_option("-o,--output", out_file, "Output file (default: stdout)");
 
   std::string import_src, import_format = "accelbench";
-  auto* imp = app.add_subcommand("import", "Import results from a file");
-  imp->add_option("source", import_src, "File (or folder for --format mlperf)")->required();
-  imp->add_option("--format", import_format, "accelbench (our export format)");
+  net_cli_options net_opts;
+  auto add_net_options = [&](CLI::App* a) {
+    a->add_flag("--insecure", net_opts.insecure, "Do not verify TLS certificates (prints a warning on every request)");
+    a->add_flag("--allow-http", net_opts.allow_http, "Allow plain http:// to a non-loopback host (prints a warning)");
+    a->add_option("--token-env", net_opts.token_env, "Environment variable holding the bearer token (default ACCELBENCH_TOKEN)");
+    a->add_option("--connect-timeout", net_opts.connect_timeout_s, "Connect timeout in seconds (default 10)");
+    a->add_option("--timeout", net_opts.timeout_s, "Total timeout per request in seconds (default 60)");
+    a->add_option("--retries", net_opts.retries, "Attempts per request on connection errors, 429 and 5xx (default 5)");
+  };
+  auto* imp = app.add_subcommand("import", "Import results from a file or URL (accelbench export, Google Benchmark JSON, MLPerf results folder)");
+  imp->add_option("source", import_src, "File or http(s) URL (a folder for --format mlperf)")->required();
+  imp->add_option("--system", net_opts.system, "System name for --format gbench (default: hostname)");
+  add_net_options(imp);
+  imp->add_option("--format", import_format, "accelbench (our export format) | gbench (Google Benchmark --benchmark_format=json) | mlperf (an MLCommons Training results folder)");
+
+#ifdef ACCELBENCH_HAVE_NET
+  std::string pub_url, pub_sel;
+  auto* pub = app.add_subcommand("publish", "POST stored results (our export format) to an HTTP(S) endpoint");
+  pub->add_option("--url", pub_url, "Endpoint URL (https; http only to loopback or with --allow-http)")->required();
+  pub->add_option("selector", pub_sel, "Which runs (selector as in compare; default: all)");
+  pub->add_option("--db", db_path, "Database path");
+  pub->add_option("--batch-size", net_opts.batch_size, "Runs per POST (default 1)");
+  add_net_options(pub);
+#endif
   imp->add_option("--db", db_path, "Database path");
+
+#ifdef ACCELBENCH_HAVE_MLPERF
+  cli::package_cli_options po;
+  auto* pkg = app.add_subcommand("package", "Write an MLPerf Training submission package from stored runs");
+  pkg->add_option("--org", po.org, "Submitting organisation (folder name)")->required();
+  pkg->add_option("--system", po.system, "System name (as stored; also the package's system file)")->required();
+  pkg->add_option("--division", po.division, "closed | open")->required()->check(CLI::IsMember({"closed", "open"}));
+  pkg->add_option("--out", po.out, "Output folder (the package is written under OUT/ORG)")->required();
+  pkg->add_option("--benchmark", po.benchmarks, "Only these benchmarks (repeatable)");
+  pkg->add_option("--status", po.status, "System status: Available on-premise | Available cloud | Research, Development, or Internal (RDI) | Preview");
+  pkg->add_option("--system-json", po.system_json, "JSON file with system-description fields that cannot be detected");
+  pkg->add_option("--db", po.db, "Database path");
+  pkg->add_flag("--force", po.force, "Replace an existing package for this system and benchmark");
+
+  std::string check_dir, check_round;
+  auto* chk = app.add_subcommand("check-package", "Check an MLPerf Training package (DIR/ORG) like the MLCommons package checker");
+  chk->add_option("dir", check_dir, "Organisation folder of a package")->required();
+  chk->add_option("--round", check_round, "Rules round, e.g. 5.0 (default: from the path)");
+  chk->add_flag("--json", as_json, "Machine-readable output");
+#endif
+
+#ifdef ACCELBENCH_HAVE_REPORT
+  cli::report_cli_options rpo;
+  auto* rep = app.add_subcommand("report", "A-vs-B report (e.g. H100 vs Blackwell) as JSON and a self-contained HTML page");
+  rep->add_option("--baseline", rpo.baseline, "Selector: system name, system=, accelerator=, tag=, workload=, run=ID,ID (joined with &), or a results .json file")->required();
+  rep->add_option("--candidate", rpo.candidate, "Selector (as --baseline)")->required();
+  rep->add_option("--json", rpo.json_path, "Write the report JSON (schemas/report.schema.json)");
+  rep->add_option("--html", rpo.html_path, "Write the self-contained HTML page");
+  rep->add_option("--db", rpo.db, "Database path");
+  rep->add_option("--price", rpo.prices, "Price per accelerator-hour MODEL=USD (repeatable), e.g. gb200=6.5");
+  rep->add_option("--prices", rpo.prices_file, "Price table file (replaces results/prices.json)");
+  rep->add_option("--devices", rpo.devices_file, "Device catalogue file (replaces results/devices.json)");
+  rep->add_flag("--quiet", rpo.quiet, "Only the one-sentence answer on stdout");
+#endif
+
+#ifdef ACCELBENCH_HAVE_COMPARE
+  cli::compare_cli_options co;
+  auto* cmp = app.add_subcommand("compare", "Compare two selections of runs: verdicts per config, exit 1 on a regression");
+  cmp->add_option("--baseline", co.baseline, "Selector: system name, system=, accelerator=, tag=, workload=, run=ID,ID (joined with &), or a results .json file")->required();
+  cmp->add_option("--candidate", co.candidate, "Selector (as --baseline)")->required();
+  cmp->add_option("--format", co.format, "table | markdown | junit | json | bmf");
+  cmp->add_option("-o,--output", co.output, "Write to FILE instead of stdout");
+  cmp->add_option("--threshold", co.threshold, "Minimum effect in percent (default: the ruleset's, else 5)");
+  cmp->add_option("--alpha", co.alpha, "Significance level of the Mann-Whitney U test (default 0.01)");
+  cmp->add_flag("--strict", co.strict, "Exit 4 when something is inconclusive and nothing regressed");
+  cmp->add_flag("--color", co.color, "Colour verdicts on a terminal");
+  cmp->add_option("--db", co.db, "Database path");
+
+  cli::history_cli_options ho;
+  auto* hist = app.add_subcommand("history", "Find step changes in a nightly series (E-divisive means + t-test)");
+  hist->add_option("workload", ho.workload, "Workload (prefix*)")->required();
+  hist->add_option("--set", ho.sets, "Only configs with KEY=VALUE (repeatable)");
+  hist->add_option("--system", ho.system, "Only this system");
+  hist->add_option("--tag", ho.tags, "Only runs with this tag");
+  hist->add_option("--since", ho.since, "Only runs started on or after this date (YYYY-MM-DD)");
+  hist->add_option("--format", ho.format, "table | json");
+  hist->add_option("--min-segment", ho.min_segment, "Fewest nights on each side of a change (default 5)");
+  hist->add_option("--max-pvalue", ho.max_pvalue, "Significance of a change (Welch t-test, default 0.001)");
+  hist->add_option("--window", ho.window, "Analyse in windows of this many nights (0: whole series)");
+  hist->add_flag("--fail-on-regression", ho.fail_on_regression, "Exit 1 when a change point is a regression");
+  hist->add_option("--db", ho.db, "Database path");
+#endif
 
   try {
     app.parse(argc, argv);
@@ -346,7 +548,26 @@ int main(int argc, char** argv) {
     if (*run) return cli::cmd_run(reg, ro);
     if (*show) return cmd_show(reg, db_path, show_id, f_system, f_workload, f_tags, limit, as_json);
     if (*exp) return cmd_export(db_path, f_system, f_workload, f_tags, out_file);
-    if (*imp) return cmd_import(db_path, import_src, import_format);
+    if (*imp) return cmd_import(db_path, import_src, import_format, net_opts);
+#ifdef ACCELBENCH_HAVE_NET
+    if (*pub) return cmd_publish(db_path, pub_url, pub_sel, net_opts);
+#endif
+#ifdef ACCELBENCH_HAVE_REPORT
+    if (*rep) return cli::cmd_report(rpo);
+#endif
+#ifdef ACCELBENCH_HAVE_COMPARE
+    if (*cmp) return cli::cmd_compare(co);
+    if (*hist) return cli::cmd_history(ho);
+#endif
+#ifdef ACCELBENCH_HAVE_MLPERF
+    if (*pkg) {
+      std::string cmdline;
+      for (int i = 0; i < argc; ++i) cmdline += (i ? " " : "") + std::string(argv[i]);
+      po.command_line = cmdline;
+      return cli::cmd_package(po);
+    }
+    if (*chk) return cli::cmd_check_package(check_dir, check_round, as_json);
+#endif
   } catch (const error& e) {
     std::cerr << "accelbench: error: " << e.what() << "\n";
     return e.exit_code();

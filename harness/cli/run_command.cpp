@@ -223,6 +223,7 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
     p.w = w;
     p.cfg = resolve_config(w->spec(), backend, vals);  // bad values: exit 2 before anything runs
     w->validate(p.cfg);
+    w->normalize(p.cfg);
     p.rules = rules;
     p.user = user;
     p.label = label;

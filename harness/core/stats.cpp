@@ -58,16 +58,42 @@ double rng::normal() {
 }
 
 namespace {
-double resample_median(const std::vector<double>& v, rng& g, std::vector<double>& buf) {
-  buf.resize(v.size());
-  for (auto& x : buf) x = v[g.below(v.size())];
-  size_t n = buf.size(), mid = n / 2;
-  std::nth_element(buf.begin(), buf.begin() + mid, buf.end());
-  double hi = buf[mid];
-  if (n % 2 == 1) return hi;
-  double lo = *std::max_element(buf.begin(), buf.begin() + mid);
-  return 0.5 * (lo + hi);
-}
+// Median of one bootstrap resample of `sorted`. Because the data are sorted, the resample's
+// median is an order statistic of the drawn indices: count the draws per index and walk the
+// counts. O(n) per resample with no sort of doubles (this is the hot loop of every comparison).
+class resampler {
+public:
+  explicit resampler(const std::vector<double>& v) : m_sorted(v), m_counts(v.size()) {
+    std::sort(m_sorted.begin(), m_sorted.end());
+  }
+  double median(rng& g) {
+    const size_t n = m_sorted.size();
+    std::fill(m_counts.begin(), m_counts.end(), 0u);
+    size_t i = 0;
+    for (; i + 1 < n; i += 2) {  // two 32-bit draws per 64-bit output (Lemire's multiply-shift)
+      uint64_t r = g.next();
+      m_counts[(size_t)(((r & 0xffffffffULL) * n) >> 32)]++;
+      m_counts[(size_t)(((r >> 32) * n) >> 32)]++;
+    }
+    if (i < n) m_counts[(size_t)(((g.next() >> 32) * n) >> 32)]++;
+    size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;  // 0-based ranks of the middle element(s)
+    size_t seen = 0;
+    double lo = 0;
+    bool have_lo = false;
+    for (size_t k = 0; k < n; ++k) {
+      seen += m_counts[k];
+      if (!have_lo && seen > lo_rank) {
+        lo = m_sorted[k];
+        have_lo = true;
+      }
+      if (seen > hi_rank) return 0.5 * (lo + m_sorted[k]);
+    }
+    return m_sorted.back();
+  }
+private:
+  std::vector<double> m_sorted;
+  std::vector<uint32_t> m_counts;
+};
 } // namespace
 
 std::pair<double, double> bootstrap_median_ci(const std::vector<double>& v, double level,
@@ -75,8 +101,9 @@ std::pair<double, double> bootstrap_median_ci(const std::vector<double>& v, doub
   if (v.empty()) return {0, 0};
   if (v.size() == 1) return {v[0], v[0]};
   rng g(seed);
-  std::vector<double> meds(resamples), buf;
-  for (int i = 0; i < resamples; ++i) meds[i] = resample_median(v, g, buf);
+  resampler rs(v);
+  std::vector<double> meds(resamples);
+  for (int i = 0; i < resamples; ++i) meds[i] = rs.median(g);
   std::sort(meds.begin(), meds.end());
   double a = (1 - level) / 2;
   return {quantile_sorted(meds, a), quantile_sorted(meds, 1 - a)};
@@ -87,10 +114,11 @@ std::pair<double, double> bootstrap_ratio_ci(const std::vector<double>& a,
                                              int resamples, uint64_t seed) {
   if (a.empty() || b.empty()) return {0, 0};
   rng g(seed);
-  std::vector<double> ratios(resamples), buf;
+  resampler ra(a), rb(b);
+  std::vector<double> ratios(resamples);
   for (int i = 0; i < resamples; ++i) {
-    double ma = resample_median(a, g, buf);
-    double mb = resample_median(b, g, buf);
+    double ma = ra.median(g);
+    double mb = rb.median(g);
     ratios[i] = mb / ma;
   }
   std::sort(ratios.begin(), ratios.end());

@@ -9,6 +9,9 @@
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/measure/measure.hpp"
+#ifdef ACCELBENCH_HAVE_CUDA
+#include "workloads/gemm/cuda/gemm_cuda.hpp"
+#endif
 
 namespace accelbench::gemm {
 
@@ -47,6 +50,11 @@ public:
     m_spec.family = "kernel";
     m_spec.description = "Dense matrix multiply C = op(A)·op(B), FLOPs 2·M·N·K";
     m_spec.backends = {"cpu"};
+#ifdef ACCELBENCH_HAVE_CUDA
+    m_spec.backends.push_back("cuda");
+    for (auto& a : m_spec.axes)
+      if (a.name == "dtype") a.choices = cuda_gemm_dtypes();  // the CPU refuses what it cannot run
+#endif
     m_spec.default_ruleset = "kernel-v1";
     m_spec.primary_metric = "tflops";
     m_spec.axes = {
@@ -55,7 +63,8 @@ public:
         {"K", axis_type::integer, "1024", {}, 1, "reduction length"},
         {"dtype", axis_type::string, "fp32", {"fp32", "bf16"}, 1,
          "input type; bf16 accumulates and writes fp32"},
-        {"library", axis_type::string, "onednn", {"onednn", "openblas"}, 1, "CPU GEMM library"},
+        {"library", axis_type::string, "onednn", {"onednn", "openblas", "cublaslt"}, 1,
+         "GEMM library: onednn or openblas on the CPU, cublaslt on CUDA (the cuda backend always uses cuBLASLt)"},
         {"trans_a", axis_type::boolean, "0", {}, 0, "A stored transposed ([K,M])"},
         {"trans_b", axis_type::boolean, "0", {}, 0, "B stored transposed ([N,K])"},
     };
@@ -70,7 +79,19 @@ public:
       if (v > lim) throw input_error(fmt::format("parameter {} = {} exceeds the 32-bit BLAS limit", name, v));
   }
 
+  void normalize(config& cfg) const override {
+    // The cuda backend always runs cuBLASLt: record that rather than the CPU default library.
+    if (cfg.backend == "cuda") cfg.values["library"] = "cublaslt";
+  }
+
   std::string unavailable_reason(const config& cfg) const override {
+#ifdef ACCELBENCH_HAVE_CUDA
+    if (cfg.backend == "cuda") return gemm_cuda_unavailable_reason(cfg);
+#endif
+    const std::string& dt = cfg.at("dtype");
+    if (dt != "fp32" && dt != "bf16")
+      return fmt::format("dtype {} is not supported by the cpu backend (fp32, bf16)", dt);
+    if (cfg.at("library") == "cublaslt") return "library cublaslt needs --backend cuda";
     if (cfg.at("library") == "openblas" && cfg.at("dtype") == "bf16" && !openblas_has_bf16())
       return "OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm); use library=onednn for bf16";
     return {};
@@ -78,10 +99,14 @@ public:
 
   uint64_t estimate_host_bytes(const config& cfg) const override {
     auto s = shape_of(cfg);
+    if (cfg.backend == "cuda") return s.bytes();  // host copies for the reference check
     return s.bytes();
   }
 
   void execute(const config& cfg, run& out, run_context& ctx) override {
+#ifdef ACCELBENCH_HAVE_CUDA
+    if (cfg.backend == "cuda") return gemm_cuda_execute(cfg, out, ctx);
+#endif
     auto s = shape_of(cfg);
     const std::string& library = cfg.at("library");
     auto impl = make_cpu_gemm(library, s);

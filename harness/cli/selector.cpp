@@ -1,0 +1,133 @@
+#include "harness/cli/selector.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.hpp"
+#include "reporters/json/json_export.hpp"
+
+namespace accelbench::cli {
+
+namespace fs = std::filesystem;
+
+store::run_filter parse_selector(const std::string& sel) {
+  store::run_filter f;
+  if (sel.empty()) throw input_error("empty selector (give a system name or key=value filters)");
+  std::stringstream ss(sel);
+  std::string part;
+  while (std::getline(ss, part, '&')) {
+    if (part.empty()) continue;
+    auto eq = part.find('=');
+    if (eq == std::string::npos) {
+      f.systems.push_back(part);
+      continue;
+    }
+    std::string k = part.substr(0, eq), v = part.substr(eq + 1);
+    if (v.empty()) throw input_error(fmt::format("selector '{}': {} has no value", sel, k));
+    if (k == "system")
+      f.systems.push_back(v);
+    else if (k == "accelerator")
+      f.accelerators.push_back(v);
+    else if (k == "tag")
+      f.tags.push_back(v);
+    else if (k == "workload")
+      f.workloads.push_back(v);
+    else if (k == "source")
+      f.source = v;
+    else if (k == "since")
+      f.since = v;
+    else if (k == "run") {
+      std::stringstream ids(v);
+      std::string id;
+      while (std::getline(ids, id, ',')) {
+        try {
+          size_t pos = 0;
+          long long n = std::stoll(id, &pos);
+          if (pos != id.size() || n <= 0) throw std::invalid_argument(id);
+          f.ids.push_back(n);
+        } catch (...) {
+          throw input_error(fmt::format("selector '{}': run id '{}' is not a positive integer", sel, id));
+        }
+      }
+    } else
+      throw input_error(fmt::format(
+          "selector '{}': unknown filter '{}' (use system=, accelerator=, tag=, workload=, run=, source=, since=)", sel, k));
+  }
+  return f;
+}
+
+namespace {
+
+std::string existing(store::store& db) {
+  std::vector<std::string> sys, acc, tags = db.tags();
+  for (const auto& s : db.systems()) {
+    sys.push_back(s.name);
+    if (!s.accelerator_model.empty() &&
+        std::find(acc.begin(), acc.end(), s.accelerator_model) == acc.end())
+      acc.push_back(s.accelerator_model);
+  }
+  auto list = [](const std::vector<std::string>& v) {
+    if (v.empty()) return std::string("none");
+    std::string out;
+    for (size_t i = 0; i < v.size() && i < 20; ++i) out += (i ? ", " : "") + v[i];
+    if (v.size() > 20) out += fmt::format(", … ({} more)", v.size() - 20);
+    return out;
+  };
+  return fmt::format("systems: {}; accelerators: {}; tags: {}", list(sys), list(acc), list(tags));
+}
+
+} // namespace
+
+selection select_runs(store::store& db, const std::string& sel, bool with_samples) {
+  selection out;
+  out.label = sel;
+  std::error_code ec;
+  if (sel.ends_with(".json") && fs::is_regular_file(sel, ec)) {
+    std::ifstream in(sel);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    json systems;
+    out.runs = reporters::read_results_document(ss.str(), sel, &systems);
+    for (const auto& s : systems) {
+      store::system_record rec;
+      rec.name = s.value("name", "");
+      rec.accelerator_model = s.value("accelerator_model", "");
+      rec.accelerators_per_node = s.value("accelerators_per_node", int64_t{1});
+      rec.nodes = s.value("nodes", int64_t{1});
+      rec.source = s.value("source", "measured");
+      rec.description = s.value("description", json::object());
+      out.systems[rec.name] = rec;
+    }
+    for (const auto& r : out.runs)
+      if (!out.systems.count(r.system)) {
+        store::system_record rec;
+        rec.name = r.system;
+        if (r.environment.contains("accelerator")) {
+          rec.accelerator_model = r.environment["accelerator"].value("model", "");
+          rec.accelerators_per_node = r.environment["accelerator"].value("count", int64_t{1});
+        }
+        out.systems[r.system] = rec;
+      }
+    if (out.runs.empty()) throw input_error(fmt::format("selector '{}': the file holds no runs", sel));
+    return out;
+  }
+  auto f = parse_selector(sel);
+  f.with_samples = with_samples;
+  out.runs = db.query(f);
+  if (out.runs.empty())
+    throw input_error(fmt::format("selector '{}' matches no runs in {} ({})", sel, db.path().string(), existing(db)));
+  for (const auto& r : out.runs)
+    if (!out.systems.count(r.system)) {
+      if (auto s = db.get_system(r.system))
+        out.systems[r.system] = *s;
+      else
+        out.systems[r.system] = store::system_record{r.system};
+    }
+  return out;
+}
+
+} // namespace accelbench::cli

@@ -1,0 +1,35 @@
+#pragma once
+// Selectors (SEL) shared by report, compare, publish: which runs a side of a comparison holds.
+//   NAME                       a system name
+//   system=NAME                the same, explicitly
+//   accelerator=TEXT           systems whose accelerator model contains TEXT (case-insensitive)
+//   tag=TAG                    runs with the tag
+//   workload=NAME | NAME*      runs of a workload (prefix with *)
+//   run=ID,ID,...              run ids
+//   source=measured|published
+//   since=YYYY-MM-DD
+//   FILE.json                  an exported results file (accelbench export)
+// Several filters are joined with '&' (all must hold): "accelerator=H100&workload=mlperf.*".
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/core/model.hpp"
+#include "harness/store/store.hpp"
+
+namespace accelbench::cli {
+
+struct selection {
+  std::string label;   // the selector as given
+  std::vector<run> runs;
+  std::map<std::string, store::system_record> systems;  // every system the runs name
+};
+
+// Throws input_error when the selector is malformed, or matches nothing (listing the systems,
+// accelerators and tags that exist).
+selection select_runs(store::store& db, const std::string& sel, bool with_samples = true);
+
+// Parses the filter part only (no file, no database); exposed for tests.
+store::run_filter parse_selector(const std::string& sel);
+
+} // namespace accelbench::cli
