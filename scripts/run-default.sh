@@ -1,16 +1,44 @@
 #!/usr/bin/env bash
 # The main job: install dependencies, build, run the default suite into the default database
-# ($ACCELBENCH_DB or results/accelbench.db), and write a results export next to it.
+# ($ACCELBENCH_DB or results/accelbench.db), then write reports under results/reports/:
+#   <tag>.json                      the runs of this job (accelbench export)
+#   <tag>-vs-previous.{html,json}   this job against the previous default job, when there is one
+#   h100-vs-blackwell.{html,json}   published H100 vs Blackwell results (reference figures shipped
+#                                   in results/published, plus the MLPerf results in
+#                                   ../shared/data/mlperf when that folder exists)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
+ab=./build/accelbench
 db=${ACCELBENCH_DB:-results/accelbench.db}
 suite=${ACCELBENCH_SUITE:-quick}
-tag="default-$(date -u +%Y-%m-%d)"
-rc=0
-./build/accelbench run --suite "$suite" --tag "$tag" --db "$db" || rc=$?
+tag="default-$(date -u +%Y-%m-%dT%H%M%S)"
 mkdir -p results/reports
-./build/accelbench export --db "$db" --tag "$tag" -o "results/reports/$tag.json"
-echo "results: database $db, export results/reports/$tag.json" >&2
+previous=$($ab show --db "$db" --json --limit 0 2>/dev/null | python3 -c '
+import json, sys
+try:
+    runs = json.load(sys.stdin)
+except Exception:
+    runs = []
+tags = sorted({t for r in runs for t in r.get("tags", []) if t.startswith("default-")})
+print(tags[-1] if tags else "")' || true)
+
+rc=0
+$ab run --suite "$suite" --tag "$tag" --db "$db" || rc=$?
+$ab export --db "$db" --tag "$tag" -o "results/reports/$tag.json"
+
+# Reference results: idempotent imports (a run already present is not stored twice).
+for f in results/published/*.json; do $ab import "$f" --db "$db" >/dev/null; done
+if [[ -d ../shared/data/mlperf ]]; then
+  $ab import --format mlperf ../shared/data/mlperf --db "$db" >/dev/null || true
+fi
+$ab report --baseline accelerator=H100 --candidate accelerator=B200 --db "$db" --quiet \
+  --html results/reports/h100-vs-blackwell.html --json results/reports/h100-vs-blackwell.json || true
+if [[ -n "$previous" ]]; then
+  $ab report --baseline "tag=$previous" --candidate "tag=$tag" --db "$db" --quiet \
+    --html "results/reports/$tag-vs-previous.html" --json "results/reports/$tag-vs-previous.json" || true
+  $ab compare --baseline "tag=$previous" --candidate "tag=$tag" --db "$db" || true
+fi
+echo "accelbench: database $db; reports in results/reports/ ($tag)" >&2
 exit $rc
