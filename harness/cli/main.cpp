@@ -40,9 +40,9 @@ using accelbench::cli::table;
 
 namespace {
 
-int cmd_env(bool as_json) {
+int cmd_env(bool as_json, bool reprobe) {
   json env = capture_environment();
-  auto peak = cached_cpu_peak();
+  auto peak = cached_cpu_peak(reprobe);
   json backends = json::array();
   for (const auto& b : cli::backend_statuses())
     backends.push_back({{"name", b.name}, {"available", b.available}, {"detail", b.detail}, {"devices", b.devices}});
@@ -396,6 +396,8 @@ int main(int argc, char** argv) {
 
   auto* env = app.add_subcommand("env", "Show the detected CPU, available backends and the measured peak");
   env->add_flag("--json", as_json, "Machine-readable output");
+  bool reprobe = false;
+  env->add_flag("--reprobe", reprobe, "Run the FMA peak probe again (keeps the higher of the cached and new rates)");
 
   std::string list_what = "workloads";
   auto* list = app.add_subcommand("list", "List workloads, rulesets, suites or catalogues");
@@ -543,7 +545,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*env) return cmd_env(as_json);
+    if (*env) return cmd_env(as_json, reprobe);
     if (*list) return cmd_list(reg, list_what, as_json);
     if (*run) return cli::cmd_run(reg, ro);
     if (*show) return cmd_show(reg, db_path, show_id, f_system, f_workload, f_tags, limit, as_json);

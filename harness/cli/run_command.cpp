@@ -167,9 +167,9 @@ std::vector<std::pair<std::string, std::map<std::string, std::string>>> expand(
   return out;
 }
 
-ruleset pick_rules(const workload& w, const std::string& rules_arg, const std::map<std::string, std::string>& overrides,
+ruleset pick_rules(const workload& w, const std::string& rules_name, const std::map<std::string, std::string>& overrides,
                    json& user) {
-  ruleset base = load_ruleset(rules_arg.empty() ? w.spec().default_ruleset : rules_arg);
+  ruleset base = load_ruleset(rules_name);
   if (!base.applies(w.spec()))
     throw input_error(fmt::format("ruleset {} does not apply to workload {} (it applies to: {})", base.id,
                                   w.spec().name, fmt::join(base.applies_to, ", ")));
@@ -213,8 +213,19 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
     out.push_back(std::move(p));
     return;
   }
-  json user;
-  ruleset rules = pick_rules(*w, rules_arg, overrides, user);
+  // Rules by name, resolved once each: the user's, else each config's default.
+  std::map<std::string, std::pair<ruleset, json>> rules_by_name;
+  auto rules_for = [&](const config& cfg) -> const std::pair<ruleset, json>& {
+    std::string name = rules_arg.empty() ? w->default_ruleset(cfg) : rules_arg;
+    auto it = rules_by_name.find(name);
+    if (it == rules_by_name.end()) {
+      json user;
+      ruleset r = pick_rules(*w, name, overrides, user);
+      it = rules_by_name.emplace(name, std::make_pair(std::move(r), std::move(user))).first;
+    }
+    return it->second;
+  };
+  if (!rules_arg.empty()) rules_for(config{});  // a bad --rules is an error even before configs resolve
   auto configs = expand(wname, sets, sweeps, shapes, force);
   bool many = batch || configs.size() > 1 || !shapes.empty();
   auto avail = read_memory_info().available_bytes;
@@ -224,6 +235,7 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
     p.cfg = resolve_config(w->spec(), backend, vals);  // bad values: exit 2 before anything runs
     w->validate(p.cfg);
     w->normalize(p.cfg);
+    const auto& [rules, user] = rules_for(p.cfg);
     p.rules = rules;
     p.user = user;
     p.label = label;

@@ -20,8 +20,10 @@ struct cpu_peak {
 
 cpu_peak measure_cpu_peak(int threads = 0);
 // Reads the cache (~/.cache/accelbench/peak.json or $ACCELBENCH_CACHE_DIR), measuring and
-// writing it when absent or for another CPU.
-cpu_peak cached_cpu_peak();
+// writing it when absent or for another CPU. `remeasure` probes again and keeps, per dtype, the
+// higher of the cached and the new rate: the peak is what the machine can do, and a probe on a
+// busy machine can only under-estimate it (accelbench env --reprobe).
+cpu_peak cached_cpu_peak(bool remeasure = false);
 // Peak for a dtype ("fp32", "bf16"); falls back to fp32 when no bf16 rate exists.
 double peak_tflops_for(const cpu_peak& p, const std::string& dtype);
 

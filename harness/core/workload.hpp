@@ -25,6 +25,10 @@ public:
   virtual ~workload() = default;
   virtual const workload_spec& spec() const = 0;
 
+  // The ruleset used when the user names none; a workload whose modes are judged by different
+  // rules (training throughput vs time-to-train) picks by config.
+  virtual std::string default_ruleset(const config& cfg) const { return spec().default_ruleset; }
+
   // Replaces sentinel values by what they stand for (e.g. seq_k = 0 meaning "= seq_q"), so that
   // two requests for the same computation share one canonical config key.
   virtual void normalize(config& cfg) const {}

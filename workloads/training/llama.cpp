@@ -1,0 +1,332 @@
+#include "workloads/training/llama.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
+
+namespace accelbench::training {
+
+namespace {
+
+// Floats per token of the activations one block keeps for its backward pass:
+// xn1, q, att, xmid, xn2 [C]; k, v [KVH*HD]; rstd1, rstd2 [1]; lse [NH]; h1, h3, g [F].
+int64_t block_act_per_token(const model_config& m) {
+  return 5 * m.dim + 2 * m.kv_dim() + 2 + m.n_heads + 3 * m.ffn_dim;
+}
+// Backward scratch per token, shared by all blocks: dres, dxn, dq, datt [C]; dk, dv [KVH*HD];
+// dh1, dh3, dg [F].
+int64_t scratch_per_token(const model_config& m) {
+  return 4 * m.dim + 2 * m.kv_dim() + 3 * m.ffn_dim;
+}
+int64_t resolved_layers(const model_config& m, const llama_options& o) {
+  return o.layers > 0 ? o.layers : m.n_layers;
+}
+// Floats of the global (non-block) activations: the residual stream at every block boundary, and
+// with the head the final norm, the logits/probabilities and per-token losses; blocks-only
+// models keep a loss probe instead.
+int64_t global_act_floats(const model_config& m, const llama_options& o, int64_t layers) {
+  const int64_t bt = o.batch * o.seq;
+  int64_t n = (layers + 1) * bt * m.dim;
+  if (o.with_head)
+    n += bt * m.dim + bt + bt * m.vocab_size + bt;
+  else
+    n += bt * m.dim;
+  return n;
+}
+
+} // namespace
+
+struct llama_model::layer_params {
+  float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *w1, *w3, *w2;
+};
+struct llama_model::layer_acts {
+  float *xn1, *rstd1, *q, *k, *v, *att, *lse, *xmid, *xn2, *rstd2, *h1, *h3, *g;
+};
+
+memory_plan llama_model::plan(const model_config& cfg, const llama_options& opt) {
+  const int64_t layers = resolved_layers(cfg, opt);
+  const int64_t bt = opt.batch * opt.seq;
+  const uint64_t p = uint64_t(opt.with_head ? cfg.total_params(layers)
+                                            : layers * cfg.block_params());
+  memory_plan mp;
+  mp.params = p * 4;
+  mp.grads = p * 4;
+  mp.optimizer = p * 8;  // AdamW first and second moments, fp32
+  mp.activations =
+      uint64_t(layers * bt * block_act_per_token(cfg) + global_act_floats(cfg, opt, layers)) * 4;
+  uint64_t scratch = uint64_t(bt * scratch_per_token(cfg)) * 4;
+  if (opt.dtype == compute_dtype::bf16) {
+    // bf16 copies of the two matmul inputs, at most the largest activation and weight matrix.
+    int64_t widest = std::max({cfg.dim, cfg.ffn_dim, opt.with_head ? cfg.vocab_size : 0});
+    int64_t weight = std::max(cfg.ffn_dim, opt.with_head ? cfg.vocab_size : 0) * cfg.dim;
+    scratch += uint64_t(bt * widest + std::max(weight, bt * widest)) * 2;
+  }
+  // oneDNN scratchpads, the RoPE table and the runtime's own arenas: a fixed allowance.
+  scratch += uint64_t(opt.seq * cfg.head_dim()) * 4 + (64ull << 20);
+  mp.scratch = scratch;
+  return mp;
+}
+
+llama_model::llama_model(const model_config& cfg, const llama_options& opt)
+    : m_cfg(cfg), m_opt(opt), m_layers(resolved_layers(cfg, opt)) {
+  cfg.validate();
+  if (opt.batch <= 0 || opt.seq <= 0)
+    throw input_error("train.llama: batch and seq must be positive, got batch " +
+                      std::to_string(opt.batch) + ", seq " + std::to_string(opt.seq));
+  const int64_t c = cfg.dim, kv = cfg.kv_dim(), f = cfg.ffn_dim, v = cfg.vocab_size;
+  size_t off = 0;
+  auto add = [&](std::string name, std::vector<int64_t> shape) {
+    param_tensor t;
+    t.name = std::move(name);
+    t.shape = std::move(shape);
+    t.size = 1;
+    for (auto d : t.shape) t.size *= size_t(d);
+    t.offset = off;
+    t.decay = t.shape.size() >= 2;  // nanoGPT / llm.c: decay matrices, not gains
+    off += t.size;
+    m_tensors.push_back(std::move(t));
+  };
+  if (opt.with_head) add("tok_emb", {v, c});
+  for (int64_t l = 0; l < m_layers; l++) {
+    std::string p = "layers." + std::to_string(l) + ".";
+    add(p + "attn_norm", {c});
+    add(p + "wq", {c, c});
+    add(p + "wk", {kv, c});
+    add(p + "wv", {kv, c});
+    add(p + "wo", {c, c});
+    add(p + "mlp_norm", {c});
+    add(p + "w1", {f, c});
+    add(p + "w3", {f, c});
+    add(p + "w2", {c, f});
+  }
+  if (opt.with_head) {
+    add("final_norm", {c});
+    add("lm_head", {v, c});
+  }
+  m_num_params = off;
+  const int64_t bt = opt.batch * opt.seq;
+  m_acts_floats =
+      size_t(m_layers * bt * block_act_per_token(cfg) + global_act_floats(cfg, opt, m_layers));
+  m_scratch_floats = size_t(bt * scratch_per_token(cfg));
+  // new float[] without value-initialisation: pages are touched when first written.
+  m_params.reset(new float[m_num_params]);
+  m_grads.reset(new float[m_num_params]);
+  m_acts.reset(new float[m_acts_floats]);
+  m_scratch.reset(new float[m_scratch_floats]);
+  std::memset(m_acts.get(), 0, m_acts_floats * sizeof(float));
+  std::memset(m_scratch.get(), 0, m_scratch_floats * sizeof(float));
+  zero_grad();
+  m_rope = make_rope_table(opt.seq, cfg.head_dim(), cfg.rope_theta);
+  m_inputs.resize(size_t(bt));
+  m_targets.resize(size_t(bt));
+}
+
+llama_model::~llama_model() = default;
+
+const param_tensor& llama_model::tensor(const std::string& name) const {
+  for (auto& t : m_tensors)
+    if (t.name == name) return t;
+  throw input_error("train.llama: no parameter tensor named '" + name + "'");
+}
+
+llama_model::layer_params llama_model::lp(float* base, int64_t l) const {
+  // Tensors of block l are 9 consecutive entries after the optional embedding.
+  size_t first = (m_opt.with_head ? 1 : 0) + size_t(l) * 9;
+  auto at = [&](size_t i) { return base + m_tensors[first + i].offset; };
+  return {at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8)};
+}
+
+llama_model::layer_acts llama_model::la(int64_t l) const {
+  const int64_t bt = m_opt.batch * m_opt.seq, c = m_cfg.dim, kv = m_cfg.kv_dim(),
+                f = m_cfg.ffn_dim;
+  float* p = m_acts.get() + size_t(l * bt * block_act_per_token(m_cfg));
+  layer_acts a;
+  auto take = [&](int64_t n) {
+    float* r = p;
+    p += bt * n;
+    return r;
+  };
+  a.xn1 = take(c);
+  a.rstd1 = take(1);
+  a.q = take(c);
+  a.k = take(kv);
+  a.v = take(kv);
+  a.att = take(c);
+  a.lse = take(m_cfg.n_heads);
+  a.xmid = take(c);
+  a.xn2 = take(c);
+  a.rstd2 = take(1);
+  a.h1 = take(f);
+  a.h3 = take(f);
+  a.g = take(f);
+  return a;
+}
+
+void llama_model::init_parameters(uint64_t seed) {
+  stats::rng r(seed);
+  const double out_scale = 1.0 / std::sqrt(2.0 * double(m_cfg.n_layers));
+  for (auto& t : m_tensors) {
+    float* p = m_params.get() + t.offset;
+    if (t.shape.size() == 1) {
+      std::fill(p, p + t.size, 1.0f);
+      continue;
+    }
+    bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
+    double sd = 0.02 * (out_proj ? out_scale : 1.0);
+    for (size_t i = 0; i < t.size; i++) p[i] = float(sd * r.normal());
+  }
+  if (!m_opt.with_head) {
+    // Fixed input residual stream and loss probe for blocks-only models.
+    const int64_t n = m_opt.batch * m_opt.seq * m_cfg.dim;
+    float* x0 = m_acts.get() + size_t(m_layers * m_opt.batch * m_opt.seq *
+                                      block_act_per_token(m_cfg));
+    float* probe = x0 + (m_layers + 1) * n;
+    for (int64_t i = 0; i < n; i++) x0[i] = float(r.normal());
+    for (int64_t i = 0; i < n; i++) probe[i] = float(r.normal());
+  }
+  m_have_forward = false;
+}
+
+void llama_model::zero_grad() { std::memset(m_grads.get(), 0, m_num_params * sizeof(float)); }
+
+const float* llama_model::token_losses() const {
+  if (!m_opt.with_head) return nullptr;
+  const int64_t bt = m_opt.batch * m_opt.seq, c = m_cfg.dim;
+  const float* g = m_acts.get() + size_t(m_layers * bt * block_act_per_token(m_cfg));
+  return g + (m_layers + 1) * bt * c + bt * c + bt + bt * m_cfg.vocab_size;
+}
+
+float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
+  const int64_t b = m_opt.batch, t = m_opt.seq, bt = b * t, c = m_cfg.dim, kv = m_cfg.kv_dim(),
+                f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads,
+                kvh = m_cfg.n_kv_heads, hd = m_cfg.head_dim();
+  const compute_dtype dt = m_opt.dtype;
+  const float eps = float(m_cfg.norm_eps);
+  float* g = m_acts.get() + size_t(m_layers * bt * block_act_per_token(m_cfg));
+  auto res = [&](int64_t l) { return g + l * bt * c; };
+  float* tmp = m_scratch.get();  // [BT,C]; free during forward
+
+  if (m_opt.with_head) {
+    for (int64_t i = 0; i < bt; i++) {
+      if (inputs[i] < 0 || inputs[i] >= v || targets[i] < 0 || targets[i] >= v)
+        throw input_error("train.llama: token id " +
+                          std::to_string(inputs[i] < 0 || inputs[i] >= v ? inputs[i]
+                                                                         : targets[i]) +
+                          " is outside the vocabulary of " + std::to_string(v) + " tokens");
+    }
+    std::copy(inputs, inputs + bt, m_inputs.begin());
+    std::copy(targets, targets + bt, m_targets.begin());
+    embedding_forward(res(0), inputs, m_params.get() + m_tensors[0].offset, bt, c);
+  }
+
+  for (int64_t l = 0; l < m_layers; l++) {
+    layer_params p = lp(m_params.get(), l);
+    layer_acts a = la(l);
+    const float* x = res(l);
+    rmsnorm_forward(a.xn1, a.rstd1, x, p.attn_norm, bt, c, eps);
+    linear_forward(dt, a.q, a.xn1, p.wq, bt, c, c);
+    linear_forward(dt, a.k, a.xn1, p.wk, bt, c, kv);
+    linear_forward(dt, a.v, a.xn1, p.wv, bt, c, kv);
+    rope_forward(a.q, m_rope, b, t, nh, hd);
+    rope_forward(a.k, m_rope, b, t, kvh, hd);
+    attention_forward(a.att, a.lse, a.q, a.k, a.v, b, t, nh, kvh, hd);
+    linear_forward(dt, tmp, a.att, p.wo, bt, c, c);
+    residual_forward(a.xmid, x, tmp, bt * c);
+    rmsnorm_forward(a.xn2, a.rstd2, a.xmid, p.mlp_norm, bt, c, eps);
+    linear_forward(dt, a.h1, a.xn2, p.w1, bt, c, f);
+    linear_forward(dt, a.h3, a.xn2, p.w3, bt, c, f);
+    swiglu_forward(a.g, a.h1, a.h3, bt * f);
+    linear_forward(dt, tmp, a.g, p.w2, bt, f, c);
+    residual_forward(res(l + 1), a.xmid, tmp, bt * c);
+  }
+
+  double loss = 0;
+  if (m_opt.with_head) {
+    float* xf = res(m_layers + 1);
+    float* rstdf = xf + bt * c;
+    float* logits = rstdf + bt;
+    float* losses = logits + bt * v;
+    const float* final_norm = m_params.get() + m_tensors[m_tensors.size() - 2].offset;
+    const float* lm_head = m_params.get() + m_tensors.back().offset;
+    rmsnorm_forward(xf, rstdf, res(m_layers), final_norm, bt, c, eps);
+    linear_forward(dt, logits, xf, lm_head, bt, c, v);
+    softmax_crossentropy_forward(logits, losses, targets, bt, v);
+    for (int64_t i = 0; i < bt; i++) loss += losses[i];  // serial: deterministic
+  } else {
+    const float* xl = res(m_layers);
+    const float* probe = res(m_layers + 1);
+    for (int64_t i = 0; i < bt * c; i++) loss += double(xl[i]) * probe[i];
+  }
+  m_have_forward = true;
+  return float(loss / double(bt));
+}
+
+void llama_model::backward(float loss_scale) {
+  if (!m_have_forward) throw error("train.llama: backward() called without a forward()");
+  const int64_t b = m_opt.batch, t = m_opt.seq, bt = b * t, c = m_cfg.dim, kv = m_cfg.kv_dim(),
+                f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads,
+                kvh = m_cfg.n_kv_heads, hd = m_cfg.head_dim();
+  const compute_dtype dt = m_opt.dtype;
+  float* g = m_acts.get() + size_t(m_layers * bt * block_act_per_token(m_cfg));
+  auto res = [&](int64_t l) { return g + l * bt * c; };
+  float* s = m_scratch.get();
+  float* dres = s;
+  float* dxn = dres + bt * c;
+  float* dq = dxn + bt * c;
+  float* datt = dq + bt * c;
+  float* dk = datt + bt * c;
+  float* dv = dk + bt * kv;
+  float* dh1 = dv + bt * kv;
+  float* dh3 = dh1 + bt * f;
+  float* dg = dh3 + bt * f;
+  const float dloss = loss_scale / float(bt);  // the loss is a mean over B*T tokens
+
+  if (m_opt.with_head) {
+    float* xf = res(m_layers + 1);
+    float* rstdf = xf + bt * c;
+    float* probs = rstdf + bt;
+    const size_t nt = m_tensors.size();
+    const float* final_norm = m_params.get() + m_tensors[nt - 2].offset;
+    const float* lm_head = m_params.get() + m_tensors[nt - 1].offset;
+    float* d_final_norm = m_grads.get() + m_tensors[nt - 2].offset;
+    float* d_lm_head = m_grads.get() + m_tensors[nt - 1].offset;
+    crossentropy_softmax_backward(probs, m_targets.data(), bt, v, dloss);
+    linear_backward(dt, dxn, d_lm_head, probs, xf, lm_head, bt, c, v, false);
+    std::memset(dres, 0, size_t(bt * c) * sizeof(float));
+    rmsnorm_backward(dres, d_final_norm, dxn, res(m_layers), final_norm, rstdf, bt, c);
+  } else {
+    const float* probe = res(m_layers + 1);
+    for (int64_t i = 0; i < bt * c; i++) dres[i] = probe[i] * dloss;
+  }
+
+  for (int64_t l = m_layers - 1; l >= 0; l--) {
+    layer_params p = lp(m_params.get(), l);
+    layer_params gr = lp(m_grads.get(), l);
+    layer_acts a = la(l);
+    // MLP: out = xmid + swiglu(xn2 W1^T, xn2 W3^T) W2^T
+    linear_backward(dt, dg, gr.w2, dres, a.g, p.w2, bt, f, c, false);
+    swiglu_backward(dh1, dh3, dg, a.h1, a.h3, bt * f);
+    linear_backward(dt, dxn, gr.w1, dh1, a.xn2, p.w1, bt, c, f, false);
+    linear_backward(dt, dxn, gr.w3, dh3, a.xn2, p.w3, bt, c, f, true);
+    rmsnorm_backward(dres, gr.mlp_norm, dxn, a.xmid, p.mlp_norm, a.rstd2, bt, c);
+    // attention: xmid = x + attention(rope(xn1 Wq^T), rope(xn1 Wk^T), xn1 Wv^T) Wo^T
+    linear_backward(dt, datt, gr.wo, dres, a.att, p.wo, bt, c, c, false);
+    attention_backward(dq, dk, dv, datt, a.q, a.k, a.v, a.att, a.lse, b, t, nh, kvh, hd);
+    rope_backward(dq, m_rope, b, t, nh, hd);
+    rope_backward(dk, m_rope, b, t, kvh, hd);
+    linear_backward(dt, dxn, gr.wq, dq, a.xn1, p.wq, bt, c, c, false);
+    linear_backward(dt, dxn, gr.wk, dk, a.xn1, p.wk, bt, c, kv, true);
+    linear_backward(dt, dxn, gr.wv, dv, a.xn1, p.wv, bt, c, kv, true);
+    rmsnorm_backward(dres, gr.attn_norm, dxn, res(l), p.attn_norm, a.rstd1, bt, c);
+  }
+
+  if (m_opt.with_head)
+    embedding_backward(m_grads.get() + m_tensors[0].offset, dres, m_inputs.data(), bt, c);
+  // The probabilities were turned into dlogits in place: a second backward needs a new forward.
+  m_have_forward = false;
+}
+
+} // namespace accelbench::training

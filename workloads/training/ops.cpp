@@ -1,0 +1,323 @@
+#include "workloads/training/ops.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include <dnnl.hpp>
+
+#include "harness/core/bf16.hpp"
+#include "harness/core/error.hpp"
+#include "workloads/attention/cpu/flash_attention.hpp"
+
+namespace accelbench::training {
+
+compute_dtype compute_dtype_from_string(const std::string& s) {
+  if (s == "fp32") return compute_dtype::fp32;
+  if (s == "bf16") return compute_dtype::bf16;
+  throw input_error("train.llama: dtype must be fp32 or bf16, got '" + s + "'");
+}
+
+std::string to_string(compute_dtype d) { return d == compute_dtype::bf16 ? "bf16" : "fp32"; }
+
+// ---------------------------------------------------------------------------------------------
+// matmul
+
+float round_to_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
+
+namespace {
+
+// rows x cols matrix with leading dimension ld -> contiguous bf16
+void convert_bf16(std::vector<uint16_t>& dst, const float* src, int64_t rows, int64_t cols,
+                  int64_t ld) {
+  dst.resize(size_t(rows * cols));
+  uint16_t* d = dst.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) d[r * cols + c] = float_to_bf16(src[r * ld + c]);
+}
+
+struct dnnl_env {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  // Primitive creation costs far more than a small matmul, so primitives are cached per shape.
+  std::map<std::tuple<int, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>,
+           dnnl::matmul>
+      cache;
+  std::mutex mu;
+  std::vector<uint16_t> a16, b16;
+  // One scratchpad for all primitives (user mode): oneDNN's default allocates and frees it on
+  // every call, which costs page faults on each of the hundreds of matmuls of a step.
+  std::vector<char> scratchpad;
+};
+
+dnnl_env& env() {
+  static dnnl_env e;
+  return e;
+}
+
+} // namespace
+
+void matmul(compute_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+            const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+            bool accumulate) {
+  using dnnl::memory;
+  auto& e = env();
+  std::lock_guard<std::mutex> lock(e.mu);
+  const bool bf = dt == compute_dtype::bf16;
+  int64_t lda_eff = lda, ldb_eff = ldb;
+  const void* pa = a;
+  const void* pb = b;
+  if (bf) {
+    // Stored shapes: A is [M,K] or, transposed, [K,M]; B is [K,N] or [N,K].
+    convert_bf16(e.a16, a, trans_a ? k : m, trans_a ? m : k, lda);
+    convert_bf16(e.b16, b, trans_b ? n : k, trans_b ? k : n, ldb);
+    lda_eff = trans_a ? m : k;
+    ldb_eff = trans_b ? k : n;
+    pa = e.a16.data();
+    pb = e.b16.data();
+  }
+  auto key = std::make_tuple(int(bf), trans_a, trans_b, m, n, k, lda_eff, ldb_eff, ldc, accumulate);
+  auto it = e.cache.find(key);
+  const auto in_t = bf ? memory::data_type::bf16 : memory::data_type::f32;
+  memory::desc a_md({m, k}, in_t, trans_a ? memory::dims{1, lda_eff} : memory::dims{lda_eff, 1});
+  memory::desc b_md({k, n}, in_t, trans_b ? memory::dims{1, ldb_eff} : memory::dims{ldb_eff, 1});
+  memory::desc c_md({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+  if (it == e.cache.end()) {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (accumulate) {
+      dnnl::post_ops po;
+      po.append_sum(1.0f);
+      attr.set_post_ops(po);
+    }
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, e.eng);
+    e.scratchpad.resize(std::max({e.scratchpad.size(), pd.scratchpad_desc().get_size(), size_t(64)}));
+    it = e.cache.emplace(key, dnnl::matmul(pd)).first;
+  }
+  memory am(a_md, e.eng, const_cast<void*>(pa));
+  memory bm(b_md, e.eng, const_cast<void*>(pb));
+  memory cm(c_md, e.eng, c);
+  memory sm({{int64_t(e.scratchpad.size())}, memory::data_type::u8, memory::format_tag::a}, e.eng,
+           e.scratchpad.data());
+  it->second.execute(e.strm, {{DNNL_ARG_SRC, am},
+                              {DNNL_ARG_WEIGHTS, bm},
+                              {DNNL_ARG_DST, cm},
+                              {DNNL_ARG_SCRATCHPAD, sm}});
+  e.strm.wait();
+}
+
+void linear_forward(compute_dtype dt, float* out, const float* inp, const float* w, int64_t bt,
+                    int64_t c, int64_t oc) {
+  matmul(dt, false, true, bt, oc, c, inp, c, w, c, out, oc, false);
+}
+
+void linear_backward(compute_dtype dt, float* dinp, float* dw, const float* dout,
+                     const float* inp, const float* w, int64_t bt, int64_t c, int64_t oc,
+                     bool accumulate_dinp) {
+  if (dinp) matmul(dt, false, false, bt, c, oc, dout, oc, w, c, dinp, c, accumulate_dinp);
+  matmul(dt, true, false, oc, c, bt, dout, oc, inp, c, dw, c, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// embedding
+
+void embedding_forward(float* out, const int32_t* tokens, const float* wte, int64_t bt,
+                       int64_t c) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < bt; i++)
+    std::memcpy(out + i * c, wte + int64_t(tokens[i]) * c, size_t(c) * sizeof(float));
+}
+
+void embedding_backward(float* dwte, const float* dout, const int32_t* tokens, int64_t bt,
+                        int64_t c) {
+  // Serial over tokens (a token id may repeat): the summation order is fixed, so the result is
+  // bit-identical for any thread count.
+  for (int64_t i = 0; i < bt; i++) {
+    float* d = dwte + int64_t(tokens[i]) * c;
+    const float* g = dout + i * c;
+    for (int64_t j = 0; j < c; j++) d[j] += g[j];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// RMSNorm
+
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t bt,
+                     int64_t c, float eps) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < bt; i++) {
+    const float* x = inp + i * c;
+    float ss = 0;
+    for (int64_t j = 0; j < c; j++) ss += x[j] * x[j];
+    float r = 1.0f / std::sqrt(ss / float(c) + eps);
+    rstd[i] = r;
+    float* o = out + i * c;
+    for (int64_t j = 0; j < c; j++) o[j] = x[j] * r * weight[j];
+  }
+}
+
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                      const float* weight, const float* rstd, int64_t bt, int64_t c) {
+  // y_j = x_j r w_j, r = (mean(x^2)+eps)^-1/2  =>  dx_j = r w_j dy_j - x_j r^3/C sum_k(w_k dy_k x_k)
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < bt; i++) {
+    const float* x = inp + i * c;
+    const float* dy = dout + i * c;
+    float r = rstd[i];
+    float dot = 0;
+    for (int64_t j = 0; j < c; j++) dot += weight[j] * dy[j] * x[j];
+    float coef = dot * r * r * r / float(c);
+    float* dx = dinp + i * c;
+    for (int64_t j = 0; j < c; j++) dx[j] += r * weight[j] * dy[j] - coef * x[j];
+  }
+  // dweight: parallel over channels, serial over rows, so the order is fixed (deterministic).
+#pragma omp parallel for schedule(static)
+  for (int64_t j = 0; j < c; j++) {
+    float s = 0;
+    for (int64_t i = 0; i < bt; i++) s += dout[i * c + j] * inp[i * c + j] * rstd[i];
+    dweight[j] += s;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// RoPE
+
+rope_table make_rope_table(int64_t seq, int64_t head_dim, double theta) {
+  rope_table r;
+  r.seq = seq;
+  r.half = head_dim / 2;
+  r.cos.resize(size_t(seq * r.half));
+  r.sin.resize(size_t(seq * r.half));
+  for (int64_t t = 0; t < seq; t++)
+    for (int64_t i = 0; i < r.half; i++) {
+      // Angles in double: t * theta^(-2i/HD) reaches ~1e4 rad at long sequences.
+      double freq = std::pow(theta, -2.0 * double(i) / double(head_dim));
+      double ang = double(t) * freq;
+      r.cos[size_t(t * r.half + i)] = float(std::cos(ang));
+      r.sin[size_t(t * r.half + i)] = float(std::sin(ang));
+    }
+  return r;
+}
+
+namespace {
+void rope_apply(float* x, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd,
+                float sign) {
+  const int64_t half = hd / 2;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t bi = 0; bi < b; bi++)
+    for (int64_t ti = 0; ti < t; ti++) {
+      const float* cs = r.cos.data() + ti * half;
+      const float* sn = r.sin.data() + ti * half;
+      for (int64_t h = 0; h < nh; h++) {
+        float* v = x + ((bi * t + ti) * nh + h) * hd;
+        for (int64_t i = 0; i < half; i++) {
+          float x1 = v[i], x2 = v[i + half], s = sign * sn[i];
+          v[i] = x1 * cs[i] - x2 * s;
+          v[i + half] = x2 * cs[i] + x1 * s;
+        }
+      }
+    }
+}
+} // namespace
+
+void rope_forward(float* x, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd) {
+  rope_apply(x, r, b, t, nh, hd, 1.0f);
+}
+
+void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd) {
+  rope_apply(dx, r, b, t, nh, hd, -1.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// attention
+
+namespace {
+attention::attention_shape shape_of(int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
+  attention::attention_shape s;
+  s.batch = b;
+  s.heads = nh;
+  s.kv_heads = kvh;
+  s.seq_q = t;
+  s.seq_k = t;
+  s.head_dim = hd;
+  s.causal = true;
+  s.scale = 0;  // 1/sqrt(head_dim)
+  return s;
+}
+} // namespace
+
+void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                       int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
+  attention::flash_forward(shape_of(b, t, nh, kvh, hd), q, k, v, out, lse);
+}
+
+void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                        const float* k, const float* v, const float* out, const float* lse,
+                        int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
+  attention::flash_backward(shape_of(b, t, nh, kvh, hd), q, k, v, out, dout, lse, dq, dk, dv);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SwiGLU, residual
+
+void swiglu_forward(float* out, const float* h1, const float* h3, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++) {
+    float x = h1[i];
+    out[i] = x / (1.0f + std::exp(-x)) * h3[i];
+  }
+}
+
+void swiglu_backward(float* dh1, float* dh3, const float* dout, const float* h1, const float* h3,
+                     int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++) {
+    float x = h1[i];
+    float s = 1.0f / (1.0f + std::exp(-x));
+    float silu = x * s;
+    dh3[i] = dout[i] * silu;
+    dh1[i] = dout[i] * h3[i] * s * (1.0f + x * (1.0f - s));
+  }
+}
+
+void residual_forward(float* out, const float* a, const float* b, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+// ---------------------------------------------------------------------------------------------
+// cross-entropy
+
+void softmax_crossentropy_forward(float* logits, float* losses, const int32_t* targets,
+                                  int64_t bt, int64_t v) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < bt; i++) {
+    float* p = logits + i * v;
+    float mx = p[0];
+    for (int64_t j = 1; j < v; j++) mx = std::max(mx, p[j]);
+    double sum = 0;
+    for (int64_t j = 0; j < v; j++) {
+      p[j] = std::exp(p[j] - mx);
+      sum += p[j];
+    }
+    float inv = float(1.0 / sum);
+    for (int64_t j = 0; j < v; j++) p[j] *= inv;
+    // -log p[target] from the log-sum-exp, not from the rounded probability (no log(0)).
+    losses[i] = float(std::log(sum)) - std::log(p[targets[i]] / inv);
+  }
+}
+
+void crossentropy_softmax_backward(float* probs, const int32_t* targets, int64_t bt, int64_t v,
+                                   float dloss) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < bt; i++) {
+    float* p = probs + i * v;
+    for (int64_t j = 0; j < v; j++) p[j] *= dloss;
+    p[targets[i]] -= dloss;
+  }
+}
+
+} // namespace accelbench::training

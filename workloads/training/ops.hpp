@@ -1,0 +1,89 @@
+#pragma once
+// The layers of a Llama-style decoder as forward/backward pairs of free functions, llm.c style:
+// each comment names the tensor shapes (row-major; B batch, T sequence, C model width, NH query
+// heads, KVH key/value heads, HD head dim, F SwiGLU width, V vocabulary, BT = B*T). Backward
+// functions ACCUMULATE into parameter gradients (+=) so that gradient accumulation over micro
+// batches needs no extra buffers; for activation gradients each comment says = or +=.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace accelbench::training {
+
+// fp32: every matmul in fp32. bf16: matmul inputs rounded to bfloat16 (round to nearest even),
+// products accumulated in fp32 (oneDNN bf16 matmul); everything else (norms, softmax, attention,
+// optimizer, master weights) stays fp32 — mixed precision as in Micikevicius et al. 2018.
+enum class compute_dtype { fp32, bf16 };
+compute_dtype compute_dtype_from_string(const std::string& s);  // throws input_error
+std::string to_string(compute_dtype d);
+
+// C[M,N] = (accumulate ? C : 0) + op(A)[M,K] * op(B)[K,N]; row-major with leading dimensions.
+// Runs through oneDNN's matmul primitive (cached per shape), OpenMP-parallel.
+void matmul(compute_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+            const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+            bool accumulate);
+
+// Round to bfloat16 and back (round to nearest even); NaN stays NaN.
+float round_to_bf16(float x);
+
+// out[BT,OC] = inp[BT,C] * w[OC,C]^T   (a torch.nn.Linear without bias)
+void linear_forward(compute_dtype dt, float* out, const float* inp, const float* w, int64_t bt,
+                    int64_t c, int64_t oc);
+// dinp[BT,C] (= or += per accumulate_dinp) dout[BT,OC] * w[OC,C];  dw[OC,C] += dout^T * inp
+void linear_backward(compute_dtype dt, float* dinp, float* dw, const float* dout,
+                     const float* inp, const float* w, int64_t bt, int64_t c, int64_t oc,
+                     bool accumulate_dinp);
+
+// out[BT,C] = wte[tokens[bt], :]        tokens[BT], wte[V,C]
+void embedding_forward(float* out, const int32_t* tokens, const float* wte, int64_t bt,
+                       int64_t c);
+// dwte[V,C] += scatter of dout[BT,C] by tokens (serial over BT: deterministic)
+void embedding_backward(float* dwte, const float* dout, const int32_t* tokens, int64_t bt,
+                        int64_t c);
+
+// RMSNorm (Zhang & Sennrich 2019): out = inp * rstd * weight, rstd = 1/sqrt(mean(inp^2) + eps)
+// out[BT,C], rstd[BT], inp[BT,C], weight[C]
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t bt,
+                     int64_t c, float eps);
+// dinp[BT,C] += ..., dweight[C] += ...
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                      const float* weight, const float* rstd, int64_t bt, int64_t c);
+
+// Rotary position embedding (Su et al. 2021) in the "rotate half" convention of the Hugging Face
+// Llama: channel pairs (i, i + HD/2) of every head rotated by angle t * theta^(-2i/HD).
+struct rope_table {
+  int64_t seq = 0, half = 0;
+  std::vector<float> cos, sin;  // [T, HD/2]
+};
+rope_table make_rope_table(int64_t seq, int64_t head_dim, double theta);
+// x[B,T,NH,HD] rotated in place
+void rope_forward(float* x, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd);
+// dx[B,T,NH,HD] in place: the transpose of a rotation is the rotation by -angle
+void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd);
+
+// Causal grouped-query attention through the fused kernels of workloads/attention.
+// q, out[B,T,NH,HD]; k, v[B,T,KVH,HD]; lse[B,NH,T]
+void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                       int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd);
+// dq[B,T,NH,HD], dk, dv[B,T,KVH,HD] (=)
+void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                        const float* k, const float* v, const float* out, const float* lse,
+                        int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd);
+
+// SwiGLU (Shazeer 2020): out[BT,F] = silu(h1) * h3, silu(x) = x * sigmoid(x)
+void swiglu_forward(float* out, const float* h1, const float* h3, int64_t n);
+// dh1, dh3[BT,F] (=)
+void swiglu_backward(float* dh1, float* dh3, const float* dout, const float* h1, const float* h3,
+                     int64_t n);
+
+// out[N] = a[N] + b[N]
+void residual_forward(float* out, const float* a, const float* b, int64_t n);
+
+// Softmax cross-entropy. logits[BT,V] are replaced by probabilities; losses[BT] = -log p[target].
+void softmax_crossentropy_forward(float* logits_to_probs, float* losses, const int32_t* targets,
+                                  int64_t bt, int64_t v);
+// probs[BT,V] replaced by dlogits = (probs - onehot(target)) * dloss
+void crossentropy_softmax_backward(float* probs_to_dlogits, const int32_t* targets, int64_t bt,
+                                   int64_t v, float dloss);
+
+} // namespace accelbench::training

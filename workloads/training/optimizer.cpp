@@ -1,0 +1,73 @@
+#include "workloads/training/optimizer.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+namespace accelbench::training {
+
+double lr_schedule::at(int64_t step) const {
+  if (step < warmup_steps) return base_lr * double(step + 1) / double(warmup_steps);
+  double progress = decay_steps > 0 ? double(step - warmup_steps) / double(decay_steps) : 1.0;
+  progress = std::min(1.0, std::max(0.0, progress));
+  return end_lr + (base_lr - end_lr) * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
+}
+
+double sum_of_squares(const float* x, size_t n) {
+  const size_t chunk = 1 << 16;
+  const size_t chunks = (n + chunk - 1) / chunk;
+  std::vector<double> part(chunks, 0.0);
+#pragma omp parallel for schedule(static)
+  for (size_t c = 0; c < chunks; c++) {
+    double s = 0;
+    size_t end = std::min(n, (c + 1) * chunk);
+    for (size_t i = c * chunk; i < end; i++) s += double(x[i]) * x[i];
+    part[c] = s;
+  }
+  double total = 0;
+  for (double p : part) total += p;
+  return total;
+}
+
+double clip_grad_norm(float* grads, size_t n, double max_norm) {
+  double norm = std::sqrt(sum_of_squares(grads, n));
+  if (max_norm > 0 && norm > max_norm) {
+    // torch.nn.utils.clip_grad_norm_ uses max_norm / (norm + 1e-6).
+    float s = float(max_norm / (norm + 1e-6));
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) grads[i] *= s;
+  }
+  return norm;
+}
+
+adamw::adamw(size_t n) : m_n(n), m_m(new float[n]), m_v(new float[n]) {
+  std::memset(m_m.get(), 0, n * sizeof(float));
+  std::memset(m_v.get(), 0, n * sizeof(float));
+}
+
+void adamw::step(float* params, const float* grads, const std::vector<param_tensor>& tensors,
+                 double lr, const adamw_config& c) {
+  m_t++;
+  const float b1 = float(c.beta1), b2 = float(c.beta2), eps = float(c.eps);
+  const float bc1 = float(1.0 - std::pow(c.beta1, double(m_t)));
+  const float bc2 = float(1.0 - std::pow(c.beta2, double(m_t)));
+  const float flr = float(lr);
+  for (const auto& t : tensors) {
+    const float wd = t.decay ? float(c.weight_decay) : 0.0f;
+    float* p = params + t.offset;
+    const float* g = grads + t.offset;
+    float* m = m_m.get() + t.offset;
+    float* v = m_v.get() + t.offset;
+    const int64_t n = int64_t(t.size);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+      m[i] = b1 * m[i] + (1 - b1) * g[i];
+      v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+      float mhat = m[i] / bc1, vhat = v[i] / bc2;
+      // Decoupled decay: p -= lr * (adam_update + wd * p), as torch.optim.AdamW.
+      p[i] -= flr * (mhat / (std::sqrt(vhat) + eps) + wd * p[i]);
+    }
+  }
+}
+
+} // namespace accelbench::training

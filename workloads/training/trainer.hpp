@@ -1,0 +1,119 @@
+#pragma once
+// The training loop, shared by the two modes of train.llama:
+//  - throughput: timed steps after warm-up, with a forward/backward/optimizer breakdown;
+//  - time to train: MLPerf Training's protocol (untimed init, clock from run_start before any
+//    data is touched, periodic evaluation inside the timed region, stop at the first evaluation
+//    reaching the quality target) with its MLPerf log.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/training/data.hpp"
+#include "workloads/training/llama.hpp"
+#include "workloads/training/mllog.hpp"
+#include "workloads/training/optimizer.hpp"
+
+namespace accelbench::training {
+
+// Closed-division hyperparameters of a time-to-train run (ruleset "training" section).
+struct train_hparams {
+  int64_t grad_accum = 1;
+  lr_schedule schedule;
+  adamw_config adam;
+  double clip_norm = 1.0;        // <= 0: no clipping
+  int64_t max_steps = 1000;      // not reaching the target within this many steps: not converged
+  int64_t eval_every_samples = 0;  // evaluation interval in samples (sequences); 0: every step
+  int64_t eval_samples = 64;     // held-out sequences per evaluation
+  int64_t global_batch(int64_t micro_batch) const { return micro_batch * grad_accum; }
+};
+
+// A source of token batches: called once per run, after the clock has started (MLPerf: data is
+// first touched inside the timed region).
+using source_factory = std::function<std::unique_ptr<token_source>(uint64_t run_seed)>;
+
+struct step_stats {
+  float loss = 0;
+  double grad_norm = 0, lr = 0;
+  double forward_s = 0, backward_s = 0, optimizer_s = 0, data_s = 0, total_s = 0;
+};
+
+// One optimizer step: grad_accum micro batches of forward + backward (each loss scaled by
+// 1/grad_accum), global-norm clipping, AdamW at lr = schedule(step).
+step_stats train_step(llama_model& m, adamw& opt, batch_loader& data, const train_hparams& hp,
+                      int64_t step);
+
+// Mean cross-entropy (nats) over every position of the windows (n x (seq+1) tokens), evaluated
+// in micro batches of the model's batch size (n must be a multiple of it).
+double evaluate(llama_model& m, const std::vector<int32_t>& windows, int64_t n);
+
+// ---------------------------------------------------------------------------------------------
+struct throughput_result {
+  std::vector<step_stats> steps;  // the timed steps
+  double loader_tokens_per_s = 0;
+  double init_s = 0;
+};
+throughput_result measure_throughput(llama_model& m, const train_hparams& hp,
+                                     const source_factory& data, uint64_t seed,
+                                     int64_t warmup_steps, int64_t steps);
+
+// ---------------------------------------------------------------------------------------------
+struct eval_point {
+  int64_t samples = 0, step = 0;
+  double eval_loss = 0, time_s = 0;  // time_s: since run_start
+};
+
+struct ttt_setup {
+  model_config model;
+  llama_options options;
+  train_hparams hp;
+  double target_loss = 0;        // eval cross-entropy (nats) to reach
+  double max_init_s = 0;         // bound on the untimed initialisation (0: none)
+  source_factory train_data;     // per-run training stream
+  source_factory eval_data;      // the fixed held-out set (seed ignored)
+  std::string benchmark = "train.llama";
+  std::string division = "closed", org = "accelbench", platform = "cpu", status = "onprem";
+};
+
+struct ttt_result {
+  uint64_t seed = 0;
+  bool converged = false;
+  std::string status;            // success | not_converged | aborted (diverged: NaN/inf loss)
+  std::string reason;
+  double seconds = 0;            // run_start .. run_stop
+  double init_s = 0;
+  bool init_within_bound = true;
+  int64_t steps = 0, samples = 0;
+  std::vector<eval_point> curve;
+  std::string mllog;
+  double loader_tokens_per_s = 0;
+};
+
+struct progress_info {
+  int64_t step = 0, max_steps = 0;
+  double loss = 0, tokens_per_s = 0, elapsed_s = 0;
+  double eta_s = -1;             // estimated seconds to the target; < 0: unknown
+  std::optional<double> last_eval;
+};
+using progress_fn = std::function<void(const progress_info&)>;
+
+// One time-to-train run with its own seed. The MLPerf log goes to `sink` as it is written (may
+// be null) and into the result.
+ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink,
+                           const progress_fn& progress = {});
+
+// MLPerf scoring ("olympic" mean): sort the run times, drop the fastest and the slowest, average
+// the rest. One run that did not converge counts as the slowest (and is dropped); two or more
+// make the result INVALID. With fewer than 3 runs, the mean of all runs.
+struct olympic_result {
+  double score = 0;
+  bool valid = true;
+  std::string reason;
+};
+olympic_result olympic_score(const std::vector<double>& times, const std::vector<bool>& converged);
+
+} // namespace accelbench::training
