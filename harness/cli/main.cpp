@@ -235,10 +235,7 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
 
 json systems_json(store::store& db) {
   json arr = json::array();
-  for (const auto& s : db.systems())
-    arr.push_back({{"name", s.name}, {"accelerator_model", s.accelerator_model},
-                   {"accelerators_per_node", s.accelerators_per_node}, {"nodes", s.nodes},
-                   {"source", s.source}, {"description", s.description}});
+  for (const auto& s : db.systems()) arr.push_back(store::to_json(s));
   return arr;
 }
 
@@ -324,16 +321,7 @@ int cmd_import(const std::string& db_path, const std::string& source, const std:
     runs = reporters::read_results_document(text, origin, &systems);
   }
   auto db = store::store::open(cli::resolve_db_path(db_path));
-  for (const auto& s : systems) {
-    store::system_record rec;
-    rec.name = s["name"];
-    rec.accelerator_model = s.value("accelerator_model", "");
-    rec.accelerators_per_node = s.value("accelerators_per_node", int64_t{1});
-    rec.nodes = s.value("nodes", int64_t{1});
-    rec.source = s.value("source", "measured");
-    rec.description = s.value("description", json::object());
-    db.upsert_system(rec);
-  }
+  for (const auto& s : systems) db.upsert_system(store::system_from_json(s));
   for (auto& r : runs) r.id = 0;
   size_t inserted = db.insert_runs(runs);
   std::cout << fmt::format("imported {} run(s) from {} ({} already present)\n", inserted, origin, runs.size() - inserted);
@@ -357,10 +345,7 @@ int cmd_publish(const std::string& db_path, const std::string& url, const std::s
   }
   if (runs.empty()) throw input_error(fmt::format("nothing to publish: {} holds no runs", db.path().string()));
   json systems = json::array();
-  for (const auto& [name, s] : sysmap)
-    systems.push_back({{"name", s.name}, {"accelerator_model", s.accelerator_model},
-                       {"accelerators_per_node", s.accelerators_per_node}, {"nodes", s.nodes},
-                       {"source", s.source}, {"description", s.description}});
+  for (const auto& [name, s] : sysmap) systems.push_back(store::to_json(s));
   net::publish_options po;
   po.url = url;
   po.http = http_options_from(n);

@@ -65,12 +65,9 @@ int cmd_package(const package_cli_options& o) {
   f.with_log = true;
   std::vector<run> candidates;
   for (auto& r : db.query(f)) {
-    if (!r.mllog.empty()) {
-      candidates.push_back(std::move(r));
-      continue;
-    }
-    // A time-to-train run of accelbench's trainer holds one MLPerf log per training run.
-    if (r.extra.contains("mllogs") && r.extra["mllogs"].is_array()) {
+    // A time-to-train run of accelbench's trainer holds one MLPerf log per training run in
+    // extra.mllogs (run.mllog is their concatenation); an imported MLPerf run holds its own log.
+    if (r.extra.contains("mllogs") && r.extra["mllogs"].is_array() && !r.extra["mllogs"].empty()) {
       int i = 0;
       for (const auto& log : r.extra["mllogs"]) {
         run one = r;
@@ -79,6 +76,8 @@ int cmd_package(const package_cli_options& o) {
         one.extra.erase("mllogs");
         candidates.push_back(std::move(one));
       }
+    } else if (!r.mllog.empty()) {
+      candidates.push_back(std::move(r));
     }
   }
   if (candidates.empty())

@@ -93,13 +93,7 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
     json systems;
     out.runs = reporters::read_results_document(ss.str(), sel, &systems);
     for (const auto& s : systems) {
-      store::system_record rec;
-      rec.name = s.value("name", "");
-      rec.accelerator_model = s.value("accelerator_model", "");
-      rec.accelerators_per_node = s.value("accelerators_per_node", int64_t{1});
-      rec.nodes = s.value("nodes", int64_t{1});
-      rec.source = s.value("source", "measured");
-      rec.description = s.value("description", json::object());
+      auto rec = store::system_from_json(s);
       out.systems[rec.name] = rec;
     }
     for (const auto& r : out.runs)

@@ -381,6 +381,23 @@ system_record system_from_row(const statement& st) {
 }
 } // namespace
 
+json to_json(const system_record& s) {
+  return {{"name", s.name}, {"accelerator_model", s.accelerator_model},
+          {"accelerators_per_node", s.accelerators_per_node}, {"nodes", s.nodes},
+          {"source", s.source}, {"description", s.description}};
+}
+
+system_record system_from_json(const json& j) {
+  system_record rec;
+  rec.name = j.value("name", "");
+  rec.accelerator_model = j.value("accelerator_model", "");
+  rec.accelerators_per_node = j.value("accelerators_per_node", int64_t{1});
+  rec.nodes = j.value("nodes", int64_t{1});
+  rec.source = j.value("source", "measured");
+  rec.description = j.value("description", json::object());
+  return rec;
+}
+
 std::optional<system_record> store::get_system(const std::string& name) {
   statement st(m_db.get(), "SELECT name, accelerator_model, accelerators_per_node, nodes, source, description FROM systems WHERE name = ?1");
   st.bind(1, name);

@@ -66,6 +66,10 @@ struct system_record {
   int64_t total_accelerators() const { return accelerators_per_node * nodes; }
 };
 
+// The JSON form of a system (results documents, "systems" array).
+json to_json(const system_record& s);
+system_record system_from_json(const json& j);
+
 struct run_filter {
   std::vector<std::string> systems;       // any of
   std::vector<std::string> workloads;     // any of; a trailing '*' matches a prefix

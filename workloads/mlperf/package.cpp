@@ -277,11 +277,11 @@ package_result write_package(const std::vector<run>& runs_in, const package_opti
   const std::string desc_text = desc.dump(4) + "\n";
   if (!opt.force) {
     if (fs::exists(results_dir))
-      throw input_error(fmt::format("'{}' already exists; use force to replace it",
+      throw input_error(fmt::format("'{}' already exists; pass --force to replace it",
                                     (final_org / "results" / opt.system / benchmark).string()));
     if (fs::exists(system_file) && read_text_file(system_file) != desc_text)
       throw input_error(
-          fmt::format("'{}' already exists with other content; use force to replace it",
+          fmt::format("'{}' already exists with other content; pass --force to replace it",
                       (final_org / "systems" / (opt.system + ".json")).string()));
   }
   fs::remove_all(results_dir);
