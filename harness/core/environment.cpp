@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/build_info.hpp"
+#include "harness/core/hash.hpp"
 
 namespace accelbench {
 
@@ -148,10 +149,7 @@ std::string environment_fingerprint(const json& env) {
   uint64_t h = 1469598103934665603ULL;
   for (const auto& [name, ptr] : comparable_fields(env)) {
     std::string v = name + "=" + (env.contains(ptr) ? env.at(ptr).dump() : "null") + ";";
-    for (unsigned char c : v) {
-      h ^= c;
-      h *= 1099511628211ULL;
-    }
+    h = fnv1a64(v, h);
   }
   return fmt::format("{:016x}", h);
 }

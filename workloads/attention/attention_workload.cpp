@@ -1,3 +1,4 @@
+#include "harness/core/hash.hpp"
 #include "workloads/attention/attention_workload.hpp"
 
 #include <algorithm>
@@ -57,9 +58,7 @@ namespace {
 constexpr int64_t k_max_head_dim = 512;
 
 uint64_t seed_of(const std::string& key) {  // FNV-1a 64, as the GEMM workload seeds its inputs
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
-  return h;
+  return fnv1a64(key);
 }
 
 bool needs_backward(pass_kind p) { return p != pass_kind::fwd; }

@@ -1,3 +1,4 @@
+#include "harness/core/hash.hpp"
 #include "workloads/gemm/gemm_workload.hpp"
 
 #include <limits>
@@ -29,9 +30,7 @@ gemm_shape shape_of(const config& cfg) {
 namespace {
 
 uint64_t seed_of(const std::string& key) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
-  return h;
+  return fnv1a64(key);
 }
 
 class gemm_kernel : public measure::kernel {

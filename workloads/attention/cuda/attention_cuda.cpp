@@ -1,5 +1,6 @@
 // The attention workload's CUDA backend (issue 8 §4): device buffers, the timed kernel, metrics
 // and the correctness check against the CPU reference (attention_check.hpp).
+#include "harness/core/hash.hpp"
 #include "workloads/attention/cuda/attention_cuda.hpp"
 
 #include <algorithm>
@@ -105,9 +106,7 @@ std::vector<float> random_tensor(uint64_t n, std::mt19937_64& rng, bool bf16) {
 }
 
 uint64_t seed_of(const std::string& key) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
-  return h;
+  return fnv1a64(key);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // GEMM on CUDA with cuBLASLt (issue 8 §3). Host code only: cuBLASLt is a host API, and the
 // inputs are prepared (and quantised) on the host so the correctness reference sees exactly the
 // values the device reads.
+#include "harness/core/hash.hpp"
 #include "workloads/gemm/cuda/gemm_cuda.hpp"
 
 #include <cublasLt.h>
@@ -480,9 +481,7 @@ private:
 };
 
 uint64_t seed_of(const std::string& key) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
-  return h;
+  return fnv1a64(key);
 }
 
 } // namespace
