@@ -133,8 +133,18 @@ sample_comparison compare_samples(const std::vector<double>& baseline,
   const std::string thr = printf_string("%g%%", opt.threshold_pct);
 
   if (!(c.p_value < opt.alpha)) {
-    c.result = verdict::unchanged;
-    c.reason = shift + printf_string(" >= alpha %g: no significant shift", opt.alpha);
+    // Not significant. "Unchanged" also claims the observed change is within the threshold: when
+    // the ratio of medians itself lies beyond it and the CI straddles it (a few wild samples),
+    // the data support neither claim, which issue 7 calls inconclusive.
+    const bool point_beyond = c.ratio > hi || c.ratio < lo;
+    if (straddles && point_beyond) {
+      c.result = verdict::inconclusive;
+      c.reason = shift + printf_string(" >= alpha %g; the change of medians is beyond the ", opt.alpha) +
+                 thr + " threshold but the CI straddles it: more samples needed";
+    } else {
+      c.result = verdict::unchanged;
+      c.reason = shift + printf_string(" >= alpha %g: no significant shift", opt.alpha);
+    }
   } else if (bad) {
     c.result = verdict::regressed;
     c.reason = shift + ": worse beyond the " + thr + " threshold";

@@ -298,3 +298,21 @@ TEST_CASE("compare_sets: geometric mean of direction-aware speed-ups per workloa
   CHECK(t.geomean_speedup == Approx(1.2).epsilon(0.03)); // higher is better: cand / base
   CHECK(t.improved == 1);
 }
+
+TEST_CASE("compare_samples: a large but insignificant change with a straddling CI is inconclusive", "[compare]") {
+  // Medians 1.00 and 1.20 (+20%, beyond the 5% threshold), but two of the five candidate samples
+  // are as fast as the baseline: with 5 samples a side the U test cannot call it (p >= 0.01) and
+  // the bootstrap CI of the ratio reaches from below 1.05 to well above it. Neither "unchanged"
+  // nor "regressed" is supported by the data.
+  const std::vector<double> base = {1.00, 1.01, 0.99, 1.00, 1.02};
+  const std::vector<double> cand = {0.99, 1.20, 1.25, 1.30, 0.98};
+  const auto c = compare_samples(base, cand);
+  CHECK(c.p_value >= 0.01);
+  CHECK(c.ratio > 1.05);
+  CHECK(c.ratio_ci_low < 1.05);
+  CHECK(c.ratio_ci_high > 1.05);
+  CHECK(c.result == verdict::inconclusive);
+  // The same spread around a median inside the threshold stays unchanged.
+  const std::vector<double> near = {0.99, 1.02, 1.25, 1.30, 0.98};
+  CHECK(compare_samples(base, near).result == verdict::unchanged);
+}
