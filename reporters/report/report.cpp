@@ -633,8 +633,13 @@ std::string make_headline(const report_model& r) {
   }
   if (!lead) return fmt::format("{} pair(s) compared, none with a defined speed-up (see the notes).", r.pairs.size());
   std::string s;
-  const auto& b = lead->baseline;
-  const auto& c = lead->candidate;
+  auto b = lead->baseline;
+  auto c = lead->candidate;
+  // Same system on both sides (e.g. last night vs tonight): name the sides by their selectors.
+  if (b.display == c.display) {
+    b.display = "'" + r.baseline_label + "'";
+    c.display = "'" + r.candidate_label + "'";
+  }
   if (lead->family == "mlperf") {
     s = fmt::format("{} trains {} {} {} ({} vs {} min, official MLPerf scores{})", c.display, lead->label,
                     speed_phrase(lead->speedup), b.display, fmt_num(c.value), fmt_num(b.value),
