@@ -172,4 +172,17 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
   return res;
 }
 
+bool measure_into(run& out, const std::string& name, kernel& k, const measurement_settings& m) {
+  auto res = run_kernel(name, k, m);
+  if (!res.error.empty()) {
+    out.mark_failed(res.error);
+    return false;
+  }
+  out.samples = std::move(res.samples);
+  out.sample_unit = "s";
+  out.sample_dir = direction::lower_is_better;
+  out.effective_settings["measurement_applied"] = res.effective;
+  return true;
+}
+
 } // namespace accelbench::measure

@@ -38,6 +38,11 @@ struct result {
 // exceed m.max_time_s (never below 3) and the reduction is recorded in `effective`.
 result run_kernel(const std::string& name, kernel& k, const measurement_settings& m);
 
+// Measures `k` and records the outcome in `out`: the samples (seconds per iteration, lower is
+// better) and the settings actually applied, or the runner's error as a failed run. Returns false
+// when the run failed. The one way kernel workloads turn a measurement into a run.
+bool measure_into(run& out, const std::string& name, kernel& k, const measurement_settings& m);
+
 // Flushes the last-level cache of the CPU (used by kernel::flush_cache and tests).
 void flush_cpu_cache();
 

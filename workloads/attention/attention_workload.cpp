@@ -267,15 +267,7 @@ public:
 
     attention_kernel k(s, p, buf);
     const measurement_settings m = ctx.rules->measurement();
-    measure::result res = measure::run_kernel(cfg.key(), k, m);
-    if (!res.error.empty()) {
-      out.mark_failed(res.error);
-      return;
-    }
-    out.samples = std::move(res.samples);
-    out.sample_unit = "s";
-    out.sample_dir = direction::lower_is_better;
-    out.effective_settings["measurement_applied"] = res.effective;
+    if (!measure::measure_into(out, cfg.key(), k, m)) return;
     const double flops = attention_flops(s, p);
     out.extra["flops_per_iteration"] = flops;
     out.extra["implementation"] =

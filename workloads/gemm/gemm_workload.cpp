@@ -113,15 +113,7 @@ public:
     auto buf = make_buffers(s, seed);
     gemm_kernel k(*impl, buf);
     auto m = ctx.rules->measurement();
-    auto res = measure::run_kernel(cfg.key(), k, m);
-    if (!res.error.empty()) {
-      out.mark_failed(res.error);
-      return;
-    }
-    out.samples = std::move(res.samples);
-    out.sample_unit = "s";
-    out.sample_dir = direction::lower_is_better;
-    out.effective_settings["measurement_applied"] = res.effective;
+    if (!measure::measure_into(out, cfg.key(), k, m)) return;
     out.extra["implementation"] = impl->implementation();
     out.extra["flops_per_iteration"] = s.flops();
     out.extra["bytes_per_iteration"] = s.bytes();

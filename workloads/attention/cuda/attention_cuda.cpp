@@ -178,15 +178,7 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
       kern.forward(kern.stream());
       device::synchronize("attention forward (setup for pass=bwd)");
     }
-    auto res = measure::run_kernel(cfg.key(), kern, ctx.rules->measurement());
-    if (!res.error.empty()) {
-      out.mark_failed(res.error);
-      return;
-    }
-    out.samples = std::move(res.samples);
-    out.sample_unit = "s";
-    out.sample_dir = direction::lower_is_better;
-    out.effective_settings["measurement_applied"] = res.effective;
+    if (!measure::measure_into(out, cfg.key(), kern, ctx.rules->measurement())) return;
     const double flops = attention_flops(s, pass);
     out.extra["implementation"] = kern.engine();
     out.extra["impl"] = impl;

@@ -505,15 +505,7 @@ void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx) {
     auto hb = make_operand(d.dtype, false, b_rows, b_cols, seed ^ 0x9e3779b97f4a7c15ULL);
     lt_gemm k(d, ha, hb);
 
-    auto res = measure::run_kernel(cfg.key(), k, ctx.rules->measurement());
-    if (!res.error.empty()) {
-      out.mark_failed(res.error);
-      return;
-    }
-    out.samples = std::move(res.samples);
-    out.sample_unit = "s";
-    out.sample_dir = direction::lower_is_better;
-    out.effective_settings["measurement_applied"] = res.effective;
+    if (!measure::measure_into(out, cfg.key(), k, ctx.rules->measurement())) return;
     const double flops = 2.0 * (double)d.m * (double)d.n * (double)d.k;
     out.extra["algorithm"] = k.algorithm();
     out.extra["implementation"] = "cublasLt";
