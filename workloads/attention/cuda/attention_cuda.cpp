@@ -74,13 +74,19 @@ class attention_kernel : public device::device_kernel {
 public:
   attention_kernel(const attention_shape& s, bool bf16, pass_kind p, const std::string& impl, device_tensors& t)
       : m_s(s), m_bf16(bf16), m_pass(p), m_t(t) {
-    if (impl == "cudnn") m_cudnn = std::make_unique<cudnn::sdpa_forward>(s);
+    if (impl == "cudnn") {
+      m_cudnn = std::make_unique<cudnn::sdpa_forward>(s);
+      if (p != pass_kind::fwd) m_cudnn_bwd = std::make_unique<cudnn::sdpa_backward>(s);
+    }
   }
   void forward(void* stream) {
     if (m_cudnn) m_cudnn->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.lse.as<float>(), stream);
     else native::forward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.lse.as<float>(), stream);
   }
   void backward(void* stream) {
+    if (m_cudnn_bwd)
+      return m_cudnn_bwd->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.d_o.get(), m_t.lse.as<float>(),
+                              m_t.dq.get(), m_t.dk.get(), m_t.dv.get(), stream);
     native::backward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.d_o.get(),
                      m_t.lse.as<float>(), m_t.delta.as<float>(), m_t.dq.get(), m_t.dk.get(), m_t.dv.get(), stream);
   }
@@ -88,7 +94,11 @@ public:
     if (m_pass != pass_kind::bwd) forward(stream);
     if (m_pass != pass_kind::fwd) backward(stream);
   }
-  std::string engine() const { return m_cudnn ? m_cudnn->engine() : "accelbench native FlashAttention-2-style (CUDA cores, fp32 math)"; }
+  std::string engine() const {
+    if (!m_cudnn) return "accelbench native FlashAttention-2-style (CUDA cores, fp32 math)";
+    if (!m_cudnn_bwd) return m_cudnn->engine();
+    return "forward: " + m_cudnn->engine() + "; backward: " + m_cudnn_bwd->engine();
+  }
 
 private:
   attention_shape m_s;
@@ -96,6 +106,7 @@ private:
   pass_kind m_pass;
   device_tensors& m_t;
   std::unique_ptr<cudnn::sdpa_forward> m_cudnn;
+  std::unique_ptr<cudnn::sdpa_backward> m_cudnn_bwd;
 };
 
 std::vector<float> random_tensor(uint64_t n, std::mt19937_64& rng, bool bf16) {
@@ -122,6 +133,9 @@ uint64_t attention_cuda_device_bytes(const config& cfg) {
   const bool bwd = pass_from_string(cfg.at("pass")) != pass_kind::fwd;
   uint64_t b = (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
   if (bwd) b += (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
+  // impl=cudnn backward also holds rowsum(dO*O) and an fp32 dQ accumulator (the plan's own
+  // workspace is known only once cuDNN has built it; the 5% margin of memory_refusal covers it).
+  if (bwd && impl_of(cfg) == "cudnn") b += rows(s) * 4 + q_elems(s) * 4;
   return b;
 }
 

@@ -6,8 +6,8 @@
 // Two implementations, chosen by the config's "impl" axis (default cudnn):
 //   native  FlashAttention-2-style kernels of our own (flash_native.cu): forward and backward,
 //           causal, GQA, fp32 and bf16, head_dim <= 256.
-//   cudnn   cuDNN's fused SDPA through the cuDNN 9 backend graph API (cudnn_sdpa.cpp):
-//           forward only for now (see attention_cuda_unavailable_reason), bf16, causal, GQA.
+//   cudnn   cuDNN's fused SDPA through the cuDNN 9 backend graph API (cudnn_sdpa.cpp): forward
+//           and backward, bf16, causal (top-left), GQA.
 // Layouts and conventions are the CPU kernels' (workloads/attention/cpu/flash_attention.hpp).
 #include <string>
 #include <vector>
@@ -67,6 +67,24 @@ public:
   // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log).
   void run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream);
   std::string engine() const;  // engine id and knobs chosen by the heuristic
+private:
+  struct impl;
+  impl* m_impl = nullptr;
+};
+
+// A built cuDNN SDPA backward graph for one shape, with its scratch (rowsum(dO*O), an fp32 dQ
+// accumulator, the plan's workspace); move-only.
+class sdpa_backward {
+public:
+  explicit sdpa_backward(const attention_shape& s);  // throws backend_error with cuDNN's message
+  ~sdpa_backward();
+  sdpa_backward(sdpa_backward&&) noexcept;
+  sdpa_backward& operator=(sdpa_backward&&) noexcept;
+  // bf16 q, k, v, o, d_o, dq, dk, dv in our [B, S, heads, D] layout; lse from the forward.
+  void run(const void* q, const void* k, const void* v, const void* o, const void* d_o, const float* lse,
+           void* dq, void* dk, void* dv, void* stream);
+  std::string engine() const;
+  uint64_t scratch_bytes() const;  // device bytes beyond the caller's tensors
 private:
   struct impl;
   impl* m_impl = nullptr;

@@ -1,6 +1,7 @@
-// cuDNN fused SDPA forward through the cuDNN 9 backend graph API (issue 8 §4). The cudnn_frontend
-// C++ library is not installed and must not be vendored, so the graph is built here the way the
-// frontend's SDPA node builds it (cudnn_frontend, "scaled_dot_product_flash_attention" node):
+// cuDNN fused SDPA, forward and backward, through the cuDNN 9 backend graph API (issue 8 §4). The
+// cudnn_frontend C++ library is not installed and must not be vendored, so the graphs are built
+// here the way the frontend's SDPA nodes build them (cudnn_frontend, "scaled_dot_product_flash_
+// attention" forward and backward nodes). Forward:
 //
 //   S    = matmul(Q, K^T)                      Q [B,H,Sq,D], K^T [B,KVH,D,Sk] (GQA: broadcast)
 //   S    = S * attn_scale                      by-value scalar
@@ -12,8 +13,20 @@
 //   P    = E / L
 //   O    = matmul(P, V)                        V [B,KVH,Sk,D]
 //
-// cuDNN's runtime-fusion engines recognise this pattern and run it as one fused flash-attention
-// kernel. Strides describe our [B, S, H, D] memory layout, so no transposes are needed.
+// Backward (FlashAttention-2's backward, Dao 2023, Algorithm 2), Stats from the forward:
+//
+//   sum  = reduce_add(dO * O) * 1              output-sized workspace, fp32 [B,H,Sq,1]
+//   P    = exp(mask(matmul(Q, K^T) * scale) - Stats)
+//   dV   = matmul(reshape(P)^T, dO)            GQA: per query head [B,H,Sk,D], then reduce_add
+//                                              over each group of H/KVH heads into [B,KVH,Sk,D]
+//   dS   = (matmul(dO, V^T) - sum) * P * scale
+//   dK   = matmul(reshape(dS)^T, Q)            GQA: as dV
+//   dQacc= matmul(dS, reshape(K^T))            fp32 workspace [B,H,Sq,D]
+//   dQ   = identity(dQacc)                     cast to bf16 in our layout
+//
+// cuDNN's runtime-fusion engines recognise these patterns and run each as one fused
+// flash-attention kernel. Strides describe our [B, S, H, D] memory layout, so no transposes are
+// needed.
 #include "workloads/attention/cuda/attention_cuda.hpp"
 
 #include <cudnn_graph.h>
@@ -80,7 +93,11 @@ private:
 };
 
 // uids of the non-virtual tensors (the variant pack binds pointers by uid).
-enum uid : int64_t { u_q = 1, u_k, u_v, u_o, u_stats, u_scale, u_neg_inf, u_first_virtual = 100 };
+enum uid : int64_t {
+  u_q = 1, u_k, u_v, u_o, u_stats, u_scale, u_neg_inf,
+  u_do, u_dq, u_dk, u_dv, u_sum, u_dq_accum, u_one,
+  u_first_virtual = 100
+};
 
 struct graph_builder {
   std::deque<desc> tensors, ops, aux;  // deque: references stay valid
@@ -146,6 +163,19 @@ struct graph_builder {
     ops.push_back(std::move(op));
   }
 
+  void reshape(const desc& x, const desc& y) {
+    desc op(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
+    op.set_desc(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x)
+        .set_desc(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y)
+        .finalize("reshape operation");
+    ops.push_back(std::move(op));
+  }
+
+  // A virtual tensor with explicit strides (the transposed views of reshape).
+  desc& virt_strided(std::vector<int64_t> dims, std::vector<int64_t> strides, cudnnDataType_t dt) {
+    return tensor(next_uid++, dims, strides, dt, true);
+  }
+
   void matmul(const desc& a, const desc& b, const desc& c) {
     desc m(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
     cudnnDataType_t prec = CUDNN_DATA_FLOAT;
@@ -161,12 +191,30 @@ struct graph_builder {
   }
 };
 
+// Our [B, S, heads, D] memory seen as the logical [B, heads, S, D] (and its transpose [B, heads,
+// D, S]) that cuDNN's SDPA patterns use.
+std::vector<int64_t> bshd_strides(int64_t heads, int64_t s, int64_t d) { return {s * heads * d, d, heads * d, 1}; }
+std::vector<int64_t> bshd_strides_t(int64_t heads, int64_t s, int64_t d) { return {s * heads * d, d, 1, heads * d}; }
+
+// logits -> logits with the keys after each query set to -inf (top-left causal mask).
+const desc& causal_mask(graph_builder& g, const desc& logits, const std::vector<int64_t>& dims) {
+  auto& neg = g.tensor(u_neg_inf, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
+  auto& row = g.virt(dims, CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, logits, nullptr, row, nullptr, 2);
+  auto& col = g.virt(dims, CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, logits, nullptr, col, nullptr, 3);
+  auto& keep_mask = g.virt(dims, CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, keep_mask);
+  auto& masked = g.virt(dims);
+  // select(x, b, t): y = t ? x : b
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, logits, &neg, masked, &keep_mask);
+  return masked;
+}
+
 } // namespace
 
 std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward) {
-  if (backward)
-    return "impl=cudnn runs the forward pass only in this build (the SDPA backward graph is not "
-           "written yet); use impl=native for pass=bwd/fwd_bwd";
+  (void)backward;  // forward and backward have the same support here
   if (!bf16) return "impl=cudnn fused attention needs dtype=bf16 (cuDNN's flash-attention engines take fp16/bf16)";
   if (s.head_dim % 8 != 0 || s.head_dim > 256)
     return fmt::format("impl=cudnn needs head_dim a multiple of 8 and at most 256 (got head_dim={})", s.head_dim);
@@ -176,132 +224,153 @@ std::string unsupported_reason(const attention_shape& s, bool bf16, bool backwar
   return {};
 }
 
-struct sdpa_forward::impl {
+// A finalised cuDNN execution plan for one graph, with its workspace and the by-value scalars the
+// variant pack binds.
+struct sdpa_plan {
   cudnnHandle_t handle = nullptr;
   graph_builder g;
   std::vector<desc> keep;  // graph, heuristics, configs, plan
   cudnnBackendDescriptor_t plan = nullptr;
   void* workspace = nullptr;
   int64_t workspace_bytes = 0;
-  float scale = 1.0f;
-  float neg_inf = -INFINITY;
+  float scale = 1.0f, neg_inf = -INFINITY, one = 1.0f;
+  bool causal = false;
   std::string engine;
-  ~impl() {
+
+  sdpa_plan() { check(cudnnCreate(&handle), "cudnnCreate"); }
+  ~sdpa_plan() {
     if (workspace) cudaFree(workspace);
     keep.clear();
+    g.ops.clear();
+    g.tensors.clear();
+    g.aux.clear();
     if (handle) cudnnDestroy(handle);
+  }
+  sdpa_plan(const sdpa_plan&) = delete;
+  sdpa_plan& operator=(const sdpa_plan&) = delete;
+
+  // Operation graph -> heuristics (mode A) -> the first engine config that finalises into a plan.
+  void finalize(const char* what) {
+    desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    std::vector<cudnnBackendDescriptor_t> ops;
+    for (auto& op : g.ops) ops.push_back(op.get());
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
+        .set_array(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
+        .finalize("operation graph");
+    desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+        .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode)
+        .finalize("engine heuristics");
+    int64_t count = 0;
+    check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                   &count, nullptr),
+          "heuristic result count");
+    if (count <= 0) throw backend_error(fmt::format("cuDNN found no engine for the {} graph", what));
+    std::vector<desc> cfgs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      cfgs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      raw.push_back(cfgs.back().get());
+    }
+    check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                   &count, raw.data()),
+          "heuristic results");
+    std::string last_error;
+    for (int64_t i = 0; i < count && !plan; ++i) {
+      desc p(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      p.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle)
+          .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfgs[i]);
+      cudnnStatus_t st = cudnnBackendFinalize(p.get());
+      if (st != CUDNN_STATUS_SUCCESS) {
+        char msg[512] = {0};
+        cudnnGetLastErrorString(msg, sizeof msg);
+        last_error = fmt::format("{} {}", cudnnGetErrorString(st), msg);
+        continue;
+      }
+      int64_t n = 0;
+      check(cudnnBackendGetAttribute(p.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                     &workspace_bytes),
+            "plan workspace size");
+      // The engine's global index names the kernel family in cuDNN's logs.
+      desc engine_desc(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+      int64_t got = 0, gidx = -1;
+      cudnnBackendDescriptor_t ed = engine_desc.get();
+      if (cudnnBackendGetAttribute(cfgs[i].get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                   &got, &ed) == CUDNN_STATUS_SUCCESS)
+        cudnnBackendGetAttribute(ed, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &gidx);
+      engine = fmt::format("cuDNN {} engine {} (heuristic rank {})", cudnnGetVersion(), gidx, i);
+      plan = p.get();
+      keep.push_back(std::move(p));
+      keep.push_back(std::move(engine_desc));
+    }
+    if (!plan)
+      throw backend_error(fmt::format("cuDNN could not build any engine for the {} graph: {}", what, last_error));
+    keep.push_back(std::move(graph));
+    keep.push_back(std::move(heur));
+    for (auto& c : cfgs) keep.push_back(std::move(c));
+    if (workspace_bytes > 0 && cudaMalloc(&workspace, (size_t)workspace_bytes) != cudaSuccess)
+      throw backend_error(fmt::format("cudaMalloc of the cuDNN workspace ({} bytes) failed", workspace_bytes));
+  }
+
+  // Binds device pointers (and the host by-value scalars) by uid and runs the plan on `stream`.
+  void execute(std::vector<int64_t> uids, std::vector<void*> ptrs, void* stream, const char* what) {
+    check(cudnnSetStream(handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
+    uids.push_back(u_scale);
+    ptrs.push_back(&scale);
+    if (causal) {
+      uids.push_back(u_neg_inf);
+      ptrs.push_back(&neg_inf);
+    }
+    desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    pack.set_array(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids)
+        .set_array(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs)
+        .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, workspace)
+        .finalize("variant pack");
+    check(cudnnBackendExecute(handle, plan, pack.get()), what);
   }
 };
 
-sdpa_forward::sdpa_forward(const attention_shape& s) : m_impl(new impl) {
-  auto& I = *m_impl;
-  auto& g = I.g;
-  check(cudnnCreate(&I.handle), "cudnnCreate");
-  I.scale = s.effective_scale();
-  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k, D = s.head_dim;
+// ---------------------------------------------------------------------------------------------
+struct sdpa_forward::impl {
+  sdpa_plan p;
+};
 
-  // Memory is [B, S, heads, D]; the logical dims are [B, heads, S, D].
-  auto& q = g.tensor(u_q, {B, H, Sq, D}, {Sq * H * D, D, H * D, 1}, CUDNN_DATA_BFLOAT16, false);
-  auto& kt = g.tensor(u_k, {B, KH, D, Sk}, {Sk * KH * D, D, 1, KH * D}, CUDNN_DATA_BFLOAT16, false);
-  auto& v = g.tensor(u_v, {B, KH, Sk, D}, {Sk * KH * D, D, KH * D, 1}, CUDNN_DATA_BFLOAT16, false);
-  auto& o = g.tensor(u_o, {B, H, Sq, D}, {Sq * H * D, D, H * D, 1}, CUDNN_DATA_BFLOAT16, false);
+sdpa_forward::sdpa_forward(const attention_shape& s) : m_impl(new impl) {
+  auto& P = m_impl->p;
+  auto& g = P.g;
+  P.scale = s.effective_scale();
+  P.causal = s.causal;
+  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k, D = s.head_dim;
+  const std::vector<int64_t> sdims = {B, H, Sq, Sk};
+
+  auto& q = g.tensor(u_q, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
+  auto& kt = g.tensor(u_k, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
+  auto& v = g.tensor(u_v, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
+  auto& o = g.tensor(u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
   auto& stats = g.tensor(u_stats, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, CUDNN_DATA_FLOAT, false);
   auto& scale = g.tensor(u_scale, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
 
-  auto& s1 = g.virt({B, H, Sq, Sk});
+  auto& s1 = g.virt(sdims);
   g.matmul(q, kt, s1);
-  auto& s2 = g.virt({B, H, Sq, Sk});
+  auto& s2 = g.virt(sdims);
   g.pointwise(CUDNN_POINTWISE_MUL, s1, &scale, s2);
-  const desc* logits = &s2;
-  if (s.causal) {
-    auto& neg = g.tensor(u_neg_inf, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
-    auto& row = g.virt({B, H, Sq, Sk}, CUDNN_DATA_INT32);
-    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s2, nullptr, row, nullptr, 2);
-    auto& col = g.virt({B, H, Sq, Sk}, CUDNN_DATA_INT32);
-    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s2, nullptr, col, nullptr, 3);
-    auto& keep_mask = g.virt({B, H, Sq, Sk}, CUDNN_DATA_BOOLEAN);
-    g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, keep_mask);
-    auto& masked = g.virt({B, H, Sq, Sk});
-    // select(x, b, t): y = t ? x : b
-    g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s2, &neg, masked, &keep_mask);
-    logits = &masked;
-  }
+  const desc* logits = s.causal ? &causal_mask(g, s2, sdims) : &s2;
   auto& mx = g.virt({B, H, Sq, 1});
   g.reduction(CUDNN_REDUCE_TENSOR_MAX, *logits, mx);
-  auto& sub = g.virt({B, H, Sq, Sk});
+  auto& sub = g.virt(sdims);
   g.pointwise(CUDNN_POINTWISE_SUB, *logits, &mx, sub);
-  auto& ex = g.virt({B, H, Sq, Sk});
+  auto& ex = g.virt(sdims);
   g.pointwise(CUDNN_POINTWISE_EXP, sub, nullptr, ex);
   auto& sum = g.virt({B, H, Sq, 1});
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, ex, sum);
   auto& lg = g.virt({B, H, Sq, 1});
   g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, lg);
   g.pointwise(CUDNN_POINTWISE_ADD, mx, &lg, stats);
-  auto& p = g.virt({B, H, Sq, Sk});  // fp32, as the frontend's intermediates
-  g.pointwise(CUDNN_POINTWISE_DIV, ex, &sum, p);
-  g.matmul(p, v, o);
-
-  // Operation graph -> heuristics (mode A) -> first engine config that finalises into a plan.
-  desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  std::vector<cudnnBackendDescriptor_t> ops;
-  for (auto& op : g.ops) ops.push_back(op.get());
-  graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, I.handle)
-      .set_array(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
-      .finalize("operation graph");
-  desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
-      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode)
-      .finalize("engine heuristics");
-  int64_t count = 0;
-  check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                 &count, nullptr),
-        "heuristic result count");
-  if (count <= 0) throw backend_error("cuDNN found no engine for the SDPA forward graph");
-  std::vector<desc> cfgs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < count; ++i) {
-    cfgs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    raw.push_back(cfgs.back().get());
-  }
-  check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                 &count, raw.data()),
-        "heuristic results");
-  std::string last_error;
-  for (int64_t i = 0; i < count && !I.plan; ++i) {
-    desc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, I.handle)
-        .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfgs[i]);
-    cudnnStatus_t st = cudnnBackendFinalize(plan.get());
-    if (st != CUDNN_STATUS_SUCCESS) {
-      char msg[512] = {0};
-      cudnnGetLastErrorString(msg, sizeof msg);
-      last_error = fmt::format("{} {}", cudnnGetErrorString(st), msg);
-      continue;
-    }
-    int64_t n = 0;
-    check(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                                   &I.workspace_bytes),
-          "plan workspace size");
-    // The engine's global index names the kernel family in cuDNN's logs.
-    desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-    int64_t got = 0;
-    cudnnBackendDescriptor_t ed = engine.get();
-    int64_t gidx = -1;
-    if (cudnnBackendGetAttribute(cfgs[i].get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
-                                 &ed) == CUDNN_STATUS_SUCCESS)
-      cudnnBackendGetAttribute(ed, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &gidx);
-    I.engine = fmt::format("cuDNN {} engine {} (heuristic rank {})", cudnnGetVersion(), gidx, i);
-    I.plan = plan.get();
-    I.keep.push_back(std::move(plan));
-    I.keep.push_back(std::move(engine));
-  }
-  if (!I.plan) throw backend_error("cuDNN could not build any engine for the SDPA forward graph: " + last_error);
-  I.keep.push_back(std::move(graph));
-  I.keep.push_back(std::move(heur));
-  for (auto& c : cfgs) I.keep.push_back(std::move(c));
-  if (I.workspace_bytes > 0 && cudaMalloc(&I.workspace, (size_t)I.workspace_bytes) != cudaSuccess)
-    throw backend_error(fmt::format("cudaMalloc of the cuDNN workspace ({} bytes) failed", I.workspace_bytes));
+  auto& pr = g.virt(sdims);  // fp32, as the frontend's intermediates
+  g.pointwise(CUDNN_POINTWISE_DIV, ex, &sum, pr);
+  g.matmul(pr, v, o);
+  P.finalize("SDPA forward");
 }
 
 sdpa_forward::~sdpa_forward() { delete m_impl; }
@@ -311,30 +380,138 @@ sdpa_forward& sdpa_forward::operator=(sdpa_forward&& o) noexcept {
   return *this;
 }
 
-std::string sdpa_forward::engine() const { return m_impl->engine; }
+std::string sdpa_forward::engine() const { return m_impl->p.engine; }
 
 void sdpa_forward::run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream) {
+  m_impl->p.execute({u_q, u_k, u_v, u_o, u_stats},
+                    {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, lse}, stream,
+                    "SDPA forward execute");
+}
+
+// ---------------------------------------------------------------------------------------------
+struct sdpa_backward::impl {
+  sdpa_plan p;
+  void* sum = nullptr;       // fp32 [B,H,Sq]: rowsum(dO * O)
+  void* dq_accum = nullptr;  // fp32 [B,H,Sq,D]
+  uint64_t sum_bytes = 0, dq_accum_bytes = 0;
+  ~impl() {
+    if (sum) cudaFree(sum);
+    if (dq_accum) cudaFree(dq_accum);
+  }
+};
+
+sdpa_backward::sdpa_backward(const attention_shape& s) : m_impl(new impl) {
   auto& I = *m_impl;
-  check(cudnnSetStream(I.handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
-  std::vector<int64_t> uids = {u_q, u_k, u_v, u_o, u_stats, u_scale};
-  std::vector<void*> ptrs = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, lse, &I.scale};
-  // By-value tensors are bound to host memory; only the causal graph has the -inf constant.
-  bool has_neg = false;
-  for (auto& t : I.g.tensors) {
-    int64_t id = 0, n = 0;
-    cudnnBackendGetAttribute(t.get(), CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &n, &id);
-    if (id == u_neg_inf) has_neg = true;
+  auto& P = I.p;
+  auto& g = P.g;
+  P.scale = s.effective_scale();
+  P.causal = s.causal;
+  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k, D = s.head_dim;
+  const std::vector<int64_t> sdims = {B, H, Sq, Sk};
+  const bool gqa = H != KH;
+
+  auto& q = g.tensor(u_q, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
+  auto& kt = g.tensor(u_k, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
+  auto& vt = g.tensor(u_v, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
+  auto& o = g.tensor(u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
+  auto& d_o = g.tensor(u_do, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
+  auto& stats = g.tensor(u_stats, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, CUDNN_DATA_FLOAT, false);
+  auto& dq = g.tensor(u_dq, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
+  auto& dk = g.tensor(u_dk, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
+  auto& dv = g.tensor(u_dv, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
+  auto& scale = g.tensor(u_scale, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
+  auto& one = g.tensor(u_one, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
+  auto& sum = g.tensor(u_sum, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, CUDNN_DATA_FLOAT, false);
+  auto& dq_accum = g.tensor(u_dq_accum, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, CUDNN_DATA_FLOAT, false);
+
+  // sum = rowsum(dO * O)  (FlashAttention-2's D)
+  auto& do_o = g.virt({B, H, Sq, D});
+  g.pointwise(CUDNN_POINTWISE_MUL, d_o, &o, do_o);
+  auto& rs = g.virt({B, H, Sq, 1});
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, do_o, rs);
+  g.pointwise(CUDNN_POINTWISE_MUL, rs, &one, sum);
+
+  // P = exp(mask(Q K^T * scale) - Stats)
+  auto& s1 = g.virt(sdims);
+  g.matmul(q, kt, s1);
+  auto& s2 = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_MUL, s1, &scale, s2);
+  const desc* logits = s.causal ? &causal_mask(g, s2, sdims) : &s2;
+  auto& s3 = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_SUB, *logits, &stats, s3);
+  auto& p = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_EXP, s3, nullptr, p);
+
+  // dV = P^T dO  (per query head, then summed over each GQA group)
+  auto& pt = g.virt_strided({B, H, Sk, Sq}, {H * Sq * Sk, Sq * Sk, 1, Sk}, CUDNN_DATA_BFLOAT16);
+  g.reshape(p, pt);
+  if (!gqa) {
+    g.matmul(pt, d_o, dv);
+  } else {
+    auto& dv_full = g.virt({B, H, Sk, D}, CUDNN_DATA_BFLOAT16);
+    g.matmul(pt, d_o, dv_full);
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, dv_full, dv);
   }
-  if (has_neg) {
-    uids.push_back(u_neg_inf);
-    ptrs.push_back(&I.neg_inf);
+
+  // dS = (dO V^T - sum) * P * scale
+  auto& dp = g.virt(sdims);
+  g.matmul(d_o, vt, dp);
+  auto& t1 = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_SUB, dp, &sum, t1);
+  auto& t2 = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_MUL, t1, &p, t2);
+  auto& ds = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_MUL, t2, &scale, ds);
+
+  // dK = dS^T Q
+  auto& dst = g.virt_strided({B, H, Sk, Sq}, {H * Sq * Sk, Sq * Sk, 1, Sk}, CUDNN_DATA_BFLOAT16);
+  g.reshape(ds, dst);
+  if (!gqa) {
+    g.matmul(dst, q, dk);
+  } else {
+    auto& dk_full = g.virt({B, H, Sk, D}, CUDNN_DATA_BFLOAT16);
+    g.matmul(dst, q, dk_full);
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
   }
-  desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set_array(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids)
-      .set_array(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs)
-      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, I.workspace)
-      .finalize("variant pack");
-  check(cudnnBackendExecute(I.handle, I.plan, pack.get()), "SDPA forward execute");
+
+  // dQ = dS K, accumulated in fp32, then cast into our layout
+  auto& k = g.virt_strided({B, KH, Sk, D}, bshd_strides(KH, Sk, D), CUDNN_DATA_BFLOAT16);
+  g.reshape(kt, k);
+  g.matmul(ds, k, dq_accum);
+  g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_accum, nullptr, dq);
+
+  P.finalize("SDPA backward");
+  I.sum_bytes = (uint64_t)(B * H * Sq) * 4;
+  I.dq_accum_bytes = (uint64_t)(B * H * Sq * D) * 4;
+  if (cudaMalloc(&I.sum, I.sum_bytes) != cudaSuccess || cudaMalloc(&I.dq_accum, I.dq_accum_bytes) != cudaSuccess)
+    throw backend_error(fmt::format("cudaMalloc of the SDPA backward scratch ({} bytes) failed",
+                                    I.sum_bytes + I.dq_accum_bytes));
+}
+
+sdpa_backward::~sdpa_backward() { delete m_impl; }
+sdpa_backward::sdpa_backward(sdpa_backward&& o) noexcept : m_impl(o.m_impl) { o.m_impl = nullptr; }
+sdpa_backward& sdpa_backward::operator=(sdpa_backward&& o) noexcept {
+  std::swap(m_impl, o.m_impl);
+  return *this;
+}
+
+std::string sdpa_backward::engine() const { return m_impl->p.engine; }
+
+uint64_t sdpa_backward::scratch_bytes() const {
+  return m_impl->sum_bytes + m_impl->dq_accum_bytes + (uint64_t)m_impl->p.workspace_bytes;
+}
+
+void sdpa_backward::run(const void* q, const void* k, const void* v, const void* o, const void* d_o,
+                        const float* lse, void* dq, void* dk, void* dv, void* stream) {
+  auto& I = *m_impl;
+  // Before cuDNN 9.6 the caller zeroed the dQ accumulator (the frontend did it for its users).
+  if (cudnnGetVersion() < 90600)
+    if (cudaMemsetAsync(I.dq_accum, 0, I.dq_accum_bytes, static_cast<cudaStream_t>(stream)) != cudaSuccess)
+      throw backend_error("cudaMemsetAsync of the SDPA dQ accumulator failed");
+  I.p.execute({u_q, u_k, u_v, u_o, u_do, u_stats, u_dq, u_dk, u_dv, u_sum, u_dq_accum, u_one},
+              {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), const_cast<void*>(o),
+               const_cast<void*>(d_o), const_cast<float*>(lse), dq, dk, dv, I.sum, I.dq_accum, &I.p.one},
+              stream, "SDPA backward execute");
 }
 
 } // namespace accelbench::attention::cudnn
