@@ -46,6 +46,62 @@ struct llama_model::layer_acts {
   float *xn1, *rstd1, *q, *k, *v, *att, *lse, *xmid, *xn2, *rstd2, *h1, *h3, *g;
 };
 
+std::vector<param_tensor> parameter_layout(const model_config& cfg, const llama_options& opt) {
+  const int64_t layers = resolved_layers(cfg, opt);
+  std::vector<param_tensor> tensors;
+  const int64_t c = cfg.dim, kv = cfg.kv_dim(), f = cfg.ffn_dim, v = cfg.vocab_size;
+  size_t off = 0;
+  auto add = [&](std::string name, std::vector<int64_t> shape) {
+    param_tensor t;
+    t.name = std::move(name);
+    t.shape = std::move(shape);
+    t.size = 1;
+    for (auto d : t.shape) t.size *= size_t(d);
+    t.offset = off;
+    t.decay = t.shape.size() >= 2;  // nanoGPT / llm.c: decay matrices, not gains
+    off += t.size;
+    tensors.push_back(std::move(t));
+  };
+  if (opt.with_head) add("tok_emb", {v, c});
+  for (int64_t l = 0; l < layers; l++) {
+    std::string p = "layers." + std::to_string(l) + ".";
+    add(p + "attn_norm", {c});
+    add(p + "wq", {c, c});
+    add(p + "wk", {kv, c});
+    add(p + "wv", {kv, c});
+    add(p + "wo", {c, c});
+    add(p + "mlp_norm", {c});
+    add(p + "w1", {f, c});
+    add(p + "w3", {f, c});
+    add(p + "w2", {c, f});
+  }
+  if (opt.with_head) {
+    add("final_norm", {c});
+    add("lm_head", {v, c});
+  }
+  return tensors;
+}
+
+void init_parameter_values(const model_config& cfg, const std::vector<param_tensor>& tensors, uint64_t seed,
+                           float* params, float* x0, float* probe, int64_t n_resid) {
+  stats::rng r(seed);
+  const double out_scale = 1.0 / std::sqrt(2.0 * double(cfg.n_layers));
+  for (auto& t : tensors) {
+    float* p = params + t.offset;
+    if (t.shape.size() == 1) {
+      std::fill(p, p + t.size, 1.0f);
+      continue;
+    }
+    bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
+    double sd = 0.02 * (out_proj ? out_scale : 1.0);
+    for (size_t i = 0; i < t.size; i++) p[i] = float(sd * r.normal());
+  }
+  if (x0 && probe) {
+    for (int64_t i = 0; i < n_resid; i++) x0[i] = float(r.normal());
+    for (int64_t i = 0; i < n_resid; i++) probe[i] = float(r.normal());
+  }
+}
+
 memory_plan llama_model::plan(const model_config& cfg, const llama_options& opt) {
   const int64_t layers = resolved_layers(cfg, opt);
   const int64_t bt = opt.batch * opt.seq;
@@ -76,37 +132,8 @@ llama_model::llama_model(const model_config& cfg, const llama_options& opt)
   if (opt.batch <= 0 || opt.seq <= 0)
     throw input_error("train.llama: batch and seq must be positive, got batch " +
                       std::to_string(opt.batch) + ", seq " + std::to_string(opt.seq));
-  const int64_t c = cfg.dim, kv = cfg.kv_dim(), f = cfg.ffn_dim, v = cfg.vocab_size;
-  size_t off = 0;
-  auto add = [&](std::string name, std::vector<int64_t> shape) {
-    param_tensor t;
-    t.name = std::move(name);
-    t.shape = std::move(shape);
-    t.size = 1;
-    for (auto d : t.shape) t.size *= size_t(d);
-    t.offset = off;
-    t.decay = t.shape.size() >= 2;  // nanoGPT / llm.c: decay matrices, not gains
-    off += t.size;
-    m_tensors.push_back(std::move(t));
-  };
-  if (opt.with_head) add("tok_emb", {v, c});
-  for (int64_t l = 0; l < m_layers; l++) {
-    std::string p = "layers." + std::to_string(l) + ".";
-    add(p + "attn_norm", {c});
-    add(p + "wq", {c, c});
-    add(p + "wk", {kv, c});
-    add(p + "wv", {kv, c});
-    add(p + "wo", {c, c});
-    add(p + "mlp_norm", {c});
-    add(p + "w1", {f, c});
-    add(p + "w3", {f, c});
-    add(p + "w2", {c, f});
-  }
-  if (opt.with_head) {
-    add("final_norm", {c});
-    add("lm_head", {v, c});
-  }
-  m_num_params = off;
+  m_tensors = parameter_layout(cfg, opt);
+  m_num_params = m_tensors.empty() ? 0 : m_tensors.back().offset + m_tensors.back().size;
   const int64_t bt = opt.batch * opt.seq;
   m_acts_floats =
       size_t(m_layers * bt * block_act_per_token(cfg) + global_act_floats(cfg, opt, m_layers));
@@ -166,27 +193,15 @@ llama_model::layer_acts llama_model::la(int64_t l) const {
 }
 
 void llama_model::init_parameters(uint64_t seed) {
-  stats::rng r(seed);
-  const double out_scale = 1.0 / std::sqrt(2.0 * double(m_cfg.n_layers));
-  for (auto& t : m_tensors) {
-    float* p = m_params.get() + t.offset;
-    if (t.shape.size() == 1) {
-      std::fill(p, p + t.size, 1.0f);
-      continue;
-    }
-    bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
-    double sd = 0.02 * (out_proj ? out_scale : 1.0);
-    for (size_t i = 0; i < t.size; i++) p[i] = float(sd * r.normal());
-  }
+  float* x0 = nullptr;
+  float* probe = nullptr;
+  const int64_t n = m_opt.batch * m_opt.seq * m_cfg.dim;
   if (!m_opt.with_head) {
     // Fixed input residual stream and loss probe for blocks-only models.
-    const int64_t n = m_opt.batch * m_opt.seq * m_cfg.dim;
-    float* x0 = m_acts.get() + size_t(m_layers * m_opt.batch * m_opt.seq *
-                                      block_act_per_token(m_cfg));
-    float* probe = x0 + (m_layers + 1) * n;
-    for (int64_t i = 0; i < n; i++) x0[i] = float(r.normal());
-    for (int64_t i = 0; i < n; i++) probe[i] = float(r.normal());
+    x0 = m_acts.get() + size_t(m_layers * m_opt.batch * m_opt.seq * block_act_per_token(m_cfg));
+    probe = x0 + (m_layers + 1) * n;
   }
+  init_parameter_values(m_cfg, m_tensors, seed, m_params.get(), x0, probe, n);
   m_have_forward = false;
 }
 

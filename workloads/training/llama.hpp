@@ -37,6 +37,17 @@ struct memory_plan {
   uint64_t total() const { return params + grads + optimizer + activations + scratch; }
 };
 
+// The flat parameter layout (names, shapes, offsets in floats) of a model built with these
+// options: embedding, 9 tensors per block, final norm and LM head. Shared by the CPU model and
+// the CUDA one (workloads/training/cuda), so parameters and gradients compare element by element.
+std::vector<param_tensor> parameter_layout(const model_config& cfg, const llama_options& opt);
+
+// The initial values llama_model::init_parameters draws: params [num_params]; when x0 and probe
+// are given (blocks-only models) also the fixed input residual stream and the loss probe, n_resid
+// = B*T*C floats each, drawn after the parameters from the same generator.
+void init_parameter_values(const model_config& cfg, const std::vector<param_tensor>& tensors, uint64_t seed,
+                           float* params, float* x0, float* probe, int64_t n_resid);
+
 class llama_model {
 public:
   llama_model(const model_config& cfg, const llama_options& opt);

@@ -15,6 +15,10 @@
 #include "harness/core/error.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
+#ifdef ACCELBENCH_HAVE_CUDA
+#include "harness/device/device.hpp"
+#include "workloads/training/cuda/llama_cuda.hpp"
+#endif
 
 namespace accelbench::training {
 
@@ -174,9 +178,12 @@ public:
     m_spec.name = "train.llama";
     m_spec.family = "training";
     m_spec.description =
-        "Llama-style decoder training on the CPU (RMSNorm, RoPE, grouped-query flash attention, "
-        "SwiGLU, AdamW): throughput in tokens/s and MFU, or MLPerf-style time to train";
+        "Llama-style decoder training (RMSNorm, RoPE, grouped-query flash attention, SwiGLU, "
+        "AdamW): throughput in tokens/s and MFU, or MLPerf-style time to train (cpu)";
     m_spec.backends = {"cpu"};
+#ifdef ACCELBENCH_HAVE_CUDA
+    m_spec.backends.push_back("cuda");
+#endif
     m_spec.default_ruleset = "train-v1";
     m_spec.primary_metric = "tokens_per_s";
     m_spec.axes = {
@@ -226,13 +233,37 @@ public:
   }
 
   uint64_t estimate_host_bytes(const config& cfg) const override {
-    return estimate_bytes(resolve_settings(cfg, nullptr));
+    auto s = resolve_settings(cfg, nullptr);
+    if (cfg.backend != "cuda") return estimate_bytes(s);
+    // On CUDA the host holds the data buffers and one copy of the parameters (initialisation).
+    uint64_t params = 0;
+    for (const auto& t : parameter_layout(s.model, s.options)) params += t.size;
+    return estimate_bytes(s) - llama_model::plan(s.model, s.options).total() + params * 4 + (64ull << 20);
+  }
+
+  std::string unavailable_reason(const config& cfg) const override {
+    if (cfg.backend != "cuda") return {};
+#ifdef ACCELBENCH_HAVE_CUDA
+    if (cfg.values.count("mode") && cfg.at("mode") == "time_to_train")
+      return "train.llama mode=time_to_train runs on the cpu backend only; the cuda backend measures "
+             "mode=throughput";
+    auto s = resolve_settings(cfg, nullptr);
+    return cuda::unavailable_reason(s.model, s.options);
+#else
+    return "this accelbench was built without CUDA (nvcc not found at build time)";
+#endif
   }
 
   void execute(const config& cfg, run& out, run_context& ctx) override {
     train_settings s = resolve_settings(cfg, ctx.rules);
     scoped_threads threads(s.threads);
     out.effective_settings["training"] = settings_json(s);
+    if (cfg.backend == "cuda") {
+      if (auto why = unavailable_reason(cfg); !why.empty()) return out.mark_skipped(why);
+#ifdef ACCELBENCH_HAVE_CUDA
+      return run_throughput_cuda(s, out, ctx);
+#endif
+    }
     const uint64_t need = estimate_bytes(s);
     const uint64_t avail = read_memory_info().available_bytes;
     out.extra["memory_estimate_bytes"] = need;
@@ -295,7 +326,43 @@ private:
     llama_model model(s.model, s.options);
     auto res = measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
     const uint64_t rss = peak_rss_bytes();
+    auto peak = cached_cpu_peak();
+    const double pk = peak_tflops_for(peak, to_string(s.options.dtype));
+    out.extra["peak_rss_bytes"] = rss;
+    out.extra["peak"] = {{"tflops", pk}, {"dtype", to_string(s.options.dtype)}, {"probe", peak.to_json()}};
+    record_throughput(s, res, model.num_params(), pk, out, ctx);
+  }
 
+#ifdef ACCELBENCH_HAVE_CUDA
+  // The same measurement on CUDA device 0; MFU against the device's datasheet peak.
+  void run_throughput_cuda(const train_settings& s, run& out, run_context& ctx) {
+    std::shared_ptr<const markov_source> src;
+    if (s.data == "synthetic" && s.options.with_head) src = std::make_shared<markov_source>(s.markov);
+    uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
+    const auto st = device::query_cuda(true);
+    const auto& gpu = st.gpus.front();
+    const std::string dt = to_string(s.options.dtype);
+    try {
+      device::set_device(gpu.index);
+      cuda::llama_cuda model(s.model, s.options);
+      auto res = cuda::measure_throughput_cuda(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
+      const double pk = device::datasheet_peak_tflops(gpu.name, dt);
+      out.extra["device"] = gpu.to_json();
+      out.extra["implementation"] = model.implementation();
+      out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
+      out.extra["device_memory_bytes"] = cuda::device_plan(s.model, s.options).total();
+      out.extra["peak"] = {{"tflops", pk}, {"dtype", dt}, {"source", pk > 0 ? "NVIDIA datasheet, dense" : "unknown device"}};
+      record_throughput(s, res, model.num_params(), pk, out, ctx);
+    } catch (const backend_error& e) {
+      out.mark_failed(e.what());
+    }
+  }
+#endif
+
+  // Samples and metrics of a throughput measurement (either backend). pk: the peak TFLOP/s MFU is
+  // measured against (0: unknown, MFU reported as 0).
+  void record_throughput(const train_settings& s, const throughput_result& res, size_t num_params, double pk,
+                         run& out, run_context& ctx) {
     const int64_t tokens_per_step = s.options.batch * s.options.seq * s.hp.grad_accum;
     std::vector<double> t, f, b, o;
     out.samples.clear();
@@ -318,9 +385,6 @@ private:
     auto sum = stats::summarize(t);
     const double tps = double(tokens_per_step) / sum.median;
     const double fpt = model_flops_per_token(s.model, s.options.layers, s.options.seq, s.options.with_head);
-    const std::string dt = to_string(s.options.dtype);
-    auto peak = cached_cpu_peak();
-    const double pk = peak_tflops_for(peak, dt);
     const double achieved = fpt * tps / 1e12;
     out.add_metric("tokens_per_s", tps, "tokens/s", direction::higher_is_better);
     out.add_metric("step_time", sum.median, "s", direction::lower_is_better);
@@ -333,9 +397,7 @@ private:
     out.add_metric("loader_tokens_per_s", res.loader_tokens_per_s, "tokens/s", direction::higher_is_better);
     out.add_metric("cv", sum.cv, "", direction::lower_is_better);
     out.extra["tokens_per_step"] = tokens_per_step;
-    out.extra["parameters"] = model.num_params();
-    out.extra["peak_rss_bytes"] = rss;
-    out.extra["peak"] = {{"tflops", pk}, {"dtype", dt}, {"probe", peak.to_json()}};
+    out.extra["parameters"] = num_params;
     out.extra["flop_convention"] =
         "6*N + 12*L*H*Q*T per token (PaLM appendix B); N excludes the embedding table";
     out.extra["init_s"] = res.init_s;

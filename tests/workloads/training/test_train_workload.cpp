@@ -2,6 +2,8 @@
 // layer subset) and the time-to-train record (samples, extra, MLPerf logs, validity).
 #include <catch2/catch.hpp>
 
+#include "harness/core/build_info.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -45,7 +47,8 @@ TEST_CASE("train.llama spec and rulesets", "[training][workload]") {
   const auto& s = f.w->spec();
   CHECK(s.name == "train.llama");
   CHECK(s.family == "training");
-  CHECK(s.backends == std::vector<std::string>{"cpu"});
+  // "cuda" follows when the CUDA backend is built.
+  CHECK(s.backends == (build_info::cuda_built() ? std::vector<std::string>{"cpu", "cuda"} : std::vector<std::string>{"cpu"}));
   CHECK(s.default_ruleset == "train-v1");
   for (const char* a : {"model", "layers", "seq", "batch", "grad_accum", "dtype", "mode", "steps",
                         "data", "threads"})

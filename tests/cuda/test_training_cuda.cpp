@@ -1,0 +1,221 @@
+// workloads/training/cuda: the device memory plan, attention choice and skip reasons (everywhere),
+// and the GPU model against the CPU model on a tiny config (GPU only): same initial parameters,
+// same loss and gradients within tolerance, and the same parameters after AdamW steps.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "harness/core/ruleset.hpp"
+#include "harness/device/device.hpp"
+#include "workloads/training/cuda/llama_cuda.hpp"
+#include "workloads/training/llama.hpp"
+#include "workloads/training/optimizer.hpp"
+#include "workloads/training/train_workload.hpp"
+
+using namespace accelbench;
+using namespace accelbench::training;
+
+namespace {
+// Small enough for the CPU reference to take milliseconds, with GQA (4 heads, 2 kv heads), a
+// head_dim cuDNN accepts (16), and a vocabulary larger than the width.
+model_config micro() {
+  model_config m;
+  m.name = "micro";
+  m.dim = 64;
+  m.n_layers = 2;
+  m.n_heads = 4;
+  m.n_kv_heads = 2;
+  m.ffn_dim = 160;
+  m.vocab_size = 96;
+  m.max_seq_len = 32;
+  return m;
+}
+llama_options opts(compute_dtype dt, bool with_head = true) {
+  llama_options o;
+  o.batch = 2;
+  o.seq = 32;
+  o.dtype = dt;
+  o.with_head = with_head;
+  o.layers = with_head ? 0 : 1;
+  return o;
+}
+bool have_gpu() {
+  std::string why;
+  if (device::cuda_available(&why)) return true;
+  WARN("skipped: " << why);
+  return false;
+}
+std::vector<int32_t> tokens(size_t n, int64_t vocab, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<int32_t> t(n);
+  for (auto& x : t) x = int32_t(g() % uint64_t(vocab));
+  return t;
+}
+// ||a - b|| / ||b|| over one tensor.
+double rel_err(const float* a, const float* b, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+} // namespace
+
+TEST_CASE("cuda training: memory plan, attention choice, skip reasons", "[cuda]") {
+  const auto m = micro();
+  size_t n = 0;
+  for (auto& t : parameter_layout(m, opts(compute_dtype::fp32))) n += t.size;
+  auto p32 = cuda::device_plan(m, opts(compute_dtype::fp32));
+  auto p16 = cuda::device_plan(m, opts(compute_dtype::bf16));
+  // Parameters, gradients and both AdamW moments in fp32.
+  CHECK(p32.params == n * 4);
+  CHECK(p32.grads == n * 4);
+  CHECK(p32.optimizer == n * 8);
+  // bf16 adds the operand copies for the matmuls and for cuDNN attention.
+  CHECK(p16.scratch > p32.scratch);
+  CHECK(p16.activations == p32.activations);
+  // Doubling the batch doubles the activations (up to the fixed parts).
+  auto o2 = opts(compute_dtype::fp32);
+  o2.batch *= 2;
+  CHECK(cuda::device_plan(m, o2).activations == 2 * p32.activations);
+
+  CHECK(cuda::attention_impl(m, opts(compute_dtype::fp32)) == "native");
+  CHECK(cuda::attention_impl(m, opts(compute_dtype::bf16)) == "cudnn");
+  auto odd = m;
+  odd.dim = 4 * 12;  // head_dim 12: not a multiple of 8, cuDNN refuses it
+  CHECK(cuda::attention_impl(odd, opts(compute_dtype::bf16)) == "native");
+
+  std::string why;
+  if (!device::cuda_available(&why)) {
+    CHECK(cuda::unavailable_reason(m, opts(compute_dtype::fp32)).find(why) != std::string::npos);
+    // The workload records the same reason; time-to-train names the mode.
+    auto w = make_training_workload();
+    config c;
+    c.workload = "train.llama";
+    c.backend = "cuda";
+    for (auto& a : w->spec().axes) c.values[a.name] = a.default_value;
+    CHECK(w->unavailable_reason(c).find(why) != std::string::npos);
+    c.values["mode"] = "time_to_train";
+    CHECK(w->unavailable_reason(c).find("mode=time_to_train") != std::string::npos);
+  }
+}
+
+TEST_CASE("cuda training: loss and gradients match the CPU model (fp32)", "[cuda][gpu]") {
+  if (!have_gpu()) return;
+  for (bool with_head : {true, false}) {
+    const auto m = micro();
+    const auto o = opts(compute_dtype::fp32, with_head);
+    llama_model cpu(m, o);
+    cuda::llama_cuda gpu(m, o);
+    cpu.init_parameters(7);
+    gpu.init_parameters(7);
+    REQUIRE(gpu.num_params() == cpu.num_params());
+    std::vector<float> p(gpu.num_params());
+    gpu.download_parameters(p.data());
+    CHECK(rel_err(p.data(), cpu.params(), p.size()) == 0.0);
+
+    auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 1), tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 2);
+    cpu.zero_grad();
+    gpu.zero_grad();
+    const float lc = cpu.forward(in.data(), tg.data());
+    const float lg = gpu.forward(in.data(), tg.data());
+    INFO("with_head=" << with_head << " cpu loss " << lc << " gpu loss " << lg);
+    CHECK(std::abs(lc - lg) <= 1e-4 * std::max(1.0f, std::abs(lc)));
+    cpu.backward();
+    gpu.backward();
+    std::vector<float> g(gpu.num_params());
+    gpu.download_grads(g.data());
+    for (auto& t : cpu.tensors()) {
+      double e = rel_err(g.data() + t.offset, cpu.grads() + t.offset, t.size);
+      INFO(t.name << " gradient relative error " << e);
+      CHECK(e < 1e-3);
+    }
+  }
+}
+
+TEST_CASE("cuda training: AdamW steps keep the GPU parameters on the CPU's", "[cuda][gpu]") {
+  if (!have_gpu()) return;
+  const auto m = micro();
+  const auto o = opts(compute_dtype::fp32);
+  llama_model cpu(m, o);
+  cuda::llama_cuda gpu(m, o);
+  cpu.init_parameters(3);
+  gpu.init_parameters(3);
+  adamw opt(cpu.num_params());
+  adamw_config ac;
+  for (int step = 0; step < 3; step++) {
+    auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 10 + step);
+    auto tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 20 + step);
+    cpu.zero_grad();
+    gpu.zero_grad();
+    float lc = cpu.forward(in.data(), tg.data()), lg = gpu.forward(in.data(), tg.data());
+    INFO("step " << step << " cpu loss " << lc << " gpu loss " << lg);
+    CHECK(std::abs(lc - lg) <= 1e-3);
+    cpu.backward();
+    gpu.backward();
+    double nc = clip_grad_norm(cpu.grads(), cpu.num_params(), 1.0), ng = gpu.clip_grad_norm(1.0);
+    CHECK(std::abs(nc - ng) <= 1e-3 * nc);
+    opt.step(cpu.params(), cpu.grads(), cpu.tensors(), 1e-3, ac);
+    gpu.adamw_step(1e-3, ac);
+  }
+  std::vector<float> p(gpu.num_params());
+  gpu.download_parameters(p.data());
+  for (auto& t : cpu.tensors()) {
+    double e = rel_err(p.data() + t.offset, cpu.params() + t.offset, t.size);
+    INFO(t.name << " parameter relative error after 3 steps " << e);
+    CHECK(e < 1e-3);
+  }
+}
+
+TEST_CASE("cuda training: bf16 loss agrees with the CPU's bf16 loss", "[cuda][gpu]") {
+  if (!have_gpu()) return;
+  const auto m = micro();
+  const auto o = opts(compute_dtype::bf16);
+  llama_model cpu(m, o);
+  cuda::llama_cuda gpu(m, o);
+  cpu.init_parameters(5);
+  gpu.init_parameters(5);
+  auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 4), tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 5);
+  const float lc = cpu.forward(in.data(), tg.data()), lg = gpu.forward(in.data(), tg.data());
+  INFO("cpu " << lc << " gpu " << lg << " (" << gpu.implementation() << ")");
+  // Attention runs in bf16 on the GPU (cuDNN) and in fp32 on the CPU.
+  CHECK(std::abs(lc - lg) <= 2e-2 * std::abs(lc));
+  cpu.backward();
+  gpu.backward();
+  std::vector<float> g(gpu.num_params());
+  gpu.download_grads(g.data());
+  for (auto& t : cpu.tensors()) {
+    double e = rel_err(g.data() + t.offset, cpu.grads() + t.offset, t.size);
+    INFO(t.name << " gradient relative error " << e);
+    CHECK(e < 5e-2);
+  }
+}
+
+TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]") {
+  if (!have_gpu()) return;
+  auto w = make_training_workload();
+  config c;
+  c.workload = "train.llama";
+  c.backend = "cuda";
+  for (auto& a : w->spec().axes) c.values[a.name] = a.default_value;
+  c.values["steps"] = "3";
+  auto rules = load_ruleset("train-v1");
+  run_context ctx;
+  ctx.rules = &rules;
+  ctx.seed = 9;
+  for (const char* dt : {"fp32", "bf16"}) {
+    c.values["dtype"] = dt;
+    run out;
+    out.cfg = c;
+    w->execute(c, out, ctx);
+    INFO(dt << ": " << out.status_reason);
+    CHECK(out.status == run_status::ok);
+    CHECK(out.samples.size() == 3);
+    REQUIRE(out.find_metric("tokens_per_s"));
+    CHECK(out.find_metric("tokens_per_s")->value > 0);
+    REQUIRE(out.find_metric("mfu"));
+    CHECK(out.extra.contains("implementation"));
+  }
+}
