@@ -10,8 +10,9 @@
 #   - bf16 GEMM 8192^3 (cuBLASLt, accelbench) and torch.matmul, TFLOP/s
 #   - attention forward, batch 4, heads 16, seq 4096, head_dim 128, bf16, causal and not:
 #     cuDNN SDPA (accelbench impl=cudnn) and torch.nn.functional.scaled_dot_product_attention
-#   - training tokens/s for one 8B block at seq 4096 (needs the training CUDA backend; reported
-#     as missing until it exists)
+#   - attention forward+backward at the same shape: cuDNN SDPA and our native kernel, next to
+#     torch's SDPA forward+backward
+#   - training tokens/s and MFU for one Llama-3-8B block at seq 4096 (bf16 and fp32)
 set -u -o pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$ROOT/gpu-check-$(date +%Y%m%d-%H%M%S)}"
@@ -35,7 +36,7 @@ if ! cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CU
      > "$OUT/configure.log" 2>&1; then
   say "FAIL configure (see configure.log)"; exit 1
 fi
-TARGETS="test_cuda_device test_cuda_gemm test_cuda_attention"
+TARGETS="test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training"
 ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^accelbench:' && TARGETS="$TARGETS accelbench"
 if ! timeout 300 ninja -C "$BUILD" -j"$JOBS" $TARGETS > "$OUT/build.log" 2>&1; then
   say "FAIL build (see build.log)"; exit 1
@@ -44,7 +45,7 @@ say "build: $(( $(date +%s) - start )) s (sm_$ARCH)"
 
 # ---- GPU tests ----
 rc=0
-for t in test_cuda_device test_cuda_gemm test_cuda_attention; do
+for t in test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training; do
   exe="$(find "$BUILD" -name "$t" -type f -perm -u+x | head -1)"
   [ -z "$exe" ] && { say "MISSING $t"; rc=1; continue; }
   if timeout 120 "$exe" -r junit -o "$OUT/$t.xml" > "$OUT/$t.log" 2>&1 && timeout 120 "$exe" -s >> "$OUT/$t.log" 2>&1; then
@@ -81,7 +82,21 @@ PY
   bench attn_cudnn_fwd attention --set batch=4 --set heads=16 --set seq_q=4096 --set head_dim=128 --set dtype=bf16 --set impl=cudnn --set pass=fwd --set causal=0
   bench attn_cudnn_fwd_causal attention --set batch=4 --set heads=16 --set seq_q=4096 --set head_dim=128 --set dtype=bf16 --set impl=cudnn --set pass=fwd --set causal=1
   bench attn_native_fwd_causal attention --set batch=4 --set heads=16 --set seq_q=4096 --set head_dim=128 --set dtype=bf16 --set impl=native --set pass=fwd --set causal=1
-  bench train_8b_block train.llama --set model=llama3-8b --set layers=1 --set seq=4096 --set batch=1 --set dtype=bf16 || true
+  bench attn_cudnn_fwd_bwd_causal attention --set batch=4 --set heads=16 --set seq_q=4096 --set head_dim=128 --set dtype=bf16 --set impl=cudnn --set pass=fwd_bwd --set causal=1
+  bench attn_native_fwd_bwd_causal attention --set batch=4 --set heads=16 --set seq_q=4096 --set head_dim=128 --set dtype=bf16 --set impl=native --set pass=fwd_bwd --set causal=1
+  bench train_8b_block_bf16 train.llama --set model=llama3-8b --set layers=1 --set seq=4096 --set batch=1 --set dtype=bf16
+  bench train_8b_block_fp32 train.llama --set model=llama3-8b --set layers=1 --set seq=4096 --set batch=1 --set dtype=fp32 --set steps=5
+  python3 - "$OUT"/train_8b_block_*.json <<'PY' 2>/dev/null | tee -a "$SUMMARY"
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    runs = d if isinstance(d, list) else d.get("runs", [d])
+    for r in runs:
+        m = {x["name"]: x["value"] for x in r.get("metrics", [])}
+        if "tokens_per_s" in m:
+            print(f"{f.rsplit('/', 1)[-1]}: {m['tokens_per_s']:.0f} tokens/s, MFU {m.get('mfu', 0):.1f}%, "
+                  f"step {1e3 * m.get('step_time', 0):.1f} ms ({r.get('extra', {}).get('implementation', '')})")
+PY
 else
   say "accelbench CLI not built in $BUILD: benchmarks through the CLI skipped"
 fi
@@ -120,6 +135,20 @@ for causal in (False, True):
             print(f"torch sdpa {name} fwd causal={int(causal)}: {r:.1f} TFLOP/s")
         except Exception as e:
             print(f"torch sdpa {name} causal={int(causal)}: unavailable ({e.__class__.__name__}: {e})")
+# forward + backward (FlashAttention's count: bwd = 2.5 x fwd FLOPs), causal
+q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+do = torch.randn_like(q)
+flops = 4 * B * H * S * S * D * 0.5 * 3.5
+for name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+    try:
+        with sdpa_kernel(be):
+            def step():
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                o.backward(do)
+            r = bench(step, flops)
+        print(f"torch sdpa {name} fwd_bwd causal=1: {r:.1f} TFLOP/s")
+    except Exception as e:
+        print(f"torch sdpa {name} fwd_bwd: unavailable ({e.__class__.__name__}: {e})")
 PY
 if [ $? -eq 0 ]; then grep -E "TFLOP|unavailable|torch " "$OUT/torch.log" | tee -a "$SUMMARY"; else say "torch benchmarks FAILED (see torch.log)"; fi
 
