@@ -244,9 +244,6 @@ public:
   std::string unavailable_reason(const config& cfg) const override {
     if (cfg.backend != "cuda") return {};
 #ifdef ACCELBENCH_HAVE_CUDA
-    if (cfg.values.count("mode") && cfg.at("mode") == "time_to_train")
-      return "train.llama mode=time_to_train runs on the cpu backend only; the cuda backend measures "
-             "mode=throughput";
     auto s = resolve_settings(cfg, nullptr);
     return cuda::unavailable_reason(s.model, s.options);
 #else
@@ -261,7 +258,7 @@ public:
     if (cfg.backend == "cuda") {
       if (auto why = unavailable_reason(cfg); !why.empty()) return out.mark_skipped(why);
 #ifdef ACCELBENCH_HAVE_CUDA
-      return run_throughput_cuda(s, out, ctx);
+      return s.mode == "time_to_train" ? run_time_to_train(s, out, ctx, true) : run_throughput_cuda(s, out, ctx);
 #endif
     }
     const uint64_t need = estimate_bytes(s);
@@ -323,13 +320,14 @@ private:
     if (s.data == "synthetic" && s.options.with_head) src = std::make_shared<markov_source>(s.markov);
     uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
     reset_peak_rss();
-    llama_model model(s.model, s.options);
+    cpu_trainable model(s.model, s.options);
     auto res = measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
     const uint64_t rss = peak_rss_bytes();
     auto peak = cached_cpu_peak();
     const double pk = peak_tflops_for(peak, to_string(s.options.dtype));
     out.extra["peak_rss_bytes"] = rss;
     out.extra["peak"] = {{"tflops", pk}, {"dtype", to_string(s.options.dtype)}, {"probe", peak.to_json()}};
+    out.extra["implementation"] = model.implementation();
     record_throughput(s, res, model.num_params(), pk, out, ctx);
   }
 
@@ -345,7 +343,7 @@ private:
     try {
       device::set_device(gpu.index);
       cuda::llama_cuda model(s.model, s.options);
-      auto res = cuda::measure_throughput_cuda(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
+      auto res = measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
       const double pk = device::datasheet_peak_tflops(gpu.name, dt);
       out.extra["device"] = gpu.to_json();
       out.extra["implementation"] = model.implementation();
@@ -421,7 +419,8 @@ private:
                               pk > 0 ? 100.0 * achieved / pk : 0.0);
   }
 
-  void run_time_to_train(const train_settings& s, run& out, run_context& ctx) {
+  // on_cuda: the model trains on CUDA device 0 (llama_cuda); the protocol and log are the same.
+  void run_time_to_train(const train_settings& s, run& out, run_context& ctx, bool on_cuda = false) {
     const auto& tr = section_of(ctx.rules);
     if (get_or<std::string>(tr, "mode", "") != "time_to_train") {
       out.mark_failed("mode=time_to_train needs a time-to-train ruleset (--rules train-ttt-v1); '" +
@@ -435,6 +434,20 @@ private:
     setup.max_init_s = s.max_init_s;
     setup.division = get_or<std::string>(tr, "division", "closed");
     setup.platform = "cpu";
+#ifdef ACCELBENCH_HAVE_CUDA
+    if (on_cuda) {
+      const auto gpu = device::query_cuda(true).gpus.front();
+      device::set_device(gpu.index);
+      setup.platform = gpu.name;
+      setup.make_model = [](const model_config& m, const llama_options& o) -> std::unique_ptr<trainable> {
+        return std::make_unique<cuda::llama_cuda>(m, o);
+      };
+      out.extra["device"] = gpu.to_json();
+      out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
+    }
+#else
+    (void)on_cuda;
+#endif
     double floor = 0;
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic") {
@@ -492,7 +505,13 @@ private:
       if (const char* dir = std::getenv("ACCELBENCH_MLLOG_DIR"))
         sink = std::make_unique<std::ofstream>(std::filesystem::path(dir) /
                                                ("result_" + std::to_string(i) + ".txt"));
-      ttt_result r = train_to_target(setup, seed, sink.get(), progress);
+      ttt_result r;
+      try {
+        r = train_to_target(setup, seed, sink.get(), progress);
+      } catch (const backend_error& e) {
+        out.mark_failed(fmt::format("run {}: {}", i + 1, e.what()));
+        return;
+      }
       if (ctx.log)
         *ctx.log << (ctx.interactive ? "\r" : "")
                  << fmt::format("run {}/{}: {} in {:.2f} min ({} steps, seed {})\n", i + 1, s.runs,

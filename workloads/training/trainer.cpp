@@ -27,8 +27,31 @@ void split_windows(const int32_t* w, int64_t b, int64_t t, std::vector<int32_t>&
 }
 } // namespace
 
-step_stats train_step(llama_model& m, adamw& opt, batch_loader& data, const train_hparams& hp,
-                      int64_t step) {
+cpu_trainable::cpu_trainable(const model_config& cfg, const llama_options& opt)
+    : m_model(cfg, opt), m_opt(m_model.num_params()) {}
+
+void cpu_trainable::init(uint64_t seed) {
+  m_model.init_parameters(seed);
+  m_opt = adamw(m_model.num_params());
+}
+
+double cpu_trainable::clip_grad_norm(double max_norm) {
+  return training::clip_grad_norm(m_model.grads(), m_model.num_params(), max_norm);
+}
+
+void cpu_trainable::optimizer_step(double lr, const adamw_config& c) {
+  m_opt.step(m_model.params(), m_model.grads(), m_model.tensors(), lr, c);
+}
+
+std::string cpu_trainable::implementation() const {
+  return m_model.options().dtype == compute_dtype::bf16
+             ? "matmuls: oneDNN, bf16 inputs, fp32 accumulation; attention: accelbench fused FlashAttention-2 "
+               "kernels (fp32); other layers: accelbench (fp32)"
+             : "matmuls: oneDNN (fp32); attention: accelbench fused FlashAttention-2 kernels (fp32); other "
+               "layers: accelbench (fp32)";
+}
+
+step_stats train_step(trainable& m, batch_loader& data, const train_hparams& hp, int64_t step) {
   step_stats st;
   auto t_step = clock_type::now();
   const int64_t b = m.options().batch, t = m.options().seq;
@@ -47,9 +70,10 @@ step_stats train_step(llama_model& m, adamw& opt, batch_loader& data, const trai
       ptg = tg.data();
     }
     auto t1 = clock_type::now();
-    loss += m.forward(pin, ptg);
+    loss += m.forward(pin, ptg);  // returns the loss: the device has finished the forward
     auto t2 = clock_type::now();
     m.backward(1.0f / float(accum));
+    m.synchronize();
     auto t3 = clock_type::now();
     st.data_s += std::chrono::duration<double>(t1 - t0).count();
     st.forward_s += std::chrono::duration<double>(t2 - t1).count();
@@ -57,15 +81,16 @@ step_stats train_step(llama_model& m, adamw& opt, batch_loader& data, const trai
   }
   st.loss = float(loss / double(accum));
   auto t4 = clock_type::now();
-  st.grad_norm = clip_grad_norm(m.grads(), m.num_params(), hp.clip_norm);
+  st.grad_norm = m.clip_grad_norm(hp.clip_norm);
   st.lr = hp.schedule.at(step);
-  opt.step(m.params(), m.grads(), m.tensors(), st.lr, hp.adam);
+  m.optimizer_step(st.lr, hp.adam);
+  m.synchronize();
   st.optimizer_s = since(t4);
   st.total_s = since(t_step);
   return st;
 }
 
-double evaluate(llama_model& m, const std::vector<int32_t>& windows, int64_t n) {
+double evaluate(trainable& m, const std::vector<int32_t>& windows, int64_t n) {
   const int64_t b = m.options().batch, t = m.options().seq;
   if (n % b != 0)
     throw input_error("train.llama: eval_samples (" + std::to_string(n) +
@@ -79,18 +104,18 @@ double evaluate(llama_model& m, const std::vector<int32_t>& windows, int64_t n) 
   return sum / double(n / b);
 }
 
-throughput_result measure_throughput(llama_model& m, const train_hparams& hp,
+throughput_result measure_throughput(trainable& m, const train_hparams& hp,
                                      const source_factory& data, uint64_t seed,
                                      int64_t warmup_steps, int64_t steps) {
   throughput_result r;
   auto t0 = clock_type::now();
-  m.init_parameters(seed);
-  adamw opt(m.num_params());
+  m.init(seed);
+  m.synchronize();
   r.init_s = since(t0);
   batch_loader loader(m.options().with_head ? data(seed) : nullptr, m.options().batch,
                       m.options().seq);
   for (int64_t s = 0; s < warmup_steps + steps; s++) {
-    step_stats st = train_step(m, opt, loader, hp, s);
+    step_stats st = train_step(m, loader, hp, s);
     if (s >= warmup_steps) r.steps.push_back(st);
   }
   r.loader_tokens_per_s = loader.tokens_per_s();
@@ -136,9 +161,10 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
   log.point("train_samples", s.hp.max_steps * gb);
   log.point("eval_samples", s.hp.eval_samples);
 
-  llama_model model(s.model, s.options);
-  model.init_parameters(seed);
-  adamw opt(model.num_params());
+  std::unique_ptr<trainable> model =
+      s.make_model ? s.make_model(s.model, s.options) : std::make_unique<cpu_trainable>(s.model, s.options);
+  model->init(seed);
+  model->synchronize();
   r.init_s = since(t_init);
   log.end("init_stop");
   if (s.max_init_s > 0 && r.init_s > s.max_init_s) r.init_within_bound = false;
@@ -160,7 +186,7 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
     log.start("block_start", nullptr, {{"samples_count", block_first}});
     bool diverged = false;
     for (int64_t i = 0; i < eval_every_steps && step < s.hp.max_steps; i++) {
-      step_stats st = train_step(model, opt, *loader, s.hp, step);
+      step_stats st = train_step(*model, *loader, s.hp, step);
       step++;
       samples += gb;
       tokens += gb * t;
@@ -200,7 +226,7 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
     }
     // Evaluation is inside the timed region (MLPerf Training rules, "Timing").
     log.start("eval_start", nullptr, {{"samples_count", samples}});
-    double el = evaluate(model, eval_windows, s.hp.eval_samples);
+    double el = evaluate(*model, eval_windows, s.hp.eval_samples);
     log.point("eval_accuracy", el, {{"samples_count", samples}});
     log.end("eval_stop", nullptr, {{"samples_count", samples}});
     r.curve.push_back({samples, step, el, since(t0)});

@@ -32,6 +32,51 @@ struct train_hparams {
   int64_t global_batch(int64_t micro_batch) const { return micro_batch * grad_accum; }
 };
 
+// What the training loop needs of a model and its optimizer. cpu_trainable (below) is the CPU
+// model with AdamW; workloads/training/cuda's llama_cuda is the same model on a GPU.
+class trainable {
+public:
+  virtual ~trainable() = default;
+  virtual const llama_options& options() const = 0;
+  virtual size_t num_params() const = 0;
+  // Draws the initial parameters (init_parameter_values) and resets the optimizer state.
+  virtual void init(uint64_t seed) = 0;
+  // Host token ids [B,T] (null for blocks-only models); the mean loss of the micro batch.
+  virtual float forward(const int32_t* inputs, const int32_t* targets) = 0;
+  virtual void zero_grad() = 0;
+  virtual void backward(float loss_scale) = 0;
+  // Global L2 norm before clipping to max_norm (<= 0: no clipping).
+  virtual double clip_grad_norm(double max_norm) = 0;
+  virtual void optimizer_step(double lr, const adamw_config& c) = 0;
+  // Waits for queued device work, so that phases can be timed; the CPU has none.
+  virtual void synchronize() {}
+  // The engines that run the step, for the run record.
+  virtual std::string implementation() const = 0;
+};
+
+// The CPU model (llama_model) with its AdamW state.
+class cpu_trainable final : public trainable {
+public:
+  cpu_trainable(const model_config& cfg, const llama_options& opt);
+  llama_model& model() { return m_model; }
+  const llama_options& options() const override { return m_model.options(); }
+  size_t num_params() const override { return m_model.num_params(); }
+  void init(uint64_t seed) override;
+  float forward(const int32_t* inputs, const int32_t* targets) override { return m_model.forward(inputs, targets); }
+  void zero_grad() override { m_model.zero_grad(); }
+  void backward(float loss_scale) override { m_model.backward(loss_scale); }
+  double clip_grad_norm(double max_norm) override;
+  void optimizer_step(double lr, const adamw_config& c) override;
+  std::string implementation() const override;
+
+private:
+  llama_model m_model;
+  adamw m_opt;
+};
+
+// Builds the model a time-to-train run trains (inside its untimed initialisation).
+using model_factory = std::function<std::unique_ptr<trainable>(const model_config&, const llama_options&)>;
+
 // A source of token batches: called once per run, after the clock has started (MLPerf: data is
 // first touched inside the timed region).
 using source_factory = std::function<std::unique_ptr<token_source>(uint64_t run_seed)>;
@@ -44,12 +89,11 @@ struct step_stats {
 
 // One optimizer step: grad_accum micro batches of forward + backward (each loss scaled by
 // 1/grad_accum), global-norm clipping, AdamW at lr = schedule(step).
-step_stats train_step(llama_model& m, adamw& opt, batch_loader& data, const train_hparams& hp,
-                      int64_t step);
+step_stats train_step(trainable& m, batch_loader& data, const train_hparams& hp, int64_t step);
 
 // Mean cross-entropy (nats) over every position of the windows (n x (seq+1) tokens), evaluated
 // in micro batches of the model's batch size (n must be a multiple of it).
-double evaluate(llama_model& m, const std::vector<int32_t>& windows, int64_t n);
+double evaluate(trainable& m, const std::vector<int32_t>& windows, int64_t n);
 
 // ---------------------------------------------------------------------------------------------
 struct throughput_result {
@@ -57,7 +101,7 @@ struct throughput_result {
   double loader_tokens_per_s = 0;
   double init_s = 0;
 };
-throughput_result measure_throughput(llama_model& m, const train_hparams& hp,
+throughput_result measure_throughput(trainable& m, const train_hparams& hp,
                                      const source_factory& data, uint64_t seed,
                                      int64_t warmup_steps, int64_t steps);
 
@@ -75,6 +119,7 @@ struct ttt_setup {
   double max_init_s = 0;         // bound on the untimed initialisation (0: none)
   source_factory train_data;     // per-run training stream
   source_factory eval_data;      // the fixed held-out set (seed ignored)
+  model_factory make_model;      // empty: the CPU model (cpu_trainable)
   std::string benchmark = "train.llama";
   std::string division = "closed", org = "accelbench", platform = "cpu", status = "onprem";
 };

@@ -66,13 +66,13 @@ std::vector<float> train_params(uint64_t seed, int threads, int steps) {
   llama_options o;
   o.batch = 4;
   o.seq = 16;
-  llama_model m(small_config(), o);
+  cpu_trainable m(small_config(), o);
   train_hparams hp;
   hp.schedule = {1e-2, 1e-3, 2, 10};
   auto r = measure_throughput(
       m, hp, [src](uint64_t s) { return std::make_unique<markov_stream>(src, s); }, seed, 0, steps);
   omp_set_num_threads(saved);
-  return std::vector<float>(m.params(), m.params() + m.num_params());
+  return std::vector<float>(m.model().params(), m.model().params() + m.num_params());
 }
 
 } // namespace

@@ -6,7 +6,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -23,8 +22,6 @@ namespace accelbench::training::cuda {
 namespace {
 
 namespace K = kernels;
-using clock_type = std::chrono::steady_clock;
-double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
 constexpr uint64_t kLtWorkspace = 32ull << 20;
 constexpr int kPartials = 256;
@@ -528,66 +525,6 @@ void llama_cuda::adamw_step(double lr, const adamw_config& c) {
     K::adamw(I.params.as<float>() + t.offset, I.grads.as<float>() + t.offset, I.adam_m.as<float>() + t.offset,
              I.adam_v.as<float>() + t.offset, (int64_t)t.size, float(lr), float(c.beta1), float(c.beta2),
              float(c.eps), t.decay ? float(c.weight_decay) : 0.0f, bc1, bc2, I.stream);
-}
-
-// ---------------------------------------------------------------------------------------------
-step_stats train_step_cuda(llama_cuda& m, batch_loader& data, const train_hparams& hp, int64_t step) {
-  step_stats st;
-  auto t_step = clock_type::now();
-  const int64_t b = m.options().batch, t = m.options().seq;
-  std::vector<int32_t> in(size_t(b * t)), tg(size_t(b * t));
-  m.zero_grad();
-  double loss = 0;
-  const int64_t accum = std::max<int64_t>(1, hp.grad_accum);
-  for (int64_t micro = 0; micro < accum; micro++) {
-    auto t0 = clock_type::now();
-    const int32_t* pin = nullptr;
-    const int32_t* ptg = nullptr;
-    if (m.options().with_head) {
-      auto w = data.next();  // [B, T+1] windows -> inputs, targets
-      for (int64_t i = 0; i < b; i++)
-        for (int64_t j = 0; j < t; j++) {
-          in[size_t(i * t + j)] = w[size_t(i * (t + 1) + j)];
-          tg[size_t(i * t + j)] = w[size_t(i * (t + 1) + j + 1)];
-        }
-      pin = in.data();
-      ptg = tg.data();
-    }
-    auto t1 = clock_type::now();
-    loss += m.forward(pin, ptg);  // ends with a synchronisation (the loss)
-    auto t2 = clock_type::now();
-    m.backward(1.0f / float(accum));
-    m.synchronize();
-    auto t3 = clock_type::now();
-    st.data_s += std::chrono::duration<double>(t1 - t0).count();
-    st.forward_s += std::chrono::duration<double>(t2 - t1).count();
-    st.backward_s += std::chrono::duration<double>(t3 - t2).count();
-  }
-  st.loss = float(loss / double(accum));
-  auto t4 = clock_type::now();
-  st.grad_norm = m.clip_grad_norm(hp.clip_norm);
-  st.lr = hp.schedule.at(step);
-  m.adamw_step(st.lr, hp.adam);
-  m.synchronize();
-  st.optimizer_s = since(t4);
-  st.total_s = since(t_step);
-  return st;
-}
-
-throughput_result measure_throughput_cuda(llama_cuda& m, const train_hparams& hp, const source_factory& data,
-                                          uint64_t seed, int64_t warmup_steps, int64_t steps) {
-  throughput_result r;
-  auto t0 = clock_type::now();
-  m.init_parameters(seed);
-  m.synchronize();
-  r.init_s = since(t0);
-  batch_loader loader(m.options().with_head ? data(seed) : nullptr, m.options().batch, m.options().seq);
-  for (int64_t s = 0; s < warmup_steps + steps; s++) {
-    step_stats st = train_step_cuda(m, loader, hp, s);
-    if (s >= warmup_steps) r.steps.push_back(st);
-  }
-  r.loader_tokens_per_s = loader.tokens_per_s();
-  return r;
 }
 
 } // namespace accelbench::training::cuda

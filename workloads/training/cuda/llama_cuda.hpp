@@ -31,7 +31,7 @@ std::string attention_impl(const model_config& cfg, const llama_options& opt);
 // free device memory (with both numbers). Cheap: no allocation.
 std::string unavailable_reason(const model_config& cfg, const llama_options& opt);
 
-class llama_cuda {
+class llama_cuda final : public trainable {
 public:
   // On the current device; throws backend_error naming what failed (allocation, cuBLASLt, cuDNN).
   llama_cuda(const model_config& cfg, const llama_options& opt);
@@ -48,34 +48,30 @@ public:
 
   // Host token ids [B,T]; returns the mean cross-entropy (waits for the device). Blocks-only
   // models ignore both and return the probe loss, as llama_model::forward.
-  float forward(const int32_t* inputs, const int32_t* targets);
-  void zero_grad();
+  float forward(const int32_t* inputs, const int32_t* targets) override;
+  void zero_grad() override;
   // grads += d(loss * loss_scale)/d(params) for the last forward.
-  void backward(float loss_scale = 1.0f);
+  void backward(float loss_scale = 1.0f) override;
   // Global L2 norm of the gradients before clipping (torch.nn.utils.clip_grad_norm_ semantics).
-  double clip_grad_norm(double max_norm);
+  double clip_grad_norm(double max_norm) override;
   // One AdamW update of every parameter (weight decay on matrices only), as adamw::step.
   void adamw_step(double lr, const adamw_config& c);
-  void synchronize();
+  void synchronize() override;
 
-  size_t num_params() const;
+  // trainable: init = init_parameters (which also resets the AdamW state), optimizer_step = adamw_step.
+  void init(uint64_t seed) override { init_parameters(seed); }
+  void optimizer_step(double lr, const adamw_config& c) override { adamw_step(lr, c); }
+
+  size_t num_params() const override;
   const std::vector<param_tensor>& tensors() const;
   const model_config& config() const;
-  const llama_options& options() const;
+  const llama_options& options() const override;
   // The engines that ran: GEMM library and math mode, attention implementation.
-  std::string implementation() const;
+  std::string implementation() const override;
 
 private:
   struct impl;
   std::unique_ptr<impl> m;
 };
-
-// One optimizer step on the GPU (train_step's protocol): grad_accum micro batches, clipping,
-// AdamW at lr = schedule(step). The breakdown is timed between device synchronisations.
-step_stats train_step_cuda(llama_cuda& m, batch_loader& data, const train_hparams& hp, int64_t step);
-
-// Throughput mode on the GPU (measure_throughput's protocol).
-throughput_result measure_throughput_cuda(llama_cuda& m, const train_hparams& hp, const source_factory& data,
-                                          uint64_t seed, int64_t warmup_steps, int64_t steps);
 
 } // namespace accelbench::training::cuda
