@@ -52,6 +52,14 @@ std::vector<int32_t> tokens(size_t n, int64_t vocab, uint64_t seed) {
   for (auto& x : t) x = int32_t(g() % uint64_t(vocab));
   return t;
 }
+// The default train.llama config on the cuda backend.
+config cuda_config(const workload& w) {
+  config c;
+  c.workload = "train.llama";
+  c.backend = "cuda";
+  for (auto& a : w.spec().axes) c.values[a.name] = a.default_value;
+  return c;
+}
 // ||a - b|| / ||b|| over one tensor.
 double rel_err(const float* a, const float* b, size_t n) {
   double num = 0, den = 0;
@@ -60,6 +68,15 @@ double rel_err(const float* a, const float* b, size_t n) {
     den += double(b[i]) * b[i];
   }
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+// Every tensor of the GPU copy within `tol` (relative L2) of the CPU's.
+void check_tensors(const llama_model& cpu, const std::vector<float>& gpu, const float* ref, double tol,
+                   const char* what) {
+  for (auto& t : cpu.tensors()) {
+    double e = rel_err(gpu.data() + t.offset, ref + t.offset, t.size);
+    INFO(t.name << " " << what << " relative error " << e);
+    CHECK(e < tol);
+  }
 }
 } // namespace
 
@@ -92,10 +109,7 @@ TEST_CASE("cuda training: memory plan, attention choice, skip reasons", "[cuda]"
     CHECK(cuda::unavailable_reason(m, opts(compute_dtype::fp32)).find(why) != std::string::npos);
     // The workload records the same reason, in both modes.
     auto w = make_training_workload();
-    config c;
-    c.workload = "train.llama";
-    c.backend = "cuda";
-    for (auto& a : w->spec().axes) c.values[a.name] = a.default_value;
+    config c = cuda_config(*w);
     CHECK(w->unavailable_reason(c).find(why) != std::string::npos);
     c.values["mode"] = "time_to_train";
     CHECK(w->unavailable_reason(c).find(why) != std::string::npos);
@@ -127,11 +141,7 @@ TEST_CASE("cuda training: loss and gradients match the CPU model (fp32)", "[cuda
     gpu.backward();
     std::vector<float> g(gpu.num_params());
     gpu.download_grads(g.data());
-    for (auto& t : cpu.tensors()) {
-      double e = rel_err(g.data() + t.offset, cpu.grads() + t.offset, t.size);
-      INFO(t.name << " gradient relative error " << e);
-      CHECK(e < 1e-3);
-    }
+    check_tensors(cpu, g, cpu.grads(), 1e-3, "gradient");
   }
 }
 
@@ -162,11 +172,7 @@ TEST_CASE("cuda training: AdamW steps keep the GPU parameters on the CPU's", "[c
   }
   std::vector<float> p(gpu.num_params());
   gpu.download_parameters(p.data());
-  for (auto& t : cpu.tensors()) {
-    double e = rel_err(p.data() + t.offset, cpu.params() + t.offset, t.size);
-    INFO(t.name << " parameter relative error after 3 steps " << e);
-    CHECK(e < 1e-3);
-  }
+  check_tensors(cpu, p, cpu.params(), 1e-3, "parameter (after 3 steps)");
 }
 
 TEST_CASE("cuda training: bf16 loss agrees with the CPU's bf16 loss", "[cuda][gpu]") {
@@ -186,20 +192,13 @@ TEST_CASE("cuda training: bf16 loss agrees with the CPU's bf16 loss", "[cuda][gp
   gpu.backward();
   std::vector<float> g(gpu.num_params());
   gpu.download_grads(g.data());
-  for (auto& t : cpu.tensors()) {
-    double e = rel_err(g.data() + t.offset, cpu.grads() + t.offset, t.size);
-    INFO(t.name << " gradient relative error " << e);
-    CHECK(e < 5e-2);
-  }
+  check_tensors(cpu, g, cpu.grads(), 5e-2, "bf16 gradient");
 }
 
 TEST_CASE("cuda training: time to train on the GPU reaches the target with an MLPerf log", "[cuda][gpu]") {
   if (!have_gpu()) return;
   auto w = make_training_workload();
-  config c;
-  c.workload = "train.llama";
-  c.backend = "cuda";
-  for (auto& a : w->spec().axes) c.values[a.name] = a.default_value;
+  config c = cuda_config(*w);
   c.values["mode"] = "time_to_train";
   auto rules = load_ruleset("train-ttt-v1");
   json user;
@@ -222,10 +221,7 @@ TEST_CASE("cuda training: time to train on the GPU reaches the target with an ML
 TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]") {
   if (!have_gpu()) return;
   auto w = make_training_workload();
-  config c;
-  c.workload = "train.llama";
-  c.backend = "cuda";
-  for (auto& a : w->spec().axes) c.values[a.name] = a.default_value;
+  config c = cuda_config(*w);
   c.values["steps"] = "3";
   auto rules = load_ruleset("train-v1");
   run_context ctx;

@@ -11,11 +11,6 @@ namespace accelbench::training {
 
 namespace {
 
-// Floats per token of the activations one block keeps for its backward pass:
-// xn1, q, att, xmid, xn2 [C]; k, v [KVH*HD]; rstd1, rstd2 [1]; lse [NH]; h1, h3, g [F].
-int64_t block_act_per_token(const model_config& m) {
-  return 5 * m.dim + 2 * m.kv_dim() + 2 + m.n_heads + 3 * m.ffn_dim;
-}
 // Backward scratch per token, shared by all blocks: dres, dxn, dq, datt [C]; dk, dv [KVH*HD];
 // dh1, dh3, dg [F].
 int64_t scratch_per_token(const model_config& m) {
@@ -42,9 +37,35 @@ int64_t global_act_floats(const model_config& m, const llama_options& o, int64_t
 struct llama_model::layer_params {
   float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *w1, *w3, *w2;
 };
-struct llama_model::layer_acts {
-  float *xn1, *rstd1, *q, *k, *v, *att, *lse, *xmid, *xn2, *rstd2, *h1, *h3, *g;
-};
+// Floats per token of the activations one block keeps for its backward pass:
+// xn1, q, att, xmid, xn2 [C]; k, v [KVH*HD]; rstd1, rstd2 [1]; lse [NH]; h1, h3, g [F].
+int64_t block_act_per_token(const model_config& m) {
+  return 5 * m.dim + 2 * m.kv_dim() + 2 + m.n_heads + 3 * m.ffn_dim;
+}
+
+block_acts carve_block_acts(float* p, int64_t bt, const model_config& m) {
+  const int64_t c = m.dim, kv = m.kv_dim(), f = m.ffn_dim;
+  auto take = [&](int64_t n) {
+    float* r = p;
+    p += bt * n;
+    return r;
+  };
+  block_acts a;
+  a.xn1 = take(c);
+  a.rstd1 = take(1);
+  a.q = take(c);
+  a.k = take(kv);
+  a.v = take(kv);
+  a.att = take(c);
+  a.lse = take(m.n_heads);
+  a.xmid = take(c);
+  a.xn2 = take(c);
+  a.rstd2 = take(1);
+  a.h1 = take(f);
+  a.h3 = take(f);
+  a.g = take(f);
+  return a;
+}
 
 std::vector<param_tensor> parameter_layout(const model_config& cfg, const llama_options& opt) {
   const int64_t layers = resolved_layers(cfg, opt);
@@ -166,30 +187,9 @@ llama_model::layer_params llama_model::lp(float* base, int64_t l) const {
   return {at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8)};
 }
 
-llama_model::layer_acts llama_model::la(int64_t l) const {
-  const int64_t bt = m_opt.batch * m_opt.seq, c = m_cfg.dim, kv = m_cfg.kv_dim(),
-                f = m_cfg.ffn_dim;
-  float* p = m_acts.get() + size_t(l * bt * block_act_per_token(m_cfg));
-  layer_acts a;
-  auto take = [&](int64_t n) {
-    float* r = p;
-    p += bt * n;
-    return r;
-  };
-  a.xn1 = take(c);
-  a.rstd1 = take(1);
-  a.q = take(c);
-  a.k = take(kv);
-  a.v = take(kv);
-  a.att = take(c);
-  a.lse = take(m_cfg.n_heads);
-  a.xmid = take(c);
-  a.xn2 = take(c);
-  a.rstd2 = take(1);
-  a.h1 = take(f);
-  a.h3 = take(f);
-  a.g = take(f);
-  return a;
+block_acts llama_model::la(int64_t l) const {
+  const int64_t bt = m_opt.batch * m_opt.seq;
+  return carve_block_acts(m_acts.get() + size_t(l * bt * block_act_per_token(m_cfg)), bt, m_cfg);
 }
 
 void llama_model::init_parameters(uint64_t seed) {
@@ -239,7 +239,7 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
 
   for (int64_t l = 0; l < m_layers; l++) {
     layer_params p = lp(m_params.get(), l);
-    layer_acts a = la(l);
+    block_acts a = la(l);
     const float* x = res(l);
     rmsnorm_forward(a.xn1, a.rstd1, x, p.attn_norm, bt, c, eps);
     linear_forward(dt, a.q, a.xn1, p.wq, bt, c, c);
@@ -320,7 +320,7 @@ void llama_model::backward(float loss_scale) {
   for (int64_t l = m_layers - 1; l >= 0; l--) {
     layer_params p = lp(m_params.get(), l);
     layer_params gr = lp(m_grads.get(), l);
-    layer_acts a = la(l);
+    block_acts a = la(l);
     // MLP: out = xmid + swiglu(xn2 W1^T, xn2 W3^T) W2^T
     linear_backward(dt, dg, gr.w2, dres, a.g, p.w2, bt, f, c, false);
     swiglu_backward(dh1, dh3, dg, a.h1, a.h3, bt * f);

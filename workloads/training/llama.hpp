@@ -48,6 +48,15 @@ std::vector<param_tensor> parameter_layout(const model_config& cfg, const llama_
 void init_parameter_values(const model_config& cfg, const std::vector<param_tensor>& tensors, uint64_t seed,
                            float* params, float* x0, float* probe, int64_t n_resid);
 
+// One decoder block's saved activations, carved from `base` (BT tokens): xn1, rstd1, q, k, v, att,
+// lse, xmid, xn2, rstd2, h1, h3, g, in this order. The layout both backends use.
+struct block_acts {
+  float *xn1, *rstd1, *q, *k, *v, *att, *lse, *xmid, *xn2, *rstd2, *h1, *h3, *g;
+};
+// Floats per token of block_acts: 5 C + 2 KVH*HD + 2 + NH + 3 F.
+int64_t block_act_per_token(const model_config& m);
+block_acts carve_block_acts(float* base, int64_t bt, const model_config& m);
+
 class llama_model {
 public:
   llama_model(const model_config& cfg, const llama_options& opt);
@@ -87,9 +96,8 @@ public:
 
 private:
   struct layer_params;
-  struct layer_acts;
   layer_params lp(float* base, int64_t l) const;
-  layer_acts la(int64_t l) const;
+  block_acts la(int64_t l) const;
 
   model_config m_cfg;
   llama_options m_opt;

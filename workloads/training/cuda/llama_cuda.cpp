@@ -61,7 +61,7 @@ sizes sizes_of(const model_config& m, const llama_options& o) {
   const auto t = parameter_layout(m, o);
   z.params = t.empty() ? 0 : t.back().offset + t.back().size;
   const uint64_t bt = z.bt, c = m.dim, kv = m.kv_dim(), f = m.ffn_dim, v = m.vocab_size;
-  z.block_acts = bt * (5 * c + 2 * kv + 2 + m.n_heads + 3 * f);
+  z.block_acts = bt * uint64_t(block_act_per_token(m));
   z.resid = (z.layers + 1) * bt * c;
   z.head = o.with_head ? bt * c + bt + bt * v + bt : bt * c;
   z.scratch = bt * (5 * c + 2 * kv + 3 * f) + uint64_t(o.batch * m.n_heads * o.seq);
@@ -194,10 +194,6 @@ struct llama_cuda::impl {
   struct layer_params {
     float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *w1, *w3, *w2;
   };
-  struct layer_acts {
-    float *xn1, *rstd1, *q, *k, *v, *att, *lse, *xmid, *xn2, *rstd2, *h1, *h3, *g;
-  };
-
   impl(const model_config& c, const llama_options& o)
       : cfg(c), opt(o), z(sizes_of(c, o)), tensors(parameter_layout(c, o)), attn(attention_impl(c, o)),
         params(z.params * 4), grads(z.params * 4), adam_m(z.params * 4), adam_v(z.params * 4),
@@ -232,30 +228,7 @@ struct llama_cuda::impl {
     auto at = [&](size_t i) { return base.as<float>() + tensors[first + i].offset; };
     return {at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8)};
   }
-  layer_acts la(int64_t l) const {
-    const int64_t c = cfg.dim, kv = cfg.kv_dim(), f = cfg.ffn_dim;
-    float* p = acts.as<float>() + l * z.block_acts;
-    auto take = [&](int64_t n) {
-      float* r = p;
-      p += bt() * n;
-      return r;
-    };
-    layer_acts a;
-    a.xn1 = take(c);
-    a.rstd1 = take(1);
-    a.q = take(c);
-    a.k = take(kv);
-    a.v = take(kv);
-    a.att = take(c);
-    a.lse = take(cfg.n_heads);
-    a.xmid = take(c);
-    a.xn2 = take(c);
-    a.rstd2 = take(1);
-    a.h1 = take(f);
-    a.h3 = take(f);
-    a.g = take(f);
-    return a;
-  }
+  block_acts la(int64_t l) const { return carve_block_acts(acts.as<float>() + l * z.block_acts, bt(), cfg); }
   float* res(int64_t l) const { return resid.as<float>() + l * bt() * cfg.dim; }
   const float* cos_table() const { return rope.as<float>(); }
   const float* sin_table() const { return rope.as<float>() + z.rope / 2; }
@@ -289,48 +262,56 @@ struct llama_cuda::impl {
     matmul_rm(true, false, oc, c, bt(), dout, oc, uint64_t(bt() * oc), inp, c, uint64_t(bt() * c), dw, c, true);
   }
 
+  // The bf16 copies cuDNN attention reads and writes: q o do dq [BT*C], k v dk dv [BT*KVH*HD].
+  struct bf16_views {
+    int64_t nq, nk;
+    uint16_t *q, *k, *v, *o, *d_o, *dq, *dk, *dv;
+  };
+  bf16_views attn_bf16() const {
+    bf16_views b;
+    b.nq = bt() * cfg.dim;
+    b.nk = bt() * cfg.kv_dim();
+    b.q = bf16_attn.as<uint16_t>();
+    b.k = b.q + b.nq;
+    b.v = b.k + b.nk;
+    b.o = b.v + b.nk;
+    b.d_o = b.o + b.nq;
+    b.dq = b.d_o + b.nq;
+    b.dk = b.dq + b.nq;
+    b.dv = b.dk + b.nk;
+    return b;
+  }
+
   // Attention forward / backward in the configured implementation.
-  void attention_forward(const layer_acts& a) {
+  void attention_forward(const block_acts& a) {
     const auto s = attn_shape(cfg, opt);
     if (attn == "native") {
       attention::native::forward(s, false, a.q, a.k, a.v, a.att, a.lse, stream);
       return;
     }
-    const int64_t nq = bt() * cfg.dim, nk = bt() * cfg.kv_dim();
-    uint16_t* qb = bf16_attn.as<uint16_t>();
-    uint16_t* kb = qb + nq;
-    uint16_t* vb = kb + nk;
-    uint16_t* ob = vb + nk;
-    K::to_bf16(qb, a.q, nq, stream);
-    K::to_bf16(kb, a.k, nk, stream);
-    K::to_bf16(vb, a.v, nk, stream);
-    sdpa_fwd->run(qb, kb, vb, ob, a.lse, stream);
-    K::from_bf16(a.att, ob, nq, stream);
+    const auto b = attn_bf16();
+    K::to_bf16(b.q, a.q, b.nq, stream);
+    K::to_bf16(b.k, a.k, b.nk, stream);
+    K::to_bf16(b.v, a.v, b.nk, stream);
+    sdpa_fwd->run(b.q, b.k, b.v, b.o, a.lse, stream);
+    K::from_bf16(a.att, b.o, b.nq, stream);
   }
-  void attention_backward(float* dq, float* dk, float* dv, const float* datt, const layer_acts& a, float* delta) {
+  void attention_backward(float* dq, float* dk, float* dv, const float* datt, const block_acts& a, float* delta) {
     const auto s = attn_shape(cfg, opt);
     if (attn == "native") {
       attention::native::backward(s, false, a.q, a.k, a.v, a.att, datt, a.lse, delta, dq, dk, dv, stream);
       return;
     }
-    const int64_t nq = bt() * cfg.dim, nk = bt() * cfg.kv_dim();
-    uint16_t* qb = bf16_attn.as<uint16_t>();
-    uint16_t* kb = qb + nq;
-    uint16_t* vb = kb + nk;
-    uint16_t* ob = vb + nk;
-    uint16_t* dob = ob + nq;
-    uint16_t* dqb = dob + nq;
-    uint16_t* dkb = dqb + nq;
-    uint16_t* dvb = dkb + nk;
-    K::to_bf16(qb, a.q, nq, stream);
-    K::to_bf16(kb, a.k, nk, stream);
-    K::to_bf16(vb, a.v, nk, stream);
-    K::to_bf16(ob, a.att, nq, stream);  // exact: att came from bf16
-    K::to_bf16(dob, datt, nq, stream);
-    sdpa_bwd->run(qb, kb, vb, ob, dob, a.lse, dqb, dkb, dvb, stream);
-    K::from_bf16(dq, dqb, nq, stream);
-    K::from_bf16(dk, dkb, nk, stream);
-    K::from_bf16(dv, dvb, nk, stream);
+    const auto b = attn_bf16();
+    K::to_bf16(b.q, a.q, b.nq, stream);
+    K::to_bf16(b.k, a.k, b.nk, stream);
+    K::to_bf16(b.v, a.v, b.nk, stream);
+    K::to_bf16(b.o, a.att, b.nq, stream);  // exact: att came from bf16
+    K::to_bf16(b.d_o, datt, b.nq, stream);
+    sdpa_bwd->run(b.q, b.k, b.v, b.o, b.d_o, a.lse, b.dq, b.dk, b.dv, stream);
+    K::from_bf16(dq, b.dq, b.nq, stream);
+    K::from_bf16(dk, b.dk, b.nk, stream);
+    K::from_bf16(dv, b.dv, b.nk, stream);
   }
 
   double sum_partials(const float* a, const float* b, int64_t n) {
