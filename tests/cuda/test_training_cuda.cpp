@@ -130,22 +130,27 @@ TEST_CASE("cuda training: loss and gradients match the CPU model (fp32)", "[cuda
     gpu.download_parameters(p.data());
     CHECK(rel_err(p.data(), cpu.params(), p.size()) == 0.0);
 
-    auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 1), tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 2);
+    // Two micro batches accumulated with loss_scale 0.5, as gradient accumulation does: a kernel
+    // that overwrote a parameter gradient instead of adding to it would show here.
     cpu.zero_grad();
     gpu.zero_grad();
-    const float lc = cpu.forward(in.data(), tg.data());
-    const float lg = gpu.forward(in.data(), tg.data());
-    INFO("with_head=" << with_head << " cpu loss " << lc << " gpu loss " << lg);
-    CHECK(std::abs(lc - lg) <= 1e-4 * std::max(1.0f, std::abs(lc)));
-    cpu.backward();
-    gpu.backward();
+    const size_t n = size_t(o.batch * o.seq);
+    for (uint64_t micro_batch = 0; micro_batch < 2; micro_batch++) {
+      auto in = tokens(n, m.vocab_size, 1 + 2 * micro_batch), tg = tokens(n, m.vocab_size, 2 + 2 * micro_batch);
+      const float lc = cpu.forward(in.data(), tg.data());
+      const float lg = gpu.forward(in.data(), tg.data());
+      INFO("with_head=" << with_head << " micro batch " << micro_batch << " cpu loss " << lc << " gpu loss " << lg);
+      CHECK(std::abs(lc - lg) <= 1e-4 * std::max(1.0f, std::abs(lc)));
+      cpu.backward(0.5f);
+      gpu.backward(0.5f);
+    }
     std::vector<float> g(gpu.num_params());
     gpu.download_grads(g.data());
     check_tensors(cpu, g, cpu.grads(), 1e-3, "gradient");
   }
 }
 
-TEST_CASE("cuda training: AdamW steps keep the GPU parameters on the CPU's", "[cuda][gpu]") {
+TEST_CASE("cuda training: AdamW steps with clipping move the GPU parameters as the CPU's", "[cuda][gpu]") {
   if (!have_gpu()) return;
   const auto m = micro();
   const auto o = opts(compute_dtype::fp32);
@@ -153,8 +158,10 @@ TEST_CASE("cuda training: AdamW steps keep the GPU parameters on the CPU's", "[c
   cuda::llama_cuda gpu(m, o);
   cpu.init_parameters(3);
   gpu.init_parameters(3);
+  const std::vector<float> p0(cpu.params(), cpu.params() + cpu.num_params());
   adamw opt(cpu.num_params());
   adamw_config ac;
+  const double max_norm = 0.05;  // below the gradient norm at initialisation: clipping runs
   for (int step = 0; step < 3; step++) {
     auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 10 + step);
     auto tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 20 + step);
@@ -163,19 +170,26 @@ TEST_CASE("cuda training: AdamW steps keep the GPU parameters on the CPU's", "[c
     float lc = cpu.forward(in.data(), tg.data()), lg = gpu.forward(in.data(), tg.data());
     INFO("step " << step << " cpu loss " << lc << " gpu loss " << lg);
     CHECK(std::abs(lc - lg) <= 1e-3);
-    cpu.backward();
-    gpu.backward();
-    double nc = clip_grad_norm(cpu.grads(), cpu.num_params(), 1.0), ng = gpu.clip_grad_norm(1.0);
+    cpu.backward(1.0f);
+    gpu.backward(1.0f);
+    double nc = clip_grad_norm(cpu.grads(), cpu.num_params(), max_norm), ng = gpu.clip_grad_norm(max_norm);
+    CHECK(nc > max_norm);
     CHECK(std::abs(nc - ng) <= 1e-3 * nc);
     opt.step(cpu.params(), cpu.grads(), cpu.tensors(), 1e-3, ac);
     gpu.adamw_step(1e-3, ac);
   }
-  std::vector<float> p(gpu.num_params());
+  // Compare the updates p - p0, not the parameters (which the initial values dominate): decay on
+  // a norm gain, or a wrong bias correction, is a large error in the update.
+  std::vector<float> p(gpu.num_params()), dg(gpu.num_params()), dc(gpu.num_params());
   gpu.download_parameters(p.data());
-  check_tensors(cpu, p, cpu.params(), 1e-3, "parameter (after 3 steps)");
+  for (size_t i = 0; i < p.size(); i++) {
+    dg[i] = p[i] - p0[i];
+    dc[i] = cpu.params()[i] - p0[i];
+  }
+  check_tensors(cpu, dg, dc.data(), 1e-2, "update after 3 steps");
 }
 
-TEST_CASE("cuda training: bf16 loss agrees with the CPU's bf16 loss", "[cuda][gpu]") {
+TEST_CASE("cuda training: bf16 loss and gradients agree with the CPU's bf16 ones", "[cuda][gpu]") {
   if (!have_gpu()) return;
   const auto m = micro();
   const auto o = opts(compute_dtype::bf16);
@@ -186,10 +200,12 @@ TEST_CASE("cuda training: bf16 loss agrees with the CPU's bf16 loss", "[cuda][gp
   auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 4), tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 5);
   const float lc = cpu.forward(in.data(), tg.data()), lg = gpu.forward(in.data(), tg.data());
   INFO("cpu " << lc << " gpu " << lg << " (" << gpu.implementation() << ")");
-  // Attention runs in bf16 on the GPU (cuDNN) and in fp32 on the CPU.
-  CHECK(std::abs(lc - lg) <= 2e-2 * std::abs(lc));
-  cpu.backward();
-  gpu.backward();
+  // At initialisation the loss is ln V within ~0.01 whatever the blocks compute, so a relative
+  // tolerance would hide a broken block: the bound is absolute. Both sides round the matmul inputs
+  // to bf16; attention runs in bf16 on the GPU (cuDNN) and in fp32 on the CPU.
+  CHECK(std::abs(lc - lg) <= 5e-3);
+  cpu.backward(1.0f);
+  gpu.backward(1.0f);
   std::vector<float> g(gpu.num_params());
   gpu.download_grads(g.data());
   check_tensors(cpu, g, cpu.grads(), 5e-2, "bf16 gradient");

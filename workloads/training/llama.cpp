@@ -37,17 +37,24 @@ int64_t global_act_floats(const model_config& m, const llama_options& o, int64_t
 struct llama_model::layer_params {
   float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *w1, *w3, *w2;
 };
-// Floats per token of the activations one block keeps for its backward pass:
-// xn1, q, att, xmid, xn2 [C]; k, v [KVH*HD]; rstd1, rstd2 [1]; lse [NH]; h1, h3, g [F].
-int64_t block_act_per_token(const model_config& m) {
-  return 5 * m.dim + 2 * m.kv_dim() + 2 + m.n_heads + 3 * m.ffn_dim;
+namespace {
+// Each array of block_acts starts on a 256-byte boundary (64 floats): what cuBLASLt's fastest
+// kernels and cuDNN's tensors assume of their operands, whatever B*T is.
+int64_t padded(int64_t floats) { return (floats + 63) / 64 * 64; }
+} // namespace
+
+// The activations one block keeps for its backward pass, per token: xn1, q, att, xmid, xn2 [C];
+// k, v [KVH*HD]; rstd1, rstd2 [1]; lse [NH]; h1, h3, g [F]; each array padded as above.
+int64_t block_act_floats(const model_config& m, int64_t bt) {
+  const int64_t c = m.dim, kv = m.kv_dim(), f = m.ffn_dim;
+  return 5 * padded(bt * c) + 2 * padded(bt * kv) + 2 * padded(bt) + padded(bt * m.n_heads) + 3 * padded(bt * f);
 }
 
 block_acts carve_block_acts(float* p, int64_t bt, const model_config& m) {
   const int64_t c = m.dim, kv = m.kv_dim(), f = m.ffn_dim;
   auto take = [&](int64_t n) {
     float* r = p;
-    p += bt * n;
+    p += padded(bt * n);
     return r;
   };
   block_acts a;
@@ -133,12 +140,12 @@ memory_plan llama_model::plan(const model_config& cfg, const llama_options& opt)
   mp.grads = p * 4;
   mp.optimizer = p * 8;  // AdamW first and second moments, fp32
   mp.activations =
-      uint64_t(layers * bt * block_act_per_token(cfg) + global_act_floats(cfg, opt, layers)) * 4;
+      uint64_t(layers * block_act_floats(cfg, bt) + global_act_floats(cfg, opt, layers)) * 4;
   uint64_t scratch = uint64_t(bt * scratch_per_token(cfg)) * 4;
   if (opt.dtype == compute_dtype::bf16) {
     // bf16 copies of the two matmul inputs, at most the largest activation and weight matrix.
     int64_t widest = std::max({cfg.dim, cfg.ffn_dim, opt.with_head ? cfg.vocab_size : 0});
-    int64_t weight = std::max(cfg.ffn_dim, opt.with_head ? cfg.vocab_size : 0) * cfg.dim;
+    int64_t weight = widest * cfg.dim;  // every weight matrix is [widest or less, C] or [C, F]
     scratch += uint64_t(bt * widest + std::max(weight, bt * widest)) * 2;
   }
   // oneDNN scratchpads, the RoPE table and the runtime's own arenas: a fixed allowance.
@@ -157,7 +164,7 @@ llama_model::llama_model(const model_config& cfg, const llama_options& opt)
   m_num_params = m_tensors.empty() ? 0 : m_tensors.back().offset + m_tensors.back().size;
   const int64_t bt = opt.batch * opt.seq;
   m_acts_floats =
-      size_t(m_layers * bt * block_act_per_token(cfg) + global_act_floats(cfg, opt, m_layers));
+      size_t(m_layers * block_act_floats(cfg, bt) + global_act_floats(cfg, opt, m_layers));
   m_scratch_floats = size_t(bt * scratch_per_token(cfg));
   // new float[] without value-initialisation: pages are touched when first written.
   m_params.reset(new float[m_num_params]);
@@ -189,7 +196,7 @@ llama_model::layer_params llama_model::lp(float* base, int64_t l) const {
 
 block_acts llama_model::la(int64_t l) const {
   const int64_t bt = m_opt.batch * m_opt.seq;
-  return carve_block_acts(m_acts.get() + size_t(l * bt * block_act_per_token(m_cfg)), bt, m_cfg);
+  return carve_block_acts(m_acts.get() + size_t(l * block_act_floats(m_cfg, bt)), bt, m_cfg);
 }
 
 void llama_model::init_parameters(uint64_t seed) {
@@ -198,7 +205,7 @@ void llama_model::init_parameters(uint64_t seed) {
   const int64_t n = m_opt.batch * m_opt.seq * m_cfg.dim;
   if (!m_opt.with_head) {
     // Fixed input residual stream and loss probe for blocks-only models.
-    x0 = m_acts.get() + size_t(m_layers * m_opt.batch * m_opt.seq * block_act_per_token(m_cfg));
+    x0 = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, m_opt.batch * m_opt.seq));
     probe = x0 + (m_layers + 1) * n;
   }
   init_parameter_values(m_cfg, m_tensors, seed, m_params.get(), x0, probe, n);
@@ -210,7 +217,7 @@ void llama_model::zero_grad() { std::memset(m_grads.get(), 0, m_num_params * siz
 const float* llama_model::token_losses() const {
   if (!m_opt.with_head) return nullptr;
   const int64_t bt = m_opt.batch * m_opt.seq, c = m_cfg.dim;
-  const float* g = m_acts.get() + size_t(m_layers * bt * block_act_per_token(m_cfg));
+  const float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   return g + (m_layers + 1) * bt * c + bt * c + bt + bt * m_cfg.vocab_size;
 }
 
@@ -220,7 +227,7 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
                 kvh = m_cfg.n_kv_heads, hd = m_cfg.head_dim();
   const compute_dtype dt = m_opt.dtype;
   const float eps = float(m_cfg.norm_eps);
-  float* g = m_acts.get() + size_t(m_layers * bt * block_act_per_token(m_cfg));
+  float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   auto res = [&](int64_t l) { return g + l * bt * c; };
   float* tmp = m_scratch.get();  // [BT,C]; free during forward
 
@@ -285,7 +292,7 @@ void llama_model::backward(float loss_scale) {
                 f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads,
                 kvh = m_cfg.n_kv_heads, hd = m_cfg.head_dim();
   const compute_dtype dt = m_opt.dtype;
-  float* g = m_acts.get() + size_t(m_layers * bt * block_act_per_token(m_cfg));
+  float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   auto res = [&](int64_t l) { return g + l * bt * c; };
   float* s = m_scratch.get();
   float* dres = s;

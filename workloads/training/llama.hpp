@@ -49,12 +49,13 @@ void init_parameter_values(const model_config& cfg, const std::vector<param_tens
                            float* params, float* x0, float* probe, int64_t n_resid);
 
 // One decoder block's saved activations, carved from `base` (BT tokens): xn1, rstd1, q, k, v, att,
-// lse, xmid, xn2, rstd2, h1, h3, g, in this order. The layout both backends use.
+// lse, xmid, xn2, rstd2, h1, h3, g, in this order, each starting on a 256-byte boundary. The
+// layout both backends use.
 struct block_acts {
   float *xn1, *rstd1, *q, *k, *v, *att, *lse, *xmid, *xn2, *rstd2, *h1, *h3, *g;
 };
-// Floats per token of block_acts: 5 C + 2 KVH*HD + 2 + NH + 3 F.
-int64_t block_act_per_token(const model_config& m);
+// Floats of one block's block_acts for BT tokens (about BT * (5 C + 2 KVH*HD + 2 + NH + 3 F)).
+int64_t block_act_floats(const model_config& m, int64_t bt);
 block_acts carve_block_acts(float* base, int64_t bt, const model_config& m);
 
 class llama_model {

@@ -34,6 +34,8 @@
 
 #include <cmath>
 #include <deque>
+#include <limits>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
@@ -233,7 +235,10 @@ struct sdpa_plan {
   cudnnBackendDescriptor_t plan = nullptr;
   void* workspace = nullptr;
   int64_t workspace_bytes = 0;
-  float scale = 1.0f, neg_inf = -INFINITY, one = 1.0f;
+  // The masked logit: -inf from cuDNN 9.10 on; before that the frontend used the lowest finite
+  // float, which those engines expect.
+  float scale = 1.0f, neg_inf = cudnnGetVersion() < 91000 ? std::numeric_limits<float>::lowest() : -INFINITY,
+        one = 1.0f;
   bool causal = false;
   std::string engine;
 
@@ -336,8 +341,9 @@ struct sdpa_forward::impl {
   sdpa_plan p;
 };
 
-sdpa_forward::sdpa_forward(const attention_shape& s) : m_impl(new impl) {
-  auto& P = m_impl->p;
+sdpa_forward::sdpa_forward(const attention_shape& s) {
+  auto owner = std::make_unique<impl>();  // freed if building the graph throws
+  auto& P = owner->p;
   auto& g = P.g;
   P.scale = s.effective_scale();
   P.causal = s.causal;
@@ -371,6 +377,7 @@ sdpa_forward::sdpa_forward(const attention_shape& s) : m_impl(new impl) {
   g.pointwise(CUDNN_POINTWISE_DIV, ex, &sum, pr);
   g.matmul(pr, v, o);
   P.finalize("SDPA forward");
+  m_impl = owner.release();
 }
 
 sdpa_forward::~sdpa_forward() { delete m_impl; }
@@ -400,8 +407,9 @@ struct sdpa_backward::impl {
   }
 };
 
-sdpa_backward::sdpa_backward(const attention_shape& s) : m_impl(new impl) {
-  auto& I = *m_impl;
+sdpa_backward::sdpa_backward(const attention_shape& s) {
+  auto owner = std::make_unique<impl>();  // freed if building the graph throws
+  auto& I = *owner;
   auto& P = I.p;
   auto& g = P.g;
   P.scale = s.effective_scale();
@@ -486,6 +494,7 @@ sdpa_backward::sdpa_backward(const attention_shape& s) : m_impl(new impl) {
   if (cudaMalloc(&I.sum, I.sum_bytes) != cudaSuccess || cudaMalloc(&I.dq_accum, I.dq_accum_bytes) != cudaSuccess)
     throw backend_error(fmt::format("cudaMalloc of the SDPA backward scratch ({} bytes) failed",
                                     I.sum_bytes + I.dq_accum_bytes));
+  m_impl = owner.release();
 }
 
 sdpa_backward::~sdpa_backward() { delete m_impl; }

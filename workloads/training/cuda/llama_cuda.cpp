@@ -25,6 +25,7 @@ namespace K = kernels;
 
 constexpr uint64_t kLtWorkspace = 32ull << 20;
 constexpr int kPartials = 256;
+constexpr int64_t kNativeMaxHeadDim = 256;  // flash_native.cu's register tiles
 
 int64_t resolved_layers(const model_config& m, const llama_options& o) { return o.layers > 0 ? o.layers : m.n_layers; }
 
@@ -61,14 +62,14 @@ sizes sizes_of(const model_config& m, const llama_options& o) {
   const auto t = parameter_layout(m, o);
   z.params = t.empty() ? 0 : t.back().offset + t.back().size;
   const uint64_t bt = z.bt, c = m.dim, kv = m.kv_dim(), f = m.ffn_dim, v = m.vocab_size;
-  z.block_acts = bt * uint64_t(block_act_per_token(m));
+  z.block_acts = uint64_t(block_act_floats(m, z.bt));
   z.resid = (z.layers + 1) * bt * c;
   z.head = o.with_head ? bt * c + bt + bt * v + bt : bt * c;
   z.scratch = bt * (5 * c + 2 * kv + 3 * f) + uint64_t(o.batch * m.n_heads * o.seq);
   z.rope = 2 * uint64_t(o.seq * (m.head_dim() / 2));
   if (o.dtype == compute_dtype::bf16) {
     const uint64_t widest = std::max<uint64_t>({c, f, o.with_head ? v : 0});
-    const uint64_t weight = std::max<uint64_t>(f, o.with_head ? v : 0) * c;
+    const uint64_t weight = widest * c;  // every weight matrix is [widest or less, C] or [C, F]
     z.bf16_gemm = std::max(weight, bt * widest);
   }
   if (attention_impl(m, o) == "cudnn") {
@@ -101,7 +102,10 @@ public:
 
   void run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
            float* c, int64_t ldc, float beta, bool bf16, void* stream) {
-    const key_t key{ta, tb, m, n, k, lda, ldb, ldc, bf16};
+    // The heuristic assumes 256-byte aligned operands unless told otherwise: tell it the truth
+    // (a pointer into a tensor need not be), and keep one plan per alignment.
+    const int align = std::min({alignment(a), alignment(b), alignment(c)});
+    const key_t key{ta, tb, m, n, k, lda, ldb, ldc, bf16, align};
     auto it = m_plans.find(key);
     if (it == m_plans.end()) it = m_plans.emplace(key, make_plan(key)).first;
     const plan& p = it->second;
@@ -112,15 +116,33 @@ public:
   }
 
 private:
-  using key_t = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+  using key_t = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int>;
+  static int alignment(const void* p) {
+    const auto v = reinterpret_cast<uintptr_t>(p);
+    int a = 256;
+    while (a > 1 && v % uintptr_t(a) != 0) a /= 2;
+    return a;
+  }
   struct plan {
     cublasLtMatmulDesc_t d = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
   };
   plan make_plan(const key_t& key) {
-    auto [ta, tb, m, n, k, lda, ldb, ldc, bf16] = key;
     plan p;
+    try {
+      fill_plan(key, p);
+    } catch (...) {  // release what was created before the failure
+      if (p.a) cublasLtMatrixLayoutDestroy(p.a);
+      if (p.b) cublasLtMatrixLayoutDestroy(p.b);
+      if (p.c) cublasLtMatrixLayoutDestroy(p.c);
+      if (p.d) cublasLtMatmulDescDestroy(p.d);
+      throw;
+    }
+    return p;
+  }
+  void fill_plan(const key_t& key, plan& p) {
+    auto [ta, tb, m, n, k, lda, ldb, ldc, bf16, align] = key;
     const std::string shape = fmt::format("m={} n={} k={} ({})", m, n, k, bf16 ? "bf16" : "fp32");
     check_lt(cublasLtMatmulDescCreate(&p.d, CUBLAS_COMPUTE_32F, CUDA_R_32F), "descriptor " + shape);
     cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -133,15 +155,24 @@ private:
     cublasLtMatmulPreference_t pref = nullptr;
     check_lt(cublasLtMatmulPreferenceCreate(&pref), "preference");
     uint64_t ws = kLtWorkspace;
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    const uint32_t al = uint32_t(align);
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    for (auto [attr, value, size] :
+         {std::tuple{CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, (const void*)&ws, sizeof ws},
+          std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, (const void*)&al, sizeof al},
+          std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, (const void*)&al, sizeof al},
+          std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, (const void*)&al, sizeof al},
+          std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, (const void*)&al, sizeof al}})
+      if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, value, size);
     cublasLtMatmulHeuristicResult_t res{};
     int count = 0;
-    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(m_h, p.d, p.a, p.b, p.c, p.c, pref, 1, &res, &count);
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatmulAlgoGetHeuristic(m_h, p.d, p.a, p.b, p.c, p.c, pref, 1, &res, &count);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS || count == 0)
-      throw backend_error("cuBLASLt has no algorithm for the matmul " + shape);
+      throw backend_error(fmt::format("cuBLASLt has no algorithm for the matmul {} (operands {}-byte aligned)",
+                                      shape, align));
     p.algo = res.algo;
-    return p;
   }
 
   cublasLtHandle_t m_h = nullptr;
@@ -169,6 +200,9 @@ memory_plan device_plan(const model_config& cfg, const llama_options& opt) {
 }
 
 std::string unavailable_reason(const model_config& cfg, const llama_options& opt) {
+  if (attention_impl(cfg, opt) == "native" && cfg.head_dim() > kNativeMaxHeadDim)
+    return fmt::format("train.llama on CUDA: the native attention kernel supports head_dim up to {} (model {} has "
+                       "head_dim {})", kNativeMaxHeadDim, cfg.name, cfg.head_dim());
   std::string why;
   if (!device::cuda_available(&why)) return "CUDA backend: " + why;
   const auto st = device::query_cuda(true);
@@ -181,7 +215,7 @@ struct llama_cuda::impl {
   llama_options opt;
   sizes z;
   std::vector<param_tensor> tensors;
-  std::string attn;
+  std::string attn, attn_note;  // attn_note: why cuDNN was not used after all
   device::device_buffer params, grads, adam_m, adam_v, acts, resid, head, scratch, rope, partials, tokens,
       bf16_a, bf16_b, bf16_attn;
   lt_gemm gemm;
@@ -205,9 +239,22 @@ struct llama_cuda::impl {
     }
     if (attn == "cudnn") {
       bf16_attn = device::device_buffer(z.bf16_attn * 2);
-      sdpa_fwd = std::make_unique<attention::cudnn::sdpa_forward>(attn_shape(cfg, opt));
-      sdpa_bwd = std::make_unique<attention::cudnn::sdpa_backward>(attn_shape(cfg, opt));
+      try {
+        sdpa_fwd = std::make_unique<attention::cudnn::sdpa_forward>(attn_shape(cfg, opt));
+        sdpa_bwd = std::make_unique<attention::cudnn::sdpa_backward>(attn_shape(cfg, opt));
+      } catch (const backend_error& e) {
+        // cuDNN has no engine for this shape on this GPU: our kernel runs attention instead, and
+        // the run record says why.
+        sdpa_fwd.reset();
+        sdpa_bwd.reset();
+        attn = "native";
+        attn_note = e.what();
+      }
     }
+    if (attn == "native" && cfg.head_dim() > kNativeMaxHeadDim)
+      throw backend_error(fmt::format("train.llama on CUDA: the native attention kernel supports head_dim up to {} "
+                                      "(got {}){}", kNativeMaxHeadDim, cfg.head_dim(),
+                                      attn_note.empty() ? "" : "; cuDNN: " + attn_note));
     acts.zero();
     resid.zero();
     head.zero();
@@ -345,7 +392,9 @@ std::string llama_cuda::implementation() const {
                       : "cuBLASLt, fp32 (CUBLAS_COMPUTE_32F, no TF32)";
   std::string a = m->attn == "cudnn" ? "cuDNN fused SDPA (bf16): " + m->sdpa_fwd->engine() + " / " +
                                            m->sdpa_bwd->engine()
-                                     : "accelbench native FlashAttention-2-style kernel (fp32)";
+                                     : "accelbench native FlashAttention-2-style kernel (fp32)" +
+                                           (m->attn_note.empty() ? std::string()
+                                                                 : " (cuDNN could not run it: " + m->attn_note + ")");
   return "matmuls: " + g + "; attention: " + a + "; other layers: accelbench CUDA kernels (fp32)";
 }
 

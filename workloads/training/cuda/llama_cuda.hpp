@@ -21,14 +21,17 @@
 namespace accelbench::training::cuda {
 
 // Device bytes the model allocates (parameters, gradients, AdamW moments, activations, scratch,
-// the cuBLASLt workspace), computed without allocating. The constructor allocates exactly this.
+// the cuBLASLt workspace), computed without allocating. The constructor allocates this, plus the
+// workspace of cuDNN's attention plans, known only once cuDNN has built them (the 5% margin of
+// the memory check is for it).
 memory_plan device_plan(const model_config& cfg, const llama_options& opt);
 
 // "cudnn" or "native": how attention runs for these options (see above).
 std::string attention_impl(const model_config& cfg, const llama_options& opt);
 
-// Why the model cannot run on CUDA here, empty when it can: no CUDA device / driver, not enough
-// free device memory (with both numbers). Cheap: no allocation.
+// Why the model cannot run on CUDA here, empty when it can: no CUDA device / driver, head_dim
+// beyond the native attention kernel, not enough free device memory (with both numbers). Cheap:
+// no allocation.
 std::string unavailable_reason(const model_config& cfg, const llama_options& opt);
 
 class llama_cuda final : public trainable {
