@@ -195,6 +195,7 @@ memory_plan device_plan(const model_config& cfg, const llama_options& opt) {
   mp.optimizer = z.params * 8;
   mp.activations = (z.layers * z.block_acts + z.resid + z.head) * 4;
   mp.scratch = (z.scratch + z.rope) * 4 + kPartials * 8 + uint64_t(2 * z.bt) * 4 + 2 * z.bf16_gemm * 2 +
+               (z.bf16_gemm ? z.params * 2 : 0) +
                z.bf16_attn * 2 + z.cudnn_scratch + kLtWorkspace;
   return mp;
 }
@@ -217,7 +218,7 @@ struct llama_cuda::impl {
   std::vector<param_tensor> tensors;
   std::string attn, attn_note;  // attn_note: why cuDNN was not used after all
   device::device_buffer params, grads, adam_m, adam_v, acts, resid, head, scratch, rope, partials, tokens,
-      bf16_a, bf16_b, bf16_attn;
+      bf16_a, bf16_b, bf16_attn, params_bf16;
   lt_gemm gemm;
   std::unique_ptr<attention::cudnn::sdpa_forward> sdpa_fwd;
   std::unique_ptr<attention::cudnn::sdpa_backward> sdpa_bwd;
@@ -236,6 +237,7 @@ struct llama_cuda::impl {
     if (z.bf16_gemm) {
       bf16_a = device::device_buffer(z.bf16_gemm * 2);
       bf16_b = device::device_buffer(z.bf16_gemm * 2);
+      params_bf16 = device::device_buffer(z.params * 2);
     }
     if (attn == "cudnn") {
       bf16_attn = device::device_buffer(z.bf16_attn * 2);
@@ -282,6 +284,17 @@ struct llama_cuda::impl {
   int32_t* inputs() const { return tokens.as<int32_t>(); }
   int32_t* targets() const { return tokens.as<int32_t>() + bt(); }
 
+  // The bf16 copy of the parameter at `p` (dtype bf16), or null when `p` is not a parameter.
+  const uint16_t* weight_bf16(const float* p) const {
+    const float* base = params.as<float>();
+    if (!params_bf16.get() || p < base || p >= base + z.params) return nullptr;
+    return params_bf16.as<uint16_t>() + (p - base);
+  }
+  // After every change of the fp32 master weights: one cast, instead of one per matmul.
+  void refresh_weights_bf16() {
+    if (params_bf16.get()) K::to_bf16(params_bf16.as<uint16_t>(), params.as<float>(), (int64_t)z.params, stream);
+  }
+
   // Row-major C[M,N] (= or +=) op(A) op(B) through the column-major library: C^T = op(B)^T op(A)^T.
   // a_elems / b_elems: elements of the stored A and B (what a bf16 cast must convert).
   void matmul_rm(bool ta, bool tb, int64_t mm, int64_t nn, int64_t kk, const float* a, int64_t lda, uint64_t a_elems,
@@ -291,9 +304,13 @@ struct llama_cuda::impl {
     const void* pb = b;
     if (bf16) {
       K::to_bf16(bf16_a.as<uint16_t>(), a, (int64_t)a_elems, stream);
-      K::to_bf16(bf16_b.as<uint16_t>(), b, (int64_t)b_elems, stream);
       pa = bf16_a.get();
-      pb = bf16_b.get();
+      if (const uint16_t* w = weight_bf16(b)) {
+        pb = w;  // a weight: its bf16 copy is kept up to date by the optimizer step
+      } else {
+        K::to_bf16(bf16_b.as<uint16_t>(), b, (int64_t)b_elems, stream);
+        pb = bf16_b.get();
+      }
     }
     gemm.run(tb, ta, nn, mm, kk, pb, ldb, pa, lda, c, ldc, accumulate ? 1.0f : 0.0f, bf16, stream);
   }
@@ -388,7 +405,8 @@ void llama_cuda::synchronize() { device::synchronize("train.llama step"); }
 
 std::string llama_cuda::implementation() const {
   std::string g = m->opt.dtype == compute_dtype::bf16
-                      ? "cuBLASLt, bf16 inputs, fp32 accumulation (CUBLAS_COMPUTE_32F)"
+                      ? "cuBLASLt, bf16 inputs (weights cast once per optimizer step), fp32 accumulation "
+                        "(CUBLAS_COMPUTE_32F)"
                       : "cuBLASLt, fp32 (CUBLAS_COMPUTE_32F, no TF32)";
   std::string a = m->attn == "cudnn" ? "cuDNN fused SDPA (bf16): " + m->sdpa_fwd->engine() + " / " +
                                            m->sdpa_bwd->engine()
@@ -419,7 +437,10 @@ void llama_cuda::init_parameters(uint64_t seed) {
   m->have_forward = false;
 }
 
-void llama_cuda::upload_parameters(const float* host) { m->params.upload(host, m->z.params * 4); }
+void llama_cuda::upload_parameters(const float* host) {
+  m->params.upload(host, m->z.params * 4);
+  m->refresh_weights_bf16();
+}
 void llama_cuda::download_parameters(float* host) const { m->params.download(host, m->z.params * 4); }
 void llama_cuda::download_grads(float* host) const { m->grads.download(host, m->z.params * 4); }
 void llama_cuda::zero_grad() { device::memset_async(m->grads.get(), 0, m->z.params * 4, m->stream); }
@@ -555,6 +576,7 @@ void llama_cuda::adamw_step(double lr, const adamw_config& c) {
     K::adamw(I.params.as<float>() + t.offset, I.grads.as<float>() + t.offset, I.adam_m.as<float>() + t.offset,
              I.adam_v.as<float>() + t.offset, (int64_t)t.size, float(lr), float(c.beta1), float(c.beta2),
              float(c.eps), t.decay ? float(c.weight_decay) : 0.0f, bc1, bc2, I.stream);
+  I.refresh_weights_bf16();
 }
 
 } // namespace accelbench::training::cuda
