@@ -153,5 +153,46 @@ for name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLA
 PY
 if [ $? -eq 0 ]; then grep -E "TFLOP|unavailable|torch " "$OUT/torch.log" | tee -a "$SUMMARY"; else say "torch benchmarks FAILED (see torch.log)"; fi
 
+# ---- the issue's ratios: accelbench / torch on the same GPU, against the aims ----
+python3 - "$OUT" <<'PY' 2>&1 | tee -a "$SUMMARY"
+import json, os, re, sys
+out = sys.argv[1]
+def ours(name):
+    try:
+        d = json.load(open(os.path.join(out, name + ".json")))
+    except Exception:
+        return None
+    for r in d.get("runs", []):
+        for m in r.get("metrics", []):
+            if m["name"] == "tflops":
+                return m["value"]
+    return None
+torch = {}
+try:
+    for line in open(os.path.join(out, "torch.log")):
+        m = re.match(r"(torch[^:]*): ([0-9.]+) TFLOP/s", line.strip())
+        if m:
+            torch[m.group(1)] = float(m.group(2))
+except OSError:
+    pass
+def best(*keys):
+    v = [torch[k] for k in keys if k in torch]
+    return max(v) if v else None
+rows = [
+    ("bf16 GEMM 8192^3", ours("gemm_bf16_8192"), best("torch.matmul bf16 8192^3"), 0.95),
+    ("cuDNN attention fwd, non-causal", ours("attn_cudnn_fwd"), best("torch sdpa cudnn fwd causal=0", "torch sdpa flash fwd causal=0"), 0.90),
+    ("cuDNN attention fwd, causal", ours("attn_cudnn_fwd_causal"), best("torch sdpa cudnn fwd causal=1", "torch sdpa flash fwd causal=1"), 0.90),
+    ("cuDNN attention fwd+bwd, causal", ours("attn_cudnn_fwd_bwd_causal"), best("torch sdpa cudnn fwd_bwd causal=1", "torch sdpa flash fwd_bwd causal=1"), None),
+    ("native attention fwd+bwd, causal", ours("attn_native_fwd_bwd_causal"), best("torch sdpa cudnn fwd_bwd causal=1", "torch sdpa flash fwd_bwd causal=1"), None),
+]
+for name, a, t, aim in rows:
+    if a is None or t is None:
+        print(f"ratio {name}: missing (accelbench {a}, torch {t})")
+        continue
+    r = a / t
+    verdict = "" if aim is None else (f" (aim >= {aim:.0%}: {'met' if r >= aim else 'MISSED'})")
+    print(f"ratio {name}: accelbench {a:.1f} / torch best {t:.1f} TFLOP/s = {r:.1%}{verdict}")
+PY
+
 say "total: $(( $(date +%s) - start )) s, exit $rc"
 exit $rc
