@@ -6,6 +6,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
+#include "workloads/attention/cpu/flash_attention.hpp"
 
 namespace accelbench::training {
 
@@ -148,7 +149,17 @@ memory_plan llama_model::plan(const model_config& cfg, const llama_options& opt)
     int64_t weight = widest * cfg.dim;  // every weight matrix is [widest or less, C] or [C, F]
     scratch += uint64_t(bt * widest + std::max(weight, bt * widest)) * 2;
   }
-  // oneDNN scratchpads, the RoPE table and the runtime's own arenas: a fixed allowance.
+  // The fused attention kernels' workspace (packed K/V, backward accumulators; grow-only, so the
+  // backward's, which is the larger), the RoPE table, and a fixed allowance for oneDNN's
+  // scratchpads and the runtime's own arenas.
+  attention::attention_shape as;
+  as.batch = opt.batch;
+  as.heads = cfg.n_heads;
+  as.kv_heads = cfg.n_kv_heads;
+  as.seq_q = as.seq_k = opt.seq;
+  as.head_dim = cfg.head_dim();
+  as.causal = true;
+  scratch += std::max(attention::forward_workspace_bytes(as), attention::backward_workspace_bytes(as));
   scratch += uint64_t(opt.seq * cfg.head_dim()) * 4 + (64ull << 20);
   mp.scratch = scratch;
   return mp;
