@@ -26,7 +26,7 @@ config attn_cfg(const std::string& impl, const std::string& dtype, const std::st
 }
 std::vector<float> rnd(size_t n, uint64_t seed, bool bf16) {
   std::mt19937_64 g(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
+  std::normal_distribution<float> u(0, 1);  // as the workloads draw: a softmax far from flat
   std::vector<float> x(n);
   for (auto& e : x) e = bf16 ? bf16_to_float(float_to_bf16(u(g))) : u(g);
   return x;
@@ -59,7 +59,10 @@ TEST_CASE("native attention forward and backward match the reference", "[cuda][g
   if (!have_gpu()) return;
   struct sc { int64_t b, h, kvh, sq, sk, d; bool causal; };
   for (auto c : {sc{1, 2, 2, 70, 70, 64, false}, sc{2, 4, 2, 33, 97, 64, true}, sc{1, 4, 1, 96, 40, 128, true},
-                 sc{1, 2, 1, 50, 50, 80, false}, sc{1, 2, 2, 40, 40, 256, true}}) {
+                 sc{1, 2, 1, 50, 50, 80, false}, sc{1, 2, 2, 40, 40, 256, true},
+                 // head_dim 192: the forward needs exactly 48 KB of shared memory, dK/dV just over
+                 // (the opt-in boundary); non-causal with seq_q != seq_k
+                 sc{1, 2, 1, 45, 45, 192, true}, sc{2, 2, 2, 37, 71, 64, false}}) {
     for (bool bf16 : {false, true}) {
       attention_shape s;
       s.batch = c.b, s.heads = c.h, s.kv_heads = c.kvh, s.seq_q = c.sq, s.seq_k = c.sk, s.head_dim = c.d;
@@ -72,8 +75,8 @@ TEST_CASE("native attention forward and backward match the reference", "[cuda][g
       INFO("shape b=" << c.b << " h=" << c.h << " kvh=" << c.kvh << " sq=" << c.sq << " sk=" << c.sk << " d=" << c.d
                       << " causal=" << c.causal << " bf16=" << bf16);
       auto f = check_forward(s, q.data(), k.data(), v.data(), r.o.data(), r.lse.data(), opt);
-      CHECK(f.ok());
       INFO(f.reason());
+      CHECK(f.ok());
       auto b = check_backward(s, q.data(), k.data(), v.data(), r.o.data(), d_o.data(), r.lse.data(), r.dq.data(),
                               r.dk.data(), r.dv.data(), opt);
       INFO(b.reason());
