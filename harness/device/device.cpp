@@ -59,7 +59,6 @@ struct nvml_api {
   bool ok = false;
   nvml_return (*init)() = nullptr;                                             // nvmlInit_v2
   nvml_return (*by_pci)(const char*, nvml_device*) = nullptr;                  // ..HandleByPciBusId_v2
-  nvml_return (*by_index)(unsigned, nvml_device*) = nullptr;                   // ..HandleByIndex_v2
   nvml_return (*clock)(nvml_device, int, unsigned*) = nullptr;                 // ..GetClockInfo
   nvml_return (*default_app_clock)(nvml_device, int, unsigned*) = nullptr;     // ..GetDefaultApplicationsClock
   nvml_return (*max_clock)(nvml_device, int, unsigned*) = nullptr;             // ..GetMaxClockInfo
@@ -76,28 +75,25 @@ const nvml_api& nvml() {
     auto sym = [h](const char* n) { return dlsym(h, n); };
     a.init = reinterpret_cast<decltype(a.init)>(sym("nvmlInit_v2"));
     a.by_pci = reinterpret_cast<decltype(a.by_pci)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
-    a.by_index = reinterpret_cast<decltype(a.by_index)>(sym("nvmlDeviceGetHandleByIndex_v2"));
     a.clock = reinterpret_cast<decltype(a.clock)>(sym("nvmlDeviceGetClockInfo"));
     a.default_app_clock =
         reinterpret_cast<decltype(a.default_app_clock)>(sym("nvmlDeviceGetDefaultApplicationsClock"));
     a.max_clock = reinterpret_cast<decltype(a.max_clock)>(sym("nvmlDeviceGetMaxClockInfo"));
     a.driver = reinterpret_cast<decltype(a.driver)>(sym("nvmlSystemGetDriverVersion"));
-    a.ok = a.init && a.clock && (a.by_pci || a.by_index) && a.init() == 0;
+    a.ok = a.init && a.clock && a.by_pci && a.init() == 0;
     return a;
   }();
   return api;
 }
 
 // NVML numbers devices by PCI order, CUDA by speed unless CUDA_DEVICE_ORDER=PCI_BUS_ID and after
-// CUDA_VISIBLE_DEVICES: match by PCI bus id, fall back to the index.
+// CUDA_VISIBLE_DEVICES: match by PCI bus id only. Without a match there is no clock reading at all
+// (a clock of another GPU, found by index, would be worse than none).
 bool nvml_handle(int cuda_index, nvml_device* dev) {
   const auto& a = nvml();
-  if (!a.ok) return false;
+  if (!a.ok || !a.by_pci) return false;
   char bus[32] = {0};
-  if (a.by_pci && cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_index) == cudaSuccess &&
-      a.by_pci(bus, dev) == 0)
-    return true;
-  return a.by_index && a.by_index((unsigned)cuda_index, dev) == 0;
+  return cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_index) == cudaSuccess && a.by_pci(bus, dev) == 0;
 }
 
 std::string version3(size_t v) {
@@ -254,11 +250,13 @@ std::string dtype_unsupported_reason(const std::string& dtype, int cc_major, int
 
 double datasheet_peak_tflops(const std::string& gpu_name, const std::string& dtype) {
   // Dense (not 2:4 sparse) per-GPU rates, NVIDIA datasheets: H100/H200 SXM, H100 PCIe, H100 NVL,
-  // HGX B200, GB200 NVL72 (per GPU). Order matters: "H100 NVL" and "H100 PCIe" before "H100".
+  // H200 NVL, HGX B200, GB200 NVL72 (per GPU). Order matters: "H200 NVL" before "H200", "H100 NVL" and
+  // "H100 PCIe" before "H100".
   struct row { const char* key; double fp32, tf32, bf16, fp8, fp4; };
   static const row rows[] = {
       {"GB200", 80, 1250, 2500, 5000, 10000},
       {"B200", 75, 1100, 2250, 4500, 9000},
+      {"H200 NVL", 60, 417.5, 835.5, 1670.5, 0},
       {"H200", 67, 494.7, 989.4, 1978.9, 0},
       {"H100 NVL", 60, 417.5, 835.5, 1670.5, 0},
       {"H100 PCIe", 51, 378, 756, 1513, 0},

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <fstream>
 #include <mutex>
 
@@ -119,34 +120,58 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
   // GPU kernels, steady_clock around the kernel loop for host kernels. Google Benchmark's own
   // timer also reads the process CPU clock at every start and stop, which costs about a
   // microsecond in a VM; two steady_clock reads per sample cost a few tens of nanoseconds.
-  auto body = [&k, cold, &extras](benchmark::State& st) {
-    if (k.manual_timing()) {
-      // Device timers: the kernel measures itself.
+  // An exception inside a sample (a device error, say) must not escape Google Benchmark: the
+  // benchmark would stay registered and the next measurement would run it again over a kernel
+  // that no longer exists. It ends the benchmark as an error and is rethrown once GB is clean.
+  std::exception_ptr failure;
+  auto body = [&k, cold, &extras, &failure](benchmark::State& st) {
+    if (failure) {
+      st.SkipWithError("an earlier repetition failed");
       for (auto _ : st) {
-        if (cold) k.flush_cache();
-        st.SetIterationTime(k.run_timed(1));
       }
-    } else if (cold) {
-      // The flush runs between iterations, outside the timed span.
-      for (auto _ : st) {
-        k.flush_cache();
-        auto t0 = clk::now();
-        k.run();
-        st.SetIterationTime(std::chrono::duration<double>(clk::now() - t0).count());
-      }
-    } else {
-      // Hot: back to back; one timed span over all iterations of the sample (the manual times
-      // of a sample add up, so the span is booked on the last iteration).
-      const auto n = st.max_iterations;
-      benchmark::IterationCount i = 0;
-      clk::time_point t0;
-      for (auto _ : st) {
-        if (i == 0) t0 = clk::now();  // after Google Benchmark started its own (unused) timer
-        k.run();
-        if (++i == n) st.SetIterationTime(std::chrono::duration<double>(clk::now() - t0).count());
-      }
+      return;
     }
-    extras.push_back(k.sample_extra());
+    try {
+      if (k.manual_timing() && cold) {
+        // Device timers, cold: the flush is enqueued before the start event, one iteration per
+        // timed span.
+        for (auto _ : st) {
+          k.flush_cache();
+          st.SetIterationTime(k.run_timed(1));
+        }
+      } else if (k.manual_timing()) {
+        // Device timers, hot: all iterations of the sample back to back between one pair of
+        // events (per-iteration events would time the host's launch latency too), booked on the
+        // last iteration as below.
+        const auto n = st.max_iterations;
+        benchmark::IterationCount i = 0;
+        for (auto _ : st)
+          if (++i == n) st.SetIterationTime(k.run_timed(n));
+      } else if (cold) {
+        // The flush runs between iterations, outside the timed span.
+        for (auto _ : st) {
+          k.flush_cache();
+          auto t0 = clk::now();
+          k.run();
+          st.SetIterationTime(std::chrono::duration<double>(clk::now() - t0).count());
+        }
+      } else {
+        // Hot: back to back; one timed span over all iterations of the sample (the manual times
+        // of a sample add up, so the span is booked on the last iteration).
+        const auto n = st.max_iterations;
+        benchmark::IterationCount i = 0;
+        clk::time_point t0;
+        for (auto _ : st) {
+          if (i == 0) t0 = clk::now();  // after Google Benchmark started its own (unused) timer
+          k.run();
+          if (++i == n) st.SetIterationTime(std::chrono::duration<double>(clk::now() - t0).count());
+        }
+      }
+      extras.push_back(k.sample_extra());
+    } catch (const std::exception& e) {
+      failure = std::current_exception();
+      st.SkipWithError(e.what());
+    }
   };
   auto* b = benchmark::RegisterBenchmark(name.c_str(), body);
   b->Iterations(iters)->Repetitions((int)reps)->ReportAggregatesOnly(false);
@@ -156,6 +181,7 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
   sample_reporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   benchmark::ClearRegisteredBenchmarks();
+  if (failure) std::rethrow_exception(failure);
 
   for (size_t i = 0; i < rep.samples.size() && i < extras.size(); ++i)
     if (!extras[i].empty()) rep.samples[i].extra = extras[i];

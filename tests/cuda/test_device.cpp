@@ -104,6 +104,11 @@ TEST_CASE("device_kernel times with events, flushes L2 and reads clocks", "[cuda
   double t10 = k.run_timed(10);
   CHECK(t1 > 0);
   CHECK(t10 > 3 * t1);  // ten 64 MiB memsets take longer than one
+  // Seconds, not milliseconds: 64 MiB at an implied 0.1 .. 20 TB/s.
+  const double bw = 64.0 * (1 << 20) / t1;
+  INFO("one 64 MiB memset: " << t1 << " s = " << bw / 1e12 << " TB/s");
+  CHECK(bw > 0.1e12);
+  CHECK(bw < 20e12);
   REQUIRE_NOTHROW(k.flush_cache());
   auto e = k.sample_extra();
   if (e.empty()) WARN("NVML not available: no clock facts");

@@ -60,6 +60,16 @@ TEST_CASE("minifloat encode rounds to nearest even and saturates", "[cuda]") {
   CHECK(decode_minifloat(minifloat::e2m1, encode_minifloat(minifloat::e2m1, 5.0f)) == 4.0f);
   CHECK(decode_minifloat(minifloat::e2m1, encode_minifloat(minifloat::e2m1, 7.0f)) == 6.0f);
   CHECK(encode_minifloat(minifloat::ue4m3, -1.0f) == 0);  // unsigned: negatives clamp to 0
+  // The scale formats round-trip too, and ties go to even in e5m2 (1.125 between 1 and 1.25).
+  for (auto f : {minifloat::ue4m3, minifloat::ue8m0})
+    for (int c = 1; c < 255; ++c) {
+      float v = decode_minifloat(f, (uint8_t)c);
+      if (std::isfinite(v) && v > 0) CHECK(decode_minifloat(f, encode_minifloat(f, v)) == v);
+    }
+  CHECK(decode_minifloat(minifloat::e5m2, encode_minifloat(minifloat::e5m2, 1.125f)) == 1.0f);
+  // NaN stays NaN where the format has one.
+  for (auto f : {minifloat::e4m3, minifloat::e5m2, minifloat::ue4m3, minifloat::ue8m0})
+    CHECK(std::isnan(decode_minifloat(f, encode_minifloat(f, NAN))));
 }
 
 TEST_CASE("block scale layout: 128x4 tiles of 512 bytes, 32-row interleave", "[cuda]") {
@@ -117,8 +127,18 @@ TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "
   run_context ctx;
   ctx.rules = &rules;
   ctx.seed = 7;
+  // A config larger than the device is refused (skipped, with both sizes) before allocating.
+  {
+    auto big = gemm_cfg(200000, 200000, 200000, "fp32");
+    run out;
+    out.cfg = big;
+    gemm_cuda_execute(big, out, ctx);
+    INFO(out.status_reason);
+    CHECK(out.status == run_status::skipped);
+    CHECK(out.status_reason.find("refused before allocating") != std::string::npos);
+  }
   for (const auto& dt : cuda_gemm_dtypes()) {
-    for (auto [ta, tb] : {std::pair{false, true}, {false, false}, {true, false}}) {
+    for (auto [ta, tb] : {std::pair{false, true}, {false, false}, {true, false}, {true, true}}) {
       auto cfg = gemm_cfg(256, 192, 320, dt, ta, tb);
       auto reason = gemm_cuda_unavailable_reason(cfg);
       run out;
@@ -134,6 +154,7 @@ TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "
       CHECK(out.valid);
       CHECK(out.samples.size() == 3);
       CHECK(out.extra["correctness"]["ok"] == true);
+      CHECK(out.extra["correctness"]["tolerance"].get<double>() <= 1e-2);
       CHECK(out.extra["algorithm"].contains("algo_id"));
       REQUIRE(out.find_metric("tflops"));
       CHECK(out.find_metric("tflops")->value > 0);

@@ -156,7 +156,7 @@ std::string attention_cuda_unavailable_reason(const config& cfg) {
     if (auto r = cudnn::unsupported_reason(s, bf16, bwd); !r.empty()) return r;
   std::string why;
   if (!device::cuda_available(&why)) return "CUDA backend: " + why;
-  const auto st = device::query_cuda();
+  const auto st = device::query_cuda(true);
   return device::memory_refusal(attention_cuda_device_bytes(cfg), st.gpus.front().free_memory);
 }
 

@@ -36,7 +36,8 @@ void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx);
 // ---- pieces exposed for tests (pure host code, no device needed) ----
 
 // Minifloat formats: encode a float (round to nearest even, saturating to the largest finite
-// value, as cuBLASLt's and Transformer Engine's casts do) and decode the bits.
+// value, as cuBLASLt's and Transformer Engine's casts do; NaN to the format's NaN, or 0 in FP4,
+// which has none) and decode the bits.
 enum class minifloat { e4m3, e5m2, e2m1, ue8m0, ue4m3 };
 uint8_t encode_minifloat(minifloat f, float x);
 float decode_minifloat(minifloat f, uint8_t bits);
