@@ -37,7 +37,8 @@ if ! cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CU
   say "FAIL configure (see configure.log)"; exit 1
 fi
 TARGETS="test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training"
-ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^accelbench:' && TARGETS="$TARGETS accelbench"
+# (grep without -q: with pipefail, -q's early exit kills ninja with SIGPIPE and fails the test)
+if ninja -C "$BUILD" -t targets all 2>/dev/null | grep '^accelbench:' > /dev/null; then TARGETS="$TARGETS accelbench"; fi
 if ! timeout 300 ninja -C "$BUILD" -j"$JOBS" $TARGETS > "$OUT/build.log" 2>&1; then
   say "FAIL build (see build.log)"; exit 1
 fi
@@ -57,7 +58,7 @@ for t in test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training;
 done
 
 # ---- benchmarks: accelbench ----
-AB="$BUILD/harness/cli/accelbench"
+AB="$BUILD/accelbench"
 DB="$OUT/results.db"
 if [ -x "$AB" ]; then
   bench() {  # name, args...
@@ -99,7 +100,7 @@ for f in sys.argv[1:]:
                   f"step {1e3 * m.get('step_time', 0):.1f} ms ({r.get('extra', {}).get('implementation', '')})")
 PY
 else
-  say "accelbench CLI not built in $BUILD: benchmarks through the CLI skipped"
+  say "FAIL accelbench CLI not built in $BUILD: benchmarks through the CLI skipped"; rc=1
 fi
 
 # ---- benchmarks: PyTorch, same shapes, CUDA-event timing, median of 10 ----
