@@ -6,7 +6,6 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
-#include "workloads/attention/cpu/flash_attention.hpp"
 
 namespace accelbench::training {
 
@@ -16,9 +15,6 @@ namespace {
 // dh1, dh3, dg [F].
 int64_t scratch_per_token(const model_config& m) {
   return 4 * m.dim + 2 * m.kv_dim() + 3 * m.ffn_dim;
-}
-int64_t resolved_layers(const model_config& m, const llama_options& o) {
-  return o.layers > 0 ? o.layers : m.n_layers;
 }
 // Floats of the global (non-block) activations: the residual stream at every block boundary, and
 // with the head the final norm, the logits/probabilities and per-token losses; blocks-only
@@ -73,6 +69,10 @@ block_acts carve_block_acts(float* p, int64_t bt, const model_config& m) {
   a.h3 = take(f);
   a.g = take(f);
   return a;
+}
+
+int64_t resolved_layers(const model_config& m, const llama_options& o) {
+  return o.layers > 0 ? o.layers : m.n_layers;
 }
 
 std::vector<param_tensor> parameter_layout(const model_config& cfg, const llama_options& opt) {
@@ -152,13 +152,7 @@ memory_plan llama_model::plan(const model_config& cfg, const llama_options& opt)
   // The fused attention kernels' workspace (packed K/V, backward accumulators; grow-only, so the
   // backward's, which is the larger), the RoPE table, and a fixed allowance for oneDNN's
   // scratchpads and the runtime's own arenas.
-  attention::attention_shape as;
-  as.batch = opt.batch;
-  as.heads = cfg.n_heads;
-  as.kv_heads = cfg.n_kv_heads;
-  as.seq_q = as.seq_k = opt.seq;
-  as.head_dim = cfg.head_dim();
-  as.causal = true;
+  const auto as = causal_attention_shape(opt.batch, opt.seq, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim());
   scratch += std::max(attention::forward_workspace_bytes(as), attention::backward_workspace_bytes(as));
   scratch += uint64_t(opt.seq * cfg.head_dim()) * 4 + (64ull << 20);
   mp.scratch = scratch;

@@ -37,6 +37,9 @@ struct memory_plan {
   uint64_t total() const { return params + grads + optimizer + activations + scratch; }
 };
 
+// Decoder blocks built: opt.layers, or the model's own when 0.
+int64_t resolved_layers(const model_config& cfg, const llama_options& opt);
+
 // The flat parameter layout (names, shapes, offsets in floats) of a model built with these
 // options: embedding, 9 tensors per block, final norm and LM head. Shared by the CPU model and
 // the CUDA one (workloads/training/cuda), so parameters and gradients compare element by element.

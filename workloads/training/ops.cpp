@@ -234,8 +234,7 @@ void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t
 // ---------------------------------------------------------------------------------------------
 // attention
 
-namespace {
-attention::attention_shape shape_of(int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
+attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
   attention::attention_shape s;
   s.batch = b;
   s.heads = nh;
@@ -247,17 +246,16 @@ attention::attention_shape shape_of(int64_t b, int64_t t, int64_t nh, int64_t kv
   s.scale = 0;  // 1/sqrt(head_dim)
   return s;
 }
-} // namespace
 
 void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                        int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
-  attention::flash_forward(shape_of(b, t, nh, kvh, hd), q, k, v, out, lse);
+  attention::flash_forward(causal_attention_shape(b, t, nh, kvh, hd), q, k, v, out, lse);
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
                         const float* k, const float* v, const float* out, const float* lse,
                         int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
-  attention::flash_backward(shape_of(b, t, nh, kvh, hd), q, k, v, out, dout, lse, dq, dk, dv);
+  attention::flash_backward(causal_attention_shape(b, t, nh, kvh, hd), q, k, v, out, dout, lse, dq, dk, dv);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/attention/cpu/flash_attention.hpp"
+
 namespace accelbench::training {
 
 // fp32: every matmul in fp32. bf16: matmul inputs rounded to bfloat16 (round to nearest even),
@@ -60,6 +62,9 @@ rope_table make_rope_table(int64_t seq, int64_t head_dim, double theta);
 void rope_forward(float* x, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd);
 // dx[B,T,NH,HD] in place: the transpose of a rotation is the rotation by -angle
 void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd);
+
+// The causal self-attention shape of a model's layer (seq_q = seq_k = t, scale 1/sqrt(hd)).
+attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd);
 
 // Causal grouped-query attention through the fused kernels of workloads/attention.
 // q, out[B,T,NH,HD]; k, v[B,T,KVH,HD]; lse[B,NH,T]

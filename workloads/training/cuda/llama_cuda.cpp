@@ -27,17 +27,8 @@ constexpr uint64_t kLtWorkspace = 32ull << 20;
 constexpr int kPartials = 256;
 constexpr int64_t kNativeMaxHeadDim = 256;  // flash_native.cu's register tiles
 
-int64_t resolved_layers(const model_config& m, const llama_options& o) { return o.layers > 0 ? o.layers : m.n_layers; }
-
 attention::attention_shape attn_shape(const model_config& m, const llama_options& o) {
-  attention::attention_shape s;
-  s.batch = o.batch;
-  s.heads = m.n_heads;
-  s.kv_heads = m.n_kv_heads;
-  s.seq_q = s.seq_k = o.seq;
-  s.head_dim = m.head_dim();
-  s.causal = true;
-  return s;
+  return causal_attention_shape(o.batch, o.seq, m.n_heads, m.n_kv_heads, m.head_dim());
 }
 
 // Floats of every device array, in one place: the constructor allocates from these and
