@@ -54,7 +54,7 @@ void report(const std::string& what, const std::vector<double>& t, size_t files,
 } // namespace
 
 int main(int argc, char** argv) {
-  fs::path shared = fs::path(ACCELBENCH_SOURCE_DIR) / ".." / "shared" / "data" / "mlperf";
+  fs::path shared = fs::path(ACCELBENCH_SOURCE_DIR) / "results" / "published" / "mlperf";
   int reps = 5, nfiles = 1000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

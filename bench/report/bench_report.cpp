@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   {
     const fs::path mdb = tmp / "mlperf.db";
     auto db = store::store::open(mdb);
-    auto res = mlperf::ingest(fs::path(ACCELBENCH_SOURCE_DIR) / "../shared/data/mlperf");
+    auto res = mlperf::ingest(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published/mlperf");
     for (const auto& s : res.systems)
       db.upsert_system({s.name, s.accelerator_model, s.accelerators_per_node, s.nodes, "published", s.to_json()});
     db.insert_runs(res.runs);

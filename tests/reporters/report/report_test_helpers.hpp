@@ -44,7 +44,7 @@ struct temp_dir {
   temp_dir& operator=(const temp_dir&) = delete;
 };
 
-inline fs::path mlperf_data() { return fs::path(ACCELBENCH_SOURCE_DIR "/../shared/data/mlperf"); }
+inline fs::path mlperf_data() { return fs::path(ACCELBENCH_SOURCE_DIR "/results/published/mlperf"); }
 
 // Fixed options: the built-in catalogue and prices, fixed time and revision (golden files).
 inline report::options fixed_options() {
