@@ -7,6 +7,7 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/device/device.hpp"
+#include "tests/cuda/gpu_skip.hpp"
 #include "workloads/attention/attention_check.hpp"
 #include "workloads/attention/cuda/attention_cuda.hpp"
 
@@ -31,12 +32,6 @@ std::vector<float> rnd(size_t n, uint64_t seed, bool bf16) {
   for (auto& e : x) e = bf16 ? bf16_to_float(float_to_bf16(u(g))) : u(g);
   return x;
 }
-bool have_gpu() {
-  std::string why;
-  if (device::cuda_available(&why)) return true;
-  WARN("skipped: " << why);
-  return false;
-}
 } // namespace
 
 TEST_CASE("attention cuda skip reasons name the offending value", "[cuda]") {
@@ -56,7 +51,7 @@ TEST_CASE("attention cuda skip reasons name the offending value", "[cuda]") {
 }
 
 TEST_CASE("native attention forward and backward match the reference", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   struct sc { int64_t b, h, kvh, sq, sk, d; bool causal; };
   for (auto c : {sc{1, 2, 2, 70, 70, 64, false}, sc{2, 4, 2, 33, 97, 64, true}, sc{1, 4, 1, 96, 40, 128, true},
                  sc{1, 2, 1, 50, 50, 80, false}, sc{1, 2, 2, 40, 40, 256, true},
@@ -86,7 +81,7 @@ TEST_CASE("native attention forward and backward match the reference", "[cuda][g
 }
 
 TEST_CASE("cuDNN SDPA forward matches the reference", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   for (bool causal : {false, true}) {
     attention_shape s;
     s.batch = 2, s.heads = 4, s.kv_heads = 2, s.seq_q = 128, s.seq_k = 128, s.head_dim = 64, s.causal = causal;
@@ -107,7 +102,7 @@ TEST_CASE("cuDNN SDPA forward matches the reference", "[cuda][gpu]") {
 }
 
 TEST_CASE("cuDNN SDPA backward matches the reference (MHA and GQA, causal and not)", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   for (int64_t kvh : {4, 2, 1})
     for (bool causal : {false, true}) {
       attention_shape s;
@@ -130,7 +125,7 @@ TEST_CASE("cuDNN SDPA backward matches the reference (MHA and GQA, causal and no
 }
 
 TEST_CASE("attention_cuda_execute fills a valid run", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   auto rules = load_ruleset("kernel-v1");
   json user;
   rules = apply_overrides(rules, {{"repetitions", "3"}, {"iterations", "2"}}, user);

@@ -1,8 +1,9 @@
 // harness/device: queries that must be safe without a driver, the throttle rule, the dtype table
-// and the memory refusal. Device-only checks WARN the reason and return when no GPU is present.
+// and the memory refusal. Device-only checks are skipped (CTest) with the reason when no GPU is present.
 #include <catch2/catch.hpp>
 
 #include "harness/device/device.hpp"
+#include "tests/cuda/gpu_skip.hpp"
 #include "harness/device/device_kernel.hpp"
 
 using namespace accelbench::device;
@@ -92,11 +93,7 @@ struct memset_kernel : device_kernel {
 } // namespace
 
 TEST_CASE("device_kernel times with events, flushes L2 and reads clocks", "[cuda][gpu]") {
-  std::string why;
-  if (!cuda_available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  ACCELBENCH_REQUIRE_GPU();
   memset_kernel k;
   CHECK(k.manual_timing());
   k.run();

@@ -6,6 +6,7 @@
 
 #include "harness/core/ruleset.hpp"
 #include "harness/device/device.hpp"
+#include "tests/cuda/gpu_skip.hpp"
 #include "workloads/gemm/cuda/gemm_cuda.hpp"
 
 using namespace accelbench;
@@ -116,11 +117,7 @@ TEST_CASE("skip reasons: layouts and dtypes refused with the offending value", "
 }
 
 TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "[cuda][gpu]") {
-  std::string why;
-  if (!device::cuda_available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  ACCELBENCH_REQUIRE_GPU();
   json user;
   auto rules = apply_overrides(load_ruleset("kernel-v1"),
                                {{"repetitions", "3"}, {"iterations", "2"}, {"min_warmup_time_s", "0"}}, user);

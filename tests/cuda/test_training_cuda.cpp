@@ -8,6 +8,7 @@
 
 #include "harness/core/ruleset.hpp"
 #include "harness/device/device.hpp"
+#include "tests/cuda/gpu_skip.hpp"
 #include "workloads/training/cuda/llama_cuda.hpp"
 #include "workloads/training/llama.hpp"
 #include "workloads/training/optimizer.hpp"
@@ -39,12 +40,6 @@ llama_options opts(compute_dtype dt, bool with_head = true) {
   o.with_head = with_head;
   o.layers = with_head ? 0 : 1;
   return o;
-}
-bool have_gpu() {
-  std::string why;
-  if (device::cuda_available(&why)) return true;
-  WARN("skipped: " << why);
-  return false;
 }
 std::vector<int32_t> tokens(size_t n, int64_t vocab, uint64_t seed) {
   std::mt19937_64 g(seed);
@@ -117,7 +112,7 @@ TEST_CASE("cuda training: memory plan, attention choice, skip reasons", "[cuda]"
 }
 
 TEST_CASE("cuda training: loss and gradients match the CPU model (fp32)", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   for (bool with_head : {true, false}) {
     const auto m = micro();
     const auto o = opts(compute_dtype::fp32, with_head);
@@ -151,7 +146,7 @@ TEST_CASE("cuda training: loss and gradients match the CPU model (fp32)", "[cuda
 }
 
 TEST_CASE("cuda training: AdamW steps with clipping move the GPU parameters as the CPU's", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   const auto m = micro();
   const auto o = opts(compute_dtype::fp32);
   llama_model cpu(m, o);
@@ -190,7 +185,7 @@ TEST_CASE("cuda training: AdamW steps with clipping move the GPU parameters as t
 }
 
 TEST_CASE("cuda training: bf16 loss and gradients agree with the CPU's bf16 ones", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   const auto m = micro();
   const auto o = opts(compute_dtype::bf16);
   llama_model cpu(m, o);
@@ -212,7 +207,7 @@ TEST_CASE("cuda training: bf16 loss and gradients agree with the CPU's bf16 ones
 }
 
 TEST_CASE("cuda training: time to train on the GPU reaches the target with an MLPerf log", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   auto w = make_training_workload();
   config c = cuda_config(*w);
   c.values["mode"] = "time_to_train";
@@ -235,7 +230,7 @@ TEST_CASE("cuda training: time to train on the GPU reaches the target with an ML
 }
 
 TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]") {
-  if (!have_gpu()) return;
+  ACCELBENCH_REQUIRE_GPU();
   auto w = make_training_workload();
   config c = cuda_config(*w);
   c.values["steps"] = "3";

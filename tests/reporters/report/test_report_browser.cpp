@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "report_test_helpers.hpp"
+#include "tests/skip.hpp"
 
 using namespace accelbench;
 using namespace report_test;
@@ -64,10 +65,8 @@ TEST_CASE("report html: no external references in src or href attributes", "[rep
 }
 
 TEST_CASE("report html: renders in headless Chromium without script errors", "[report][html][browser]") {
-  if (!fs::exists(k_chromium)) {
-    WARN("SKIPPED: " << k_chromium << " not found (the install script installs the 'chromium' package for this test)");
-    return;
-  }
+  if (!fs::exists(k_chromium))
+    ACCELBENCH_SKIP(k_chromium << " not found (scripts/install-deps.sh --test installs the 'chromium' package)");
   temp_dir t;
   auto db = store::store::open(t.path / "r.db");
   fill_synthetic(db, "h100-box", "<script>alert(1)</script> b200 \"box\"");
