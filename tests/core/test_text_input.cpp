@@ -1,0 +1,57 @@
+// harness/core/text_input: bounded JSON parsing, UTF-8 checks and repair, printable names.
+#include <catch2/catch.hpp>
+
+#include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
+
+using namespace accelbench;
+
+TEST_CASE("json nesting depth is counted outside strings and bounded", "[text_input]") {
+  CHECK(json_nesting_depth("{}") == 1);
+  CHECK(json_nesting_depth(R"({"a":[1,{"b":[]}]})") == 4);
+  CHECK(json_nesting_depth(R"({"a":"[[[[[[\"[[["})") == 1);
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(json_nesting_depth(deep) == k_max_json_depth + 1);  // stops scanning early
+  try {
+    parse_json_input(deep, "deep.json");
+    FAIL("a 100,000-level document was accepted");
+  } catch (const input_error& e) {
+    CHECK(std::string(e.what()).find("deep.json") != std::string::npos);
+    CHECK(std::string(e.what()).find("nesting too deep") != std::string::npos);
+  }
+  CHECK(parse_json_lenient(deep).is_discarded());
+  const std::string ok = std::string(k_max_json_depth, '[') + std::string(k_max_json_depth, ']');
+  CHECK_NOTHROW(parse_json_input(ok, "ok"));
+  CHECK_THROWS_AS(parse_json_input("{\"a\":", "trunc.json"), input_error);
+}
+
+TEST_CASE("utf-8 validation rejects overlongs, surrogates and stray bytes", "[text_input]") {
+  CHECK(valid_utf8("plain ascii"));
+  CHECK(valid_utf8("H100 \xE2\x86\x92 B200 \xF0\x9F\x9A\x80"));
+  CHECK_FALSE(valid_utf8("caf\xE9"));          // latin-1
+  CHECK_FALSE(valid_utf8("\xC0\xAF"));         // overlong '/'
+  CHECK_FALSE(valid_utf8("\xED\xA0\x80"));     // surrogate U+D800
+  CHECK_FALSE(valid_utf8("\xF4\x90\x80\x80")); // above U+10FFFF
+  CHECK_FALSE(valid_utf8("\xE2\x86"));         // truncated
+  size_t n = 0;
+  CHECK(repair_utf8("caf\xE9 ok\xFF", &n) == "caf\xEF\xBF\xBD ok\xEF\xBF\xBD");
+  CHECK(n == 2);
+  CHECK(valid_utf8(repair_utf8("\xC0\xAF\xED\xA0\x80")));
+}
+
+TEST_CASE("dump_json never throws on stored invalid text", "[text_input]") {
+  json j = {{"system", std::string("caf\xE9")}};
+  CHECK_THROWS(j.dump());
+  std::string s;
+  REQUIRE_NOTHROW(s = dump_json(j));
+  CHECK(s == "{\"system\":\"caf\xEF\xBF\xBD\"}");
+}
+
+TEST_CASE("printable escapes terminal controls and bidi overrides", "[text_input]") {
+  CHECK(printable("gpu\nbox") == "gpu\\nbox");
+  CHECK(printable("\x1b]0;pwned\x07") == "\\x1b]0;pwned\\x07");
+  CHECK(printable("a\xC2\x9b" "31m") == "a\\u009b31m");          // C1 CSI
+  CHECK(printable("x\xE2\x80\xAEyz") == "x\\u202eyz");            // RIGHT-TO-LEFT OVERRIDE
+  CHECK(printable("x\xE2\x81\xA6y") == "x\\u2066y");              // LEFT-TO-RIGHT ISOLATE
+  CHECK(printable("H100 \xE2\x86\x92 GB200") == "H100 \xE2\x86\x92 GB200");  // ordinary text kept
+}
