@@ -26,6 +26,9 @@ struct run_options {
   bool force = false;
   bool quiet = false;
   uint64_t seed = 0;
+  // Stop once every config is planned (resolved and checked): nothing runs, no database is
+  // opened. The fuzz targets of suites, catalogues and --set/--sweep/--rule use it.
+  bool plan_only = false;
 };
 
 int cmd_run(const registry& reg, const run_options& o);

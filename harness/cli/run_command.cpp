@@ -331,6 +331,8 @@ int cmd_run(const registry& reg, const run_options& o) {
                  overrides, o.force, false, plan);
   }
 
+  if (o.plan_only) return exit_ok;
+
   // Open (and migrate) the database before running anything: an unwritable or corrupt file is
   // reported now, not after an hour of benchmarks.
   auto db = store::store::open(resolve_db_path(o.db));
