@@ -6,7 +6,9 @@
 #include <cmath>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <mutex>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -74,48 +76,84 @@ void flush_cpu_cache() {
 
 void kernel::flush_cache() { flush_cpu_cache(); }
 
-result run_kernel(const std::string& name, kernel& k, const measurement_settings& m) {
-  std::lock_guard lock(g_runner_mutex);
-  result res;
-  const bool cold = m.cache == cache_policy::cold;
+namespace {
 
-  // Warm-up (untimed for the samples): at least warmup_iterations and min_warmup_time_s. It also
-  // estimates the time per iteration used to choose iterations per sample.
-  double per_iter = 0;
-  {
-    int64_t n = 0;
-    double total = 0;
-    auto start = clk::now();
-    while (n < std::max<int64_t>(1, m.warmup_iterations) ||
-           std::chrono::duration<double>(clk::now() - start).count() < m.min_warmup_time_s) {
-      if (cold) k.flush_cache();
-      double dt;
+double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+// Seconds that `n` iterations of `k` take, timed as a sample would be (the flushes of a cold run
+// stay outside the timed span).
+double time_batch(kernel& k, int64_t n, bool cold) {
+  if (k.manual_timing() && !cold) return k.run_timed(n);
+  double total = 0;
+  if (cold) {
+    for (int64_t i = 0; i < n; ++i) {
+      k.flush_cache();
       if (k.manual_timing()) {
-        dt = k.run_timed(1);
+        total += k.run_timed(1);
       } else {
         auto t0 = clk::now();
         k.run();
-        dt = std::chrono::duration<double>(clk::now() - t0).count();
+        total += seconds_since(t0);
       }
-      total += dt;
-      ++n;
-      if (n > 1000000) break;
     }
-    per_iter = total / (double)n;
+    return total;
   }
+  auto t0 = clk::now();
+  for (int64_t i = 0; i < n; ++i) k.run();
+  return seconds_since(t0);
+}
 
-  int64_t iters = m.iterations;
-  if (iters <= 0)
-    iters = std::max<int64_t>(1, (int64_t)std::ceil(m.min_time_s / std::max(per_iter, 1e-9)));
-  int64_t reps = m.repetitions;
-  double projected = per_iter * (double)iters * (double)reps;
-  bool reduced = false;
-  if (projected > m.max_time_s && reps > 3) {
-    reps = std::max<int64_t>(3, (int64_t)std::floor(m.max_time_s / (per_iter * (double)iters)));
-    reduced = true;
+// Warm-up (untimed for the samples): at least warmup_iterations and min_warmup_time_s. Returns
+// the time of the last warm-up iteration (the warmest one).
+double warm_up(kernel& k, const measurement_settings& m, bool cold) {
+  int64_t n = 0;
+  double last = 0;
+  auto start = clk::now();
+  while (n < std::max<int64_t>(1, m.warmup_iterations) || seconds_since(start) < m.min_warmup_time_s) {
+    last = time_batch(k, 1, cold);
+    if (++n > 1000000) break;
   }
+  return last;
+}
 
+// Samples aim this far above min_time_s, so that ordinary run-to-run variation does not make one
+// come out short.
+constexpr double k_calibration_margin = 1.25;
+
+// Iterations per sample so that a sample lasts min_time_s, from a steady estimate: batches grow
+// tenfold until one lasts a tenth of min_time_s (the first iterations after the warm-up can still
+// be slow — page faults, library JIT — and one of them must not set the count for the run). Also
+// returns the steady seconds per iteration.
+std::pair<int64_t, double> calibrate(kernel& k, const measurement_settings& m, bool cold) {
+  int64_t n = 1;
+  double per_iter = 0;
+  for (int step = 0; step < 12; ++step) {
+    const double t = time_batch(k, n, cold);
+    per_iter = t / (double)n;
+    if (t >= m.min_time_s / 10 || n >= (int64_t)1e9) break;
+    n *= 10;
+  }
+  const double want = k_calibration_margin * m.min_time_s / std::max(per_iter, 1e-12);
+  return {std::clamp<int64_t>((int64_t)std::ceil(want), 1, (int64_t)1e12), per_iter};
+}
+
+// What one pass of Google Benchmark's runner produced.
+struct pass_result {
+  std::vector<sample> samples;
+  std::string error;
+  int64_t cut = 0;  // repetitions not taken because max_time_s was reached
+};
+
+// Runs `reps` samples of `iters` iterations through Google Benchmark's runner. Repetitions that
+// would start after max_time_s has passed are not taken.
+pass_result run_samples(const std::string& name, kernel& k, const measurement_settings& m, int64_t iters,
+                        int64_t reps) {
+  const bool cold = m.cache == cache_policy::cold;
+  static const std::string k_time_up = "max_time_s reached";
   std::vector<json> extras;
+  std::exception_ptr failure;
+  int64_t cut = 0;
+  const auto started = clk::now();
   // Every sample is timed by us and handed to Google Benchmark as manual time: device timers for
   // GPU kernels, steady_clock around the kernel loop for host kernels. Google Benchmark's own
   // timer also reads the process CPU clock at every start and stop, which costs about a
@@ -123,10 +161,10 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
   // An exception inside a sample (a device error, say) must not escape Google Benchmark: the
   // benchmark would stay registered and the next measurement would run it again over a kernel
   // that no longer exists. It ends the benchmark as an error and is rethrown once GB is clean.
-  std::exception_ptr failure;
-  auto body = [&k, cold, &extras, &failure](benchmark::State& st) {
-    if (failure) {
-      st.SkipWithError("an earlier repetition failed");
+  auto body = [&](benchmark::State& st) {
+    if (failure || seconds_since(started) > m.max_time_s) {
+      if (!failure) ++cut;
+      st.SkipWithError(failure ? "an earlier repetition failed" : k_time_up.c_str());
       for (auto _ : st) {
       }
       return;
@@ -153,7 +191,7 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
           k.flush_cache();
           auto t0 = clk::now();
           k.run();
-          st.SetIterationTime(std::chrono::duration<double>(clk::now() - t0).count());
+          st.SetIterationTime(seconds_since(t0));
         }
       } else {
         // Hot: back to back; one timed span over all iterations of the sample (the manual times
@@ -164,7 +202,7 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
         for (auto _ : st) {
           if (i == 0) t0 = clk::now();  // after Google Benchmark started its own (unused) timer
           k.run();
-          if (++i == n) st.SetIterationTime(std::chrono::duration<double>(clk::now() - t0).count());
+          if (++i == n) st.SetIterationTime(seconds_since(t0));
         }
       }
       extras.push_back(k.sample_extra());
@@ -185,16 +223,79 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
 
   for (size_t i = 0; i < rep.samples.size() && i < extras.size(); ++i)
     if (!extras[i].empty()) rep.samples[i].extra = extras[i];
-  res.samples = std::move(rep.samples);
-  res.error = rep.error;
+  pass_result out;
+  out.samples = std::move(rep.samples);
+  out.error = rep.error == k_time_up ? "" : rep.error;
+  out.cut = cut;
+  return out;
+}
+
+// The shortest sample of a pass, in seconds (a sample's value is seconds per iteration).
+double shortest_sample_s(const std::vector<sample>& samples) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& s : samples) best = std::min(best, s.value * (double)s.iterations);
+  return best;
+}
+
+// Repetitions that fit in max_time_s at `per_iter` seconds per iteration (never below 3).
+int64_t repetitions_within_bound(const measurement_settings& m, int64_t iters, double per_iter) {
+  const double projected = per_iter * (double)iters * (double)m.repetitions;
+  if (projected <= m.max_time_s || m.repetitions <= 3) return m.repetitions;
+  return std::max<int64_t>(3, (int64_t)std::floor(m.max_time_s / (per_iter * (double)iters)));
+}
+
+// The rules a measurement must meet to be VALID: every sample at least min_time_s long (when the
+// harness chose the iterations), and all samples within max_time_s.
+void judge_samples(result& res, const measurement_settings& m, bool auto_iters, int64_t cut) {
+  if (cut > 0)
+    res.invalid_reasons.push_back(fmt::format("max_time_s={} s reached: {} of {} samples taken", m.max_time_s,
+                                              res.samples.size(), res.samples.size() + (size_t)cut));
+  if (!auto_iters) return;
+  size_t short_samples = 0;
+  for (const auto& s : res.samples) short_samples += s.value * (double)s.iterations < m.min_time_s;
+  if (short_samples > 0)
+    res.invalid_reasons.push_back(fmt::format("{} of {} samples lasted less than min_time_s={} s (shortest {:.3g} s) "
+                                              "after recalibrating: the time per iteration is not steady",
+                                              short_samples, res.samples.size(), m.min_time_s,
+                                              shortest_sample_s(res.samples)));
+}
+
+} // namespace
+
+result run_kernel(const std::string& name, kernel& k, const measurement_settings& m) {
+  std::lock_guard lock(g_runner_mutex);
+  result res;
+  const bool cold = m.cache == cache_policy::cold;
+  const bool auto_iters = m.iterations <= 0;
+
+  double per_iter = warm_up(k, m, cold);
+  int64_t iters = m.iterations;
+  if (auto_iters) std::tie(iters, per_iter) = calibrate(k, m, cold);
+  const int64_t reps = repetitions_within_bound(m, iters, per_iter);
+
+  pass_result pass = run_samples(name, k, m, iters, reps);
   res.effective = {{"iterations_per_sample", iters},
                    {"repetitions", reps},
-                   {"warmup_time_per_iteration_s", per_iter},
+                   {"steady_time_per_iteration_s", per_iter},
                    {"cache", to_string(m.cache)},
                    {"timer", k.manual_timing() ? "device events (manual time)" : "host steady_clock (manual time)"}};
-  if (reduced)
+  // A sample shorter than min_time_s means the calibration was wrong (the kernel got faster):
+  // calibrate again from the samples themselves and take them all again, once.
+  if (auto_iters && pass.error.empty() && !pass.samples.empty() && shortest_sample_s(pass.samples) < m.min_time_s) {
+    const double shortest = shortest_sample_s(pass.samples);
+    const int64_t before = iters;
+    iters = (int64_t)std::ceil((double)iters * k_calibration_margin * m.min_time_s / std::max(shortest, 1e-12));
+    pass = run_samples(name, k, m, iters, reps);
+    res.effective["iterations_per_sample"] = iters;
+    res.effective["recalibrated"] = fmt::format("a sample lasted {:.3g} s < min_time_s={} s with {} iterations; "
+                                                "taken again with {}", shortest, m.min_time_s, before, iters);
+  }
+  if (m.repetitions != reps)
     res.effective["repetitions_reduced"] =
         fmt::format("from {} to {} to stay within max_time_s={}", m.repetitions, reps, m.max_time_s);
+  res.samples = std::move(pass.samples);
+  res.error = pass.error;
+  judge_samples(res, m, auto_iters, pass.cut);
   return res;
 }
 
@@ -205,6 +306,7 @@ bool measure_into(run& out, const std::string& name, kernel& k, const measuremen
     return false;
   }
   out.samples = std::move(res.samples);
+  for (auto& reason : res.invalid_reasons) out.mark_invalid(std::move(reason));
   out.sample_unit = "s";
   out.sample_dir = direction::lower_is_better;
   out.effective_settings["measurement_applied"] = res.effective;

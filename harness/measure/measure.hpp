@@ -31,11 +31,16 @@ struct result {
   std::vector<sample> samples;             // seconds per iteration, one per repetition
   json effective = json::object();         // iterations and repetitions actually used
   std::string error;                       // non-empty when the runner reported an error
+  std::vector<std::string> invalid_reasons; // rules the samples broke (too short, over max_time_s)
 };
 
-// Measures `k` under `m`. Iterations per sample: m.iterations, or (when 0) enough for a sample
-// to last m.min_time_s, estimated from the warm-up; repetitions are reduced when they would
-// exceed m.max_time_s (never below 3) and the reduction is recorded in `effective`.
+// Measures `k` under `m`. After the warm-up, iterations per sample: m.iterations, or (when 0)
+// enough for a sample to last m.min_time_s, from a steady estimate (batches growing tenfold); when
+// a sample still comes out shorter than min_time_s, the samples are taken again once with the
+// count recalibrated from them, and a run whose samples stay short is INVALID. Repetitions are
+// reduced when they would exceed m.max_time_s (never below 3, recorded in `effective`); samples
+// that would start after max_time_s are not taken and make the run INVALID. Warm-up and
+// calibration are not counted in max_time_s.
 result run_kernel(const std::string& name, kernel& k, const measurement_settings& m);
 
 // Measures `k` and records the outcome in `out`: the samples (seconds per iteration, lower is

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <thread>
 
 #include "harness/core/error.hpp"
 #include "harness/measure/measure.hpp"
@@ -66,4 +67,90 @@ TEST_CASE("a kernel that throws inside a sample leaves the runner clean", "[meas
   auto r = measure::run_kernel("good", good, fixed(2, 3, cache_policy::hot));
   CHECK(r.samples.size() == 3);
   CHECK(good.timed_calls == 1 + 3);
+}
+
+namespace {
+// A device-timed kernel whose time per iteration follows a script: `slow_calls` first run_timed
+// calls take `slow` seconds per iteration, later ones `fast` (a kernel that is slow until its
+// caches, pages or JIT are warm), optionally getting `speedup` times faster on every later call.
+struct scripted_kernel : measure::kernel {
+  int64_t calls = 0, slow_calls = 1;
+  double slow = 12.7e-3, fast = 10e-6, speedup = 1;
+  bool manual_timing() const override { return true; }
+  void run() override {}
+  double run_timed(int64_t n) override {
+    double per = calls < slow_calls ? slow : fast;
+    if (calls >= slow_calls) fast /= speedup;
+    ++calls;
+    return per * (double)n;
+  }
+};
+measurement_settings auto_iterations(double min_time_s, int64_t reps) {
+  measurement_settings m;
+  m.iterations = 0;
+  m.repetitions = reps;
+  m.min_time_s = min_time_s;
+  m.warmup_iterations = 1;
+  return m;
+}
+} // namespace
+
+TEST_CASE("iterations per sample come from a steady estimate, not one slow warm-up iteration", "[measure]") {
+  // One 12.7 ms first iteration, then 10 µs: samples must still last min_time_s (20 ms). A count
+  // taken from the warm-up alone gives 2 iterations and 0.02 ms samples.
+  scripted_kernel k;
+  auto r = measure::run_kernel("steady", k, auto_iterations(0.02, 5));
+  REQUIRE(r.samples.size() == 5);
+  for (const auto& s : r.samples) CHECK(s.value * (double)s.iterations >= 0.02);
+  CHECK(r.invalid_reasons.empty());
+  CHECK(r.effective["iterations_per_sample"].get<int64_t>() >= 2000);
+}
+
+TEST_CASE("a sample shorter than min_time_s triggers one recalibration", "[measure]") {
+  // Calibration sees 1 ms per iteration, the samples 0.1 ms: the first pass is short.
+  scripted_kernel k;
+  k.slow_calls = 3;  // warm-up + the calibration batches (1 and 10 iterations)
+  k.slow = 1e-3;
+  k.fast = 1e-4;
+  auto r = measure::run_kernel("drift", k, auto_iterations(0.02, 3));
+  REQUIRE(r.samples.size() == 3);
+  CHECK(r.effective.contains("recalibrated"));
+  for (const auto& s : r.samples) CHECK(s.value * (double)s.iterations >= 0.02);
+  CHECK(r.invalid_reasons.empty());
+}
+
+TEST_CASE("samples that stay shorter than min_time_s make the run INVALID", "[measure]") {
+  // Every call twice as fast as the one before: no calibration can keep up.
+  scripted_kernel k;
+  k.slow_calls = 0;
+  k.fast = 1e-3;
+  k.speedup = 2;
+  auto r = measure::run_kernel("unsteady", k, auto_iterations(0.02, 4));
+  REQUIRE_FALSE(r.invalid_reasons.empty());
+  CHECK_THAT(r.invalid_reasons.front(), Catch::Contains("less than min_time_s"));
+  run out;
+  scripted_kernel k2 = scripted_kernel{};
+  k2.slow_calls = 0;
+  k2.fast = 1e-3;
+  k2.speedup = 2;
+  REQUIRE(measure::measure_into(out, "unsteady", k2, auto_iterations(0.02, 4)));
+  CHECK_FALSE(out.valid);
+}
+
+TEST_CASE("max_time_s bounds the samples: later repetitions are not taken and the run is INVALID", "[measure]") {
+  // 0.3 s per sample, max_time_s 0.5: the repetitions are reduced to 3, and the third would start
+  // after the bound.
+  struct sleepy : measure::kernel {
+    void run() override { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+  } k;
+  measurement_settings m;
+  m.iterations = 1;
+  m.repetitions = 10;
+  m.warmup_iterations = 0;
+  m.max_time_s = 0.5;
+  auto r = measure::run_kernel("sleepy", k, m);
+  CHECK(r.effective["repetitions"] == 3);
+  CHECK(r.samples.size() == 2);
+  REQUIRE(r.invalid_reasons.size() == 1);
+  CHECK_THAT(r.invalid_reasons[0], Catch::Contains("max_time_s=0.5") && Catch::Contains("2 of 3"));
 }
