@@ -15,6 +15,7 @@ b=build/bench
   echo "== attention"; $b/attention/accelbench_bench_attention --reps 3
   echo "== training";  $b/training/accelbench_bench_training --skip-ttt --steps 5
   echo "== compare";   $b/compare/accelbench_bench_compare
+  echo "== compare calibration"; $b/compare/accelbench_bench_compare_calibration
   echo "== report";    $b/report/accelbench_bench_report
   echo "== mlperf";    $b/mlperf/accelbench_bench_mlperf_ingest
 } 2>&1 | tee "$out"

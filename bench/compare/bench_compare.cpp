@@ -87,12 +87,6 @@ int main(int argc, char** argv) {
               configs, samples, resamples, t_compare, result.count(compare::verdict::regressed),
               result.count(compare::verdict::inconclusive),
               result.count(compare::verdict::improved), result.count(compare::verdict::unchanged));
-  opt.ci_only_when_significant = true;
-  t0 = clock_type::now();
-  const auto lazy = compare::compare_sets(base, cand, opt);
-  std::printf("compare_sets, CI only where p < alpha: %.3f s (%zu regressed, %zu inconclusive)\n",
-              seconds_since(t0), lazy.count(compare::verdict::regressed),
-              lazy.count(compare::verdict::inconclusive));
   struct fmt_case {
     const char* name;
     std::string (*fn)(const compare::set_comparison&);

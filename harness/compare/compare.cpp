@@ -59,6 +59,38 @@ bool all_finite(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
 }
 
+// The verdict of a pair whose samples and ratio CI are known. A change is called only when the
+// data support it three ways: the Mann-Whitney test is significant, the ratio's CI excludes 1 on
+// the same side, and the ratio of medians is beyond the minimum effect. "Unchanged" claims the
+// opposite — that any change is smaller than the minimum effect — so it needs the whole CI inside
+// (1 - t, 1 + t). Everything else is inconclusive. (Requiring the whole CI beyond the threshold
+// for a change, as before, asks for 97.5% confidence that the effect exceeds the threshold: with
+// 10 samples a side and 3% noise the CI's half-width is about 4%, so a real 10% step was missed
+// in about one config in five.)
+void judge(sample_comparison& c, const sample_options& opt) {
+  const double t = opt.threshold_pct / 100;
+  const double hi = 1 + t, lo = 1 - t;
+  const bool lower_better = opt.dir == direction::lower_is_better;
+  const bool significant = c.p_value < opt.alpha;
+  const bool up = significant && c.ratio > hi && c.ratio_ci_low > 1;     // candidate larger
+  const bool down = significant && c.ratio < lo && c.ratio_ci_high < 1;  // candidate smaller
+  const bool within = c.ratio_ci_low > lo && c.ratio_ci_high < hi;
+  const std::string shift = describe_shift(c, opt.ci_level);
+  const std::string thr = printf_string("%g%%", opt.threshold_pct);
+  if (up || down) {
+    const bool worse = lower_better ? up : down;
+    c.result = worse ? verdict::regressed : verdict::improved;
+    c.reason = shift + ": " + (worse ? "worse" : "better") + " beyond the " + thr + " threshold";
+  } else if (within) {
+    c.result = verdict::unchanged;
+    c.reason = shift + ": the whole CI lies within the " + thr + " threshold";
+  } else {
+    c.result = verdict::inconclusive;
+    c.reason = shift + (significant ? ": significant, but " : printf_string(" >= alpha %g, and ", opt.alpha)) +
+               "the CI reaches beyond the " + thr + " threshold: more samples needed";
+  }
+}
+
 } // namespace
 
 sample_comparison compare_samples(const std::vector<double>& baseline,
@@ -99,66 +131,34 @@ sample_comparison compare_samples(const std::vector<double>& baseline,
   c.exact_p = mw.exact;
   if (c.baseline_median > 0 && c.candidate_median > 0) {
     c.ratio = c.candidate_median / c.baseline_median;
-    if (!opt.ci_only_when_significant || c.p_value < opt.alpha) {
-      // stats::bootstrap_ratio_ci(a, b) is the CI of median(b) / median(a).
-      std::tie(c.ratio_ci_low, c.ratio_ci_high) =
-          stats::bootstrap_ratio_ci(baseline, candidate, opt.ci_level, opt.resamples, opt.seed);
-      c.has_ci = true;
-    }
+    // Every verdict needs the CI ("unchanged" as much as a change), so it is always computed.
+    // stats::bootstrap_ratio_ci(a, b) is the CI of median(b) / median(a).
+    std::tie(c.ratio_ci_low, c.ratio_ci_high) =
+        stats::bootstrap_ratio_ci(baseline, candidate, opt.ci_level, opt.resamples, opt.seed);
+    c.has_ci = true;
   }
 
-  // Issue 7: too few samples to judge, whatever the numbers say.
+  judge_comparison(c, opt);
+  return c;
+}
+
+void judge_comparison(sample_comparison& c, const sample_options& opt) {
+  c.dir = opt.dir;
+  c.alpha = opt.alpha;
+  c.threshold_pct = opt.threshold_pct;
+  c.result = verdict::inconclusive;
+  // Too few samples to judge, whatever the numbers say.
   if (c.n_baseline < opt.min_samples || c.n_candidate < opt.min_samples) {
     c.reason = std::to_string(c.n_baseline) + " baseline and " + std::to_string(c.n_candidate) +
                " candidate samples; at least " + std::to_string(opt.min_samples) +
                " needed on each side";
-    return c;
+    return;
   }
-  if (c.ratio <= 0) {
+  if (!(c.ratio > 0) || !c.has_ci) {
     c.reason = "ratio of medians undefined (a median is not positive)";
-    return c;
+    return;
   }
-
-  const double t = opt.threshold_pct / 100;
-  const double hi = 1 + t, lo = 1 - t;
-  const bool lower_better = opt.dir == direction::lower_is_better;
-  // "Beyond the threshold" means the whole CI: the effect is at least the threshold with the
-  // CI's confidence, not just on average.
-  const bool ci_above = c.ratio_ci_low > hi, ci_below = c.ratio_ci_high < lo;
-  const bool bad = lower_better ? ci_above : ci_below;
-  const bool good = lower_better ? ci_below : ci_above;
-  const bool straddles = (c.ratio_ci_low <= hi && c.ratio_ci_high >= hi) ||
-                         (c.ratio_ci_low <= lo && c.ratio_ci_high >= lo);
-  const std::string shift = describe_shift(c, opt.ci_level);
-  const std::string thr = printf_string("%g%%", opt.threshold_pct);
-
-  if (!(c.p_value < opt.alpha)) {
-    // Not significant. "Unchanged" also claims the observed change is within the threshold: when
-    // the ratio of medians itself lies beyond it and the CI straddles it (a few wild samples),
-    // the data support neither claim, which issue 7 calls inconclusive.
-    const bool point_beyond = c.ratio > hi || c.ratio < lo;
-    if (straddles && point_beyond) {
-      c.result = verdict::inconclusive;
-      c.reason = shift + printf_string(" >= alpha %g; the change of medians is beyond the ", opt.alpha) +
-                 thr + " threshold but the CI straddles it: more samples needed";
-    } else {
-      c.result = verdict::unchanged;
-      c.reason = shift + printf_string(" >= alpha %g: no significant shift", opt.alpha);
-    }
-  } else if (bad) {
-    c.result = verdict::regressed;
-    c.reason = shift + ": worse beyond the " + thr + " threshold";
-  } else if (good) {
-    c.result = verdict::improved;
-    c.reason = shift + ": better beyond the " + thr + " threshold";
-  } else if (straddles) {
-    c.result = verdict::inconclusive;
-    c.reason = shift + ": significant, but the CI straddles the " + thr + " threshold";
-  } else {
-    c.result = verdict::unchanged;
-    c.reason = shift + ": significant, but within the " + thr + " threshold";
-  }
-  return c;
+  judge(c, opt);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,28 +192,41 @@ struct side {
   const run* representative = nullptr; // the latest contributing run (or latest at all)
   size_t contributing = 0;
   std::vector<std::string> notes;
+  std::string excluded_reason; // the first run left out, and why
 };
+
+// Why a run contributes no samples: failed or skipped, INVALID (e.g. its correctness check
+// failed: a broken kernel must not come out "improved"), or no samples at all. Empty: usable.
+std::string exclusion_reason(const run& r) {
+  const auto with = [](std::string what, const std::string& why) { return why.empty() ? what : what + ": " + why; };
+  if (r.status != run_status::ok) return with(to_string(r.status), r.status_reason);
+  if (!r.valid) {
+    std::string why;
+    for (const auto& x : r.invalid_reasons) why += (why.empty() ? "" : "; ") + x;
+    return with("INVALID", why);
+  }
+  if (r.samples.empty()) return "no samples";
+  return "";
+}
 
 side gather(const std::vector<const run*>& runs_in, pooling policy, const std::string& label) {
   std::vector<const run*> runs = runs_in;
   std::stable_sort(runs.begin(), runs.end(), earlier);
   std::vector<const run*> usable;
-  size_t not_ok = 0;
-  std::string first_reason;
+  size_t excluded = 0;
+  side s;
   for (const run* r : runs) {
-    if (r->status == run_status::ok && !r->samples.empty()) {
+    std::string why = exclusion_reason(*r);
+    if (why.empty()) {
       usable.push_back(r);
     } else {
-      ++not_ok;
-      if (first_reason.empty())
-        first_reason = to_string(r->status) +
-                       (r->status_reason.empty() ? std::string() : ": " + r->status_reason);
+      ++excluded;
+      if (s.excluded_reason.empty()) s.excluded_reason = why;
     }
   }
-  side s;
-  if (not_ok > 0)
-    s.notes.push_back(label + ": " + std::to_string(not_ok) + " run(s) without samples (" +
-                      (first_reason.empty() ? std::string("no samples") : first_reason) + ")");
+  if (excluded > 0)
+    s.notes.push_back(label + ": " + std::to_string(excluded) + " run(s) left out of the comparison (" +
+                      s.excluded_reason + ")");
   if (usable.empty()) {
     s.representative = runs.back();
     return s;
@@ -223,10 +236,8 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
   s.representative = usable.back();
   s.contributing = usable.size();
   std::set<std::string> fingerprints;
-  bool invalid = false;
   for (const run* r : usable) {
     fingerprints.insert(r->fingerprint);
-    invalid = invalid || !r->valid;
     for (const auto& smp : r->samples)
       s.samples.push_back(smp.value);
   }
@@ -234,9 +245,17 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
   if (fingerprints.size() > 1)
     s.notes.push_back(label + ": pools runs with " + std::to_string(fingerprints.size()) +
                       " different environment fingerprints");
-  if (invalid)
-    s.notes.push_back(label + ": includes an INVALID run");
   return s;
+}
+
+// Fewer samples than this on a side: the Mann-Whitney test has little power (with 5 a side the
+// smallest two-sided p is 0.008, barely below alpha = 0.01), so a pair is flagged.
+constexpr size_t k_low_power_samples = 9;
+
+void note_low_power(const side& sd, const std::string& label, std::vector<std::string>& notes) {
+  if (sd.contributing > 0 && sd.samples.size() < k_low_power_samples)
+    notes.push_back(label + ": " + std::to_string(sd.samples.size()) + " samples, fewer than " +
+                    std::to_string(k_low_power_samples) + ": the test has little power");
 }
 
 unpaired_run make_unpaired(const group_key& k, const std::vector<const run*>& runs) {
@@ -274,6 +293,7 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     std::vector<double> base, cand;
     sample_options so;
     bool comparable = true;
+    std::string broken_candidate; // non-empty: regressed for this reason, without a ratio
   };
   std::vector<job> jobs;
   for (const auto& [k, cruns] : gc) {
@@ -295,6 +315,13 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     p.candidate_runs = c.contributing;
     p.notes = b.notes;
     p.notes.insert(p.notes.end(), c.notes.begin(), c.notes.end());
+    note_low_power(b, opt.baseline_label, p.notes);
+    note_low_power(c, opt.candidate_label, p.notes);
+    // A config that was VALID in the baseline and is INVALID or failed in the candidate has
+    // regressed, whatever its speed: it never enters a ratio.
+    if (b.contributing > 0 && c.contributing == 0)
+      jb.broken_candidate = opt.candidate_label + " " + c.excluded_reason + " where " + opt.baseline_label +
+                            " was VALID";
 
     jb.so.dir = c.representative->sample_dir;
     jb.so.alpha = opt.alpha;
@@ -303,7 +330,6 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     jb.so.min_samples = opt.min_samples;
     jb.so.resamples = opt.resamples;
     jb.so.seed = opt.seed;
-    jb.so.ci_only_when_significant = opt.ci_only_when_significant;
     if (b.representative->sample_dir != c.representative->sample_dir ||
         b.representative->sample_unit != c.representative->sample_unit) {
       p.notes.push_back("sample unit or direction differs: " + b.representative->sample_unit +
@@ -326,7 +352,10 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     for (size_t i = from; i < to; ++i) {
       job& jb = jobs[i];
       jb.p.cmp = compare_samples(jb.base, jb.cand, jb.so);
-      if (!jb.comparable) {
+      if (!jb.broken_candidate.empty()) {
+        jb.p.cmp.result = verdict::regressed;
+        jb.p.cmp.reason = jb.broken_candidate;
+      } else if (!jb.comparable) {
         jb.p.cmp.result = verdict::inconclusive;
         jb.p.cmp.reason = "samples are not comparable (unit or direction differs)";
       }

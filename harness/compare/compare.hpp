@@ -25,9 +25,6 @@ struct sample_options {
   double ci_level = 0.95;   // level of the bootstrap CI of the ratio
   int resamples = 2000;     // bootstrap resamples
   uint64_t seed = 42;       // bootstrap seed: the same inputs give the same CI
-  // The bootstrap dominates the cost (~0.8 ms per pair at 2000 resamples). With this set, the CI
-  // is computed only where the verdict needs it (p < alpha); elsewhere has_ci is false.
-  bool ci_only_when_significant = false;
 };
 
 struct sample_comparison {
@@ -50,18 +47,23 @@ struct sample_comparison {
   double speedup() const;
 };
 
-// Verdict rules (issue 7, part 3):
+// Verdict rules:
 //  - fewer than min_samples on either side, or a non-positive / non-finite median: inconclusive;
-//  - p >= alpha: unchanged (no evidence of a shift, whatever the point estimate);
-//  - p < alpha and the whole ratio CI beyond the threshold in the bad direction: regressed
-//    (lower_is_better: ci_low > 1 + t; higher_is_better: ci_high < 1 - t); in the good direction:
-//    improved;
-//  - p < alpha and the CI straddles either threshold: inconclusive (a real shift whose size we
-//    cannot tell from the threshold);
-//  - p < alpha and the CI entirely inside (1 - t, 1 + t): unchanged (real but too small to matter).
+//  - regressed / improved: the Mann-Whitney test is significant (p < alpha), the bootstrap CI of
+//    the ratio of medians excludes 1 on the same side, and the ratio of medians itself is beyond
+//    the minimum effect (1 +- threshold) — in the bad / good direction;
+//  - unchanged: the whole CI lies inside (1 - t, 1 + t), significant or not;
+//  - anything else: inconclusive (the data support neither a change nor its absence).
+// A pair whose CI contains 1 is therefore never called better or worse.
 sample_comparison compare_samples(const std::vector<double>& baseline,
                                   const std::vector<double>& candidate,
                                   const sample_options& opt = {});
+
+// The verdict rule above on its own, for callers that computed the ratio of medians (candidate /
+// baseline), its CI and the p-value themselves (the report uses exact bootstrap intervals and
+// MLPerf olympic scores): sets result and reason from n_baseline, n_candidate, ratio,
+// ratio_ci_low/high, has_ci and p_value, exactly as compare_samples judges its own.
+void judge_comparison(sample_comparison& c, const sample_options& opt);
 
 // ---------------------------------------------------------------------------------------------
 // Two result sets.
@@ -79,7 +81,6 @@ struct set_options {
   pooling policy = pooling::pool;
   int resamples = 2000;
   uint64_t seed = 42;
-  bool ci_only_when_significant = false; // see sample_options
   size_t threads = 0; // pairs are judged on this many threads; 0: hardware concurrency
   std::string baseline_label = "baseline";
   std::string candidate_label = "candidate";
@@ -123,8 +124,10 @@ struct set_comparison {
   size_t count(verdict v) const;
 };
 
-// Pairs runs by (cfg.key(), ruleset). Runs with a status other than ok contribute no samples (a
-// pair whose side has none becomes inconclusive with a note). The representative run of a side
+// Pairs runs by (cfg.key(), ruleset). Runs that failed, were skipped or are INVALID contribute no
+// samples and are named in a note: a pair whose candidate side has none while its baseline has
+// VALID runs is regressed (without a ratio); a pair whose baseline has none is inconclusive. A side
+// with fewer than 9 samples is noted (little power). The representative run of a side
 // (the latest) carries the environment compared with environment_differences.
 set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<run>& candidate,
                             const set_options& opt = {});

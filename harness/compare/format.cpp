@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/text_input.hpp"
+
 namespace accelbench::compare {
 
 namespace {
@@ -152,10 +154,21 @@ std::string format_value(double v, const std::string& unit) {
   return unit.empty() ? format_number(v) : format_number(v) + " " + unit;
 }
 
-std::string xml_escape(const std::string& s) {
+// Stored names may hold any bytes (an imported latin-1 log line, a tag from an older version):
+// the document declares UTF-8, so invalid sequences become U+FFFD, and so do U+FFFE and U+FFFF,
+// which are UTF-8 but not XML characters.
+std::string xml_escape(const std::string& raw) {
+  const std::string s = repair_utf8(raw);
   std::string out;
   out.reserve(s.size());
-  for (unsigned char ch : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch == 0xEF && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xBF &&
+        (static_cast<unsigned char>(s[i + 2]) == 0xBE || static_cast<unsigned char>(s[i + 2]) == 0xBF)) {
+      out += "\xEF\xBF\xBD";
+      i += 2;
+      continue;
+    }
     switch (ch) {
     case '&':
       out += "&amp;";
@@ -450,7 +463,7 @@ json to_json(const set_comparison& c) {
   return j;
 }
 
-std::string format_json(const set_comparison& c) { return to_json(c).dump(2) + "\n"; }
+std::string format_json(const set_comparison& c) { return dump_json(to_json(c), 2) + "\n"; }
 
 // ---------------------------------------------------------------------------------------------
 json to_bmf(const set_comparison& c) {
@@ -476,6 +489,6 @@ json to_bmf(const set_comparison& c) {
   return j;
 }
 
-std::string format_bmf(const set_comparison& c) { return to_bmf(c).dump(2) + "\n"; }
+std::string format_bmf(const set_comparison& c) { return dump_json(to_bmf(c), 2) + "\n"; }
 
 } // namespace accelbench::compare
