@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "harness/compare/mann_whitney.hpp"
+#include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
@@ -235,12 +236,16 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
     usable.erase(usable.begin(), usable.end() - 1);
   s.representative = usable.back();
   s.contributing = usable.size();
-  std::set<std::string> fingerprints;
+  std::set<std::string> fingerprints, warnings;
   for (const run* r : usable) {
     fingerprints.insert(r->fingerprint);
+    for (auto& w : run_warnings(*r)) warnings.insert(std::move(w));
     for (const auto& smp : r->samples)
       s.samples.push_back(smp.value);
   }
+  // Conditions that make the numbers less reliable (high CV, a loaded machine...) travel with
+  // the comparison.
+  for (const auto& w : warnings) s.notes.push_back(label + ": " + w);
   // DESIGN.md: differing environments are flagged, never silently mixed.
   if (fingerprints.size() > 1)
     s.notes.push_back(label + ": pools runs with " + std::to_string(fingerprints.size()) +
