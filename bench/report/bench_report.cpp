@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   pid_t pid = fork();
   if (pid == 0) {
-    auto db = store::store::open(dbp, false);
+    auto db = store::store::open(dbp, store::access::read_only);
     auto t0 = clock_type::now();
     auto b = cli::select_runs(db, "system=bench-h100");
     auto c = cli::select_runs(db, "system=bench-b200");

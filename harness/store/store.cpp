@@ -1,17 +1,84 @@
 #include "harness/store/store.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <map>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/ruleset.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::store {
 
 namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// Failures. A problem with the file (not a database, corrupt, read-only, disk full) names the file
+// and is bad input (exit 2); the result code travels with the message so that open() can tell
+// "cannot create the write-ahead log" from "not a database" without reading messages.
+namespace {
+class sqlite_failure : public storage_error {
+public:
+  sqlite_failure(int code, const std::string& msg) : storage_error(msg), m_code(code) {}
+  int primary_code() const { return m_code & 0xff; }
+
+private:
+  int m_code;
+};
+
+std::string shown(const std::string& path) { return printable(path); }
+
+std::string file_of(sqlite3* db) {
+  const char* f = db ? sqlite3_db_filename(db, "main") : nullptr;
+  return f && *f ? f : ":memory:";
+}
+
+// SQLite's message, with the operating system's reason when there is one.
+std::string reason(sqlite3* db, int rc) {
+  std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  int sys = db ? sqlite3_system_errno(db) : 0;
+  if (sys != 0) why += fmt::format(" ({})", std::strerror(sys));
+  return why;
+}
+
+// The user's view of a failure on the file `path`, or "" when the failure is not about the file.
+std::string file_problem(sqlite3* db, int rc, const std::string& path) {
+  switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+      return fmt::format("database '{}' is not a valid accelbench database: the file is not an SQLite database", shown(path));
+    case SQLITE_CORRUPT:
+      return fmt::format("database '{}' is not a valid accelbench database: the file is corrupt ({})", shown(path), reason(db, rc));
+    case SQLITE_READONLY:
+      return fmt::format("database is read-only: {} ({})", shown(path), reason(db, rc));
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return fmt::format("cannot open database '{}': {}", shown(path), reason(db, rc));
+    case SQLITE_FULL:
+      return fmt::format("database '{}': the disk is full", shown(path));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return fmt::format("database '{}' stayed locked by another process for 30 s: {}", shown(path), reason(db, rc));
+    case SQLITE_IOERR:
+      return fmt::format("database '{}': I/O error: {}", shown(path), reason(db, rc));
+    default:
+      return {};
+  }
+}
+
+[[noreturn]] void fail(sqlite3* db, int rc, const std::string& sql) {
+  std::string msg = file_problem(db, rc, file_of(db));
+  if (msg.empty())
+    msg = fmt::format("database '{}': SQLite error: {} (in: {})", shown(file_of(db)), reason(db, rc), sql.substr(0, 200));
+  throw sqlite_failure(rc, msg);
+}
+} // namespace
 
 // ---------------------------------------------------------------------------------------------
 connection& connection::operator=(connection&& o) noexcept {
@@ -28,17 +95,13 @@ connection::~connection() {
 }
 
 void connection::exec(const std::string& sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : sqlite3_errmsg(m_db);
-    sqlite3_free(err);
-    throw storage_error(fmt::format("SQLite error: {} (in: {})", msg, sql.substr(0, 200)));
-  }
+  int rc = sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail(m_db, rc, sql);
 }
 
 statement::statement(sqlite3* db, const std::string& sql) : m_db(db), m_sql(sql) {
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr) != SQLITE_OK)
-    throw storage_error(fmt::format("SQLite error: {} (in: {})", sqlite3_errmsg(db), sql.substr(0, 200)));
+  int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr);
+  if (rc != SQLITE_OK) fail(db, rc, sql);
 }
 
 statement::~statement() {
@@ -66,7 +129,7 @@ bool statement::step() {
   int rc = sqlite3_step(m_stmt);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  throw storage_error(fmt::format("SQLite error: {} (in: {})", sqlite3_errmsg(m_db), m_sql.substr(0, 200)));
+  fail(m_db, rc, m_sql);
 }
 
 void statement::reset() {
@@ -160,100 +223,327 @@ CREATE INDEX tags_by_tag ON tags (tag);
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_schema_version);
 
-int read_user_version(sqlite3* db) {
-  statement st(db, "PRAGMA user_version");
+// The tables and indexes each migration creates: how a database is recognised as ours (databases
+// written before application_id was set have only these), and how a half-created or foreign
+// schema is told from one that a migration can bring forward.
+const std::vector<std::vector<std::string>> k_objects = {
+    {"metrics", "runs", "samples", "tags"},
+    {"systems"},
+    {"runs_by_system", "runs_by_time", "runs_by_workload", "tags_by_tag"},
+};
+
+int64_t pragma_int(sqlite3* db, const std::string& name) {
+  statement st(db, "PRAGMA " + name);
   st.step();
-  return (int)st.col_int(0);
+  return st.col_int(0);
+}
+
+std::string unsupported_version(int64_t v, const std::string& path) {
+  if (v > k_schema_version)
+    return fmt::format("database '{}' has unsupported schema version {}: a newer accelbench wrote it (this one knows "
+                       "versions 1 to {}); upgrade accelbench to use it", shown(path), v, k_schema_version);
+  return fmt::format("database '{}' has unsupported schema version {} (accelbench schema versions are 1 to {})",
+                     shown(path), v, k_schema_version);
+}
+
+bool known_version(int64_t v) { return v >= 0 && v <= k_schema_version; }
+
+void exec_in_migration(sqlite3* db, const std::string& sql) {
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) return;
+  std::string msg = file_problem(db, rc, file_of(db));
+  if (msg.empty())
+    msg = fmt::format("database '{}': SQLite error during migration: {}", shown(file_of(db)), reason(db, rc));
+  throw sqlite_failure(rc, msg);
+}
+
+void rollback(sqlite3* db) { sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr); }
+
+// Steps from..to, inside the caller's transaction.
+void apply_migrations(sqlite3* db, int64_t from, int64_t to) {
+  for (int64_t i = from; i < to; ++i) {
+    exec_in_migration(db, k_migrations[i]);
+    exec_in_migration(db, fmt::format("PRAGMA user_version = {}", i + 1));
+  }
+}
+
+// What the schema of an open database is, read without changing anything.
+struct schema_state {
+  int64_t version = 0;
+  int64_t application_id = 0;
+  std::vector<std::string> objects;  // tables, indexes, views, triggers; not SQLite's own
+  bool has(const std::string& name) const {
+    return std::find(objects.begin(), objects.end(), name) != objects.end();
+  }
+  bool empty() const { return objects.empty() && version == 0; }
+};
+
+schema_state inspect(sqlite3* db) {
+  schema_state s;
+  s.version = pragma_int(db, "user_version");
+  s.application_id = pragma_int(db, "application_id");
+  statement st(db, "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name");
+  while (st.step()) s.objects.push_back(st.col_text(0));
+  return s;
+}
+
+std::string partial_or_foreign(const schema_state& s, const std::string& path, const std::string& detail) {
+  return fmt::format("database '{}' has a partial or foreign schema ({}; schema version {}): not an accelbench "
+                     "database, left unchanged", shown(path), detail, s.version);
+}
+
+std::string object_list(const schema_state& s) {
+  std::string out;
+  for (size_t i = 0; i < s.objects.size() && i < 5; ++i) out += (i ? ", " : "") + shown(s.objects[i]);
+  if (s.objects.size() > 5) out += fmt::format(" and {} more", s.objects.size() - 5);
+  return out;
+}
+
+// Why the database cannot be used as an accelbench database, or "" when it can. An empty database
+// (no tables, version 0) is usable: a write command creates the schema in it.
+std::string schema_problem(const schema_state& s, const std::string& path) {
+  if (s.application_id != 0 && s.application_id != k_application_id)
+    return fmt::format("database '{}' is not an accelbench database: its application_id {:#x} belongs to another "
+                       "program; left unchanged", shown(path), (uint32_t)s.application_id);
+  if (s.empty()) return {};
+  bool ours = s.application_id == k_application_id || s.has("runs");
+  if (!ours && !s.objects.empty())
+    return partial_or_foreign(s, path, fmt::format("it holds {} and no accelbench runs table", object_list(s)));
+  if (!known_version(s.version)) return unsupported_version(s.version, path);
+  // Every object of the migrations up to its version, and none of the later ones (which a
+  // migration would then fail to create).
+  for (int64_t i = 0; i < k_schema_version; ++i)
+    for (const auto& name : k_objects[i]) {
+      bool wanted = i < s.version;
+      if (wanted != s.has(name))
+        return partial_or_foreign(s, path, fmt::format("'{}' {}", name, wanted ? "is missing" : "already exists"));
+    }
+  return {};
+}
+
+void refuse_unless_ours(const schema_state& s, const std::string& path) {
+  if (auto why = schema_problem(s, path); !why.empty()) throw storage_error(why);
 }
 } // namespace
 
 void migrate(sqlite3* db, int target) {
-  auto exec = [db](const std::string& sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : sqlite3_errmsg(db);
-      sqlite3_free(err);
-      throw storage_error(fmt::format("SQLite error during migration: {}", msg));
-    }
-  };
+  if (!known_version(target)) throw storage_error(fmt::format("cannot migrate to schema version {}", target));
   // BEGIN IMMEDIATE: concurrent openers migrate one at a time; the loser sees the new version.
-  exec("BEGIN IMMEDIATE");
+  exec_in_migration(db, "BEGIN IMMEDIATE");
   try {
-    int v = read_user_version(db);
-    if (v > k_schema_version) {
-      exec("ROLLBACK");
-      throw storage_error(fmt::format(
-          "database schema version {} is newer than this accelbench ({}); upgrade accelbench", v,
-          k_schema_version));
-    }
-    for (int i = v; i < target; ++i) {
-      exec(k_migrations[i]);
-      exec(fmt::format("PRAGMA user_version = {}", i + 1));
-    }
-    exec("COMMIT");
+    int64_t v = pragma_int(db, "user_version");
+    if (!known_version(v)) throw storage_error(unsupported_version(v, file_of(db)));
+    apply_migrations(db, v, target);
+    exec_in_migration(db, "COMMIT");
   } catch (...) {
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    rollback(db);
     throw;
   }
 }
 
 // ---------------------------------------------------------------------------------------------
+// Opening. Nothing is written to a file until it is known to be an accelbench database (or an
+// empty one a write command may fill); read-only commands never write at all.
 fs::path store::default_path() {
   if (const char* p = std::getenv("ACCELBENCH_DB"); p && *p) return fs::path(p);
   return data_root() / "results" / "accelbench.db";
 }
 
-store store::open(const fs::path& path, bool create) {
-  std::error_code ec;
-  if (!create && !fs::exists(path, ec))
-    throw storage_error(fmt::format("database '{}' does not exist (run a benchmark or import first, or pass --db)", path.string()));
-  if (create && path.has_parent_path() && !fs::exists(path.parent_path(), ec)) {
-    fs::create_directories(path.parent_path(), ec);
-    if (ec)
-      throw storage_error(fmt::format("cannot create the directory of database '{}': {}",
-                                      path.string(), ec.message()));
-  }
+namespace {
+constexpr int k_busy_timeout_ms = 30000;
+
+connection connect(const std::string& name, int flags, const std::string& path) {
   sqlite3* raw = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  int rc = sqlite3_open_v2(name.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   connection c(raw);
-  if (rc != SQLITE_OK)
-    throw storage_error(fmt::format("cannot open database '{}': {}", path.string(),
-                                    raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
-  sqlite3_busy_timeout(raw, 30000);
+  if (rc != SQLITE_OK) {
+    std::string why = reason(raw, rc);
+    throw sqlite_failure(rc, (flags & SQLITE_OPEN_CREATE)
+                                 ? fmt::format("cannot create or open database '{}': {}", shown(path), why)
+                                 : fmt::format("cannot open database '{}': {}", shown(path), why));
+  }
+  sqlite3_busy_timeout(raw, k_busy_timeout_ms);
   sqlite3_extended_result_codes(raw, 1);
+  return c;
+}
+
+// The file itself, before SQLite sees it: SQLite would treat a directory as unopenable, a device
+// such as /dev/null as an empty database, and a 0-byte file as a new database.
+void check_file(const fs::path& path, access how) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throw storage_error(fmt::format("cannot access database '{}': {}", shown(path.string()), ec.message()));
+  if (fs::is_directory(st))
+    throw storage_error(fmt::format("database '{}' is a directory, not a database file", shown(path.string())));
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw storage_error(fmt::format("database '{}' is not a regular file (a device, pipe or socket)", shown(path.string())));
+  if (how == access::read_write) return;
+  if (!fs::exists(st))
+    throw storage_error(fmt::format("database '{}' does not exist (run a benchmark or import first, or pass --db)",
+                                    shown(path.string())));
+  if (fs::file_size(path, ec) == 0 && !ec)
+    throw storage_error(fmt::format("database '{}' is an empty file, not an accelbench database", shown(path.string())));
+}
+
+// A write command may name a database in a folder that does not exist yet (the default
+// results/ folder of a fresh checkout, or --db new/folder/x.db): the folder is created.
+void create_folder_of(const fs::path& path) {
+  if (!path.has_parent_path()) return;
+  std::error_code ec;
+  if (fs::exists(path.parent_path(), ec)) return;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec)
+    throw storage_error(fmt::format("cannot create the folder of database '{}': {}", shown(path.string()), ec.message()));
+}
+
+std::string read_only_message(const fs::path& path, const std::string& why) {
+  return fmt::format("database is read-only: {} ({}); nothing was run or stored", shown(path.string()), why);
+}
+
+// Brings the schema forward and proves the file writable, in one transaction: the application_id
+// is written even when it is already set, so a file whose journal or write-ahead log cannot be
+// written fails here, before a command runs anything, and not at its first stored run.
+void upgrade_for_writing(sqlite3* db, const fs::path& path) {
+  exec_in_migration(db, "BEGIN IMMEDIATE");
   try {
-    // A corrupt file or one that is not a database fails on its first read.
+    schema_state s = inspect(db);  // again: another process may have created it meanwhile
+    refuse_unless_ours(s, path.string());
+    apply_migrations(db, s.version, k_schema_version);
+    exec_in_migration(db, fmt::format("PRAGMA application_id = {}", k_application_id));
+    exec_in_migration(db, "COMMIT");
+  } catch (...) {
+    rollback(db);
+    throw;
+  }
+}
+
+connection open_for_writing(const fs::path& path) {
+  create_folder_of(path);
+  connection c = connect(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path.string());
+  // SQLite silently opens a write-protected file read-only.
+  if (sqlite3_db_readonly(c.get(), "main") == 1)
+    throw storage_error(read_only_message(path, "the file is write-protected"));
+  try {
     c.exec("PRAGMA foreign_keys = ON");
+    refuse_unless_ours(inspect(c.get()), path.string());  // before the first change to the file
     {
-      statement jm(raw, "PRAGMA journal_mode = WAL");
+      statement jm(c.get(), "PRAGMA journal_mode = WAL");
       jm.step();
     }
     c.exec("PRAGMA synchronous = NORMAL");
-    migrate(raw, k_schema_version);
-  } catch (const storage_error& e) {
-    std::string what = e.what();
-    if (what.find("not a database") != std::string::npos || what.find("malformed") != std::string::npos)
-      throw storage_error(fmt::format("database '{}' is not a valid accelbench database (file is not a database or is corrupt)", path.string()));
-    if (what.find("readonly") != std::string::npos || what.find("read-only") != std::string::npos ||
-        what.find("unable to open") != std::string::npos)
-      throw storage_error(fmt::format("database '{}' is not writable: {}", path.string(), what));
-    throw storage_error(fmt::format("database '{}': {}", path.string(), what));
+    upgrade_for_writing(c.get(), path);
+  } catch (const sqlite_failure& e) {
+    // A writable file in a folder where the journal or write-ahead log cannot be created.
+    if (e.primary_code() == SQLITE_CANTOPEN)
+      throw storage_error(read_only_message(
+          path, fmt::format("its journal or write-ahead log cannot be created in the folder '{}'",
+                            shown(fs::absolute(path).parent_path().string()))));
+    if (e.primary_code() == SQLITE_READONLY)
+      throw storage_error(read_only_message(path, fmt::format("a write was refused: {}", e.what())));
+    throw;
   }
-  return store(std::move(c), path);
+  return c;
 }
 
-int store::schema_version() { return read_user_version(m_db.get()); }
+std::string file_uri(const fs::path& path, const std::string& query) {
+  std::string out = "file:";
+  for (unsigned char ch : fs::absolute(path).string()) {
+    if (std::isalnum(ch) || std::strchr("/-._~", ch))
+      out += (char)ch;
+    else
+      out += fmt::format("%{:02X}", ch);
+  }
+  return out + "?" + query;
+}
+
+// A WAL database in a folder this process cannot write: reading needs the -shm index file, which
+// cannot be created there. Without a write-ahead log nobody can be writing it (a writer would have
+// to create one in that folder too), so the file alone is the whole database and is read as an
+// immutable file. With a log, its changes are not in the file, and reading the file alone would
+// silently miss them.
+connection open_in_read_only_folder(const fs::path& path) {
+  fs::path wal = path.string() + "-wal";
+  std::error_code ec;
+  if (fs::exists(wal, ec) && fs::file_size(wal, ec) > 0)
+    throw storage_error(fmt::format("cannot read database '{}': its folder is read-only and its write-ahead log '{}' "
+                                    "holds changes not yet in the file; ask its owner to run: sqlite3 '{}' "
+                                    "'PRAGMA wal_checkpoint(TRUNCATE)'",
+                                    shown(path.string()), shown(wal.string()), shown(path.string())));
+  return connect(file_uri(path, "mode=ro&immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path.string());
+}
+
+// A private copy of an older database in memory, migrated there: read-only commands can read an
+// older schema without upgrading the file.
+connection upgraded_copy(sqlite3* src, const fs::path& path) {
+  connection mem = connect(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path.string());
+  sqlite3_backup* b = sqlite3_backup_init(mem.get(), "main", src, "main");
+  if (!b) fail(mem.get(), sqlite3_errcode(mem.get()), "copy to memory");
+  int rc = sqlite3_backup_step(b, -1);
+  sqlite3_backup_finish(b);
+  if (rc != SQLITE_DONE) fail(src, rc, "copy to memory");
+  migrate(mem.get(), k_schema_version);
+  return mem;
+}
+
+// Read-only commands open the file read-write but with query_only set, which refuses every
+// change: a read-only connection could not remove the -wal and -shm files that reading a WAL
+// database creates, and would leave them behind. SQLite itself falls back to a read-only
+// connection for a write-protected file.
+connection open_for_reading(const fs::path& path) {
+  connection c = connect(path.string(), SQLITE_OPEN_READWRITE, path.string());
+  c.exec("PRAGMA query_only = 1");
+  schema_state s;
+  try {
+    s = inspect(c.get());
+  } catch (const sqlite_failure& e) {
+    if (e.primary_code() != SQLITE_CANTOPEN) throw;
+    c = open_in_read_only_folder(path);
+    c.exec("PRAGMA query_only = 1");
+    s = inspect(c.get());
+  }
+  refuse_unless_ours(s, path.string());
+  if (s.objects.empty())
+    throw storage_error(fmt::format("database '{}' holds no tables: not an accelbench database", shown(path.string())));
+  if (s.version < k_schema_version) return upgraded_copy(c.get(), path);
+  return c;
+}
+} // namespace
+
+store store::open(const fs::path& path, access how) {
+  if (path == ":memory:") return in_memory();
+  check_file(path, how);
+  return store(how == access::read_only ? open_for_reading(path) : open_for_writing(path), path);
+}
+
+store store::in_memory() {
+  connection c = connect(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, ":memory:");
+  migrate(c.get(), k_schema_version);
+  return store(std::move(c), ":memory:");
+}
+
+int store::schema_version() { return (int)pragma_int(m_db.get(), "user_version"); }
 
 namespace {
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j) { return dump_json(j); }
+// Stored text was written by whoever wrote the database (a shared file, an older accelbench):
+// parsed with the bounded parser, and anything malformed or of the wrong type reads as the
+// fallback instead of throwing.
 json parse_or(const std::string& s, json fallback) {
   if (s.empty()) return fallback;
-  try {
-    return json::parse(s);
-  } catch (...) {
-    return fallback;
-  }
+  json j = parse_json_lenient(s);
+  if (j.is_discarded() || j.type() != fallback.type()) return fallback;
+  return j;
+}
+
+// obj[outer][key] when both levels are objects and the value has T's type, else `fallback`
+// (environments come from imported documents too).
+template <class T>
+T member_or(const json& obj, const char* outer, const char* key, T fallback) {
+  if (!obj.is_object() || !obj.contains(outer) || !obj[outer].is_object() || !obj[outer].contains(key)) return fallback;
+  const json& v = obj[outer][key];
+  if constexpr (std::is_same_v<T, std::string>) return v.is_string() ? v.get<std::string>() : fallback;
+  else return v.is_number_integer() ? v.get<T>() : fallback;
 }
 } // namespace
 
@@ -268,8 +558,7 @@ void store::insert_run_nt(run& r, bool& inserted) {
       return;
     }
   }
-  if (r.harness_revision.empty() && r.environment.contains("harness"))
-    r.harness_revision = r.environment["harness"].value("git_revision", "");
+  if (r.harness_revision.empty()) r.harness_revision = member_or(r.environment, "harness", "git_revision", std::string());
   if (r.fingerprint.empty() && !r.environment.empty()) r.fingerprint = environment_fingerprint(r.environment);
   statement ins(m_db.get(), R"sql(
 INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, user_settings,
@@ -319,8 +608,8 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
   // A run's system exists in the systems table (measured systems get their accelerator from the
   // environment; imported ones are upserted by the importer with the full description).
   statement sys(m_db.get(), "INSERT OR IGNORE INTO systems (name, accelerator_model, accelerators_per_node, source) VALUES (?1, ?2, ?3, ?4)");
-  std::string accel = r.environment.contains("accelerator") ? r.environment["accelerator"].value("model", "") : "";
-  int64_t count = r.environment.contains("accelerator") ? r.environment["accelerator"].value("count", int64_t{1}) : 1;
+  std::string accel = member_or(r.environment, "accelerator", "model", std::string());
+  int64_t count = member_or(r.environment, "accelerator", "count", int64_t{1});
   sys.bind(1, r.system).bind(2, accel).bind(3, count).bind(4, r.source == "published" ? std::string("published") : std::string("measured"));
   sys.step();
   inserted = true;
@@ -387,14 +676,34 @@ json to_json(const system_record& s) {
           {"source", s.source}, {"description", s.description}};
 }
 
+namespace {
+// A field of a system read from an outside document: absent gives the default, another type is
+// an input error naming the field.
+template <class T>
+T system_field(const json& j, const char* key, T fallback) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j[key];
+  bool fits = false;
+  if constexpr (std::is_same_v<T, std::string>) fits = v.is_string();
+  else if constexpr (std::is_same_v<T, int64_t>) fits = v.is_number_integer();
+  else fits = v.is_object();
+  if (!fits)
+    throw input_error(fmt::format("system '{}': field '{}' has the wrong type ({})",
+                                  printable(j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : ""),
+                                  key, v.type_name()));
+  return v.get<T>();
+}
+} // namespace
+
 system_record system_from_json(const json& j) {
+  if (!j.is_object()) throw input_error(fmt::format("a system must be a JSON object, got {}", j.type_name()));
   system_record rec;
-  rec.name = j.value("name", "");
-  rec.accelerator_model = j.value("accelerator_model", "");
-  rec.accelerators_per_node = j.value("accelerators_per_node", int64_t{1});
-  rec.nodes = j.value("nodes", int64_t{1});
-  rec.source = j.value("source", "measured");
-  rec.description = j.value("description", json::object());
+  rec.name = system_field(j, "name", std::string());
+  rec.accelerator_model = system_field(j, "accelerator_model", std::string());
+  rec.accelerators_per_node = system_field(j, "accelerators_per_node", int64_t{1});
+  rec.nodes = system_field(j, "nodes", int64_t{1});
+  rec.source = system_field(j, "source", std::string("measured"));
+  rec.description = system_field(j, "description", json::object());
   return rec;
 }
 
@@ -440,7 +749,7 @@ run run_from_row(const statement& st) {
   r.cfg.backend = st.col_text(3);
   json cfg = parse_or(st.col_text(4), json::object());
   for (const auto& [k, v] : cfg.items())
-    r.cfg.values[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    r.cfg.values[k] = v.is_string() ? v.get<std::string>() : dump(v);
   r.system = st.col_text(5);
   r.ruleset = st.col_text(6);
   r.user_settings = parse_or(st.col_text(7), json::object());
@@ -450,7 +759,8 @@ run run_from_row(const statement& st) {
   r.status = run_status_from_string(st.col_text(11));
   r.status_reason = st.col_text(12);
   r.valid = st.col_int(13) != 0;
-  r.invalid_reasons = parse_or(st.col_text(14), json::array()).get<std::vector<std::string>>();
+  for (const auto& why : parse_or(st.col_text(14), json::array()))
+    r.invalid_reasons.push_back(why.is_string() ? why.get<std::string>() : dump(why));
   r.started_at = st.col_text(15);
   r.finished_at = st.col_text(16);
   r.harness_revision = st.col_text(17);
@@ -465,31 +775,32 @@ run run_from_row(const statement& st) {
 void store::load_children(std::vector<run>& runs, bool samples, bool log) {
   if (runs.empty()) return;
   std::map<int64_t, run*> by_id;
-  for (auto& r : runs) by_id[r.id] = &r;
-  // One pass over each child table for all requested runs (a temp table of ids keeps the
-  // statement size independent of the number of runs).
-  m_db.exec("CREATE TEMP TABLE IF NOT EXISTS want (id INTEGER PRIMARY KEY)");
-  m_db.exec("DELETE FROM temp.want");
-  {
-    statement ins(m_db.get(), "INSERT OR IGNORE INTO temp.want (id) VALUES (?1)");
-    for (auto& r : runs) {
-      ins.bind(1, r.id);
-      ins.step();
-      ins.reset();
-    }
+  json ids = json::array();
+  for (auto& r : runs) {
+    by_id[r.id] = &r;
+    ids.push_back(r.id);
   }
+  // One pass over each child table for all requested runs. The ids travel as one JSON array
+  // parameter, which keeps the statement size independent of the number of runs and, unlike a
+  // temporary table, works on a read-only connection.
+  const std::string wanted = "IN (SELECT value FROM json_each(?1))";
+  const std::string id_list = ids.dump();
   {
-    statement st(m_db.get(), "SELECT m.run_id, m.name, m.value, m.unit, m.direction FROM metrics m JOIN temp.want w ON w.id = m.run_id");
+    statement st(m_db.get(), "SELECT run_id, name, value, unit, direction FROM metrics WHERE run_id " + wanted);
+    st.bind(1, id_list);
     while (st.step())
       by_id[st.col_int(0)]->metrics.push_back(
           {st.col_text(1), st.col_double(2), st.col_text(3), direction_from_string(st.col_text(4))});
   }
   {
-    statement st(m_db.get(), "SELECT t.run_id, t.tag FROM tags t JOIN temp.want w ON w.id = t.run_id ORDER BY t.run_id, t.tag");
+    statement st(m_db.get(), "SELECT run_id, tag FROM tags WHERE run_id " + wanted + " ORDER BY run_id, tag");
+    st.bind(1, id_list);
     while (st.step()) by_id[st.col_int(0)]->tags.push_back(st.col_text(1));
   }
   if (samples) {
-    statement st(m_db.get(), "SELECT s.run_id, s.idx, s.value, s.iterations, s.extra FROM samples s JOIN temp.want w ON w.id = s.run_id ORDER BY s.run_id, s.idx");
+    statement st(m_db.get(), "SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id " + wanted +
+                                 " ORDER BY run_id, idx");
+    st.bind(1, id_list);
     while (st.step()) {
       sample smp;
       smp.index = st.col_int(1);
@@ -500,10 +811,10 @@ void store::load_children(std::vector<run>& runs, bool samples, bool log) {
     }
   }
   if (log) {
-    statement st(m_db.get(), "SELECT r.id, r.mllog FROM runs r JOIN temp.want w ON w.id = r.id WHERE r.mllog IS NOT NULL");
+    statement st(m_db.get(), "SELECT id, mllog FROM runs WHERE mllog IS NOT NULL AND id " + wanted);
+    st.bind(1, id_list);
     while (st.step()) by_id[st.col_int(0)]->mllog = st.col_text(1);
   }
-  m_db.exec("DELETE FROM temp.want");
 }
 
 std::optional<run> store::get_run(int64_t id, bool with_samples, bool with_log) {

@@ -1,9 +1,10 @@
 #pragma once
 // The SQLite store: every run with its raw samples, metrics, tags and environment.
-// Schema version in PRAGMA user_version, forward migrations on open, WAL with a busy timeout so
-// several `accelbench run` processes can write one database at once, foreign keys on, and one
-// transaction per run so a killed process leaves no half-written run. The schema is documented in
-// docs/store.md (and `accelbench schema`) for users of the sqlite3 shell.
+// Schema version in PRAGMA user_version, forward migrations when a write command opens it, WAL
+// with a busy timeout so several `accelbench run` processes can write one database at once,
+// foreign keys on, and one transaction per run so a killed process leaves no half-written run.
+// Read-only commands never change the file. The schema and these rules are documented in
+// docs/store.md for users of the sqlite3 shell.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -85,11 +86,29 @@ struct run_filter {
 
 constexpr int k_schema_version = 3;
 
+// PRAGMA application_id of an accelbench database ("AcBn"), set by every write command. Databases
+// written before it existed are recognised by their tables (see docs/store.md).
+constexpr int32_t k_application_id = 0x4163426e;
+
+// How a command uses the database.
+enum class access {
+  // show, export, compare, history, report, publish, package: the file must exist and be an
+  // accelbench database; it is never created, migrated or written (an older schema is upgraded
+  // in a private in-memory copy).
+  read_only,
+  // run, import: the file (and its folder) is created when missing, migrated, and proven
+  // writable before the command does any work.
+  read_write,
+};
+
 class store {
 public:
-  // Opens (creating when allowed) and migrates. Throws storage_error naming the file when it
-  // cannot be created or written, or is not a SQLite database.
-  static store open(const std::filesystem::path& path, bool create = true);
+  // Opens the database at `path`. Throws storage_error (exit 2) naming the file, before anything
+  // is changed, when it is not a regular file, not an SQLite database, corrupt, not an accelbench
+  // database, of a schema version this accelbench does not know, or (read_write) not writable.
+  static store open(const std::filesystem::path& path, access how = access::read_write);
+  // An empty database in memory, for commands that read only files but share the store's queries.
+  static store in_memory();
   // Default location: $ACCELBENCH_DB, else <data root>/results/accelbench.db.
   static std::filesystem::path default_path();
 
@@ -121,7 +140,8 @@ private:
 };
 
 // Migrations: step i brings user_version from i-1 to i. Exposed for tests that build an older
-// database and check that opening it migrates forward without losing data.
+// database and check that opening it migrates forward without losing data. Throws storage_error
+// "unsupported schema version N" when the database's version is not one of ours.
 void migrate(sqlite3* db, int target_version);
 
 } // namespace accelbench::store
