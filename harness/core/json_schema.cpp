@@ -1,26 +1,22 @@
 #include "harness/core/json_schema.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <cstdint>
 #include <regex>
 
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
 #include "harness/core/ruleset.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench {
 
 json_schema::json_schema(json schema) : m_root(std::move(schema)) {}
 
 json_schema json_schema::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw input_error(fmt::format("cannot read schema {}", file.string()));
-  try {
-    return json_schema(json::parse(in));
-  } catch (const json::parse_error& e) {
-    throw input_error(fmt::format("schema {} is not valid JSON: {}", file.string(), e.what()));
-  }
+  return json_schema(read_json_file(file, "schema"));
 }
 
 json_schema load_builtin_schema(const std::string& name) {
@@ -36,19 +32,29 @@ const json& json_schema::resolve(const std::string& ref) const {
 }
 
 namespace {
+// An "integer" is one a reader can hold in an int64_t: 1e19 or 2^64-1 are integers to JSON
+// Schema, but converting them wraps (1e19 became INT64_MIN), so they are out of range here.
+bool fits_int64(const json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX);
+  if (v.is_number_integer()) return true;
+  const double x = v.get<double>();
+  return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
+}
+bool is_integral(const json& v) {
+  return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+}
 bool type_matches(const std::string& t, const json& v) {
   if (t == "object") return v.is_object();
   if (t == "array") return v.is_array();
   if (t == "string") return v.is_string();
-  if (t == "integer")
-    return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  if (t == "integer") return is_integral(v);
   if (t == "number") return v.is_number();
   if (t == "boolean") return v.is_boolean();
   if (t == "null") return v.is_null();
   return false;
 }
 std::string short_dump(const json& v) {
-  std::string s = v.dump();
+  std::string s = dump_json(v);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
 }
@@ -75,6 +81,12 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
       fail(fmt::format("expected {}, got {}", it->is_string() ? it->get<std::string>() : it->dump(),
                        short_dump(v)));
       return;  // other keywords would only repeat the problem
+    }
+    const bool wants_integer =
+        it->is_string() ? *it == "integer" : std::find(it->begin(), it->end(), "integer") != it->end();
+    if (wants_integer && is_integral(v) && !fits_int64(v)) {
+      fail(fmt::format("{} is outside the 64-bit integer range", short_dump(v)));
+      return;
     }
   }
   if (auto it = s.find("enum"); it != s.end()) {
@@ -171,8 +183,24 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
   }
 }
 
+std::optional<std::string> first_non_finite_number(const json& v, const std::string& path) {
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) return path.empty() ? "/" : path;
+  if (v.is_object())
+    for (const auto& [k, sub] : v.items())
+      if (auto p = first_non_finite_number(sub, path + "/" + k)) return p;
+  if (v.is_array())
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (auto p = first_non_finite_number(v[i], path + "/" + std::to_string(i))) return p;
+  return std::nullopt;
+}
+
 std::vector<schema_violation> json_schema::validate(const json& instance) const {
   std::vector<schema_violation> out;
+  // JSON has no infinity: an infinite value is a literal such as 1e400 that overflowed a double
+  // when parsed. Anywhere in a document, typed by the schema or not, it would be written back as
+  // null and break every reader after us.
+  if (auto p = first_non_finite_number(instance))
+    out.push_back({*p, "number out of range (beyond the largest double, about 1.8e308)"});
   check(m_root, instance, "", out);
   return out;
 }

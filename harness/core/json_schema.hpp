@@ -3,8 +3,11 @@
 // keywords those schemas use: type, properties, required, additionalProperties, patternProperties,
 // items, prefixItems-free arrays, enum, const, minimum, maximum, exclusiveMinimum, minLength,
 // minItems, maxItems, pattern, $ref (local: #/$defs/...), anyOf, oneOf, allOf.
-// Unknown keywords are ignored, as the specification requires of annotations.
+// Unknown keywords are ignored, as the specification requires of annotations. Stricter than the
+// specification where readers need it: an "integer" must fit in int64, and no number anywhere in
+// the instance may be infinite.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,10 @@ private:
   const json& resolve(const std::string& ref) const;
   json m_root;
 };
+
+// JSON pointer of the first number in `v` that is not finite (a literal like 1e400 overflows a
+// double when parsed and would be written back as null), or nullopt.
+std::optional<std::string> first_non_finite_number(const json& v, const std::string& path = "");
 
 // The schema file schemas/<name> under data_root().
 json_schema load_builtin_schema(const std::string& name);

@@ -271,10 +271,10 @@ run run_from_json(const json& j) {
     r.cfg.workload = j.at("workload").get<std::string>();
     r.cfg.backend = j.at("backend").get<std::string>();
     for (const auto& [k, v] : j.at("config").items()) {
+      // Numbers keep their written form (dump): converting 18446744073709551615 to int64_t
+      // first would wrap it to -1.
       if (v.is_string())
         r.cfg.values[k] = v.get<std::string>();
-      else if (v.is_number_integer())
-        r.cfg.values[k] = std::to_string(v.get<int64_t>());
       else if (v.is_boolean())
         r.cfg.values[k] = v.get<bool>() ? "1" : "0";
       else

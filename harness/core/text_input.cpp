@@ -1,5 +1,9 @@
 #include "harness/core/text_input.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
@@ -38,12 +42,40 @@ json parse_json_input(std::string_view text, const std::string& what, std::size_
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     throw input_error(fmt::format("{}: not valid JSON ({})", what, e.what()));
+  } catch (const json::out_of_range& e) {
+    // A literal beyond a double (1e400): the parser refuses it with out_of_range, not parse_error.
+    throw input_error(fmt::format("{}: number out of range ({})", what, e.what()));
   }
 }
 
 json parse_json_lenient(std::string_view text, std::size_t max_depth) {
   if (json_nesting_depth(text, max_depth) > max_depth) return json(json::value_t::discarded);
   return json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+}
+
+std::string read_input_file(const std::filesystem::path& path, const std::string& what,
+                            std::size_t max_bytes) {
+  const std::string shown = fmt::format("{} '{}'", what, path.string());
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw input_error(fmt::format("{} is a directory, not a file", shown));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(fmt::format("cannot read {}: {}", shown, std::strerror(errno)));
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    if (text.size() + static_cast<std::size_t>(in.gcount()) > max_bytes)
+      throw input_error(fmt::format("{} is larger than {}, the most accelbench reads", shown,
+                                    max_bytes % (1 << 20) ? fmt::format("{} bytes", max_bytes)
+                                                          : fmt::format("{} MiB", max_bytes >> 20)));
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw input_error(fmt::format("error while reading {}", shown));
+  return text;
+}
+
+json read_json_file(const std::filesystem::path& path, const std::string& what) {
+  return parse_json_input(read_input_file(path, what), fmt::format("{} '{}'", what, path.string()));
 }
 
 namespace {
@@ -73,14 +105,16 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
 }
 } // namespace
 
-bool valid_utf8(std::string_view s) {
+std::size_t first_invalid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     std::size_t n = utf8_sequence_length(s, i);
-    if (n == 0) return false;
+    if (n == 0) return i;
     i += n;
   }
-  return true;
+  return std::string_view::npos;
 }
+
+bool valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::string_view::npos; }
 
 std::string repair_utf8(std::string_view s, std::size_t* replaced) {
   std::string out;

@@ -4,6 +4,7 @@
 // a terminal. Every parser of outside input goes through parse_json_input(); every writer of JSON
 // output goes through dump_json(). One home for these rules, so that no importer forgets one.
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -29,8 +30,26 @@ json parse_json_input(std::string_view text, const std::string& what,
 // callers that treat a malformed file as a diagnostic rather than an error.
 json parse_json_lenient(std::string_view text, std::size_t max_depth = k_max_json_depth);
 
+// Largest file or HTTP body read as input (256 MiB): our largest real documents are a few MiB, and
+// an endless source (/dev/zero, a FIFO, a runaway server) must end in an error, not in the OOM
+// killer.
+inline constexpr std::size_t k_max_input_bytes = std::size_t{256} << 20;
+
+// Reads a whole file of outside input. Throws input_error naming `what` and the path: "is a
+// directory", "cannot read" with the system's reason, or "larger than 256 MiB" (checked while
+// reading, so a device or FIFO without a size is bounded too).
+std::string read_input_file(const std::filesystem::path& path, const std::string& what,
+                            std::size_t max_bytes = k_max_input_bytes);
+
+// read_input_file then parse_json_input: errors name "WHAT 'PATH'".
+json read_json_file(const std::filesystem::path& path, const std::string& what);
+
 // True when `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
 bool valid_utf8(std::string_view s);
+
+// Offset of the first byte of `s` that is not part of well-formed UTF-8, or npos (for messages
+// that say where the bad byte is).
+std::size_t first_invalid_utf8(std::string_view s);
 
 // `s` with every invalid UTF-8 sequence replaced by U+FFFD; `replaced` (if given) gets the count.
 std::string repair_utf8(std::string_view s, std::size_t* replaced = nullptr);

@@ -1,5 +1,11 @@
 // harness/core/text_input: bounded JSON parsing, UTF-8 checks and repair, printable names.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
@@ -23,6 +29,23 @@ TEST_CASE("json nesting depth is counted outside strings and bounded", "[text_in
   const std::string ok = std::string(k_max_json_depth, '[') + std::string(k_max_json_depth, ']');
   CHECK_NOTHROW(parse_json_input(ok, "ok"));
   CHECK_THROWS_AS(parse_json_input("{\"a\":", "trunc.json"), input_error);
+}
+
+TEST_CASE("numbers beyond a double are input errors, not out_of_range", "[text_input]") {
+  try {
+    parse_json_input(R"({"value": 1e400})", "big.json");
+    FAIL("1e400 was accepted");
+  } catch (const input_error& e) {
+    CHECK(std::string(e.what()).find("big.json: number out of range") != std::string::npos);
+    CHECK(std::string(e.what()).find("1e400") != std::string::npos);
+  }
+  CHECK(parse_json_lenient("[-1e999]").is_discarded());
+}
+
+TEST_CASE("first_invalid_utf8 gives the offset of the first bad byte", "[text_input]") {
+  CHECK(first_invalid_utf8("fine \xE2\x86\x92") == std::string_view::npos);
+  CHECK(first_invalid_utf8("caf\xE9!") == 3);
+  CHECK(first_invalid_utf8("ab\xE2\x86") == 2);
 }
 
 TEST_CASE("utf-8 validation rejects overlongs, surrogates and stray bytes", "[text_input]") {
@@ -54,4 +77,33 @@ TEST_CASE("printable escapes terminal controls and bidi overrides", "[text_input
   CHECK(printable("x\xE2\x80\xAEyz") == "x\\u202eyz");            // RIGHT-TO-LEFT OVERRIDE
   CHECK(printable("x\xE2\x81\xA6y") == "x\\u2066y");              // LEFT-TO-RIGHT ISOLATE
   CHECK(printable("H100 \xE2\x86\x92 GB200") == "H100 \xE2\x86\x92 GB200");  // ordinary text kept
+}
+
+TEST_CASE("read_input_file names directories, missing files and oversized input", "[text_input]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_text_input_{}", ::getpid());
+  fs::create_directories(dir);
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(message([&] { read_input_file(dir, "results file"); }).find("is a directory") != std::string::npos);
+  CHECK(message([&] { read_input_file(dir / "missing.json", "results file"); }).find("cannot read results file") != std::string::npos);
+  {
+    std::ofstream(dir / "small.json") << R"({"a": 1})";
+  }
+  CHECK(read_input_file(dir / "small.json", "f") == R"({"a": 1})");
+  CHECK(read_json_file(dir / "small.json", "f")["a"] == 1);
+  CHECK(message([&] { read_input_file(dir / "small.json", "f", 4); }).find("larger than 4 bytes") != std::string::npos);
+  // A device without a size: bounded while reading, not by stat().
+  CHECK(message([&] { read_input_file("/dev/zero", "f", 1 << 20); }).find("larger than 1 MiB") != std::string::npos);
+  {
+    std::ofstream(dir / "deep.json") << std::string(100000, '[') << std::string(100000, ']');
+  }
+  CHECK(message([&] { read_json_file(dir / "deep.json", "suite"); }).find("nesting too deep") != std::string::npos);
+  fs::remove_all(dir);
 }
