@@ -11,6 +11,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::reporters {
 
@@ -103,6 +104,13 @@ double seconds_per(const std::string& unit) {
   return 0;
 }
 
+// A value as it may appear in a message: one line, at most 60 characters.
+std::string shown(const json& v) {
+  std::string s = dump_json(v);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
 // Reads fields with errors that name the origin, the field's path and the offending value.
 class reader {
 public:
@@ -119,7 +127,7 @@ public:
   std::string str(const json& obj, const std::string& path, const char* key) const {
     const json& v = need(obj, path, key);
     if (!v.is_string())
-      fail(path + "." + key, fmt::format("expected a string, got {}", v.dump()));
+      fail(path + "." + key, fmt::format("expected a string, got {}", shown(v)));
     return v.get<std::string>();
   }
   std::string str_or(const json& obj, const std::string& path, const char* key,
@@ -129,7 +137,9 @@ public:
   int64_t integer(const json& obj, const std::string& path, const char* key, int64_t min) const {
     const json& v = need(obj, path, key);
     if (!v.is_number_integer())
-      fail(path + "." + key, fmt::format("expected an integer, got {}", v.dump()));
+      fail(path + "." + key, fmt::format("expected an integer, got {}", shown(v)));
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      fail(path + "." + key, fmt::format("{} is outside the 64-bit integer range", shown(v)));
     int64_t i = v.get<int64_t>();
     if (i < min)
       fail(path + "." + key, fmt::format("must be >= {}, got {}", min, i));
@@ -139,11 +149,14 @@ public:
                      int64_t dflt) const {
     return obj.contains(key) ? integer(obj, path, key, min) : dflt;
   }
-  double number(const json& obj, const std::string& path, const char* key) const {
+  // A finite number of at least 0: times, rates and frequencies are never negative.
+  double non_negative(const json& obj, const std::string& path, const char* key) const {
     const json& v = need(obj, path, key);
     if (!v.is_number())
-      fail(path + "." + key, fmt::format("expected a number, got {}", v.dump()));
-    return v.get<double>();
+      fail(path + "." + key, fmt::format("expected a number, got {}", shown(v)));
+    const double x = v.get<double>();
+    if (x < 0) fail(path + "." + key, fmt::format("must be >= 0, got {}", shown(v)));
+    return x;
   }
 
 private:
@@ -158,35 +171,26 @@ struct pending {
 } // namespace
 
 bool looks_like_gbench_json(const std::string& text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json doc = parse_json_lenient(valid_utf8(text) ? text : repair_utf8(text));
   return doc.is_object() && doc.contains("context") && doc.contains("benchmarks") &&
          doc["benchmarks"].is_array();
 }
 
-std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
-                                       const std::string& system) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    size_t line = 1, col = 1; // e.byte is 1-based; turn it into line and column
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    throw input_error(fmt::format("{}: not valid JSON at line {}, column {} (byte {})", origin,
-                                  line, col, e.byte));
-  }
+std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string& origin,
+                                       const std::string& system, std::size_t* repaired) {
+  // Google Benchmark writes benchmark names and labels byte for byte, so a latin-1 label gives a
+  // file that is not UTF-8. Like a framework log it is repaired (U+FFFD), and the caller told how
+  // many bytes were replaced; the JSON structure is ASCII, so repairing cannot change it.
+  std::size_t replaced = 0;
+  const std::string text = valid_utf8(raw) ? raw : repair_utf8(raw, &replaced);
+  if (repaired) *repaired = replaced;
+  json doc = parse_json_input(text, origin);
   reader rd(origin);
   if (!doc.is_object())
     rd.fail("(top level)", "expected an object with context and benchmarks");
   const json& ctx = rd.need(doc, "(top level)", "context");
   if (!ctx.is_object())
-    rd.fail("context", fmt::format("expected an object, got {}", ctx.dump()));
+    rd.fail("context", fmt::format("expected an object, got {}", shown(ctx)));
   const json& benches = rd.need(doc, "(top level)", "benchmarks");
   if (!benches.is_array())
     rd.fail("benchmarks", "expected an array");
@@ -200,7 +204,7 @@ std::vector<run> runs_from_gbench_json(const std::string& text, const std::strin
   if (ctx.contains("num_cpus"))
     env["cpu"]["logical_cores"] = rd.integer(ctx, "context", "num_cpus", 0);
   if (ctx.contains("mhz_per_cpu"))
-    env["cpu"]["mhz"] = rd.number(ctx, "context", "mhz_per_cpu");
+    env["cpu"]["mhz"] = rd.non_negative(ctx, "context", "mhz_per_cpu");
   if (ctx.contains("cpu_scaling_enabled"))
     env["cpu"]["scaling_enabled"] = ctx["cpu_scaling_enabled"];
   if (ctx.contains("caches")) {
@@ -224,7 +228,7 @@ std::vector<run> runs_from_gbench_json(const std::string& text, const std::strin
     const std::string path = fmt::format("benchmarks[{}]", i);
     const json& b = benches[i];
     if (!b.is_object())
-      rd.fail(path, fmt::format("expected an object, got {}", b.dump()));
+      rd.fail(path, fmt::format("expected an object, got {}", shown(b)));
     const std::string name = rd.str(b, path, "name");
     const std::string run_type = rd.str_or(b, path, "run_type", "iteration");
     if (run_type == "aggregate")
@@ -284,10 +288,10 @@ std::vector<run> runs_from_gbench_json(const std::string& text, const std::strin
     sample s;
     s.index = rd.integer_or(b, path, "repetition_index", 0, (int64_t)p.by_repetition.size());
     // Google Benchmark's real_time is already per iteration (total / iterations).
-    s.value = rd.number(b, path, "real_time") * scale;
+    s.value = rd.non_negative(b, path, "real_time") * scale;
     s.iterations = rd.integer(b, path, "iterations", 1);
     if (b.contains("cpu_time"))
-      s.extra["cpu_time_s"] = rd.number(b, path, "cpu_time") * scale;
+      s.extra["cpu_time_s"] = rd.non_negative(b, path, "cpu_time") * scale;
     json counters = json::object();
     for (const auto& [k, v] : b.items())
       if (!k_known_fields.count(k) && v.is_number())

@@ -1,6 +1,7 @@
 #pragma once
 // Import of Google Benchmark results (--benchmark_format=json or --benchmark_out=FILE, as written
 // by Google Benchmark 1.7.x): one run per benchmark (run_name), one sample per repetition.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,14 @@ namespace accelbench::reporters {
 //  - environment from the context (host_name, num_cpus, mhz_per_cpu, cpu_scaling_enabled,
 //    library_build_type, caches, load_avg); a benchmark that reported an error is a failed run.
 // `system` names the system the runs are stored under (empty: the context's host_name).
-// Throws input_error naming `origin` and the line/column of a JSON syntax error, or the path of a
-// missing or mistyped field (benchmarks[3].time_unit) with the offending value.
+// Throws input_error naming `origin` and the line/column of a JSON syntax error ("nesting too
+// deep" past 256 levels), or the path of a missing, mistyped or out-of-range field
+// (benchmarks[3].time_unit, a negative real_time, an integer beyond int64, a number beyond a
+// double) with the offending value. Bytes that are not UTF-8 are replaced with U+FFFD;
+// `repaired` (if given) gets how many.
 std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
-                                       const std::string& system);
+                                       const std::string& system,
+                                       std::size_t* repaired = nullptr);
 
 // True when `text` looks like Google Benchmark output (an object with "context" and
 // "benchmarks"): lets `accelbench import` guess the format of a file.

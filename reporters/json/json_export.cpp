@@ -9,6 +9,8 @@
 #include "harness/core/build_info.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/output_file.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::reporters {
 
@@ -30,26 +32,44 @@ json results_document(const std::vector<run>& runs, const json& systems, const j
   return doc;
 }
 
+namespace {
+
+// 1-based line and column of byte `offset` of `text`.
+std::pair<size_t, size_t> line_and_column(const std::string& text, size_t offset) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// RFC 8259 requires JSON to be UTF-8 and our exports always are (dump_json repairs stored text),
+// so a document with other bytes was written by something else: refused with the position,
+// rather than repaired, so that no system name or tag changes silently on import.
+void require_utf8(const std::string& text, const std::string& origin) {
+  const size_t bad = first_invalid_utf8(text);
+  if (bad == std::string::npos) return;
+  auto [line, col] = line_and_column(text, bad);
+  throw input_error(fmt::format("{}: not valid UTF-8 at line {}, column {} (byte 0x{:02x}); JSON "
+                                "must be UTF-8",
+                                origin, line, col, static_cast<unsigned char>(text[bad])));
+}
+
+} // namespace
+
 std::vector<run> read_results_document(const std::string& text, const std::string& origin,
                                        json* systems) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.byte is the 1-based position of the error; turn it into line and column.
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    throw input_error(fmt::format("{}: not valid JSON at line {}, column {} (byte {})", origin, line,
-                                  col, e.byte));
-  }
+  require_utf8(text, origin);
+  json doc = parse_json_input(text, origin);
   static const json_schema schema = load_builtin_schema("results.schema.json");
+  // The schema also bounds every number a reader later converts (64-bit integers, finite
+  // doubles) and types the extra/environment fields that reports and packages read, so nothing
+  // after this line throws on a value from the file.
   schema.require_valid(doc, origin);
   std::vector<run> out;
   for (const auto& j : doc["runs"]) out.push_back(run_from_json(j));
@@ -58,25 +78,7 @@ std::vector<run> read_results_document(const std::string& text, const std::strin
 }
 
 void write_file_atomic(const fs::path& path, const std::string& text) {
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp{}", (long)getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw input_error(fmt::format("cannot write '{}' (is the folder there and writable?)", path.string()));
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw input_error(fmt::format("cannot write '{}': write failed", path.string()));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw input_error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
-  }
+  accelbench::write_file_atomic(path, text);  // one home: harness/core/output_file.hpp
 }
 
 } // namespace accelbench::reporters

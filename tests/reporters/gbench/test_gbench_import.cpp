@@ -184,6 +184,61 @@ TEST_CASE("gbench import: malformed input names its position", "[gbench]") {
   }
 }
 
+namespace {
+// `text` with the first occurrence of `from` replaced by `to`.
+std::string edited(std::string text, const std::string& from, const std::string& to) {
+  auto p = text.find(from);
+  REQUIRE(p != std::string::npos);
+  return text.replace(p, from.size(), to);
+}
+
+std::string gbench_error(const std::string& text) {
+  try {
+    reporters::runs_from_gbench_json(text, "g.json", "");
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+} // namespace
+
+TEST_CASE("gbench import: hostile input is an input error, never a crash", "[gbench]") {
+  SECTION("100,000 levels of nesting") {
+    CHECK_THAT(gbench_error(std::string(100000, '[') + std::string(100000, ']')),
+               Contains("g.json") && Contains("nesting too deep"));
+    CHECK_FALSE(reporters::looks_like_gbench_json(std::string(100000, '{')));
+  }
+  SECTION("negative times") {
+    CHECK_THAT(gbench_error(edited(fixture(), "\"real_time\": ", "\"real_time\": -")),
+               Contains("benchmarks[0].real_time") && Contains("must be >= 0"));
+    CHECK_THAT(gbench_error(edited(fixture(), "\"cpu_time\": ", "\"cpu_time\": -")),
+               Contains("benchmarks[0].cpu_time") && Contains("must be >= 0"));
+    CHECK_THAT(gbench_error(edited(fixture(), "\"mhz_per_cpu\": ", "\"mhz_per_cpu\": -")),
+               Contains("context.mhz_per_cpu"));
+  }
+  SECTION("numbers beyond a double, anywhere") {
+    CHECK_THAT(gbench_error(edited(fixture(), "\"real_time\": ", "\"real_time\": 1e400, \"x\": ")),
+               Contains("g.json") && Contains("1e400") && Contains("out of range"));
+    CHECK_THAT(gbench_error(edited(fixture(), "\"context\": {", "\"context\": {\"odd\": -1e999,")),
+               Contains("-1e999") && Contains("out of range"));
+  }
+  SECTION("integers beyond int64") {
+    CHECK_THAT(gbench_error(edited(fixture(), "\"iterations\": 1000", "\"iterations\": 18446744073709551615")),
+               Contains("benchmarks[0].iterations") && Contains("64-bit integer range"));
+    CHECK_THAT(gbench_error(edited(fixture(), "\"iterations\": 1000", "\"iterations\": 1e19")),
+               Contains("benchmarks[0].iterations") && Contains("expected an integer"));
+  }
+  SECTION("bytes that are not UTF-8 are repaired and counted, and the runs export") {
+    std::string text = edited(fixture(), "\"label\": \"fp32\"", "\"label\": \"caf\xE9 \xFF\"");
+    size_t repaired = 0;
+    auto runs = reporters::runs_from_gbench_json(text, "g.json", "", &repaired);
+    CHECK(repaired == 2);
+    CHECK(runs[0].samples[0].extra.at("label") == "caf\xEF\xBF\xBD \xEF\xBF\xBD");
+    std::string doc = reporters::results_document(runs, json::array(), json::array()).dump();
+    CHECK(reporters::read_results_document(doc, "round trip").size() == runs.size());
+  }
+}
+
 TEST_CASE("gbench import: the installed Google Benchmark's own JSON output imports", "[gbench]") {
   // Registered here, run once, written by Google Benchmark's JSONReporter into a string.
   benchmark::RegisterBenchmark("BM_import_probe",
