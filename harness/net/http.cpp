@@ -106,6 +106,7 @@ struct attempt {
   std::map<std::string, std::string> headers;
   bool too_large = false;
   std::size_t limit = 0;
+  std::string redirect_url; // a 3xx's Location, made absolute by libcurl
 };
 
 size_t write_body(char* data, size_t size, size_t n, void* user) {
@@ -181,18 +182,20 @@ attempt perform_once(method m, const http_request& req, const std::string& key,
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   } else {
     curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)o.max_redirects);
-    // Redirects only to https: a redirect must not downgrade to clear text. libcurl itself does
-    // not send our Authorization header to a different host after a redirect.
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+    // Redirects are followed by get() one hop at a time, so that every target passes the same
+    // policy as the first URL (check_url, no https -> http downgrade, no token to another host).
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   }
 
   a.code = curl_easy_perform(c);
-  if (a.code != CURLE_OK)
+  if (a.code != CURLE_OK) {
     a.curl_message = errbuf[0] ? std::string(errbuf) : std::string(curl_easy_strerror(a.code));
-  else
+  } else {
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.status);
+    char* location = nullptr;
+    if (curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location)
+      a.redirect_url = location;
+  }
   return a;
 }
 
@@ -224,8 +227,19 @@ std::string seconds_text(std::chrono::milliseconds d) {
   return fmt::format("{:.1f} s", d.count() / 1000.0);
 }
 
+// libcurl reads a timeout of 0 as "no timeout": a zero or negative one (from a bad --timeout, or a
+// value too small for whole milliseconds) would let a hung server hang the job forever.
+void check_options(const http_options& o) {
+  if (o.connect_timeout.count() <= 0 || o.total_timeout.count() <= 0)
+    throw input_error(fmt::format("HTTP timeouts must be at least 1 ms (connect {} ms, total {} ms)",
+                                  o.connect_timeout.count(), o.total_timeout.count()));
+  if (o.max_attempts < 1)
+    throw input_error(fmt::format("HTTP attempts must be at least 1, got {}", o.max_attempts));
+}
+
 http_response perform(method m, const http_request& req) {
   const http_options& o = req.options;
+  check_options(o);
   check_url(req.url, o);
   global_init();
   for (const auto& [name, value] : req.headers)
@@ -233,7 +247,7 @@ http_response perform(method m, const http_request& req) {
       throw input_error(fmt::format("HTTP header '{}' has a line break, control character or colon "
                                     "in its name or value",
                                     redact_token(name, o)));
-  std::string token = read_token(o);
+  std::string token = req.send_token ? read_token(o) : std::string();
   if (has_control_char(token))
     // The value is not shown: it is the secret.
     throw input_error(fmt::format("the token in ${} contains a line break or control character "
@@ -276,6 +290,7 @@ http_response perform(method m, const http_request& req) {
       r.status = a.status;
       r.body = std::move(a.body);
       r.headers = std::move(a.headers);
+      r.redirect_url = std::move(a.redirect_url);
       r.idempotency_key = key;
       r.attempts = n;
       if (!retryable_status(r.status) || n >= max_attempts)
@@ -435,7 +450,61 @@ std::chrono::milliseconds parse_retry_after(const std::string& value) {
   return std::chrono::milliseconds(std::max(0LL, secs) * 1000);
 }
 
+namespace {
+
+bool is_redirect(long status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+// Same scheme, host and port: where a bearer token may follow a redirect.
+bool same_origin(const std::string& a, const std::string& b) {
+  url_handle ua, ub;
+  if (!ua.set(a) || !ub.set(b)) return false;
+  for (CURLUPart p : {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT})
+    if (to_lower(ua.part(p)) != to_lower(ub.part(p))) return false;
+  return true;
+}
+
+} // namespace
+
+void check_redirect(const std::string& from, const std::string& to, const http_options& o) {
+  const std::string shown_from = redact_url(from), shown_to = redact_url(to);
+  if (to_lower(from).rfind("https://", 0) == 0 && to_lower(to).rfind("https://", 0) != 0)
+    throw http_error(fmt::format("GET {}: the server redirects to {}; refused: a redirect must not "
+                                 "leave https (that would downgrade to clear text)",
+                                 shown_from, shown_to),
+                     0);
+  try {
+    check_url(to, o);
+  } catch (const input_error& e) {
+    throw http_error(fmt::format("GET {}: the server redirects to {}; refused: {}", shown_from,
+                                 shown_to, e.what()),
+                     0);
+  }
+}
+
 http_response post_json(const http_request& req) { return perform(method::post, req); }
-http_response get(const http_request& req) { return perform(method::get, req); }
+
+http_response get(const http_request& req) {
+  http_request hop = req;
+  int attempts = 0;
+  for (int redirects = 0;; ++redirects) {
+    http_response r = perform(method::get, hop);
+    attempts += r.attempts;
+    r.attempts = attempts;
+    if (!is_redirect(r.status) || r.redirect_url.empty()) return r;
+    if (redirects >= hop.options.max_redirects)
+      throw http_error(fmt::format("GET {}: more than {} redirects, stopped at {}",
+                                   redact_url(req.url), hop.options.max_redirects,
+                                   redact_url(r.redirect_url)),
+                       r.status);
+    check_redirect(hop.url, r.redirect_url, hop.options);
+    // The token is for the server it was configured for, not wherever that server points.
+    if (!same_origin(hop.url, r.redirect_url)) hop.send_token = false;
+    emit(hop.options, fmt::format("GET {}: HTTP {}, redirected to {}", redact_url(hop.url), r.status,
+                                  redact_url(r.redirect_url)));
+    hop.url = r.redirect_url;
+  }
+}
 
 } // namespace accelbench::net

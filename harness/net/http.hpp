@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
 
 typedef void CURL;
 struct curl_slist;
@@ -58,8 +59,11 @@ struct http_options {
   std::chrono::milliseconds backoff_max{30'000};   // cap of the exponential delay
   // Longest Retry-After we wait for; a server asking for more ends the retries.
   std::chrono::milliseconds retry_after_max{120'000};
-  std::size_t max_response_bytes = 256u << 20; // a bigger body is refused (not retried)
-  int max_redirects = 5;                       // GET only; POST never follows redirects
+  std::size_t max_response_bytes = k_max_input_bytes; // a bigger body is refused (not retried)
+  // GET only; POST never follows redirects. Each hop is checked like the first URL: http->http
+  // and http->https are followed, https->http is refused, and the token is sent only to the
+  // origin (scheme, host, port) it was configured for.
+  int max_redirects = 5;
   log_sink log;                                // empty: stderr
 };
 
@@ -71,12 +75,15 @@ struct http_request {
   std::string idempotency_key;
   std::vector<std::pair<std::string, std::string>> headers; // extra headers (never logged)
   http_options options;
+  // false: no Authorization header (set by get() after a redirect to another origin).
+  bool send_token = true;
 };
 
 struct http_response {
   long status = 0; // final HTTP status
   std::string body;
   std::map<std::string, std::string> headers; // names lower-cased; last value wins
+  std::string redirect_url;                   // 3xx: the absolute target of Location
   std::string idempotency_key;                // the key that was sent
   int attempts = 0;                           // HTTP attempts made (1 = no retry)
   bool ok() const { return status >= 200 && status < 300; }
@@ -93,6 +100,10 @@ http_response get(const http_request& req);
 // Checks the URL against the options: scheme http or https, a host, plain http only to loopback
 // unless allow_plain_http. Throws input_error naming the (redacted) URL.
 void check_url(const std::string& url, const http_options& options);
+// The policy for one redirect hop of a GET from `from` to `to`: https must not redirect to
+// anything but https (a downgrade to clear text), and `to` must pass check_url. Throws
+// http_error saying that the redirect was refused, naming both (redacted) URLs.
+void check_redirect(const std::string& from, const std::string& to, const http_options& options);
 // True for http:// and https:// URLs (what `accelbench import` fetches instead of reading a file).
 bool is_http_url(const std::string& text);
 // The URL as it may appear in messages: without user:password@ and without the query string

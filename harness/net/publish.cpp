@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/text_input.hpp"
 #include "reporters/json/json_export.hpp"
 
 namespace accelbench::net {
@@ -85,7 +86,8 @@ publish_result publish_runs(const std::vector<run>& runs, const json& systems,
       throw input_error(fmt::format("run of {} on {} has no uuid: it cannot be published "
                                     "idempotently",
                                     r.cfg.key(), r.system));
-  const std::size_t batch = std::max<std::size_t>(1, options.batch_size);
+  if (options.batch_size < 1) throw input_error("publish batch size must be at least 1, got 0");
+  const std::size_t batch = options.batch_size;
   const std::string shown = redact_url(options.url);
   for (std::size_t first = 0; first < runs.size(); first += batch) {
     std::size_t last = std::min(runs.size(), first + batch);
@@ -100,7 +102,7 @@ publish_result publish_runs(const std::vector<run>& runs, const json& systems,
     req.url = options.url;
     req.options = options.http;
     req.idempotency_key = idempotency_key_for(uuids);
-    req.body = reporters::results_document(part, systems_of(ptrs, systems), json::array()).dump();
+    req.body = dump_json(reporters::results_document(part, systems_of(ptrs, systems), json::array()));
     http_response resp = post_json(req);
     result.attempts += resp.attempts;
     std::string where = fmt::format("publishing to {}", shown);

@@ -339,3 +339,68 @@ TEST_CASE("the token never appears in errors or log lines", "[net]") {
   }
   ::setenv(k_token_env, k_token, 1);
 }
+
+TEST_CASE("redirects: http->http is followed, the token stays with its origin", "[net]") {
+  captured_log log;
+  local_http_server other([](const http_exchange_request&) {
+    return http_exchange_response{200, R"({"from":"other"})", {}, {}};
+  });
+  local_http_server server([&](const http_exchange_request& r) {
+    if (r.target == "/old") return http_exchange_response{302, "", {{"Location", "/new"}}, {}};
+    if (r.target == "/away") return http_exchange_response{301, "", {{"Location", other.url("/x")}}, {}};
+    if (r.target == "/loop") return http_exchange_response{307, "", {{"Location", "/loop"}}, {}};
+    if (r.target == "/remote")
+      return http_exchange_response{302, "", {{"Location", "http://results.example.com/r.json"}}, {}};
+    return http_exchange_response{200, R"({"from":"server"})", {}, {}};
+  });
+  net::http_request req;
+  req.options = fast_options(log);
+
+  req.url = server.url("/old");
+  auto same = net::get(req);
+  CHECK(same.status == 200);
+  CHECK(same.body == R"({"from":"server"})");
+  CHECK(same.attempts == 2);
+  auto seen = server.requests();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[1].target == "/new");
+  CHECK(seen[1].header("authorization") == std::string("Bearer ") + k_token);
+  CHECK(log.count_containing("redirected to") == 1);
+
+  req.url = server.url("/away");
+  auto away = net::get(req);
+  CHECK(away.body == R"({"from":"other"})");
+  REQUIRE(other.requests().size() == 1);
+  CHECK(other.requests()[0].header("authorization").empty());  // another port: another origin
+
+  req.url = server.url("/loop");
+  CHECK_THROWS_WITH(net::get(req), Catch::Contains("more than 5 redirects"));
+
+  // Plain http to a remote host is refused for a redirect target as for the first URL, before
+  // any connection to it.
+  req.url = server.url("/remote");
+  try {
+    net::get(req);
+    FAIL("the redirect to a remote plain http URL was followed");
+  } catch (const net::http_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("redirects to http://results.example.com/r.json") &&
+                             Catch::Contains("refusing plain http"));
+    CHECK_THAT(e.what(), !Catch::Contains("disabled"));
+  }
+}
+
+TEST_CASE("redirects: https may not downgrade to http", "[net]") {
+  net::http_options o;
+  CHECK_NOTHROW(net::check_redirect("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b", o));
+  CHECK_NOTHROW(net::check_redirect("http://127.0.0.1:8080/a", "https://results.example.com/b", o));
+  CHECK_NOTHROW(net::check_redirect("https://a.example.com/a", "https://b.example.com/b", o));
+  CHECK_THROWS_WITH(net::check_redirect("https://a.example.com/a", "http://a.example.com/b", o),
+                    Catch::Contains("must not leave https") &&
+                        Catch::Contains("http://a.example.com/b"));
+  // Even to loopback, and even with --allow-http: the first URL asked for https.
+  o.allow_plain_http = true;
+  CHECK_THROWS_AS(net::check_redirect("https://a.example.com/a", "http://127.0.0.1/b", o),
+                  net::http_error);
+  CHECK_THROWS_WITH(net::check_redirect("http://127.0.0.1/a", "file:///etc/passwd", o),
+                    Catch::Contains("file://"));
+}
