@@ -1,6 +1,7 @@
 #include "harness/core/ruleset.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 
@@ -8,6 +9,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/text_input.hpp"
 
 #ifndef ACCELBENCH_DEFAULT_HOME
 #define ACCELBENCH_DEFAULT_HOME "."
@@ -116,6 +118,17 @@ std::vector<fs::path> ruleset_files() {
   return out;
 }
 
+// A --rule key is a dotted path of names (measurement.repetitions); anything else (a~b, a..b,
+// a/b) would be read as a JSON pointer with its own escapes and fail inside the JSON library.
+void check_override_key(const std::string& key) {
+  bool ok = !key.empty() && key.front() != '.' && key.back() != '.' && key.find("..") == std::string::npos;
+  for (char c : key) ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  if (!ok)
+    throw input_error(fmt::format("--rule key '{}' is not a setting name (letters, digits, _ and -, sections "
+                                  "joined by '.', e.g. measurement.repetitions)",
+                                  key));
+}
+
 } // namespace
 
 ruleset load_ruleset(const std::string& name_or_path) {
@@ -141,21 +154,23 @@ ruleset apply_overrides(const ruleset& base, const std::map<std::string, std::st
   json doc = base.doc;
   std::vector<std::string> allowed = doc.value("overridable", std::vector<std::string>{});
   for (const auto& [key, value] : overrides) {
+    check_override_key(key);
     std::string full = key.find('.') == std::string::npos ? "measurement." + key : key;
     bool ok = false;
     for (const auto& a : allowed) ok |= (a == full || a == "*" || (a.ends_with(".*") && full.rfind(a.substr(0, a.size() - 1), 0) == 0));
     if (!ok)
       throw input_error(fmt::format("ruleset {} does not allow overriding '{}' (allowed: {})",
                                     base.id, full, fmt::join(allowed, ", ")));
-    json val;
-    try {
-      val = json::parse(value);
-    } catch (...) {
-      val = value;  // a bare word such as cold
-    }
+    json val = parse_json_lenient(value);
+    if (val.is_discarded()) val = value;  // a bare word such as cold
     std::string p = "/";
     for (char c : full) p += (c == '.') ? '/' : c;
-    doc[json::json_pointer(p)] = val;
+    try {
+      doc[json::json_pointer(p)] = val;
+    } catch (const json::exception&) {
+      // e.g. measurement.repetitions.x: repetitions is a number, not a section
+      throw input_error(fmt::format("--rule {}={}: '{}' is not a setting of ruleset {}", key, value, full, base.id));
+    }
     user[full] = val;
   }
   ruleset r = from_doc(std::move(doc), base.path);
