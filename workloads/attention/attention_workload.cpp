@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/checked_math.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
@@ -56,6 +57,10 @@ namespace {
 // Largest head_dim accepted: the kernels handle any size (head_dim is zero-padded to 16), but the
 // per-thread tiles grow with it; 512 covers every production model (most use 64..256).
 constexpr int64_t k_max_head_dim = 512;
+
+// Largest q or k/v tensor accepted (2^40 elements, 4 TiB in fp32): bigger fits no host or device,
+// and bounding it keeps every size computed from the shape far inside 64 bits.
+constexpr uint64_t k_max_tensor_elems = uint64_t{1} << 40;
 
 uint64_t seed_of(const std::string& key) {  // FNV-1a 64, as the GEMM workload seeds its inputs
   return fnv1a64(key);
@@ -225,6 +230,15 @@ public:
     if (s.head_dim > k_max_head_dim)
       throw input_error(fmt::format("parameter head_dim = {} is above the supported {}",
                                     s.head_dim, k_max_head_dim));
+    // The kernels, their workspace layouts and the memory estimates count elements in 64 bits;
+    // a shape beyond any memory is refused before any of them multiplies it out.
+    const uint64_t q = sat_product({s.batch, s.seq_q, s.heads, s.head_dim});
+    const uint64_t k = sat_product({s.batch, s.seq_k, s.kv_heads, s.head_dim});
+    if (std::max(q, k) > k_max_tensor_elems)
+      throw input_error(fmt::format(
+          "batch x seq x heads x head_dim = {} elements per tensor, more than the {} any memory holds",
+          std::max(q, k) == k_saturated ? std::string("over 2^64") : std::to_string(std::max(q, k)),
+          k_max_tensor_elems));
     if (!(s.scale >= 0) || !std::isfinite(s.scale))
       throw input_error(fmt::format("parameter scale = {} must be >= 0 (0 = 1/sqrt(head_dim))",
                                     cfg.at("scale")));
@@ -243,6 +257,7 @@ public:
     const attention_shape s = shape_of(cfg);
     const pass_kind p = pass_from_string(cfg.at("pass"));
     const bool bf16 = cfg.at("dtype") == "bf16";
+    // validate() bounds every tensor to 2^40 elements, so these sums stay far inside 64 bits.
     const uint64_t nq = uint64_t(q_elems(s)), nk = uint64_t(k_elems(s));
     const uint64_t el = bf16 ? 2 : 4;
     uint64_t tensors = 2 * nq + 2 * nk;               // q, o, k, v

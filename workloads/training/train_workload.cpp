@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/checked_math.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/peak.hpp"
@@ -158,14 +159,21 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
 }
 
 uint64_t estimate_bytes(const train_settings& s) {
+  // A micro batch of more than 2^30 tokens fits no host; the plan's products of batch x seq x width
+  // would overflow 64 bits first and report a few bytes. Saturated, it is refused as too big.
+  constexpr uint64_t max_tokens = uint64_t{1} << 30;
+  const uint64_t tokens = sat_product({s.options.batch, s.options.seq + 1});
+  const uint64_t eval_tokens = sat_product({s.hp.eval_samples, s.options.seq + 1});
+  if (tokens > max_tokens || eval_tokens > max_tokens) return k_saturated;
   uint64_t b = llama_model::plan(s.model, s.options).total();
   // Prefetched batches (depth 2 plus the one in use) and the held-out set.
-  b += uint64_t(3 * s.options.batch * (s.options.seq + 1)) * 4;
-  if (s.mode == "time_to_train") b += uint64_t(s.hp.eval_samples * (s.options.seq + 1)) * 4;
+  b += 3 * tokens * 4;
+  if (s.mode == "time_to_train") b += eval_tokens * 4;
   // The Markov chain's tables: successors and probabilities per context, stationary vector.
   if (s.data == "synthetic" && s.options.with_head) {
     double ctx = std::pow(double(s.markov.vocab), double(s.markov.order));
-    b += uint64_t(ctx * double(s.markov.branching * 8 + 16));
+    double table = ctx * double(s.markov.branching * 8 + 16);
+    b = sat_add(b, table < 1.8e19 ? uint64_t(table) : k_saturated);
   }
   return b;
 }
@@ -235,6 +243,7 @@ public:
   uint64_t estimate_host_bytes(const config& cfg) const override {
     auto s = resolve_settings(cfg, nullptr);
     if (cfg.backend != "cuda") return estimate_bytes(s);
+    if (estimate_bytes(s) == k_saturated) return k_saturated;
     // On CUDA the host holds the data buffers and one copy of the parameters (initialisation).
     uint64_t params = 0;
     for (const auto& t : parameter_layout(s.model, s.options)) params += t.size;

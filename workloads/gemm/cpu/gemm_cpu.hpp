@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/checked_math.hpp"
 #include "harness/core/model.hpp"
 
 namespace accelbench::gemm {
@@ -19,8 +20,11 @@ struct gemm_shape {
   int64_t c_elems() const { return m * n; }
   size_t input_elem_bytes() const { return dtype == "bf16" ? 2 : 4; }
   double flops() const { return 2.0 * (double)m * (double)n * (double)k; }
+  // Saturates instead of wrapping: M = N = K = 2^31-1 needs 1.8e19 bytes, which would otherwise
+  // wrap to a few kilobytes and pass the host-memory check.
   uint64_t bytes() const {
-    return (uint64_t)(a_elems() + b_elems()) * input_elem_bytes() + (uint64_t)c_elems() * 4;
+    return sat_add(sat_mul(sat_add(sat_product({m, k}), sat_product({k, n})), input_elem_bytes()),
+                   sat_mul(sat_product({m, n}), 4));
   }
 };
 

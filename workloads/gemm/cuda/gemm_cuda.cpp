@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/bf16.hpp"
+#include "harness/core/checked_math.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/device/device.hpp"
@@ -210,14 +211,15 @@ bool cuda_available(std::string* why) { return device::cuda_available(why); }
 uint64_t gemm_cuda_device_bytes(const config& cfg) {
   auto d = dims_of(cfg);
   const int bits = input_bits(d.dtype);
-  uint64_t a = (uint64_t)d.m * d.k * bits / 8, b = (uint64_t)d.k * d.n * bits / 8;
-  uint64_t c = (uint64_t)d.m * d.n * output_bytes(d.dtype);
+  // Saturating: a huge shape must be refused as too big, not wrap to a size that fits.
+  uint64_t a = sat_product({d.m, d.k, bits}) / 8, b = sat_product({d.k, d.n, bits}) / 8;
+  uint64_t c = sat_product({d.m, d.n, output_bytes(d.dtype)});
   uint64_t s = 0;
   if (is_block_scaled(d.dtype)) {
     int64_t sc = d.k / scale_block(d.dtype);
-    s = block_scale_bytes(d.m, sc) + block_scale_bytes(d.n, sc);
+    s = sat_add(block_scale_bytes(d.m, sc), block_scale_bytes(d.n, sc));
   }
-  return a + b + c + s + workspace_bytes;
+  return sat_add(sat_add(sat_add(a, b), sat_add(c, s)), workspace_bytes);
 }
 
 // Layout rules of cuBLASLt's narrow kernels (cuBLAS documentation, cublasLtMatmul, "FP8" and
