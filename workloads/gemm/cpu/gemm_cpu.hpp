@@ -20,8 +20,8 @@ struct gemm_shape {
   int64_t c_elems() const { return m * n; }
   size_t input_elem_bytes() const { return dtype == "bf16" ? 2 : 4; }
   double flops() const { return 2.0 * (double)m * (double)n * (double)k; }
-  // Saturates instead of wrapping: M = N = K = 2^31-1 needs 1.8e19 bytes, which would otherwise
-  // wrap to a few kilobytes and pass the host-memory check.
+  // Saturates instead of wrapping: fp32 M = N = 2^30, K = 1.5 * 2^30 needs exactly 2^64 bytes,
+  // which wrapped to 0 and passed the host-memory check.
   uint64_t bytes() const {
     return sat_add(sat_mul(sat_add(sat_product({m, k}), sat_product({k, n})), input_elem_bytes()),
                    sat_mul(sat_product({m, n}), 4));
