@@ -7,10 +7,12 @@
 #include "harness/core/ruleset.hpp"
 #include "harness/device/device.hpp"
 #include "tests/cuda/gpu_skip.hpp"
+#include "tests/workloads/gemm/gemm_sabotage.hpp"
 #include "workloads/gemm/cuda/gemm_cuda.hpp"
 
 using namespace accelbench;
 using namespace accelbench::gemm;
+using namespace accelbench::gemm::testing;
 
 namespace {
 config gemm_cfg(int64_t m, int64_t n, int64_t k, const std::string& dtype, bool ta = false, bool tb = false) {
@@ -89,12 +91,14 @@ TEST_CASE("block scale layout: 128x4 tiles of 512 bytes, 32-row interleave", "[c
   for (int s : seen) CHECK(s == 1);
 }
 
-TEST_CASE("tolerances: built-in defaults agree with kernel-v1", "[cuda]") {
-  auto rs = load_ruleset("kernel-v1");
-  for (const auto& d : cuda_gemm_dtypes()) CHECK(rs.tolerance(d) == Approx(default_tolerance(d)));
-  CHECK(default_tolerance("fp32") < default_tolerance("bf16"));
-  CHECK(default_tolerance("nvfp4") > default_tolerance("mxfp8"));
-  CHECK_THROWS(default_tolerance("int4"));
+TEST_CASE("every CUDA dtype has an error model; the ruleset tolerance is not needed", "[cuda]") {
+  for (const auto& d : cuda_gemm_dtypes()) {
+    const gemm_error_model m = cuda_error_model(d);
+    CHECK_FALSE(m.name.empty());
+    CHECK(m.u_acc <= std::ldexp(1.0, -23));  // every path accumulates in fp32
+    CHECK(m.u_out == (d.rfind("fp8", 0) == 0 ? std::ldexp(1.0, -8) + std::ldexp(1.0, -23)
+                      : (d == "mxfp8" || d == "nvfp4") ? std::ldexp(1.0, -8) : std::ldexp(1.0, -24)));
+  }
 }
 
 TEST_CASE("skip reasons: layouts and dtypes refused with the offending value", "[cuda]") {
@@ -151,10 +155,56 @@ TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "
       CHECK(out.valid);
       CHECK(out.samples.size() == 3);
       CHECK(out.extra["correctness"]["ok"] == true);
-      CHECK(out.extra["correctness"]["tolerance"].get<double>() <= 1e-2);
+      CHECK(out.extra["correctness"]["max_bound_ratio"].get<double>() <= 1.0);
+      CHECK(out.extra["correctness"]["bound"]["model"] == cuda_error_model(dt).name);
       CHECK(out.extra["algorithm"].contains("algo_id"));
       REQUIRE(out.find_metric("tflops"));
       CHECK(out.find_metric("tflops")->value > 0);
     }
   }
+}
+
+TEST_CASE("cuBLASLt: sabotaged outputs at the largest catalogue K are INVALID for every dtype",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  json user;
+  auto rules = apply_overrides(load_ruleset("kernel-quick"),
+                               {{"repetitions", "3"}, {"iterations", "1"}, {"min_warmup_time_s", "0"}}, user);
+  run_context ctx;
+  ctx.rules = &rules;
+  ctx.seed = 11;
+  // DeepBench's train_512x16x500000_NN has the largest K of the catalogues (a multiple of 32, as
+  // the block-scaled dtypes need). M = N = 16: the 8- and 4-bit kernels need multiples of 16;
+  // all 256 elements are checked.
+  const int64_t k = 500000;
+  std::vector<verdict_row> rows;
+  for (const auto& dt : cuda_gemm_dtypes()) {
+    const auto cfg = gemm_cfg(16, 16, k, dt, false, true);
+    if (auto why = gemm_cuda_unavailable_reason(cfg); !why.empty()) {
+      WARN("skipped " << dt << ": " << why);
+      continue;
+    }
+    for (sabotage what : all_sabotages) {
+      run out;
+      out.cfg = cfg;
+      gemm_cuda_execute(cfg, out, ctx, [what](cuda_gemm_output& o) {
+        apply_sabotage(what, o.m, o.n, o.k, o.a_at, o.b_at, o.c);
+      });
+      INFO(dt << " " << name_of(what) << ": " << out.status_reason << " " << out.extra.dump());
+      REQUIRE(out.status == run_status::ok);
+      const json& c = out.extra["correctness"];
+      CHECK(c["points"] == 256);
+      CHECK(out.valid == (what == sabotage::none));
+      if (what != sabotage::none) {
+        REQUIRE(out.invalid_reasons.size() == 1);
+        CHECK_THAT(out.invalid_reasons[0], Catch::Contains("x the error bound"));
+      }
+      gemm_check chk;  // the row needs the two errors only
+      chk.max_ratio = c["max_bound_ratio"].is_number() ? c["max_bound_ratio"].get<double>() : INFINITY;
+      chk.max_normalised =
+          c["max_normalised_error"].is_number() ? c["max_normalised_error"].get<double>() : INFINITY;
+      rows.push_back(make_row("cuda (cuBLASLt)", dt, k, what, chk));
+    }
+  }
+  print_table("GEMM correctness verdicts, CUDA (cuBLASLt), M = N = 16:", rows);
 }

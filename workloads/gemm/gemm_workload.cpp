@@ -134,12 +134,10 @@ public:
                          {"probe", peak.to_json()}};
 
     if (m_hook) m_hook(s, buf);
-    double tol = ctx.rules->tolerance(s.dtype);
-    auto chk = check_gemm(s, buf, tol, ctx.rules->correctness_samples(), seed);
-    out.extra["correctness"] = {{"max_error", chk.max_error}, {"tolerance", tol},
-                                {"points", chk.points}, {"ok", chk.ok},
-                                {"error_measure", "|c - ref| / sum_k |a_ik b_kj| (double reference)"}};
-    if (!chk.ok) out.mark_invalid("correctness: " + chk.reason());
+    const gemm_check chk = check_gemm(s, buf, ctx.rules->correctness_samples(), seed);
+    out.extra["correctness"] = chk.to_json();
+    out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
+    if (!chk.ok()) out.mark_invalid("correctness: " + chk.reason());
   }
 
 private:

@@ -135,50 +135,12 @@ std::unique_ptr<cpu_gemm> make_cpu_gemm(const std::string& library, const gemm_s
   throw input_error(fmt::format("unknown library '{}' for gemm on cpu (choices: onednn, openblas)", library));
 }
 
-std::string check_result::reason() const {
-  return fmt::format(
-      "max normalised error {:.3e} at C[{},{}] (got {:.6g}, reference {:.6g}) exceeds tolerance {:.1e} "
-      "({} points checked)",
-      max_error, worst_i, worst_j, worst_value, worst_ref, tolerance, points);
-}
-
-check_result check_gemm(const gemm_shape& s, const gemm_buffers& buf, double tolerance,
-                        int64_t points, uint64_t seed) {
-  check_result r;
-  r.tolerance = tolerance;
-  stats::rng g(seed ^ 0x5eedc0ffee);
-  std::vector<std::pair<int64_t, int64_t>> where = {
-      {0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};
-  if (s.m * s.n <= points) {
-    where.clear();
-    for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t j = 0; j < s.n; ++j) where.push_back({i, j});
-  } else {
-    while ((int64_t)where.size() < points)
-      where.push_back({(int64_t)g.below(s.m), (int64_t)g.below(s.n)});
-  }
-  for (auto [i, j] : where) {
-    // Higher precision reference: double products and sums over the inputs the kernel read.
-    double ref = 0, mag = 0;
-    for (int64_t kk = 0; kk < s.k; ++kk) {
-      double p = (double)buf.a_at(s, i, kk) * (double)buf.b_at(s, kk, j);
-      ref += p;
-      mag += std::fabs(p);
-    }
-    double got = buf.c[i * s.n + j];
-    double err = std::fabs(got - ref) / (mag + 1e-30);
-    if (!std::isfinite(got)) err = INFINITY;
-    if (err > r.max_error || !std::isfinite(err)) {
-      r.max_error = err;
-      r.worst_i = i;
-      r.worst_j = j;
-      r.worst_value = got;
-      r.worst_ref = ref;
-    }
-    ++r.points;
-  }
-  r.ok = r.max_error <= tolerance;
-  return r;
+gemm_check check_gemm(const gemm_shape& s, const gemm_buffers& buf, int64_t points, uint64_t seed) {
+  return check_gemm_output(
+      s.m, s.n, s.k, [&](int64_t i, int64_t kk) { return buf.a_at(s, i, kk); },
+      [&](int64_t kk, int64_t j) { return buf.b_at(s, kk, j); },
+      [&](int64_t i, int64_t j) { return buf.c[size_t(i * s.n + j)]; }, cpu_error_model(s.dtype),
+      points, seed);
 }
 
 std::string onednn_version() {

@@ -8,6 +8,7 @@
 
 #include "harness/core/checked_math.hpp"
 #include "harness/core/model.hpp"
+#include "workloads/gemm/gemm_tolerance.hpp"
 
 namespace accelbench::gemm {
 
@@ -53,20 +54,10 @@ public:
 // library: onednn | openblas. Throws input_error when the library cannot do the dtype.
 std::unique_ptr<cpu_gemm> make_cpu_gemm(const std::string& library, const gemm_shape& s);
 
-struct check_result {
-  bool ok = true;
-  double max_error = 0;   // normalised: |c - ref| / sum_k |a_ik b_kj|
-  double tolerance = 0;
-  int64_t points = 0;
-  int64_t worst_i = 0, worst_j = 0;
-  double worst_value = 0, worst_ref = 0;
-  std::string reason() const;  // "max normalised error 3.2e-02 at C[12,40] (got .., want ..) > tolerance 1e-04"
-};
-
-// Checks `points` sampled output elements (always including the four corners) against a double-
-// precision dot product over the same inputs the kernel read.
-check_result check_gemm(const gemm_shape& s, const gemm_buffers& buf, double tolerance,
-                        int64_t points, uint64_t seed);
+// Checks `points` output elements (all of them for small shapes, else the four corners and seeded
+// random ones) against a double-precision dot product over the inputs the kernel read, each
+// against the error bound of cpu_error_model(s.dtype) (workloads/gemm/gemm_tolerance.hpp).
+gemm_check check_gemm(const gemm_shape& s, const gemm_buffers& buf, int64_t points, uint64_t seed);
 
 // Whether the OpenBLAS found at run time has a bfloat16 GEMM.
 bool openblas_has_bf16();

@@ -7,6 +7,7 @@
 // Output: fp32 for fp32/tf32/fp16/bf16 (as the CPU backend writes), bf16 for the 8- and 4-bit
 // dtypes (the output type cuBLASLt's FP8 and block-scaled kernels support for every layout).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,22 @@ std::string gemm_cuda_unavailable_reason(const config& cfg);
 // Device bytes the config allocates (A, B, D, scale tensors, 32 MiB workspace).
 uint64_t gemm_cuda_device_bytes(const config& cfg);
 
+// The device's output and the operands it read, handed to a test hook before the correctness
+// check (tests corrupt `c` to prove that a wrong result is reported INVALID).
+struct cuda_gemm_output {
+  int64_t m, n, k;
+  std::function<double(int64_t, int64_t)> a_at;  // op(A)[i, kk] as the device read it (dequantised)
+  std::function<double(int64_t, int64_t)> b_at;  // op(B)[kk, j]
+  std::vector<float>& c;                         // row-major [M, N], fp32 copy of the output
+};
+using cuda_output_hook = std::function<void(cuda_gemm_output&)>;
+
 // Runs the config on device 0: fills samples (device-timed, seconds per iteration), metrics
 // (time, tflops with CI, pct_of_peak when the device's peak is known, cv), extra (algorithm,
-// device, correctness) and validity. Failures are data (out.mark_failed / mark_skipped).
-void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx);
+// device, correctness against cuda_error_model's bound) and validity. Failures are data
+// (out.mark_failed / mark_skipped).
+void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx,
+                       const cuda_output_hook& hook = {});
 
 // ---- pieces exposed for tests (pure host code, no device needed) ----
 
@@ -50,10 +63,5 @@ float minifloat_max(minifloat f);
 uint64_t block_scale_offset(int64_t r, int64_t c, int64_t scale_cols);
 // Bytes of that scale tensor.
 uint64_t block_scale_bytes(int64_t rows, int64_t scale_cols);
-
-// The relative tolerance used for a dtype: the ruleset's, or the built-in default for dtypes a
-// ruleset lacks (so an older ruleset still judges tf32/fp16/fp8 runs): fp32 1e-4, tf32 5e-3,
-// fp16 5e-3, bf16 2e-2, fp8_e4m3 1e-1, fp8_e5m2 2e-1, mxfp8 1e-1, nvfp4 3e-1.
-double default_tolerance(const std::string& dtype);
 
 } // namespace accelbench::gemm
