@@ -88,6 +88,29 @@ std::vector<row_id> sample_rows(int64_t batch, int64_t heads, int64_t rows, int6
   return out;
 }
 
+// The (batch, kv head) pairs whose key rows the sampled backward check compares: the first and
+// the last (layout offsets go wrong at either end). Each costs a forward pass of its query heads,
+// so there are two rather than one per sampled row.
+struct kv_pair {
+  int64_t b, hk;
+  bool first, last;
+};
+std::vector<kv_pair> kv_pairs(int64_t batch, int64_t kv_heads) {
+  if (batch == 1 && kv_heads == 1) return {{0, 0, true, true}};
+  return {{0, 0, true, false}, {batch - 1, kv_heads - 1, false, true}};
+}
+
+// `count` key rows of one pair: row 0 of the first pair, the last row of the last pair, then
+// seeded random rows.
+std::vector<int64_t> key_rows(int64_t seq_k, const kv_pair& p, int64_t count, uint64_t seed) {
+  std::vector<int64_t> out;
+  if (p.first) out.push_back(0);
+  if (p.last && (seq_k > 1 || !p.first)) out.push_back(seq_k - 1);
+  stats::rng g(seed ^ (p.first ? 0 : 0x1a57));
+  while (int64_t(out.size()) < count) out.push_back(int64_t(g.below(size_t(seq_k))));
+  return out;
+}
+
 } // namespace
 
 std::string check_result::reason() const {
@@ -159,9 +182,8 @@ check_result check_forward(const attention_shape& s, const float* q, const float
 }
 
 check_result check_backward(const attention_shape& s, const float* q, const float* k,
-                            const float* v, const float* o, const float* d_o, const float* lse,
-                            const float* dq, const float* dk, const float* dv,
-                            const check_options& opt) {
+                            const float* v, const float* d_o, const float* dq, const float* dk,
+                            const float* dv, const check_options& opt) {
   check_shape(s);
   layout L{s};
   const int64_t nq = s.batch * s.seq_q * s.heads * s.head_dim;
@@ -199,16 +221,27 @@ check_result check_backward(const attention_shape& s, const float* q, const floa
   {
     std::vector<double> gk, rk, gv, rv;
     std::vector<size_t> where;
-    for (const row_id& r :
-         sample_rows(s.batch, s.kv_heads, s.seq_k, opt.sample_rows, opt.seed ^ 0xd4)) {
-      reference_dkv_row(s, q, k, v, o, d_o, lse, r.b, r.h, r.i, row.data(), row2.data());
-      const size_t base = size_t(((r.b * s.seq_k + r.i) * s.kv_heads + r.h) * D);
-      for (int64_t d = 0; d < D; ++d) {
-        gk.push_back(dk[base + d]);
-        rk.push_back(row[d]);
-        gv.push_back(dv[base + d]);
-        rv.push_back(row2[d]);
-        where.push_back(base + d);
+    const int64_t G = s.heads / s.kv_heads, SQ = s.seq_q;
+    std::vector<double> lse(static_cast<size_t>(G * SQ)), di(static_cast<size_t>(G * SQ));
+    const std::vector<kv_pair> pairs = kv_pairs(s.batch, s.kv_heads);
+    const int64_t per_pair =
+        (std::max<int64_t>(opt.sample_rows, 2) + int64_t(pairs.size()) - 1) / int64_t(pairs.size());
+    for (const kv_pair& pair : pairs) {
+      // The group's own forward: lse and D_i of every query row that may see a key row.
+      for (int64_t g = 0; g < G; ++g)
+        reference_row_stats(s, q, k, v, d_o, pair.b, pair.hk * G + g, lse.data() + g * SQ,
+                            di.data() + g * SQ);
+      for (int64_t j : key_rows(s.seq_k, pair, per_pair, opt.seed ^ 0xd4)) {
+        reference_dkv_row(s, q, k, v, d_o, lse.data(), di.data(), pair.b, pair.hk, j, row.data(),
+                          row2.data());
+        const size_t base = size_t(((pair.b * s.seq_k + j) * s.kv_heads + pair.hk) * D);
+        for (int64_t d = 0; d < D; ++d) {
+          gk.push_back(dk[base + d]);
+          rk.push_back(row[d]);
+          gv.push_back(dv[base + d]);
+          rv.push_back(row2[d]);
+          where.push_back(base + d);
+        }
       }
     }
     res.merge(compare(gk, rk, [&](size_t n) { return L.k_label("dk", where[n]); },

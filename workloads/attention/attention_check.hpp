@@ -45,12 +45,14 @@ check_result check_forward(const attention_shape& s, const float* q, const float
                            const float* v, const float* o, const float* lse,
                            const check_options& opt);
 
-// Backward: dq, dk, dv for the upstream gradient d_o. Full mode recomputes everything from
-// q, k, v, d_o; sampled mode checks dq rows from scratch and dk/dv rows from the given o and lse
-// (see reference_dkv_row), so call check_forward on o and lse as well.
+// Backward: dq, dk, dv for the upstream gradient d_o, from q, k, v, d_o alone: the reference
+// never reads the kernel's O or lse (a forward wrong in rows the forward check does not sample
+// would otherwise make a reference agree with the gradients computed from it). Full mode
+// recomputes everything; sampled mode checks dq rows from scratch and dk/dv rows of two
+// (batch, kv head) pairs, the first and the last, whose query heads' lse and D_i it computes
+// with its own forward pass (reference_row_stats: a forward pass of those heads in double).
 check_result check_backward(const attention_shape& s, const float* q, const float* k,
-                            const float* v, const float* o, const float* d_o, const float* lse,
-                            const float* dq, const float* dk, const float* dv,
-                            const check_options& opt);
+                            const float* v, const float* d_o, const float* dq, const float* dk,
+                            const float* dv, const check_options& opt);
 
 } // namespace accelbench::attention

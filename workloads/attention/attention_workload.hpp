@@ -1,6 +1,6 @@
 #pragma once
 // The `attention` workload: scaled dot-product attention (FlashAttention forward, backward or
-// both) on the CPU backend, FLOPs counted as FlashAttention's benchmarks count them.
+// both) on the CPU backend, FLOPs counted per unmasked (query, key) pair (attention_flops).
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,10 +19,14 @@ pass_kind pass_from_string(const std::string& s);  // throws input_error
 // seq_k = 0 means "= seq_q" (self-attention), scale = 0 means 1/sqrt(head_dim).
 attention_shape shape_of(const config& cfg);
 
-// FlashAttention benchmark FLOPs (flash-attention/benchmarks/benchmark_flash_attention.py):
-// forward 4 * batch * heads * seq_q * seq_k * head_dim, halved when causal; backward 2.5x the
-// forward (two matmuls recomputed plus three gradient matmuls); fwd_bwd 3.5x.
+// FLOPs of one iteration (attention_forward_flops / attention_backward_flops, per unmasked
+// (query, key) pair; fwd_bwd is their sum, 3.5x the forward), for the CPU and CUDA backends.
 double attention_flops(const attention_shape& s, pass_kind p);
+
+// The convention of attention_forward_flops in one line, stored with every run.
+inline constexpr const char* k_flop_convention =
+    "4*batch*heads*head_dim per unmasked (query, key) pair (causal: exact count, bottom-right "
+    "aligned); bwd 2.5x (FlashAttention: 5 matmuls), fwd_bwd 3.5x";
 
 // Buffers of one run, fp32 or bf16 (raw bits) according to the dtype; lse always fp32.
 struct attention_buffers {

@@ -53,8 +53,8 @@ void run_fast(const attention_shape& s, tensors& t) {
 check_result check_all(const attention_shape& s, const tensors& t, const check_options& opt) {
   check_result r = check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(),
                                  opt);
-  r.merge(check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(),
-                         t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data(), opt));
+  r.merge(check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.d_o.data(), t.dq.data(),
+                         t.dk.data(), t.dv.data(), opt));
   return r;
 }
 
@@ -193,8 +193,8 @@ TEST_CASE("sampled checks of a larger shape pass, and catch a corrupted row", "[
   }
   const float saved = t.dk.back();
   t.dk.back() = std::numeric_limits<float>::quiet_NaN();
-  r = check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(),
-                     t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data(), opt);
+  r = check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.d_o.data(), t.dq.data(), t.dk.data(),
+                     t.dv.data(), opt);
   CHECK_FALSE(r.ok());
   CHECK(std::isinf(r.max_error));
   CHECK(r.reason().find("dk[b=0,j=299,h=1,d=63]") != std::string::npos);
@@ -218,9 +218,35 @@ TEST_CASE("the checker rejects a deliberately wrong kernel", "[attention]") {
   run_fast(s, t);
   REQUIRE(check_all(s, t, opt).ok());
   std::swap(t.dk, t.dv);
-  CHECK_FALSE(check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(),
-                             t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data(), opt)
+  CHECK_FALSE(check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.d_o.data(), t.dq.data(),
+                             t.dk.data(), t.dv.data(), opt)
                   .ok());
+}
+
+TEST_CASE("the sampled backward check does not trust the kernel's O and lse", "[attention]") {
+  // A forward wrong in a row the forward check does not sample hands the backward a wrong O and
+  // lse, and the backward kernel computes dK and dV consistently with them. A reference built from
+  // that O and lse agrees with the wrong gradients; one computing its own forward does not.
+  const attention_shape s = shape(1, 2, 1, 300, 300, 32, false);  // two query heads per kv head
+  tensors t = make(s, 53);
+  check_options opt;
+  opt.tolerance = 1e-4;
+  opt.full_limit = 0;  // sampled rows, as for the catalogues' shapes
+  opt.sample_rows = 4;
+  flash_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data());
+  // Query row 150 of head 0: lse too large by 1 (its probabilities e times too small), O halved.
+  const int64_t row = 150, D = s.head_dim;
+  t.lse[size_t(row)] += 1.0f;
+  for (int64_t d = 0; d < D; ++d) t.o[size_t(row * s.heads * D + d)] *= 0.5f;
+  REQUIRE(check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt).ok());
+  flash_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(), t.lse.data(),
+                 t.dq.data(), t.dk.data(), t.dv.data());
+  const check_result r = check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.d_o.data(),
+                                        t.dq.data(), t.dk.data(), t.dv.data(), opt);
+  INFO(r.reason());
+  CHECK_FALSE(r.ok());
+  // Caught through the key rows (every key row sees query row 150), not by luck in a dq sample.
+  CHECK((r.worst.rfind("dk[", 0) == 0 || r.worst.rfind("dv[", 0) == 0));
 }
 
 TEST_CASE("the backward is deterministic (no racing accumulation)", "[attention]") {

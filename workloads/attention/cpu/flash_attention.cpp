@@ -283,6 +283,22 @@ double reference_forward_row(const attention_shape& s, const float* q, const flo
   return lse;
 }
 
+double attention_pairs(const attention_shape& s) {
+  const double sq = double(s.seq_q), sk = double(s.seq_k);
+  if (!s.causal) return sq * sk;
+  // Summed over the rows, min(seq_k, max(0, i + seq_k - seq_q + 1)) visible keys each.
+  if (s.seq_q <= s.seq_k) return sq * sk - sq * (sq - 1) / 2;
+  return sk * (sk + 1) / 2;
+}
+
+double attention_forward_flops(const attention_shape& s) {
+  return 4.0 * double(s.batch) * double(s.heads) * double(s.head_dim) * attention_pairs(s);
+}
+
+double attention_backward_flops(const attention_shape& s) {
+  return 2.5 * attention_forward_flops(s);
+}
+
 void reference_forward(const attention_shape& s, const float* q, const float* k, const float* v,
                        double* o, double* lse) {
   check_shape(s);
@@ -316,8 +332,26 @@ void reference_dq_row(const attention_shape& s, const float* q, const float* k, 
   }
 }
 
+void reference_row_stats(const attention_shape& s, const float* q, const float* k, const float* v,
+                         const float* d_o, int64_t b, int64_t h, double* lse, double* di) {
+  ref_index ix{s};
+  const int64_t D = s.head_dim;
+#pragma omp parallel
+  {
+    std::vector<double> o(static_cast<size_t>(D));
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t i = 0; i < s.seq_q; ++i) {
+      lse[i] = reference_forward_row(s, q, k, v, b, h, i, o.data());
+      const float* dor = d_o + ix.q(b, i, h);
+      double acc = 0;
+      for (int64_t d = 0; d < D; ++d) acc += double(dor[d]) * o[size_t(d)];
+      di[i] = acc;
+    }
+  }
+}
+
 void reference_dkv_row(const attention_shape& s, const float* q, const float* k, const float* v,
-                       const float* o, const float* d_o, const float* lse, int64_t b,
+                       const float* d_o, const double* lse, const double* di, int64_t b,
                        int64_t hk, int64_t j, double* dk_row, double* dv_row) {
   ref_index ix{s};
   const int64_t D = s.head_dim, G = ix.group();
@@ -326,16 +360,16 @@ void reference_dkv_row(const attention_shape& s, const float* q, const float* k,
   std::fill(dv_row, dv_row + D, 0.0);
   const float* kr = k + ix.k(b, j, hk);
   const float* vr = v + ix.k(b, j, hk);
-  for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
+  for (int64_t g = 0; g < G; ++g)
     for (int64_t i = 0; i < s.seq_q; ++i) {
       if (j >= ix.end(i)) continue;
-      const double l = lse[(b * s.heads + h) * s.seq_q + i];
+      const double l = lse[g * s.seq_q + i];
       if (std::isinf(l)) continue;
+      const int64_t h = hk * G + g;
       const float* qr = q + ix.q(b, i, h);
       const float* dor = d_o + ix.q(b, i, h);
       const double p = std::exp(scale * dot(qr, kr, D) - l);
-      const double di = dot(dor, o + ix.q(b, i, h), D);
-      const double ds = p * (dot(dor, vr, D) - di);
+      const double ds = p * (dot(dor, vr, D) - di[g * s.seq_q + i]);
       for (int64_t d = 0; d < D; ++d) {
         dv_row[d] += p * dor[d];
         dk_row[d] += scale * ds * qr[d];

@@ -28,6 +28,22 @@ struct attention_shape {
 // negative scale).
 void check_shape(const attention_shape& s);
 
+// (query, key) pairs of one head that the mask leaves visible: seq_q * seq_k, or causal (bottom-
+// right aligned, as every kernel here masks: row i sees keys j <= i + seq_k - seq_q) exactly
+//   seq_q <= seq_k: seq_q * seq_k - seq_q * (seq_q - 1) / 2
+//   seq_q >  seq_k: seq_k * (seq_k + 1) / 2          (the first seq_q - seq_k rows see no key)
+// FlashAttention's benchmarks halve seq_q * seq_k instead, which understates seq_q = 1024,
+// seq_k = 4096 by 1.75x and overstates seq_q > seq_k.
+double attention_pairs(const attention_shape& s);
+// The one FLOP count of attention (workload on CPU and CUDA, benchmarks). Forward: two matmuls,
+// Q K^T and P V, of 2 * head_dim FLOPs per visible pair: 4 * batch * heads * head_dim * pairs.
+// Backward, FlashAttention's convention (Dao 2023, benchmark_flash_attention.py): 2.5x the
+// forward, i.e. five matmuls (Q K^T recomputed, dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q)
+// of 2 * head_dim each, 10 * head_dim per visible pair. The softmax's exponentials and the other
+// elementwise work are not counted, in either pass.
+double attention_forward_flops(const attention_shape& s);
+double attention_backward_flops(const attention_shape& s);
+
 // Fast fused kernels (OpenMP over batch x heads x query tiles; AVX-512 / AVX2 / portable chosen
 // at run time). Never allocate seq_q x seq_k.
 void flash_forward(const attention_shape& s, const float* q, const float* k, const float* v,
@@ -57,12 +73,14 @@ double reference_forward_row(const attention_shape& s, const float* q, const flo
 // dq_row[head_dim] of query row i, computed from scratch (its own lse and O row).
 void reference_dq_row(const attention_shape& s, const float* q, const float* k, const float* v,
                       const float* d_o, int64_t b, int64_t h, int64_t i, double* dq_row);
-// dk_row, dv_row [head_dim] of key row j of kv head hk. Recomputing every query row's lse and O
-// would cost a whole forward pass per head, so P and D_i = rowsum(dO_i * O_i) are taken from the
-// given o and lse, exactly as the backward pass defines them; check o and lse with the forward
-// reference to close the loop.
+// lse and D_i = rowsum(dO_i * O_i) of every query row of head h in batch b, from the reference's
+// own forward (never a kernel's O and lse): lse[seq_q], di[seq_q]. Costs a forward pass of the head.
+void reference_row_stats(const attention_shape& s, const float* q, const float* k, const float* v,
+                         const float* d_o, int64_t b, int64_t h, double* lse, double* di);
+// dk_row, dv_row [head_dim] of key row j of kv head hk in batch b, given reference_row_stats of
+// the group's query heads hk*G .. hk*G+G-1 (G = heads / kv_heads): lse[g * seq_q + i], di likewise.
 void reference_dkv_row(const attention_shape& s, const float* q, const float* k, const float* v,
-                       const float* o, const float* d_o, const float* lse, int64_t b,
+                       const float* d_o, const double* lse, const double* di, int64_t b,
                        int64_t hk, int64_t j, double* dk_row, double* dv_row);
 
 // Whole-array bf16 <-> fp32 (round to nearest even; harness/core/bf16.hpp per element), for

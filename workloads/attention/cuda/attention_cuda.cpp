@@ -201,6 +201,7 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
     out.extra["impl"] = impl;
     out.extra["device"] = gpu.to_json();
     out.extra["flops_per_iteration"] = flops;
+    out.extra["flop_convention"] = k_flop_convention;
     std::vector<double> times;
     for (const auto& smp : out.samples) times.push_back(smp.value);
     auto sum = stats::summarize(times);
@@ -225,7 +226,7 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
     auto chk = check_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data(), opt);
     if (bwd) {
       auto dq = t.get(t.dq, q_elems(s)), dk = t.get(t.dk, kv_elems(s)), dv = t.get(t.dv, kv_elems(s));
-      chk.merge(check_backward(s, q.data(), k.data(), v.data(), o.data(), d_o.data(), lse.data(), dq.data(),
+      chk.merge(check_backward(s, q.data(), k.data(), v.data(), d_o.data(), dq.data(),
                                dk.data(), dv.data(), opt));
     }
     out.extra["correctness"] = chk.to_json();

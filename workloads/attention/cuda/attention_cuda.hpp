@@ -26,8 +26,8 @@ std::string attention_cuda_unavailable_reason(const config& cfg);
 // Device bytes the config allocates.
 uint64_t attention_cuda_device_bytes(const config& cfg);
 
-// Runs the config on device 0: device-timed samples, metrics (time, tflops as FlashAttention's
-// benchmarks count FLOPs, pct_of_peak where known, cv), extra (impl, device, correctness against
+// Runs the config on device 0: device-timed samples, metrics (time, tflops from attention_flops,
+// the CPU backend's count, pct_of_peak where known, cv), extra (impl, device, correctness against
 // the double-precision CPU reference), validity. Failures are data.
 void attention_cuda_execute(const config& cfg, run& out, run_context& ctx);
 
