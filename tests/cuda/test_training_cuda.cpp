@@ -250,5 +250,8 @@ TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]")
     CHECK(out.find_metric("tokens_per_s")->value > 0);
     REQUIRE(out.find_metric("mfu"));
     CHECK(out.extra.contains("implementation"));
+    // The CPU backend's FLOP convention (causal attention over the full T x T matrix, PaLM's).
+    CHECK_THAT(out.extra.at("flop_convention").get<std::string>(),
+               Catch::Contains("full T x T score matrix"));
   }
 }

@@ -405,8 +405,12 @@ private:
     out.add_metric("cv", sum.cv, "", direction::lower_is_better);
     out.extra["tokens_per_step"] = tokens_per_step;
     out.extra["parameters"] = num_params;
+    // One convention for both backends (this is the only place MFU is computed): PaLM's, which
+    // counts causal attention over the full T x T score matrix, as Megatron-LM's formula
+    // (Narayanan et al. 2021) does too; the causal kernels do about half of that attention work.
     out.extra["flop_convention"] =
-        "6*N + 12*L*H*Q*T per token (PaLM appendix B); N excludes the embedding table";
+        "6*N + 12*L*H*Q*T per token (PaLM appendix B): causal attention counted over the full "
+        "T x T score matrix, as PaLM and Megatron-LM count it; N excludes the embedding table";
     out.extra["init_s"] = res.init_s;
     if (s.subset()) {
       // Projection: the full model's step = L_full/L times the measured blocks, plus the LM head

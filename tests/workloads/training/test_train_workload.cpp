@@ -14,6 +14,7 @@
 #include "harness/core/stats.hpp"
 #include "workloads/training/data.hpp"
 #include "workloads/training/mllog.hpp"
+#include "workloads/training/model_config.hpp"
 #include "workloads/training/train_workload.hpp"
 
 using namespace accelbench;
@@ -128,6 +129,15 @@ TEST_CASE("throughput: full model and a projected layer subset", "[training][wor
     std::vector<double> t;
     for (auto& s : out.samples) t.push_back(s.value);
     CHECK(tps->value == Approx(64.0 / stats::median(t)));
+    // MFU's FLOPs: PaLM's 6N + 12 L H Q T, the causal attention counted over the full T x T
+    // matrix (a halved count would make the attention term 6 L H Q T).
+    const model_config m = find_model(data_root() / "workloads/training/models.json", "tiny");
+    CHECK(out.find_metric("model_flops_per_token")->value ==
+          Approx(model_flops_per_token(m, 0, 32, true)));
+    CHECK(model_flops_per_token(m, 0, 64, true) - model_flops_per_token(m, 0, 32, true) ==
+          Approx(12.0 * double(m.n_layers) * double(m.n_heads) * double(m.head_dim()) * 32));
+    CHECK_THAT(out.extra.at("flop_convention").get<std::string>(),
+               Catch::Contains("full T x T score matrix"));
   }
   {
     run out;
