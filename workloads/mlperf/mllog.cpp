@@ -1,11 +1,11 @@
 #include "workloads/mlperf/mllog.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::mlperf {
 
@@ -68,11 +68,30 @@ std::vector<const event*> parsed_log::all(std::string_view key) const {
 
 namespace {
 
+// A line quoted in a diagnostic: at most 80 bytes, valid UTF-8 (a cut may split a character and
+// the line may hold latin-1), since diagnostics are stored as INVALID reasons.
 std::string shorten(std::string_view s) {
   constexpr size_t max = 80;
   if (s.size() <= max)
-    return std::string(s);
-  return std::string(s.substr(0, max)) + "...";
+    return repair_utf8(s);
+  return repair_utf8(s.substr(0, max)) + "...";
+}
+
+// time_ms as a whole millisecond in [0, k_max_time_ms], or nullopt. A float is truncated (some
+// loggers write one); converting an out-of-range double to an integer would be undefined.
+std::optional<int64_t> event_time_ms(const json& v) {
+  if (v.is_number_unsigned())
+    return v.get<uint64_t>() <= static_cast<uint64_t>(k_max_time_ms)
+               ? std::optional<int64_t>(static_cast<int64_t>(v.get<uint64_t>()))
+               : std::nullopt;
+  if (v.is_number_integer()) {
+    const int64_t t = v.get<int64_t>();
+    return t >= 0 && t <= k_max_time_ms ? std::optional<int64_t>(t) : std::nullopt;
+  }
+  const double d = v.get<double>();
+  if (!(d >= 0 && d <= static_cast<double>(k_max_time_ms)))
+    return std::nullopt;
+  return static_cast<int64_t>(d);
 }
 
 // Validates one decoded event object; returns an empty string when it is well formed.
@@ -85,8 +104,11 @@ std::string decode_event(const json& j, event& e) {
   if (!j.contains("time_ms") || !j["time_ms"].is_number())
     return fmt::format("event '{}' has no numeric 'time_ms'", e.key);
   // time_ms is an integer in mlperf_logging; some loggers write a float: keep the millisecond.
-  e.time_ms = j["time_ms"].is_number_integer() ? j["time_ms"].get<int64_t>()
-                                               : static_cast<int64_t>(j["time_ms"].get<double>());
+  const auto t_ms = event_time_ms(j["time_ms"]);
+  if (!t_ms)
+    return fmt::format("event '{}' has time_ms {} outside 0..{} (year 9999)", e.key,
+                       j["time_ms"].dump(), k_max_time_ms);
+  e.time_ms = *t_ms;
   if (!j.contains("event_type") || !j["event_type"].is_string())
     return fmt::format("event '{}' has no 'event_type'", e.key);
   const std::string t = j["event_type"].get<std::string>();
@@ -131,7 +153,15 @@ parsed_log parse_mllog(std::string_view text, const std::string& file) {
       continue;
     std::string_view body = line.substr(at + mllog_marker.size());
 
-    json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+    // A line nested deeper than any event is refused before parsing (the parser recurses).
+    if (json_nesting_depth(body) > k_max_json_depth) {
+      out.diagnostics.push_back(
+          {file, line_no,
+           fmt::format("line is not valid JSON: nesting too deep (more than {} levels)",
+                       k_max_json_depth)});
+      continue;
+    }
+    json j = parse_json_lenient(body);
     if (j.is_discarded()) {
       // A log cut off mid-write ends with an unterminated, unparsable line.
       std::string msg =
@@ -162,19 +192,47 @@ parsed_log parse_mllog(std::string_view text, const std::string& file) {
   return out;
 }
 
-std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw input_error(fmt::format("cannot read file '{}'", path.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    throw input_error(fmt::format("error while reading file '{}'", path.string()));
-  return ss.str();
+std::string read_text_file(const std::filesystem::path& path, const std::string& what) {
+  // A FIFO or a device named like a log would block the read or never end: refused by type.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && !std::filesystem::is_regular_file(st) && !std::filesystem::is_directory(st))
+    throw input_error(fmt::format("{} '{}' is not a regular file", what, path.string()));
+  return read_input_file(path, what, k_max_log_bytes);
 }
 
 parsed_log parse_mllog_file(const std::filesystem::path& path) {
-  return parse_mllog(read_text_file(path), path.string());
+  return parse_mllog(read_text_file(path, "MLPerf log"), path.string());
+}
+
+std::string repair_text_lines(std::string_view text, const std::string& file,
+                            std::vector<diagnostic>& diags) {
+  if (valid_utf8(text))
+    return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  size_t bytes = 0, lines = 0;
+  int64_t first_line = 0, line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    end = end == std::string_view::npos ? text.size() : end + 1;
+    ++line_no;
+    size_t n = 0;
+    out += repair_utf8(text.substr(pos, end - pos), &n);
+    if (n > 0) {
+      bytes += n;
+      ++lines;
+      if (first_line == 0)
+        first_line = line_no;
+    }
+    pos = end;
+  }
+  diags.push_back({file, first_line,
+                   fmt::format("{} byte(s) of invalid UTF-8 on {} line(s) replaced by U+FFFD "
+                               "(the first on this line)",
+                               bytes, lines)});
+  return out;
 }
 
 std::string format_event(const event& e) {

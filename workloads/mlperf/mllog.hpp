@@ -54,12 +54,30 @@ struct parsed_log {
   std::vector<const event*> all(std::string_view key) const;
 };
 
+// Largest MLPerf file read (a log, a system description, scaling.json): 64 MiB. The largest
+// published result logs are a few MiB; a bigger file is not a log (a core dump, /dev/zero, a
+// checkpoint copied by mistake) and must end in a diagnostic, not in the OOM killer.
+inline constexpr std::size_t k_max_log_bytes = std::size_t{64} << 20;
+
+// Latest time_ms accepted in an event: 9999-12-31T23:59:59.999Z. Logs carry milliseconds since
+// the epoch; anything past year 9999 (or negative) is not a time, and durations computed from
+// such values would overflow.
+inline constexpr int64_t k_max_time_ms = 253402300799999;
+
 // Parses log text. `file` only labels diagnostics.
 parsed_log parse_mllog(std::string_view text, const std::string& file = "<text>");
 // Reads and parses a file; throws input_error when it cannot be read.
 parsed_log parse_mllog_file(const std::filesystem::path& path);
-// Reads a whole file as text; throws input_error naming the path when it cannot be read.
-std::string read_text_file(const std::filesystem::path& path);
+// Reads a whole file as text (at most k_max_log_bytes); throws input_error naming `what` and the
+// path when it cannot be read, is a folder, or is larger.
+std::string read_text_file(const std::filesystem::path& path, const std::string& what = "file");
+
+// `text` with every byte that is not well-formed UTF-8 replaced by U+FFFD (logs of real
+// submissions contain latin-1 from framework output), so that the stored log and every JSON
+// output made from it stay valid. When something was replaced, appends one diagnostic to
+// `diags`: file, the first line concerned, and how many bytes on how many lines.
+std::string repair_text_lines(std::string_view text, const std::string& file,
+                            std::vector<diagnostic>& diags);
 
 // One log line for `e` in the format mlperf_logging writes (without a trailing newline):
 // :::MLLOG {"namespace": "", "time_ms": ..., "event_type": ..., "key": ..., "value": ...,

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::training {
 
@@ -89,11 +90,10 @@ std::vector<nlohmann::json> parse_mllog(const std::string& text) {
     n++;
     auto p = line.find(tag);
     if (p == std::string::npos) continue;
-    try {
-      out.push_back(nlohmann::json::parse(line.substr(p + tag.size())));
-    } catch (const nlohmann::json::exception& e) {
-      throw input_error("mllog: line " + std::to_string(n) + " is not a valid event: " + e.what());
-    }
+    // Bounded depth (a line nested 100,000 levels deep would exhaust the stack); the message
+    // names the line: "mllog: line N: JSON nesting too deep ..." or "...: not valid JSON (...)".
+    out.push_back(parse_json_input(std::string_view(line).substr(p + tag.size()),
+                                   "mllog: line " + std::to_string(n)));
   }
   return out;
 }

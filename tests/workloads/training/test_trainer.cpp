@@ -256,4 +256,7 @@ TEST_CASE("mllog lines have the mlperf_logging shape", "[training][mllog]") {
   auto ev = parse_mllog(log.text());
   CHECK(ev[2]["value"].get<double>() == 0.1 + 0.2);
   REQUIRE_THROWS_AS(parse_mllog(":::MLLOG {broken"), accelbench::input_error);
+  // A line nested 100,000 levels deep is refused by its depth (it used to exhaust the stack).
+  const std::string deep = "x\n:::MLLOG " + std::string(100000, '[') + std::string(100000, ']');
+  REQUIRE_THROWS_WITH(parse_mllog(deep), Catch::Contains("line 2") && Catch::Contains("nesting too deep"));
 }
