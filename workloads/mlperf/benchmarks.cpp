@@ -218,6 +218,15 @@ const std::vector<std::string>* benchmark_table::round_benchmarks(const std::str
   return it == m_rounds.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> benchmark_table::rounds() const {
+  std::vector<std::string> out;
+  for (const auto& [round, _] : m_rounds)
+    out.push_back(round);
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) { return compare_rounds(a, b) < 0; });
+  return out;
+}
+
 bool benchmark_table::status_allowed(const std::string& status, const std::string& round) const {
   if (std::find(m_allowed_status.begin(), m_allowed_status.end(), status) != m_allowed_status.end())
     return true;

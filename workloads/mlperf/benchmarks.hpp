@@ -73,6 +73,8 @@ public:
   std::vector<std::string> names() const;
   // Benchmarks of a round ("5.0"); nullptr for a round the table does not know.
   const std::vector<std::string>* round_benchmarks(const std::string& round) const;
+  // The rounds the table knows ("4.0", "5.0", ...), in order.
+  std::vector<std::string> rounds() const;
   // Whether `status` is an allowed system status in `round` (empty round: the strict list).
   bool status_allowed(const std::string& status, const std::string& round) const;
   const std::vector<std::string>& allowed_status() const { return m_allowed_status; }

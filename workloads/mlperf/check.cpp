@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::mlperf {
 
@@ -440,14 +441,23 @@ json check_result::to_json() const {
 
 namespace {
 
+// Folders (dirs) or everything else (files, and links that lead nowhere, so that a broken entry
+// is reported when read rather than skipped) in `dir`, sorted. Never throws.
 std::vector<fs::path> sorted_entries(const fs::path& dir, bool dirs) {
   std::vector<fs::path> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (dirs ? e.is_directory() : e.is_regular_file())
-      out.push_back(e.path());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code tec;
+    if (it->is_directory(tec) == dirs)
+      out.push_back(it->path());
+  }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
 }
 
 bool is_result_file(const std::string& name) {
@@ -459,8 +469,14 @@ bool is_result_file(const std::string& name) {
 std::optional<long long> seed_int(const json& v) {
   if (v.is_number_integer())
     return v.get<long long>();
-  if (v.is_number_float())
-    return static_cast<long long>(v.get<double>());
+  if (v.is_number_float()) {
+    // int() of a float; one outside the range of long long is not a seed (and the conversion
+    // would be undefined).
+    const double d = v.get<double>();
+    if (!(std::abs(d) < 9.2e18))
+      return std::nullopt;
+    return static_cast<long long>(d);
+  }
   if (v.is_boolean())
     return v.get<bool>() ? 1 : 0;
   if (v.is_string()) {
@@ -489,16 +505,16 @@ check_result check_package(const fs::path& org_dir, const check_options& opt) {
     r.valid = r.reasons.empty();
     return r;
   };
-  if (!fs::is_directory(org_dir)) {
+  if (!is_dir(org_dir)) {
     reason(fmt::format("'{}' is not a directory", org_dir.string()));
     return finish();
   }
   const fs::path systems_dir = org_dir / "systems", results_dir = org_dir / "results";
-  if (!fs::is_directory(systems_dir))
+  if (!is_dir(systems_dir))
     reason(fmt::format("{}: missing systems/ folder", org_dir.string()));
-  if (!fs::is_directory(results_dir))
+  if (!is_dir(results_dir))
     reason(fmt::format("{}: missing results/ folder", org_dir.string()));
-  if (!fs::is_directory(org_dir / "benchmarks"))
+  if (!is_dir(org_dir / "benchmarks"))
     r.warnings.push_back(
         fmt::format("{}: no benchmarks/ folder (implementation code)", org_dir.string()));
   if (!r.reasons.empty())
@@ -506,12 +522,25 @@ check_result check_package(const fs::path& org_dir, const check_options& opt) {
 
   // System descriptions (system_desc_checker checks every systems/*.json).
   std::map<std::string, json> systems;
-  for (const auto& p : sorted_entries(systems_dir, false)) {
+  // Folders named *.json too: they are refused when read.
+  std::vector<fs::path> system_files = sorted_entries(systems_dir, false);
+  for (const auto& d : sorted_entries(systems_dir, true))
+    system_files.push_back(d);
+  for (const auto& p : system_files) {
     if (p.extension() != ".json")
       continue;
-    json desc = json::parse(read_text_file(p), nullptr, false);
-    if (desc.is_discarded()) {
-      reason(fmt::format("{}: not valid JSON", p.string()));
+    // A file that cannot be read or parsed (too large, a folder, nested too deep, not JSON) is a
+    // reason for an INVALID verdict, like every other defect of the package: exit 1, not 2.
+    json desc;
+    try {
+      std::vector<diagnostic> repaired;
+      desc = parse_json_input(
+          repair_text_lines(read_text_file(p, "system description"), p.string(), repaired),
+          "system description");
+      for (const auto& d : repaired)
+        r.warnings.push_back(d.to_string());
+    } catch (const input_error& e) {
+      reason(fmt::format("{}: {}", p.string(), e.what()));
       continue;
     }
     for (const auto& problem : check_system_description(desc, r.round, table))
@@ -559,6 +588,11 @@ check_result check_package(const fs::path& org_dir, const check_options& opt) {
           r.warnings.push_back(fmt::format(
               "{}: unexpected file (result files are named result_<i>.txt)", f.string()));
       }
+      // A folder named like a result is counted and then refused when read.
+      for (const auto& d : sorted_entries(bench_dir, true))
+        if (is_result_file(d.filename().string()))
+          results.push_back(d);
+      std::sort(results.begin(), results.end());
       r.result_files += results.size();
       // benchmark_meta.py: the number of result files must be exact.
       if (static_cast<int>(results.size()) != info->required_runs)
@@ -569,7 +603,22 @@ check_result check_package(const fs::path& org_dir, const check_options& opt) {
       std::vector<std::vector<std::string>> bad;
       std::map<std::tuple<std::string, std::string, long long>, std::string> seen_seeds;
       for (const auto& f : results) {
-        parsed_log log = parse_mllog_file(f);
+        std::string text;
+        try {
+          text = read_text_file(f, "MLPerf log");
+        } catch (const input_error& e) {
+          // Not a log at all (a folder, unreadable, too large): a defect of the package, never
+          // the run olympic scoring drops.
+          reason(fmt::format("{}: {}", f.string(), e.what()));
+          continue;
+        }
+        // Invalid UTF-8 (latin-1 from framework output) is replaced and warned about: the lines
+        // still count, as they do when the folder is imported.
+        std::vector<diagnostic> repaired;
+        text = repair_text_lines(text, f.string(), repaired);
+        for (const auto& d : repaired)
+          r.warnings.push_back(d.to_string());
+        parsed_log log = parse_mllog(text, f.string());
         log_check lc = check_log(log, bench, division, r.round, table);
         for (const auto& w : lc.warnings)
           r.warnings.push_back(w.to_string());

@@ -2,14 +2,18 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <ctime>
+#include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
 #include "workloads/mlperf/check.hpp"
 
 namespace accelbench::mlperf {
@@ -108,20 +112,78 @@ json system_description::to_json() const {
 
 namespace {
 
-int64_t count_field(const json& j, const char* key) {
-  if (!j.contains(key))
-    return 0;
-  const json& v = j[key];
-  if (v.is_number_integer())
+// Sane bounds for the counts of a system description. The largest MLPerf Training systems
+// published so far have about 12,000 accelerators; a million leaves room for growth while a
+// sign error, a typo ("80000000") or an overflow is caught instead of being stored as a VALID
+// result. accelerators_per_node may be 0 (a CPU-only system; result_summarizer counts such a
+// node as one).
+constexpr int64_t k_max_accelerators = 1'000'000;
+
+// A whole number written as a JSON integer, an integral float, or a string of digits (published
+// descriptions keep counts as strings); nullopt for anything else ("abc", "8 GPUs", 1.5).
+std::optional<int64_t> whole_number(const json& v) {
+  if (v.is_number_integer() && !v.is_number_unsigned())
     return v.get<int64_t>();
-  if (v.is_string()) {
-    try {
-      return std::stoll(v.get<std::string>());
-    } catch (...) {
-      return 0;
-    }
+  if (v.is_number_unsigned())
+    return v.get<uint64_t>() <= uint64_t(INT64_MAX) ? std::optional<int64_t>(v.get<int64_t>())
+                                                     : std::nullopt;
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::abs(d) <= 1e15)
+      return static_cast<int64_t>(d);
+    return std::nullopt;
   }
+  if (!v.is_string())
+    return std::nullopt;
+  const std::string s = v.get<std::string>();
+  size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+  if (b == std::string::npos)
+    return std::nullopt;
+  std::string_view digits(s.data() + b, e - b + 1);
+  const bool negative = digits.front() == '-';
+  if (negative)
+    digits.remove_prefix(1);
+  if (digits.empty() || digits.size() > 15 ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  const int64_t x = std::stoll(std::string(digits));
+  return negative ? -x : x;
+}
+
+// The count under `key`, when it is a whole number in [lo, hi]; else 0 and a problem naming the
+// field and the value as written.
+int64_t count_field(const json& j, const char* key, int64_t lo, int64_t hi,
+                    std::vector<std::string>& problems) {
+  if (!j.contains(key)) {
+    problems.push_back(fmt::format("{} is missing", key));
+    return 0;
+  }
+  const auto n = whole_number(j[key]);
+  if (n && *n >= lo && *n <= hi)
+    return *n;
+  std::string shown = j[key].dump();
+  if (shown.size() > 40)
+    shown = shown.substr(0, 40) + "...";
+  problems.push_back(
+      fmt::format("{} {} is not a whole number from {} to {}", key, shown, lo, hi));
   return 0;
+}
+
+// The accelerator counts of `s` from its fields; every count is 0 (unknown) when one of them is
+// not sane, and s.problems says why.
+void derive_counts(system_description& s) {
+  s.accelerators_per_node =
+      count_field(s.fields, "accelerators_per_node", 0, k_max_accelerators, s.problems);
+  s.nodes = count_field(s.fields, "number_of_nodes", 1, k_max_accelerators, s.problems);
+  // result_summarizer: number_of_nodes x max(accelerators_per_node, 1).
+  s.total_accelerators = s.nodes * std::max<int64_t>(s.accelerators_per_node, 1);
+  if (s.problems.empty() && s.total_accelerators > k_max_accelerators)
+    s.problems.push_back(fmt::format("{} nodes x {} accelerators per node = {} accelerators, more "
+                                     "than {}",
+                                     s.nodes, s.accelerators_per_node, s.total_accelerators,
+                                     k_max_accelerators));
+  if (!s.problems.empty())
+    s.nodes = s.accelerators_per_node = s.total_accelerators = 0;
 }
 
 std::string string_field(const json& j, const char* key) {
@@ -154,12 +216,31 @@ json environment_of(const system_description& s) {
           {"software_stack", s.software_stack}};
 }
 
+// Bounds of a plausible time to train, in minutes: more than zero (run_stop after run_start) and
+// less than a year. The longest published MLPerf Training runs take a few days; a year catches a
+// mistyped or corrupted timestamp (a run_stop at 1e300 ms) without judging slow systems.
+constexpr double k_max_train_minutes = 365.0 * 24 * 60;
+
+std::string implausible_duration(double minutes) {
+  if (minutes <= 0)
+    return fmt::format("run_stop is {:.4g} min after run_start: a time to train must be more "
+                       "than 0",
+                       minutes);
+  if (minutes >= k_max_train_minutes)
+    return fmt::format("run_stop is {:.4g} min after run_start: a time to train must be less "
+                       "than a year ({:g} min)",
+                       minutes, k_max_train_minutes);
+  return {};
+}
+
 } // namespace
 
 run run_from_log(const std::string& text, const result_context& ctx, std::vector<diagnostic>& diags,
                  const benchmark_table& table) {
   const std::string file = ctx.relative_path.empty() ? "<log>" : ctx.relative_path;
-  parsed_log log = parse_mllog(text, file);
+  // Repaired before parsing: a latin-1 byte inside an event's string must not lose the event.
+  const std::string log_text = repair_text_lines(text, file, diags);
+  parsed_log log = parse_mllog(log_text, file);
   const std::string division =
       ctx.system_desc && !ctx.system_desc->division.empty() ? ctx.system_desc->division : "";
   log_check lc = check_log(log, ctx.benchmark, division, ctx.round, table);
@@ -175,14 +256,14 @@ run run_from_log(const std::string& text, const result_context& ctx, std::vector
     if (const event* e = log.first("submission_division"); e && e->value.is_string())
       div = e->value;
   r.cfg.values["division"] = div.empty() ? "closed" : div;
-  if (ctx.system_desc)
+  if (ctx.system_desc && ctx.system_desc->total_accelerators > 0)
     r.cfg.values["accelerators"] = std::to_string(ctx.system_desc->total_accelerators);
   r.system = ctx.system;
   r.source = "published";
   r.ruleset = ctx.round.empty() ? "mlperf-training" : "mlperf-training-v" + ctx.round;
   r.sample_unit = "min";
   r.sample_dir = direction::lower_is_better;
-  r.mllog = text;
+  r.mllog = log_text;
   r.tags = {"mlperf"};
   if (ctx.system_desc) {
     r.environment = environment_of(*ctx.system_desc);
@@ -194,6 +275,9 @@ run run_from_log(const std::string& text, const result_context& ctx, std::vector
     diags.push_back(e);
     r.mark_invalid(e.to_string());
   }
+  // A run on a system whose description is broken cannot be compared (how many accelerators?).
+  if (!ctx.system_problem.empty())
+    r.mark_invalid(ctx.system_problem);
 
   // Time to train (result summarizer): first run_start to first run_stop, in minutes.
   const event* start = log.first("run_start");
@@ -243,7 +327,13 @@ run run_from_log(const std::string& text, const result_context& ctx, std::vector
     if (start)
       r.started_at = iso8601_from_ms(start->time_ms);
   } else {
+    // time_ms is bounded by the parser (0..year 9999), so the difference cannot overflow.
     const double minutes = static_cast<double>(stop->time_ms - start->time_ms) / 60000.0;
+    if (const std::string why = implausible_duration(minutes); !why.empty()) {
+      diagnostic d{file, stop->line, why};
+      diags.push_back(d);
+      r.mark_invalid(d.to_string());
+    }
     sample s;
     s.index = 0;
     s.value = minutes;
@@ -259,15 +349,48 @@ run run_from_log(const std::string& text, const result_context& ctx, std::vector
 
 namespace {
 
-// result_<i>.txt sorted by i (result_10 after result_9).
-std::vector<std::pair<long, fs::path>> result_files(const fs::path& dir) {
-  std::vector<std::pair<long, fs::path>> out;
+// The entries of `dir`, sorted. Never throws: a folder that cannot be listed gives what could be
+// listed, and an entry that cannot be read (a symlink loop, no permission) is reported by whoever
+// reads it.
+std::vector<fs::directory_entry> entries(const fs::path& dir) {
+  std::vector<fs::directory_entry> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (!e.is_regular_file())
-      continue;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    out.push_back(*it);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+// "rel/name" for diagnostics ("name" at the top).
+std::string rel_name(const std::string& rel, const fs::path& p) {
+  const std::string n = repair_utf8(p.filename().string());
+  return rel.empty() || rel == "." ? n : rel + "/" + n;
+}
+
+// Names become run names, uuids and JSON output; one that is not UTF-8 (a folder copied from a
+// latin-1 file system) is skipped with a diagnostic rather than stored.
+bool usable_name(const fs::path& p, const std::string& rel, std::vector<diagnostic>& diags) {
+  if (valid_utf8(p.filename().string()))
+    return true;
+  diags.push_back({rel_name(rel, p), 0, "the name is not valid UTF-8; skipped"});
+  return false;
+}
+
+// result_<i>.txt sorted by i (result_10 after result_9). Entries of any type are listed: a folder
+// or a dangling link named like a result is reported when it is read, not silently skipped.
+std::vector<std::pair<long, fs::path>> result_files(const fs::path& dir, const std::string& rel,
+                                                    std::vector<diagnostic>& diags) {
+  std::vector<std::pair<long, fs::path>> out;
+  for (const auto& e : entries(dir)) {
     const std::string n = e.path().filename().string();
-    if (n.rfind("result_", 0) != 0 || e.path().extension() != ".txt")
+    if (n.size() < 11 || n.rfind("result_", 0) != 0 || e.path().extension() != ".txt")
+      continue;
+    if (!usable_name(e.path(), rel, diags))
       continue;
     const std::string idx = n.substr(7, n.size() - 11);
     char* end = nullptr;
@@ -278,47 +401,55 @@ std::vector<std::pair<long, fs::path>> result_files(const fs::path& dir) {
   return out;
 }
 
-std::vector<fs::path> subdirs(const fs::path& dir) {
+std::vector<fs::path> subdirs(const fs::path& dir, const std::string& rel,
+                              std::vector<diagnostic>& diags) {
   std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_directory())
+  for (const auto& e : entries(dir)) {
+    std::error_code ec;
+    if (e.is_directory(ec) && usable_name(e.path(), rel, diags))
       out.push_back(e.path());
-  std::sort(out.begin(), out.end());
+  }
   return out;
 }
 
-} // namespace
+// Reads and parses one JSON file of a results folder (a system description, scaling.json):
+// bounded size and depth, invalid UTF-8 repaired with a diagnostic. Throws input_error.
+json read_json(const fs::path& path, const std::string& rel, const std::string& what,
+               std::vector<diagnostic>& diags) {
+  return parse_json_input(repair_text_lines(read_text_file(path, what), rel, diags), what);
+}
 
-ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) {
-  ingest_result res;
-  const std::string org = org_dir.filename().string();
-  const std::string round = round_from_path(org_dir);
-  if (!fs::is_directory(org_dir / "results"))
-    throw input_error(
-        fmt::format("'{}' is not an MLPerf organisation folder (no results/)", org_dir.string()));
-
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(org_dir / "systems", ec)) {
-    if (!e.is_regular_file() || e.path().extension() != ".json")
+// <org>/systems/*.json. A description that cannot be used is a diagnostic, and `broken` records
+// why under the system's name (its runs are then INVALID).
+void read_systems(const fs::path& org_dir, const std::string& org, const std::string& round,
+                  ingest_result& res, std::map<std::string, std::string>& broken) {
+  const std::string rel_dir = org + "/systems";
+  for (const auto& e : entries(org_dir / "systems")) {
+    if (e.path().extension() != ".json" || !usable_name(e.path(), rel_dir, res.diagnostics))
       continue;
-    const std::string rel = fmt::format("{}/systems/{}", org, e.path().filename().string());
-    json j = json::parse(read_text_file(e.path()), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      res.diagnostics.push_back({rel, 0, "system description is not a JSON object"});
+    const std::string rel = rel_name(rel_dir, e.path());
+    const std::string name = e.path().stem().string();
+    json j;
+    try {
+      j = read_json(e.path(), rel, "system description", res.diagnostics);
+      if (!j.is_object())
+        throw input_error("system description is not a JSON object");
+    } catch (const input_error& x) {
+      res.diagnostics.push_back({rel, 0, x.what()});
+      broken[name] = fmt::format("{}: {}", rel, x.what());
       continue;
     }
     system_description s;
     s.org = org;
-    s.name = e.path().stem().string();
+    s.name = name;
     s.round = round;
     s.file = e.path();
     s.fields = j;
     s.accelerator_model = string_field(j, "accelerator_model_name");
-    s.accelerators_per_node = count_field(j, "accelerators_per_node");
-    s.nodes = count_field(j, "number_of_nodes");
-    // result_summarizer: number_of_nodes x max(accelerators_per_node, 1).
-    s.total_accelerators = s.nodes * std::max<int64_t>(s.accelerators_per_node, 1);
+    derive_counts(s);
+    for (const auto& p : s.problems)
+      res.diagnostics.push_back(
+          {rel, 0, p + " (the accelerator count is unknown; the system's runs are INVALID)"});
     s.framework = string_field(j, "framework");
     if (j.contains("other_software_stack"))
       s.software_stack = j["other_software_stack"];
@@ -328,43 +459,95 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
   }
   std::sort(res.systems.begin(), res.systems.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
+}
 
-  for (const auto& sys_dir : subdirs(org_dir / "results")) {
+// Largest scaling factor accepted. The factor (RCP rules) is the ratio of a submission's epochs
+// to converge to the reference's and stays near 1; a factor of 100 would already mean a run a
+// hundred times the reference, so anything larger is a broken file, not a penalty.
+constexpr double k_max_scaling_factor = 100;
+
+// <bench>/scaling.json, when present, into ctx (else the factor stays 1).
+void read_scaling(const fs::path& bench_dir, const std::string& rel_bench, result_context& ctx,
+                  std::vector<diagnostic>& diags) {
+  const fs::path scaling = bench_dir / "scaling.json";
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(scaling, ec))) // a symlink loop exists, and is reported
+    return;
+  const std::string rel = rel_bench + "/scaling.json";
+  try {
+    const json j = read_json(scaling, rel, "scaling.json", diags);
+    if (j.is_object() && j.contains("scaling_factor") && j["scaling_factor"].is_number()) {
+      const double f = j["scaling_factor"].get<double>();
+      if (std::isfinite(f) && f > 0 && f <= k_max_scaling_factor) {
+        ctx.scaling_factor = f;
+        ctx.has_scaling = true;
+        return;
+      }
+    }
+    diags.push_back({rel, 0,
+                     fmt::format("no numeric scaling_factor in (0, {:g}]; using 1",
+                                 k_max_scaling_factor)});
+  } catch (const input_error& x) {
+    diags.push_back({rel, 0, fmt::format("{}; using a scaling factor of 1", x.what())});
+  }
+}
+
+// The folder's own name, also for "DIR/", "." and "..".
+std::string folder_name(const fs::path& dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec).lexically_normal();
+  if (p.filename().empty())
+    p = p.parent_path();
+  return p.filename().string();
+}
+
+} // namespace
+
+ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) {
+  ingest_result res;
+  const std::string org = folder_name(org_dir);
+  if (!valid_utf8(org))
+    throw input_error(
+        fmt::format("organisation folder name '{}' is not valid UTF-8", repair_utf8(org)));
+  const std::string round = round_from_path(org_dir);
+  if (!is_dir(org_dir / "results"))
+    throw input_error(
+        fmt::format("'{}' is not an MLPerf organisation folder (no results/)", org_dir.string()));
+
+  std::map<std::string, std::string> broken;
+  read_systems(org_dir, org, round, res, broken);
+
+  for (const auto& sys_dir : subdirs(org_dir / "results", org + "/results", res.diagnostics)) {
     const std::string system = sys_dir.filename().string();
+    const std::string rel_sys = fmt::format("{}/results/{}", org, system);
     const system_description* desc = nullptr;
     for (const auto& s : res.systems)
       if (s.name == system)
         desc = &s;
-    if (!desc)
+    std::string problem;
+    if (auto b = broken.find(system); b != broken.end())
+      problem = "system description " + b->second;
+    else if (desc && !desc->problems.empty())
+      problem = fmt::format("system description {}/systems/{}.json: {}", org, system,
+                            fmt::join(desc->problems, "; "));
+    else if (!desc)
       res.diagnostics.push_back(
-          {fmt::format("{}/results/{}", org, system), 0,
-           fmt::format("no system description {}/systems/{}.json", org, system)});
-    for (const auto& bench_dir : subdirs(sys_dir)) {
+          {rel_sys, 0, fmt::format("no system description {}/systems/{}.json", org, system)});
+    for (const auto& bench_dir : subdirs(sys_dir, rel_sys, res.diagnostics)) {
       result_context ctx;
       ctx.org = org;
       ctx.system = system;
       ctx.benchmark = bench_dir.filename().string();
       ctx.round = round;
       ctx.system_desc = desc;
-      const fs::path scaling = bench_dir / "scaling.json";
-      if (fs::exists(scaling)) {
-        json j = json::parse(read_text_file(scaling), nullptr, false);
-        if (!j.is_discarded() && j.is_object() && j.contains("scaling_factor") &&
-            j["scaling_factor"].is_number() && j["scaling_factor"].get<double>() > 0) {
-          ctx.scaling_factor = j["scaling_factor"].get<double>();
-          ctx.has_scaling = true;
-        } else {
-          res.diagnostics.push_back(
-              {fmt::format("{}/results/{}/{}/scaling.json", org, system, ctx.benchmark), 0,
-               "no positive numeric scaling_factor; using 1"});
-        }
-      }
-      for (const auto& [idx, path] : result_files(bench_dir)) {
-        ctx.relative_path = fmt::format("{}/results/{}/{}/{}", org, system, ctx.benchmark,
-                                        path.filename().string());
+      ctx.system_problem = problem;
+      const std::string rel_bench = rel_sys + "/" + ctx.benchmark;
+      read_scaling(bench_dir, rel_bench, ctx, res.diagnostics);
+      for (const auto& [idx, path] : result_files(bench_dir, rel_bench, res.diagnostics)) {
+        ctx.relative_path = rel_bench + "/" + path.filename().string();
         std::string text;
         try {
-          text = read_text_file(path);
+          text = read_text_file(path, "MLPerf log");
         } catch (const input_error& e) {
           res.diagnostics.push_back({ctx.relative_path, 0, e.what()});
           continue;
@@ -378,18 +561,19 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
 }
 
 ingest_result ingest(const fs::path& dir, const benchmark_table& table) {
-  if (!fs::is_directory(dir))
+  if (!is_dir(dir))
     throw input_error(fmt::format("'{}' is not a directory", dir.string()));
+  ingest_result all;
   std::vector<fs::path> orgs;
   // Breadth-first: the folder itself, then up to three levels below (rounds / orgs).
   std::vector<fs::path> level = {dir};
   for (int depth = 0; depth <= 3 && !level.empty(); ++depth) {
     std::vector<fs::path> next;
     for (const auto& d : level) {
-      if (fs::is_directory(d / "results"))
+      if (is_dir(d / "results"))
         orgs.push_back(d);
       else
-        for (const auto& s : subdirs(d))
+        for (const auto& s : subdirs(d, d.lexically_relative(dir).string(), all.diagnostics))
           next.push_back(s);
     }
     level = std::move(next);
@@ -398,9 +582,14 @@ ingest_result ingest(const fs::path& dir, const benchmark_table& table) {
     throw input_error(
         fmt::format("no MLPerf organisation folder (<org>/results/...) under '{}'", dir.string()));
   std::sort(orgs.begin(), orgs.end());
-  ingest_result all;
   for (const auto& o : orgs) {
-    ingest_result r = ingest_org(o, table);
+    ingest_result r;
+    try {
+      r = ingest_org(o, table);
+    } catch (const input_error& e) {
+      all.diagnostics.push_back({o.lexically_relative(dir).string(), 0, e.what()});
+      continue;
+    }
     std::move(r.systems.begin(), r.systems.end(), std::back_inserter(all.systems));
     std::move(r.runs.begin(), r.runs.end(), std::back_inserter(all.runs));
     std::move(r.diagnostics.begin(), r.diagnostics.end(), std::back_inserter(all.diagnostics));

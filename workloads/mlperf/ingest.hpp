@@ -28,6 +28,9 @@ struct system_description {
   std::string framework;
   json software_stack = json::object(); // other_software_stack
   std::string division, status;
+  // Why the accelerator count above is unknown (0): a count field missing, not a whole number,
+  // or outside the sane bounds (ingest.cpp). Runs of this system are stored INVALID with these.
+  std::vector<std::string> problems;
   json to_json() const; // fields plus the derived values under "derived"
 };
 
@@ -44,13 +47,17 @@ struct result_context {
   const system_description* system_desc = nullptr;
   double scaling_factor = 1.0;
   bool has_scaling = false;
+  // Why the system's description cannot be trusted ("" when it can): the runs are INVALID.
+  std::string system_problem;
 };
 
 // Converts one log into a run; appends problems to `diags`. Never throws on bad log content.
 run run_from_log(const std::string& text, const result_context& ctx, std::vector<diagnostic>& diags,
                  const benchmark_table& table = benchmark_table::builtin());
 
-// Ingests one organisation folder (<org>/systems, <org>/results).
+// Ingests one organisation folder (<org>/systems, <org>/results). A file that cannot be read
+// (too large, a folder where a file belongs, a symlink loop), a description that is not JSON or
+// nests too deep, and a name that is not UTF-8 are diagnostics; the rest is still ingested.
 ingest_result ingest_org(const std::filesystem::path& org_dir,
                          const benchmark_table& table = benchmark_table::builtin());
 // Ingests an organisation folder, a round folder holding organisations, or a folder holding

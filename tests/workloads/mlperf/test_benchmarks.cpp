@@ -81,3 +81,9 @@ TEST_CASE("benchmarks: a malformed table is refused", "[mlperf][benchmarks]") {
   doc2["benchmarks"]["bert"].erase("required_runs");
   CHECK_THROWS_AS(benchmark_table::from_json(doc2), input_error);
 }
+
+TEST_CASE("benchmarks: the rounds the table knows, in order", "[mlperf][benchmarks]") {
+  // check-package --round refuses any other value, naming these.
+  CHECK(benchmark_table::builtin().rounds() ==
+        std::vector<std::string>{"4.0", "4.1", "5.0", "5.1"});
+}
