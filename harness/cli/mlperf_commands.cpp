@@ -1,5 +1,7 @@
 #include "harness/cli/mlperf_commands.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -7,6 +9,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
 #include "workloads/mlperf/check.hpp"
 #include "workloads/mlperf/ingest.hpp"
 #include "workloads/mlperf/package.hpp"
@@ -27,7 +30,12 @@ json mlperf_scores(const std::vector<run>& runs) {
 int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet) {
   // Parse and check everything first; the store is touched only once the folder was read.
   auto res = mlperf::ingest(dir);
-  for (const auto& d : res.diagnostics) std::cerr << "accelbench: " << d.to_string() << "\n";
+  for (const auto& d : res.diagnostics) std::cerr << "accelbench: " << printable(d.to_string()) << "\n";
+  // Exit 1 means "some logs had problems, the rest was imported"; a folder that gave no run at
+  // all is bad input: exit 2, and the database is neither written nor created.
+  if (res.runs.empty())
+    throw input_error(fmt::format("nothing to import from '{}': no result_<i>.txt log could be read ({} diagnostic(s) above)",
+                                  printable(dir), res.diagnostics.size()));
   auto db = store::store::open(resolve_db_path(db_path), store::access::read_write);
   for (const auto& s : res.systems) {
     store::system_record rec;
@@ -50,7 +58,8 @@ int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool q
       int64_t acc = 0;
       for (const auto& sys : res.systems)
         if (sys.name == s.system) acc = sys.total_accelerators;
-      t.add({s.system, s.benchmark, std::to_string(acc), std::to_string(s.runs),
+      // 0: no description, or one whose counts are not sane (diagnosed above).
+      t.add({s.system, s.benchmark, acc > 0 ? std::to_string(acc) : "-", std::to_string(s.runs),
              s.valid ? fmt::format("{:.4f}", s.score_min) : "-", s.valid ? "VALID" : "INVALID"});
     }
     t.print(std::cout);
@@ -70,6 +79,10 @@ int cmd_package(const package_cli_options& o) {
     if (r.extra.contains("mllogs") && r.extra["mllogs"].is_array() && !r.extra["mllogs"].empty()) {
       int i = 0;
       for (const auto& log : r.extra["mllogs"]) {
+        // A database written by another tool (or edited by hand) may hold anything here.
+        if (!log.is_string())
+          throw input_error(fmt::format("run {} in {}: extra.mllogs[{}] is {}, not an MLPerf log (a string)",
+                                        r.uuid, db.path().string(), i, log.type_name()));
         run one = r;
         one.uuid = mlperf::name_uuid(r.uuid + "/" + std::to_string(i++));
         one.mllog = log.get<std::string>();
@@ -98,29 +111,49 @@ int cmd_package(const package_cli_options& o) {
   po.system_json = o.system_json;
   po.force = o.force;
   po.command_line = o.command_line;
-  // Validate every benchmark before writing anything.
-  for (const auto& b : wanted)
+  // Validate every benchmark before writing anything; write_packages writes all or nothing.
+  std::vector<std::vector<run>> groups;
+  for (const auto& b : wanted) {
     if (!by_bench.count(b))
       throw input_error(fmt::format("system '{}' has no runs of benchmark '{}' with an MLPerf log", o.system, b));
-  for (const auto& b : wanted) {
-    auto res = mlperf::write_package(by_bench[b], po);
-    std::cout << fmt::format("wrote {} result file(s) for {} to {}\n", res.result_files.size(), b, res.org_dir.string());
+    groups.push_back(std::move(by_bench[b]));
+    by_bench.erase(b);
   }
+  for (const auto& res : mlperf::write_packages(groups, po))
+    std::cout << fmt::format("wrote {} result file(s) for {} to {}\n", res.result_files.size(), res.benchmark,
+                             res.org_dir.string());
   return exit_ok;
+}
+
+// The --round value, refused (exit 2) unless it names a round whose rules we know: checking
+// against no rules would call a package VALID that was never checked.
+std::string checked_round(const std::string& round) {
+  if (round.empty()) return round;
+  const auto known = mlperf::benchmark_table::builtin().rounds();
+  const std::string r = mlperf::normalize_round(round);
+  if (r.empty() || std::find(known.begin(), known.end(), r) == known.end())
+    throw input_error(fmt::format("unknown MLPerf Training round '{}' for --round (known rounds: {})", printable(round),
+                                  fmt::join(known, ", ")));
+  return r;
 }
 
 int cmd_check_package(const std::string& dir, const std::string& round, bool as_json) {
   mlperf::check_options opt;
-  opt.round = round;
+  opt.round = checked_round(round);
+  // A path that is not a folder is a mistake on the command line, not an INVALID package.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw input_error(fmt::format("'{}' is not a folder (check-package takes a package's organisation folder, DIR/ORG)",
+                                  printable(dir)));
   auto res = mlperf::check_package(dir, opt);
   if (as_json) {
-    std::cout << res.to_json().dump(2) << "\n";
+    std::cout << dump_json(res.to_json(), 2) << "\n";
   } else {
     std::cout << (res.valid ? "VALID" : "INVALID") << fmt::format(" — {} ({} system(s), {} result file(s){})\n", dir,
                                                                  res.systems, res.result_files,
                                                                  res.round.empty() ? "" : ", round " + res.round);
-    for (const auto& r : res.reasons) std::cout << "  reason: " << r << "\n";
-    for (const auto& w : res.warnings) std::cout << "  warning: " << w << "\n";
+    for (const auto& r : res.reasons) std::cout << "  reason: " << printable(r) << "\n";
+    for (const auto& w : res.warnings) std::cout << "  warning: " << printable(w) << "\n";
   }
   return res.valid ? exit_ok : exit_failed;
 }

@@ -5,11 +5,13 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "harness/core/build_info.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
 #include "workloads/mlperf/check.hpp"
 #include "workloads/mlperf/mllog.hpp"
 #include "workloads/mlperf/score.hpp"
@@ -80,7 +82,7 @@ json stringify(const json& v) {
   if (v.is_null())
     return "";
   if (v.is_number_integer() || v.is_number_unsigned())
-    return std::to_string(v.get<int64_t>());
+    return v.dump(); // exact, also for unsigned values above INT64_MAX
   if (v.is_number_float())
     return fmt::format("{:g}", v.get<double>());
   if (v.is_boolean())
@@ -185,18 +187,52 @@ json system_description_from(const json& env, const json& user, const package_op
   return d;
 }
 
-package_result write_package(const std::vector<run>& runs_in, const package_options& opt,
-                             const benchmark_table& table) {
-  check_path_name("organisation", opt.org);
-  check_path_name("system", opt.system);
-  check_path_name("implementation", opt.implementation);
-  if (opt.out_dir.empty())
-    throw input_error("package output folder is empty");
+namespace {
 
+// One benchmark's part of a package, decided and validated before anything is written.
+struct package_plan {
+  const benchmark_info* info = nullptr;
+  std::vector<const run*> runs; // exactly the required number, in result_<i> order
+  package_options opt;          // with the division resolved
+  json desc;                    // the system description
+};
+
+// The division the chosen runs' logs declare ("" when none does). A package holds one division,
+// and check-package compares every log's submission_division with the system's division, so a
+// package whose logs disagree with it would be rejected by our own checker: refused here.
+std::string logs_division(const std::vector<const run*>& runs,
+                          const std::map<const run*, std::string>& divisions,
+                          const std::string& wanted) {
+  std::string found;
+  const run* first = nullptr;
+  for (const run* r : runs) {
+    const std::string& d = divisions.at(r);
+    if (d.empty())
+      continue;
+    if (!found.empty() && d != found)
+      throw input_error(fmt::format("the runs' MLPerf logs declare different divisions ('{}' in "
+                                    "run {}, '{}' in run {}); a package holds one division",
+                                    found, first->uuid, d, r->uuid));
+    if (found.empty())
+      first = r;
+    found = d;
+  }
+  if (!wanted.empty() && !found.empty() && wanted != found)
+    throw input_error(fmt::format(
+        "division '{}' does not match the runs' MLPerf logs, which declare submission_division "
+        "'{}': check-package would reject the package; package them in the {} division (logs "
+        "cannot be moved to another division after the fact)",
+        wanted, found, found));
+  return found;
+}
+
+package_plan plan_package(const std::vector<run>& runs_in, const package_options& opt,
+                          const benchmark_table& table) {
   // Which benchmark: the logs' submission_benchmark (else the run's config).
   std::vector<const run*> runs;
+  std::map<const run*, std::string> divisions;
+  std::map<const run*, int64_t> run_start;
   std::string benchmark;
-  std::string log_division;
   for (const run& r : runs_in) {
     if (r.mllog.empty())
       continue;
@@ -211,70 +247,114 @@ package_result write_package(const std::vector<run>& runs_in, const package_opti
       throw input_error(
           fmt::format("runs are for different benchmarks: '{}' and '{}'", benchmark, info->name));
     benchmark = info->name;
-    if (const event* e = log.first("submission_division"); e && e->value.is_string())
-      log_division = e->value;
+    const event* d = log.first("submission_division");
+    divisions[&r] = d && d->value.is_string() ? d->value.get<std::string>() : "";
+    const event* e = log.first("run_start");
+    run_start[&r] = e ? e->time_ms : std::numeric_limits<int64_t>::max();
     runs.push_back(&r);
   }
   if (runs.empty())
     throw input_error(fmt::format("none of the {} runs carries an MLPerf log", runs_in.size()));
-  const benchmark_info* info = table.find(benchmark);
+  package_plan plan;
+  plan.info = table.find(benchmark);
   check_path_name("benchmark", benchmark);
-  if (static_cast<int>(runs.size()) < info->required_runs)
+  if (static_cast<int>(runs.size()) < plan.info->required_runs)
     throw input_error(fmt::format("{} runs with an MLPerf log for {}, a package needs exactly {}",
-                                  runs.size(), benchmark, info->required_runs));
+                                  runs.size(), benchmark, plan.info->required_runs));
   // Order by start time, then by the logs' run_start (the logs of one time-to-train run share
   // its started_at), then uuid.
-  std::map<const run*, int64_t> run_start;
-  for (const run* r : runs) {
-    parsed_log log = parse_mllog(r->mllog, r->uuid);
-    const event* e = log.first("run_start");
-    run_start[r] = e ? e->time_ms : std::numeric_limits<int64_t>::max();
-  }
   std::stable_sort(runs.begin(), runs.end(), [&](const run* a, const run* b) {
     return std::tie(a->started_at, run_start[a], a->uuid) <
            std::tie(b->started_at, run_start[b], b->uuid);
   });
-  runs.resize(static_cast<size_t>(info->required_runs));
+  runs.resize(static_cast<size_t>(plan.info->required_runs));
+  plan.runs = runs;
 
-  package_options o = opt;
-  if (o.division.empty())
-    o.division = log_division.empty() ? "closed" : log_division;
+  plan.opt = opt;
+  const std::string log_division = logs_division(runs, divisions, opt.division);
+  if (plan.opt.division.empty())
+    plan.opt.division = log_division.empty() ? "closed" : log_division;
   json user = json(nullptr);
   if (!opt.system_json.empty()) {
-    user = json::parse(read_text_file(opt.system_json), nullptr, false);
-    if (user.is_discarded() || !user.is_object())
-      throw input_error(
-          fmt::format("system description '{}' is not a JSON object", opt.system_json.string()));
+    const std::string what = fmt::format("system description '{}'", opt.system_json.string());
+    user = parse_json_input(read_text_file(opt.system_json, "system description"), what);
+    if (!user.is_object())
+      throw input_error(fmt::format("{} is not a JSON object", what));
   }
-  json desc = system_description_from(runs.front()->environment, user, o);
-  if (!table.status_allowed(desc["status"].get<std::string>(), ""))
+  plan.desc = system_description_from(runs.front()->environment, user, plan.opt);
+  if (!table.status_allowed(plan.desc["status"].get<std::string>(), ""))
     throw input_error(fmt::format("system status '{}' is not one of: {}",
-                                  desc["status"].get<std::string>(),
+                                  plan.desc["status"].get<std::string>(),
                                   fmt::join(table.allowed_status(), "; ")));
+  return plan;
+}
 
-  // Build everything in a temporary sibling folder, then rename it into place.
-  fs::create_directories(opt.out_dir);
-  const fs::path final_org = opt.out_dir / opt.org;
-  if (fs::is_symlink(final_org))
-    throw input_error(
-        fmt::format("'{}' is a symbolic link; refusing to write through it", final_org.string()));
-  temp_dir_guard tmp{opt.out_dir / fmt::format(".accelbench-package-{}", random_suffix())};
-  fs::create_directory(tmp.path);
-  const fs::path org_dir = tmp.path / opt.org;
-  const bool existed = fs::exists(final_org);
-  if (existed) {
-    if (!fs::is_directory(final_org))
-      throw input_error(fmt::format("'{}' exists and is not a folder", final_org.string()));
-    fs::copy(final_org, org_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+// Where a package is assembled: a temporary folder beside its final place, renamed into place at
+// the end, so that a failure leaves neither a partial package nor an output folder it created.
+struct staging {
+  temp_dir_guard tmp;  // removed at the end, whatever happens
+  fs::path org_dir;    // where ORG is assembled (inside tmp)
+  fs::path created;    // the first folder of OUT that did not exist ("" when OUT exists): tmp is
+                       // renamed to it at the end
+  fs::path final_org;  // OUT/ORG
+  bool existed = false; // OUT/ORG existed (it is copied first, then swapped)
+};
+
+void prepare_staging(const package_options& opt, staging& s) {
+  std::error_code ec;
+  fs::path out = fs::absolute(opt.out_dir, ec).lexically_normal();
+  if (out.filename().empty())
+    out = out.parent_path();
+  const fs::path name = fmt::format(".accelbench-package-{}", random_suffix());
+  s.final_org = opt.out_dir / opt.org;
+  const fs::file_status st = fs::status(out, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throw input_error(fmt::format("cannot use package output folder '{}': {}",
+                                  opt.out_dir.string(), ec.message()));
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st))
+      throw input_error(fmt::format("package output folder '{}' exists and is not a folder",
+                                    opt.out_dir.string()));
+    s.tmp.path = out / name;
+    s.org_dir = s.tmp.path / opt.org;
   } else {
-    fs::create_directory(org_dir);
+    fs::path top = out;
+    while (top.has_relative_path() && !fs::exists(top.parent_path(), ec))
+      top = top.parent_path();
+    if (!fs::is_directory(top.parent_path(), ec))
+      throw input_error(fmt::format("cannot create package output folder '{}': '{}' is not a "
+                                    "folder",
+                                    opt.out_dir.string(), top.parent_path().string()));
+    s.created = top;
+    s.tmp.path = top.parent_path() / name;
+    s.org_dir = s.tmp.path / out.lexically_relative(top) / opt.org;
   }
+  if (fs::is_symlink(s.final_org, ec))
+    throw input_error(
+        fmt::format("'{}' is a symbolic link; refusing to write through it", s.final_org.string()));
+  fs::create_directories(s.org_dir.parent_path());
+  s.existed = fs::exists(s.final_org, ec);
+  if (s.existed) {
+    if (!fs::is_directory(s.final_org, ec))
+      throw input_error(fmt::format("'{}' exists and is not a folder", s.final_org.string()));
+    fs::copy(s.final_org, s.org_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  } else {
+    fs::create_directory(s.org_dir);
+  }
+}
 
+// Writes one benchmark's files into the staged ORG folder (paths in the result: final ones).
+package_result write_plan(const package_plan& plan, const staging& s) {
+  const package_options& opt = plan.opt;
+  const std::string& benchmark = plan.info->name;
+  const fs::path& org_dir = s.org_dir;
+  const fs::path& final_org = s.final_org;
+  const auto& runs = plan.runs;
   const fs::path system_file = org_dir / "systems" / (opt.system + ".json");
   const fs::path results_dir = org_dir / "results" / opt.system / benchmark;
   const fs::path impl_dir =
       org_dir / "benchmarks" / benchmark / "implementations" / opt.implementation;
-  const std::string desc_text = desc.dump(4) + "\n";
+  const std::string desc_text = dump_json(plan.desc, 4) + "\n";
   if (!opt.force) {
     if (fs::exists(results_dir))
       throw input_error(fmt::format("'{}' already exists; pass --force to replace it",
@@ -288,7 +368,7 @@ package_result write_package(const std::vector<run>& runs_in, const package_opti
 
   package_result res;
   res.benchmark = benchmark;
-  res.system_description = desc;
+  res.system_description = plan.desc;
   write_file(system_file, desc_text);
   for (size_t i = 0; i < runs.size(); ++i) {
     std::string text = runs[i]->mllog;
@@ -329,7 +409,7 @@ package_result write_package(const std::vector<run>& runs_in, const package_opti
                   opt.system, opt.system, build_info::version(),
                   r0.harness_revision.empty() ? build_info::git_revision() : r0.harness_revision,
                   r0.harness_revision.empty() && build_info::git_dirty() ? " (dirty)" : "",
-                  r0.ruleset, o.division, info->required_runs,
+                  r0.ruleset, opt.division, plan.info->required_runs,
                   !opt.command_line.empty() ? opt.command_line
                                             : fmt::format("accelbench run {} --backend {}",
                                                           r0.cfg.workload, r0.cfg.backend));
@@ -348,19 +428,75 @@ package_result write_package(const std::vector<run>& runs_in, const package_opti
     readme += text;
   write_file(readme_path, readme);
 
-  // Swap into place: the package appears whole or not at all.
-  if (existed) {
-    const fs::path old = tmp.path / (opt.org + ".old");
-    fs::rename(final_org, old);
-    fs::rename(org_dir, final_org);
-  } else {
-    fs::rename(org_dir, final_org);
-  }
   res.org_dir = final_org;
   res.system_file = final_org / "systems" / (opt.system + ".json");
   res.readme =
       final_org / "benchmarks" / benchmark / "implementations" / opt.implementation / "README.md";
   return res;
+}
+
+// Swaps the staged ORG into place: the package appears whole or not at all.
+void publish_staging(const package_options& opt, staging& s) {
+  if (!s.created.empty()) {
+    fs::rename(s.tmp.path, s.created);
+    s.tmp.path.clear(); // it is the output folder now
+  } else if (s.existed) {
+    const fs::path old = s.tmp.path / (opt.org + ".old");
+    fs::rename(s.final_org, old);
+    try {
+      fs::rename(s.org_dir, s.final_org);
+    } catch (const fs::filesystem_error&) {
+      std::error_code ec;
+      fs::rename(old, s.final_org, ec); // put the previous package back
+      throw;
+    }
+  } else {
+    fs::rename(s.org_dir, s.final_org);
+  }
+}
+
+std::vector<package_result> assemble(const std::vector<package_plan>& plans,
+                                     const package_options& opt) {
+  staging s;
+  prepare_staging(opt, s);
+  std::vector<package_result> out;
+  for (const auto& plan : plans)
+    out.push_back(write_plan(plan, s));
+  publish_staging(opt, s);
+  return out;
+}
+
+} // namespace
+
+std::vector<package_result> write_packages(const std::vector<std::vector<run>>& groups,
+                                           const package_options& opt,
+                                           const benchmark_table& table) {
+  check_path_name("organisation", opt.org);
+  check_path_name("system", opt.system);
+  check_path_name("implementation", opt.implementation);
+  if (opt.out_dir.empty())
+    throw input_error("package output folder is empty");
+  std::vector<package_plan> plans;
+  std::set<std::string> benchmarks;
+  for (const auto& runs : groups) {
+    plans.push_back(plan_package(runs, opt, table));
+    if (!benchmarks.insert(plans.back().info->name).second)
+      throw input_error(
+          fmt::format("benchmark '{}' is given twice in one package", plans.back().info->name));
+  }
+  try {
+    return assemble(plans, opt);
+  } catch (const fs::filesystem_error& e) {
+    // Every file-system failure (no permission, disk full, a folder changed under us) is the
+    // user's environment, not a bug: exit 2 naming the place and the system's reason.
+    throw input_error(fmt::format("cannot write the package under '{}': {}", opt.out_dir.string(),
+                                  e.code().message()));
+  }
+}
+
+package_result write_package(const std::vector<run>& runs, const package_options& opt,
+                             const benchmark_table& table) {
+  return write_packages({runs}, opt, table).front();
 }
 
 } // namespace accelbench::mlperf

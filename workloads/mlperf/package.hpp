@@ -4,8 +4,9 @@
 //   DIR/ORG/systems/SYSTEM.json
 //   DIR/ORG/results/SYSTEM/BENCH/result_<i>.txt                (exactly the required count)
 //   DIR/ORG/benchmarks/BENCH/implementations/<impl>/README.md  (how to reproduce)
-// The package is built in a temporary folder under DIR and renamed into place at the end, so a
-// failure never leaves a half-written package.
+// The package is built in a temporary folder beside its final place (in DIR, or beside the first
+// folder of DIR that does not exist yet) and renamed into place at the end, so a failure never
+// leaves a half-written package nor an output folder it created.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -54,5 +55,14 @@ json system_description_from(const json& environment, const json& user, const pa
 // consecutive runs, never a hand-picked subset).
 package_result write_package(const std::vector<run>& runs, const package_options& opt,
                              const benchmark_table& table = benchmark_table::builtin());
+
+// Several benchmarks (one group of runs each) into one package, all or nothing: every group is
+// validated first, and the package appears only when every part was written. Also refuses
+// (input_error): a division that differs from the submission_division the logs declare (our
+// own check-package would reject the package), an output folder that is a file, and a
+// file-system failure (with the system's reason).
+std::vector<package_result>
+write_packages(const std::vector<std::vector<run>>& groups, const package_options& opt,
+               const benchmark_table& table = benchmark_table::builtin());
 
 } // namespace accelbench::mlperf

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <regex>
+#include <set>
 
 #include "harness/core/error.hpp"
 #include "test_helpers.hpp"
@@ -480,4 +481,156 @@ TEST_CASE("check: closed-division rules are applied to the published 405B logs",
   CHECK_FALSE(r.valid);
   CHECK(any_contains(r.reasons, "closed-division rule: opt_base_learning_rate = 0.5 must be value "
                                 "* 1152 == global_batch_size"));
+}
+
+namespace {
+
+// Every entry under `dir`, as relative paths (to show that a failure left nothing behind).
+std::set<std::string> tree(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    out.insert(fs::relative(e.path(), dir).string());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("package: a division other than the logs' is refused, nothing is written",
+          "[mlperf][package]") {
+  // --division open --force from closed-division logs used to write a package that our own
+  // check-package rejects (submission_division differs from the system's division).
+  mlperf_test::temp_dir tmp;
+  package_options o = options(tmp.path / "out");
+  o.division = "open";
+  o.force = true;
+  CHECK_THROWS_WITH(write_package(training_runs(10), o),
+                    Catch::Contains("division 'open'") && Catch::Contains("'closed'") &&
+                        Catch::Contains("check-package would reject"));
+  CHECK_FALSE(fs::exists(tmp.path / "out"));
+  CHECK(tree(tmp.path).empty());
+  // Open-division logs package as open, and check VALID.
+  auto open_runs = training_runs(10);
+  for (auto& r : open_runs)
+    r.mllog = regex_on("submission_division", "\"closed\"", "\"open\"")(r.mllog);
+  package_result p = write_package(open_runs, o);
+  CHECK(p.system_description["division"] == "open");
+  check_result c = check_package(tmp.path / "out/Acme");
+  INFO(joined(c.reasons));
+  CHECK(c.valid);
+  // Logs that disagree among themselves are refused too.
+  auto mixed = training_runs(10);
+  mixed[3].mllog = open_runs[3].mllog;
+  package_options any = options(tmp.path / "mixed");
+  CHECK_THROWS_WITH(write_package(mixed, any), Catch::Contains("different divisions"));
+  CHECK_FALSE(fs::exists(tmp.path / "mixed"));
+}
+
+TEST_CASE("package: an output folder that is a file, or cannot be made, is refused",
+          "[mlperf][package]") {
+  mlperf_test::temp_dir tmp;
+  mlperf_test::write(tmp.path / "afile", "keep me");
+  // It used to be a std::filesystem error (an internal error, exit 3).
+  CHECK_THROWS_AS(write_package(training_runs(10), options(tmp.path / "afile")), input_error);
+  CHECK_THROWS_WITH(write_package(training_runs(10), options(tmp.path / "afile")),
+                    Catch::Contains("afile") && Catch::Contains("not a folder"));
+  CHECK_THROWS_WITH(write_package(training_runs(10), options(tmp.path / "afile" / "sub")),
+                    Catch::Contains("not a folder"));
+  CHECK(mlperf_test::read(tmp.path / "afile") == "keep me");
+  CHECK(tree(tmp.path) == std::set<std::string>{"afile"});
+}
+
+TEST_CASE("package: a missing output folder is created whole or not at all", "[mlperf][package]") {
+  mlperf_test::temp_dir tmp;
+  // Two benchmarks whose system descriptions differ: the second part is refused without --force
+  // after the first was staged, and nothing (not even the output folders) is left.
+  auto lora = training_runs(10);
+  auto big = training_runs(3, "llama31_405b");
+  for (auto& r : big)
+    r.environment["cpu"]["model"] = "Another CPU";
+  const fs::path out = tmp.path / "a" / "b" / "pkg";
+  CHECK_THROWS_WITH(write_packages({lora, big}, options(out)),
+                    Catch::Contains("already exists with other content"));
+  CHECK(tree(tmp.path).empty());
+  // Same environment: both benchmarks in one package, the nested folders created.
+  auto big_same = training_runs(3, "llama31_405b");
+  auto res = write_packages({lora, big_same}, options(out));
+  REQUIRE(res.size() == 2);
+  CHECK(fs::exists(out / "Acme/results/testbox/llama2_70b_lora/result_9.txt"));
+  CHECK(fs::exists(out / "Acme/results/testbox/llama31_405b/result_2.txt"));
+  for (const auto& e : fs::directory_iterator(tmp.path / "a"))
+    CHECK(e.path().filename() == "b"); // no temporary folder left beside it
+  CHECK(check_package(out / "Acme").valid);
+  // The same benchmark twice is refused.
+  CHECK_THROWS_WITH(write_packages({lora, lora}, options(tmp.path / "twice")),
+                    Catch::Contains("given twice"));
+}
+
+TEST_CASE("check: unreadable entries and nesting too deep are reasons, not crashes",
+          "[mlperf][check]") {
+  mlperf_test::temp_dir tmp;
+  write_package(training_runs(10), options(tmp.path / "clean"));
+  const fs::path clean = tmp.path / "clean" / "Acme";
+  const std::string deep = std::string(100000, '{') + std::string(100000, '}');
+  struct bad_case {
+    std::string name;
+    std::function<void(const fs::path&)> apply;
+    std::string reason;
+  };
+  const fs::path bench = fs::path("results/testbox/llama2_70b_lora");
+  std::vector<bad_case> cases = {
+      {"system description nested too deep",
+       [&](const fs::path& org) { mlperf_test::write(org / "systems/testbox.json", deep); },
+       "nesting too deep"},
+      {"a folder in place of a result",
+       [&](const fs::path& org) {
+         fs::remove(org / bench / "result_2.txt");
+         fs::create_directory(org / bench / "result_2.txt");
+       },
+       "result_2.txt: MLPerf log"},
+      {"a symlink loop in place of a result",
+       [&](const fs::path& org) {
+         fs::remove(org / bench / "result_2.txt");
+         fs::create_symlink("result_2.txt", org / bench / "result_2.txt");
+       },
+       "cannot read"},
+      {"a result larger than the cap",
+       [&](const fs::path& org) { fs::resize_file(org / bench / "result_2.txt", k_max_log_bytes + 1); },
+       "larger than 64 MiB"},
+      {"a folder in place of the system description",
+       [&](const fs::path& org) {
+         fs::remove(org / "systems/testbox.json");
+         fs::create_directory(org / "systems/testbox.json");
+       },
+       "is a directory"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    const fs::path copy = tmp.path / fmt::format("t{}", n++) / "Acme";
+    copy_tree(clean, copy);
+    c.apply(copy);
+    check_result r;
+    REQUIRE_NOTHROW(r = check_package(copy));
+    INFO(c.name << "\nreasons:\n" << joined(r.reasons));
+    CHECK_FALSE(r.valid);
+    CHECK(any_contains(r.reasons, c.reason));
+  }
+  // One deep line in one log is a non-compliant line (tolerated once), named by file and line.
+  const fs::path copy = tmp.path / "deep-line" / "Acme";
+  copy_tree(clean, copy);
+  edit_result(copy, 4, [&](std::string t) { return t + ":::MLLOG " + deep + "\n"; });
+  check_result r = check_package(copy);
+  CHECK(r.valid);
+  CHECK(any_contains(r.warnings, "result_4.txt:"));
+  CHECK(any_contains(r.warnings, "nesting too deep"));
+}
+
+TEST_CASE("check: latin-1 in a log is repaired with a warning", "[mlperf][check]") {
+  mlperf_test::temp_dir tmp;
+  write_package(training_runs(10), options(tmp.path));
+  edit_result(tmp.path / "Acme", 0, [](std::string t) { return "caf\xE9\n" + t; });
+  check_result r = check_package(tmp.path / "Acme");
+  INFO(joined(r.reasons));
+  CHECK(r.valid);
+  CHECK(any_contains(r.warnings, "result_0.txt:1: 1 byte(s) of invalid UTF-8"));
+  CHECK_NOTHROW(r.to_json().dump());
 }
