@@ -497,7 +497,9 @@ connection open_for_reading(const fs::path& path) {
   try {
     s = inspect(c.get());
   } catch (const sqlite_failure& e) {
-    if (e.primary_code() != SQLITE_CANTOPEN) throw;
+    // Without write access to the folder the -shm file can be neither created (CANTOPEN, the
+    // immutable attribute) nor initialised (READONLY, plain permissions): read the file alone.
+    if (e.primary_code() != SQLITE_CANTOPEN && e.primary_code() != SQLITE_READONLY) throw;
     c = open_in_read_only_folder(path);
     c.exec("PRAGMA query_only = 1");
     s = inspect(c.get());
