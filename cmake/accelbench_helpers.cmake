@@ -4,6 +4,24 @@ function(accelbench_target_defaults tgt)
   set_target_properties(${tgt} PROPERTIES CXX_EXTENSIONS OFF POSITION_INDEPENDENT_CODE ON)
   target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
   target_include_directories(${tgt} PUBLIC $<BUILD_INTERFACE:${ACCELBENCH_SOURCE_DIR}>)
+  accelbench_instrument(${tgt})
+endfunction()
+
+# accelbench_instrument(target): the sanitizer and fuzzer instrumentation of one of our targets
+# (never global flags: Debian's libraries stay as built, only our code is checked).
+# ACCELBENCH_SANITIZE: AddressSanitizer + UndefinedBehaviorSanitizer; any UB report aborts, so a
+# finding fails its test instead of scrolling past. The link flag is PUBLIC so that whatever links
+# one of our static libraries also gets the sanitizer runtimes.
+# ACCELBENCH_FUZZ: libFuzzer's coverage instrumentation (fuzzer-no-link) on every library the fuzz
+# targets call into; the fuzz executables add -fsanitize=fuzzer themselves (tests/fuzz).
+function(accelbench_instrument tgt)
+  if(ACCELBENCH_SANITIZE)
+    target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:${ACCELBENCH_SANITIZE_FLAGS}>)
+    target_link_options(${tgt} PUBLIC $<$<LINK_LANGUAGE:C,CXX>:-fsanitize=address,undefined>)
+  endif()
+  if(ACCELBENCH_FUZZ)
+    target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link>)
+  endif()
 endfunction()
 
 # accelbench_add_test(name SOURCES ... LIBS ...): one Catch2 executable per module, discovered by CTest.
@@ -15,6 +33,11 @@ function(accelbench_add_test name)
   target_compile_definitions(${name} PRIVATE
     ACCELBENCH_SOURCE_DIR="${ACCELBENCH_SOURCE_DIR}"
     ACCELBENCH_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  # A sanitizer build reads the leak suppressions of Debian's libraries (tests/sanitizers).
+  set(env "")
+  if(ACCELBENCH_SANITIZE)
+    set(env ENVIRONMENT "LSAN_OPTIONS=suppressions=${ACCELBENCH_SOURCE_DIR}/tests/sanitizers/lsan.supp")
+  endif()
   # A test case that cannot run here exits 77 (tests/skip.hpp) and is reported as skipped.
-  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 ${env})
 endfunction()

@@ -10,10 +10,11 @@ pkgs=(
   ocl-icd-opencl-dev  # oneDNN's CMake package config looks for OpenCL (Debian builds it with the OCL GPU runtime)
   python3
 )
-# The browser test of the HTML report needs Chromium; install it only when asked (tests) so that
-# the benchmark command stays light.
+# The browser test of the HTML report needs Chromium, and the sanitizer + fuzzing build of the
+# test command clang 14 with libFuzzer and LLVM's OpenMP runtime; install them only when asked
+# (tests) so that the benchmark command stays light.
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(chromium)
+  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev)
 fi
 
 missing=()

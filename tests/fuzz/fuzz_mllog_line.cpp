@@ -1,0 +1,24 @@
+// The MLLOG line parser (workloads/mlperf/mllog: one ":::MLLOG {json}" line of a framework log).
+// Malformed lines are diagnostics, never exceptions. Property: parse_mllog never throws, and each
+// event it accepts, written back by format_event, parses again as exactly that one event.
+#include "workloads/mlperf/mllog.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
+
+using namespace accelbench;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = fuzz::as_text(data, size);
+  fuzz::must_succeed("parse_mllog", [&] {
+    mlperf::parsed_log log = mlperf::parse_mllog(text, "fuzz.txt");
+    for (const mlperf::event& e : log.events) {
+      const std::string line = mlperf::format_event(e);
+      mlperf::parsed_log again = mlperf::parse_mllog(line, "again.txt");
+      if (again.events.size() != 1 || !again.diagnostics.empty())
+        fuzz::finding("format_event wrote a line parse_mllog does not read back", line);
+      const mlperf::event& b = again.events.front();
+      if (b.key != e.key || b.type != e.type || b.time_ms != e.time_ms)
+        fuzz::finding("format_event round trip changed the event", line);
+    }
+  });
+  return 0;
+}

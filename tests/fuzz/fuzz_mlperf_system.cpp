@@ -1,0 +1,59 @@
+// The MLPerf system description reader (<org>/systems/<system>.json) as `import --format mlperf`
+// and `check-package` read it: ingest_org over a scratch organisation folder whose one system
+// description is the input and whose one result is a real published log, then the description
+// checks. Property: never throws on a bad description (it is a diagnostic or a reason for an
+// INVALID verdict), and the runs made can be exported and read back.
+#include <filesystem>
+
+#include "harness/core/text_input.hpp"
+#include "reporters/json/json_export.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
+#include "workloads/mlperf/check.hpp"
+#include "workloads/mlperf/ingest.hpp"
+
+#ifndef ACCELBENCH_SOURCE_DIR
+#error "ACCELBENCH_SOURCE_DIR must name the source tree (for the published log used as result)"
+#endif
+
+using namespace accelbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path k_log = fs::path(ACCELBENCH_SOURCE_DIR) /
+                       "results/published/mlperf/training_v5.0/NVIDIA/results/"
+                       "nyx_n1_ngc25.04_nemo/llama2_70b_lora/result_0.txt";
+
+// training_v5.0/Org/{systems/sys.json, results/sys/llama2_70b_lora/result_0.txt}
+const fs::path& org_dir() {
+  static const fs::path dir = [] {
+    fs::path org = fuzz::scratch_dir() / "training_v5.0" / "Org";
+    fs::create_directories(org / "systems");
+    fs::create_directories(org / "results" / "sys" / "llama2_70b_lora");
+    fs::copy_file(k_log, org / "results" / "sys" / "llama2_70b_lora" / "result_0.txt");
+    return org;
+  }();
+  return dir;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = fuzz::as_text(data, size);
+  fuzz::write_file(org_dir() / "systems" / "sys.json", text);
+  fuzz::guarded([&] {
+    mlperf::ingest_result res = mlperf::ingest_org(org_dir());
+    for (const auto& s : res.systems) {
+      mlperf::check_system_description(s.fields, "5.0");
+      fuzz::must_succeed("system description to JSON", [&] { dump_json(s.to_json()); });
+    }
+    std::string doc;
+    fuzz::must_succeed("export of the ingested runs", [&] {
+      doc = dump_json(reporters::results_document(res.runs, json::array(), json::array()), 2);
+    });
+    fuzz::must_succeed("re-import of our own export", [&] {
+      reporters::read_results_document(doc, "re-export.json", nullptr);
+    });
+  });
+  return 0;
+}

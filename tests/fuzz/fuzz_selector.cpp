@@ -1,0 +1,71 @@
+// Selectors (harness/cli/selector: the SEL of report, compare, publish, history) against a
+// database holding the published reference runs. Property: the runs are selected, or the
+// selector is refused with an exit-2 error (malformed, or matching nothing); SQL-looking text is
+// inert (the database is unchanged, checked by counting its rows).
+#include <fstream>
+#include <sstream>
+
+#include <sqlite3.h>
+
+#include "harness/cli/selector.hpp"
+#include "reporters/json/json_export.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
+
+#ifndef ACCELBENCH_SOURCE_DIR
+#error "ACCELBENCH_SOURCE_DIR must name the source tree (for the published runs)"
+#endif
+
+using namespace accelbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Rows of runs, systems and tags together: a selector that wrote anything would change it.
+int64_t row_count(store::store& db) {
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db.raw(),
+                     "SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM systems) + "
+                     "(SELECT count(*) FROM tags)",
+                     -1, &st, nullptr);
+  int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  return n;
+}
+
+struct seeded_db {
+  store::store db;
+  int64_t rows;
+};
+
+seeded_db& database() {
+  static seeded_db s = [] {
+    store::store db = store::store::open(fuzz::scratch_dir() / "selector.db");
+    for (const char* name : {"kernels.json", "training.json"}) {
+      std::ifstream in(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published" / name);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      json systems;
+      std::vector<run> runs = reporters::read_results_document(ss.str(), name, &systems);
+      for (const auto& sys : systems) db.upsert_system(store::system_from_json(sys));
+      db.insert_runs(runs);
+    }
+    int64_t n = row_count(db);
+    return seeded_db{std::move(db), n};
+  }();
+  return s;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string sel(fuzz::as_text(data, size));
+  seeded_db& s = database();
+  fuzz::guarded([&] {
+    cli::parse_selector(sel);
+  });
+  fuzz::guarded([&] {
+    cli::select_runs(s.db, sel, false);
+  });
+  if (row_count(s.db) != s.rows) fuzz::finding("a selector changed the database", sel);
+  return 0;
+}
