@@ -109,7 +109,7 @@ TEST_CASE("iterations per sample come from a steady estimate, not one slow warm-
 TEST_CASE("a sample shorter than min_time_s triggers one recalibration", "[measure]") {
   // Calibration sees 1 ms per iteration, the samples 0.1 ms: the first pass is short.
   scripted_kernel k;
-  k.slow_calls = 3;  // warm-up + the calibration batches (1 and 10 iterations)
+  k.slow_calls = 5;  // warm-up, the calibration batches (1 and 10 iterations) and their 2 repeats
   k.slow = 1e-3;
   k.fast = 1e-4;
   auto r = measure::run_kernel("drift", k, auto_iterations(0.02, 3));
