@@ -34,10 +34,13 @@ log_check check_log(const parsed_log& log, const std::string& benchmark,
                     const std::string& division, const std::string& round,
                     const benchmark_table& table = benchmark_table::builtin());
 
-// Problems with a system description (missing fields, non-string values, status, division).
+// Problems with a system description as MLCommons' system_desc_checker sees them: a missing
+// required field, a status outside the allowed list (from round 4.0). What it does not check
+// (values that are lists or numbers, an odd division, empty names) goes to `warnings`.
 std::vector<std::string>
 check_system_description(const json& desc, const std::string& round,
-                         const benchmark_table& table = benchmark_table::builtin());
+                         const benchmark_table& table = benchmark_table::builtin(),
+                         std::vector<std::string>* warnings = nullptr);
 
 struct check_options {
   std::string round; // "5.0"; empty: from the path (training_v5.0) or round-neutral checks

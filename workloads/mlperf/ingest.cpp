@@ -15,6 +15,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
 #include "workloads/mlperf/check.hpp"
+#include "workloads/mlperf/power.hpp"
 
 namespace accelbench::mlperf {
 
@@ -279,9 +280,18 @@ run run_from_log(const std::string& text, const result_context& ctx, std::vector
   if (!ctx.system_problem.empty())
     r.mark_invalid(ctx.system_problem);
 
-  // Time to train (result summarizer): first run_start to first run_stop, in minutes.
-  const event* start = log.first("run_start");
-  const event* stop = log.first("run_stop");
+  // Time to train as the result summarizer's _query_run_start_stop reads it: in log order, the
+  // first run_stop and the last run_start before it (a repeated run_start is only a warning).
+  const event* start = nullptr;
+  const event* stop = nullptr;
+  for (const event& e : log.events) {
+    if (e.key == "run_start")
+      start = &e;
+    if (e.key == "run_stop")
+      stop = &e;
+    if (start && stop)
+      break;
+  }
   json extra = {{"org", ctx.org},
                 {"round", ctx.round},
                 {"result_file", file},
@@ -554,6 +564,8 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
         }
         res.runs.push_back(run_from_log(text, ctx, res.diagnostics, table));
         res.runs.back().extra["run_index"] = idx;
+        // Energy from the benchmark's power/ folder, when the submission publishes one.
+        attach_energy(res.runs.back(), bench_dir, path.stem().string(), res.diagnostics);
       }
     }
   }
