@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/environment.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench {
 
@@ -176,10 +178,11 @@ cpu_peak cached_cpu_peak(bool remeasure) {
   int threads = env["cpu"]["logical_cores"].get<int>();
   fs::path file = cache_file();
   std::error_code ec;
-  if (std::ifstream in(file); in) {
+  if (fs::is_regular_file(file, ec)) {
     try {
-      json j = json::parse(in);
-      if (j.value("cpu_model", "") == model && j.value("threads", 0) == threads &&
+      // Bounded like any outside file: the cache is in the user's home and may be anything.
+      json j = parse_json_lenient(read_input_file(file, "peak cache"));
+      if (j.is_object() && j.value("cpu_model", "") == model && j.value("threads", 0) == threads &&
           j.value("fp32_tflops", 0.0) > 0) {
         cpu_peak p;
         p.fp32_tflops = j["fp32_tflops"];
@@ -210,7 +213,7 @@ cpu_peak cached_cpu_peak(bool remeasure) {
   fs::path tmp = file;
   tmp += fmt::format(".tmp{}", (long)getpid());
   if (std::ofstream out(tmp); out) {
-    out << p.to_json().dump(2) << "\n";
+    out << dump_json(p.to_json(), 2) << "\n";
     out.close();
     fs::rename(tmp, file, ec);
   }
@@ -221,6 +224,14 @@ cpu_peak cached_cpu_peak(bool remeasure) {
 double peak_tflops_for(const cpu_peak& p, const std::string& dtype) {
   if (dtype == "bf16" && p.bf16_tflops > 0) return p.bf16_tflops;
   return p.fp32_tflops;
+}
+
+std::string above_peak_reason(double tflops, double peak_tflops, const std::string& peak_what) {
+  if (!(peak_tflops > 0) || !std::isfinite(peak_tflops) || std::isnan(tflops)) return {};
+  if (tflops <= peak_tflops * (1 + k_peak_margin)) return {};
+  return fmt::format("{:.4g} TFLOP/s is {:.0f}% of the {:.4g} TFLOP/s peak ({}): more than {:.0f}% above the "
+                     "peak, which no clock variation explains",
+                     tflops, 100 * tflops / peak_tflops, peak_tflops, peak_what, 100 * k_peak_margin);
 }
 
 } // namespace accelbench

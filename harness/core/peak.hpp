@@ -27,4 +27,15 @@ cpu_peak cached_cpu_peak(bool remeasure = false);
 // Peak for a dtype ("fp32", "bf16"); falls back to fp32 when no bf16 rate exists.
 double peak_tflops_for(const cpu_peak& p, const std::string& dtype);
 
+// A rate above a theoretical or datasheet peak by more than this fraction is not physics but a
+// measurement bug (a wrong FLOP count, a timer that missed work, a result served from a cache):
+// boost clocks above the datasheet's reference clock explain a few percent, not more.
+inline constexpr double k_peak_margin = 0.05;
+
+// Empty when `tflops` is at most `peak_tflops` x (1 + k_peak_margin), or the peak is unknown
+// (<= 0, not finite). Otherwise the reason, naming both rates and the peak:
+// "1650 TFLOP/s is 167% of the 989 TFLOP/s peak (NVIDIA datasheet, bf16 dense): more than 5%
+// above the peak, which no clock variation explains".
+std::string above_peak_reason(double tflops, double peak_tflops, const std::string& peak_what);
+
 } // namespace accelbench

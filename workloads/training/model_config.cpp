@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/error.hpp"
+#include "harness/core/model_flops.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::training {
 
@@ -44,14 +46,7 @@ void model_config::validate() const {
                       "'");
 }
 
-int64_t model_config::block_params() const {
-  const int64_t c = dim, kv = kv_dim(), f = ffn_dim;
-  return 2 * c            // attention and MLP RMSNorm gains
-         + c * c          // Wq
-         + 2 * kv * c     // Wk, Wv
-         + c * c          // Wo
-         + 3 * f * c;     // W1 (gate), W3 (up), W2 (down)
-}
+int64_t model_config::block_params() const { return decoder_block_params(dim, kv_dim(), ffn_dim); }
 
 int64_t model_config::total_params(int64_t layers) const {
   if (layers <= 0) layers = n_layers;
@@ -62,18 +57,11 @@ double model_flops_per_token(const model_config& m, int64_t layers, int64_t seq,
   if (layers <= 0) layers = m.n_layers;
   double n = double(layers) * double(m.block_params());
   if (with_head) n += double(m.head_params());
-  return 6.0 * n + 12.0 * double(layers) * double(m.n_heads) * double(m.head_dim()) * double(seq);
+  return training_flops_per_token(n, layers, m.n_heads, m.head_dim(), seq);
 }
 
 std::map<std::string, model_config> load_model_configs(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw input_error("train.llama: cannot open model catalogue " + file.string());
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw input_error("train.llama: " + file.string() + " is not valid JSON: " + e.what());
-  }
+  nlohmann::json doc = read_json_file(file, "model catalogue");
   if (!doc.contains("models") || !doc["models"].is_object())
     throw input_error("train.llama: " + file.string() + " has no \"models\" object");
   std::map<std::string, model_config> out;

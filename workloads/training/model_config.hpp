@@ -37,7 +37,8 @@ struct model_config {
   int64_t total_params(int64_t layers = 0) const;
 };
 
-// Model FLOPs per token (PaLM, Chowdhery et al. 2022, appendix B): 6*N + 12*L*H*Q*T, with N the
+// Model FLOPs per token (PaLM, Chowdhery et al. 2022, appendix B; the formula is
+// training_flops_per_token in harness/core/model_flops.hpp): 6*N + 12*L*H*Q*T, with N the
 // non-embedding parameters (the blocks plus, when `with_head`, the LM head, which is a matmul;
 // the embedding table is a lookup and is excluded), L layers, H heads, Q head dim, T sequence.
 double model_flops_per_token(const model_config& m, int64_t layers, int64_t seq, bool with_head);

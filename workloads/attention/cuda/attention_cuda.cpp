@@ -10,6 +10,7 @@
 
 #include "harness/core/bf16.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
@@ -214,6 +215,9 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
     if (double pk = device::datasheet_peak_tflops(gpu.name, dtype); pk > 0) {
       out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
       out.extra["peak"] = {{"tflops", pk}, {"dtype", dtype}, {"source", "NVIDIA datasheet, dense"}};
+      // Faster than the silicon can go is a measurement bug, not a result.
+      if (auto why = above_peak_reason(tflops, pk, "NVIDIA datasheet, " + dtype + " dense"); !why.empty())
+        out.mark_invalid("above peak: " + why);
     }
 
     // Correctness against the double-precision CPU reference over the same (rounded) inputs.

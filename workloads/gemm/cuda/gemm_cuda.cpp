@@ -19,6 +19,7 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/checked_math.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
@@ -550,6 +551,9 @@ void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx, const cuda
     if (double pk = device::datasheet_peak_tflops(gpu.name, d.dtype); pk > 0) {
       out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
       out.extra["peak"] = {{"tflops", pk}, {"dtype", d.dtype}, {"source", "NVIDIA datasheet, dense"}};
+      // Faster than the silicon can go is a measurement bug, not a result.
+      if (auto why = above_peak_reason(tflops, pk, "NVIDIA datasheet, " + d.dtype + " dense"); !why.empty())
+        out.mark_invalid("above peak: " + why);
     }
     if (throttled) out.extra["throttled_samples"] = throttled;
 
