@@ -36,6 +36,10 @@ int cmd_run(const registry& reg, const run_options& o);
 // Parses KEY=VALUE; throws usage_error naming the argument.
 std::pair<std::string, std::string> split_assignment(const std::string& arg, const std::string& option);
 
+// Text from the command line that is stored or matched against stored text (system, tag, KEY=VALUE):
+// throws usage_error naming the option when it is not UTF-8, or empty where a value is needed.
+void require_text(const std::string& value, const std::string& option, bool allow_empty = true);
+
 // --db, else $ACCELBENCH_DB, else the default path.
 std::string resolve_db_path(const std::string& db);
 

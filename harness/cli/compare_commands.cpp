@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
 #include <map>
 
@@ -14,6 +15,7 @@
 #include "harness/compare/compare.hpp"
 #include "harness/compare/format.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/output_file.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 #include "reporters/json/json_export.hpp"
@@ -21,11 +23,13 @@
 namespace accelbench::cli {
 
 namespace {
+bool to_stdout(const std::string& output) { return output.empty() || output == "-"; }
+
 void emit(const std::string& text, const std::string& output) {
-  if (output.empty() || output == "-")
+  if (to_stdout(output))
     std::cout << text;
   else
-    reporters::write_file_atomic(output, text);
+    write_file_atomic(output, text);
 }
 } // namespace
 
@@ -33,7 +37,11 @@ int cmd_compare(const compare_cli_options& o) {
   static const std::vector<std::string> formats = {"table", "markdown", "junit", "json", "bmf"};
   if (std::find(formats.begin(), formats.end(), o.format) == formats.end())
     throw usage_error(fmt::format("unknown --format '{}' (table, markdown, junit, json, bmf)", o.format));
-  if (o.alpha <= 0 || o.alpha >= 1) throw usage_error(fmt::format("--alpha must be in (0, 1), got {}", o.alpha));
+  // Written so that NaN fails too: it compares false with everything.
+  if (!(o.alpha > 0 && o.alpha < 1)) throw usage_error(fmt::format("--alpha must be in (0, 1), got {}", o.alpha));
+  if (!std::isfinite(o.threshold)) throw usage_error(fmt::format("--threshold must be a finite percentage, got {}", o.threshold));
+  // The output path is checked before any work; it may not replace the database being read.
+  if (!to_stdout(o.output)) check_output_path(o.output, "--output", {resolve_db_path(o.db)});
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
   auto base = select_runs(db, o.baseline);
   auto cand = select_runs(db, o.candidate);
@@ -86,6 +94,11 @@ int cmd_history(const history_cli_options& o) {
   if (o.format != "table" && o.format != "json")
     throw usage_error(fmt::format("unknown --format '{}' (table, json)", o.format));
   if (o.min_segment < 2) throw usage_error(fmt::format("--min-segment must be at least 2, got {}", o.min_segment));
+  if (!(o.max_pvalue > 0 && o.max_pvalue < 1))
+    throw usage_error(fmt::format("--max-pvalue must be in (0, 1), got {}", o.max_pvalue));
+  if (!o.since.empty()) require_date(o.since, "--since");
+  require_text(o.system, "--system");
+  for (const auto& t : o.tags) require_text(t, "--tag", false);
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
   store::run_filter f;
   f.workloads = {o.workload};

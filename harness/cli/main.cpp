@@ -1,8 +1,12 @@
 // accelbench — command line entry point: argument parsing, commands, exit codes.
 #include <unistd.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -31,14 +35,80 @@
 #include "harness/core/build_info.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/output_file.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/core/text_input.hpp"
 #include "reporters/json/json_export.hpp"
 
 using namespace accelbench;
 using accelbench::cli::table;
 
 namespace {
+
+// Option values are checked when the command line is parsed: a value that would silently disable
+// or invert what the option controls (a timeout of 0, NaN or 1e30, a negative count) is a usage
+// error naming the option and the value. CLI11's own Range lets NaN through (it compares false).
+CLI::Validator number_in(double lo, double hi, bool lo_open, bool hi_open) {
+  const std::string range = fmt::format("{}{}, {}{}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]");
+  return CLI::Validator(
+      [=](std::string& in) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(in.c_str(), &end);
+        const bool ok = !in.empty() && *end == '\0' && std::isfinite(v) && (lo_open ? v > lo : v >= lo) &&
+                        (hi_open ? v < hi : v <= hi);
+        return ok ? std::string() : fmt::format("'{}' is not a number in {}", printable(in), range);
+      },
+      "NUMBER in " + range);
+}
+
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  const std::string range = fmt::format("[{}, {}]", lo, hi);
+  return CLI::Validator(
+      [=](std::string& in) -> std::string {
+        int64_t v = 0;
+        auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
+        const bool ok = !in.empty() && ec == std::errc() && end == in.data() + in.size() && v >= lo && v <= hi;
+        return ok ? std::string() : fmt::format("'{}' is not an integer in {}", printable(in), range);
+      },
+      "INTEGER in " + range);
+}
+
+// A seed is any 64-bit unsigned value; "-1" would otherwise wrap to 2^64-1.
+CLI::Validator unsigned_64() {
+  return CLI::Validator(
+      [](std::string& in) -> std::string {
+        uint64_t v = 0;
+        auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
+        const bool ok = !in.empty() && ec == std::errc() && end == in.data() + in.size();
+        return ok ? std::string() : fmt::format("'{}' is not an integer in [0, 2^64-1]", printable(in));
+      },
+      "UINT64");
+}
+
+// Adapts a check that throws (one home for the rule, shared with the commands) to CLI11.
+template <class F>
+CLI::Validator checked_by(F check, const std::string& description) {
+  return CLI::Validator(
+      [check](std::string& in) -> std::string {
+        try {
+          check(in);
+        } catch (const error& e) {
+          return e.what();
+        }
+        return {};
+      },
+      description);
+}
+
+// Stored or matched against stored text: UTF-8, and (for tags) not empty.
+CLI::Validator text_value(bool allow_empty) {
+  return checked_by([allow_empty](const std::string& v) { cli::require_text(v, "value", allow_empty); }, "TEXT");
+}
+
+CLI::Validator date_value() {
+  return checked_by([](const std::string& v) { cli::require_date(v, "date"); }, "YYYY-MM-DD");
+}
 
 int cmd_env(bool as_json, bool reprobe) {
   json env = capture_environment();
@@ -143,37 +213,37 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
 }
 
 void print_run_detail(const registry& reg, const run& r) {
-  std::cout << fmt::format("run {}  ({})\n", r.id, r.uuid);
-  std::cout << fmt::format("  workload   {} on {}\n", r.cfg.workload, r.cfg.backend);
-  std::cout << fmt::format("  config     {}\n", cli::short_config(r.cfg));
-  std::cout << fmt::format("  system     {}\n", r.system);
-  std::cout << fmt::format("  ruleset    {}\n", r.ruleset);
-  std::cout << fmt::format("  source     {}\n", r.source);
-  std::cout << fmt::format("  started    {}   finished {}\n", r.started_at, r.finished_at);
-  std::cout << fmt::format("  status     {}{}\n", to_string(r.status), r.status_reason.empty() ? "" : " — " + r.status_reason);
+  std::cout << fmt::format("run {}  ({})\n", r.id, printable(r.uuid));
+  std::cout << fmt::format("  workload   {} on {}\n", printable(r.cfg.workload), printable(r.cfg.backend));
+  std::cout << fmt::format("  config     {}\n", printable(cli::short_config(r.cfg)));
+  std::cout << fmt::format("  system     {}\n", printable(r.system));
+  std::cout << fmt::format("  ruleset    {}\n", printable(r.ruleset));
+  std::cout << fmt::format("  source     {}\n", printable(r.source));
+  std::cout << fmt::format("  started    {}   finished {}\n", printable(r.started_at), printable(r.finished_at));
+  std::cout << fmt::format("  status     {}{}\n", to_string(r.status), r.status_reason.empty() ? "" : " — " + printable(r.status_reason));
   std::cout << fmt::format("  validity   {}\n", r.valid ? "VALID" : "INVALID");
-  for (const auto& why : r.invalid_reasons) std::cout << "    reason: " << why << "\n";
-  if (!r.tags.empty()) std::cout << fmt::format("  tags       {}\n", fmt::join(r.tags, ", "));
-  std::cout << fmt::format("  revision   {}  fingerprint {}\n", r.harness_revision, r.fingerprint);
+  for (const auto& why : r.invalid_reasons) std::cout << "    reason: " << printable(why) << "\n";
+  if (!r.tags.empty()) std::cout << fmt::format("  tags       {}\n", printable(fmt::format("{}", fmt::join(r.tags, ", "))));
+  std::cout << fmt::format("  revision   {}  fingerprint {}\n", printable(r.harness_revision), printable(r.fingerprint));
   if (!r.metrics.empty()) {
     std::cout << "  metrics\n";
     for (const auto& m : r.metrics)
-      std::cout << fmt::format("    {:<22} {:>14} {:<8} ({} is better)\n", m.name, cli::format_value(m.value), m.unit,
+      std::cout << fmt::format("    {:<22} {:>14} {:<8} ({} is better)\n", printable(m.name), cli::format_value(m.value), printable(m.unit),
                                to_string(m.dir));
   }
   if (!r.samples.empty()) {
     std::vector<double> v;
     for (const auto& s : r.samples) v.push_back(s.value);
     auto s = stats::summarize(v);
-    std::cout << fmt::format("  samples    {} × {} ({} is better)\n", s.n, r.sample_unit, to_string(r.sample_dir));
+    std::cout << fmt::format("  samples    {} × {} ({} is better)\n", s.n, printable(r.sample_unit), to_string(r.sample_dir));
     std::cout << fmt::format("    median {}  mean {}  stddev {}  cv {:.2f}%\n", cli::format_value(s.median),
                              cli::format_value(s.mean), cli::format_value(s.stddev), 100 * s.cv);
     std::cout << fmt::format("    min {}  p5 {}  p95 {}  max {}\n", cli::format_value(s.min), cli::format_value(s.p5),
                              cli::format_value(s.p95), cli::format_value(s.max));
     std::cout << fmt::format("    median 95% CI [{}, {}] (bootstrap)\n", cli::format_value(s.ci_low), cli::format_value(s.ci_high));
   }
-  if (r.extra.contains("implementation"))
-    std::cout << fmt::format("  kernel     {}\n", r.extra["implementation"].get<std::string>());
+  if (r.extra.contains("implementation") && r.extra["implementation"].is_string())
+    std::cout << fmt::format("  kernel     {}\n", printable(r.extra["implementation"].get<std::string>()));
 }
 
 store::run_filter filter_from(const std::string& system, const std::string& workload, const std::vector<std::string>& tags) {
@@ -214,7 +284,7 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
            m ? fmt::format("{} {}", cli::format_value(m->value), m->unit) : ""});
   }
   t.print(std::cout);
-  std::cout << fmt::format("{} run(s) shown from {}\n", runs.size(), db.path().string());
+  std::cout << fmt::format("{} run(s) shown from {}\n", runs.size(), printable(db.path().string()));
 #ifdef ACCELBENCH_HAVE_MLPERF
   // MLPerf results: the official-style score per system and benchmark over all matching runs.
   auto all = db.query(filter_from(system, workload, tags));
@@ -241,6 +311,9 @@ json systems_json(store::store& db) {
 
 int cmd_export(const std::string& db_path, const std::string& system, const std::string& workload,
                const std::vector<std::string>& tags, const std::string& out) {
+  const bool to_stdout = out.empty() || out == "-";
+  // Checked before any work; the output may not replace the database it exports.
+  if (!to_stdout) check_output_path(out, "--output", {cli::resolve_db_path(db_path)});
   auto db = store::store::open(cli::resolve_db_path(db_path), store::access::read_only);
   auto f = filter_from(system, workload, tags);
   f.with_log = true;
@@ -250,12 +323,12 @@ int cmd_export(const std::string& db_path, const std::string& system, const std:
   scores = cli::mlperf_scores(runs);
 #endif
   json doc = reporters::results_document(runs, systems_json(db), scores);
-  std::string text = doc.dump(2) + "\n";
-  if (out.empty() || out == "-")
+  std::string text = dump_json(doc, 2) + "\n";
+  if (to_stdout)
     std::cout << text;
   else {
-    reporters::write_file_atomic(out, text);
-    std::cerr << fmt::format("accelbench: exported {} run(s) to {}\n", runs.size(), out);
+    write_file_atomic(out, text);
+    std::cerr << fmt::format("accelbench: exported {} run(s) to {}\n", runs.size(), printable(out));
   }
   return exit_ok;
 }
@@ -393,16 +466,16 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a workload (or a suite) and store every run");
   run->add_option("workload", ro.workload, "Workload name (see accelbench list)");
   run->add_option("--backend", ro.backend, "Backend: cpu (default) or cuda");
-  run->add_option("--set", ro.sets, "Parameter value KEY=VALUE (repeatable)")->take_all();
-  run->add_option("--sweep", ro.sweeps, "Cartesian sweep KEY=V1,V2,... (repeatable)");
+  run->add_option("--set", ro.sets, "Parameter value KEY=VALUE (repeatable)")->take_all()->check(text_value(false));
+  run->add_option("--sweep", ro.sweeps, "Cartesian sweep KEY=V1,V2,... (repeatable)")->check(text_value(false));
   run->add_option("--shapes", ro.shapes, "Run a shape catalogue (e.g. llama3-70b; see accelbench list catalogues)");
   run->add_option("--rules", ro.rules, "Ruleset id or file (default: the workload's)");
-  run->add_option("--rule", ro.rule_overrides, "Override a ruleset setting KEY=VALUE (e.g. repetitions=5)");
-  run->add_option("--system", ro.system, "System name stored with the runs (default: hostname)");
-  run->add_option("--tag", ro.tags, "Tag the runs (repeatable)");
+  run->add_option("--rule", ro.rule_overrides, "Override a ruleset setting KEY=VALUE (e.g. repetitions=5)")->check(text_value(false));
+  run->add_option("--system", ro.system, "System name stored with the runs (default: hostname)")->check(text_value(true));
+  run->add_option("--tag", ro.tags, "Tag the runs (repeatable)")->check(text_value(false));
   run->add_option("--suite", ro.suite, "Run a suite by name (quick, nightly) or file");
   run->add_option("--db", ro.db, "Database path (default: $ACCELBENCH_DB or results/accelbench.db)");
-  run->add_option("--seed", ro.seed, "Seed for workloads that draw one (0: a fresh random seed)");
+  run->add_option("--seed", ro.seed, "Seed for workloads that draw one (0: a fresh random seed)")->check(unsigned_64());
   run->add_flag("--force", ro.force, "Allow sweeps over 10,000 configs");
   run->add_flag("--quiet", ro.quiet, "No progress on stderr");
   run->add_flag("--json", ro.json, "Machine-readable output");
@@ -412,19 +485,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> f_tags;
   int limit = 50;
   auto* show = app.add_subcommand("show", "Show stored runs, or one run in detail");
-  show->add_option("run_id", show_id, "Run id");
+  show->add_option("run_id", show_id, "Run id")->check(integer_in(1, std::numeric_limits<int64_t>::max()));
   show->add_option("--db", db_path, "Database path");
-  show->add_option("--system", f_system, "Only this system");
+  show->add_option("--system", f_system, "Only this system")->check(text_value(true));
   show->add_option("--workload", f_workload, "Only this workload (prefix*)");
-  show->add_option("--tag", f_tags, "Only runs with this tag");
-  show->add_option("--limit", limit, "Show the last N runs (default 50, 0: all)");
+  show->add_option("--tag", f_tags, "Only runs with this tag")->check(text_value(false));
+  show->add_option("--limit", limit, "Show the last N runs (default 50, 0: all)")->check(integer_in(0, std::numeric_limits<int>::max()));
   show->add_flag("--json", as_json, "Machine-readable output");
 
   auto* exp = app.add_subcommand("export", "Export runs as one JSON document (schemas/results.schema.json)");
   exp->add_option("--db", db_path, "Database path");
-  exp->add_option("--system", f_system, "Only this system");
+  exp->add_option("--system", f_system, "Only this system")->check(text_value(true));
   exp->add_option("--workload", f_workload, "Only this workload (prefix*)");
-  exp->add_option("--tag", f_tags, "Only runs with this tag");
+  exp->add_option("--tag", f_tags, "Only runs with this tag")->check(text_value(false));
   exp->add_option("-o,--output", out_file, "Output file (default: stdout)");
 
   std::string import_src, import_format = "accelbench";
@@ -433,13 +506,13 @@ int main(int argc, char** argv) {
     a->add_flag("--insecure", net_opts.insecure, "Do not verify TLS certificates (prints a warning on every request)");
     a->add_flag("--allow-http", net_opts.allow_http, "Allow plain http:// to a non-loopback host (prints a warning)");
     a->add_option("--token-env", net_opts.token_env, "Environment variable holding the bearer token (default ACCELBENCH_TOKEN)");
-    a->add_option("--connect-timeout", net_opts.connect_timeout_s, "Connect timeout in seconds (default 10)");
-    a->add_option("--timeout", net_opts.timeout_s, "Total timeout per request in seconds (default 60)");
-    a->add_option("--retries", net_opts.retries, "Attempts per request on connection errors, 429 and 5xx (default 5)");
+    a->add_option("--connect-timeout", net_opts.connect_timeout_s, "Connect timeout in seconds (default 10)")->check(number_in(0.001, 86400, false, false));
+    a->add_option("--timeout", net_opts.timeout_s, "Total timeout per request in seconds (default 60)")->check(number_in(0.001, 86400, false, false));
+    a->add_option("--retries", net_opts.retries, "Attempts per request on connection errors, 429 and 5xx (default 5)")->check(integer_in(0, 100));
   };
   auto* imp = app.add_subcommand("import", "Import results from a file or URL (accelbench export, Google Benchmark JSON, MLPerf results folder)");
   imp->add_option("source", import_src, "File or http(s) URL (a folder for --format mlperf)")->required();
-  imp->add_option("--system", net_opts.system, "System name for --format gbench (default: hostname)");
+  imp->add_option("--system", net_opts.system, "System name for --format gbench (default: hostname)")->check(text_value(true));
   add_net_options(imp);
   imp->add_option("--format", import_format, "accelbench (our export format) | gbench (Google Benchmark --benchmark_format=json) | mlperf (an MLCommons Training results folder)");
 
@@ -449,7 +522,7 @@ int main(int argc, char** argv) {
   pub->add_option("--url", pub_url, "Endpoint URL (https; http only to loopback or with --allow-http)")->required();
   pub->add_option("selector", pub_sel, "Which runs (selector as in compare; default: all)");
   pub->add_option("--db", db_path, "Database path");
-  pub->add_option("--batch-size", net_opts.batch_size, "Runs per POST (default 1)");
+  pub->add_option("--batch-size", net_opts.batch_size, "Runs per POST (default 1)")->check(integer_in(1, 100000));
   add_net_options(pub);
 #endif
   imp->add_option("--db", db_path, "Database path");
@@ -495,8 +568,8 @@ int main(int argc, char** argv) {
   cmp->add_option("--candidate", co.candidate, "Selector (as --baseline)")->required();
   cmp->add_option("--format", co.format, "table | markdown | junit | json | bmf");
   cmp->add_option("-o,--output", co.output, "Write to FILE instead of stdout");
-  cmp->add_option("--threshold", co.threshold, "Minimum effect in percent (default: the ruleset's, else 5)");
-  cmp->add_option("--alpha", co.alpha, "Significance level of the Mann-Whitney U test (default 0.01)");
+  cmp->add_option("--threshold", co.threshold, "Minimum effect in percent (default: the ruleset's, else 5)")->check(number_in(0, 1000, false, false));
+  cmp->add_option("--alpha", co.alpha, "Significance level of the Mann-Whitney U test (default 0.01)")->check(number_in(0, 1, true, true));
   cmp->add_flag("--strict", co.strict, "Exit 4 when something is inconclusive and nothing regressed");
   cmp->add_flag("--color", co.color, "Colour verdicts on a terminal");
   cmp->add_option("--db", co.db, "Database path");
@@ -505,13 +578,13 @@ int main(int argc, char** argv) {
   auto* hist = app.add_subcommand("history", "Find step changes in a nightly series (E-divisive means + t-test)");
   hist->add_option("workload", ho.workload, "Workload (prefix*)")->required();
   hist->add_option("--set", ho.sets, "Only configs with KEY=VALUE (repeatable)");
-  hist->add_option("--system", ho.system, "Only this system");
-  hist->add_option("--tag", ho.tags, "Only runs with this tag");
-  hist->add_option("--since", ho.since, "Only runs started on or after this date (YYYY-MM-DD)");
+  hist->add_option("--system", ho.system, "Only this system")->check(text_value(true));
+  hist->add_option("--tag", ho.tags, "Only runs with this tag")->check(text_value(false));
+  hist->add_option("--since", ho.since, "Only runs started on or after this date (YYYY-MM-DD)")->check(date_value());
   hist->add_option("--format", ho.format, "table | json");
-  hist->add_option("--min-segment", ho.min_segment, "Fewest nights on each side of a change (default 5)");
-  hist->add_option("--max-pvalue", ho.max_pvalue, "Significance of a change (Welch t-test, default 0.001)");
-  hist->add_option("--window", ho.window, "Analyse in windows of this many nights (0: whole series)");
+  hist->add_option("--min-segment", ho.min_segment, "Fewest nights on each side of a change (default 5)")->check(integer_in(2, 1000000));
+  hist->add_option("--max-pvalue", ho.max_pvalue, "Significance of a change (Welch t-test, default 0.001)")->check(number_in(0, 1, true, true));
+  hist->add_option("--window", ho.window, "Analyse in windows of this many nights (0: whole series)")->check(integer_in(0, 1000000));
   hist->add_flag("--fail-on-regression", ho.fail_on_regression, "Exit 1 when a change point is a regression");
   hist->add_option("--db", ho.db, "Database path");
 #endif
@@ -525,7 +598,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "accelbench: usage error: " << e.what() << " (see accelbench --help)\n";
+    std::cerr << "accelbench: usage error: " << printable(e.what()) << " (see accelbench --help)\n";
     return exit_usage;
   }
 
@@ -556,10 +629,11 @@ int main(int argc, char** argv) {
     if (*chk) return cli::cmd_check_package(check_dir, check_round, as_json);
 #endif
   } catch (const error& e) {
-    std::cerr << "accelbench: error: " << e.what() << "\n";
+    // One line, whatever a name in the message holds (a newline, an escape sequence).
+    std::cerr << "accelbench: error: " << printable(e.what()) << "\n";
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "accelbench: internal error: " << e.what() << "\n";
+    std::cerr << "accelbench: internal error: " << printable(e.what()) << "\n";
     return exit_internal;
   }
   return exit_usage;

@@ -2,6 +2,7 @@
 // stored), then execute each config and store it in its own transaction.
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <fstream>
@@ -11,10 +12,12 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/table.hpp"
+#include "harness/core/checked_math.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::cli {
 
@@ -25,6 +28,12 @@ std::pair<std::string, std::string> split_assignment(const std::string& arg, con
   if (eq == std::string::npos || eq == 0)
     throw usage_error(fmt::format("{} expects KEY=VALUE, got '{}'", option, arg));
   return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+void require_text(const std::string& value, const std::string& option, bool allow_empty) {
+  if (!allow_empty && value.empty()) throw usage_error(fmt::format("{} must not be empty", option));
+  if (!valid_utf8(value))
+    throw usage_error(fmt::format("{} '{}' is not valid UTF-8 (invalid bytes shown as U+FFFD)", option, printable(value)));
 }
 
 std::string resolve_db_path(const std::string& db) {
@@ -109,6 +118,46 @@ json load_catalogue(const std::string& workload, const std::string& name) {
   return doc;
 }
 
+// More configs than this need --force: a typo in a sweep should not start a week of runs.
+constexpr uint64_t k_configs_without_force = 10'000;
+// The plan holds every config (with its ruleset and settings, a few KiB each) before the first
+// one runs: past a million it would not fit in memory, --force or not.
+constexpr uint64_t k_max_configs = 1'000'000;
+
+// Counts configs with saturating arithmetic: sixteen sweeps of 16 values are 2^64 configs, which
+// wrapped to 0 would pass every limit and then exhaust memory.
+void check_config_count(size_t base, const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
+                        bool force) {
+  uint64_t total = base;
+  for (const auto& [k, vs] : sweeps) total = sat_mul(total, vs.size());
+  const std::string count = total == k_saturated ? "more than 2^64" : fmt::format("{}", total);
+  if (total > k_max_configs)
+    throw input_error(fmt::format("the sweep expands to {} configs, more than the 1,000,000 a plan can hold "
+                                  "(even with --force); split it into several runs",
+                                  count));
+  if (total > k_configs_without_force && !force)
+    throw input_error(fmt::format("the sweep expands to {} configs, more than 10,000; pass --force to run it", count));
+}
+
+// --set of a catalogue parameter (tokens=2048) must have the parameter's type: the value is
+// substituted into the configs, where a bad one would be blamed on the axis it lands in (M).
+void check_catalogue_parameter(const std::string& catalogue, const std::string& name, const json& declared,
+                               const std::string& value) {
+  const char* want = nullptr;
+  if (declared.is_number_integer() || declared.is_number_unsigned()) {
+    int64_t i = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), i);
+    if (ec != std::errc() || end != value.data() + value.size()) want = "an integer";
+  } else if (declared.is_number()) {
+    char* end = nullptr;
+    double d = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !std::isfinite(d)) want = "a number";
+  }
+  if (want)
+    throw input_error(fmt::format("--set {}={}: parameter {} of catalogue {} must be {}", name, printable(value), name,
+                                  catalogue, want));
+}
+
 struct planned {
   const workload* w = nullptr;
   config cfg;
@@ -131,9 +180,10 @@ std::vector<std::pair<std::string, std::map<std::string, std::string>>> expand(
     for (const auto& [k, v] : cat_params.items()) params[k] = value_text(v);
     std::map<std::string, std::string> axis_sets;
     for (const auto& [k, v] : sets) {
-      if (params.count(k))
+      if (params.count(k)) {
+        check_catalogue_parameter(shapes, k, cat_params[k], v);
         params[k] = v;  // --set tokens=2048 changes a catalogue parameter
-      else
+      } else
         axis_sets[k] = v;
     }
     for (const auto& e : cat["configs"]) {
@@ -149,10 +199,7 @@ std::vector<std::pair<std::string, std::map<std::string, std::string>>> expand(
   } else {
     base.push_back({"", sets});
   }
-  size_t total = base.size();
-  for (const auto& [k, vs] : sweeps) total *= vs.size();
-  if (total > 10000 && !force)
-    throw input_error(fmt::format("the sweep expands to {} configs, more than 10,000; pass --force to run it", total));
+  check_config_count(base.size(), sweeps, force);
   auto out = base;
   for (const auto& [k, vs] : sweeps) {
     std::vector<std::pair<std::string, std::map<std::string, std::string>>> next;
@@ -241,6 +288,8 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
     p.label = label;
     std::string why = w->unavailable_reason(p.cfg);
     uint64_t need = w->estimate_host_bytes(p.cfg);
+    if (why.empty() && need == k_saturated)
+      why = "needs more host memory than 64 bits can count (2^64 bytes or more)";
     if (why.empty() && avail > 0 && need > avail * 9 / 10)
       why = fmt::format("needs {:.2f} GiB of host memory, more than the {:.2f} GiB available", need / 1073741824.0,
                         avail / 1073741824.0);
@@ -256,6 +305,7 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
 std::vector<std::pair<std::string, std::vector<std::string>>> parse_sweeps(const std::vector<std::string>& args) {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
   for (const auto& a : args) {
+    require_text(a, "--sweep");
     auto [k, v] = split_assignment(a, "--sweep");
     std::vector<std::string> vals;
     size_t start = 0;
@@ -275,6 +325,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_sweeps(const
 std::map<std::string, std::string> parse_sets(const std::vector<std::string>& args, const std::string& opt) {
   std::map<std::string, std::string> out;
   for (const auto& a : args) {
+    require_text(a, opt);
     auto [k, v] = split_assignment(a, opt);
     out[k] = v;
   }
@@ -295,10 +346,27 @@ fs::path find_suite(const std::string& name) {
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
+// The first Ctrl-C asks for a clean stop: the current run finishes and is stored, the rest are
+// not started. A second one exits at once (a run can take minutes): the database keeps every run
+// stored so far, since each is its own transaction. Only async-signal-safe calls here.
+void on_interrupt(int) {
+  if (g_interrupted) {
+    static const char again[] = "\naccelbench: interrupted again; exiting now\n";
+    (void)!::write(STDERR_FILENO, again, sizeof again - 1);
+    ::_exit(130);
+  }
+  g_interrupted = 1;
+  static const char first[] = "\naccelbench: interrupted; stopping after the current run (Ctrl-C again to exit now)\n";
+  (void)!::write(STDERR_FILENO, first, sizeof first - 1);
+}
+
 } // namespace
 
 int cmd_run(const registry& reg, const run_options& o) {
   std::vector<planned> plan;
+  // Stored with every run: text that is not UTF-8 would make every JSON output of the database fail.
+  require_text(o.system, "--system");
+  for (const auto& t : o.tags) require_text(t, "--tag", false);
   auto overrides = parse_sets(o.rule_overrides, "--rule");
   std::string suite_name;
   if (!o.suite.empty()) {
@@ -344,7 +412,10 @@ int cmd_run(const registry& reg, const run_options& o) {
   if (!suite_name.empty()) tags.push_back("suite:" + suite_name);
 
   bool tty = isatty(STDERR_FILENO);
-  auto prev = std::signal(SIGINT, [](int) { g_interrupted = 1; });
+  struct sigaction on_int {}, prev {};
+  on_int.sa_handler = on_interrupt;
+  sigemptyset(&on_int.sa_mask);
+  sigaction(SIGINT, &on_int, &prev);
   table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
   std::vector<run> done;
   int worst = exit_ok;
@@ -354,7 +425,7 @@ int cmd_run(const registry& reg, const run_options& o) {
       break;
     }
     auto& p = plan[i];
-    std::string what = fmt::format("[{}/{}] {} {}", i + 1, plan.size(), p.cfg.workload, short_config(p.cfg));
+    std::string what = printable(fmt::format("[{}/{}] {} {}", i + 1, plan.size(), p.cfg.workload, short_config(p.cfg)));
     if (!o.quiet) {
       if (tty)
         std::cerr << "\r\033[K" << what << " ..." << std::flush;
@@ -405,12 +476,13 @@ int cmd_run(const registry& reg, const run_options& o) {
            m ? fmt::format("{} {}", format_value(m->value), m->unit) : (r.status_reason.empty() ? "" : r.status_reason.substr(0, 60)),
            ci});
     if (!r.valid && !o.quiet)
-      for (const auto& why : r.invalid_reasons) std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " INVALID: " << why << "\n";
+      for (const auto& why : r.invalid_reasons)
+        std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " INVALID: " << printable(why) << "\n";
     if (r.status == run_status::skipped && !o.quiet)
-      std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " skipped: " << r.status_reason << "\n";
+      std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " skipped: " << printable(r.status_reason) << "\n";
     done.push_back(std::move(r));
   }
-  std::signal(SIGINT, prev);
+  sigaction(SIGINT, &prev, nullptr);
   if (tty && !o.quiet) std::cerr << "\r\033[K" << std::flush;
   if (o.json) {
     json arr = json::array();
@@ -418,7 +490,7 @@ int cmd_run(const registry& reg, const run_options& o) {
     std::cout << json{{"database", db.path().string()}, {"runs", arr}}.dump(2) << "\n";
   } else {
     t.print(std::cout);
-    std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), db.path().string());
+    std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db.path().string()));
   }
   if (g_interrupted) return 130;
   return worst;

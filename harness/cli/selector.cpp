@@ -1,6 +1,7 @@
 #include "harness/cli/selector.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,13 +15,59 @@ namespace accelbench::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+int digits(const std::string& v, size_t at, size_t n) {
+  int x = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    if (i >= v.size() || !std::isdigit(static_cast<unsigned char>(v[i]))) return -1;
+    x = x * 10 + (v[i] - '0');
+  }
+  return x;
+}
+
+// YYYY-MM-DD with a real month and day, optionally followed by THH:MM[:SS[.fff]][Z] as stored.
+bool is_date(const std::string& v) {
+  const int y = digits(v, 0, 4), m = digits(v, 5, 2), d = digits(v, 8, 2);
+  if (y < 0 || m < 1 || m > 12 || d < 1 || v.size() < 10 || v[4] != '-' || v[7] != '-') return false;
+  static const int days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d > days[m - 1] || (m == 2 && d == 29 && !leap)) return false;
+  if (v.size() == 10) return true;
+  const int hh = digits(v, 11, 2), mm = digits(v, 14, 2);
+  if (v[10] != 'T' || hh < 0 || hh > 23 || mm < 0 || mm > 59 || v.size() < 16 || v[13] != ':') return false;
+  size_t i = 16;
+  if (i < v.size() && v[i] == ':') {
+    const int ss = digits(v, 17, 2);
+    if (ss < 0 || ss > 60) return false;
+    i = 19;
+    if (i < v.size() && v[i] == '.') {
+      ++i;
+      if (digits(v, i, 1) < 0) return false;
+      while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+    }
+  }
+  if (i < v.size() && v[i] == 'Z') ++i;
+  return i == v.size();
+}
+
+} // namespace
+
+void require_date(const std::string& value, const std::string& what) {
+  // Compared as text with the stored start times: a word would silently select nothing or all.
+  if (!is_date(value))
+    throw input_error(fmt::format("{} '{}' is not a date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SS)", what, value));
+}
+
 store::run_filter parse_selector(const std::string& sel) {
   store::run_filter f;
   if (sel.empty()) throw input_error("empty selector (give a system name or key=value filters)");
   std::stringstream ss(sel);
   std::string part;
+  bool any = false;
   while (std::getline(ss, part, '&')) {
     if (part.empty()) continue;
+    any = true;
     auto eq = part.find('=');
     if (eq == std::string::npos) {
       f.systems.push_back(part);
@@ -38,8 +85,10 @@ store::run_filter parse_selector(const std::string& sel) {
       f.workloads.push_back(v);
     else if (k == "source")
       f.source = v;
-    else if (k == "since")
+    else if (k == "since") {
+      require_date(v, fmt::format("selector '{}': since", sel));
       f.since = v;
+    }
     else if (k == "run") {
       std::stringstream ids(v);
       std::string id;
@@ -57,6 +106,8 @@ store::run_filter parse_selector(const std::string& sel) {
       throw input_error(fmt::format(
           "selector '{}': unknown filter '{}' (use system=, accelerator=, tag=, workload=, run=, source=, since=)", sel, k));
   }
+  // Only '&'s: no filter at all, which would select every run.
+  if (!any) throw input_error(fmt::format("selector '{}' has no filter (give a system name or key=value filters)", sel));
   return f;
 }
 

@@ -29,6 +29,10 @@ struct selection {
 // accelerators and tags that exist).
 selection select_runs(store::store& db, const std::string& sel, bool with_samples = true);
 
+// Throws input_error naming `what` when `value` is not YYYY-MM-DD (optionally THH:MM[:SS]): the
+// form since= and --since compare with stored start times.
+void require_date(const std::string& value, const std::string& what);
+
 // Parses the filter part only (no file, no database); exposed for tests.
 store::run_filter parse_selector(const std::string& sel);
 

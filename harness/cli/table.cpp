@@ -1,5 +1,7 @@
 #include "harness/cli/table.hpp"
 
+#include "harness/core/text_input.hpp"
+
 namespace accelbench::cli {
 
 size_t display_width(const std::string& s) {
@@ -9,9 +11,18 @@ size_t display_width(const std::string& s) {
 }
 
 void table::print(std::ostream& os) const {
+  // Cells hold names from the database and from other people's files: a newline, an escape
+  // sequence or a bidi override in one must show as text, not move the cursor or reorder the row.
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(m_rows.size());
+  for (const auto& r : m_rows) {
+    std::vector<std::string> safe;
+    for (const auto& cell : r) safe.push_back(printable(cell));
+    rows.push_back(std::move(safe));
+  }
   std::vector<size_t> width(m_header.size(), 0);
   for (size_t i = 0; i < m_header.size(); ++i) width[i] = display_width(m_header[i]);
-  for (const auto& r : m_rows)
+  for (const auto& r : rows)
     for (size_t i = 0; i < r.size() && i < width.size(); ++i)
       width[i] = std::max(width[i], display_width(r[i]));
   auto line = [&](const std::vector<std::string>& r) {
@@ -28,7 +39,7 @@ void table::print(std::ostream& os) const {
   std::vector<std::string> rule;
   for (size_t w : width) rule.push_back(std::string(w, '-'));
   line(rule);
-  for (const auto& r : m_rows) line(r);
+  for (const auto& r : rows) line(r);
 }
 
 } // namespace accelbench::cli
