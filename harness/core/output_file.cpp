@@ -75,7 +75,10 @@ struct staged {
 // Writes `text` to a fresh temporary file beside `target`; returns 0 or the errno of the failure
 // (the temporary file removed).
 int stage(staged& s, std::string_view text) {
-  std::string name = (folder_of(s.target) / ("." + s.target.filename().string() + ".tmp-XXXXXX")).string();
+  std::string leaf = ".";  // hidden, beside the target: same file system, so rename is atomic
+  leaf += s.target.filename().string();
+  leaf += ".tmp-XXXXXX";
+  std::string name = (folder_of(s.target) / leaf).string();
   int fd = ::mkstemp(name.data());
   if (fd < 0) return errno;
   int err = ::fchmod(fd, mode_for(s.target)) == 0 ? 0 : errno;
