@@ -18,6 +18,7 @@
 #include "harness/core/output_file.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/core/text_input.hpp"
 #include "reporters/json/json_export.hpp"
 
 namespace accelbench::cli {
@@ -166,7 +167,7 @@ int cmd_history(const history_cli_options& o) {
            fmt::format("{} {}", format_value(s.values.back()), s.unit), text.empty() ? "none" : text});
   }
   if (o.format == "json")
-    std::cout << json{{"schema_version", 1}, {"workload", o.workload}, {"series", out}}.dump(2) << "\n";
+    std::cout << dump_json(json{{"schema_version", 1}, {"workload", o.workload}, {"series", out}}, 2) << "\n";
   else
     t.print(std::cout);
   return o.fail_on_regression && regression ? exit_failed : exit_ok;

@@ -117,9 +117,9 @@ int cmd_env(bool as_json, bool reprobe) {
   for (const auto& b : cli::backend_statuses())
     backends.push_back({{"name", b.name}, {"available", b.available}, {"detail", b.detail}, {"devices", b.devices}});
   if (as_json) {
-    std::cout << json{{"environment", env}, {"backends", backends}, {"peak", peak.to_json()},
-                      {"fingerprint", environment_fingerprint(env)}}
-                     .dump(2)
+    std::cout << dump_json(json{{"environment", env}, {"backends", backends}, {"peak", peak.to_json()},
+                                {"fingerprint", environment_fingerprint(env)}},
+                           2)
               << "\n";
     return exit_ok;
   }
@@ -162,7 +162,7 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
       t.add({s.name, s.family, fmt::format("{}", fmt::join(s.backends, ",")), s.default_ruleset, params});
     }
     if (as_json)
-      std::cout << out.dump(2) << "\n";
+      std::cout << dump_json(out, 2) << "\n";
     else
       t.print(std::cout);
     return exit_ok;
@@ -176,7 +176,7 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
       t.add({r.id, r.version, fmt::format("{}", fmt::join(r.applies_to, ",")), r.description.substr(0, 80)});
     }
     if (as_json)
-      std::cout << out.dump(2) << "\n";
+      std::cout << dump_json(out, 2) << "\n";
     else
       t.print(std::cout);
     return exit_ok;
@@ -196,15 +196,19 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
       if (f.extension() != ".json") continue;
-      std::ifstream in(f);
-      json d = json::parse(in, nullptr, false);
-      if (d.is_discarded()) continue;
+      json d;
+      try {
+        d = read_json_file(f, "file");
+      } catch (const input_error&) {
+        continue;  // listed files are ours; one that does not read is left out, not fatal
+      }
+      if (!d.is_object()) continue;
       std::string desc = d.value("description", d.value("source", ""));
       out.push_back({{"name", f.stem().string()}, {"workload", d.value("workload", "")}, {"description", desc}, {"path", f.string()}});
       t.add({f.stem().string(), d.value("workload", "(several)"), desc.substr(0, 90)});
     }
     if (as_json)
-      std::cout << out.dump(2) << "\n";
+      std::cout << dump_json(out, 2) << "\n";
     else
       t.print(std::cout);
     return exit_ok;
@@ -261,7 +265,7 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
     auto r = db.get_run(id);
     if (!r) throw input_error(fmt::format("no run with id {} in {} (it holds {} runs)", id, db.path().string(), db.count_runs()));
     if (as_json)
-      std::cout << to_json(*r).dump(2) << "\n";
+      std::cout << dump_json(to_json(*r), 2) << "\n";
     else
       print_run_detail(reg, *r);
     return exit_ok;
@@ -273,7 +277,7 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
   if (as_json) {
     json arr = json::array();
     for (const auto& r : runs) arr.push_back(to_json(r));
-    std::cout << arr.dump(2) << "\n";
+    std::cout << dump_json(arr, 2) << "\n";
     return exit_ok;
   }
   table t({"id", "started", "system", "workload", "config", "status", "validity", "result"});
@@ -374,11 +378,7 @@ int cmd_import(const std::string& db_path, const std::string& source, const std:
     throw usage_error("this build cannot fetch URLs (libcurl support not built)");
 #endif
   } else {
-    std::ifstream in(source);
-    if (!in) throw input_error(fmt::format("cannot read '{}'", source));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+    text = read_input_file(source, "input");
   }
   json systems = json::array();
   std::vector<run> runs;
@@ -386,15 +386,22 @@ int cmd_import(const std::string& db_path, const std::string& source, const std:
 #ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
     std::string system = n.system;
     if (system.empty()) system = capture_environment().value("hostname", "localhost");
-    runs = reporters::runs_from_gbench_json(text, origin, system);
+    size_t repaired = 0;
+    runs = reporters::runs_from_gbench_json(text, origin, system, &repaired);
+    if (repaired > 0)
+      std::cerr << fmt::format("accelbench: warning: {}: {} byte(s) that are not UTF-8 replaced with U+FFFD\n",
+                               printable(origin), repaired);
 #else
     throw usage_error("this build cannot import Google Benchmark JSON");
 #endif
   } else {
     runs = reporters::read_results_document(text, origin, &systems);
   }
+  std::vector<store::system_record> records;
+  for (const auto& s : systems) records.push_back(store::system_from_json(s));
+  // Only now, with everything read and checked, is the database opened (and perhaps created).
   auto db = store::store::open(cli::resolve_db_path(db_path), store::access::read_write);
-  for (const auto& s : systems) db.upsert_system(store::system_from_json(s));
+  for (const auto& rec : records) db.upsert_system(rec);
   for (auto& r : runs) r.id = 0;
   size_t inserted = db.insert_runs(runs);
   std::cout << fmt::format("imported {} run(s) from {} ({} already present)\n", inserted, origin, runs.size() - inserted);

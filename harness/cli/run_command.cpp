@@ -67,21 +67,11 @@ const metric* headline_metric(const registry& reg, const run& r) {
 
 namespace {
 
-json read_json_file(const fs::path& p, const std::string& what) {
-  std::ifstream in(p);
-  if (!in) throw input_error(fmt::format("cannot read {} '{}'", what, p.string()));
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw input_error(fmt::format("{} '{}' is not valid JSON: {}", what, p.string(), e.what()));
-  }
-}
-
+// Numbers keep their written form: 2^64-1 converted to int64_t first would wrap to -1.
 std::string value_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
-  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-  return v.dump();
+  return dump_json(v);
 }
 
 // A shape catalogue: workloads/<w>/catalogues/<name>.json (or a file path).
@@ -487,7 +477,7 @@ int cmd_run(const registry& reg, const run_options& o) {
   if (o.json) {
     json arr = json::array();
     for (const auto& r : done) arr.push_back(to_json(r));
-    std::cout << json{{"database", db.path().string()}, {"runs", arr}}.dump(2) << "\n";
+    std::cout << dump_json(json{{"database", db.path().string()}, {"runs", arr}}, 2) << "\n";
   } else {
     t.print(std::cout);
     std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db.path().string()));

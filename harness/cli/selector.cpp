@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
 #include "reporters/json/json_export.hpp"
 
 namespace accelbench::cli {
@@ -137,12 +138,11 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
   selection out;
   out.label = sel;
   std::error_code ec;
-  if (sel.ends_with(".json") && fs::is_regular_file(sel, ec)) {
-    std::ifstream in(sel);
-    std::stringstream ss;
-    ss << in.rdbuf();
+  // Anything named *.json that exists is meant as a file (a folder gets "is a directory", not a
+  // selector that matches nothing).
+  if (sel.ends_with(".json") && fs::exists(sel, ec)) {
     json systems;
-    out.runs = reporters::read_results_document(ss.str(), sel, &systems);
+    out.runs = reporters::read_results_document(read_input_file(sel, "results file"), sel, &systems);
     for (const auto& s : systems) {
       auto rec = store::system_from_json(s);
       out.systems[rec.name] = rec;

@@ -90,17 +90,7 @@ ruleset from_doc(json doc, const fs::path& path) {
   return r;
 }
 
-ruleset load_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw input_error(fmt::format("cannot read ruleset file '{}'", p.string()));
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw input_error(fmt::format("ruleset file '{}' is not valid JSON: {}", p.string(), e.what()));
-  }
-  return from_doc(std::move(doc), p);
-}
+ruleset load_file(const fs::path& p) { return from_doc(read_json_file(p, "ruleset file"), p); }
 
 std::vector<fs::path> ruleset_files() {
   std::vector<fs::path> out;

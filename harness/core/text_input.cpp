@@ -44,7 +44,10 @@ json parse_json_input(std::string_view text, const std::string& what, std::size_
     throw input_error(fmt::format("{}: not valid JSON ({})", what, e.what()));
   } catch (const json::out_of_range& e) {
     // A literal beyond a double (1e400): the parser refuses it with out_of_range, not parse_error.
-    throw input_error(fmt::format("{}: number out of range ({})", what, e.what()));
+    std::string why = e.what();  // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
+    if (auto end = why.find("] "); why.rfind("[json.exception", 0) == 0 && end != std::string::npos)
+      why.erase(0, end + 2);
+    throw input_error(fmt::format("{}: number out of range ({})", what, why));
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/ruleset.hpp"
+#include "harness/core/text_input.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::report {
@@ -20,18 +21,6 @@ namespace {
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-json read_json_file(const fs::path& file, const std::string& what) {
-  std::ifstream in(file);
-  if (!in) throw input_error(fmt::format("cannot read {} '{}'", what, file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw input_error(fmt::format("{} '{}': not valid JSON (byte {})", what, file.string(), e.byte));
-  }
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
 // End-to-end tests of the accelbench executable on a temporary database.
 #include <catch2/catch.hpp>
 
+#include <sqlite3.h>
+
 #include "harness/core/json_schema.hpp"
+#include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
+#include "reporters/json/json_export.hpp"
 #include "tests/cli/cli_helpers.hpp"
 
 #include <algorithm>
@@ -175,4 +179,120 @@ TEST_CASE("an INVALID run exits 1 and is stored", "[cli]") {
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("INVALID"));
   CHECK(runs_in(t.db()) == 1);
+}
+
+namespace {
+
+// A results document of two runs of one config (tags a and b) on system `box`.
+json two_run_doc() {
+  std::vector<run> runs;
+  for (const char* tag : {"a", "b"}) {
+    run r;
+    r.uuid = new_uuid();
+    r.cfg.workload = "gemm";
+    r.cfg.backend = "cpu";
+    r.cfg.values = {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "fp32"}};
+    r.system = "box";
+    r.ruleset = "kernel-v1";
+    r.source = "imported";
+    r.tags = {tag};
+    r.started_at = std::string(tag) == "a" ? "2026-01-01T00:00:00.000Z" : "2026-01-02T00:00:00.000Z";
+    for (int i = 0; i < 5; ++i) r.samples.push_back({i, 1e-3 * (1 + 0.01 * i), 10, json::object()});
+    r.add_metric("time", 1e-3, "s", direction::lower_is_better);
+    runs.push_back(r);
+  }
+  return reporters::results_document(runs, json::array(), json::array());
+}
+
+void write_text(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+} // namespace
+
+TEST_CASE("JSON inputs: hostile files are exit 2 and create no database", "[cli][json]") {
+  test_cli::temp_dir t;
+  const auto deep = t.path / "deep.json";
+  write_text(deep, std::string(100000, '[') + std::string(100000, ']'));
+  const std::string fresh = (t.path / "fresh.db").string();
+  struct bad {
+    std::string args, expect;
+  };
+  json doc = two_run_doc();
+  auto variant = [&](const std::string& name, const std::string& text) {
+    write_text(t.path / name, text);
+    return (t.path / name).string();
+  };
+  json wrong_mllogs = doc;
+  wrong_mllogs["runs"][0]["extra"]["mllogs"] = "not a list";
+  std::string huge_iterations = dump_json(doc);
+  huge_iterations.replace(huge_iterations.find("\"iterations\":10"), 15, "\"iterations\":1e19");
+  std::string inf_sample = dump_json(doc);
+  inf_sample.replace(inf_sample.find("\"value\":0.001"), 13, "\"value\":1e400");
+  for (const auto& c : std::vector<bad>{
+           {"import " + deep.string(), "nesting too deep"},
+           {"import " + deep.string() + " --format gbench", "nesting too deep"},
+           {"import " + t.path.string(), "is a directory"},
+           {"import " + variant("mllogs.json", dump_json(wrong_mllogs)), "/runs/0/extra/mllogs"},
+           {"import " + variant("iter.json", huge_iterations), "outside the 64-bit integer range"},
+           {"import " + variant("inf.json", inf_sample), "out of range"},
+           {"import " + variant("latin1.json", "{\"schema_version\": 1, \"x\": \"caf\xE9\"}"), "not valid UTF-8"},
+       }) {
+    INFO(c.args);
+    auto r = ab(c.args + " --db " + fresh);
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.expect));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(fresh));  // nothing created for a failed import
+  }
+  // A selector that is an exported file is read with the same bounds.
+  write_text(t.path / "good.json", dump_json(doc));
+  REQUIRE(ab("import " + (t.path / "good.json").string() + " --db " + t.db()).rc == 0);
+  for (const std::string& cmd : {std::string("compare"), std::string("report")}) {
+    auto r = ab(cmd + " --baseline " + deep.string() + " --candidate tag=b --db " + t.db());
+    INFO(cmd << ": " << r.err);
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains("nesting too deep"));
+  }
+}
+
+TEST_CASE("JSON outputs: stored text that is not UTF-8 never breaks a writer", "[cli][json]") {
+  test_cli::temp_dir t;
+  write_text(t.path / "good.json", dump_json(two_run_doc()));
+  REQUIRE(ab("import " + (t.path / "good.json").string() + " --db " + t.db()).rc == 0);
+  {
+    // As an older version (or another tool) could have stored it: latin-1 and stray bytes.
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(t.db().c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "UPDATE runs SET status_reason = 'caf' || CAST(X'E9' AS TEXT), "
+                         "harness_revision = CAST(X'FF' AS TEXT) || 'rev', "
+                         "config_key = config_key || CAST(X'C0' AS TEXT)",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const std::string db = " --db " + t.db();
+  const std::string junit = (t.path / "c.xml").string(), rjson = (t.path / "r.json").string();
+  for (const std::string& args :
+       {"export" + db, "show --json" + db, "show 1 --json" + db,
+        "compare --baseline tag=a --candidate tag=b --format json" + db,
+        "compare --baseline tag=a --candidate tag=b --format junit -o " + junit + db,
+        "history gemm --format json" + db,
+        "report --baseline tag=a --candidate tag=b --quiet --json " + rjson + db}) {
+    INFO(args);
+    auto r = ab(args);
+    INFO(r.err);
+    CHECK((r.rc == 0 || r.rc == 1));
+    CHECK(valid_utf8(r.out));
+    if (!r.out.empty() && args.find("--format junit") == std::string::npos && args.find("report") != 0)
+      CHECK_NOTHROW(json::parse(r.out));
+  }
+  CHECK(valid_utf8(test_cli::slurp(junit)));
+  CHECK(test_cli::slurp(junit).find("<?xml") == 0);
+  CHECK_NOTHROW(json::parse(test_cli::slurp(rjson)));
+  auto x = ab("export" + db);
+  CHECK_THAT(x.out, Catch::Contains("caf\xEF\xBF\xBD"));
+  // And the export, repaired, imports again.
+  write_text(t.path / "again.json", x.out);
+  CHECK(ab("import " + (t.path / "again.json").string() + " --db " + (t.path / "b.db").string()).rc == 0);
 }

@@ -8,6 +8,7 @@
 
 #include "harness/compare/format.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/text_input.hpp"
 
 using namespace accelbench;
 using namespace accelbench::compare;
@@ -187,4 +188,11 @@ TEST_CASE("format: helpers", "[compare][format]") {
   CHECK(format_value(12345, "s") == "12345 s");
   CHECK(format_value(512, "ns") == "512.0 ns");
   CHECK(format_value(412.5, "TFLOP/s") == "412.5 TFLOP/s");
+}
+
+TEST_CASE("format: JUnit stays valid XML for stored text that is not UTF-8", "[compare][format]") {
+  // Latin-1, a stray continuation byte and U+FFFF (UTF-8, but not an XML character).
+  const std::string out = xml_escape("caf\xE9 \x80 \xEF\xBF\xBF <ok>");
+  CHECK(out == "caf\xEF\xBF\xBD \xEF\xBF\xBD \xEF\xBF\xBD &lt;ok&gt;");
+  CHECK(valid_utf8(out));
 }
