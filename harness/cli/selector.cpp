@@ -69,17 +69,18 @@ store::run_filter parse_selector(const std::string& sel) {
   while (std::getline(ss, part, '&')) {
     if (part.empty()) continue;
     any = true;
-    auto eq = part.find('=');
+    // accelerator~TEXT: the one filter written with '~' (a substring match on request).
+    auto eq = part.rfind("accelerator~", 0) == 0 ? part.find('~') : part.find('=');
     if (eq == std::string::npos) {
       f.systems.push_back(part);
       continue;
     }
-    std::string k = part.substr(0, eq), v = part.substr(eq + 1);
+    std::string k = part.substr(0, eq + (part[eq] == '~')), v = part.substr(eq + 1);
     if (v.empty()) throw input_error(fmt::format("selector '{}': {} has no value", sel, k));
     if (k == "system")
       f.systems.push_back(v);
-    else if (k == "accelerator")
-      f.accelerators.push_back(v);
+    else if (k == "accelerator" || k == "accelerator~")
+      f.accelerators.push_back(v);  // the store filters by substring; select_runs then by token
     else if (k == "tag")
       f.tags.push_back(v);
     else if (k == "workload")
@@ -105,7 +106,7 @@ store::run_filter parse_selector(const std::string& sel) {
       }
     } else
       throw input_error(fmt::format(
-          "selector '{}': unknown filter '{}' (use system=, accelerator=, tag=, workload=, run=, source=, since=)", sel, k));
+          "selector '{}': unknown filter '{}' (use system=, accelerator=, accelerator~, tag=, workload=, run=, source=, since=)", sel, k));
   }
   // Only '&'s: no filter at all, which would select every run.
   if (!any) throw input_error(fmt::format("selector '{}' has no filter (give a system name or key=value filters)", sel));
@@ -113,6 +114,45 @@ store::run_filter parse_selector(const std::string& sel) {
 }
 
 namespace {
+
+std::vector<std::string> name_tokens(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c)) {
+      cur += static_cast<char>(std::tolower(c));
+    } else if (!cur.empty()) {
+      out.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// The accelerator terms of a selector with their kind (true: accelerator~, a substring).
+std::vector<std::pair<std::string, bool>> accelerator_terms(const std::string& sel) {
+  std::vector<std::pair<std::string, bool>> out;
+  std::stringstream ss(sel);
+  std::string part;
+  while (std::getline(ss, part, '&')) {
+    if (part.rfind("accelerator=", 0) == 0) out.emplace_back(part.substr(12), false);
+    if (part.rfind("accelerator~", 0) == 0) out.emplace_back(part.substr(12), true);
+  }
+  return out;
+}
+
+// The accelerator models the store's filter looked at: the system's and the run environment's.
+std::vector<std::string> accelerator_models_of(const run& r, const std::map<std::string, store::system_record>& systems) {
+  std::vector<std::string> out;
+  if (auto it = systems.find(r.system); it != systems.end() && !it->second.accelerator_model.empty())
+    out.push_back(it->second.accelerator_model);
+  if (r.environment.is_object() && r.environment.contains("accelerator") && r.environment["accelerator"].is_object() &&
+      r.environment["accelerator"].contains("model") && r.environment["accelerator"]["model"].is_string())
+    out.push_back(r.environment["accelerator"]["model"].get<std::string>());
+  return out;
+}
 
 std::string existing(store::store& db) {
   std::vector<std::string> sys, acc, tags = db.tags();
@@ -133,6 +173,19 @@ std::string existing(store::store& db) {
 }
 
 } // namespace
+
+bool accelerator_matches(const std::string& model, const std::string& text, bool substring) {
+  const auto m = name_tokens(model), t = name_tokens(text);
+  if (substring || t.empty()) {
+    std::string lm = model, lt = text;
+    for (auto* x : {&lm, &lt})
+      for (auto& c : *x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lm.find(lt) != std::string::npos;
+  }
+  for (size_t i = 0; i + t.size() <= m.size(); ++i)
+    if (std::equal(t.begin(), t.end(), m.begin() + static_cast<std::ptrdiff_t>(i))) return true;
+  return false;
+}
 
 selection select_runs(store::store& db, const std::string& sel, bool with_samples) {
   selection out;
@@ -163,8 +216,6 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
   auto f = parse_selector(sel);
   f.with_samples = with_samples;
   out.runs = db.query(f);
-  if (out.runs.empty())
-    throw input_error(fmt::format("selector '{}' matches no runs in {} ({})", sel, db.path().string(), existing(db)));
   for (const auto& r : out.runs)
     if (!out.systems.count(r.system)) {
       if (auto s = db.get_system(r.system))
@@ -172,6 +223,20 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
       else
         out.systems[r.system] = store::system_record{r.system};
     }
+  // The store matched accelerators by substring; accelerator=B200 means B200, not GB200.
+  if (const auto terms = accelerator_terms(sel); !terms.empty())
+    std::erase_if(out.runs, [&](const run& r) {
+      const auto models = accelerator_models_of(r, out.systems);
+      return std::none_of(terms.begin(), terms.end(), [&](const auto& t) {
+        return std::any_of(models.begin(), models.end(),
+                           [&](const std::string& m) { return accelerator_matches(m, t.first, t.second); });
+      });
+    });
+  if (out.runs.empty())
+    throw input_error(fmt::format("selector '{}' matches no runs in {} ({})", sel, db.path().string(), existing(db)));
+  std::erase_if(out.systems, [&](const auto& kv) {
+    return std::none_of(out.runs.begin(), out.runs.end(), [&](const run& r) { return r.system == kv.first; });
+  });
   return out;
 }
 

@@ -2,7 +2,9 @@
 // Selectors (SEL) shared by report, compare, publish: which runs a side of a comparison holds.
 //   NAME                       a system name
 //   system=NAME                the same, explicitly
-//   accelerator=TEXT           systems whose accelerator model contains TEXT (case-insensitive)
+//   accelerator=TEXT           systems whose accelerator model has TEXT among its name tokens
+//                              (case-insensitive; B200 matches "NVIDIA B200-SXM-180GB", not GB200)
+//   accelerator~TEXT           systems whose accelerator model contains TEXT (substring)
 //   tag=TAG                    runs with the tag
 //   workload=NAME | NAME*      runs of a workload (prefix with *)
 //   run=ID,ID,...              run ids
@@ -35,5 +37,10 @@ void require_date(const std::string& value, const std::string& what);
 
 // Parses the filter part only (no file, no database); exposed for tests.
 store::run_filter parse_selector(const std::string& sel);
+
+// Whether an accelerator model matches accelerator=TEXT (`substring` false: TEXT's name tokens,
+// split at anything not a letter or digit, appear consecutively among the model's) or
+// accelerator~TEXT (`substring` true). Case-insensitive. Exposed for tests.
+bool accelerator_matches(const std::string& model, const std::string& text, bool substring);
 
 } // namespace accelbench::cli

@@ -9,13 +9,18 @@
 
 #include <fmt/format.h>
 
+#include "harness/compare/mann_whitney.hpp"
 #include "harness/core/build_info.hpp"
 #include "harness/core/environment.hpp"
+#include "harness/core/model_flops.hpp"
 #include "harness/core/peak.hpp"
+#include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/core/text_input.hpp"
 #include "reporters/report/report_internal.hpp"
 
 #ifdef ACCELBENCH_REPORT_HAVE_MLPERF
+#include "workloads/mlperf/power.hpp"
 #include "workloads/mlperf/score.hpp"
 #endif
 
@@ -63,6 +68,7 @@ int64_t json_int_at(const json& j, const char* a, const char* b) {
 struct system_facts {
   std::string accelerator_model;
   int64_t accelerators = 1;
+  int64_t per_node = 1;  // accelerators per node (the "most likely reading" of a per-GPU figure)
 };
 
 system_facts facts_of(const run& r, const side& s) {
@@ -71,6 +77,7 @@ system_facts facts_of(const run& r, const side& s) {
   if (it != s.systems.end() && !it->second.accelerator_model.empty()) {
     f.accelerator_model = it->second.accelerator_model;
     f.accelerators = std::max<int64_t>(1, it->second.total_accelerators());
+    f.per_node = std::max<int64_t>(1, it->second.accelerators_per_node);
     return f;
   }
   f.accelerator_model = json_string_at(r.environment, "accelerator", "model");
@@ -81,6 +88,8 @@ system_facts facts_of(const run& r, const side& s) {
     } catch (...) {
     }
   }
+  f.per_node = json_int_at(r.environment, "accelerator", "per_node") > 0 ? json_int_at(r.environment, "accelerator", "per_node")
+                                                                        : f.accelerators;
   if (f.accelerator_model.empty()) {
     std::string cpu = json_string_at(r.environment, "cpu", "model");
     if (!cpu.empty()) f.accelerator_model = "CPU: " + cpu;
@@ -290,7 +299,182 @@ void add_eval_curves(side_score& s, const std::vector<const run*>& runs) {
   }
 }
 
-scored_side score_group(const group& g, const options& opt, const device_catalogue& devices,
+// ---------------------------------------------------------------------------------------------
+// Physical plausibility: the utilisation of the device's peak a figure implies.
+
+// What the figures' sources say they assumed (extra.assumed: a string or a list of strings).
+std::vector<std::string> assumed_of(const std::vector<const run*>& runs) {
+  std::vector<std::string> out;
+  auto add = [&](const json& x) {
+    if (x.is_string() && std::find(out.begin(), out.end(), x.get<std::string>()) == out.end())
+      out.push_back(x.get<std::string>());
+  };
+  for (const run* r : runs) {
+    if (!r->extra.is_object() || !r->extra.contains("assumed")) continue;
+    const json& a = r->extra["assumed"];
+    if (a.is_array())
+      for (const auto& x : a) add(x);
+    else
+      add(a);
+  }
+  return out;
+}
+
+int64_t positive_config_int(const run& r, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (auto it = r.cfg.values.find(k); it != r.cfg.values.end()) {
+      try {
+        size_t pos = 0;
+        const long long v = std::stoll(it->second, &pos);
+        if (pos == it->second.size() && v > 0) return v;
+      } catch (...) {
+      }
+    }
+  return 0;
+}
+
+struct token_flops {
+  double value = 0;
+  std::string formula;
+  bool lower_bound = false;
+  std::string missing;  // why unknown
+};
+
+// Model FLOPs per token of a training figure: the count the run reports (accelbench's own
+// train.llama), else the formula over the model's dimensions (the figure's extra.model, or the
+// models catalogue entry named by its config).
+token_flops token_flops_of(const std::vector<const run*>& runs, const json& models) {
+  token_flops f;
+  std::vector<double> reported;
+  for (const run* r : runs)
+    if (const metric* m = r->find_metric("model_flops_per_token"); m && m->value > 0) reported.push_back(m->value);
+  if (!reported.empty()) {
+    f.value = median_of(reported);
+    f.formula = "reported by the run (accelbench train.llama: 6N + 12 L H Q T, PaLM appendix B)";
+    return f;
+  }
+  const run& r = *runs.front();
+  const auto it = r.cfg.values.find("model");
+  const std::string model = it == r.cfg.values.end() ? std::string() : it->second;
+  json dims;
+  if (r.extra.is_object() && r.extra.contains("model") && r.extra["model"].is_object())
+    dims = r.extra["model"];
+  else if (models.is_object() && models.contains(model) && models[model].is_object())
+    dims = models[model];
+  auto num = [&](const char* k) -> int64_t {
+    return dims.is_object() && dims.contains(k) && dims[k].is_number_integer() ? dims[k].get<int64_t>() : 0;
+  };
+  const int64_t dim = num("dim"), layers = num("n_layers"), heads = num("n_heads"), kv_heads = num("n_kv_heads"),
+                ffn = num("ffn_dim"), vocab = num("vocab_size");
+  if (dim <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || ffn <= 0 || vocab <= 0 || dim % heads != 0) {
+    f.missing = model.empty() ? "the figure names no model"
+                              : fmt::format("no dimensions for model '{}' (extra.model, or workloads/training/models.json)", model);
+    return f;
+  }
+  const int64_t head_dim = dim / heads;
+  // The blocks plus the untied LM head and its norm, as the training workload counts them.
+  const double n = double(layers) * double(decoder_block_params(dim, kv_heads * head_dim, ffn)) +
+                   double(vocab) * double(dim) + double(dim);
+  const int64_t seq = positive_config_int(r, {"seq_len", "seq"});
+  f.value = training_flops_per_token(n, layers, heads, head_dim, seq);
+  f.lower_bound = seq <= 0;
+  f.formula = seq > 0 ? fmt::format("6N + 12 L H Q T (PaLM appendix B; full T x T attention): N = {:.4g} parameters, "
+                                    "L = {}, H = {}, Q = {}, T = {}",
+                                    n, layers, heads, head_dim, seq)
+                      : fmt::format("6N, N = {:.4g} parameters: the sequence length is not stated, so attention FLOPs "
+                                    "are left out and the utilisation is a lower bound",
+                                    n);
+  if (dims.contains("source") && dims["source"].is_string()) f.formula += "; dimensions: " + dims["source"].get<std::string>();
+  return f;
+}
+
+// The models catalogue (name -> dimensions); empty when absent or unreadable: the figures that
+// need it are then "not assessed" rather than the report failing.
+json load_models(const options& opt) {
+  const std::filesystem::path file =
+      opt.models_file.empty() ? data_root() / "workloads" / "training" / "models.json" : opt.models_file;
+  try {
+    json doc = read_json_file(file, "model catalogue");
+    if (doc.is_object() && doc.contains("models") && doc["models"].is_object()) return doc["models"];
+  } catch (const std::exception&) {
+  }
+  return json::object();
+}
+
+// An implausible figure's most likely reading: a per-GPU training figure that is really per node
+// (or per system), a kernel rate quoted with 2:4 sparsity. None when no reading is plausible.
+void add_likely_reading(plausibility_check& c, const side_score& s, const std::string& family,
+                        const system_facts& facts, bool per_accel_unit) {
+  const double limit = 100 * (1 + k_peak_margin);
+  const char* unit = s.device_id == "cpu" ? "CPU" : "GPU";
+  if (family == "training" && per_accel_unit) {
+    std::vector<std::pair<int64_t, std::string>> readings;
+    if (facts.per_node > 1) readings.push_back({facts.per_node, fmt::format("per {}-{} node", facts.per_node, unit)});
+    if (facts.accelerators > facts.per_node)
+      readings.push_back({facts.accelerators, fmt::format("per system of {} {}s", facts.accelerators, unit)});
+    for (const auto& [n, what] : readings) {
+      const double u = *c.utilisation_pct / double(n);
+      if (u > limit) continue;
+      c.likely_reading = what;
+      c.likely_value = s.per_accelerator / double(n);
+      c.likely_unit = s.unit;
+      c.likely_utilisation_pct = u;
+      return;
+    }
+  } else if (family == "kernel" && *c.utilisation_pct / 2 <= limit) {
+    c.likely_reading = "a rate with 2:4 sparsity (the dense rate is half)";
+    c.likely_value = s.value / 2;
+    c.likely_unit = "TFLOP/s dense";
+    c.likely_utilisation_pct = *c.utilisation_pct / 2;
+  }
+}
+
+plausibility_check assess_plausibility(const side_score& s, const std::string& family, const std::string& dtype,
+                                       const std::vector<const run*>& ok, const system_facts& facts,
+                                       const json& models, bool per_accel_unit, bool probed_peak) {
+  plausibility_check c;
+  if (!(s.value > 0) || ok.empty()) {
+    c.reason = "no positive score";
+    return c;
+  }
+  c.peak_tflops = s.peak_tflops;
+  c.peak_source = s.peak_source;
+  c.peak_dtype = dtype.empty() ? "bf16" : dtype;
+  if (family == "kernel" && s.quantity == "tflops") {
+    c.implied_tflops = s.value;
+    c.basis = "TFLOP/s / peak";
+  } else if (family == "training" && s.quantity == "tokens_per_s") {
+    const token_flops f = token_flops_of(ok, models);
+    if (!(f.value > 0)) {
+      c.reason = "model FLOPs per token unknown: " + f.missing;
+      return c;
+    }
+    c.flop_per_token = f.value;
+    c.flop_per_token_formula = f.formula;
+    c.lower_bound = f.lower_bound;
+    c.implied_tflops = s.per_accelerator * f.value / 1e12;
+    c.basis = "tokens/s per accelerator x model FLOPs per token / peak";
+  } else {
+    c.reason = fmt::format("{} is not a FLOP rate", s.quantity.empty() ? std::string("the score") : s.quantity);
+    return c;
+  }
+  if (!(c.peak_tflops > 0)) {
+    c.reason = fmt::format("no {} peak for '{}' in the device catalogue", c.peak_dtype, s.accelerator_model);
+    return c;
+  }
+  c.utilisation_pct = 100 * c.implied_tflops / c.peak_tflops;
+  c.reason = above_peak_reason(c.implied_tflops, c.peak_tflops, c.peak_dtype + ": " + c.peak_source);
+  c.status = c.reason.empty() ? "plausible" : "implausible as stated";
+  // A CPU's peak is our FMA probe's rate, not a theoretical one: matrix units (AMX) exceed it.
+  if (probed_peak && !c.reason.empty()) {
+    c.status = "not assessed";
+    c.reason = "above the FMA probe's rate, which is not a theoretical peak (matrix units such as AMX exceed it): " + c.reason;
+  }
+  if (c.implausible()) add_likely_reading(c, s, family, facts, per_accel_unit);
+  return c;
+}
+
+scored_side score_group(const group& g, const options& opt, const device_catalogue& devices, const json& models,
                         std::vector<std::string>& notes) {
   scored_side out;
   side_score& s = out.score;
@@ -306,13 +490,19 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
   s.runs = g.runs.size();
   add_provenance(s, g.runs);
   add_eval_curves(s, g.runs);
+  s.assumed = assumed_of(g.runs);
 
+  // As in compare: failed, skipped and INVALID runs (a broken kernel that came out fast) give no
+  // samples. MLPerf runs are judged by the official scoring rule instead.
   std::vector<const run*> ok;
   for (const run* r : g.runs) {
-    if (r->status == run_status::ok) ok.push_back(r);
-    else if (g.family != "mlperf")
+    if (r->status == run_status::ok && (r->valid || g.family == "mlperf")) ok.push_back(r);
+    else if (g.family != "mlperf" && r->status != run_status::ok)
       notes.push_back(fmt::format("{}: run {} is {} ({}): no samples used", g.system, r->uuid,
                                   to_string(r->status), r->status_reason));
+    else if (g.family != "mlperf")
+      notes.push_back(fmt::format("{}: run {} is INVALID ({}): no samples used", g.system, r->uuid,
+                                  r->invalid_reasons.empty() ? std::string("no reason given") : r->invalid_reasons.front()));
   }
   out.representative = latest_of(ok.empty() ? g.runs : ok);
 
@@ -341,6 +531,12 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
       if (!dropped.count(r->uuid) && r->status == run_status::ok && !r->samples.empty()) out.run_times.push_back(v);
     }
     out.scale = sc.scaling_factor;
+    // Energy as the result summarizer computes it from the submission's power/ logs.
+    if (auto joules = mlperf::energy_score_j(copies, sc)) {
+      s.energy_kwh = *joules / 3.6e6;
+      s.energy_source = "MLPerf power logs: olympic mean of the energy of the runs the score averages, x scaling "
+                        "factor (as the result summarizer)";
+    }
 #else
     for (const run* r : ok) {
       double v = r->samples.empty() ? 0.0 : r->samples.front().value;
@@ -375,6 +571,7 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
     }
     s.per_accelerator = s.value * double(s.accelerators);
     s.per_accelerator_unit = "accelerator-min";
+    s.plausibility.reason = "time to train: no FLOP count to compare with the peak";
     return out;
   }
 
@@ -476,6 +673,7 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
         if (!rs.values.empty()) s.size_points.push_back({flops, median_of(rs.values)});
       }
     }
+  s.plausibility = assess_plausibility(s, g.family, dtype, ok, g.facts, models, per_accel_unit, dev && dev->measured_peak);
   return out;
 }
 
@@ -505,7 +703,9 @@ void cost_and_energy(side_score& s, const std::string& family, const options& op
     else if (r->extra.is_object() && r->extra.contains("power_w") && r->extra["power_w"].is_number())
       power.push_back(r->extra["power_w"].get<double>());
   }
-  if (!power.empty()) {
+  if (s.energy_kwh) {
+    // Already measured for the whole result (MLPerf power logs).
+  } else if (!power.empty()) {
     s.energy_kwh = median_of(power) * accel_hours / 1000.0;
     s.energy_source = "measured power";
   } else if (const device_spec* d = devices.find(s.device_id); d && d->tdp_w > 0) {
@@ -531,6 +731,86 @@ std::string pair_label(const run& r, const std::string& family) {
     if (!(family == "training" && k == "model")) vals += (vals.empty() ? "" : " ") + k + "=" + v;
   if (family == "training" && model != r.cfg.values.end()) return model->second + (vals.empty() ? "" : " " + vals);
   return r.cfg.workload + (vals.empty() ? "" : " " + vals);
+}
+
+// The pair's verdict by compare's rule (one home: harness/compare judge_comparison), from the
+// report's own ratio, its CI and a Mann-Whitney test of the same values (samples; MLPerf: the
+// converged runs' times).
+void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, const options& opt) {
+  const bool mlperf = p.baseline.mlperf;
+  const std::vector<double>& vb = mlperf ? b.run_times : b.values;
+  const std::vector<double>& vc = mlperf ? c.run_times : c.values;
+  if (p.ci_degenerate) {
+    p.verdict = "not tested";
+    p.verdict_reason = "one figure per side: nothing to test";
+    return;
+  }
+  compare::sample_options rule = opt.verdict_rule;
+  rule.dir = p.baseline.dir;
+  rule.ci_level = opt.ci_level;
+  compare::sample_comparison cmp;
+  cmp.n_baseline = vb.size();
+  cmp.n_candidate = vc.size();
+  // ratio: candidate / baseline in the score's own unit; the speed-up is direction-aware.
+  const bool lower = rule.dir == direction::lower_is_better;
+  cmp.ratio = lower ? 1.0 / p.speedup : p.speedup;
+  cmp.ratio_ci_low = lower ? (p.speedup_ci_high > 0 ? 1.0 / p.speedup_ci_high : 0) : p.speedup_ci_low;
+  cmp.ratio_ci_high = lower ? (p.speedup_ci_low > 0 ? 1.0 / p.speedup_ci_low : 0) : p.speedup_ci_high;
+  cmp.has_ci = cmp.ratio_ci_low > 0 && cmp.ratio_ci_high > 0;
+  if (!vb.empty() && !vc.empty()) {
+    try {
+      cmp.p_value = compare::mann_whitney_u(vc, vb).p_value;
+      p.p_value = cmp.p_value;
+    } catch (const std::exception&) {
+      cmp.p_value = 1;  // a NaN sample: nothing significant
+    }
+  }
+  compare::judge_comparison(cmp, rule);
+  p.verdict = compare::to_string(cmp.result);
+  p.verdict_reason = cmp.reason;
+}
+
+// The words every output uses for a pair: "faster" or "slower" only where compare's rule calls
+// the pair improved or regressed; a CI that contains 1 is "no significant difference".
+void describe_pair(pair_result& p, const options& opt) {
+  p.qualifier.clear();
+  if (!(p.speedup > 0)) {
+    p.statement = "no speed-up";
+    return;
+  }
+  const std::string ci =
+      fmt::format("{:.0f}% CI {:.2f}-{:.2f}", 100 * opt.ci_level, p.speedup_ci_low, p.speedup_ci_high);
+  const bool contains_one = p.speedup_ci_low <= 1 && 1 <= p.speedup_ci_high;
+  const auto& rule = opt.verdict_rule;
+  if (p.verdict == "not tested") {
+    p.statement = fmt::format("{:.2f}x as published", p.speedup);
+    p.qualifier = "one figure per side: no CI, no test";
+  } else if (p.verdict == "improved") {
+    p.statement = fmt::format("{:.2f}x faster", p.speedup);
+    p.qualifier = ci;
+  } else if (p.verdict == "regressed") {
+    p.statement = fmt::format("{:.2f}x slower", 1.0 / p.speedup);
+    p.qualifier = ci;
+  } else if (contains_one) {
+    p.statement = "no significant difference";
+    p.qualifier = fmt::format("speed-up {:.2f}x, {}", p.speedup, ci);
+  } else if (p.verdict == "unchanged") {
+    p.statement = fmt::format("no difference beyond {:g}%", rule.threshold_pct);
+    p.qualifier = fmt::format("speed-up {:.2f}x, {}", p.speedup, ci);
+  } else {
+    const size_t nb = p.baseline.mlperf ? p.baseline.run_values.size() : p.baseline.samples;
+    const size_t nc = p.candidate.mlperf ? p.candidate.run_values.size() : p.candidate.samples;
+    const char* what = p.baseline.mlperf ? "runs" : "samples";
+    std::string why;
+    if (nb < rule.min_samples || nc < rule.min_samples)
+      why = fmt::format("{} vs {} {}, a test needs {} per side", nb, nc, what, rule.min_samples);
+    else if (!p.p_value || *p.p_value >= rule.alpha)
+      why = fmt::format("not significant: p = {:.2g} >= {:g}", p.p_value.value_or(1.0), rule.alpha);
+    else
+      why = fmt::format("within the {:g}% minimum effect", rule.threshold_pct);
+    p.statement = fmt::format("{:.2f}x, inconclusive", p.speedup);
+    p.qualifier = ci + "; " + why;
+  }
 }
 
 void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options& opt) {
@@ -580,6 +860,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
   if (bs.accelerators != cs.accelerators && bs.per_accelerator > 0 && cs.per_accelerator > 0) {
     p.per_accelerator_speedup = lower ? bs.per_accelerator / cs.per_accelerator : cs.per_accelerator / bs.per_accelerator;
   }
+  judge_pair(p, b, c, opt);
 }
 
 void flag_differences(pair_result& p, const scored_side& b, const scored_side& c) {
@@ -609,29 +890,122 @@ void flag_differences(pair_result& p, const scored_side& b, const scored_side& c
     if (d.rfind("accelerator.", 0) != 0 && d.rfind("cpu.", 0) != 0) p.flags.push_back("environment: " + d);
 }
 
-std::string speed_phrase(double s) {
-  if (s >= 1) return fmt::format("{:.2f}x faster than", s);
-  return fmt::format("{:.2f}x slower than", s > 0 ? 1.0 / s : 0.0);
+
+// The software a figure measured, when it says: extra.software_class, else (for figures we did not
+// measure ourselves) extra.implementation. Measured runs pair by config key, which names the
+// library already.
+std::string software_class_of(const run& r) {
+  if (!r.extra.is_object()) return {};
+  if (r.extra.contains("software_class") && r.extra["software_class"].is_string()) return r.extra["software_class"];
+  if (r.source != "measured" && r.extra.contains("implementation") && r.extra["implementation"].is_string())
+    return r.extra["implementation"];
+  return {};
+}
+
+// Like for like: the same family, model or shape (the pair key), precision and software class.
+// A Hopper-only kernel against a Blackwell one, or bf16 against fp8, is shown but not summarised.
+void judge_like_for_like(pair_result& p, const scored_side& b, const scored_side& c) {
+  const run* rb = b.representative;
+  const run* rc = c.representative;
+  if (!rb || !rc) return;
+  if (const std::string db = dtype_of(*rb), dc = dtype_of(*rc); db != dc)
+    p.not_like_for_like.push_back(fmt::format("precision: {} vs {}", db.empty() ? "-" : db, dc.empty() ? "-" : dc));
+  if (p.family == "mlperf") {
+    auto div = [](const run* r) {
+      auto it = r->cfg.values.find("division");
+      return it == r->cfg.values.end() ? std::string() : it->second;
+    };
+    if (div(rb) != div(rc)) p.not_like_for_like.push_back(fmt::format("division: {} vs {}", div(rb), div(rc)));
+  }
+  const std::string sb = software_class_of(*rb), sc = software_class_of(*rc);
+  if (!sb.empty() && !sc.empty() && sb != sc)
+    p.not_like_for_like.push_back(fmt::format("different kernels or software: '{}' vs '{}'", sb, sc));
+  p.like_for_like = p.not_like_for_like.empty();
+  std::vector<std::string> assumed = p.baseline.assumed;
+  for (const auto& a : p.candidate.assumed)
+    if (std::find(assumed.begin(), assumed.end(), a) == assumed.end()) assumed.push_back(a);
+  for (const auto& a : assumed) p.flags.push_back("assumed: " + a);
+}
+
+// Headline and geometric means take only like-for-like pairs whose figures are plausible and rest
+// on no assumption; the rest are shown with the reason.
+void decide_summary(pair_result& p) {
+  if (!(p.speedup > 0)) p.excluded_because.push_back("no speed-up");
+  if (!p.like_for_like) {
+    std::string why;
+    for (const auto& x : p.not_like_for_like) why += (why.empty() ? "" : "; ") + x;
+    p.excluded_because.push_back("not like-for-like (" + why + ")");
+  }
+  for (const side_score* s : {&p.baseline, &p.candidate})
+    if (s->plausibility.implausible())
+      p.excluded_because.push_back(fmt::format("{} is implausible as stated ({:.0f}% of the {} peak)", s->display,
+                                               s->plausibility.utilisation_pct.value_or(0), s->plausibility.peak_dtype));
+  for (const auto& f : p.flags)
+    if (f.rfind("assumed: ", 0) == 0) p.excluded_because.push_back("the pairing rests on an assumption (" + f.substr(9) + ")");
+  p.in_summary = p.excluded_because.empty();
+}
+
+// Geometric mean of the speed-ups of the summarised pairs among `pairs`. A baseline used by
+// several pairs (one H100 figure against a B200 and a GB200) counts once: its pairs enter as
+// the geometric mean of their speed-ups.
+struct summary_mean {
+  double speedup = 0;
+  std::optional<double> per_accelerator;
+  size_t pairs = 0, entries = 0;
+};
+
+summary_mean summary_geomean(const std::vector<const pair_result*>& pairs) {
+  std::map<std::pair<std::string, std::string>, std::vector<const pair_result*>> by_baseline;
+  summary_mean m;
+  for (const pair_result* p : pairs)
+    if (p->in_summary && p->speedup > 0) by_baseline[{p->key, p->baseline.system}].push_back(p);
+  std::vector<double> v, va;
+  for (const auto& [k, list] : by_baseline) {
+    std::vector<double> x, xa;
+    for (const pair_result* p : list) {
+      x.push_back(p->speedup);
+      xa.push_back(p->per_accelerator_speedup.value_or(p->speedup));
+    }
+    v.push_back(stats::geomean(x));
+    va.push_back(stats::geomean(xa));
+    m.pairs += list.size();
+  }
+  m.entries = by_baseline.size();
+  if (!v.empty()) {
+    m.speedup = stats::geomean(v);
+    m.per_accelerator = stats::geomean(va);
+  }
+  return m;
+}
+
+std::string verdict_text(const pair_result& p) {
+  return p.qualifier.empty() ? p.statement : p.statement + " (" + p.qualifier + ")";
 }
 
 std::string make_headline(const report_model& r) {
   if (r.pairs.empty())
     return fmt::format("No comparable runs: '{}' and '{}' share no workload and config ({} unpaired group(s) listed below).",
                        r.baseline_label, r.candidate_label, r.unpaired.size());
-  // Lead with the pair users quote: MLPerf at the largest scale, else training, else kernels.
+  // Lead with the pair users quote: MLPerf at the largest scale, else training, else kernels;
+  // only like-for-like pairs with plausible figures.
   const pair_result* lead = nullptr;
-  for (const auto& p : r.pairs) {
-    if (p.speedup <= 0) continue;
-    if (!lead) {
-      lead = &p;
-      continue;
+  auto rank = [](const pair_result& x) {
+    return std::make_tuple(-family_rank(x.family), std::max(x.baseline.accelerators, x.candidate.accelerators));
+  };
+  for (const auto& p : r.pairs)
+    if (p.in_summary && p.speedup > 0 && (!lead || rank(p) > rank(*lead))) lead = &p;
+  size_t left_out = 0;
+  for (const auto& p : r.pairs) left_out += !p.in_summary;
+  if (!lead) {
+    size_t not_l4l = 0, implausible = 0;
+    for (const auto& p : r.pairs) {
+      not_l4l += !p.like_for_like;
+      implausible += p.baseline.plausibility.implausible() || p.candidate.plausibility.implausible();
     }
-    auto rank = [](const pair_result& x) {
-      return std::make_tuple(-family_rank(x.family), std::max(x.baseline.accelerators, x.candidate.accelerators));
-    };
-    if (rank(p) > rank(*lead)) lead = &p;
+    return fmt::format("{} pair(s) compared, none to summarise: {} not like-for-like, {} with a figure implausible as "
+                       "stated, the rest without a speed-up or resting on an assumption (each pair below says why).",
+                       r.pairs.size(), not_l4l, implausible);
   }
-  if (!lead) return fmt::format("{} pair(s) compared, none with a defined speed-up (see the notes).", r.pairs.size());
   std::string s;
   auto b = lead->baseline;
   auto c = lead->candidate;
@@ -640,34 +1014,36 @@ std::string make_headline(const report_model& r) {
     b.display = "'" + r.baseline_label + "'";
     c.display = "'" + r.candidate_label + "'";
   }
+  const std::string per_accel =
+      lead->per_accelerator_speedup ? fmt::format("; {:.2f}x per accelerator", *lead->per_accelerator_speedup) : "";
   if (lead->family == "mlperf") {
-    s = fmt::format("{} trains {} {} {} ({} vs {} min, official MLPerf scores{})", c.display, lead->label,
-                    speed_phrase(lead->speedup), b.display, fmt_num(c.value), fmt_num(b.value),
-                    lead->per_accelerator_speedup ? fmt::format("; {:.2f}x per accelerator", *lead->per_accelerator_speedup) : "");
+    s = fmt::format("{} vs {} on MLPerf {}: {}; official MLPerf scores {} vs {} min{}", c.display, b.display, lead->label,
+                    verdict_text(*lead), fmt_num(c.value), fmt_num(b.value), per_accel);
   } else if (lead->family == "training") {
     auto model = lead->label.substr(0, lead->label.find(' '));
-    s = fmt::format("{} trains {} {} {} ({} vs {} {}{})", c.display, model, speed_phrase(lead->speedup), b.display,
-                    fmt_num(c.value), fmt_num(b.value), c.unit,
-                    lead->per_accelerator_speedup ? fmt::format("; {:.2f}x per accelerator", *lead->per_accelerator_speedup) : "");
+    s = fmt::format("{} vs {} training {}: {}; {} vs {} {}{}", c.display, b.display, model, verdict_text(*lead),
+                    fmt_num(c.value), fmt_num(b.value), c.unit, per_accel);
   } else {
     const family_summary* fs = nullptr;
     for (const auto& f : r.summaries)
       if (f.family == "kernel") fs = &f;
     if (fs && fs->pairs > 1)
-      s = fmt::format("{} runs the kernels {} {} (geometric mean over {} configs)", c.display,
-                      speed_phrase(fs->geomean_speedup), b.display, fs->pairs);
+      s = fmt::format("{} vs {} on {} like-for-like kernel configs: geometric-mean speed-up {:.2f}x ({} faster, {} "
+                      "slower, {} without a significant difference or inconclusive, {} not tested)",
+                      c.display, b.display, fs->pairs, fs->geomean_speedup, fs->faster, fs->slower,
+                      fs->no_difference + fs->inconclusive, fs->not_tested);
     else
-      s = fmt::format("{} runs {} {} {} ({} vs {} {})", c.display, lead->label, speed_phrase(lead->speedup), b.display,
+      s = fmt::format("{} vs {} on {}: {}; {} vs {} {}", c.display, b.display, lead->label, verdict_text(*lead),
                       fmt_num(c.value), fmt_num(b.value), c.unit);
   }
-  size_t defined = 0;
-  for (const auto& p : r.pairs) defined += p.speedup > 0;
-  if (defined > 1) {
-    std::vector<double> v;
-    for (const auto& p : r.pairs)
-      if (p.speedup > 0) v.push_back(p.speedup);
-    s += fmt::format("; over all {} pairs the geometric-mean speed-up is {:.2f}x", defined, stats::geomean(v));
-  }
+  // The geometric mean of the lead's family only: speed-ups of different families (time to
+  // train, tokens/s, kernel TFLOP/s) are not combined.
+  for (const auto& f : r.summaries)
+    if (f.family == lead->family && f.baselines > 1 && !(lead->family == "kernel" && f.pairs > 1))
+      s += fmt::format("; over {} like-for-like {} pairs ({} baselines, each counted once) the geometric-mean speed-up is {:.2f}x",
+                       f.pairs, f.family, f.baselines, f.geomean_speedup);
+  if (left_out)
+    s += fmt::format("; {} pair(s) left out of this summary (not like-for-like, implausible as stated or assumed)", left_out);
   return s + ".";
 }
 
@@ -683,7 +1059,19 @@ report_model build_report(const side& baseline, const side& candidate, const opt
   rep.candidate_label = candidate.label;
 
   const device_catalogue& devices = opt.devices;
+  const json models = load_models(opt);
   group_map gb = group_runs(baseline), gc = group_runs(candidate);
+  // Each group is scored once, for its pairs, the figures table and the scaling series alike.
+  std::map<const group*, std::pair<scored_side, std::vector<std::string>>> scored;
+  auto score_of = [&](const group& g) -> const std::pair<scored_side, std::vector<std::string>>& {
+    auto it = scored.find(&g);
+    if (it == scored.end()) {
+      std::vector<std::string> n;
+      scored_side sc = score_group(g, opt, devices, models, n);
+      it = scored.emplace(&g, std::make_pair(std::move(sc), std::move(n))).first;
+    }
+    return it->second;
+  };
   std::set<std::string> keys;
   for (const auto& [k, v] : gb) keys.insert(k);
   for (const auto& [k, v] : gc) keys.insert(k);
@@ -711,10 +1099,7 @@ report_model build_report(const side& baseline, const side& candidate, const opt
         unpaired(g, base ? "baseline" : "candidate",
                  fmt::format("no {} run with this {}", base ? "candidate" : "baseline",
                              g.family == "mlperf" ? "benchmark" : "config and ruleset"));
-        if (g.family == "mlperf") {
-          std::vector<std::string> n;
-          mlperf_groups.push_back({&g, score_group(g, opt, devices, n).score});
-        }
+        if (g.family == "mlperf") mlperf_groups.push_back({&g, score_of(g).first.score});
       }
       continue;
     }
@@ -744,8 +1129,10 @@ report_model build_report(const side& baseline, const side& candidate, const opt
       p.workload = g1->workload;
       p.key = key;
       p.label = pair_label(*g1->runs.front(), p.family);
-      scored_side b = score_group(*g1, opt, devices, p.notes);
-      scored_side c = score_group(*g2, opt, devices, p.notes);
+      scored_side b = score_of(*g1).first;
+      scored_side c = score_of(*g2).first;
+      for (const group* g : {g1, g2})
+        for (const auto& n : score_of(*g).second) p.notes.push_back(n);
       if (p.family == "mlperf") {
         mlperf_groups.push_back({g1, b.score});
         mlperf_groups.push_back({g2, c.score});
@@ -761,6 +1148,9 @@ report_model build_report(const side& baseline, const side& candidate, const opt
       p.candidate = c.score;
       compare_sides(p, b, c, opt);
       flag_differences(p, b, c);
+      judge_like_for_like(p, b, c);
+      describe_pair(p, opt);
+      decide_summary(p);
       for (const auto* s : {&p.baseline, &p.candidate}) {
         if (!s->device_id.empty()) used_devices.insert(s->device_id);
         else p.notes.push_back(fmt::format("{}: accelerator '{}' is not in the device catalogue (no peak, TDP or price)", s->system, s->accelerator_model));
@@ -795,23 +1185,29 @@ report_model build_report(const side& baseline, const side& candidate, const opt
     return std::tie(a.side, a.key, a.system) < std::tie(b.side, b.key, b.system);
   });
 
-  // Geometric mean per family.
+  // Geometric mean per family, over like-for-like, plausible pairs (a shared baseline once).
   std::map<std::string, family_summary> fams;
   for (const auto& p : rep.pairs) {
     auto& f = fams[p.family];
     f.family = p.family;
     if (std::find(f.workloads.begin(), f.workloads.end(), p.workload) == f.workloads.end()) f.workloads.push_back(p.workload);
+    if (!p.in_summary) {
+      ++f.excluded;
+      continue;
+    }
+    const std::string& v = p.verdict;
+    ++(v == "improved" ? f.faster : v == "regressed" ? f.slower : v == "unchanged" ? f.no_difference
+       : v == "inconclusive" ? f.inconclusive : f.not_tested);
   }
   for (auto& [name, f] : fams) {
-    std::vector<double> v, va;
-    for (const auto& p : rep.pairs) {
-      if (p.family != name || p.speedup <= 0) continue;
-      v.push_back(p.speedup);
-      va.push_back(p.per_accelerator_speedup ? *p.per_accelerator_speedup : p.speedup);
-    }
-    f.pairs = v.size();
-    f.geomean_speedup = v.empty() ? 0 : stats::geomean(v);
-    if (!va.empty()) f.geomean_per_accelerator_speedup = stats::geomean(va);
+    std::vector<const pair_result*> ps;
+    for (const auto& p : rep.pairs)
+      if (p.family == name) ps.push_back(&p);
+    const summary_mean m = summary_geomean(ps);
+    f.pairs = m.pairs;
+    f.baselines = m.entries;
+    f.geomean_speedup = m.speedup;
+    f.geomean_per_accelerator_speedup = m.per_accelerator;
     rep.summaries.push_back(f);
   }
   std::sort(rep.summaries.begin(), rep.summaries.end(),
@@ -845,6 +1241,53 @@ report_model build_report(const side& baseline, const side& candidate, const opt
     for (auto& pt : ser.points) pt.efficiency = (ref.score_min * double(ref.accelerators)) / (pt.score_min * double(pt.accelerators));
     rep.scaling.push_back(std::move(ser));
   }
+  if (rep.scaling.empty() && !by.empty()) {
+    std::string have;
+    for (const auto& [k, pts] : by) {
+      std::set<int64_t> counts;
+      for (const auto& [sys, pt] : pts) counts.insert(pt.accelerators);
+      have += fmt::format("{}{} on {} at {}", have.empty() ? "" : "; ", k.first, dev_names[k.second], fmt::join(counts, ", "));
+    }
+    rep.notes.push_back("Scaling efficiency needs one MLPerf benchmark at two or more accelerator counts of one device; "
+                        "these selections have " + have + " accelerators.");
+  }
+  if (!mlperf_groups.empty()) {
+    bool measured = false;
+    for (const auto& [g, sc] : mlperf_groups) measured = measured || sc.energy_source.rfind("MLPerf power logs", 0) == 0;
+    if (!measured)
+      rep.notes.push_back("MLPerf energy: none of these submissions publishes power logs (power/ folders), so energy per "
+                          "training run is estimated from TDP x time x accelerators.");
+  }
+
+  // Every figure of both selections, paired or not, with its plausibility.
+  for (const auto* gm : {&gb, &gc})
+    for (const auto& [key, systems] : *gm)
+      for (const auto& [sys, g] : systems) {
+        const side_score& sc = score_of(g).first.score;
+        figure_entry f;
+        f.side = gm == &gb ? "baseline" : "candidate";
+        f.system = g.system;
+        f.display = sc.display;
+        f.workload = g.workload;
+        f.key = g.key;
+        f.label = pair_label(*g.runs.front(), g.family);
+        f.source = sc.source;
+        f.value = sc.value;
+        f.unit = sc.unit;
+        f.dtype = dtype_of(*g.runs.front());
+        f.provenance = sc.provenance;
+        f.assumed = sc.assumed;
+        f.plausibility = sc.plausibility;
+        if (!sc.device_id.empty()) used_devices.insert(sc.device_id);
+        rep.figures.push_back(std::move(f));
+      }
+  size_t implausible = 0;
+  for (const auto& f : rep.figures) implausible += f.plausibility.implausible();
+  if (implausible)
+    rep.notes.push_back(fmt::format("{} figure(s) imply more than the device's datasheet peak (+{:.0f}% for clocks): they are "
+                                    "kept as their sources state them, marked implausible as stated with the most likely "
+                                    "reading, and left out of the headline and the geometric means.",
+                                    implausible, 100 * k_peak_margin));
 
   for (const auto& id : used_devices)
     if (const device_spec* d = devices.find(id)) {
@@ -871,6 +1314,26 @@ report_model build_report(const side& baseline, const side& candidate, const opt
 namespace {
 
 json opt_num(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json plausibility_json(const plausibility_check& c) {
+  json likely = nullptr;
+  if (!c.likely_reading.empty())
+    likely = {{"reading", c.likely_reading}, {"value", c.likely_value}, {"unit", c.likely_unit},
+              {"utilisation_pct", opt_num(c.likely_utilisation_pct)}};
+  return {{"status", c.status},
+          {"basis", c.basis},
+          {"implied_tflops_per_accelerator", c.implied_tflops},
+          {"peak_tflops", c.peak_tflops},
+          {"peak_dtype", c.peak_dtype},
+          {"peak_source", c.peak_source},
+          {"utilisation_pct", opt_num(c.utilisation_pct)},
+          {"margin_pct", 100 * k_peak_margin},
+          {"flop_per_token", c.flop_per_token > 0 ? json(c.flop_per_token) : json(nullptr)},
+          {"flop_per_token_formula", c.flop_per_token_formula},
+          {"lower_bound", c.lower_bound},
+          {"reason", c.reason},
+          {"likely_reading", likely}};
+}
 
 json side_json(const side_score& s) {
   json rv = json::array();
@@ -905,7 +1368,9 @@ json side_json(const side_score& s) {
             {"provenance", s.provenance},
             {"sample_values", s.sample_values},
             {"eval_curves", s.eval_curves},
-            {"size_points", sp}};
+            {"size_points", sp},
+            {"plausibility", plausibility_json(s.plausibility)},
+            {"assumed", s.assumed}};
   if (s.mlperf)
     j["mlperf"] = {{"score_min", s.value}, {"valid", s.score_valid}, {"scaling_factor", s.scaling_factor},
                    {"reasons", s.score_reasons}};
@@ -928,6 +1393,15 @@ json to_json(const report_model& r) {
                      {"speedup", p.speedup},
                      {"speedup_ci", {{"low", p.speedup_ci_low}, {"high", p.speedup_ci_high}, {"degenerate", p.ci_degenerate}}},
                      {"per_accelerator_speedup", opt_num(p.per_accelerator_speedup)},
+                     {"verdict", p.verdict},
+                     {"verdict_reason", p.verdict_reason},
+                     {"p_value", opt_num(p.p_value)},
+                     {"statement", p.statement},
+                     {"qualifier", p.qualifier},
+                     {"like_for_like", p.like_for_like},
+                     {"not_like_for_like", p.not_like_for_like},
+                     {"in_summary", p.in_summary},
+                     {"excluded_because", p.excluded_because},
                      {"flags", p.flags},
                      {"environment_differences", p.environment_differences},
                      {"notes", p.notes}});
@@ -938,9 +1412,18 @@ json to_json(const report_model& r) {
                    {"label", u.label}, {"runs", u.runs}, {"reason", u.reason}});
   json sums = json::array();
   for (const auto& f : r.summaries)
-    sums.push_back({{"family", f.family}, {"pairs", f.pairs}, {"geomean_speedup", f.geomean_speedup},
+    sums.push_back({{"family", f.family}, {"pairs", f.pairs}, {"baselines", f.baselines}, {"excluded_pairs", f.excluded},
+                    {"verdicts", {{"faster", f.faster}, {"slower", f.slower}, {"no_difference", f.no_difference},
+                                  {"inconclusive", f.inconclusive}, {"not_tested", f.not_tested}}},
+                    {"geomean_speedup", f.geomean_speedup},
                     {"geomean_per_accelerator_speedup", opt_num(f.geomean_per_accelerator_speedup)},
                     {"workloads", f.workloads}});
+  json figs = json::array();
+  for (const auto& f : r.figures)
+    figs.push_back({{"side", f.side}, {"system", f.system}, {"display", f.display}, {"workload", f.workload},
+                    {"key", f.key}, {"label", f.label}, {"source", f.source}, {"value", f.value}, {"unit", f.unit},
+                    {"dtype", f.dtype}, {"provenance", f.provenance}, {"assumed", f.assumed},
+                    {"plausibility", plausibility_json(f.plausibility)}});
   json scal = json::array();
   for (const auto& s : r.scaling) {
     json pts = json::array();
@@ -958,6 +1441,7 @@ json to_json(const report_model& r) {
           {"unpaired", unp},
           {"summaries", sums},
           {"scaling", scal},
+          {"figures", figs},
           {"devices", r.devices},
           {"prices", r.prices},
           {"notes", r.notes}};
@@ -967,12 +1451,14 @@ std::string summary_text(const report_model& r) {
   std::ostringstream os;
   os << r.headline << "\n\n";
   std::vector<std::vector<std::string>> rows = {
-      {"pair", "workload", "config", "baseline", "candidate", "speed-up [95% CI]", "per accel", "flags"}};
+      {"pair", "workload", "config", "baseline", "candidate", "speed-up [95% CI]", "verdict", "per accel", "summary", "flags"}};
   for (const auto& p : r.pairs) {
     auto side = [](const side_score& s) { return fmt::format("{}: {} {}", s.display, fmt_num(s.value), s.unit); };
     rows.push_back({p.id, p.workload, p.label.substr(0, 60), side(p.baseline), side(p.candidate),
                     p.speedup > 0 ? fmt::format("{:.2f}x [{:.2f}, {:.2f}]", p.speedup, p.speedup_ci_low, p.speedup_ci_high) : "-",
+                    p.statement,
                     p.per_accelerator_speedup ? fmt::format("{:.2f}x", *p.per_accelerator_speedup) : "",
+                    p.in_summary ? "yes" : (p.like_for_like ? "left out" : "not like-for-like"),
                     p.flags.empty() ? "" : fmt::format("{}", p.flags.size())});
   }
   std::vector<size_t> w(rows[0].size(), 0);
@@ -998,7 +1484,18 @@ std::string summary_text(const report_model& r) {
     }
   }
   for (const auto& f : r.summaries)
-    if (f.pairs) os << fmt::format("geomean {}: {:.2f}x over {} pair(s)\n", f.family, f.geomean_speedup, f.pairs);
+    if (f.pairs)
+      os << fmt::format("geomean {}: {:.2f}x over {} like-for-like pair(s), {} baseline(s) each counted once ({} left out)\n",
+                        f.family, f.geomean_speedup, f.pairs, f.baselines, f.excluded);
+  for (const auto& f : r.figures)
+    if (f.plausibility.implausible())
+      os << fmt::format("implausible as stated: {} {} {} {} ({:.0f}% of the {} peak){}\n", f.display, f.label, fmt_num(f.value), f.unit,
+                        f.plausibility.utilisation_pct.value_or(0), f.plausibility.peak_dtype,
+                        f.plausibility.likely_reading.empty()
+                            ? std::string()
+                            : fmt::format("; most likely {}: {} {} ({:.0f}%)", f.plausibility.likely_reading,
+                                          fmt_num(f.plausibility.likely_value), f.plausibility.likely_unit,
+                                          f.plausibility.likely_utilisation_pct.value_or(0)));
   if (!r.unpaired.empty()) os << fmt::format("{} unpaired group(s) (listed in the JSON and HTML)\n", r.unpaired.size());
   return os.str();
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/compare/compare.hpp"
 #include "harness/core/model.hpp"
 #include "harness/store/store.hpp"
 
@@ -96,6 +97,12 @@ struct options {
   // When a CPU run carries no extra.peak, measure/read the cached CPU peak (cached_cpu_peak()).
   // Off by default: a report must not run a probe unless asked (the CLI turns it on).
   bool use_cached_cpu_peak = false;
+  // The verdict rule of `accelbench compare` (harness/compare): a pair is called faster or slower
+  // only where compare would call it improved or regressed (dir is set per pair).
+  compare::sample_options verdict_rule;
+  // Llama-style model dimensions (workloads/training/models.json format) for the FLOPs per token
+  // of training figures that do not report them; empty: that file under data_root().
+  std::filesystem::path models_file;
   std::string generated_at;       // empty: now (tests fix it for golden files)
   std::string harness_revision;   // empty: build_info::git_revision()
   std::string harness_version;    // empty: build_info::version()
@@ -107,6 +114,30 @@ struct run_value {
   std::string uuid;
   double value = 0;        // the run's result (minutes for time-to-train, median otherwise)
   bool used = true;        // counted in the score (MLPerf: not dropped)
+};
+
+// Physical plausibility of one figure: the utilisation of the device's peak it implies. Kernels:
+// TFLOP/s / peak. Training: tokens/s per accelerator x model FLOPs per token / peak, with the
+// FLOPs per token of harness/core/model_flops.hpp (6N + 12 L H Q T, PaLM). Above the peak by more
+// than k_peak_margin (harness/core/peak.hpp) the figure cannot be true as stated.
+struct plausibility_check {
+  std::string status = "not assessed";  // plausible | implausible as stated | not assessed
+  std::string basis;                    // how the implied rate was computed
+  double implied_tflops = 0;            // per accelerator
+  double peak_tflops = 0;
+  std::string peak_dtype, peak_source;
+  std::optional<double> utilisation_pct;
+  double flop_per_token = 0;            // training figures
+  std::string flop_per_token_formula;
+  bool lower_bound = false;             // attention FLOPs left out: the utilisation is at least this
+  std::string reason;                   // why implausible, or why not assessed
+  // The most likely reading of an implausible figure ("per 8-GPU node"), with the figure and the
+  // utilisation under that reading; empty when no reading makes it plausible.
+  std::string likely_reading;
+  double likely_value = 0;
+  std::string likely_unit;
+  std::optional<double> likely_utilisation_pct;
+  bool implausible() const { return status == "implausible as stated"; }
 };
 
 struct side_score {
@@ -140,7 +171,9 @@ struct side_score {
   std::optional<double> cost_usd;
   std::string cost_source;
   std::optional<double> energy_kwh;
-  std::string energy_source;           // "TDP" | "measured power"
+  std::string energy_source;           // "TDP" | "measured power" | "MLPerf power logs"
+  plausibility_check plausibility;
+  std::vector<std::string> assumed;    // assumptions of the figures' sources (extra.assumed)
   // provenance
   std::vector<std::string> uuids;
   std::vector<std::string> revisions;  // harness revisions of measured runs
@@ -162,6 +195,17 @@ struct pair_result {
   double speedup_ci_low = 0, speedup_ci_high = 0;
   bool ci_degenerate = false;
   std::optional<double> per_accelerator_speedup;  // set when accelerator counts differ
+  // The verdict, by compare's rule (harness/compare judge_comparison): improved | regressed |
+  // unchanged | inconclusive; "not tested" for one figure per side (published figures).
+  std::string verdict = "not tested";
+  std::string verdict_reason;       // compare's one-line reason
+  std::optional<double> p_value;    // Mann-Whitney, two-sided
+  std::string statement;            // "1.52x faster", "no significant difference", "2.1x as published"
+  std::string qualifier;            // "95% CI 1.40-1.65", "one figure per side: no CI, no test"
+  bool like_for_like = true;        // same family, model or shape, precision and software class
+  std::vector<std::string> not_like_for_like;  // why not
+  bool in_summary = true;           // counted in the headline and the geometric means
+  std::vector<std::string> excluded_because;   // why not
   std::vector<std::string> flags;   // differences that matter: ruleset, dtype, libraries...
   std::vector<std::string> environment_differences;
   std::vector<std::string> notes;
@@ -176,7 +220,10 @@ struct unpaired_group {
 
 struct family_summary {
   std::string family;
-  size_t pairs = 0;
+  size_t pairs = 0;                 // like-for-like, plausible pairs in the geometric mean
+  size_t baselines = 0;             // geometric-mean entries: pairs sharing a baseline count once
+  size_t excluded = 0;              // pairs of the family left out (not like-for-like, implausible...)
+  size_t faster = 0, slower = 0, no_difference = 0, inconclusive = 0, not_tested = 0;
   double geomean_speedup = 0;
   std::optional<double> geomean_per_accelerator_speedup;
   std::vector<std::string> workloads;
@@ -194,6 +241,17 @@ struct scaling_series {
   std::vector<scaling_point> points;  // by accelerator count
 };
 
+// Every figure (run group) of the two selections, paired or not, with its plausibility and sources.
+struct figure_entry {
+  std::string side, system, display, workload, key, label, source;
+  double value = 0;
+  std::string unit;
+  std::string dtype;
+  json provenance = json::array();
+  std::vector<std::string> assumed;
+  plausibility_check plausibility;
+};
+
 struct report_model {
   int schema_version = k_report_schema_version;
   std::string generated_at, harness_version, harness_revision;
@@ -203,6 +261,7 @@ struct report_model {
   std::vector<unpaired_group> unpaired;
   std::vector<family_summary> summaries;
   std::vector<scaling_series> scaling;
+  std::vector<figure_entry> figures;
   std::vector<std::string> notes;
   json devices = json::array();     // catalogue entries used, with sources
   json prices = json::array();      // prices used, with sources

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/peak.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::report {
@@ -56,6 +57,7 @@ namespace {
 using std::string;
 const char* k_base_color = "#4e79a7";
 const char* k_cand_color = "#e15759";
+const char* k_neutral_color = "#9a9a9a";  // no significant difference, inconclusive, not tested
 
 string esc(const string& s) { return html_escape(s); }
 
@@ -241,6 +243,11 @@ string side_cell(const side_score& s) {
                      num(s.value), esc(s.unit), num(s.ci_low), num(s.ci_high), s.ci_degenerate ? " <span class=\"deg\">degenerate</span>" : "");
 }
 
+// "good" / "bad" only for compare's improved / regressed: no colour says more than the test.
+string verdict_class(const pair_result& p) {
+  return p.verdict == "improved" ? "good" : p.verdict == "regressed" ? "bad" : "";
+}
+
 string badge(const string& source) {
   return fmt::format("<span class=\"badge {}\">{}</span>", source == "published" ? "pub" : source == "measured" ? "meas" : "oth", esc(source));
 }
@@ -265,6 +272,7 @@ td[data-v]{font-variant-numeric:tabular-nums}
 .badge.pub{color:#6a3d9a;border-color:#cab2d6}.badge.meas{color:#1b7837;border-color:#a6dba0}.badge.oth{color:#555;border-color:#ccc}
 .flag{color:#b30000;font-size:12px}.note{color:#555;font-size:12px}
 .good{color:#1b7837;font-weight:600}.bad{color:#b30000;font-weight:600}
+.warn{color:#a05a00;font-weight:600;font-size:12px}.implausible{color:#b30000;font-weight:600}.plausible{color:#1b7837}
 figure.chart{display:inline-block;margin:6px 10px 10px 0;vertical-align:top}figure.wide{display:block}
 figcaption{font-size:12px;color:var(--mut);max-width:560px}
 svg{background:#fff;max-width:100%;height:auto}
@@ -331,30 +339,44 @@ string to_html(const report_model& r) {
 
   // ---- summary table
   o << "<h2>Summary</h2>\n<table class=\"sortable\" id=\"summary\"><thead><tr><th>pair</th><th>family</th><th>workload / config</th><th>baseline</th><th>candidate</th>"
-       "<th>speed-up</th><th>95% CI</th><th>per accelerator</th><th>flags</th></tr></thead><tbody>\n";
+       "<th>speed-up</th><th>95% CI</th><th>verdict</th><th>per accelerator</th><th>in summary</th><th>flags</th></tr></thead><tbody>\n";
   for (const auto& p : r.pairs) {
     o << "<tr><td data-v=\"" << esc(p.id.substr(1)) << "\"><a href=\"#" << esc(p.id) << "\">" << esc(p.id) << "</a></td><td>" << esc(p.family) << "</td><td>"
       << esc(p.label) << "</td>";
     o << fmt::format("<td>{} {}</td>", esc(p.baseline.display), badge(p.baseline.source));
     o << fmt::format("<td>{} {}</td>", esc(p.candidate.display), badge(p.candidate.source));
+    // Green or red only where compare's rule calls the pair improved or regressed.
+    const string cls = verdict_class(p);
     if (p.speedup > 0)
-      o << fmt::format("<td data-v=\"{}\" class=\"{}\" title=\"{}\">{:.2f}x</td>", exact(p.speedup), p.speedup >= 1 ? "good" : "bad", esc(exact(p.speedup)), p.speedup);
+      o << fmt::format("<td data-v=\"{}\"{} title=\"{}\">{:.2f}x</td>", exact(p.speedup), cls.empty() ? "" : " class=\"" + cls + "\"", esc(exact(p.speedup)), p.speedup);
     else
       o << "<td data-v=\"\">–</td>";
     o << fmt::format("<td data-v=\"{}\">[{:.2f}, {:.2f}]{}</td>", exact(p.speedup_ci_low), p.speedup_ci_low, p.speedup_ci_high,
                      p.ci_degenerate ? " <span class=\"deg\" title=\"one sample per side\">degenerate</span>" : "");
+    o << fmt::format("<td class=\"verdict{}\" title=\"{}\">{}<div class=\"note\">{}</div></td>", cls.empty() ? "" : " " + cls,
+                     esc(p.verdict + ": " + p.verdict_reason), esc(p.statement), esc(p.qualifier));
     o << opt_cell(p.per_accelerator_speedup, "x");
+    if (p.in_summary)
+      o << "<td>yes</td>";
+    else {
+      o << "<td><span class=\"" << (p.like_for_like ? "warn" : "warn nl4l") << "\">" << (p.like_for_like ? "left out" : "not like-for-like") << "</span>";
+      for (const auto& why : p.excluded_because) o << "<div class=\"note\">" << esc(why) << "</div>";
+      o << "</td>";
+    }
     o << "<td>";
     for (const auto& f : p.flags) o << "<div class=\"flag\">" << esc(f) << "</div>";
     o << "</td></tr>\n";
   }
   o << "</tbody></table>\n";
   if (!r.summaries.empty()) {
-    o << "<table class=\"sortable\" id=\"families\"><thead><tr><th>family</th><th>pairs</th><th>geomean speed-up</th><th>geomean per accelerator</th><th>workloads</th></tr></thead><tbody>\n";
+    o << "<table class=\"sortable\" id=\"families\"><thead><tr><th>family</th><th>like-for-like pairs</th><th>baselines (each counted once)</th><th>left out</th>"
+         "<th>faster / slower / no difference / inconclusive / not tested</th><th>geomean speed-up</th><th>geomean per accelerator</th><th>workloads</th></tr></thead><tbody>\n";
     for (const auto& f : r.summaries) {
       string wl;
       for (const auto& w : f.workloads) wl += (wl.empty() ? "" : ", ") + w;
-      o << "<tr><td>" << esc(f.family) << "</td>" << num_cell(double(f.pairs)) << num_cell(f.geomean_speedup) << opt_cell(f.geomean_per_accelerator_speedup)
+      o << "<tr><td>" << esc(f.family) << "</td>" << num_cell(double(f.pairs)) << num_cell(double(f.baselines)) << num_cell(double(f.excluded))
+        << fmt::format("<td>{} / {} / {} / {} / {}</td>", f.faster, f.slower, f.no_difference, f.inconclusive, f.not_tested)
+        << (f.pairs ? num_cell(f.geomean_speedup) : string("<td data-v=\"\">–</td>")) << opt_cell(f.geomean_per_accelerator_speedup)
         << "<td>" << esc(wl) << "</td></tr>\n";
     }
     o << "</tbody></table>\n";
@@ -367,8 +389,9 @@ string to_html(const report_model& r) {
     for (const auto& p : r.pairs)
       if (p.speedup > 0)
         bars.push_back({p.id + " " + p.label + " (" + p.candidate.display + " vs " + p.baseline.display + ")",
-                        fmt::format("{}: speed-up {} (95% CI [{}, {}])", p.id, exact(p.speedup), exact(p.speedup_ci_low), exact(p.speedup_ci_high)),
-                        p.speedup >= 1 ? k_cand_color : k_base_color, p.speedup, p.speedup_ci_low, p.speedup_ci_high});
+                        fmt::format("{}: speed-up {} (95% CI [{}, {}]): {}", p.id, exact(p.speedup), exact(p.speedup_ci_low), exact(p.speedup_ci_high), p.statement),
+                        p.verdict == "improved" ? k_cand_color : p.verdict == "regressed" ? k_base_color : k_neutral_color,
+                        p.speedup, p.speedup_ci_low, p.speedup_ci_high});
     o << bar_chart("Speed-up per pair (candidate vs baseline), 95% CI whiskers", "speed-up (x, log scale; dashed line = 1)", bars, 1.0, true);
   }
   // Throughput vs problem size (kernel pairs), per side.
@@ -516,6 +539,52 @@ string to_html(const report_model& r) {
     o << "</ul>\n";
   }
 
+  // ---- plausibility of every figure
+  o << "<h2>Plausibility of every figure</h2>\n<p class=\"note\">Implied utilisation of the device's datasheet peak "
+       "for the figure's precision (results/devices.json, dense): kernels TFLOP/s / peak; training tokens/s per accelerator x "
+       "model FLOPs per token / peak. Above the peak by more than "
+    << esc(fmt::format("{:.0f}%", 100 * k_peak_margin))
+    << " (clock variation) a figure cannot be true as stated: it is kept as its source states it, flagged, shown with its "
+       "most likely reading, and left out of the headline and the geometric means.</p>\n";
+  o << "<table class=\"sortable\" id=\"figures\"><thead><tr><th>side</th><th>system</th><th>figure</th><th>as stated</th><th>source</th>"
+       "<th>implied TFLOP/s per accelerator</th><th>peak TFLOP/s</th><th>utilisation</th><th>plausibility</th><th>most likely reading</th><th>cited from</th></tr></thead><tbody>\n";
+  for (const auto& f : r.figures) {
+    const auto& c = f.plausibility;
+    string cited;
+    for (const auto& pv : f.provenance) {
+      string line;
+      for (const char* k : {"source", "url", "code_url", "date"})
+        if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty()) line += (line.empty() ? "" : " · ") + pv[k].get<string>();
+      if (!line.empty() && cited.find(esc(line)) == string::npos) cited += "<div>" + esc(line) + "</div>";
+    }
+    for (const auto& a : f.assumed) cited += "<div class=\"warn\">assumed: " + esc(a) + "</div>";
+    const string status_cls = c.implausible() ? "implausible" : c.status == "plausible" ? "plausible" : "note";
+    o << "<tr><td>" << esc(f.side) << "</td><td>" << esc(f.display) << "<div class=\"note\">" << esc(f.system) << "</div></td><td>"
+      << esc(f.label) << "</td>" << fmt::format("<td data-v=\"{}\">{} <span class=\"u\">{}</span></td>", exact(f.value), num(f.value), esc(f.unit))
+      << "<td>" << badge(f.source) << "</td>";
+    if (c.implied_tflops > 0)
+      o << fmt::format("<td data-v=\"{}\" title=\"{}\">{}{}</td>", exact(c.implied_tflops),
+                       esc(c.basis + (c.flop_per_token_formula.empty() ? "" : "; FLOPs per token: " + exact(c.flop_per_token) + " = " + c.flop_per_token_formula)),
+                       num(c.implied_tflops), c.lower_bound ? " <span class=\"note\">(at least)</span>" : "");
+    else
+      o << "<td data-v=\"\">–</td>";
+    if (c.peak_tflops > 0)
+      o << fmt::format("<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">{}</span></td>", exact(c.peak_tflops), esc(c.peak_source), num(c.peak_tflops), esc(c.peak_dtype));
+    else
+      o << "<td data-v=\"\">–</td>";
+    o << opt_cell(c.utilisation_pct, "%");
+    o << "<td><span class=\"" << status_cls << "\">" << esc(c.status) << "</span>";
+    if (!c.reason.empty()) o << "<div class=\"note\">" << esc(c.reason) << "</div>";
+    o << "</td>";
+    if (!c.likely_reading.empty())
+      o << fmt::format("<td>{}: {} <span class=\"u\">{}</span>, {:.0f}% of peak</td>", esc(c.likely_reading), num(c.likely_value), esc(c.likely_unit),
+                       c.likely_utilisation_pct.value_or(0));
+    else
+      o << "<td>–</td>";
+    o << "<td>" << cited << "</td></tr>\n";
+  }
+  o << "</tbody></table>\n";
+
   // ---- unpaired
   o << "<h2>Unpaired runs</h2>\n";
   if (r.unpaired.empty()) o << "<p class=\"note\">Every group of runs found a partner.</p>\n";
@@ -541,7 +610,7 @@ string to_html(const report_model& r) {
       string where;
       for (const auto& pv : s->provenance) {
         string line;
-        for (const char* k : {"source", "url", "date", "conditions", "org", "round", "result_file"})
+        for (const char* k : {"source", "url", "code_url", "date", "conditions", "org", "round", "result_file"})
           if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty()) line += (line.empty() ? "" : " · ") + pv[k].get<string>();
         if (!line.empty() && where.find(esc(line)) == string::npos) where += "<div>" + esc(line) + "</div>";
       }

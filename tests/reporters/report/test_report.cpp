@@ -5,10 +5,14 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <regex>
+#include <set>
+#include <tuple>
 
 #include "harness/cli/report_command.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
 #include "reporters/json/json_export.hpp"
 #include "reporters/report/report_internal.hpp"
@@ -186,7 +190,9 @@ TEST_CASE("report: synthetic store pairs by config and scores each side", "[repo
   CHECK(rep.summaries[1].family == "kernel");
   CHECK(rep.summaries[1].geomean_speedup ==
         Approx(std::sqrt(find_pair(rep, "M=4096")->speedup * find_pair(rep, "M=8192")->speedup)));
-  CHECK(rep.headline.find("B200 (8) trains llama3-8b 2.") == 0);
+  CHECK(rep.headline.find("B200 (8) vs H100 (8) training llama3-8b: 2.") == 0);
+  CHECK(tr->verdict == "improved");
+  CHECK(tr->statement.find("x faster") != std::string::npos);
 }
 
 TEST_CASE("report: golden JSON of the synthetic store", "[report]") {
@@ -298,7 +304,12 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
     CHECK_FALSE(p.ci_degenerate);
     CHECK(p.baseline.ci_low < p.baseline.value);
     CHECK(p.baseline.ci_high > p.baseline.value);
-    CHECK(rep.headline.rfind("GB200 (512) trains llama31_405b 2.21x faster than H100 (512)", 0) == 0);
+    // Three runs a side: compare cannot test that (it needs 5), so neither does the report: the
+    // official scores' ratio is stated, not called faster.
+    CHECK(p.verdict == "inconclusive");
+    CHECK(rep.headline.rfind("GB200 (512) vs H100 (512) on MLPerf llama31_405b: 2.21x, inconclusive", 0) == 0);
+    CHECK(rep.headline.find("3 vs 3 runs, a test needs 5 per side") != std::string::npos);
+    CHECK(rep.headline.find("faster") == std::string::npos);
     REQUIRE(p.candidate.cost_usd.has_value() == false);  // no default GB200 price
     REQUIRE(p.baseline.cost_usd);
     CHECK(*p.baseline.cost_usd == Approx(2.69 * 512 * 269.1216 / 60).epsilon(1e-6));
@@ -324,14 +335,16 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
     }
     CHECK(ruleset);
     CHECK(framework);
-    CHECK(rep.headline.find("B200 (8) trains llama2_70b_lora") == 0);
+    // Ten runs a side, every B200 run faster than every H100 run: a significant change.
+    CHECK(p.verdict == "improved");
+    CHECK(rep.headline.find("B200 (8) vs H100 (8) on MLPerf llama2_70b_lora: 2.50x faster") == 0);
   }
   {
     // Both benchmarks at once: two pairs, the headline leads with the larger scale.
     auto rep = report::build_report(side_of(cli::select_runs(db, "accelerator=H100")),
                                     side_of(cli::select_runs(db, "accelerator=Blackwell")), opt);
     REQUIRE(rep.pairs.size() == 2);
-    CHECK(rep.headline.rfind("GB200 (512) trains llama31_405b", 0) == 0);
+    CHECK(rep.headline.rfind("GB200 (512) vs H100 (512) on MLPerf llama31_405b", 0) == 0);
     const std::string html = report::to_html(rep);
     CHECK(html.find("269.1") != std::string::npos);
     CHECK(html.find("121.8") != std::string::npos);
@@ -457,7 +470,7 @@ TEST_CASE("report command: writes JSON and HTML and prints the answer", "[report
   int rc = cli::cmd_report(o);
   std::cout.rdbuf(old);
   CHECK(rc == exit_ok);
-  CHECK(cap.str().find("B200 (8) trains") == 0);
+  CHECK(cap.str().find("B200 (8) vs H100 (8) training") == 0);
   CHECK(cap.str().find("speed-up [95% CI]") != std::string::npos);
   json j = json::parse(slurp(o.json_path));
   CHECK(j["schema_version"] == 1);
@@ -537,4 +550,372 @@ TEST_CASE("report: a run selected twice on one side counts once", "[report]") {
   REQUIRE(dup.pairs.size() == 1);
   CHECK(dup.pairs[0].candidate.runs == 3);
   CHECK(dup.pairs[0].candidate.value == once.pairs[0].candidate.value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report agrees with compare; published figures are checked for physical plausibility and
+// compared like for like.
+
+namespace {
+
+struct published_set {
+  std::vector<run> runs;
+  std::map<std::string, store::system_record> systems;
+};
+
+published_set load_published() {
+  published_set p;
+  for (const auto& e : fs::directory_iterator(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published")) {
+    if (e.path().extension() != ".json") continue;
+    json sys;
+    auto runs = reporters::read_results_document(slurp(e.path()), e.path().string(), &sys);
+    p.runs.insert(p.runs.end(), runs.begin(), runs.end());
+    for (const auto& s : sys)
+      p.systems[s["name"]] = system_rec(s["name"], s["accelerator_model"], s["accelerators_per_node"], s["nodes"], "published");
+  }
+  return p;
+}
+
+report::side pick(const published_set& p, std::initializer_list<const char*> names) {
+  report::side s;
+  s.label = "published";
+  for (const auto& r : p.runs)
+    for (const char* n : names)
+      if (r.system == n) s.runs.push_back(r);
+  s.systems = p.systems;
+  return s;
+}
+
+report::report_model published_report() {
+  const auto p = load_published();
+  return report::build_report(
+      pick(p, {"published-h100-sxm", "published-dgx-h100-8", "published-dgx-h100-64", "together-hgx-h100"}),
+      pick(p, {"published-b200", "published-dgx-b200-8", "published-dgx-gb200-8", "published-dgx-gb200-64", "together-hgx-b200"}),
+      fixed_options());
+}
+
+const report::figure_entry* find_figure(const report::report_model& r, const std::string& system, const std::string& key_part) {
+  for (const auto& f : r.figures)
+    if (f.system == system && f.key.find(key_part) != std::string::npos) return &f;
+  return nullptr;
+}
+
+const report::pair_result* pair_of(const report::report_model& r, const std::string& key_part, const std::string& cand) {
+  for (const auto& p : r.pairs)
+    if (p.key.find(key_part) != std::string::npos && p.candidate.system == cand) return &p;
+  return nullptr;
+}
+
+// Model FLOPs per token of a Llama-style model, written out here (6N + 12 L H Q T; 6N when seq 0).
+double llama_flops_per_token(double dim, double layers, double heads, double kv_heads, double ffn, double vocab, double seq) {
+  const double hd = dim / heads;
+  const double block = 2 * dim + dim * dim + 2 * kv_heads * hd * dim + dim * dim + 3 * ffn * dim;
+  const double n = layers * block + vocab * dim + dim;
+  return 6 * n + 12 * layers * heads * hd * seq;
+}
+
+}  // namespace
+
+TEST_CASE("report agrees with compare: a speed-up whose CI contains 1 is never called faster or slower", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  db.upsert_system(system_rec("h100-box", "NVIDIA H100-SXM5-80GB", 8, 1));
+  db.upsert_system(system_rec("b200-box", "NVIDIA B200-SXM-180GB", 8, 1));
+  std::map<std::string, std::string> v = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"dtype", "bf16"},
+                                          {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  // Ten noisy samples a side, the candidate's median 10% faster: the CI reaches far across 1.
+  run b = make_run(1, "h100-box", "gemm", v, "s", direction::lower_is_better, 1.0e-3, 0.45e-3, 10, 101);
+  run c = make_run(2, "b200-box", "gemm", v, "s", direction::lower_is_better, 0.9e-3, 0.45e-3, 10, 102);
+  for (run* r : {&b, &c}) r->extra["flops_per_iteration"] = 2.0 * 4096 * 4096 * 4096;
+  std::vector<run> both = {b, c};
+  db.insert_runs(both);
+  auto rep = synthetic_report(db);
+  REQUIRE(rep.pairs.size() == 1);
+  const auto& p = rep.pairs[0];
+  INFO(p.speedup << " [" << p.speedup_ci_low << ", " << p.speedup_ci_high << "] " << p.verdict_reason);
+  REQUIRE(p.speedup_ci_low < 1);
+  REQUIRE(p.speedup_ci_high > 1);
+  // compare judges the same samples the same way.
+  std::vector<double> sb, sc;
+  for (const auto& x : b.samples) sb.push_back(x.value);
+  for (const auto& x : c.samples) sc.push_back(x.value);
+  compare::sample_options so;
+  so.dir = direction::lower_is_better;
+  CHECK(compare::to_string(compare::compare_samples(sb, sc, so).result) == p.verdict);
+  CHECK(p.verdict == "inconclusive");
+  CHECK(p.statement == "no significant difference");
+  CHECK(p.qualifier.find("95% CI") != std::string::npos);
+  // Nowhere: headline, table, HTML, JSON.
+  INFO(rep.headline);
+  CHECK(rep.headline.find("no significant difference") != std::string::npos);
+  for (const std::string& text : {rep.headline, report::summary_text(rep), report::to_html(rep), report::to_json(rep).dump()}) {
+    // A claim reads "1.69x slower" (the column of verdict counts is named "faster / slower").
+    std::smatch m;
+    const bool claim = std::regex_search(text, m, std::regex("[0-9]x (faster|slower)"));
+    INFO("claim: " << (claim ? m.str() : std::string()));
+    CHECK_FALSE(claim);
+  }
+  const std::string html = report::to_html(rep);
+  CHECK(html.find("class=\"good\"") == std::string::npos);
+  CHECK(html.find("class=\"bad\"") == std::string::npos);
+  json j = report::to_json(rep);
+  CHECK(j["pairs"][0]["statement"] == "no significant difference");
+  CHECK(j["pairs"][0]["verdict"] == "inconclusive");
+}
+
+TEST_CASE("report: runs that are INVALID give no samples, as in compare", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  // A broken but fast kernel: INVALID (its correctness check failed).
+  std::map<std::string, std::string> v = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"dtype", "bf16"},
+                                          {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  run broken = make_run(70, "b200-box", "gemm", v, "s", direction::lower_is_better, 1e-5, 1e-7, 15, 70);
+  broken.mark_invalid("correctness: max error 1.0 above the tolerance");
+  std::vector<run> one = {broken};
+  db.insert_runs(one);
+  auto rep = synthetic_report(db);
+  const auto* g = find_pair(rep, "M=4096");
+  REQUIRE(g);
+  CHECK(g->candidate.samples == 15);  // only the VALID run's
+  CHECK(g->candidate.value == Approx(1500).epsilon(0.03));
+  bool noted = false;
+  for (const auto& n : g->notes) noted = noted || n.find("is INVALID (correctness") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("report: every published figure gets its implied utilisation; Together's per-GPU figures are implausible as stated",
+          "[report][plausibility]") {
+  auto rep = published_report();
+  // Every published figure is in the table and assessed.
+  size_t published = load_published().runs.size();
+  CHECK(rep.figures.size() == published);
+  for (const auto& f : rep.figures) {
+    INFO(f.system << " " << f.label << ": " << f.plausibility.reason);
+    CHECK(f.plausibility.status != "not assessed");
+    REQUIRE(f.plausibility.utilisation_pct);
+  }
+  // Kernels: TFLOP/s over the dense BF16 peak of the catalogue.
+  const std::vector<std::tuple<const char*, const char*, double, double>> kernels = {
+      {"published-h100-sxm", "library=pyptx", 815, 989},     {"published-b200", "library=pyptx", 1240, 2250},
+      {"published-b200", "library=cublas", 1610, 2250},      {"published-h100-sxm", "head_dim=64", 497, 989},
+      {"published-h100-sxm", "head_dim=128", 648, 989},      {"published-h100-sxm", "head_dim=256", 756, 989},
+      {"published-b200", "head_dim=128", 1613, 2250}};
+  for (const auto& [sys, key, tflops, peak] : kernels) {
+    const auto* f = find_figure(rep, sys, key);
+    INFO(sys << " " << key);
+    REQUIRE(f);
+    CHECK(f->plausibility.status == "plausible");
+    CHECK(*f->plausibility.utilisation_pct == Approx(100 * tflops / peak));
+  }
+  // Training: tokens/s per GPU x model FLOPs per token / peak for the precision.
+  const double f8b = llama_flops_per_token(4096, 32, 32, 8, 14336, 128256, 8192);
+  const double f70b = llama_flops_per_token(8192, 80, 64, 8, 28672, 128256, 8192);
+  const double f70b_6n = llama_flops_per_token(8192, 80, 64, 8, 28672, 128256, 0);
+  const std::vector<std::tuple<const char*, const char*, double, double, double>> training = {
+      {"published-dgx-h100-8", "llama3-8b", 14451, f8b, 1979},   {"published-dgx-b200-8", "llama3-8b", 30624, f8b, 4500},
+      {"published-dgx-gb200-8", "llama3-8b", 31508, f8b, 5000},  {"published-dgx-h100-64", "llama3-70b", 1602, f70b, 1979},
+      {"published-dgx-gb200-64", "llama3-70b", 4312, f70b, 5000}};
+  for (const auto& [sys, key, tps, fpt, peak] : training) {
+    const auto* f = find_figure(rep, sys, key);
+    INFO(sys << " " << key);
+    REQUIRE(f);
+    CHECK(f->plausibility.status == "plausible");
+    CHECK(f->plausibility.flop_per_token == Approx(fpt));
+    CHECK(*f->plausibility.utilisation_pct == Approx(100 * tps * fpt / 1e12 / peak));
+  }
+  // Together AI: 8,080 and 15,264 tokens/s "per GPU" on a 70B model imply about 340% and 280% of
+  // the BF16 peak even at 6N (the sequence length is not published): impossible as stated.
+  const std::vector<std::tuple<const char*, double, double>> together = {{"together-hgx-h100", 8080, 989},
+                                                                        {"together-hgx-b200", 15264, 2250}};
+  for (const auto& [sys, tps, peak] : together) {
+    const auto* f = find_figure(rep, sys, "llama-70b-arch");
+    INFO(sys);
+    REQUIRE(f);
+    const auto& c = f->plausibility;
+    CHECK(c.implausible());
+    CHECK(c.lower_bound);
+    CHECK(f->value == tps);  // kept as the source states it
+    CHECK(*c.utilisation_pct == Approx(100 * tps * f70b_6n / 1e12 / peak));
+    CHECK(*c.utilisation_pct > 250);
+    CHECK(c.likely_reading == "per 8-GPU node");
+    CHECK(c.likely_value == Approx(tps / 8));
+    CHECK(*c.likely_utilisation_pct == Approx(*c.utilisation_pct / 8));
+    CHECK(*c.likely_utilisation_pct < 50);
+  }
+  // Shown, but out of the headline and the geometric means.
+  const auto* tg = pair_of(rep, "llama-70b-arch", "together-hgx-b200");
+  REQUIRE(tg);
+  CHECK_FALSE(tg->in_summary);
+  bool why = false;
+  for (const auto& e : tg->excluded_because) why = why || e.find("implausible as stated") != std::string::npos;
+  CHECK(why);
+  CHECK(rep.headline.find("llama-70b-arch") == std::string::npos);
+  CHECK(rep.headline.find("15264") == std::string::npos);
+  // Visible in the JSON (valid against the schema) and the HTML.
+  json j = report::to_json(rep);
+  auto problems = load_builtin_schema("report.schema.json").validate(j);
+  for (const auto& x : problems) INFO(x.path << ": " << x.message);
+  CHECK(problems.empty());
+  size_t implausible = 0;
+  for (const auto& f : j["figures"]) implausible += f["plausibility"]["status"] == "implausible as stated";
+  CHECK(implausible == 2);
+  CHECK(j["pairs"][0]["baseline"]["plausibility"]["utilisation_pct"].is_number());
+  const std::string html = report::to_html(rep);
+  CHECK(html.find("Plausibility of every figure") != std::string::npos);
+  CHECK(html.find("implausible as stated") != std::string::npos);
+  CHECK(html.find("per 8-GPU node") != std::string::npos);
+}
+
+TEST_CASE("report: headline and geometric means combine like-for-like pairs only, a shared baseline once",
+          "[report][plausibility]") {
+  auto rep = published_report();
+  // A Hopper-only kernel against a Blackwell one: shown, not summarised.
+  const auto* gemm = pair_of(rep, "library=pyptx", "published-b200");
+  REQUIRE(gemm);
+  CHECK_FALSE(gemm->like_for_like);
+  REQUIRE_FALSE(gemm->not_like_for_like.empty());
+  CHECK(gemm->not_like_for_like[0].find("different kernels or software") != std::string::npos);
+  CHECK_FALSE(gemm->in_summary);
+  // FlashAttention-3 against FlashAttention-4, on a shape the FA4 source does not give: both
+  // not like-for-like and visibly assumed.
+  const auto* fa = pair_of(rep, "head_dim=128", "published-b200");
+  REQUIRE(fa);
+  CHECK_FALSE(fa->like_for_like);
+  bool assumed = false;
+  for (const auto& f : fa->flags) assumed = assumed || f.rfind("assumed: ", 0) == 0;
+  CHECK(assumed);
+  const auto* fa4 = find_figure(rep, "published-b200", "head_dim=128");
+  REQUIRE(fa4);
+  CHECK_FALSE(fa4->assumed.empty());
+  // No kernel pair is like for like here: the kernel family has no geometric mean.
+  const report::family_summary* kernel = nullptr;
+  const report::family_summary* training = nullptr;
+  for (const auto& f : rep.summaries) {
+    if (f.family == "kernel") kernel = &f;
+    if (f.family == "training") training = &f;
+  }
+  REQUIRE(kernel);
+  CHECK(kernel->pairs == 0);
+  CHECK(kernel->excluded == 2);
+  // Training: the H100 8B figure is the baseline of two pairs (B200 and GB200): one entry.
+  REQUIRE(training);
+  CHECK(training->pairs == 3);
+  CHECK(training->baselines == 2);
+  CHECK(training->excluded == 1);  // Together's
+  const double e8b = std::sqrt((30624.0 / 14451) * (31508.0 / 14451));
+  CHECK(training->geomean_speedup == Approx(std::sqrt(e8b * (4312.0 / 1602))));
+  CHECK(rep.headline.find("over 3 like-for-like training pairs (2 baselines, each counted once)") != std::string::npos);
+  // Published single figures are not tested: stated as published, not called faster.
+  const auto* l70 = pair_of(rep, "llama3-70b", "published-dgx-gb200-64");
+  REQUIRE(l70);
+  CHECK(l70->verdict == "not tested");
+  CHECK(l70->statement == fmt::format("{:.2f}x as published", 4312.0 / 1602));
+  CHECK(rep.headline.find("faster") == std::string::npos);
+}
+
+TEST_CASE("report: a measured kernel above the device's peak is flagged as a measurement bug", "[report][plausibility]") {
+  // The rule the CUDA workloads apply to mark such a run INVALID (harness/core/peak.hpp).
+  CHECK(above_peak_reason(1030, 989, "bf16").empty());         // 4% over: clocks
+  CHECK_FALSE(above_peak_reason(1040, 989, "bf16").empty());   // 5.2% over: no clock does that
+  CHECK(above_peak_reason(1040, 989, "bf16").find("105%") != std::string::npos);
+  CHECK(above_peak_reason(5000, 0, "unknown").empty());        // unknown peak: nothing to say
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  db.upsert_system(system_rec("h100-box", "NVIDIA H100-SXM5-80GB", 8, 1));
+  db.upsert_system(system_rec("b200-box", "NVIDIA B200-SXM-180GB", 8, 1));
+  std::map<std::string, std::string> v = {{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"dtype", "bf16"},
+                                          {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  run b = make_run(1, "h100-box", "gemm", v, "TFLOP/s", direction::higher_is_better, 1200, 10, 10, 1);  // 121% of 989
+  run c = make_run(2, "b200-box", "gemm", v, "TFLOP/s", direction::higher_is_better, 1500, 10, 10, 2);
+  std::vector<run> both = {b, c};
+  db.insert_runs(both);
+  auto rep = synthetic_report(db);
+  REQUIRE(rep.pairs.size() == 1);
+  CHECK(rep.pairs[0].baseline.plausibility.implausible());
+  CHECK(*rep.pairs[0].baseline.plausibility.utilisation_pct == Approx(100 * rep.pairs[0].baseline.value / 989));
+  CHECK(rep.pairs[0].candidate.plausibility.status == "plausible");
+  CHECK_FALSE(rep.pairs[0].in_summary);
+  // A CPU's peak is our own FMA probe, which matrix units (AMX) can exceed: not flagged.
+  db.upsert_system(system_rec("cpu-a", "CPU: Example Xeon", 1, 1));
+  db.upsert_system(system_rec("cpu-b", "CPU: Example Xeon 2", 1, 1));
+  run ca = make_run(3, "cpu-a", "gemm", v, "TFLOP/s", direction::higher_is_better, 2.0, 0.01, 10, 3);
+  run cb = make_run(4, "cpu-b", "gemm", v, "TFLOP/s", direction::higher_is_better, 2.1, 0.01, 10, 4);
+  for (run* r : {&ca, &cb}) r->extra["peak"] = {{"tflops", 1.0}, {"source", "FMA probe"}};
+  std::vector<run> cpus = {ca, cb};
+  db.insert_runs(cpus);
+  auto cpu_rep = synthetic_report(db, "cpu-a", "cpu-b");
+  REQUIRE(cpu_rep.pairs.size() == 1);
+  CHECK(cpu_rep.pairs[0].baseline.plausibility.status == "not assessed");
+  CHECK(cpu_rep.pairs[0].baseline.plausibility.reason.find("FMA probe") != std::string::npos);
+  CHECK(cpu_rep.pairs[0].in_summary);
+}
+
+TEST_CASE("selector: accelerator=B200 matches the B200 only, accelerator~B200 any model containing it", "[report][cli]") {
+  CHECK(cli::accelerator_matches("NVIDIA B200-SXM-180GB", "B200", false));
+  CHECK(cli::accelerator_matches("NVIDIA Blackwell GPU (B200-SXM-180GB)", "b200", false));
+  CHECK_FALSE(cli::accelerator_matches("NVIDIA Blackwell GPU (GB200)", "B200", false));
+  CHECK(cli::accelerator_matches("NVIDIA Blackwell GPU (GB200)", "B200", true));
+  CHECK(cli::accelerator_matches("NVIDIA H100 PCIe", "H100 PCIe", false));
+  CHECK(cli::accelerator_matches("NVIDIA H100-SXM5-80GB", "h100-sxm5", false));
+  CHECK_FALSE(cli::accelerator_matches("NVIDIA H100-SXM5-80GB", "SXM5-80", false));
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  import_mlperf(db);
+  auto exact = cli::select_runs(db, "accelerator=B200");
+  std::set<std::string> systems;
+  for (const auto& r : exact.runs) systems.insert(r.system);
+  CHECK(systems == std::set<std::string>{"nyx_n1_ngc25.04_nemo"});
+  CHECK(exact.systems.size() == 1);
+  auto sub = cli::select_runs(db, "accelerator~B200");
+  systems.clear();
+  for (const auto& r : sub.runs) systems.insert(r.system);
+  CHECK(systems == std::set<std::string>{"nyx_n1_ngc25.04_nemo", "tyche_ngpu512_ngc25.04_nemo"});
+  CHECK_THROWS_AS(cli::select_runs(db, "accelerator=B20"), input_error);  // a token, not a prefix
+}
+
+TEST_CASE("report: MLPerf energy from the submission's power logs, as the result summarizer", "[report][mlperf]") {
+  temp_dir t;
+  const fs::path org = t.path / "training_v4.0" / "NVIDIA";
+  fs::create_directories(org.parent_path());
+  fs::copy(mlperf_data() / "training_v4.0/NVIDIA", org, fs::copy_options::recursive);
+  const fs::path bench = org / "results/eos_ngc24.04_nemo/llama2_70b_lora";
+  // 8 nodes at 5 kW each for the whole run (power logs in mlperf_logging's documented format).
+  for (int i = 0; i < 10; ++i)
+    for (int k = 0; k < 8; ++k) {
+      std::string log;
+      auto line = [&](int64_t ms, const char* key, const char* value, const char* type) {
+        log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
+                           "\"value\": {}, \"metadata\": {{}}}}\n", ms, type, key, value);
+      };
+      line(0, "power_measurement_start", "null", "INTERVAL_START");
+      for (int s = 1; s <= 20; ++s) line(1000 * s, "power_reading", "5000", "POINT_IN_TIME");
+      line(20000, "power_measurement_stop", "null", "INTERVAL_END");
+      fs::create_directories(bench / fmt::format("power/result_{}", i));
+      std::ofstream(bench / fmt::format("power/result_{}/node_{}.txt", i, k)) << log;
+    }
+  auto db = store::store::open(t.path / "r.db");
+  auto add = [&](mlperf::ingest_result res) {
+    for (const auto& s : res.systems) {
+      store::system_record rec;
+      rec.name = s.name;
+      rec.accelerator_model = s.accelerator_model;
+      rec.accelerators_per_node = s.accelerators_per_node;
+      rec.nodes = s.nodes;
+      rec.source = "published";
+      db.upsert_system(rec);
+    }
+    db.insert_runs(res.runs);
+  };
+  add(mlperf::ingest(org));
+  add(mlperf::ingest(mlperf_data() / "training_v5.0/NVIDIA"));  // the candidate side, as published
+  auto rep = report::build_report(side_of(cli::select_runs(db, "eos_ngc24.04_nemo")),
+                                  side_of(cli::select_runs(db, "nyx_n1_ngc25.04_nemo")), fixed_options());
+  REQUIRE(rep.pairs.size() == 1);
+  const auto& b = rep.pairs[0].baseline;
+  REQUIRE(b.energy_kwh);
+  // 40 kW for the olympic-mean time to train (scaled), in kWh.
+  CHECK(*b.energy_kwh == Approx(40.0 * b.value / 60).epsilon(1e-6));
+  CHECK(b.energy_source.rfind("MLPerf power logs", 0) == 0);
+  CHECK(rep.pairs[0].candidate.energy_source.rfind("TDP", 0) == 0);  // nyx publishes no power logs
 }
