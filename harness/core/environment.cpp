@@ -138,9 +138,14 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
       {"accelerator.model", json::json_pointer("/accelerator/model")},
       {"accelerator.count", json::json_pointer("/accelerator/count")},
   };
+  // Library names come from imported documents too: '~' and '/' are escaped (RFC 6901), or a
+  // name like "a~b" would be an invalid pointer (an exception) and "x/y" a different field.
   if (env.contains("libraries") && env["libraries"].is_object())
-    for (const auto& [k, v] : env["libraries"].items())
-      f.push_back({"libraries." + k, json::json_pointer("/libraries/" + k)});
+    for (const auto& [k, v] : env["libraries"].items()) {
+      std::string token;
+      for (char c : k) token += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+      f.push_back({"libraries." + k, json::json_pointer("/libraries/" + token)});
+    }
   return f;
 }
 } // namespace

@@ -40,3 +40,12 @@ TEST_CASE("the FMA probe measures a positive peak", "[peak]") {
   CHECK(peak_tflops_for(p, "fp32") == p.fp32_tflops);
   if (p.bf16_tflops > 0) CHECK(peak_tflops_for(p, "bf16") == p.bf16_tflops);
 }
+
+TEST_CASE("library names with '~' or '/' are compared as names, not pointer syntax", "[environment]") {
+  // From an imported document: "a~b" used to be an invalid JSON pointer (an exception, exit 3).
+  json a = {{"libraries", {{"a~b", "1"}, {"x/y", "2"}}}};
+  json b = {{"libraries", {{"a~b", "1"}, {"x/y", "3"}}}};
+  REQUIRE_NOTHROW(environment_fingerprint(a));
+  CHECK(environment_fingerprint(a) != environment_fingerprint(b));
+  CHECK(environment_differences(a, b) == std::vector<std::string>{"libraries.x/y"});
+}

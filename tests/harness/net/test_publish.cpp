@@ -260,3 +260,13 @@ TEST_CASE("import_results_url reads a results document over HTTP", "[net]") {
     CHECK_THROWS_AS(net::fetch_url("file:///etc/hostname", o), input_error);
   }
 }
+
+TEST_CASE("import_results_url refuses a deeply nested body before parsing it", "[net]") {
+  captured_log log;
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  local_http_server server([&](const http_exchange_request&) {
+    return http_exchange_response{200, deep, {}, {}};
+  });
+  CHECK_THROWS_WITH(net::import_results_url(server.url("/deep.json"), fast_options(log)),
+                    Catch::Contains("nesting too deep") && Catch::Contains("/deep.json"));
+}
