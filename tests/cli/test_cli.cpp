@@ -53,7 +53,7 @@ TEST_CASE("env and list work with and without --json", "[cli]") {
   CHECK(ab("list suites").rc == 0);
 }
 
-TEST_CASE("run → show → export; the export validates against the schema", "[cli]") {
+TEST_CASE("run → show → export, and the export validates against the schema", "[cli]") {
   test_cli::temp_dir t;
   auto r = ab("run gemm --set M=64 --set N=48 --set K=32 --set dtype=fp32 --tag e2e --system box1 --db " + t.db() + k_fast);
   INFO(r.err);

@@ -71,7 +71,7 @@ void seed_pair(const test_cli::temp_dir& t) {
 
 } // namespace
 
-TEST_CASE("sweep sizes are counted without overflow; absurd ones are refused even with --force", "[cli][hardening]") {
+TEST_CASE("sweep sizes are counted without overflow, and absurd ones are refused even with --force", "[cli][hardening]") {
   test_cli::temp_dir t;
   // Sixteen sweeps of 16 values: 2^64 configs, which wrapped to 0 and passed the limit.
   std::string sweeps;
@@ -153,7 +153,7 @@ TEST_CASE("output paths are checked before any work and written atomically", "[c
   CHECK(after == before);
 }
 
-TEST_CASE("write_files_atomic: all or nothing, the real reason, no temporary file left", "[cli][hardening]") {
+TEST_CASE("write_files_atomic: all or nothing, with the real reason and no temporary file left", "[cli][hardening]") {
   test_cli::temp_dir t;
   fs::create_directories(t.path / "dir");
   // The second output cannot be written: the first must not appear either.
