@@ -189,6 +189,9 @@ TEST_CASE("ordinary bad input is exit 2, not an internal error", "[cli][hardenin
     std::string args, expect;
   };
   std::vector<bad> cases = {
+      {"run gemm --rules " + d, "is a directory"},
+      {"run gemm --shapes " + d, "is a directory"},
+      {"run --suite " + d, "is a directory"},
       {"run gemm --rule 'a~b=1'", "a~b"},
       {"run gemm --rule 'measurement.repetitions.x=1'", "not a setting"},
       {"run gemm --rule '..=1'", "not a setting name"},
