@@ -42,7 +42,7 @@ std::string python_style(const J& j) {
 } // namespace
 
 void mllogger::emit(const char* type, const std::string& key, const nlohmann::json& value,
-                    nlohmann::json metadata, const std::source_location& loc) {
+                    nlohmann::json metadata, const call_site& loc) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::system_clock::now().time_since_epoch())
                 .count();
@@ -68,15 +68,15 @@ void mllogger::emit(const char* type, const std::string& key, const nlohmann::js
 }
 
 void mllogger::point(const std::string& key, const nlohmann::json& value, nlohmann::json md,
-                     std::source_location loc) {
+                     call_site loc) {
   emit("POINT_IN_TIME", key, value, std::move(md), loc);
 }
 void mllogger::start(const std::string& key, const nlohmann::json& value, nlohmann::json md,
-                     std::source_location loc) {
+                     call_site loc) {
   emit("INTERVAL_START", key, value, std::move(md), loc);
 }
 void mllogger::end(const std::string& key, const nlohmann::json& value, nlohmann::json md,
-                   std::source_location loc) {
+                   call_site loc) {
   emit("INTERVAL_END", key, value, std::move(md), loc);
 }
 

@@ -5,7 +5,6 @@
 //             ..., "lineno": ..., ...}}
 // written while the run happens (each line goes to the sink at once) and kept for the run record.
 #include <iosfwd>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -13,25 +12,43 @@
 
 namespace accelbench::training {
 
+// Where a log call was made (the "file" and "lineno" metadata). std::source_location would do,
+// but clang 14 (the sanitizer and fuzzing build) cannot compile libstdc++'s; the builtins behind
+// it give the caller's position the same way, as default arguments evaluated at the call site.
+class call_site {
+public:
+  static constexpr call_site current(const char* file = __builtin_FILE(),
+                                     unsigned line = __builtin_LINE()) noexcept {
+    return call_site(file, line);
+  }
+  const char* file_name() const { return m_file; }
+  unsigned line() const { return m_line; }
+
+private:
+  constexpr call_site(const char* file, unsigned line) : m_file(file), m_line(line) {}
+  const char* m_file;
+  unsigned m_line;
+};
+
 class mllogger {
 public:
   explicit mllogger(std::ostream* sink = nullptr) : m_sink(sink) {}
 
   void point(const std::string& key, const nlohmann::json& value,
              nlohmann::json metadata = nlohmann::json::object(),
-             std::source_location loc = std::source_location::current());
+             call_site loc = call_site::current());
   void start(const std::string& key, const nlohmann::json& value = nullptr,
              nlohmann::json metadata = nlohmann::json::object(),
-             std::source_location loc = std::source_location::current());
+             call_site loc = call_site::current());
   void end(const std::string& key, const nlohmann::json& value = nullptr,
            nlohmann::json metadata = nlohmann::json::object(),
-           std::source_location loc = std::source_location::current());
+           call_site loc = call_site::current());
 
   const std::string& text() const { return m_text; }
 
 private:
   void emit(const char* type, const std::string& key, const nlohmann::json& value,
-            nlohmann::json metadata, const std::source_location& loc);
+            nlohmann::json metadata, const call_site& loc);
   std::ostream* m_sink;
   std::string m_text;
 };
