@@ -553,7 +553,7 @@ string to_html(const report_model& r) {
     string cited;
     for (const auto& pv : f.provenance) {
       string line;
-      for (const char* k : {"source", "url", "code_url", "date"})
+      for (const char* k : {"source", "url", "code_url", "date", "org", "round"})
         if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty()) line += (line.empty() ? "" : " · ") + pv[k].get<string>();
       if (!line.empty() && cited.find(esc(line)) == string::npos) cited += "<div>" + esc(line) + "</div>";
     }
