@@ -12,6 +12,7 @@
 
 #include "harness/core/build_info.hpp"
 #include "harness/core/hash.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench {
 
@@ -153,7 +154,7 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
 std::string environment_fingerprint(const json& env) {
   uint64_t h = 1469598103934665603ULL;
   for (const auto& [name, ptr] : comparable_fields(env)) {
-    std::string v = name + "=" + (env.contains(ptr) ? env.at(ptr).dump() : "null") + ";";
+    std::string v = name + "=" + (env.contains(ptr) ? dump_json(env.at(ptr)) : "null") + ";";
     h = fnv1a64(v, h);
   }
   return fmt::format("{:016x}", h);

@@ -49,3 +49,8 @@ TEST_CASE("library names with '~' or '/' are compared as names, not pointer synt
   CHECK(environment_fingerprint(a) != environment_fingerprint(b));
   CHECK(environment_differences(a, b) == std::vector<std::string>{"libraries.x/y"});
 }
+
+TEST_CASE("the fingerprint of stored text that is not UTF-8 does not throw", "[environment]") {
+  json env = {{"compiler", "gcc caf\xE9"}, {"cpu", {{"model", "\xFF"}}}};
+  CHECK_NOTHROW(environment_fingerprint(env));
+}
