@@ -110,9 +110,11 @@ json load_catalogue(const std::string& workload, const std::string& name) {
 
 // More configs than this need --force: a typo in a sweep should not start a week of runs.
 constexpr uint64_t k_configs_without_force = 10'000;
-// The plan holds every config (with its ruleset and settings, a few KiB each) before the first
-// one runs: past a million it would not fit in memory, --force or not.
+// The plan holds every config (with its ruleset and settings) before the first one runs: about
+// 7 KiB each, measured. Past a million, or past half the memory available, it cannot be planned,
+// --force or not.
 constexpr uint64_t k_max_configs = 1'000'000;
+constexpr uint64_t k_plan_bytes_per_config = 8 << 10;
 
 // Counts configs with saturating arithmetic: sixteen sweeps of 16 values are 2^64 configs, which
 // wrapped to 0 would pass every limit and then exhaust memory.
@@ -125,6 +127,12 @@ void check_config_count(size_t base, const std::vector<std::pair<std::string, st
     throw input_error(fmt::format("the sweep expands to {} configs, more than the 1,000,000 a plan can hold "
                                   "(even with --force); split it into several runs",
                                   count));
+  const uint64_t avail = read_memory_info().available_bytes;
+  if (total > k_configs_without_force && avail > 0 && total * k_plan_bytes_per_config > avail / 2)
+    throw input_error(fmt::format("the sweep expands to {} configs, whose plan needs about {:.1f} GiB, more than half "
+                                  "the {:.1f} GiB of memory available (even with --force); split it into several runs",
+                                  count, double(total * k_plan_bytes_per_config) / (1 << 30),
+                                  double(avail) / (1 << 30)));
   if (total > k_configs_without_force && !force)
     throw input_error(fmt::format("the sweep expands to {} configs, more than 10,000; pass --force to run it", count));
 }
