@@ -24,9 +24,13 @@ function(accelbench_instrument tgt)
   endif()
 endfunction()
 
-# accelbench_add_test(name SOURCES ... LIBS ...): one Catch2 executable per module, discovered by CTest.
+# accelbench_add_test(name SOURCES ... LIBS ... [TIMEOUT s]): one Catch2 executable per module,
+# discovered by CTest; each test case may run TIMEOUT seconds (300 by default).
 function(accelbench_add_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
   add_executable(${name} ${T_SOURCES})
   accelbench_target_defaults(${name})
   target_link_libraries(${name} PRIVATE accelbench_test_main ${T_LIBS})
@@ -39,5 +43,5 @@ function(accelbench_add_test name)
     set(env ENVIRONMENT "LSAN_OPTIONS=suppressions=${ACCELBENCH_SOURCE_DIR}/tests/sanitizers/lsan.supp")
   endif()
   # A test case that cannot run here exits 77 (tests/skip.hpp) and is reported as skipped.
-  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 ${env})
+  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77 ${env})
 endfunction()

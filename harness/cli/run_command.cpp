@@ -13,6 +13,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/checked_math.hpp"
+#include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
@@ -450,6 +451,7 @@ int cmd_run(const registry& reg, const run_options& o) {
       ctx.log = &std::cerr;
       ctx.interactive = tty && !o.quiet;
       ctx.seed = o.seed;
+      const machine_state before = read_machine_state();
       try {
         const_cast<workload*>(p.w)->execute(p.cfg, r, ctx);
       } catch (const error& e) {
@@ -458,6 +460,7 @@ int cmd_run(const registry& reg, const run_options& o) {
       } catch (const std::bad_alloc&) {
         r.mark_failed("out of memory");
       }
+      judge_conditions(r, conditions_of(p.rules), before, read_machine_state());
     }
     r.finished_at = now_iso8601();
     db.insert_run(r);
@@ -478,6 +481,9 @@ int cmd_run(const registry& reg, const run_options& o) {
         std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " INVALID: " << printable(why) << "\n";
     if (r.status == run_status::skipped && !o.quiet)
       std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " skipped: " << printable(r.status_reason) << "\n";
+    if (!o.quiet)
+      for (const auto& w : run_warnings(r))
+        std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " warning: " << printable(w) << "\n";
     done.push_back(std::move(r));
   }
   sigaction(SIGINT, &prev, nullptr);

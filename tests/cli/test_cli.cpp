@@ -170,14 +170,16 @@ TEST_CASE("sweeps, suites and skipped configs", "[cli]") {
 
 TEST_CASE("an INVALID run exits 1 and is stored", "[cli]") {
   test_cli::temp_dir t;
-  // A ruleset whose fp32 tolerance no real GEMM can meet makes any run INVALID.
+  // A ruleset whose samples (at least 50 ms each) cannot fit in its max_time_s (10 ms) makes any
+  // run INVALID: the later samples are not taken.
   std::string rules = (t.path / "strict.json").string();
   std::ofstream(rules) << R"({"schema_version": 1, "id": "strict", "version": "1", "applies_to": ["kernel"],
-    "measurement": {"repetitions": 3, "min_time_s": 0},
-    "correctness": {"sample_points": 64, "tolerance": {"fp32": 1e-300}}})";
-  auto r = ab("run gemm --set M=64 --set N=64 --set K=512 --rules " + rules + " --db " + t.db() + " --quiet");
+    "measurement": {"repetitions": 3, "min_time_s": 0.05, "max_time_s": 0.01},
+    "correctness": {"sample_points": 64, "tolerance": {"fp32": 1e-4}}})";
+  auto r = ab("run gemm --set M=64 --set N=64 --set K=512 --rules " + rules + " --db " + t.db());
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("INVALID"));
+  CHECK_THAT(r.err, Catch::Contains("max_time_s=0.01"));
   CHECK(runs_in(t.db()) == 1);
 }
 
