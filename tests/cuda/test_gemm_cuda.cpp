@@ -91,7 +91,7 @@ TEST_CASE("block scale layout: 128x4 tiles of 512 bytes, 32-row interleave", "[c
   for (int s : seen) CHECK(s == 1);
 }
 
-TEST_CASE("every CUDA dtype has an error model; the ruleset tolerance is not needed", "[cuda]") {
+TEST_CASE("every CUDA dtype has an error model, and the ruleset tolerance is not needed", "[cuda]") {
   for (const auto& d : cuda_gemm_dtypes()) {
     const gemm_error_model m = cuda_error_model(d);
     CHECK_FALSE(m.name.empty());

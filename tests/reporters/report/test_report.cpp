@@ -684,7 +684,7 @@ TEST_CASE("report: runs that are INVALID give no samples, as in compare", "[repo
   CHECK(noted);
 }
 
-TEST_CASE("report: every published figure gets its implied utilisation; Together's per-GPU figures are implausible as stated",
+TEST_CASE("report: every published figure gets its implied utilisation, and Together's per-GPU figures are implausible as stated",
           "[report][plausibility]") {
   auto rep = published_report();
   // Every published figure is in the table and assessed.

@@ -91,7 +91,7 @@ TEST_CASE("error bound: NaN, exact zero and a zero bound", "[gemm][tolerance]") 
   CHECK(r.to_json()["max_bound_ratio"] == "inf");
 }
 
-TEST_CASE("the CPU kernels pass the bound; sabotaged outputs fail it at every catalogue K",
+TEST_CASE("the CPU kernels pass the bound, and sabotaged outputs fail it at every catalogue K",
           "[gemm][tolerance]") {
   std::vector<verdict_row> rows;
   for (std::string dtype : {"fp32", "bf16"})

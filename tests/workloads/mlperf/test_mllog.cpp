@@ -57,7 +57,7 @@ TEST_CASE("mllog: prefixes before the marker are ignored, lines without it are s
   CHECK(log.events[1].line == 5);
 }
 
-TEST_CASE("mllog: bad lines become diagnostics with file and line; the rest is kept",
+TEST_CASE("mllog: bad lines become diagnostics with file and line, and the rest is kept",
           "[mlperf][mllog]") {
   const std::string good =
       ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT_IN_TIME\", "
