@@ -437,6 +437,40 @@ int cmd_publish(const std::string& db_path, const std::string& url, const std::s
 }
 #endif
 
+// Levenshtein distance, for "did you mean" suggestions.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first argument must name a command (or be a global flag): CLI11 would only say that "a
+// subcommand is required", without naming what it got. Empty when it does.
+std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return "";
+  const std::string first = argv[1];
+  if (first == "-h" || first == "--help" || first == "--version" || first == "--help-all") return "";
+  std::string best;
+  size_t best_d = 3;  // suggest only close matches
+  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == first) return "";
+    const size_t d = edit_distance(first, sub->get_name());
+    if (d < best_d) best_d = d, best = sub->get_name();
+  }
+  const std::string what = first.rfind('-', 0) == 0 ? "option" : "command";
+  return fmt::format("unknown {} '{}'{} (commands: see accelbench --help)", what, printable(first),
+                     best.empty() ? "" : fmt::format("; did you mean '{}'?", best));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -478,7 +512,7 @@ int main(int argc, char** argv) {
   run->add_option("--shapes", ro.shapes, "Run a shape catalogue (e.g. llama3-70b; see accelbench list catalogues)");
   run->add_option("--rules", ro.rules, "Ruleset id or file (default: the workload's)");
   run->add_option("--rule", ro.rule_overrides, "Override a ruleset setting KEY=VALUE (e.g. repetitions=5)")->check(text_value(false));
-  run->add_option("--system", ro.system, "System name stored with the runs (default: hostname)")->check(text_value(true));
+  run->add_option("--system", ro.system, "System name stored with the runs (default: hostname)")->check(text_value(false));
   run->add_option("--tag", ro.tags, "Tag the runs (repeatable)")->check(text_value(false));
   run->add_option("--suite", ro.suite, "Run a suite by name (quick, nightly) or file");
   run->add_option("--db", ro.db, "Database path (default: $ACCELBENCH_DB or results/accelbench.db)");
@@ -494,7 +528,7 @@ int main(int argc, char** argv) {
   auto* show = app.add_subcommand("show", "Show stored runs, or one run in detail");
   show->add_option("run_id", show_id, "Run id")->check(integer_in(1, std::numeric_limits<int64_t>::max()));
   show->add_option("--db", db_path, "Database path");
-  show->add_option("--system", f_system, "Only this system")->check(text_value(true));
+  show->add_option("--system", f_system, "Only this system")->check(text_value(false));
   show->add_option("--workload", f_workload, "Only this workload (prefix*)");
   show->add_option("--tag", f_tags, "Only runs with this tag")->check(text_value(false));
   show->add_option("--limit", limit, "Show the last N runs (default 50, 0: all)")->check(integer_in(0, std::numeric_limits<int>::max()));
@@ -502,10 +536,10 @@ int main(int argc, char** argv) {
 
   auto* exp = app.add_subcommand("export", "Export runs as one JSON document (schemas/results.schema.json)");
   exp->add_option("--db", db_path, "Database path");
-  exp->add_option("--system", f_system, "Only this system")->check(text_value(true));
+  exp->add_option("--system", f_system, "Only this system")->check(text_value(false));
   exp->add_option("--workload", f_workload, "Only this workload (prefix*)");
   exp->add_option("--tag", f_tags, "Only runs with this tag")->check(text_value(false));
-  exp->add_option("-o,--output", out_file, "Output file (default: stdout)");
+  exp->add_option("-o,--output", out_file, "Output file (default: stdout)")->check(text_value(false));
 
   std::string import_src, import_format = "accelbench";
   net_cli_options net_opts;
@@ -519,7 +553,7 @@ int main(int argc, char** argv) {
   };
   auto* imp = app.add_subcommand("import", "Import results from a file or URL (accelbench export, Google Benchmark JSON, MLPerf results folder)");
   imp->add_option("source", import_src, "File or http(s) URL (a folder for --format mlperf)")->required();
-  imp->add_option("--system", net_opts.system, "System name for --format gbench (default: hostname)")->check(text_value(true));
+  imp->add_option("--system", net_opts.system, "System name for --format gbench (default: hostname)")->check(text_value(false));
   add_net_options(imp);
   imp->add_option("--format", import_format, "accelbench (our export format) | gbench (Google Benchmark --benchmark_format=json) | mlperf (an MLCommons Training results folder)");
 
@@ -574,7 +608,7 @@ int main(int argc, char** argv) {
   cmp->add_option("--baseline", co.baseline, "Selector: system name, system=, accelerator=, tag=, workload=, run=ID,ID (joined with &), or a results .json file")->required();
   cmp->add_option("--candidate", co.candidate, "Selector (as --baseline)")->required();
   cmp->add_option("--format", co.format, "table | markdown | junit | json | bmf");
-  cmp->add_option("-o,--output", co.output, "Write to FILE instead of stdout");
+  cmp->add_option("-o,--output", co.output, "Write to FILE instead of stdout")->check(text_value(false));
   cmp->add_option("--threshold", co.threshold, "Minimum effect in percent (default: the ruleset's, else 5)")->check(number_in(0, 1000, false, false));
   cmp->add_option("--alpha", co.alpha, "Significance level of the Mann-Whitney U test (default 0.01)")->check(number_in(0, 1, true, true));
   cmp->add_flag("--strict", co.strict, "Exit 4 when something is inconclusive and nothing regressed");
@@ -585,7 +619,7 @@ int main(int argc, char** argv) {
   auto* hist = app.add_subcommand("history", "Find step changes in a nightly series (E-divisive means + t-test)");
   hist->add_option("workload", ho.workload, "Workload (prefix*)")->required();
   hist->add_option("--set", ho.sets, "Only configs with KEY=VALUE (repeatable)");
-  hist->add_option("--system", ho.system, "Only this system")->check(text_value(true));
+  hist->add_option("--system", ho.system, "Only this system")->check(text_value(false));
   hist->add_option("--tag", ho.tags, "Only runs with this tag")->check(text_value(false));
   hist->add_option("--since", ho.since, "Only runs started on or after this date (YYYY-MM-DD)")->check(date_value());
   hist->add_option("--format", ho.format, "table | json");
@@ -596,6 +630,10 @@ int main(int argc, char** argv) {
   hist->add_option("--db", ho.db, "Database path");
 #endif
 
+  if (std::string why = unknown_command_message(app, argc, argv); !why.empty()) {
+    std::cerr << "accelbench: usage error: " << why << "\n";
+    return exit_usage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

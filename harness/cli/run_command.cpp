@@ -316,6 +316,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_sweeps(const
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
+    for (const auto& [seen, _] : out)
+      if (seen == k) throw usage_error(fmt::format("--sweep {} is given twice: give every value in one --sweep {}=V1,V2", k, k));
     out.push_back({k, vals});
   }
   return out;
@@ -326,9 +328,19 @@ std::map<std::string, std::string> parse_sets(const std::vector<std::string>& ar
   for (const auto& a : args) {
     require_text(a, opt);
     auto [k, v] = split_assignment(a, opt);
+    // The last of two values silently winning hides a typo in a long command line.
+    if (auto it = out.find(k); it != out.end())
+      throw usage_error(fmt::format("{} {} is given twice ('{}' and '{}')", opt, k, it->second, v));
     out[k] = v;
   }
   return out;
+}
+
+// A key both set and swept: which one the user meant cannot be guessed.
+void refuse_set_and_sweep(const std::map<std::string, std::string>& sets,
+                          const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps) {
+  for (const auto& [k, _] : sweeps)
+    if (sets.count(k)) throw usage_error(fmt::format("{} is given by both --set and --sweep: give one", k));
 }
 
 fs::path find_suite(const std::string& name) {
@@ -376,7 +388,10 @@ int cmd_run(const registry& reg, const run_options& o) {
     static const json_schema schema = load_builtin_schema("suite.schema.json");
     schema.require_valid(suite, fmt::format("suite {}", file.string()));
     suite_name = suite["name"];
-    auto cli_sets = parse_sets(o.sets, "--set");
+    // A suite fixes its own configs: a --set, --sweep or --shapes would be silently ignored.
+    if (!o.sets.empty() || !o.sweeps.empty() || !o.shapes.empty())
+      throw usage_error(fmt::format("--suite {} fixes its configs: --set, --sweep and --shapes apply to a WORKLOAD only",
+                                    o.suite));
     for (const auto& e : suite["entries"]) {
       std::map<std::string, std::string> sets;
       const json entry_sets = e.value("set", json::object());
@@ -394,8 +409,10 @@ int cmd_run(const registry& reg, const run_options& o) {
     }
   } else {
     if (o.workload.empty()) throw usage_error("run needs a WORKLOAD or --suite NAME (see accelbench list)");
-    plan_request(reg, o.workload, o.backend, parse_sets(o.sets, "--set"), parse_sweeps(o.sweeps), o.shapes, o.rules,
-                 overrides, o.force, false, plan);
+    const auto sets = parse_sets(o.sets, "--set");
+    const auto sweeps = parse_sweeps(o.sweeps);
+    refuse_set_and_sweep(sets, sweeps);
+    plan_request(reg, o.workload, o.backend, sets, sweeps, o.shapes, o.rules, overrides, o.force, false, plan);
   }
 
   if (o.plan_only) return exit_ok;
