@@ -55,8 +55,9 @@ template <class F> void must_succeed(const char* what, F&& body) {
   }
 }
 
-// A folder of this process's own, created on first use and removed at exit (libFuzzer exits
-// through exit(), so atexit handlers run; after a crash the folder stays for inspection).
+// A folder of this process's own under $TMPDIR, created on first use and removed by atexit when
+// the process exits normally; libFuzzer often ends with _Exit, so run_fuzz.sh points TMPDIR at a
+// scratch folder of its own and removes that.
 inline const std::filesystem::path& scratch_dir() {
   static const std::filesystem::path dir = [] {
     const char* base = std::getenv("TMPDIR");

@@ -1,8 +1,9 @@
 // The MLPerf system description reader (<org>/systems/<system>.json) as `import --format mlperf`
 // and `check-package` read it: ingest_org over a scratch organisation folder whose one system
 // description is the input and whose one result is a real published log, then the description
-// checks. Property: never throws on a bad description (it is a diagnostic or a reason for an
-// INVALID verdict), and the runs made can be exported and read back.
+// checks and the package check. Property: a bad description is a diagnostic or a reason for an
+// INVALID verdict (or an exit-2 error), never another failure, and the runs made can be exported
+// and read back.
 #include <filesystem>
 
 #include "harness/core/text_input.hpp"
@@ -20,14 +21,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The shortest published log (48 lines): the description is what is fuzzed, the log only gives
+// it a run to describe.
 const fs::path k_log = fs::path(ACCELBENCH_SOURCE_DIR) /
-                       "results/published/mlperf/training_v5.0/NVIDIA/results/"
-                       "nyx_n1_ngc25.04_nemo/llama2_70b_lora/result_0.txt";
+                       "results/published/mlperf/training_v4.0/NVIDIA/results/"
+                       "eos_ngc24.04_nemo/llama2_70b_lora/result_8.txt";
 
-// training_v5.0/Org/{systems/sys.json, results/sys/llama2_70b_lora/result_0.txt}
+// training_v4.0/Org/{systems/sys.json, results/sys/llama2_70b_lora/result_0.txt}
 const fs::path& org_dir() {
   static const fs::path dir = [] {
-    fs::path org = fuzz::scratch_dir() / "training_v5.0" / "Org";
+    fs::path org = fuzz::scratch_dir() / "training_v4.0" / "Org";
     fs::create_directories(org / "systems");
     fs::create_directories(org / "results" / "sys" / "llama2_70b_lora");
     fs::copy_file(k_log, org / "results" / "sys" / "llama2_70b_lora" / "result_0.txt");
@@ -44,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::guarded([&] {
     mlperf::ingest_result res = mlperf::ingest_org(org_dir());
     for (const auto& s : res.systems) {
-      mlperf::check_system_description(s.fields, "5.0");
+      mlperf::check_system_description(s.fields, "4.0");
       fuzz::must_succeed("system description to JSON", [&] { dump_json(s.to_json()); });
     }
     std::string doc;
@@ -54,6 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::must_succeed("re-import of our own export", [&] {
       reporters::read_results_document(doc, "re-export.json", nullptr);
     });
+    // check-package reads the same description (a one-result package is INVALID).
+    dump_json(mlperf::check_package(org_dir()).to_json());
   });
   return 0;
 }

@@ -24,14 +24,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     // A run of the first registered workload the ruleset applies to, with a --rule override.
-    std::string workload;
+    std::string name;
     for (const auto& a : r.applies_to)
       for (const workload* w : fuzz::workloads().all())
-        if (workload.empty() && (a == w->spec().name || a == w->spec().family || a == "*"))
-          workload = w->spec().name;
-    if (workload.empty()) return;
+        if (name.empty() && (a == w->spec().name || a == w->spec().family || a == "*"))
+          name = w->spec().name;
+    if (name.empty()) return;
     cli::run_options o;
-    o.workload = workload;
+    o.workload = name;
     o.rules = file.string();
     o.rule_overrides = {"repetitions=3"};
     try {

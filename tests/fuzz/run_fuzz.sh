@@ -25,7 +25,10 @@ dict_arg=()
 # -max_len: big enough for real files (a published MLPerf log is ~230 KB).
 start=$(date +%s)
 touch "$work/started"
-"$exe" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -max_len=262144 \
+# The targets' scratch files (fuzz_common.hpp) go under $work too: libFuzzer ends with _Exit, so
+# no atexit handler removes them.
+mkdir -p "$work/tmp"
+TMPDIR="$work/tmp" "$exe" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -max_len=262144 \
   -print_final_stats=1 -artifact_prefix="$artifacts/$name-" "${dict_arg[@]}" \
   "$work/corpus" >"$work/log" 2>&1
 rc=$?
