@@ -75,7 +75,8 @@ TEST_CASE("sweep sizes are counted without overflow, and absurd ones are refused
   test_cli::temp_dir t;
   // Sixteen sweeps of 16 values: 2^64 configs, which wrapped to 0 and passed the limit.
   std::string sweeps;
-  for (int i = 0; i < 16; ++i) sweeps += " --sweep M=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16";
+  // Distinct keys: a key swept twice is its own error, checked before the count.
+  for (char key = 'a'; key < 'a' + 16; ++key) sweeps += std::string(" --sweep ") + key + "=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16";
   auto r = ab("run gemm" + sweeps + " --db " + t.db() + k_fast);
   CHECK(r.rc == 2);
   CHECK_THAT(r.err, Catch::Contains("more than 2^64 configs"));
