@@ -68,6 +68,10 @@ int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool q
 }
 
 int cmd_package(const package_cli_options& o) {
+  // The names become folder names: refused before the database is read (write_packages checks
+  // them again, for its other callers).
+  mlperf::check_path_name("organisation", o.org);
+  mlperf::check_path_name("system", o.system);
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
   store::run_filter f;
   f.systems = {o.system};

@@ -147,6 +147,8 @@ void check_catalogue_parameter(const std::string& catalogue, const std::string& 
     int64_t i = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), i);
     if (ec != std::errc() || end != value.data() + value.size()) want = "an integer";
+    // Catalogue parameters are sizes (tokens, batch): a zero one would be blamed on M.
+    else if (i <= 0 && declared.get<double>() > 0) want = "a positive integer";
   } else if (declared.is_number()) {
     char* end = nullptr;
     double d = std::strtod(value.c_str(), &end);

@@ -213,6 +213,9 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
     if (out.runs.empty()) throw input_error(fmt::format("selector '{}': the file holds no runs", sel));
     return out;
   }
+  // A missing file is reported as one, unless a system happens to have that name.
+  if (sel.ends_with(".json") && sel.find_first_of("=&~") == std::string::npos && !db.get_system(sel))
+    throw input_error(fmt::format("selector '{}': no such results file (and no system of that name)", sel));
   auto f = parse_selector(sel);
   f.with_samples = with_samples;
   out.runs = db.query(f);

@@ -211,8 +211,9 @@ std::string markdown_escape(const std::string& s) {
 
 // ---------------------------------------------------------------------------------------------
 std::string format_terminal(const set_comparison& c, const terminal_options& opt) {
-  std::string out = fmt::format("accelbench compare: {} -> {} (alpha {:g})\n", c.baseline_label,
-                                c.candidate_label, c.alpha);
+  // Names and labels come from the database: control characters are printed as escapes.
+  std::string out = fmt::format("accelbench compare: {} -> {} (alpha {:g})\n", printable(c.baseline_label),
+                                printable(c.candidate_label), c.alpha);
   const std::vector<std::string> head = {"verdict", "config", "baseline", "candidate",
                                          "change",  "95% CI", "p"};
   const std::vector<bool> right = {false, false, true, true, true, true, true};
@@ -220,7 +221,7 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
   std::vector<verdict> verdicts;
   for (const pair_result* p : ordered(c)) {
     const auto& m = p->cmp;
-    rows.push_back({to_string(m.result), p->name + (p->environment_differs ? " (env differs)" : ""),
+    rows.push_back({to_string(m.result), printable(p->name) + (p->environment_differs ? " (env differs)" : ""),
                     median_text(m.baseline_median, m.n_baseline, p->unit),
                     median_text(m.candidate_median, m.n_candidate, p->unit), change_text(m),
                     ci_text(m), p_text(m)});
@@ -249,20 +250,20 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
     out += line(rows[i], &verdicts[i]);
   out += counts_line(c) + "\n";
   for (const auto& s : c.workloads)
-    out += fmt::format("geomean speed-up {}: {} over {} configs\n", s.workload,
+    out += fmt::format("geomean speed-up {}: {} over {} configs\n", printable(s.workload),
                        speedup_text(s.geomean_speedup), s.pairs);
   for (const auto& u : c.only_baseline)
-    out += fmt::format("only in {}: {}\n", c.baseline_label, u.name);
+    out += fmt::format("only in {}: {}\n", printable(c.baseline_label), printable(u.name));
   for (const auto& u : c.only_candidate)
-    out += fmt::format("only in {}: {}\n", c.candidate_label, u.name);
+    out += fmt::format("only in {}: {}\n", printable(c.candidate_label), printable(u.name));
   for (const pair_result* p : ordered(c)) {
     if (p->environment_differs)
-      out += fmt::format("environment differs for {}: {}\n", p->name,
+      out += fmt::format("environment differs for {}: {}\n", printable(p->name),
                          p->environment_differences.empty()
                              ? std::string("fingerprint only")
-                             : fmt::format("{}", fmt::join(p->environment_differences, ", ")));
+                             : printable(fmt::format("{}", fmt::join(p->environment_differences, ", "))));
     for (const auto& n : p->notes)
-      out += fmt::format("note for {}: {}\n", p->name, n);
+      out += fmt::format("note for {}: {}\n", printable(p->name), printable(n));
   }
   return out;
 }
@@ -315,7 +316,7 @@ std::string format_markdown(const set_comparison& c) {
       flags += fmt::format("- `{}`: environment differs ({})\n", markdown_escape(p->name),
                            p->environment_differences.empty()
                                ? std::string("fingerprint only")
-                               : fmt::format("{}", fmt::join(p->environment_differences, ", ")));
+                               : printable(fmt::format("{}", fmt::join(p->environment_differences, ", "))));
     for (const auto& n : p->notes)
       flags += fmt::format("- `{}`: {}\n", markdown_escape(p->name), markdown_escape(n));
   }

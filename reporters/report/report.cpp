@@ -11,6 +11,7 @@
 
 #include "harness/compare/mann_whitney.hpp"
 #include "harness/core/build_info.hpp"
+#include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/model_flops.hpp"
 #include "harness/core/peak.hpp"
@@ -884,6 +885,9 @@ void flag_differences(pair_result& p, const scored_side& b, const scored_side& c
   };
   if (fw(rb) != fw(rc) && !(fw(rb).empty() && fw(rc).empty()))
     p.flags.push_back(fmt::format("framework: {} vs {}", fw(rb).empty() ? "-" : fw(rb), fw(rc).empty() ? "-" : fw(rc)));
+  // Conditions that made a side's numbers unreliable (high CV, a loaded machine, ...).
+  for (const std::string& w : run_warnings(*rb)) p.flags.push_back("baseline conditions: " + w);
+  for (const std::string& w : run_warnings(*rc)) p.flags.push_back("candidate conditions: " + w);
   p.environment_differences = environment_differences(rb->environment, rc->environment);
   // The hardware is what a report compares; compiler, build type and library versions are not.
   for (const auto& d : p.environment_differences)
@@ -1447,6 +1451,20 @@ json to_json(const report_model& r) {
           {"notes", r.notes}};
 }
 
+// Names and labels come from the database: each line is made safe for a terminal (control
+// characters, including a newline inside a name, printed as escapes).
+static std::string printable_lines(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += printable(std::string_view(text).substr(start, end - start)) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string summary_text(const report_model& r) {
   std::ostringstream os;
   os << r.headline << "\n\n";
@@ -1497,7 +1515,7 @@ std::string summary_text(const report_model& r) {
                                           fmt_num(f.plausibility.likely_value), f.plausibility.likely_unit,
                                           f.plausibility.likely_utilisation_pct.value_or(0)));
   if (!r.unpaired.empty()) os << fmt::format("{} unpaired group(s) (listed in the JSON and HTML)\n", r.unpaired.size());
-  return os.str();
+  return printable_lines(os.str());
 }
 
 }  // namespace accelbench::report

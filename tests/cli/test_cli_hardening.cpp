@@ -277,6 +277,17 @@ TEST_CASE("names are escaped on the terminal: no raw newline, escape sequence or
     CHECK(out.find("il\nline2") == std::string::npos);
     CHECK_THAT(out, Catch::Contains("ev\\x1b]0;pwned\\x07il\\nline2\\u202ex"));
   }
+  // compare's table and the report's summary print the same names (selector label, system).
+  REQUIRE(ab("run gemm --set M=8 --set N=8 --set K=8 --system " + evil + " --db " + t.db() + k_fast).rc == 0);
+  for (const std::string& out :
+       {ab("compare --baseline \"tag=\"" + evil + " --candidate run=2 --db " + t.db()).out,
+        ab("report --baseline run=1 --candidate run=2 --db " + t.db()).out}) {
+    INFO(out);
+    CHECK(out.find('\033') == std::string::npos);
+    CHECK(out.find('\007') == std::string::npos);
+    CHECK(out.find("\xE2\x80\xAE") == std::string::npos);
+    CHECK_THAT(out, Catch::Contains("ev\\x1b]0;pwned\\x07il\\nline2\\u202ex"));
+  }
   // The stored name is unchanged: escaping is for display only.
   auto j = json::parse(ab("show 1 --json --db " + t.db()).out);
   CHECK(j["system"] == "ev\033]0;pwned\007il\nline2\xE2\x80\xAEx");

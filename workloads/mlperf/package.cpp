@@ -220,7 +220,7 @@ std::string logs_division(const std::vector<const run*>& runs,
   if (!wanted.empty() && !found.empty() && wanted != found)
     throw input_error(fmt::format(
         "division '{}' does not match the runs' MLPerf logs, which declare submission_division "
-        "'{}': check-package would reject the package; package them in the {} division (logs "
+        "'{}': a package must state the division its logs declare; package them in the {} division (logs "
         "cannot be moved to another division after the fact)",
         wanted, found, found));
   return found;

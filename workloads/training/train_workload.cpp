@@ -112,6 +112,10 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
       get_or<int64_t>(hyper, "decay_steps", s.hp.max_steps - s.hp.schedule.warmup_steps);
   s.hp.eval_every_samples = get_or<int64_t>(tr, "eval_every_samples", 0);
   s.hp.eval_samples = get_or<int64_t>(tr, "eval_samples", 64);
+  // Bounded before rounding up, where a huge count would overflow (the held-out set is built
+  // in memory: a billion windows is already far beyond any machine).
+  if (s.hp.eval_samples < 1 || s.hp.eval_samples > (int64_t{1} << 30))
+    throw input_error(fmt::format("train.llama: eval_samples {} is out of range (1 to 2^30)", s.hp.eval_samples));
   // Evaluation runs in micro batches: round the held-out set up to a whole number of them.
   s.hp.eval_samples = (s.hp.eval_samples + batch - 1) / batch * batch;
 

@@ -684,6 +684,28 @@ TEST_CASE("report: runs that are INVALID give no samples, as in compare", "[repo
   CHECK(noted);
 }
 
+TEST_CASE("report: a side measured under unreliable conditions carries them as flags", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  // The latest candidate run was measured on a loaded machine (a warning of its ruleset).
+  std::map<std::string, std::string> v = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"dtype", "bf16"},
+                                          {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  run loaded = make_run(59, "b200-box", "gemm", v, "s", direction::lower_is_better, flops / 1500e12,
+                        flops / 1500e12 * 0.02, 15, 71);
+  loaded.extra["warnings"] = json::array({"loaded machine: other processes used 80% of the cores"});
+  std::vector<run> one = {loaded};
+  db.insert_runs(one);
+  auto rep = synthetic_report(db);
+  const auto* g = find_pair(rep, "M=4096");
+  REQUIRE(g);
+  CHECK(std::find(g->flags.begin(), g->flags.end(),
+                  "candidate conditions: loaded machine: other processes used 80% of the cores") != g->flags.end());
+  for (const auto& f : g->flags) CHECK(f.rfind("baseline conditions", 0) != 0);
+  CHECK(report::to_json(rep).dump().find("candidate conditions: loaded machine") != std::string::npos);
+}
+
 TEST_CASE("report: every published figure gets its implied utilisation, and Together's per-GPU figures are implausible as stated",
           "[report][plausibility]") {
   auto rep = published_report();

@@ -509,7 +509,7 @@ TEST_CASE("package: a division other than the logs' is refused, nothing is writt
   o.force = true;
   CHECK_THROWS_WITH(write_package(training_runs(10), o),
                     Catch::Contains("division 'open'") && Catch::Contains("'closed'") &&
-                        Catch::Contains("check-package would reject"));
+                        Catch::Contains("a package must state the division its logs declare"));
   CHECK_FALSE(fs::exists(tmp.path / "out"));
   CHECK(tree(tmp.path).empty());
   // Open-division logs package as open, and check VALID.
