@@ -2,7 +2,9 @@
 // FNV-1a, the one home of the hash: 64 bits for seeds derived from config keys and for
 // fingerprints; 128 bits for digests that must not collide across many inputs (a publish batch's
 // Idempotency-Key, the name-based uuids of imported runs). Offset bases and primes from the FNV
-// specification. Continue a 64-bit hash over several pieces by passing the previous value as `h`.
+// specification, except fnv1a64's basis, which lacks the specification's last digit
+// (14695981039346656037): stored fingerprints and seeded inputs depend on it, so it stays.
+// Continue a 64-bit hash over several pieces by passing the previous value as `h`.
 #include <cstdint>
 #include <string_view>
 #include <utility>

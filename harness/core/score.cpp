@@ -32,7 +32,8 @@ olympic_result olympic_mean(const std::vector<double>& times, const std::vector<
   const int c = static_cast<int>(idx.size());
   const int d = static_cast<int>(n) - c;
   if (d > max_dropped) {
-    o.reason = fmt::format("{} of {} runs did not converge or failed (at most {} may)", d, n, max_dropped);
+    o.reason = fmt::format("{} of {} runs did not reach the target (did not converge or failed; at most {} may)", d, n,
+                           max_dropped);
     return o;
   }
   const int lo = max_dropped, hi = c - (max_dropped - d);

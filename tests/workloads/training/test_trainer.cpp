@@ -148,7 +148,8 @@ TEST_CASE("time to train: converges to floor + margin and writes a well-formed M
   const mllog::parsed_log log = mllog::parse_mllog(r.mllog);
   CHECK(log.diagnostics.empty());
   std::vector<std::string> keys;
-  for (const auto& e : log.events) {
+  const std::vector<mllog::event>& ev = log.events;
+  for (const auto& e : ev) {
     keys.push_back(e.key);
     CHECK(e.name_space == "");
     CHECK(e.time_ms > 0);
@@ -174,9 +175,9 @@ TEST_CASE("time to train: converges to floor + margin and writes a well-formed M
     CHECK(keys[i + 2] == "eval_start");
     CHECK(keys[i + 3] == "eval_accuracy");
     CHECK(keys[i + 4] == "eval_stop");
-    int64_t sc = ev[i + 3].at("metadata").at("samples_count");
+    int64_t sc = ev[i + 3].metadata.at("samples_count");
     CHECK(sc > last_samples);
-    CHECK(ev[i + 3].at("value").get<double>() == Approx(r.curve[evals].eval_loss));
+    CHECK(ev[i + 3].value.get<double>() == Approx(r.curve[evals].eval_loss));
     last_samples = sc;
     evals++;
     i += 5;
@@ -184,13 +185,13 @@ TEST_CASE("time to train: converges to floor + margin and writes a well-formed M
   CHECK(evals == r.curve.size());
   REQUIRE(i == keys.size() - 1);
   CHECK(keys[i] == "run_stop");
-  CHECK(ev[i].at("metadata").at("status") == "success");
-  CHECK(ev[i].at("event_type") == "INTERVAL_END");
-  CHECK(ev[head.size() - 1].at("event_type") == "INTERVAL_START");  // run_start
-  CHECK(ev[21].at("value") == 4242);                                // seed
-  CHECK(ev[11].at("value").get<double>() == 1e-2);                  // base lr, full precision
+  CHECK(ev[i].meta_string("status") == "success");
+  CHECK(ev[i].type == mllog::event_type::interval_end);
+  CHECK(ev[head.size() - 1].type == mllog::event_type::interval_start);  // run_start
+  CHECK(ev[21].value == 4242);                                           // seed
+  CHECK(ev[11].value.get<double>() == 1e-2);                             // base lr, full precision
   // The clock: run_start .. run_stop spans the timed region.
-  int64_t t0 = ev[head.size() - 1].at("time_ms"), t1 = ev.back().at("time_ms");
+  int64_t t0 = ev[head.size() - 1].time_ms, t1 = ev.back().time_ms;
   CHECK(double(t1 - t0) / 1000.0 == Approx(r.seconds).margin(0.05));
 }
 
