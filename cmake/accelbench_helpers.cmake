@@ -3,6 +3,13 @@ function(accelbench_target_defaults tgt)
   target_compile_features(${tgt} PUBLIC cxx_std_20)
   set_target_properties(${tgt} PROPERTIES CXX_EXTENSIONS OFF POSITION_INDEPENDENT_CODE ON)
   target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
+  if(ACCELBENCH_WERROR)
+    # Two GCC 12 false positives inside its own headers stay warnings: -Wrestrict on
+    # std::string's inlined memcpy (GCC bug 105329) and -Wuninitialized on the AVX-512
+    # _mm512_extractf64x4_pd intrinsic (GCC bug 105593).
+    target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+      $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wno-error=restrict -Wno-error=uninitialized>)
+  endif()
   target_include_directories(${tgt} PUBLIC $<BUILD_INTERFACE:${ACCELBENCH_SOURCE_DIR}>)
   accelbench_instrument(${tgt})
 endfunction()

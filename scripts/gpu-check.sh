@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check (issue 8 §6): builds the CUDA targets and their tests, runs every GPU test, and a short
+# GPU check: builds the CUDA targets and their tests, runs every GPU test, and a short
 # benchmark set next to PyTorch, in under 8 minutes on one H100/H200/B200. Everything it produces
 # (logs, test reports, result JSON, a summary) goes into one folder: $OUT if set, else
 # ./gpu-check-<date>.

@@ -15,6 +15,8 @@ pkgs=(
 # (tests) so that the benchmark command stays light.
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev)
+  # scripts/tidy.sh (clang-tidy over the changed files) and scripts/function-sizes.sh.
+  pkgs+=(clang-tidy-14 universal-ctags)
 fi
 
 missing=()

@@ -1,4 +1,4 @@
-// Figures for the fused CPU attention kernels (issue 3), not a pass/fail test:
+// Figures for the fused CPU attention kernels, not a pass/fail test:
 //  1. forward and backward TFLOP/s at batch 1, heads 16, seq 2048, head_dim 128, fp32, causal
 //     and not, next to fp32 GEMM throughput (OpenBLAS cblas_sgemm and oneDNN dnnl_sgemm,
 //     2048^3) measured in the same run;

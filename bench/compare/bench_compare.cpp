@@ -1,4 +1,4 @@
-// Figures for accelbench::compare (issue 7), not a pass/fail test:
+// Figures for accelbench::compare, not a pass/fail test:
 //  1. compare_sets on two result sets of N configs x S samples (default 10,000 x 10; aim <= 1 s),
 //     with the bootstrap CI on every pair and only where p < alpha, and the time of each output
 //     format on the result;

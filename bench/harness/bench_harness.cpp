@@ -1,4 +1,4 @@
-// Figures for the walking skeleton (issue 2): GEMM throughput per library and dtype at 4096³ with
+// Figures for the walking skeleton: GEMM throughput per library and dtype at 4096³ with
 // % of the FMA probe's peak, the harness's overhead per sample on an empty kernel, and the store's
 // ingest rate and size. Everything is measured side by side in this one process.
 //

@@ -1,4 +1,4 @@
-// Figures for reports (issue 6), not a pass/fail test:
+// Figures for reports, not a pass/fail test:
 //  1. time and peak memory to build a report over a database of R runs x S samples (default
 //     10,000 x 100 = 1,000,000 samples; aim <= 3 s): the report runs in a forked child so its
 //     peak RSS (getrusage) is its own; the time is split into store query, build_report, to_json
@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/report_side.hpp"
 #include "harness/cli/selector.hpp"
 #include "harness/store/store.hpp"
 #include "reporters/report/report.hpp"
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
     for (const auto& r : b.runs) n += r.samples.size();
     for (const auto& r : c.runs) n += r.samples.size();
     auto t1 = clock_type::now();
-    auto rep = report::build_report({b.label, std::move(b.runs), b.systems}, {c.label, std::move(c.runs), c.systems}, opts());
+    auto rep = report::build_report(cli::report_side(b.label, std::move(b.runs), b.systems), cli::report_side(c.label, std::move(c.runs), c.systems), opts());
     const double t_build = since(t1);
     auto t2 = clock_type::now();
     const std::string js = report::to_json(rep).dump();
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
     auto t0 = clock_type::now();
     auto b = cli::select_runs(db, "accelerator=H100");
     auto c = cli::select_runs(db, "accelerator=Blackwell");
-    auto rep = report::build_report({b.label, b.runs, b.systems}, {c.label, c.runs, c.systems}, opts());
+    auto rep = report::build_report(cli::report_side(b.label, b.runs, b.systems), cli::report_side(c.label, c.runs, c.systems), opts());
     const std::string html = report::to_html(rep), js = report::to_json(rep).dump(2);
     std::printf("MLPerf report (accelerator=H100 vs accelerator=Blackwell, %zu pairs): HTML %.1f KiB, JSON %.1f KiB, built in %.3f s\n",
                 rep.pairs.size(), html.size() / 1024.0, js.size() / 1024.0, since(t0));

@@ -6,7 +6,7 @@
 
 namespace accelbench::cli {
 
-// The one place where workloads are registered (explicit registration, DESIGN.md).
+// The one place where workloads are registered (explicit registration, docs/architecture.md).
 void register_all(registry& reg);
 
 struct backend_status {

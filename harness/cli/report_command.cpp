@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/report_side.hpp"
 #include "harness/cli/selector.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
@@ -50,8 +51,8 @@ int cmd_report(const report_cli_options& o) {
   };
   selection b = select(o.baseline);
   selection c = select(o.candidate);
-  report::side bs{b.label, std::move(b.runs), std::move(b.systems)};
-  report::side cs{c.label, std::move(c.runs), std::move(c.systems)};
+  report::side bs = report_side(b.label, std::move(b.runs), std::move(b.systems));
+  report::side cs = report_side(c.label, std::move(c.runs), std::move(c.systems));
   report::report_model rep = report::build_report(bs, cs, opt);
 
   // Both files or neither.

@@ -223,8 +223,11 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
     if (!out.systems.count(r.system)) {
       if (auto s = db.get_system(r.system))
         out.systems[r.system] = *s;
-      else
-        out.systems[r.system] = store::system_record{r.system};
+      else {
+        store::system_record unknown;
+        unknown.name = r.system;
+        out.systems[r.system] = unknown;
+      }
     }
   // The store matched accelerators by substring; accelerator=B200 means B200, not GB200.
   if (const auto terms = accelerator_terms(sel); !terms.empty())

@@ -1,5 +1,5 @@
 #pragma once
-// Change-point detection for nightly series (issue 7): E-divisive means (Matteson & James 2014,
+// Change-point detection for nightly series: E-divisive means (Matteson & James 2014,
 // "A nonparametric approach for multiple change point analysis of multivariate data"), in the
 // variant MongoDB's signal-processing-algorithms and Hunter use: the split maximising the energy
 // statistic of a segment is kept only when a Welch t-test between the two sides is significant,

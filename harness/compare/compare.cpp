@@ -246,7 +246,7 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
   // Conditions that make the numbers less reliable (high CV, a loaded machine...) travel with
   // the comparison.
   for (const auto& w : warnings) s.notes.push_back(label + ": " + w);
-  // DESIGN.md: differing environments are flagged, never silently mixed.
+  // docs/architecture.md: differing environments are flagged, never silently mixed.
   if (fingerprints.size() > 1)
     s.notes.push_back(label + ": pools runs with " + std::to_string(fingerprints.size()) +
                       " different environment fingerprints");

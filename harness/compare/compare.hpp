@@ -1,6 +1,6 @@
 #pragma once
-// Comparisons of two runs' raw samples and of two result sets (issue 7): medians, the ratio of
-// medians with a bootstrap CI, a Mann-Whitney U test, and a direction-aware verdict. DESIGN.md,
+// Comparisons of two runs' raw samples and of two result sets: medians, the ratio of
+// medians with a bootstrap CI, a Mann-Whitney U test, and a direction-aware verdict. docs/architecture.md,
 // "Statistics": a regression needs both significance and a minimum effect size; verdicts are
 // explicit (improved / regressed / unchanged / inconclusive).
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Output formats of a result-set comparison (issue 7, part 8). Each is a pure function of the
+// Output formats of a result-set comparison. Each is a pure function of the
 // comparison: no I/O, no clock, so golden files can pin them byte for byte.
 #include <string>
 

@@ -21,9 +21,39 @@ namespace fs = std::filesystem;
 
 std::string to_string(cache_policy c) { return c == cache_policy::cold ? "cold" : "hot"; }
 
+namespace {
+
+// <prefix>/share/accelbench when this binary is <prefix>/bin/accelbench of an install (cmake
+// --install); empty otherwise. The schemas are what every command reads, so their presence tells
+// an install from a build folder.
+fs::path find_installed_data_root() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  fs::path share = exe.parent_path().parent_path() / "share" / "accelbench";
+  return fs::is_regular_file(share / "schemas" / "results.schema.json", ec) ? share : fs::path();
+}
+
+const fs::path& installed_data_root() {
+  static const fs::path p = find_installed_data_root();
+  return p;
+}
+
+} // namespace
+
 fs::path data_root() {
   if (const char* h = std::getenv("ACCELBENCH_HOME"); h && *h) return fs::path(h);
+  if (!installed_data_root().empty()) return installed_data_root();
   return fs::path(ACCELBENCH_DEFAULT_HOME);
+}
+
+fs::path default_results_dir() {
+  const fs::path root = data_root();
+  if (installed_data_root().empty() || root != installed_data_root()) return root / "results";
+  // An installed data folder is not the user's to write: results go to the user's data folder.
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return fs::path(x) / "accelbench";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".local" / "share" / "accelbench";
+  return root / "results";
 }
 
 measurement_settings ruleset::measurement() const {

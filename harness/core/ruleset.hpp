@@ -42,9 +42,15 @@ struct ruleset {
   bool applies(const workload_spec& spec) const;
 };
 
-// Directory of built-in data (rulesets, suites, catalogues, schemas): $ACCELBENCH_HOME, or the
-// source tree this binary was built from.
+// Directory of built-in data (rulesets, suites, catalogues, schemas): $ACCELBENCH_HOME, else
+// <prefix>/share/accelbench beside an installed binary (<prefix>/bin/accelbench, as cmake
+// --install lays it out), else the source tree this binary was built from.
 std::filesystem::path data_root();
+
+// Where the default database lives: <data root>/results, except for an installed binary, whose
+// data folder is not the user's to write: $XDG_DATA_HOME/accelbench, else
+// ~/.local/share/accelbench.
+std::filesystem::path default_results_dir();
 
 // Load by id ("kernel-v1", looked up under workloads/*/rulesets/ and rulesets/) or by file path.
 // Validates against schemas/ruleset.schema.json; throws input_error naming the file and the

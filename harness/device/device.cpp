@@ -124,7 +124,7 @@ clock_reading read_sm_clock(int index) {
 
 bool is_throttled(int sm_mhz, int reference_mhz) {
   if (sm_mhz <= 0 || reference_mhz <= 0) return false;
-  // Issue 8 §2: below 90% of the default (or max) application clock.
+  // Throttled: below 90% of the default (or max) application clock.
   return (double)sm_mhz < 0.9 * (double)reference_mhz;
 }
 

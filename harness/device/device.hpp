@@ -2,7 +2,7 @@
 // CUDA device helper: what GPUs this process can see, their clocks (NVML, loaded at run time),
 // device memory and the rules about which dtype needs which compute capability.
 //
-// DESIGN.md, "Layers": nothing above workloads/*/cuda and harness/device includes a CUDA header,
+// docs/architecture.md, "Layers": nothing above workloads/*/cuda and harness/device includes a CUDA header,
 // so this header speaks plain C++ only. Every query here is safe on a machine without a GPU
 // driver: the CUDA runtime then answers with an error, which becomes a reason, never a crash.
 #include <cstdint>
@@ -64,7 +64,7 @@ struct clock_reading {
 // Current SM clock of CUDA device `index` (matched to NVML by PCI bus id).
 clock_reading read_sm_clock(int index);
 
-// The throttle rule of issue 8: a sample is "throttled" when the SM clock is below 90% of the
+// The throttle rule: a sample is "throttled" when the SM clock is below 90% of the
 // reference clock. Both clocks 0 (unknown) is not throttled.
 bool is_throttled(int sm_mhz, int reference_mhz);
 

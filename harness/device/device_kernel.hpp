@@ -1,5 +1,5 @@
 #pragma once
-// A measure::kernel timed on the device (issue 8 §2): manual timing with CUDA events around the
+// A measure::kernel timed on the device: manual timing with CUDA events around the
 // iterations, a cold-cache flush that clears L2 with cudaMemsetAsync on one L2-sized buffer
 // allocated once, and per-sample SM clock / throttle facts from NVML.
 // Plain C++ header: the stream is passed as an opaque pointer (a cudaStream_t).

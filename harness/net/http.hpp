@@ -1,6 +1,6 @@
 #pragma once
 // HTTP client for publishing and importing results: a thin RAII layer over libcurl with the
-// policies a CI job needs built in (DESIGN.md, "RAII around C handles"):
+// policies a CI job needs built in (docs/architecture.md, "RAII around C handles"):
 //   - a bearer token read from an environment variable whose NAME is configured; the value is
 //     never written to a log line, an error message or the database (only the variable's name);
 //   - TLS verification always on; it can be turned off only by an explicit option (--insecure)

@@ -6,24 +6,18 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/hash.hpp"
 #include "harness/core/text_input.hpp"
-#include "reporters/json/json_export.hpp"
+#include "harness/core/results_document.hpp"
 
 namespace accelbench::net {
 
 namespace {
 
-// FNV-1a, 128-bit variant (offset basis and prime from the FNV specification): a stable,
-// dependency-free digest of the uuids for a batch's Idempotency-Key.
+// FNV-1a 128 in hex: a stable, dependency-free digest of the uuids for a batch's Idempotency-Key.
 std::string fnv1a_128_hex(const std::string& text) {
-  unsigned __int128 h = ((unsigned __int128)0x6c62272e07bb0142ULL << 64) | 0x62b821756295c58dULL;
-  const unsigned __int128 prime =
-      ((unsigned __int128)0x0000000001000000ULL << 64) | 0x000000000000013BULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= prime;
-  }
-  return fmt::format("{:016x}{:016x}", (uint64_t)(h >> 64), (uint64_t)h);
+  const auto [hi, lo] = fnv1a128(text);
+  return fmt::format("{:016x}{:016x}", hi, lo);
 }
 
 // A short, single-line excerpt of a server's answer for an error message: servers explain
@@ -102,7 +96,7 @@ publish_result publish_runs(const std::vector<run>& runs, const json& systems,
     req.url = options.url;
     req.options = options.http;
     req.idempotency_key = idempotency_key_for(uuids);
-    req.body = dump_json(reporters::results_document(part, systems_of(ptrs, systems), json::array()));
+    req.body = dump_json(results_document(part, systems_of(ptrs, systems), json::array()));
     http_response resp = post_json(req);
     result.attempts += resp.attempts;
     std::string where = fmt::format("publishing to {}", shown);
@@ -144,7 +138,7 @@ std::string fetch_url(const std::string& url, const http_options& options) {
 std::vector<run> import_results_url(const std::string& url, const http_options& options,
                                     json* systems) {
   std::string body = fetch_url(url, options);
-  return reporters::read_results_document(body, redact_url(url), systems);
+  return read_results_document(body, redact_url(url), systems);
 }
 
 } // namespace accelbench::net

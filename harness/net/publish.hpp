@@ -1,5 +1,5 @@
 #pragma once
-// Publishing results to a results server, and importing them from one (issue 7, item 6).
+// Publishing results to a results server, and importing them from one.
 // Wire format: our export format (reporters/json, schemas/results.schema.json), so what a
 // server receives is exactly what `accelbench export` writes and `accelbench import` reads.
 #include <cstddef>
@@ -44,7 +44,7 @@ std::string idempotency_key_for(const std::vector<std::string>& run_uuids);
 // token's variable; any other non-2xx → http_error with the status.
 std::string fetch_url(const std::string& url, const http_options& options);
 
-// fetch_url then reporters::read_results_document: a body that is not JSON or not our schema
+// fetch_url then read_results_document (harness/core): a body that is not JSON or not our schema
 // throws input_error with the line and column (or the schema path), naming the URL.
 std::vector<run> import_results_url(const std::string& url, const http_options& options,
                                     json* systems = nullptr);

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "harness/core/model.hpp"
+#include "harness/core/system.hpp"
 
 namespace accelbench::store {
 
@@ -57,19 +58,11 @@ private:
   std::string m_sql;
 };
 
-struct system_record {
-  std::string name;
-  std::string accelerator_model;
-  int64_t accelerators_per_node = 1;
-  int64_t nodes = 1;
-  std::string source = "measured";  // measured | published
-  json description = json::object(); // e.g. the MLPerf system JSON
-  int64_t total_accelerators() const { return accelerators_per_node * nodes; }
-};
-
-// The JSON form of a system (results documents, "systems" array).
-json to_json(const system_record& s);
-system_record system_from_json(const json& j);
+// The system of the result model lives in harness/core/system.hpp; the store's callers name it
+// here as before.
+using accelbench::system_from_json;
+using accelbench::system_record;
+using accelbench::to_json;
 
 struct run_filter {
   std::vector<std::string> systems;       // any of
@@ -109,7 +102,7 @@ public:
   static store open(const std::filesystem::path& path, access how = access::read_write);
   // An empty database in memory, for commands that read only files but share the store's queries.
   static store in_memory();
-  // Default location: $ACCELBENCH_DB, else <data root>/results/accelbench.db.
+  // Default location: $ACCELBENCH_DB, else accelbench.db in default_results_dir() (harness/core).
   static std::filesystem::path default_path();
 
   int schema_version();

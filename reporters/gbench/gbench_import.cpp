@@ -10,6 +10,7 @@
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/hash.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 
@@ -40,23 +41,11 @@ const std::set<std::string> k_known_fields = {"name",
                                               "rms",
                                               "complexity"};
 
-// FNV-1a, 128-bit (offset basis and prime from the FNV specification).
-std::pair<uint64_t, uint64_t> fnv1a_128(const std::string& text) {
-  unsigned __int128 h = ((unsigned __int128)0x6c62272e07bb0142ULL << 64) | 0x62b821756295c58dULL;
-  const unsigned __int128 prime =
-      ((unsigned __int128)0x0000000001000000ULL << 64) | 0x000000000000013BULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= prime;
-  }
-  return {(uint64_t)(h >> 64), (uint64_t)h};
-}
-
 // A name-based UUID: the same benchmark of the same Google Benchmark invocation always gets the
 // same id, so a re-import is recognised by the store (runs are unique by uuid). Version 8 is
 // RFC 9562's "custom" layout: 122 bits of our hash, version and variant bits set.
 std::string deterministic_uuid(const std::string& key) {
-  auto [a, b] = fnv1a_128(key);
+  auto [a, b] = fnv1a128(key);
   a = (a & 0xffffffffffff0fffULL) | 0x0000000000008000ULL; // version 8
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; // variant 10
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", (uint32_t)(a >> 32),

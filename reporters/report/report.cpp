@@ -16,14 +16,10 @@
 #include "harness/core/model_flops.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/ruleset.hpp"
+#include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "reporters/report/report_internal.hpp"
-
-#ifdef ACCELBENCH_REPORT_HAVE_MLPERF
-#include "workloads/mlperf/power.hpp"
-#include "workloads/mlperf/score.hpp"
-#endif
 
 namespace accelbench::report {
 
@@ -39,14 +35,12 @@ std::string family_of(const std::string& workload) {
 
 int family_rank(const std::string& f) { return f == "mlperf" ? 0 : f == "training" ? 1 : 2; }
 
+// The benchmark of an MLPerf run (workload mlperf.<benchmark>): cfg.values["benchmark"], else the
+// workload name after "mlperf." (as mlperf::run_benchmark reads the runs of that family).
 std::string benchmark_of(const run& r) {
-#ifdef ACCELBENCH_REPORT_HAVE_MLPERF
-  return mlperf::run_benchmark(r);
-#else
   auto it = r.cfg.values.find("benchmark");
   if (it != r.cfg.values.end()) return it->second;
   return r.cfg.workload.size() > 7 ? r.cfg.workload.substr(7) : r.cfg.workload;
-#endif
 }
 
 std::string pair_key_of(const run& r) {
@@ -145,7 +139,12 @@ struct group {
   std::string key, workload, family, system;
   std::vector<const run*> runs;
   system_facts facts;
+  const ttt_score* mlperf_score = nullptr;  // MLPerf groups: the caller's score, when it gave one
 };
+
+std::string mlperf_group_key(const std::string& pair_key, const std::string& system) {
+  return pair_key + "\n" + system;
+}
 
 using group_map = std::map<std::string, std::map<std::string, group>>;  // key -> system -> group
 
@@ -165,6 +164,10 @@ group_map group_runs(const side& s) {
     }
     g.runs.push_back(&r);
   }
+  for (auto& [key, by_system] : out)
+    for (auto& [system, g] : by_system)
+      if (auto it = s.mlperf_scores.find(mlperf_group_key(key, system)); it != s.mlperf_scores.end())
+        g.mlperf_score = &it->second;
   return out;
 }
 
@@ -217,23 +220,25 @@ std::string dtype_of(const run& r) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Olympic mean (MLPerf: drop the fastest and slowest `drop` runs, average the rest).
-double olympic(std::vector<double> v, int drop) {
-  std::sort(v.begin(), v.end());
-  if ((int)v.size() <= 2 * drop) return stats::mean(v);
-  double s = 0;
-  for (size_t i = drop; i < v.size() - drop; ++i) s += v[i];
-  return s / double(v.size() - 2 * drop);
-}
-
 struct scored_side {
   side_score score;
   std::vector<double> values;            // sorted pooled values (kernels, training)
   std::vector<double> run_times;         // MLPerf: converged run times (minutes)
-  int drop = 1;
+  int drop = 1;                          // MLPerf: runs the olympic mean drops at each end
+  int dropped_runs = 0;                  // MLPerf: runs that did not converge or failed
   double scale = 1;
   const run* representative = nullptr;   // latest run: its environment is compared
 };
+
+// The MLPerf score of a resample of a side's converged run times, by the rule the side's score
+// follows (harness/core/score.hpp): the runs that did not converge stay dropped at the slow end.
+double resampled_score(const scored_side& s, const std::vector<double>& times) {
+  std::vector<double> t = times;
+  std::vector<bool> converged(t.size(), true);
+  t.resize(t.size() + size_t(s.dropped_runs), 0.0);
+  converged.resize(t.size(), false);
+  return olympic_mean(t, converged, s.drop).mean * s.scale;
+}
 
 const run* latest_of(const std::vector<const run*>& runs) {
   const run* best = nullptr;
@@ -475,6 +480,41 @@ plausibility_check assess_plausibility(const side_score& s, const std::string& f
   return c;
 }
 
+// An MLPerf group's score is data the caller computed (workloads/mlperf, through
+// mlperf_groups()): the report shows it and resamples its runs, and never scores by itself.
+void take_mlperf_score(const group& g, scored_side& out) {
+  side_score& s = out.score;
+  const ttt_score* sc = g.mlperf_score;
+  if (!sc) {
+    s.score_valid = false;
+    s.score_reasons.push_back("no MLPerf score was given for these runs (this build has no MLPerf module)");
+    for (const run* r : g.runs) s.run_values.push_back({r->uuid, r->samples.empty() ? 0.0 : r->samples.front().value, false});
+    return;
+  }
+  s.value = sc->score_min;
+  s.score_valid = sc->valid;
+  s.scaling_factor = sc->scaling_factor;
+  s.score_reasons = sc->reasons;
+  // used: averaged by the olympic mean; the bootstrap resamples every converged run (the
+  // olympic rule then trims each resample as it trims the submission).
+  std::set<std::string> used(sc->runs_used.begin(), sc->runs_used.end());
+  std::set<std::string> dropped(sc->runs_dropped.begin(), sc->runs_dropped.end());
+  out.drop = sc->max_dropped;
+  out.dropped_runs = int(dropped.size());
+  for (const run* r : g.runs) {
+    double v = r->samples.empty() ? 0.0 : r->samples.front().value;
+    s.run_values.push_back({r->uuid, v, used.count(r->uuid) > 0});
+    if (!dropped.count(r->uuid) && r->status == run_status::ok && !r->samples.empty()) out.run_times.push_back(v);
+  }
+  out.scale = sc->scaling_factor;
+  // Energy as the result summarizer computes it from the submission's power/ logs.
+  if (sc->energy_j) {
+    s.energy_kwh = *sc->energy_j / 3.6e6;
+    s.energy_source = "MLPerf power logs: olympic mean of the energy of the runs the score averages, x scaling "
+                      "factor (as the result summarizer)";
+  }
+}
+
 scored_side score_group(const group& g, const options& opt, const device_catalogue& devices, const json& models,
                         std::vector<std::string>& notes) {
   scored_side out;
@@ -512,43 +552,7 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
     s.quantity = "time_to_train_min";
     s.unit = "min";
     s.dir = direction::lower_is_better;
-    std::vector<run> copies;
-    for (const run* r : g.runs) copies.push_back(*r);
-#ifdef ACCELBENCH_REPORT_HAVE_MLPERF
-    auto sc = mlperf::score(copies);
-    s.value = sc.score_min;
-    s.score_valid = sc.valid;
-    s.scaling_factor = sc.scaling_factor;
-    s.score_reasons = sc.reasons;
-    // used: averaged by the olympic mean; the bootstrap resamples every converged run (the
-    // olympic rule then trims each resample as it trims the submission).
-    std::set<std::string> used(sc.runs_used.begin(), sc.runs_used.end());
-    std::set<std::string> dropped(sc.runs_dropped.begin(), sc.runs_dropped.end());
-    if (const auto* info = mlperf::benchmark_table::builtin().find(benchmark_of(copies.front())))
-      out.drop = info->max_dropped;
-    for (const run* r : g.runs) {
-      double v = r->samples.empty() ? 0.0 : r->samples.front().value;
-      s.run_values.push_back({r->uuid, v, used.count(r->uuid) > 0});
-      if (!dropped.count(r->uuid) && r->status == run_status::ok && !r->samples.empty()) out.run_times.push_back(v);
-    }
-    out.scale = sc.scaling_factor;
-    // Energy as the result summarizer computes it from the submission's power/ logs.
-    if (auto joules = mlperf::energy_score_j(copies, sc)) {
-      s.energy_kwh = *joules / 3.6e6;
-      s.energy_source = "MLPerf power logs: olympic mean of the energy of the runs the score averages, x scaling "
-                        "factor (as the result summarizer)";
-    }
-#else
-    for (const run* r : ok) {
-      double v = r->samples.empty() ? 0.0 : r->samples.front().value;
-      s.run_values.push_back({r->uuid, v, true});
-      out.run_times.push_back(v);
-      s.scaling_factor = r->extra.value("scaling_factor", 1.0);
-    }
-    out.scale = s.scaling_factor;
-    s.value = out.run_times.empty() ? 0 : olympic(out.run_times, 1) * out.scale;
-    s.score_valid = !out.run_times.empty();
-#endif
+    take_mlperf_score(g, out);
     s.samples = s.run_values.size();
     for (const auto& rv : s.run_values) s.sample_values.push_back(rv.value);
     // Bootstrap over the runs of the olympic mean: the spread of the score if the submitter
@@ -562,7 +566,7 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
         std::vector<double> boot, rs(out.run_times.size());
         for (int b = 0; b < opt.resamples; ++b) {
           for (auto& x : rs) x = out.run_times[g2.below(out.run_times.size())];
-          boot.push_back(olympic(rs, out.drop) * out.scale);
+          boot.push_back(resampled_score(out, rs));
         }
         std::sort(boot.begin(), boot.end());
         const double a = (1 - opt.ci_level) / 2;
@@ -835,7 +839,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
       for (int i = 0; i < opt.resamples; ++i) {
         for (auto& x : rb) x = b.run_times[g.below(b.run_times.size())];
         for (auto& x : rc) x = c.run_times[g.below(c.run_times.size())];
-        r.push_back((olympic(rb, b.drop) * b.scale) / (olympic(rc, c.drop) * c.scale));
+        r.push_back(resampled_score(b, rb) / resampled_score(c, rc));
       }
       std::sort(r.begin(), r.end());
       const double a = (1 - opt.ci_level) / 2;
@@ -1054,6 +1058,18 @@ std::string make_headline(const report_model& r) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+std::vector<mlperf_group> mlperf_groups(const side& s) {
+  std::vector<mlperf_group> out;
+  for (const auto& [key, by_system] : group_runs(s))
+    for (const auto& [system, g] : by_system) {
+      if (g.family != "mlperf") continue;
+      mlperf_group m{mlperf_group_key(key, system), {}};
+      for (const run* r : g.runs) m.runs.push_back(*r);
+      out.push_back(std::move(m));
+    }
+  return out;
+}
+
 report_model build_report(const side& baseline, const side& candidate, const options& opt) {
   report_model rep;
   rep.generated_at = opt.generated_at.empty() ? now_iso8601() : opt.generated_at;

@@ -1,5 +1,5 @@
 #pragma once
-// Reports (issue 6): an A-vs-B comparison (H100 vs Blackwell, or any two selections) as a report
+// Reports: an A-vs-B comparison (H100 vs Blackwell, or any two selections) as a report
 // model, written as JSON (schemas/report.schema.json) and as one self-contained HTML page.
 //
 // The report pairs baseline and candidate runs by workload and config key (and ruleset); MLPerf
@@ -7,7 +7,7 @@
 // each side's score with a 95% CI, the direction-aware speed-up with a bootstrap CI, % of peak from
 // the device catalogue (results/devices.json), per-accelerator normalisation, cost and energy per
 // result, and flags environment differences that matter. A reporter is a pure reader of the result
-// model (DESIGN.md, "Layers"): nothing here opens the store or runs anything.
+// model (docs/architecture.md, "Layers"): nothing here opens the store or runs anything.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -17,7 +17,8 @@
 
 #include "harness/compare/compare.hpp"
 #include "harness/core/model.hpp"
-#include "harness/store/store.hpp"
+#include "harness/core/score.hpp"
+#include "harness/core/system.hpp"
 
 namespace accelbench::report {
 
@@ -85,8 +86,19 @@ private:
 struct side {
   std::string label;  // the selector as given
   std::vector<run> runs;
-  std::map<std::string, store::system_record> systems;  // every system the runs name
+  std::map<std::string, system_record> systems;  // every system the runs name
+  // The MLPerf scores of the side's MLPerf groups, by mlperf_group::key. The report never scores
+  // MLPerf runs itself: the caller scores each group of mlperf_groups() (workloads/mlperf) and
+  // hands the result in; a group without one is shown with an invalid score that says so.
+  std::map<std::string, ttt_score> mlperf_scores;
 };
+
+// The runs of one system for one MLPerf benchmark, as the report pairs them, to be scored.
+struct mlperf_group {
+  std::string key;  // where its score goes in side::mlperf_scores
+  std::vector<run> runs;
+};
+std::vector<mlperf_group> mlperf_groups(const side& s);
 
 struct options {
   device_catalogue devices;

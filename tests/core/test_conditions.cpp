@@ -89,7 +89,7 @@ TEST_CASE("conditions: a process spinning beside us is measured as load", "[cond
   if (child == 0) {  // spin for 0.6 s on one core, then exit
     auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
     volatile unsigned long x = 0;
-    while (std::chrono::steady_clock::now() < end) ++x;
+    while (std::chrono::steady_clock::now() < end) x = x + 1;
     _exit(0);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -42,32 +42,46 @@ private:
   gemm_buffers& m_buf;
 };
 
+// The dtypes the build can run: the CPU's two, or every dtype of the CUDA backend (a superset;
+// the CPU backend refuses the others in unavailable_reason).
+std::vector<std::string> dtype_choices() {
+#ifdef ACCELBENCH_HAVE_CUDA
+  return cuda_gemm_dtypes();
+#else
+  return {"fp32", "bf16"};
+#endif
+}
+
+// The spec is built complete in one place: the axes first, their choices with them (filling the
+// dtype choices before the axes existed left a CUDA build accepting only fp32 and bf16).
+workload_spec gemm_spec() {
+  workload_spec s;
+  s.name = "gemm";
+  s.family = "kernel";
+  s.description = "Dense matrix multiply C = op(A)·op(B), FLOPs 2·M·N·K";
+  s.backends = {"cpu"};
+#ifdef ACCELBENCH_HAVE_CUDA
+  s.backends.push_back("cuda");
+#endif
+  s.default_ruleset = "kernel-v1";
+  s.primary_metric = "tflops";
+  s.axes = {
+      {"M", axis_type::integer, "1024", {}, 1, "rows of C"},
+      {"N", axis_type::integer, "1024", {}, 1, "columns of C"},
+      {"K", axis_type::integer, "1024", {}, 1, "reduction length"},
+      {"dtype", axis_type::string, "fp32", dtype_choices(), 1,
+       "input type; bf16 accumulates and writes fp32"},
+      {"library", axis_type::string, "onednn", {"onednn", "openblas", "cublaslt"}, 1,
+       "GEMM library: onednn or openblas on the CPU, cublaslt on CUDA (the cuda backend always uses cuBLASLt)"},
+      {"trans_a", axis_type::boolean, "0", {}, 0, "A stored transposed ([K,M])"},
+      {"trans_b", axis_type::boolean, "0", {}, 0, "B stored transposed ([N,K])"},
+  };
+  return s;
+}
+
 class gemm_workload : public workload {
 public:
-  explicit gemm_workload(output_hook hook) : m_hook(std::move(hook)) {
-    m_spec.name = "gemm";
-    m_spec.family = "kernel";
-    m_spec.description = "Dense matrix multiply C = op(A)·op(B), FLOPs 2·M·N·K";
-    m_spec.backends = {"cpu"};
-#ifdef ACCELBENCH_HAVE_CUDA
-    m_spec.backends.push_back("cuda");
-    for (auto& a : m_spec.axes)
-      if (a.name == "dtype") a.choices = cuda_gemm_dtypes();  // the CPU refuses what it cannot run
-#endif
-    m_spec.default_ruleset = "kernel-v1";
-    m_spec.primary_metric = "tflops";
-    m_spec.axes = {
-        {"M", axis_type::integer, "1024", {}, 1, "rows of C"},
-        {"N", axis_type::integer, "1024", {}, 1, "columns of C"},
-        {"K", axis_type::integer, "1024", {}, 1, "reduction length"},
-        {"dtype", axis_type::string, "fp32", {"fp32", "bf16"}, 1,
-         "input type; bf16 accumulates and writes fp32"},
-        {"library", axis_type::string, "onednn", {"onednn", "openblas", "cublaslt"}, 1,
-         "GEMM library: onednn or openblas on the CPU, cublaslt on CUDA (the cuda backend always uses cuBLASLt)"},
-        {"trans_a", axis_type::boolean, "0", {}, 0, "A stored transposed ([K,M])"},
-        {"trans_b", axis_type::boolean, "0", {}, 0, "B stored transposed ([N,K])"},
-    };
-  }
+  explicit gemm_workload(output_hook hook) : m_spec(gemm_spec()), m_hook(std::move(hook)) {}
   const workload_spec& spec() const override { return m_spec; }
 
   void validate(const config& cfg) const override {

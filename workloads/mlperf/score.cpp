@@ -8,8 +8,6 @@
 
 #include "workloads/mlperf/mllog.hpp"
 
-#include "workloads/mlperf/mllog.hpp"
-
 namespace accelbench::mlperf {
 
 std::string run_benchmark(const run& r) {
@@ -30,21 +28,6 @@ std::string run_benchmark(const run& r) {
       return e->value.get<std::string>();
   }
   return r.cfg.workload;
-}
-
-json score_result::to_json() const {
-  return {{"benchmark", benchmark},
-          {"system", system},
-          {"ruleset", ruleset},
-          {"score_min", score_min},
-          {"olympic_mean_min", olympic_mean_min},
-          {"scaling_factor", scaling_factor},
-          {"valid", valid},
-          {"reasons", reasons},
-          {"runs_used", runs_used},
-          {"runs_dropped", runs_dropped},
-          {"required_runs", required_runs},
-          {"runs", runs}};
 }
 
 namespace {
@@ -109,12 +92,15 @@ score_result score(const std::vector<run>& runs, const benchmark_table& table) {
       runs.front().extra["scaling_factor"].is_number())
     s.scaling_factor = runs.front().extra["scaling_factor"].get<double>();
 
-  std::vector<std::pair<double, std::string>> scores;
+  // Every run in order: its minutes, or not converged (failed, invalid, no time) and dropped.
+  std::vector<double> minutes;
+  std::vector<bool> converged;
   for (const run& r : runs) {
     std::string why;
-    if (auto m = run_minutes(r, why)) {
-      scores.emplace_back(*m, r.uuid);
-    } else {
+    const std::optional<double> m = run_minutes(r, why);
+    minutes.push_back(m.value_or(0.0));
+    converged.push_back(m.has_value());
+    if (!m) {
       s.runs_dropped.push_back(r.uuid);
       s.reasons.push_back(fmt::format("run {} dropped: {}", r.uuid, why));
     }
@@ -125,29 +111,15 @@ score_result score(const std::vector<run>& runs, const benchmark_table& table) {
     s.reasons.push_back(
         fmt::format("{} runs, {} requires exactly {}", s.runs, info->name, info->required_runs));
   }
-  const int dropped = static_cast<int>(s.runs_dropped.size());
-  if (dropped > max_dropped) {
-    s.reasons.push_back(fmt::format("{} runs did not converge or failed; at most {} allowed",
-                                    dropped, max_dropped));
+  s.max_dropped = max_dropped;
+  const olympic_result o = olympic_mean(minutes, converged, max_dropped);
+  if (!o.valid) {
+    s.reasons.push_back(o.reason);
     s.valid = false;
     return s;
   }
-  // _compute_olympic_average: sort, keep [m, n - (m - d)).
-  std::sort(scores.begin(), scores.end());
-  const int n = static_cast<int>(scores.size());
-  const int lo = max_dropped, hi = n - (max_dropped - dropped);
-  if (hi <= lo) {
-    s.reasons.push_back(
-        fmt::format("{} converged runs leave nothing to average after dropping", n));
-    s.valid = false;
-    return s;
-  }
-  double sum = 0;
-  for (int i = lo; i < hi; ++i) {
-    sum += scores[i].first;
-    s.runs_used.push_back(scores[i].second);
-  }
-  s.olympic_mean_min = sum / (hi - lo);
+  for (size_t i : o.used) s.runs_used.push_back(runs[i].uuid);
+  s.olympic_mean_min = o.mean;
   s.score_min = s.olympic_mean_min * s.scaling_factor;
   s.valid = valid;
   return s;

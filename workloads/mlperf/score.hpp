@@ -4,31 +4,20 @@
 // per run, minutes from the first run_start to the first run_stop; runs that fail (no
 // run_stop, non-compliant, not converged) are dropped; with d dropped runs and m =
 // max_dropped (4 for unet3d, else 1) the sorted times are averaged over [m, n - (m - d)),
-// i.e. a dropped run counts as the slowest; more than m dropped runs make the result invalid.
+// i.e. a dropped run counts as the slowest; more than m dropped runs make the result invalid
+// (harness/core/score.hpp, olympic_mean: the one implementation of that rule).
 // The mean is multiplied by scaling_factor from scaling.json when present.
 #include <string>
 #include <vector>
 
 #include "harness/core/model.hpp"
+#include "harness/core/score.hpp"
 #include "workloads/mlperf/benchmarks.hpp"
 
 namespace accelbench::mlperf {
 
-struct score_result {
-  std::string benchmark;
-  std::string system;
-  std::string ruleset;
-  double score_min = 0;        // olympic mean x scaling_factor (0 when invalid)
-  double olympic_mean_min = 0; // before scaling
-  double scaling_factor = 1.0;
-  bool valid = false;
-  std::vector<std::string> reasons;      // why invalid, or notices (a run dropped)
-  std::vector<std::string> runs_used;    // uuids of the runs averaged
-  std::vector<std::string> runs_dropped; // uuids of non-converged / failed runs
-  int required_runs = 0;                 // 0 when the benchmark is unknown
-  int runs = 0;
-  json to_json() const;
-};
+// The score of one (ruleset, system, benchmark): the result model's time-to-train score.
+using score_result = ttt_score;
 
 // Scores the runs of one (system, benchmark, ruleset). Runs of mixed systems or benchmarks are
 // refused as invalid with a reason. A run counts when status ok, valid, extra.converged (true

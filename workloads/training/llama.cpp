@@ -219,13 +219,6 @@ void llama_model::init_parameters(uint64_t seed) {
 
 void llama_model::zero_grad() { std::memset(m_grads.get(), 0, m_num_params * sizeof(float)); }
 
-const float* llama_model::token_losses() const {
-  if (!m_opt.with_head) return nullptr;
-  const int64_t bt = m_opt.batch * m_opt.seq, c = m_cfg.dim;
-  const float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
-  return g + (m_layers + 1) * bt * c + bt * c + bt + bt * m_cfg.vocab_size;
-}
-
 float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
   const int64_t b = m_opt.batch, t = m_opt.seq, bt = b * t, c = m_cfg.dim, kv = m_cfg.kv_dim(),
                 f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads,

@@ -79,8 +79,6 @@ public:
   // activations for backward. Blocks-only models ignore both (may be null) and return the probe
   // loss mean_bt(sum_c x_L[bt,c] * probe[bt,c]).
   float forward(const int32_t* inputs, const int32_t* targets);
-  // Per-token losses of the last forward ([B*T]; empty for blocks-only models).
-  const float* token_losses() const;
 
   void zero_grad();
   // grads += d(loss * loss_scale)/d(params) for the last forward (loss_scale = 1/grad_accum).

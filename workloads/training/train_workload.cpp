@@ -15,6 +15,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/peak.hpp"
+#include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
 #ifdef ACCELBENCH_HAVE_CUDA
 #include "harness/device/device.hpp"
@@ -556,8 +557,8 @@ private:
     }
     out.sample_unit = "min";
     out.sample_dir = direction::lower_is_better;
-    auto score = olympic_score(minutes, converged);
-    out.add_metric("time_to_train_min", score.score, "min", direction::lower_is_better);
+    const olympic_result score = olympic_mean(minutes, converged, 1);
+    out.add_metric("time_to_train_min", score.mean, "min", direction::lower_is_better);
     out.extra["runs"] = runs;
     out.extra["mllogs"] = logs;
     out.mllog = all_logs;
@@ -568,7 +569,8 @@ private:
                                              "(eval cross-entropy)", floor, s.margin_nats);
     }
     out.extra["scoring"] = "olympic mean: drop the fastest and slowest run, average the rest; one "
-                           "non-converged run counts as the slowest, two make the result INVALID";
+                           "non-converged run counts as the slowest, two make the result INVALID, as do "
+                           "fewer than 3 runs";
     if (!score.valid) out.mark_invalid(score.reason);
     for (auto& v : s.closed_violations) out.mark_invalid(v);
   }

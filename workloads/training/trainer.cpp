@@ -126,7 +126,7 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
                            const progress_fn& progress) {
   ttt_result r;
   r.seed = seed;
-  mllogger log(sink);
+  mllog::mllogger log(sink);
   const int64_t b = s.options.batch, t = s.options.seq;
   const int64_t gb = s.hp.global_batch(b);
   const int64_t eval_every_steps =
@@ -253,36 +253,6 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
                                 {"status", r.converged ? "success" : "aborted"}});
   r.mllog = log.text();
   return r;
-}
-
-olympic_result olympic_score(const std::vector<double>& times, const std::vector<bool>& converged) {
-  olympic_result o;
-  const size_t n = times.size();
-  size_t failed = 0;
-  for (bool c : converged) failed += c ? 0 : 1;
-  if (n == 0) {
-    o.valid = false;
-    o.reason = "no runs";
-    return o;
-  }
-  if (failed >= 2) {
-    o.valid = false;
-    o.reason = std::to_string(failed) + " of " + std::to_string(n) +
-               " runs did not reach the target (at most one may)";
-  }
-  std::vector<double> v;
-  for (size_t i = 0; i < n; i++)
-    v.push_back(converged[i] ? times[i] : std::numeric_limits<double>::infinity());
-  std::sort(v.begin(), v.end());
-  if (n >= 3) v = std::vector<double>(v.begin() + 1, v.end() - 1);
-  double sum = 0;
-  for (double x : v) sum += x;
-  o.score = sum / double(v.size());
-  if (!std::isfinite(o.score)) {
-    o.valid = false;
-    if (o.reason.empty()) o.reason = "a run that did not converge is among the scored runs";
-  }
-  return o;
 }
 
 } // namespace accelbench::training

@@ -15,7 +15,7 @@
 
 #include "workloads/training/data.hpp"
 #include "workloads/training/llama.hpp"
-#include "workloads/training/mllog.hpp"
+#include "harness/core/mllog.hpp"
 #include "workloads/training/optimizer.hpp"
 
 namespace accelbench::training {
@@ -150,15 +150,5 @@ using progress_fn = std::function<void(const progress_info&)>;
 // be null) and into the result.
 ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink,
                            const progress_fn& progress = {});
-
-// MLPerf scoring ("olympic" mean): sort the run times, drop the fastest and the slowest, average
-// the rest. One run that did not converge counts as the slowest (and is dropped); two or more
-// make the result INVALID. With fewer than 3 runs, the mean of all runs.
-struct olympic_result {
-  double score = 0;
-  bool valid = true;
-  std::string reason;
-};
-olympic_result olympic_score(const std::vector<double>& times, const std::vector<bool>& converged);
 
 } // namespace accelbench::training

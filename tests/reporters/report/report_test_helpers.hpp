@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/report_side.hpp"
 #include "harness/cli/selector.hpp"
 #include "harness/store/store.hpp"
 #include "reporters/report/report.hpp"
@@ -57,7 +58,7 @@ inline report::options fixed_options() {
   return o;
 }
 
-inline report::side side_of(const cli::selection& s) { return {s.label, s.runs, s.systems}; }
+inline report::side side_of(const cli::selection& s) { return cli::report_side(s.label, s.runs, s.systems); }
 
 // A deterministic run: fixed uuid and timestamps, samples from a seeded generator.
 inline run make_run(int n, const std::string& system, const std::string& workload,

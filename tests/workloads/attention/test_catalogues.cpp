@@ -1,4 +1,4 @@
-// The shape catalogues written for issue 3 (attention and GEMM, Llama 3 and DeepBench): valid
+// The shape catalogues (attention and GEMM, Llama 3 and DeepBench): valid
 // against schemas/catalogue.schema.json, real model dimensions, and the attention ones resolve to
 // valid configs of the attention workload.
 #include <catch2/catch.hpp>

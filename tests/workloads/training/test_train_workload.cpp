@@ -13,7 +13,7 @@
 #include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 #include "workloads/training/data.hpp"
-#include "workloads/training/mllog.hpp"
+#include "harness/core/mllog.hpp"
 #include "workloads/training/model_config.hpp"
 #include "workloads/training/train_workload.hpp"
 
@@ -183,10 +183,10 @@ TEST_CASE("time to train: one record with N runs, logs, and validity", "[trainin
   }
   CHECK(seeds.size() == 3);  // distinct seeds, logged
   for (size_t i = 0; i < 3; i++) {
-    auto ev = parse_mllog(out.extra["mllogs"][i].get<std::string>());
+    const mllog::parsed_log log = mllog::parse_mllog(out.extra["mllogs"][i].get<std::string>());
     bool found = false;
-    for (auto& e : ev)
-      if (e["key"] == "seed") found = e["value"] == out.extra["runs"][i]["seed"];
+    for (const auto& e : log.events)
+      if (e.key == "seed") found = e.value == out.extra["runs"][i]["seed"];
     CHECK(found);
   }
   CHECK(out.mllog.size() > 0);

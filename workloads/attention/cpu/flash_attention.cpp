@@ -184,7 +184,6 @@ void set_kernel_isa(const std::string& isa) {
   detail::g_variant.store(v);
 }
 
-void release_workspace() { detail::t_workspace = detail::workspace{}; }
 
 uint64_t forward_workspace_bytes(const attention_shape& s) {
   return uint64_t(detail::forward_layout(s, omp_get_max_threads()).total) * sizeof(float);

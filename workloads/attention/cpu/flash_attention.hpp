@@ -97,8 +97,8 @@ std::vector<std::string> available_isas();
 // it or the name is unknown.
 void set_kernel_isa(const std::string& isa);
 // The fast kernels keep a grow-only per-thread workspace between calls (a fresh multi-megabyte
-// allocation per call costs page faults worth a few percent at seq 2048); this frees it.
-void release_workspace();
+// allocation per call costs page faults worth a few percent at seq 2048), freed at thread exit.
+
 // Bytes of workspace a call needs (packed K/V copies, backward accumulators): part of
 // estimate_host_bytes.
 uint64_t forward_workspace_bytes(const attention_shape& s);

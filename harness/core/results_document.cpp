@@ -1,4 +1,4 @@
-#include "reporters/json/json_export.hpp"
+#include "harness/core/results_document.hpp"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include "harness/core/output_file.hpp"
 #include "harness/core/text_input.hpp"
 
-namespace accelbench::reporters {
+namespace accelbench {
 
 namespace fs = std::filesystem;
 
@@ -77,8 +77,4 @@ std::vector<run> read_results_document(const std::string& text, const std::strin
   return out;
 }
 
-void write_file_atomic(const fs::path& path, const std::string& text) {
-  accelbench::write_file_atomic(path, text);  // one home: harness/core/output_file.hpp
-}
-
-} // namespace accelbench::reporters
+} // namespace accelbench

@@ -1,13 +1,15 @@
-#include "workloads/mlperf/mllog.hpp"
+#include "harness/core/mllog.hpp"
 
+#include <chrono>
 #include <optional>
+#include <ostream>
 
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
 
-namespace accelbench::mlperf {
+namespace accelbench::mllog {
 
 std::string to_string(event_type t) {
   switch (t) {
@@ -235,36 +237,86 @@ std::string repair_text_lines(std::string_view text, const std::string& file,
   return out;
 }
 
-std::string format_event(const event& e) {
-  // Field order and ", " / ": " separators as Python's json.dumps writes them in mlperf_logging.
-  auto dumps = [](const json& v) {
-    if (!v.is_object() && !v.is_array())
-      return v.dump();
-    // nlohmann prints compactly; re-emit objects/arrays with Python's separators.
-    std::string out;
-    if (v.is_object()) {
-      out += "{";
-      bool first = true;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        if (!first)
-          out += ", ";
-        first = false;
-        out += json(it.key()).dump() + ": " + it.value().dump();
-      }
-      out += "}";
-    } else {
-      out += "[";
-      for (size_t i = 0; i < v.size(); ++i)
-        out += (i ? ", " : "") + v[i].dump();
-      out += "]";
+namespace {
+
+// JSON with Python's json.dumps separators (", " and ": ") at every level, as mlperf_logging
+// writes its lines; numbers and strings as nlohmann prints them (doubles with round-trip
+// precision). Object keys in the container's order.
+template <class J>
+std::string python_dumps(const J& j) {
+  if (j.is_object()) {
+    std::string out = "{";
+    bool first = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!first) out += ", ";
+      first = false;
+      out += J(it.key()).dump() + ": " + python_dumps(it.value());
     }
-    return out;
-  };
+    return out + "}";
+  }
+  if (j.is_array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < j.size(); i++) out += (i ? ", " : "") + python_dumps(j[i]);
+    return out + "]";
+  }
+  return j.dump();
+}
+
+// The repository-relative source path ("workloads/training/trainer.cpp"): the build machine's
+// absolute path says nothing to a reviewer of the log.
+std::string relative_file(const char* f) {
+  std::string s = f;
+  auto p = s.find("workloads/");
+  return p == std::string::npos ? s : s.substr(p);
+}
+
+} // namespace
+
+std::string format_event(const event& e) {
+  // Field order as mlperf_logging writes it.
   return fmt::format("{}{{\"namespace\": {}, \"time_ms\": {}, \"event_type\": \"{}\", \"key\": {}, "
                      "\"value\": {}, \"metadata\": {}}}",
                      mllog_marker, json(e.name_space).dump(), e.time_ms, to_string(e.type),
-                     json(e.key).dump(), dumps(e.value),
-                     dumps(e.metadata.is_object() ? e.metadata : json::object()));
+                     json(e.key).dump(), python_dumps(e.value),
+                     python_dumps(e.metadata.is_object() ? e.metadata : json::object()));
 }
 
-} // namespace accelbench::mlperf
+void mllogger::emit(const char* type, const std::string& key, const json& value, json metadata,
+                    const call_site& loc) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  // Key order as mlperf_logging writes it (file and lineno first in the metadata);
+  // nlohmann::ordered_json keeps insertion order.
+  nlohmann::ordered_json e;
+  e["namespace"] = "";
+  e["time_ms"] = int64_t(ms);
+  e["event_type"] = type;
+  e["key"] = key;
+  e["value"] = value;
+  nlohmann::ordered_json md;
+  md["file"] = relative_file(loc.file_name());
+  md["lineno"] = int64_t(loc.line());
+  for (auto& [k, v] : metadata.items()) md[k] = v;
+  e["metadata"] = md;
+  std::string line = std::string(mllog_marker) + python_dumps(e) + "\n";
+  m_text += line;
+  if (m_sink) {
+    *m_sink << line;
+    m_sink->flush();
+  }
+}
+
+void mllogger::point(const std::string& key, const json& value, json md, call_site loc) {
+  emit("POINT_IN_TIME", key, value, std::move(md), loc);
+}
+
+void mllogger::start(const std::string& key, const json& value, json md, call_site loc) {
+  emit("INTERVAL_START", key, value, std::move(md), loc);
+}
+
+void mllogger::end(const std::string& key, const json& value, json md, call_site loc) {
+  emit("INTERVAL_END", key, value, std::move(md), loc);
+}
+
+} // namespace accelbench::mllog

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Fails on an #include that points up or sideways against the layer diagram of docs/architecture.md.
+
+The diagram (the first fenced block under "## Layers") is read as it stands: each line names the
+modules of one layer (words such as harness/core or workloads/gemm), layers are listed top to
+bottom, and modules named on one line share a layer. A module is the first two parts of a path
+(workloads/attention/cuda belongs to workloads/attention). A file may include its own module and
+the modules of the layers below; an include of a module of the same layer (sideways) or of a layer
+above (up) is a violation, unless docs/layers-allowed.txt lists the pair with its reason.
+Reporters read the result model only: an include of a workload, the store, measure or device from
+reporters/ is a violation too, although those layers are below.
+
+Usage: scripts/check-layers.py [--root DIR] [--count]   (exit 1 on a violation; --count prints
+the number of violations, allowed ones included, and always exits 0)."""
+import argparse
+import os
+import re
+import sys
+
+MODULE = re.compile(r"\b((?:harness|reporters|workloads)/[a-z_]+)")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:harness|reporters|workloads)/[^"]+)"')
+READABLE_BY_REPORTERS = {"harness/core", "harness/compare"}
+SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".inl", ".h", ".in")
+
+
+def read_layers(doc):
+    text = open(doc, encoding="utf-8").read()
+    at = text.find("## Layers")
+    if at < 0:
+        sys.exit(f"check-layers: {doc} has no '## Layers' section")
+    block = re.search(r"```\n(.*?)```", text[at:], re.S)
+    if not block:
+        sys.exit(f"check-layers: the Layers section of {doc} has no diagram")
+    layers = {}
+    level = 0
+    for line in block.group(1).splitlines():
+        names = MODULE.findall(line.split("  ")[0] if "  " in line.strip() else line)
+        if not names:
+            continue
+        level += 1
+        for n in names:
+            layers[n] = level  # 1 = top
+    return layers
+
+
+def module_of(path):
+    parts = path.split("/")
+    return "/".join(parts[:2]) if len(parts) >= 2 else path
+
+
+def read_allowed(path):
+    allowed = {}
+    if not os.path.exists(path):
+        return allowed
+    for raw in open(path, encoding="utf-8"):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = re.match(r"(\S+)\s*->\s*(\S+)", line)
+        if not m:
+            sys.exit(f"check-layers: {path}: cannot read '{raw.strip()}' (want: FROM -> TO  # reason)")
+        allowed[(m.group(1), m.group(2))] = raw.split("#", 1)[1].strip() if "#" in raw else ""
+    return allowed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--count", action="store_true")
+    args = ap.parse_args()
+    root = os.path.abspath(args.root)
+    layers = read_layers(os.path.join(root, "docs", "architecture.md"))
+    allowed = read_allowed(os.path.join(root, "docs", "layers-allowed.txt"))
+    violations, unknown = [], set()
+    for top in ("harness", "reporters", "workloads"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in sorted(files):
+                if not f.endswith(SOURCES):
+                    continue
+                path = os.path.relpath(os.path.join(d, f), root)
+                src = module_of(path)
+                if src not in layers:
+                    unknown.add(src)
+                    continue
+                for n, line in enumerate(open(os.path.join(root, path), encoding="utf-8", errors="replace"), 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    dst = module_of(m.group(1))
+                    if dst == src:
+                        continue
+                    if dst not in layers:
+                        unknown.add(dst)
+                        continue
+                    if layers[dst] <= layers[src]:
+                        kind = "up" if layers[dst] < layers[src] else "sideways"
+                        violations.append((path, n, src, dst, kind))
+                    elif src.startswith("reporters/") and dst not in READABLE_BY_REPORTERS:
+                        violations.append((path, n, src, dst, "a reporter reads the result model only"))
+    if args.count:
+        print(len(violations))
+        return 0
+    bad = 0
+    for path, n, src, dst, kind in violations:
+        if (src, dst) in allowed:
+            continue
+        bad += 1
+        print(f"{path}:{n}: {src} includes {dst} ({kind}; docs/architecture.md)")
+    for u in sorted(unknown):
+        bad += 1
+        print(f"check-layers: module {u} is not in the diagram of docs/architecture.md")
+    used = {(s, d) for _, _, s, d, _ in violations}
+    for pair in sorted(set(allowed) - used):
+        bad += 1
+        print(f"check-layers: docs/layers-allowed.txt allows {pair[0]} -> {pair[1]}, which no include needs any more")
+    kept = len(violations) - sum(1 for v in violations if (v[2], v[3]) not in allowed)
+    print(f"check-layers: {len(layers)} modules in {max(layers.values())} layers; "
+          f"{bad} violation(s), {kept} allowed include(s) listed in docs/layers-allowed.txt")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

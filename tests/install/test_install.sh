@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The installed accelbench works from any folder: `cmake --install BUILD --prefix TMP`, then from
+# an unrelated folder (no ACCELBENCH_HOME) list the rulesets, suites and catalogues, which must
+# all come from TMP/share/accelbench, plan a catalogue and a suite, and run one small GEMM whose
+# database lands in the user's data folder, not in the install.
+set -euo pipefail
+build=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
+exe="$prefix/bin/accelbench"
+share="$prefix/share/accelbench"
+fail() { echo "test_install: $*" >&2; exit 1; }
+
+# The CPU peak cache stays where it was (a fresh probe would only cost time).
+export ACCELBENCH_CACHE_DIR="${ACCELBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/accelbench}"
+unset ACCELBENCH_HOME ACCELBENCH_DB XDG_DATA_HOME
+export HOME="$tmp/home"
+mkdir -p "$tmp/elsewhere" "$HOME"
+cd "$tmp/elsewhere"
+
+"$exe" list rulesets --json >rulesets.json
+python3 - "$share" rulesets.json <<'PY' || fail "rulesets are not read from the install"
+import json, sys
+share, f = sys.argv[1], sys.argv[2]
+rs = json.load(open(f))
+assert len(rs) >= 3, rs
+bad = [r["path"] for r in rs if not r["path"].startswith(share + "/")]
+assert not bad, bad
+PY
+"$exe" list suites | grep -q quick || fail "the installed suites are not listed"
+"$exe" list catalogues | grep -q deepbench || fail "the installed catalogues are not listed"
+
+# A run resolves its ruleset and schemas from the install and stores in ~/.local/share/accelbench.
+"$exe" run gemm --set M=64 --set N=64 --set K=64 --rules kernel-quick --quiet >run.out 2>run.err ||
+  { cat run.err; fail "a small gemm run failed"; }
+[[ -f "$HOME/.local/share/accelbench/accelbench.db" ]] || fail "the database is not in the user's data folder"
+[[ ! -e "$share/results/accelbench.db" ]] || fail "the run wrote into the installed data folder"
+"$exe" show --json >show.json || fail "show failed"
+grep -q '"gemm"' show.json || fail "the stored run is not shown"
+echo "test_install: ok ($(wc -l <"$tmp/install.log") files installed)"
