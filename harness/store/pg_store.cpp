@@ -400,18 +400,8 @@ public:
     return r.rows() == 1 ? (int)r.at(0).integer(0) : 0;
   }
 
-  bool insert_run(run& r) override {
-    m_c->exec("BEGIN");
-    bool inserted = false;
-    try {
-      inserted = insert_run_nt(r);
-      m_c->exec("COMMIT");
-    } catch (...) {
-      m_c->rollback();
-      throw;
-    }
-    return inserted;
-  }
+  // One statement, so one transaction of its own: all of the run or nothing.
+  bool insert_run(run& r) override { return insert_run_nt(r); }
 
   size_t insert_runs(std::vector<run>& rs) override {
     m_c->exec("BEGIN");
@@ -490,65 +480,64 @@ private:
   std::unique_ptr<pg_connection> m_c;
 };
 
+// One statement per run (one round trip, and atomic by itself): the run's row, and, from the id
+// it returns, its samples, metrics and tags as unnest'ed array parameters and its system when
+// missing. ON CONFLICT: a run whose uuid is stored (by an earlier import or a concurrent writer)
+// inserts nothing, and its stored id is looked up.
+const std::string& insert_run_sql() {
+  static const std::string sql = fmt::format(R"sql(
+WITH ins AS (
+  INSERT INTO runs ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::integer, $15, $16,
+    $17, $18, $19, $20, $21, $22, $23)
+  ON CONFLICT (uuid) DO NOTHING RETURNING id),
+smp AS (
+  INSERT INTO samples (run_id, idx, value, iterations, extra)
+  SELECT ins.id, u.idx, u.value, u.iterations, u.extra
+  FROM ins, unnest($24::bigint[], $25::float8[], $26::bigint[], $27::text[]) AS u(idx, value, iterations, extra)),
+met AS (
+  INSERT INTO metrics (run_id, name, value, unit, direction)
+  SELECT ins.id, u.name, u.value, u.unit, u.direction
+  FROM ins, unnest($28::text[], $29::float8[], $30::text[], $31::text[]) AS u(name, value, unit, direction)),
+tag AS (
+  INSERT INTO tags (run_id, tag) SELECT ins.id, u.tag FROM ins, unnest($32::text[]) AS u(tag)),
+sys AS (
+  INSERT INTO systems (name, accelerator_model, accelerators_per_node, source)
+  SELECT $6, $33, $34::bigint, $35 FROM ins ON CONFLICT (name) DO NOTHING)
+SELECT id FROM ins)sql", k_insert_columns);
+  return sql;
+}
+
 bool pg_backend::insert_run_nt(run& r) {
   assign_uuid(r);
-  {
-    result found = m_c->exec("SELECT id FROM runs WHERE uuid = $1", {r.uuid});
-    if (found.rows() > 0) {
-      r.id = found.at(0).integer(0);
-      return false;
-    }
-  }
   run_row w = row_of(r);
-  // ON CONFLICT: another writer may store the same uuid between the look-up and this insert.
-  result ins = m_c->exec(fmt::format(R"sql(
-INSERT INTO runs ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::integer, $15, $16,
-  $17, $18, $19, $20, $21, $22, $23)
-ON CONFLICT (uuid) DO NOTHING RETURNING id)sql", k_insert_columns),
+  std::vector<param> idx, value, iterations, extra;
+  for (const auto& s : r.samples) {
+    idx.push_back(std::to_string(s.index));
+    value.push_back(real_text(s.value));
+    iterations.push_back(std::to_string(s.iterations));
+    extra.push_back(sample_extra(s));
+  }
+  std::vector<param> mname, mvalue, munit, mdir;
+  for (const auto& m : w.metrics) {
+    mname.push_back(m.name);
+    mvalue.push_back(real_text(m.value));
+    munit.push_back(m.unit);
+    mdir.push_back(std::string(to_string(m.dir)));
+  }
+  std::vector<param> tags(w.tags.begin(), w.tags.end());
+  result ins = m_c->exec(insert_run_sql(),
                          {w.uuid, w.workload, w.backend, w.config_key, w.config, w.system, w.ruleset, w.user_settings,
                           w.effective_settings, w.environment, w.fingerprint, w.status, w.status_reason,
                           std::to_string(w.valid), w.invalid_reasons, w.started_at, w.finished_at, w.harness_revision,
-                          w.sample_unit, w.sample_direction, w.extra, w.mllog, w.source});
+                          w.sample_unit, w.sample_direction, w.extra, w.mllog, w.source,
+                          array_literal(idx), array_literal(value), array_literal(iterations), array_literal(extra),
+                          array_literal(mname), array_literal(mvalue), array_literal(munit), array_literal(mdir),
+                          array_literal(tags), w.system_accelerator, std::to_string(w.system_count), w.system_source});
   if (ins.rows() == 0) {
     r.id = m_c->exec("SELECT id FROM runs WHERE uuid = $1", {r.uuid}).at(0).integer(0);
     return false;
   }
-  r.id = ins.at(0).integer(0);
-  const std::string id = std::to_string(r.id);
-  if (!r.samples.empty()) {
-    std::vector<param> idx, value, iterations, extra;
-    for (const auto& s : r.samples) {
-      idx.push_back(std::to_string(s.index));
-      value.push_back(real_text(s.value));
-      iterations.push_back(std::to_string(s.iterations));
-      extra.push_back(sample_extra(s));
-    }
-    m_c->exec("INSERT INTO samples (run_id, idx, value, iterations, extra) "
-              "SELECT $1::bigint, u.idx, u.value, u.iterations, u.extra "
-              "FROM unnest($2::bigint[], $3::float8[], $4::bigint[], $5::text[]) AS u(idx, value, iterations, extra)",
-              {id, array_literal(idx), array_literal(value), array_literal(iterations), array_literal(extra)});
-  }
-  if (!w.metrics.empty()) {
-    std::vector<param> name, value, unit, dir;
-    for (const auto& m : w.metrics) {
-      name.push_back(m.name);
-      value.push_back(real_text(m.value));
-      unit.push_back(m.unit);
-      dir.push_back(std::string(to_string(m.dir)));
-    }
-    m_c->exec("INSERT INTO metrics (run_id, name, value, unit, direction) "
-              "SELECT $1::bigint, u.name, u.value, u.unit, u.direction "
-              "FROM unnest($2::text[], $3::float8[], $4::text[], $5::text[]) AS u(name, value, unit, direction)",
-              {id, array_literal(name), array_literal(value), array_literal(unit), array_literal(dir)});
-  }
-  if (!w.tags.empty()) {
-    std::vector<param> tags(w.tags.begin(), w.tags.end());
-    m_c->exec("INSERT INTO tags (run_id, tag) SELECT $1::bigint, u.tag FROM unnest($2::text[]) AS u(tag)",
-              {id, array_literal(tags)});
-  }
-  m_c->exec("INSERT INTO systems (name, accelerator_model, accelerators_per_node, source) VALUES ($1, $2, $3::bigint, $4) "
-            "ON CONFLICT (name) DO NOTHING",
-            {w.system, w.system_accelerator, std::to_string(w.system_count), w.system_source});
+  mark_stored(r, w, ins.at(0).integer(0));
   return true;
 }
 

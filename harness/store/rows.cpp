@@ -109,10 +109,7 @@ std::optional<std::string> sample_extra(const sample& s) {
   return dump(s.extra);
 }
 
-run_row row_of(run& r) {
-  assign_uuid(r);
-  if (r.harness_revision.empty()) r.harness_revision = member_or(r.environment, "harness", "git_revision", std::string());
-  if (r.fingerprint.empty() && !r.environment.empty()) r.fingerprint = environment_fingerprint(r.environment);
+run_row row_of(const run& r) {
   run_row w;
   w.uuid = r.uuid;
   w.workload = r.cfg.workload;
@@ -125,6 +122,7 @@ run_row row_of(run& r) {
   w.effective_settings = dump(r.effective_settings);
   w.environment = dump(r.environment);
   w.fingerprint = r.fingerprint;
+  if (w.fingerprint.empty() && !r.environment.empty()) w.fingerprint = environment_fingerprint(r.environment);
   w.status = to_string(r.status);
   w.status_reason = r.status_reason;
   w.valid = r.valid ? 1 : 0;
@@ -132,6 +130,7 @@ run_row row_of(run& r) {
   w.started_at = r.started_at.empty() ? now_iso8601() : r.started_at;
   w.finished_at = r.finished_at.empty() ? now_iso8601() : r.finished_at;
   w.harness_revision = r.harness_revision;
+  if (w.harness_revision.empty()) w.harness_revision = member_or(r.environment, "harness", "git_revision", std::string());
   w.sample_unit = r.sample_unit;
   w.sample_direction = to_string(r.sample_dir);
   w.extra = dump(r.extra);
@@ -151,6 +150,12 @@ run_row row_of(run& r) {
   for (const auto& t : r.tags)
     if (std::find(w.tags.begin(), w.tags.end(), t) == w.tags.end()) w.tags.push_back(t);
   return w;
+}
+
+void mark_stored(run& r, const run_row& w, int64_t id) {
+  r.id = id;
+  r.harness_revision = w.harness_revision;
+  r.fingerprint = w.fingerprint;
 }
 
 bool known_version(int64_t v) { return v >= 0 && v <= k_schema_version; }

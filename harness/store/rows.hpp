@@ -31,8 +31,8 @@ system_record system_from_row(const row_reader& row);
 sample sample_from_row(const row_reader& row);
 
 // The values of a new run's row (the runs table, in k_insert_columns order), of its system's
-// row when the system is not stored yet, and its child rows. Fills in what a stored run always
-// has (uuid, harness revision and fingerprint from the environment) on `r`.
+// row when the system is not stored yet, and its child rows, with what a stored run always has
+// (harness revision and fingerprint from the environment when r has none). r.uuid must be set.
 extern const char* const k_insert_columns;  // 23 columns
 struct run_row {
   std::string uuid, workload, backend, config_key, config, system, ruleset, user_settings,
@@ -50,7 +50,8 @@ struct run_row {
   std::vector<std::string> tags; // each once
 };
 void assign_uuid(run& r);   // a fresh uuid when r has none
-run_row row_of(run& r);     // call after the uuid is known not to be stored
+run_row row_of(const run& r);
+void mark_stored(run& r, const run_row& w, int64_t id);  // r as stored: its id, revision, fingerprint
 std::optional<std::string> sample_extra(const sample& s);  // NULL when empty
 
 // Stored JSON text read back: anything malformed or of another type reads as `fallback`.

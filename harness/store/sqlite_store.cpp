@@ -653,7 +653,7 @@ INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
   bind_text_or_null(ins, 22, w.mllog);
   ins.bind(23, w.source);
   ins.step();
-  r.id = sqlite3_last_insert_rowid(m_db.get());
+  mark_stored(r, w, sqlite3_last_insert_rowid(m_db.get()));
 
   statement s(m_db.get(), "INSERT INTO samples (run_id, idx, value, iterations, extra) VALUES (?1, ?2, ?3, ?4, ?5)");
   for (const auto& smp : r.samples) {
