@@ -271,13 +271,29 @@ struct schema_state {
   bool empty() const { return objects.empty() && version == 0; }
 };
 
-schema_state inspect(sqlite3* db) {
+schema_state read_schema(sqlite3* db) {
   schema_state s;
   s.version = pragma_int(db, "user_version");
   s.application_id = pragma_int(db, "application_id");
   statement st(db, "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name");
   while (st.step()) s.objects.push_back(st.col_text(0));
   return s;
+}
+
+// The version and the objects are read in one read transaction: read by separate statements, a
+// migration committed by another process in between showed tables at version 0 ("partial or
+// foreign schema"), and a concurrent first run of a new database failed.
+schema_state inspect(sqlite3* db) {
+  if (!sqlite3_get_autocommit(db)) return read_schema(db);  // inside the caller's transaction
+  exec_in_migration(db, "BEGIN");
+  try {
+    schema_state s = read_schema(db);
+    exec_in_migration(db, "COMMIT");
+    return s;
+  } catch (...) {
+    rollback(db);
+    throw;
+  }
 }
 
 std::string partial_or_foreign(const schema_state& s, const std::string& path, const std::string& detail) {
