@@ -161,8 +161,13 @@ void pg_server::stop() {
 
 pg_server::~pg_server() {
   stop();
-  std::error_code ec;
-  fs::remove_all(m_dir, ec);
+  // A file the server's last process wrote while the folder was being removed fails one pass.
+  for (int i = 0; i < 20; ++i) {
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+    if (!fs::exists(m_dir, ec)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 std::string pg_server::uri(const std::string& database) const {
