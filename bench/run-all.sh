@@ -18,4 +18,5 @@ b=build/bench
   echo "== compare calibration"; $b/compare/accelbench_bench_compare_calibration
   echo "== report";    $b/report/accelbench_bench_report
   echo "== mlperf";    $b/mlperf/accelbench_bench_mlperf_ingest
+  echo "== store";     $b/store/accelbench_bench_store
 } 2>&1 | tee "$out"

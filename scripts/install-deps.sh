@@ -5,16 +5,18 @@ set -euo pipefail
 
 pkgs=(
   build-essential cmake ninja-build pkg-config git
-  libbenchmark-dev nlohmann-json3-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
+  libbenchmark-dev nlohmann-json3-dev libcurl4-openssl-dev libsqlite3-dev sqlite3 libpq-dev
   libfmt-dev catch2 libcli11-dev libdnnl-dev libopenblas-dev
   ocl-icd-opencl-dev  # oneDNN's CMake package config looks for OpenCL (Debian builds it with the OCL GPU runtime)
   python3
 )
-# The browser test of the HTML report needs Chromium, and the sanitizer + fuzzing build of the
-# test command clang 14 with libFuzzer and LLVM's OpenMP runtime; install them only when asked
-# (tests) so that the benchmark command stays light.
+# The browser test of the HTML report needs Chromium, the sanitizer + fuzzing build of the
+# test command clang 14 with libFuzzer and LLVM's OpenMP runtime, and the PostgreSQL store's
+# tests a PostgreSQL 15 server (which they start themselves); install them only when asked
+# (tests) so that the benchmark command stays light. libpq-dev (the client library) is always
+# needed: every --db accepts a postgresql:// URI.
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev)
+  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev postgresql-15)
   # scripts/tidy.sh (clang-tidy over the changed files) and scripts/function-sizes.sh.
   pkgs+=(clang-tidy-14 universal-ctags)
 fi

@@ -139,8 +139,7 @@ int main(int argc, char** argv) {
     std::vector<run> tenk;
     for (int i = 0; i < 1000; ++i) tenk.push_back(synthetic_run(10, env));
     db2.insert_runs(tenk);
-    db2.raw();
-    sqlite3_exec(db2.raw(), "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+    db2.checkpoint();
     std::cout << fmt::format("store: database size per 1,000 kernel runs (10 samples each, full environment): {:.2f} MiB\n",
                              fs::file_size(dir / "b.db") / 1048576.0);
     std::error_code ec;

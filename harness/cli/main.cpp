@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -32,6 +34,7 @@
 #endif
 #include "harness/cli/register_all.hpp"
 #include "harness/cli/table.hpp"
+#include "harness/store/pg_store.hpp"
 #include "harness/core/build_info.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
@@ -455,6 +458,31 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 // The first argument must name a command (or be a global flag): CLI11 would only say that "a
 // subcommand is required", without naming what it got. Empty when it does.
+// accelbench db copy: every system and run of one store into another (SQLite file or
+// postgresql:// URI, either way). Idempotent by run uuid: a rerun, or a copy started again after
+// an interruption, stores nothing twice.
+int cmd_db_copy(const std::string& from, const std::string& to, size_t batch, bool quiet) {
+  if (from.empty() || to.empty()) throw usage_error("db copy: --from and --to must name databases");
+  std::error_code ec;
+  const bool same = from == to || (!store::is_postgres_uri(from) && !store::is_postgres_uri(to) &&
+                                   std::filesystem::equivalent(from, to, ec));
+  if (same) throw usage_error(fmt::format("db copy: --from and --to name the same database '{}'",
+                                          store::is_postgres_uri(from) ? store::redact_uri(from) : printable(from)));
+  auto src = store::store::open(from, store::access::read_only);
+  auto dst = store::store::open(to, store::access::read_write);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto progress = [&](const store::copy_result& r) {
+    if (!quiet) std::cerr << fmt::format("\raccelbench: db copy: {} run(s) read, {} copied", r.runs_seen, r.runs_copied);
+  };
+  store::copy_result r = store::copy_store(src, dst, batch, progress);
+  if (!quiet && r.runs_seen > 0) std::cerr << "\n";
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << fmt::format("{} run(s) copied from {} to {} ({} already present), {} sample(s), {} system(s), {:.2f} s\n",
+                           r.runs_copied, printable(src.path().string()), printable(dst.path().string()),
+                           r.runs_seen - r.runs_copied, r.samples_copied, r.systems, s);
+  return exit_ok;
+}
+
 std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
   if (argc < 2) return "";
   const std::string first = argv[1];
@@ -630,6 +658,17 @@ int main(int argc, char** argv) {
   hist->add_option("--db", ho.db, "Database path");
 #endif
 
+  auto* dbcmd = app.add_subcommand("db", "Database tools: db copy moves runs between stores (SQLite file, postgresql:// URI)");
+  dbcmd->require_subcommand(1);
+  std::string copy_from, copy_to;
+  size_t copy_batch = 200;
+  bool copy_quiet = false;
+  auto* dbcopy = dbcmd->add_subcommand("copy", "Copy every run (samples, metrics, tags, environment, log) and system from one store to another; reruns copy nothing twice");
+  dbcopy->add_option("--from", copy_from, "Source database: file path or postgresql://USER@HOST/DB URI (opened read-only)")->required();
+  dbcopy->add_option("--to", copy_to, "Destination database: file path or postgresql:// URI (created and migrated when needed)")->required();
+  dbcopy->add_option("--batch", copy_batch, "Runs per transaction (default 200)")->check(integer_in(1, 100000));
+  dbcopy->add_flag("--quiet", copy_quiet, "No progress on stderr");
+
   if (std::string why = unknown_command_message(app, argc, argv); !why.empty()) {
     std::cerr << "accelbench: usage error: " << why << "\n";
     return exit_usage;
@@ -654,6 +693,7 @@ int main(int argc, char** argv) {
     if (*show) return cmd_show(reg, db_path, show_id, f_system, f_workload, f_tags, limit, as_json);
     if (*exp) return cmd_export(db_path, f_system, f_workload, f_tags, out_file);
     if (*imp) return cmd_import(db_path, import_src, import_format, net_opts);
+    if (*dbcopy) return cmd_db_copy(copy_from, copy_to, copy_batch, copy_quiet);
 #ifdef ACCELBENCH_HAVE_NET
     if (*pub) return cmd_publish(db_path, pub_url, pub_sel, net_opts);
 #endif

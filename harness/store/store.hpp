@@ -1,62 +1,25 @@
 #pragma once
-// The SQLite store: every run with its raw samples, metrics, tags and environment.
-// Schema version in PRAGMA user_version, forward migrations when a write command opens it, WAL
-// with a busy timeout so several `accelbench run` processes can write one database at once,
-// foreign keys on, and one transaction per run so a killed process leaves no half-written run.
-// Read-only commands never change the file. The schema and these rules are documented in
-// docs/store.md for users of the sqlite3 shell.
+// The store: every run with its raw samples, metrics, tags and environment, and the systems they
+// ran on. One interface (class store) over two implementations of the same logical schema:
+//   - SQLite (sqlite_store.hpp), the embedded default for one machine: a file path;
+//   - PostgreSQL (pg_store.hpp), the shared store of a fleet: a postgresql:// or postgres:// URI.
+// Both keep the same guarantees: a recorded schema version with forward migrations when a write
+// command opens the database, one transaction per run so a killed process leaves no half-written
+// run, idempotent inserts by run uuid, read-only commands that never change the database, and
+// refusals (exit 2, naming the database) of a foreign database or an unknown schema version.
+// The schemas and these rules are documented in docs/store.md.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <sqlite3.h>
 
 #include "harness/core/model.hpp"
 #include "harness/core/system.hpp"
 
 namespace accelbench::store {
-
-// Move-only owner of a sqlite3 connection.
-class connection {
-public:
-  connection() = default;
-  explicit connection(sqlite3* db) : m_db(db) {}
-  connection(connection&& o) noexcept : m_db(o.m_db) { o.m_db = nullptr; }
-  connection& operator=(connection&& o) noexcept;
-  connection(const connection&) = delete;
-  connection& operator=(const connection&) = delete;
-  ~connection();
-  sqlite3* get() const { return m_db; }
-  void exec(const std::string& sql);  // throws storage_error with the SQL text
-private:
-  sqlite3* m_db = nullptr;
-};
-
-// Move-only owner of a prepared statement.
-class statement {
-public:
-  statement(sqlite3* db, const std::string& sql);
-  statement(statement&& o) noexcept : m_db(o.m_db), m_stmt(o.m_stmt), m_sql(std::move(o.m_sql)) { o.m_stmt = nullptr; }
-  statement(const statement&) = delete;
-  statement& operator=(const statement&) = delete;
-  ~statement();
-  statement& bind(int i, int64_t v);
-  statement& bind(int i, double v);
-  statement& bind(int i, const std::string& v);
-  statement& bind_null(int i);
-  bool step();   // true: a row is available; false: done. Throws storage_error.
-  void reset();  // reset and clear bindings for reuse
-  int64_t col_int(int i) const;
-  double col_double(int i) const;
-  std::string col_text(int i) const;
-  bool col_is_null(int i) const;
-private:
-  sqlite3* m_db;
-  sqlite3_stmt* m_stmt = nullptr;
-  std::string m_sql;
-};
 
 // The system of the result model lives in harness/core/system.hpp; the store's callers name it
 // here as before.
@@ -77,64 +40,106 @@ struct run_filter {
   bool with_log = false;                  // load run.mllog (can be large)
 };
 
+// Rows per table: what a copy moved, what a test checks was (not) written.
+struct table_counts {
+  int64_t runs = 0, samples = 0, metrics = 0, tags = 0, systems = 0;
+  int64_t total() const { return runs + samples + metrics + tags + systems; }
+};
+
 constexpr int k_schema_version = 3;
 
-// PRAGMA application_id of an accelbench database ("AcBn"), set by every write command. Databases
-// written before it existed are recognised by their tables (see docs/store.md).
+// PRAGMA application_id of an accelbench SQLite database ("AcBn"), set by every write command.
+// Databases written before it existed are recognised by their tables (see docs/store.md).
 constexpr int32_t k_application_id = 0x4163426e;
 
 // How a command uses the database.
 enum class access {
-  // show, export, compare, history, report, publish, package: the file must exist and be an
-  // accelbench database; it is never created, migrated or written (an older schema is upgraded
-  // in a private in-memory copy).
+  // show, export, compare, history, report, publish, package: the database must exist and be an
+  // accelbench database; it is never created, migrated or written (an older SQLite schema is
+  // upgraded in a private in-memory copy; PostgreSQL reads in read-only transactions).
   read_only,
-  // run, import: the file (and its folder) is created when missing, migrated, and proven
-  // writable before the command does any work.
+  // run, import: the database (a file and its folder) is created when missing, migrated, and
+  // proven writable before the command does any work.
   read_write,
 };
 
+// What one implementation does; class store forwards to it. Every method throws storage_error
+// (exit 2) naming the database when the database fails or refuses.
+class backend {
+public:
+  virtual ~backend() = default;
+  virtual const char* kind() const = 0;  // "sqlite" | "postgresql"
+  virtual int schema_version() = 0;
+  virtual bool insert_run(run& r) = 0;
+  virtual size_t insert_runs(std::vector<run>& rs) = 0;
+  virtual void upsert_system(const system_record& s) = 0;
+  virtual std::optional<system_record> get_system(const std::string& name) = 0;
+  virtual std::vector<system_record> systems() = 0;
+  virtual std::vector<std::string> tags() = 0;
+  virtual std::optional<run> get_run(int64_t id, bool with_samples, bool with_log) = 0;
+  virtual std::vector<run> query(const run_filter& f) = 0;
+  virtual int64_t count_runs() = 0;
+  virtual table_counts counts() = 0;
+  virtual std::vector<int64_t> run_ids() = 0;  // ascending
+  virtual void checkpoint() {}                 // SQLite: fold the write-ahead log into the file
+};
+
+// Whether `location` names a PostgreSQL database (postgresql:// or postgres://) rather than a file.
+bool is_postgres_uri(const std::string& location);
+
 class store {
 public:
-  // Opens the database at `path`. Throws storage_error (exit 2) naming the file, before anything
-  // is changed, when it is not a regular file, not an SQLite database, corrupt, not an accelbench
-  // database, of a schema version this accelbench does not know, or (read_write) not writable.
-  static store open(const std::filesystem::path& path, access how = access::read_write);
-  // An empty database in memory, for commands that read only files but share the store's queries.
+  // Opens the database at `location`: a postgresql:// or postgres:// URI, else a file path.
+  // Throws storage_error (exit 2) naming the database (a URI without its password), before
+  // anything is changed, when it cannot be reached or opened, is not an accelbench database, has a
+  // schema version this accelbench does not know, or (read_write) is not writable.
+  static store open(const std::filesystem::path& location, access how = access::read_write);
+  // An empty SQLite database in memory, for commands that read only files but share the store's queries.
   static store in_memory();
   // Default location: $ACCELBENCH_DB, else accelbench.db in default_results_dir() (harness/core).
   static std::filesystem::path default_path();
 
-  int schema_version();
+  store(std::unique_ptr<backend> impl, std::filesystem::path shown)
+      : m_impl(std::move(impl)), m_path(std::move(shown)) {}
+
+  const char* kind() const { return m_impl->kind(); }
+  int schema_version() { return m_impl->schema_version(); }
+  // The database as messages name it: the file path, or the URI without its password.
   const std::filesystem::path& path() const { return m_path; }
-  sqlite3* raw() const { return m_db.get(); }
 
   // Stores one run (with samples, metrics, tags) in one transaction and sets r.id. A run whose
   // uuid is already stored is not stored again: returns false and sets r.id to the stored id.
-  bool insert_run(run& r);
+  bool insert_run(run& r) { return m_impl->insert_run(r); }
   // Many runs in one transaction (imports); each run as in insert_run. Returns runs inserted.
-  size_t insert_runs(std::vector<run>& rs);
+  size_t insert_runs(std::vector<run>& rs) { return m_impl->insert_runs(rs); }
 
-  void upsert_system(const system_record& s);
-  std::optional<system_record> get_system(const std::string& name);
-  std::vector<system_record> systems();
-  std::vector<std::string> tags();
+  void upsert_system(const system_record& s) { m_impl->upsert_system(s); }
+  std::optional<system_record> get_system(const std::string& name) { return m_impl->get_system(name); }
+  std::vector<system_record> systems() { return m_impl->systems(); }
+  std::vector<std::string> tags() { return m_impl->tags(); }
 
-  std::optional<run> get_run(int64_t id, bool with_samples = true, bool with_log = true);
-  std::vector<run> query(const run_filter& f);
-  int64_t count_runs();
+  std::optional<run> get_run(int64_t id, bool with_samples = true, bool with_log = true) {
+    return m_impl->get_run(id, with_samples, with_log);
+  }
+  std::vector<run> query(const run_filter& f) { return m_impl->query(f); }
+  int64_t count_runs() { return m_impl->count_runs(); }
+  table_counts counts() { return m_impl->counts(); }
+  std::vector<int64_t> run_ids() { return m_impl->run_ids(); }
+  void checkpoint() { m_impl->checkpoint(); }
 
 private:
-  explicit store(connection c, std::filesystem::path p) : m_db(std::move(c)), m_path(std::move(p)) {}
-  void insert_run_nt(run& r, bool& inserted);  // inside an open transaction
-  void load_children(std::vector<run>& runs, bool samples, bool log);
-  connection m_db;
+  std::unique_ptr<backend> m_impl;
   std::filesystem::path m_path;
 };
 
-// Migrations: step i brings user_version from i-1 to i. Exposed for tests that build an older
-// database and check that opening it migrates forward without losing data. Throws storage_error
-// "unsupported schema version N" when the database's version is not one of ours.
-void migrate(sqlite3* db, int target_version);
+// accelbench db copy: every system, then every run (with samples, metrics, tags, environment and
+// log) of `from`, into `to`, `batch` runs per transaction, in the order of their ids. Runs whose
+// uuid `to` already holds are skipped, so a rerun (or a copy interrupted and started again)
+// stores nothing twice. `progress` is called after each batch with the runs seen so far.
+struct copy_result {
+  int64_t runs_seen = 0, runs_copied = 0, samples_copied = 0, systems = 0;
+};
+copy_result copy_store(store& from, store& to, size_t batch = 200,
+                       const std::function<void(const copy_result&)>& progress = {});
 
 } // namespace accelbench::store

@@ -5,8 +5,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <sqlite3.h>
-
 #include "harness/cli/selector.hpp"
 #include "reporters/json/json_export.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
@@ -22,14 +20,8 @@ namespace {
 
 // Rows of runs, systems and tags together: a selector that wrote anything would change it.
 int64_t row_count(store::store& db) {
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db.raw(),
-                     "SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM systems) + "
-                     "(SELECT count(*) FROM tags)",
-                     -1, &st, nullptr);
-  int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-  sqlite3_finalize(st);
-  return n;
+  store::table_counts c = db.counts();
+  return c.runs + c.systems + c.tags;
 }
 
 struct seeded_db {

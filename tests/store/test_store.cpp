@@ -12,10 +12,12 @@
 #include <sstream>
 
 #include "harness/core/error.hpp"
-#include "harness/store/store.hpp"
+#include "harness/store/sqlite_store.hpp"
 #include "tests/skip.hpp"
+#include "tests/store/store_fixture.hpp"
 
 using namespace accelbench;
+using accelbench::testing::make_run;
 namespace fs = std::filesystem;
 
 namespace {
@@ -33,22 +35,6 @@ struct temp_db {
   }
 };
 
-run make_run(const std::string& system, int nsamples, double base = 1.0) {
-  run r;
-  r.uuid = new_uuid();
-  r.cfg.workload = "gemm";
-  r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", "64"}, {"dtype", "fp32"}};
-  r.system = system;
-  r.ruleset = "kernel-v1";
-  r.environment = {{"cpu", {{"model", "test cpu"}}}, {"accelerator", {{"model", "CPU: test"}, {"count", 1}}}};
-  for (int i = 0; i < nsamples; ++i) r.samples.push_back({i, base + 0.001 * i, 4, json::object()});
-  r.add_metric("tflops", 1.25, "TFLOP/s", direction::higher_is_better);
-  r.tags = {"nightly", "t1"};
-  r.started_at = now_iso8601();
-  r.finished_at = now_iso8601();
-  return r;
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -135,139 +121,40 @@ struct write_protect {
 };
 } // namespace
 
-TEST_CASE("a run round-trips through the store with samples, metrics and tags", "[store]") {
-  temp_db t;
-  auto db = store::store::open(t.path);
-  CHECK(db.schema_version() == store::k_schema_version);
-  run r = make_run("boxA", 10);
-  r.mark_invalid("correctness: off by one");
-  r.extra["implementation"] = "test";
-  REQUIRE(db.insert_run(r));
-  REQUIRE(r.id > 0);
-  auto back = db.get_run(r.id);
-  REQUIRE(back);
-  CHECK(back->uuid == r.uuid);
-  CHECK(back->cfg.key() == r.cfg.key());
-  CHECK(back->samples.size() == 10);
-  CHECK(back->samples[3].value == Approx(1.003));
-  CHECK(back->samples[3].iterations == 4);
-  CHECK(back->find_metric("tflops")->value == 1.25);
-  CHECK(back->tags == std::vector<std::string>{"nightly", "t1"});
-  CHECK_FALSE(back->valid);
-  CHECK(back->invalid_reasons[0] == "correctness: off by one");
-  CHECK(back->extra["implementation"] == "test");
-  CHECK_FALSE(back->fingerprint.empty());
-  // The same uuid is not stored twice (imports are idempotent).
-  run again = r;
-  CHECK_FALSE(db.insert_run(again));
-  CHECK(again.id == r.id);
-  CHECK(db.count_runs() == 1);
-}
-
-TEST_CASE("queries filter by system, workload, tag, config and accelerator", "[store]") {
-  temp_db t;
-  auto db = store::store::open(t.path);
-  run a = make_run("boxA", 3), b = make_run("boxB", 3);
-  b.cfg.workload = "attention";
-  b.tags = {"other"};
-  db.insert_run(a);
-  db.insert_run(b);
-  store::run_filter f;
-  f.systems = {"boxA"};
-  CHECK(db.query(f).size() == 1);
-  f = {};
-  f.workloads = {"att*"};
-  CHECK(db.query(f).size() == 1);
-  f = {};
-  f.tags = {"nightly"};
-  CHECK(db.query(f).at(0).system == "boxA");
-  f = {};
-  f.config = {{"M", "64"}};
-  CHECK(db.query(f).size() == 2);
-  f.config = {{"M", "65"}};
-  CHECK(db.query(f).empty());
-  f = {};
-  f.accelerators = {"test"};
-  CHECK(db.query(f).size() == 2);
-  CHECK(db.tags() == std::vector<std::string>{"nightly", "other", "t1"});
-  CHECK(db.systems().size() == 2);
-}
-
-TEST_CASE("a failed insert leaves no half-written run", "[store]") {
-  temp_db t;
-  auto db = store::store::open(t.path);
-  run r = make_run("boxA", 3);
-  r.samples[2].index = 1;  // duplicate sample index: the samples insert fails mid-run
-  CHECK_THROWS_AS(db.insert_run(r), storage_error);
-  CHECK(db.count_runs() == 0);
-  sqlite3* raw = db.raw();
-  store::statement st(raw, "SELECT COUNT(*) FROM samples");
-  st.step();
-  CHECK(st.col_int(0) == 0);
-}
-
-TEST_CASE("an older database migrates forward without losing runs", "[store]") {
-  temp_db t;
-  {
+namespace accelbench::testing {
+namespace {
+// A database file in a temporary folder of its own; the snapshot is the file's bytes and the
+// folder's listing (a refused open may not switch it to WAL or leave -wal and -shm files).
+class sqlite_db : public db_under_test {
+public:
+  const char* kind() const override { return "sqlite"; }
+  std::string location() const override { return m_t.path.string(); }
+  std::string shown() const override { return m_t.path.string(); }
+  void create_empty() override { raw_exec(m_t.path, "PRAGMA user_version = 0"); }
+  void exec(const std::string& sql) override { raw_exec(m_t.path, sql); }
+  void build_version(int v) override {
     sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_open(m_t.path.c_str(), &raw) == SQLITE_OK);
     store::connection c(raw);
-    store::migrate(raw, 1);  // a version-1 database, as the first release wrote it
-    c.exec(R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status, valid,
-              started_at, finished_at, environment)
-              VALUES ('00000000-0000-4000-8000-000000000001', 'gemm', 'cpu', 'gemm/cpu/M=8', '{"M":8}', 'old-box',
-              'kernel-v1', 'ok', 1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z',
-              '{"accelerator":{"model":"CPU: old"}}'))");
-    c.exec("INSERT INTO samples (run_id, idx, value) VALUES (1, 0, 0.5)");
-    store::statement v(raw, "PRAGMA user_version");
-    v.step();
-    REQUIRE(v.col_int(0) == 1);
+    store::migrate(raw, v);
   }
-  auto db = store::store::open(t.path);
-  CHECK(db.schema_version() == store::k_schema_version);
-  auto r = db.get_run(1);
-  REQUIRE(r);
-  CHECK(r->system == "old-box");
-  CHECK(r->source == "measured");  // column added by migration 2 with its default
-  CHECK(r->samples.size() == 1);
-  auto sys = db.get_system("old-box");
-  REQUIRE(sys);
-  CHECK(sys->accelerator_model == "CPU: old");  // migration 2 backfilled systems
-}
+  void set_version(int64_t v) override {
+    raw_exec(m_t.path, "PRAGMA journal_mode = DELETE; PRAGMA user_version = " + std::to_string(v));
+  }
+  std::string snapshot() override {
+    std::string out = fs::exists(m_t.path) ? slurp(m_t.path) : "<none>";
+    for (const auto& name : listing(m_t.dir)) out += "\n" + name;
+    return out;
+  }
 
-TEST_CASE("several processes writing one database all succeed", "[store]") {
-  temp_db t;
-  store::store::open(t.path);  // create
-  const int procs = 4, per = 25;
-  std::vector<pid_t> kids;
-  for (int p = 0; p < procs; ++p) {
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int code = 0;
-      try {
-        auto db = store::store::open(t.path);
-        for (int i = 0; i < per; ++i) {
-          run r = make_run("proc" + std::to_string(p), 50);
-          db.insert_run(r);
-        }
-      } catch (...) {
-        code = 1;
-      }
-      _exit(code);
-    }
-    kids.push_back(pid);
-  }
-  int failures = 0;
-  for (pid_t k : kids) {
-    int status = 0;
-    waitpid(k, &status, 0);
-    failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  CHECK(failures == 0);
-  auto db = store::store::open(t.path);
-  CHECK(db.count_runs() == procs * per);
-}
+private:
+  temp_db m_t;
+};
+} // namespace
+
+std::unique_ptr<db_under_test> fresh_db(std::string&) { return std::make_unique<sqlite_db>(); }
+} // namespace accelbench::testing
+
 
 TEST_CASE("corrupt and unwritable databases are refused with a clear message", "[store]") {
   temp_db t;
@@ -305,7 +192,7 @@ TEST_CASE("schema versions this accelbench does not know are refused without tou
   }
 }
 
-TEST_CASE("a database of another program is refused by every command and left unchanged", "[store]") {
+TEST_CASE("an SQLite database of another program is refused by its tables or its application_id", "[store]") {
   temp_db t;
   raw_exec(t.path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('mine')");
   std::string bytes = slurp(t.path);
@@ -322,38 +209,6 @@ TEST_CASE("a database of another program is refused by every command and left un
   bytes = slurp(u.path);
   CHECK_THROWS_WITH(store::store::open(u.path), Catch::Contains("not an accelbench database") && Catch::Contains("0x4d2"));
   CHECK(slurp(u.path) == bytes);
-}
-
-TEST_CASE("a half-created schema is named as such and left unchanged", "[store]") {
-  struct half { const char* what; const char* sql; };
-  for (const auto& h : {half{"systems table at version 0", "CREATE TABLE systems (name TEXT PRIMARY KEY)"},
-                        half{"runs table at version 0", "CREATE TABLE runs (id INTEGER PRIMARY KEY)"},
-                        half{"version 2 without systems", ""}}) {
-    CAPTURE(h.what);
-    temp_db t;
-    if (*h.sql) {
-      raw_exec(t.path, h.sql);
-    } else {
-      make_db(t.path);
-      raw_exec(t.path, "DROP TABLE systems; PRAGMA user_version = 2");
-    }
-    std::string bytes = slurp(t.path);
-    for (auto how : {store::access::read_write, store::access::read_only})
-      CHECK_THROWS_WITH(store::store::open(t.path, how), Catch::Contains("partial or foreign schema") &&
-                                                            Catch::Contains(t.path.string()) &&
-                                                            !Catch::Contains("already exists (in"));
-    CHECK(slurp(t.path) == bytes);
-  }
-  // Version 1 with a table a later migration creates: the migration would fail half-way.
-  temp_db t;
-  {
-    sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
-    store::connection c(raw);
-    store::migrate(raw, 1);
-    c.exec("CREATE TABLE systems (name TEXT)");
-  }
-  CHECK_THROWS_WITH(store::store::open(t.path), Catch::Contains("partial or foreign schema") && Catch::Contains("'systems' already exists"));
 }
 
 TEST_CASE("read-only opens never change the file and refuse writes", "[store]") {
@@ -453,23 +308,6 @@ TEST_CASE("files that are not databases are refused by name and left unchanged",
                     Catch::Contains("does not exist") && Catch::Contains("such.db"));
   CHECK_FALSE(fs::exists(t.dir / "no"));
   CHECK(store::store::open(t.dir / "new" / "made.db").count_runs() == 0);
-}
-
-TEST_CASE("stored text that is not valid JSON reads as empty instead of failing", "[store]") {
-  temp_db t;
-  auto db = store::store::open(t.path);
-  run r = make_run("boxA", 2);
-  db.insert_run(r);
-  std::string deep(100000, '[');
-  store::statement up(db.raw(), "UPDATE runs SET environment = ?1, invalid_reasons = ?2, config = ?3 WHERE id = ?4");
-  up.bind(1, deep).bind(2, std::string(R"([1, "why", {"a": 2}])")).bind(3, std::string("[1]")).bind(4, r.id);
-  up.step();
-  auto back = db.get_run(r.id);
-  REQUIRE(back);
-  CHECK(back->environment == json::object());
-  CHECK(back->invalid_reasons.size() == 3);
-  CHECK(back->invalid_reasons[1] == "why");
-  CHECK(back->cfg.values.empty());
 }
 
 TEST_CASE("a write-protected database is refused when it is opened for writing", "[store]") {

@@ -1,0 +1,175 @@
+#include "harness/store/rows.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "harness/core/environment.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/text_input.hpp"
+
+namespace accelbench::store {
+
+namespace detail {
+
+const char* const k_run_columns =
+    "r.id, r.uuid, r.workload, r.backend, r.config, r.system, r.ruleset, r.user_settings, "
+    "r.effective_settings, r.environment, r.fingerprint, r.status, r.status_reason, r.valid, "
+    "r.invalid_reasons, r.started_at, r.finished_at, r.harness_revision, r.sample_unit, "
+    "r.sample_direction, r.extra, r.source";
+
+const char* const k_system_columns = "name, accelerator_model, accelerators_per_node, nodes, source, description";
+
+const char* const k_insert_columns =
+    "uuid, workload, backend, config_key, config, system, ruleset, user_settings, effective_settings, "
+    "environment, fingerprint, status, status_reason, valid, invalid_reasons, started_at, finished_at, "
+    "harness_revision, sample_unit, sample_direction, extra, mllog, source";
+
+namespace {
+std::string dump(const json& j) { return dump_json(j); }
+
+// obj[outer][key] when both levels are objects and the value has T's type, else `fallback`
+// (environments come from imported documents too).
+template <class T>
+T member_or(const json& obj, const char* outer, const char* key, T fallback) {
+  if (!obj.is_object() || !obj.contains(outer) || !obj[outer].is_object() || !obj[outer].contains(key)) return fallback;
+  const json& v = obj[outer][key];
+  if constexpr (std::is_same_v<T, std::string>) return v.is_string() ? v.get<std::string>() : fallback;
+  else return v.is_number_integer() ? v.get<T>() : fallback;
+}
+} // namespace
+
+// Stored text was written by whoever wrote the database (a shared file, an older accelbench):
+// parsed with the bounded parser, and anything malformed or of the wrong type reads as the
+// fallback instead of throwing.
+json parse_or(const std::string& s, json fallback) {
+  if (s.empty()) return fallback;
+  json j = parse_json_lenient(s);
+  if (j.is_discarded() || j.type() != fallback.type()) return fallback;
+  return j;
+}
+
+run run_from_row(const row_reader& st) {
+  run r;
+  r.id = st.integer(0);
+  r.uuid = st.text(1);
+  r.cfg.workload = st.text(2);
+  r.cfg.backend = st.text(3);
+  json cfg = parse_or(st.text(4), json::object());
+  for (const auto& [k, v] : cfg.items())
+    r.cfg.values[k] = v.is_string() ? v.get<std::string>() : dump(v);
+  r.system = st.text(5);
+  r.ruleset = st.text(6);
+  r.user_settings = parse_or(st.text(7), json::object());
+  r.effective_settings = parse_or(st.text(8), json::object());
+  r.environment = parse_or(st.text(9), json::object());
+  r.fingerprint = st.text(10);
+  r.status = run_status_from_string(st.text(11));
+  r.status_reason = st.text(12);
+  r.valid = st.integer(13) != 0;
+  for (const auto& why : parse_or(st.text(14), json::array()))
+    r.invalid_reasons.push_back(why.is_string() ? why.get<std::string>() : dump(why));
+  r.started_at = st.text(15);
+  r.finished_at = st.text(16);
+  r.harness_revision = st.text(17);
+  r.sample_unit = st.text(18);
+  r.sample_dir = direction_from_string(st.text(19));
+  r.extra = parse_or(st.text(20), json::object());
+  r.source = st.text(21);
+  return r;
+}
+
+system_record system_from_row(const row_reader& st) {
+  system_record s;
+  s.name = st.text(0);
+  s.accelerator_model = st.text(1);
+  s.accelerators_per_node = st.integer(2);
+  s.nodes = st.integer(3);
+  s.source = st.text(4);
+  s.description = parse_or(st.text(5), json::object());
+  return s;
+}
+
+sample sample_from_row(const row_reader& st) {
+  sample smp;
+  smp.index = st.integer(1);
+  smp.value = st.real(2);
+  smp.iterations = st.integer(3);
+  if (!st.is_null(4)) smp.extra = parse_or(st.text(4), json::object());
+  return smp;
+}
+
+void assign_uuid(run& r) {
+  if (r.uuid.empty()) r.uuid = new_uuid();
+}
+
+std::optional<std::string> sample_extra(const sample& s) {
+  if (s.extra.empty()) return std::nullopt;
+  return dump(s.extra);
+}
+
+run_row row_of(const run& r) {
+  run_row w;
+  w.uuid = r.uuid;
+  w.workload = r.cfg.workload;
+  w.backend = r.cfg.backend;
+  w.config_key = r.cfg.key();
+  w.config = dump(r.cfg.to_json());
+  w.system = r.system;
+  w.ruleset = r.ruleset;
+  w.user_settings = dump(r.user_settings);
+  w.effective_settings = dump(r.effective_settings);
+  w.environment = dump(r.environment);
+  w.fingerprint = r.fingerprint;
+  if (w.fingerprint.empty() && !r.environment.empty()) w.fingerprint = environment_fingerprint(r.environment);
+  w.status = to_string(r.status);
+  w.status_reason = r.status_reason;
+  w.valid = r.valid ? 1 : 0;
+  w.invalid_reasons = dump(json(r.invalid_reasons));
+  w.started_at = r.started_at.empty() ? now_iso8601() : r.started_at;
+  w.finished_at = r.finished_at.empty() ? now_iso8601() : r.finished_at;
+  w.harness_revision = r.harness_revision;
+  if (w.harness_revision.empty()) w.harness_revision = member_or(r.environment, "harness", "git_revision", std::string());
+  w.sample_unit = r.sample_unit;
+  w.sample_direction = to_string(r.sample_dir);
+  w.extra = dump(r.extra);
+  if (!r.mllog.empty()) w.mllog = r.mllog;
+  w.source = r.source;
+  w.system_accelerator = member_or(r.environment, "accelerator", "model", std::string());
+  w.system_count = member_or(r.environment, "accelerator", "count", int64_t{1});
+  w.system_source = r.source == "published" ? "published" : "measured";
+  // A metric name given twice keeps its last value; a tag given twice is stored once.
+  for (const auto& m : r.metrics) {
+    auto same = std::find_if(w.metrics.begin(), w.metrics.end(), [&](const metric& x) { return x.name == m.name; });
+    if (same != w.metrics.end())
+      *same = m;
+    else
+      w.metrics.push_back(m);
+  }
+  for (const auto& t : r.tags)
+    if (std::find(w.tags.begin(), w.tags.end(), t) == w.tags.end()) w.tags.push_back(t);
+  return w;
+}
+
+void mark_stored(run& r, const run_row& w, int64_t id) {
+  r.id = id;
+  r.harness_revision = w.harness_revision;
+  r.fingerprint = w.fingerprint;
+}
+
+bool known_version(int64_t v) { return v >= 0 && v <= k_schema_version; }
+
+std::string unsupported_version(int64_t v, const std::string& shown_name) {
+  if (v > k_schema_version)
+    return fmt::format("database '{}' has unsupported schema version {}: a newer accelbench wrote it (this one knows "
+                       "versions 1 to {}); upgrade accelbench to use it", shown_name, v, k_schema_version);
+  return fmt::format("database '{}' has unsupported schema version {} (accelbench schema versions are 1 to {})",
+                     shown_name, v, k_schema_version);
+}
+
+} // namespace detail
+
+// The system record and its JSON form live in harness/core/system.hpp.
+
+} // namespace accelbench::store
