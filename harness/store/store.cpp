@@ -220,6 +220,19 @@ CREATE INDEX runs_by_system ON runs (system, started_at);
 CREATE INDEX runs_by_time ON runs (started_at);
 CREATE INDEX tags_by_tag ON tags (tag);
 )sql",
+    // 4: bearer tokens of `accelbench serve` (harness/store/tokens.cpp): only a salted SHA-256 of
+    // each secret is kept.
+    R"sql(
+CREATE TABLE api_tokens (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  role       TEXT NOT NULL CHECK (role IN ('read', 'write', 'admin')),
+  salt       TEXT NOT NULL,
+  hash       TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+)sql",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_schema_version);
 
@@ -230,6 +243,7 @@ const std::vector<std::vector<std::string>> k_objects = {
     {"metrics", "runs", "samples", "tags"},
     {"systems"},
     {"runs_by_system", "runs_by_time", "runs_by_workload", "tags_by_tag"},
+    {"api_tokens"},
 };
 
 int64_t pragma_int(sqlite3* db, const std::string& name) {

@@ -84,7 +84,18 @@ struct run_filter {
   bool with_log = false;                  // load run.mllog (can be large)
 };
 
-constexpr int k_schema_version = 3;
+// A bearer token of `accelbench serve`: never the secret itself, only its salted hash.
+struct token_record {
+  int64_t id = 0;
+  std::string name;        // who or what it is for ("ci-h100-07")
+  std::string role;        // read | write | admin
+  std::string salt;        // hex
+  std::string hash;        // hex SHA-256 of salt || secret
+  std::string created_at;
+  std::string revoked_at;  // "" while valid
+};
+
+constexpr int k_schema_version = 4;
 
 // PRAGMA application_id of an accelbench database ("AcBn"), set by every write command. Databases
 // written before it existed are recognised by their tables (see docs/store.md).
@@ -130,6 +141,14 @@ public:
   std::optional<run> get_run(int64_t id, bool with_samples = true, bool with_log = true);
   std::vector<run> query(const run_filter& f);
   int64_t count_runs();
+
+  // Bearer tokens of `accelbench serve` (schema version 4; harness/store/tokens.cpp). The store
+  // keeps what it is given: hashing and checking secrets is harness/server/tokens.cpp's job.
+  int64_t insert_token(const token_record& t);  // returns the new id
+  std::optional<token_record> get_token(int64_t id);
+  std::vector<token_record> tokens();
+  // Sets revoked_at; false when there is no such token or it was already revoked.
+  bool revoke_token(int64_t id, const std::string& revoked_at);
 
 private:
   explicit store(connection c, std::filesystem::path p) : m_db(std::move(c)), m_path(std::move(p)) {}
