@@ -7,6 +7,7 @@ pkgs=(
   build-essential cmake ninja-build pkg-config git
   libbenchmark-dev nlohmann-json3-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
   libfmt-dev catch2 libcli11-dev libdnnl-dev libopenblas-dev
+  libcpp-httplib-dev libssl-dev  # accelbench serve: HTTP(S) server, token hashes (OpenSSL)
   ocl-icd-opencl-dev  # oneDNN's CMake package config looks for OpenCL (Debian builds it with the OCL GPU runtime)
   python3
 )
@@ -14,7 +15,8 @@ pkgs=(
 # test command clang 14 with libFuzzer and LLVM's OpenMP runtime; install them only when asked
 # (tests) so that the benchmark command stays light.
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev)
+  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev
+    openssl)  # the server's HTTPS test makes a self-signed certificate
 fi
 
 missing=()

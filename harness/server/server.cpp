@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <charconv>
 #include <chrono>
@@ -287,6 +290,12 @@ void add_policies(httplib::Server& svr, server_state& st) {
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
 }
 
+int g_stop_pipe[2] = {-1, -1};
+extern "C" void on_stop_signal(int) {
+  const char c = 1;
+  [[maybe_unused]] auto n = write(g_stop_pipe[1], &c, 1);
+}
+
 std::unique_ptr<httplib::Server> make_server(const serve_options& o) {
   if (o.cert.empty() != o.key.empty()) throw usage_error("HTTPS needs both --cert and --key");
   if (o.cert.empty()) return std::make_unique<httplib::Server>();
@@ -336,12 +345,14 @@ int cmd_serve(const serve_options& o) {
   add_policies(*svr, st);
   add_routes(*svr, st);
 
-  // SIGINT/SIGTERM end the server cleanly: blocked in every thread, awaited by one.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // SIGINT/SIGTERM end the server cleanly. Libraries start threads before main (OpenBLAS), so the
+  // signal may arrive on any thread: its handler only writes to a pipe, read by a watcher thread.
+  if (pipe(g_stop_pipe) != 0) throw error("cannot create the shutdown pipe");
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   const int bound = port == 0 ? svr->bind_to_any_port(host) : (svr->bind_to_port(host, port) ? port : -1);
@@ -351,13 +362,14 @@ int cmd_serve(const serve_options& o) {
   log_line(fmt::format("serving {}://{}:{}/ from {} (reads: {}; writes: a write token{})", tls ? "https" : "http",
                        host.find(':') != std::string::npos ? "[" + host + "]" : host, bound, printable(path),
                        o.public_read ? "public" : "a read token", o.cors_origin.empty() ? "" : "; CORS: " + o.cors_origin));
-  std::thread watcher([&svr, stop_signals] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
+  std::thread watcher([&svr] {
+    char c = 0;
+    while (read(g_stop_pipe[0], &c, 1) < 0 && errno == EINTR) {
+    }
     svr->stop();
   });
   const bool ok = svr->listen_after_bind();
-  pthread_kill(watcher.native_handle(), SIGTERM);  // wakes the watcher when listen ended on its own
+  on_stop_signal(0);  // wakes the watcher when listen ended on its own
   watcher.join();
   log_line("server stopped");
   return ok ? exit_ok : exit_internal;
