@@ -96,7 +96,7 @@ TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[ser
   CHECK(test_cli::ab(fmt::format("token create --db {} --role root --name x", sh_word(db.string()))).rc == 2);
 }
 
-TEST_CASE("serve: publish stores each run once; a retried or duplicated POST stores nothing twice", "[server]") {
+TEST_CASE("serve: publish stores each run once, and a retried or duplicated POST stores nothing twice", "[server]") {
   test_cli::temp_dir t;
   const fs::path src = t.path / "src.db", db = t.path / "srv.db";
   fill_source(src, "box-a", 5, 1);
