@@ -91,10 +91,11 @@ std::vector<std::string> all_of(const params& p, const std::string& key) {
 } // namespace
 
 void allow_only(const params& p, std::initializer_list<const char*> allowed) {
-  for (const auto& [k, v] : p) {
-    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; }))
+  for (const auto& kv : p) {
+    const std::string& k = kv.first;
+    if (std::none_of(allowed.begin(), allowed.end(), [&k](const char* a) { return k == a; }))
       throw api_error(400, fmt::format("unknown query parameter '{}'", printable(k)));
-    if (!valid_utf8(v)) throw api_error(400, fmt::format("query parameter '{}' is not UTF-8", printable(k)));
+    if (!valid_utf8(kv.second)) throw api_error(400, fmt::format("query parameter '{}' is not UTF-8", printable(k)));
   }
 }
 
