@@ -7,6 +7,7 @@ pkgs=(
   build-essential cmake ninja-build pkg-config git
   libbenchmark-dev nlohmann-json3-dev libcurl4-openssl-dev libsqlite3-dev sqlite3 libpq-dev
   libfmt-dev catch2 libcli11-dev libdnnl-dev libopenblas-dev
+  libcpp-httplib-dev libssl-dev  # accelbench serve: HTTP(S) server, token hashes (OpenSSL)
   ocl-icd-opencl-dev  # oneDNN's CMake package config looks for OpenCL (Debian builds it with the OCL GPU runtime)
   python3
 )
@@ -17,6 +18,7 @@ pkgs=(
 # needed: every --db accepts a postgresql:// URI.
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev postgresql-15)
+  pkgs+=(openssl)  # the server's HTTPS test makes a self-signed certificate
   # scripts/tidy.sh (clang-tidy over the changed files) and scripts/function-sizes.sh.
   pkgs+=(clang-tidy-14 universal-ctags)
 fi

@@ -3,6 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli/selector.hpp"
+#include "harness/compare/compare.hpp"
+#include "harness/core/model.hpp"
+
 namespace accelbench::cli {
 
 struct compare_cli_options {
@@ -13,6 +17,10 @@ struct compare_cli_options {
   bool color = false;
 };
 int cmd_compare(const compare_cli_options& o);
+// What cmd_compare judges (also `accelbench serve`'s /api/v1/compare): the minimum effect from
+// o.threshold, else each workload's ruleset; throws input_error when the sides share no config.
+compare::set_comparison compare_selections(const selection& base, const selection& cand,
+                                           const compare_cli_options& o);
 
 struct history_cli_options {
   std::string workload, system, since, format = "table", db;
@@ -23,5 +31,9 @@ struct history_cli_options {
   bool fail_on_regression = false;
 };
 int cmd_history(const history_cli_options& o);
+// The series and change points of `history --format json` ("series" array) for runs already
+// selected; `regression` (if given) is set when a change point is a regression. Shared with
+// `accelbench serve` (/api/v1/history and the dashboard's charts).
+json history_series(const std::vector<run>& runs, const history_cli_options& o, bool* regression = nullptr);
 
 } // namespace accelbench::cli

@@ -32,6 +32,9 @@
 #ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
 #include "reporters/gbench/gbench_import.hpp"
 #endif
+#ifdef ACCELBENCH_HAVE_SERVER
+#include "harness/server/server.hpp"
+#endif
 #include "harness/cli/register_all.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/store/pg_store.hpp"
@@ -668,6 +671,35 @@ int main(int argc, char** argv) {
   dbcopy->add_option("--to", copy_to, "Destination database: file path or postgresql:// URI (created and migrated when needed)")->required();
   dbcopy->add_option("--batch", copy_batch, "Runs per transaction (default 200)")->check(integer_in(1, 100000));
   dbcopy->add_flag("--quiet", copy_quiet, "No progress on stderr");
+#ifdef ACCELBENCH_HAVE_SERVER
+  server::serve_options so;
+  size_t max_body_mib = 64;
+  auto* srv = app.add_subcommand("serve", "Results server for a fleet: HTTP API (/api/v1) and dashboard over a database");
+  srv->add_option("--db", so.db, "Database path (default: $ACCELBENCH_DB or results/accelbench.db)");
+  srv->add_option("--listen", so.listen, "ADDR:PORT to listen on (default 127.0.0.1:8080; port 0: any free port)");
+  srv->add_flag("--public-read", so.public_read, "Serve GET endpoints and the dashboard without a token");
+  srv->add_option("--cert", so.cert, "TLS certificate (PEM): serve HTTPS (with --key)");
+  srv->add_option("--key", so.key, "TLS private key (PEM)");
+  srv->add_option("--cors-origin", so.cors_origin, "Allow this origin to call the API from a browser (default: no CORS)")->check(text_value(false));
+  srv->add_option("--max-body-mib", max_body_mib, "Largest request body in MiB (default 64)")->check(integer_in(1, 256));
+  srv->add_option("--threads", so.threads, "Request threads (default 32)")->check(integer_in(1, 1024));
+  srv->add_flag("--quiet", so.quiet, "No access log on stderr");
+
+  server::token_cli_options tko;
+  auto* tok = app.add_subcommand("token", "Bearer tokens of accelbench serve: create, list, revoke");
+  tok->require_subcommand(1);
+  auto* tok_create = tok->add_subcommand("create", "Create a token (printed once; the database keeps a salted hash)");
+  tok_create->add_option("--name", tko.name, "Who or what uses it (e.g. ci-h100-07)")->required()->check(text_value(false));
+  tok_create->add_option("--role", tko.role, "read | write | admin (default read)")->check(CLI::IsMember({"read", "write", "admin"}));
+  tok_create->add_option("--db", tko.db, "Database path");
+  tok_create->add_flag("--json", tko.json, "Machine-readable output");
+  auto* tok_list = tok->add_subcommand("list", "List tokens (never their secrets)");
+  tok_list->add_option("--db", tko.db, "Database path");
+  tok_list->add_flag("--json", tko.json, "Machine-readable output");
+  auto* tok_revoke = tok->add_subcommand("revoke", "Revoke a token by id");
+  tok_revoke->add_option("id", tko.id, "Token id (accelbench token list)")->required()->check(integer_in(1, std::numeric_limits<int64_t>::max()));
+  tok_revoke->add_option("--db", tko.db, "Database path");
+#endif
 
   if (std::string why = unknown_command_message(app, argc, argv); !why.empty()) {
     std::cerr << "accelbench: usage error: " << why << "\n";
@@ -703,6 +735,15 @@ int main(int argc, char** argv) {
 #ifdef ACCELBENCH_HAVE_COMPARE
     if (*cmp) return cli::cmd_compare(co);
     if (*hist) return cli::cmd_history(ho);
+#endif
+#ifdef ACCELBENCH_HAVE_SERVER
+    if (*srv) {
+      so.max_body_bytes = max_body_mib << 20;
+      return server::cmd_serve(so);
+    }
+    if (*tok_create) return server::cmd_token_create(tko);
+    if (*tok_list) return server::cmd_token_list(tko);
+    if (*tok_revoke) return server::cmd_token_revoke(tko);
 #endif
 #ifdef ACCELBENCH_HAVE_MLPERF
     if (*pkg) {

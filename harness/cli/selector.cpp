@@ -187,13 +187,13 @@ bool accelerator_matches(const std::string& model, const std::string& text, bool
   return false;
 }
 
-selection select_runs(store::store& db, const std::string& sel, bool with_samples) {
+selection select_runs(store::store& db, const std::string& sel, bool with_samples, bool allow_files) {
   selection out;
   out.label = sel;
   std::error_code ec;
   // Anything named *.json that exists is meant as a file (a folder gets "is a directory", not a
   // selector that matches nothing).
-  if (sel.ends_with(".json") && fs::exists(sel, ec)) {
+  if (allow_files && sel.ends_with(".json") && fs::exists(sel, ec)) {
     json systems;
     out.runs = reporters::read_results_document(read_input_file(sel, "results file"), sel, &systems);
     for (const auto& s : systems) {

@@ -222,6 +222,18 @@ CREATE INDEX runs_by_system ON runs (system, started_at);
 CREATE INDEX runs_by_time ON runs (started_at);
 CREATE INDEX tags_by_tag ON tags (tag);
 )sql",
+    // 4: bearer tokens of `accelbench serve`: only a salted SHA-256 of each secret is kept.
+    R"sql(
+CREATE TABLE api_tokens (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  role       TEXT NOT NULL CHECK (role IN ('read', 'write', 'admin')),
+  salt       TEXT NOT NULL,
+  hash       TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+)sql",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_schema_version);
 
@@ -232,6 +244,7 @@ const std::vector<std::vector<std::string>> k_objects = {
     {"metrics", "runs", "samples", "tags"},
     {"systems"},
     {"runs_by_system", "runs_by_time", "runs_by_workload", "tags_by_tag"},
+    {"api_tokens"},
 };
 
 int64_t pragma_int(sqlite3* db, const std::string& name) {
@@ -536,6 +549,20 @@ statement& bind_text_or_null(statement& st, int i, const std::optional<std::stri
   return v ? st.bind(i, *v) : st.bind_null(i);
 }
 
+constexpr const char* k_token_columns = "id, name, role, salt, hash, created_at, revoked_at";
+
+token_record token_from_row(const statement& st) {
+  token_record t;
+  t.id = st.col_int(0);
+  t.name = st.col_text(1);
+  t.role = st.col_text(2);
+  t.salt = st.col_text(3);
+  t.hash = st.col_text(4);
+  t.created_at = st.col_text(5);
+  t.revoked_at = st.col_is_null(6) ? "" : st.col_text(6);
+  return t;
+}
+
 class sqlite_backend : public backend {
 public:
   explicit sqlite_backend(connection c) : m_db(std::move(c)) {}
@@ -614,6 +641,34 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
     statement st(m_db.get(), "SELECT id FROM runs ORDER BY id");
     while (st.step()) out.push_back(st.col_int(0));
     return out;
+  }
+
+  int64_t insert_token(const token_record& t) override {
+    statement st(m_db.get(), "INSERT INTO api_tokens (name, role, salt, hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+    st.bind(1, t.name).bind(2, t.role).bind(3, t.salt).bind(4, t.hash).bind(5, t.created_at);
+    st.step();
+    return sqlite3_last_insert_rowid(m_db.get());
+  }
+
+  std::optional<token_record> get_token(int64_t id) override {
+    statement st(m_db.get(), fmt::format("SELECT {} FROM api_tokens WHERE id = ?1", k_token_columns));
+    st.bind(1, id);
+    if (!st.step()) return std::nullopt;
+    return token_from_row(st);
+  }
+
+  std::vector<token_record> tokens() override {
+    statement st(m_db.get(), fmt::format("SELECT {} FROM api_tokens ORDER BY id", k_token_columns));
+    std::vector<token_record> out;
+    while (st.step()) out.push_back(token_from_row(st));
+    return out;
+  }
+
+  bool revoke_token(int64_t id, const std::string& revoked_at) override {
+    statement st(m_db.get(), "UPDATE api_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL");
+    st.bind(1, id).bind(2, revoked_at);
+    st.step();
+    return sqlite3_changes(m_db.get()) == 1;
   }
 
   void checkpoint() override {

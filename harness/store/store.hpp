@@ -46,7 +46,18 @@ struct table_counts {
   int64_t total() const { return runs + samples + metrics + tags + systems; }
 };
 
-constexpr int k_schema_version = 3;
+// A bearer token of `accelbench serve`: never the secret itself, only its salted hash.
+struct token_record {
+  int64_t id = 0;
+  std::string name;        // who or what it is for ("ci-h100-07")
+  std::string role;        // read | write | admin
+  std::string salt;        // hex
+  std::string hash;        // hex SHA-256 of salt || secret
+  std::string created_at;
+  std::string revoked_at;  // "" while valid
+};
+
+constexpr int k_schema_version = 4;
 
 // PRAGMA application_id of an accelbench SQLite database ("AcBn"), set by every write command.
 // Databases written before it existed are recognised by their tables (see docs/store.md).
@@ -82,6 +93,11 @@ public:
   virtual table_counts counts() = 0;
   virtual std::vector<int64_t> run_ids() = 0;  // ascending
   virtual void checkpoint() {}                 // SQLite: fold the write-ahead log into the file
+  // Bearer tokens of `accelbench serve` (the api_tokens table, schema version 4).
+  virtual int64_t insert_token(const token_record& t) = 0;  // returns the new id
+  virtual std::optional<token_record> get_token(int64_t id) = 0;
+  virtual std::vector<token_record> tokens() = 0;
+  virtual bool revoke_token(int64_t id, const std::string& revoked_at) = 0;
 };
 
 // Whether `location` names a PostgreSQL database (postgresql:// or postgres://) rather than a file.
@@ -126,6 +142,22 @@ public:
   table_counts counts() { return m_impl->counts(); }
   std::vector<int64_t> run_ids() { return m_impl->run_ids(); }
   void checkpoint() { m_impl->checkpoint(); }
+
+  // Bearer tokens of `accelbench serve`. The store keeps what it is given: hashing and checking
+  // secrets is harness/server/tokens.cpp's job.
+  int64_t insert_token(const token_record& t) { return m_impl->insert_token(t); }  // the new id
+  std::optional<token_record> get_token(int64_t id) { return m_impl->get_token(id); }
+  std::vector<token_record> tokens() { return m_impl->tokens(); }
+  // Sets revoked_at; false when there is no such token or it was already revoked.
+  bool revoke_token(int64_t id, const std::string& revoked_at) { return m_impl->revoke_token(id, revoked_at); }
+
+  // Bearer tokens of `accelbench serve` (schema version 4; harness/store/tokens.cpp). The store
+  // keeps what it is given: hashing and checking secrets is harness/server/tokens.cpp's job.
+  int64_t insert_token(const token_record& t);  // returns the new id
+  std::optional<token_record> get_token(int64_t id);
+  std::vector<token_record> tokens();
+  // Sets revoked_at; false when there is no such token or it was already revoked.
+  bool revoke_token(int64_t id, const std::string& revoked_at);
 
 private:
   std::unique_ptr<backend> m_impl;

@@ -1,0 +1,255 @@
+// accelbench_bench_server — figures of `accelbench serve` (issue 16):
+//  1. ingestion: P concurrent publishers (threads calling publish_runs, one run per POST as
+//     `accelbench publish` sends them) x R runs each, through a real server into SQLite: runs/s and
+//     samples/s; side by side, the same runs imported directly into SQLite (one transaction for all,
+//     as `accelbench import` does, and one transaction per run, as the server does per request);
+//  2. the server-side time (Server-Timing) of GET /api/v1/history over N nights x C configs, and
+//     of the dashboard's /history page drawing them;
+//  3. the server-side time of GET /api/v1/compare of two nightly sets of K configs each.
+// Usage: accelbench_bench_server [--publishers 16] [--runs 200] [--samples 10] [--nights 365]
+//        [--configs 100] [--compare-configs 1000] [--reps 3]
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include "harness/core/text_input.hpp"
+#include "harness/net/publish.hpp"
+#include "harness/server/tokens.hpp"
+#include "harness/store/store.hpp"
+
+using namespace accelbench;
+namespace fs = std::filesystem;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+run nightly(const std::string& system, int cfg, const std::string& tag, int night, double center, int samples,
+            std::mt19937_64& g) {
+  run r;
+  r.uuid = new_uuid();
+  r.cfg.workload = "gemm";
+  r.cfg.backend = "cpu";
+  r.cfg.values = {{"M", std::to_string(64 * (cfg + 1))}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp32"},
+                  {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  r.system = system;
+  r.ruleset = "kernel-v1";
+  const int y = 2025 + night / 365, d = night % 365;
+  r.started_at = fmt::format("{:04d}-{:02d}-{:02d}T02:00:00.000Z", y, d / 28 % 12 + 1, d % 28 + 1);
+  r.finished_at = r.started_at;
+  r.tags = {tag};
+  std::normal_distribution<double> noise(0, 0.03);
+  for (int i = 0; i < samples; ++i) r.samples.push_back({i, center * (1 + noise(g)), 1, json::object()});
+  r.add_metric("tflops", 1.0 / center, "TFLOP/s", direction::higher_is_better);
+  return r;
+}
+
+struct server_proc {
+  pid_t pid = -1;
+  int port = 0;
+  server_proc(const fs::path& db, const fs::path& log, const std::string& extra) {
+    pid = fork();
+    if (pid == 0) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 2);
+      const std::string cmd = fmt::format("exec {} serve --quiet --db '{}' --listen 127.0.0.1:0 {}", ACCELBENCH_EXE,
+                                          db.string(), extra);
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), (char*)nullptr);
+      _exit(127);
+    }
+    const std::regex serving(R"(serving http://127\.0\.0\.1:(\d+)/)");
+    for (int i = 0; i < 3000 && port == 0; ++i) {
+      std::smatch m;
+      const std::string text = slurp(log);
+      if (std::regex_search(text, m, serving)) port = std::stoi(m[1]);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (port == 0) throw std::runtime_error("the server did not start: " + slurp(log));
+  }
+  ~server_proc() {
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+  }
+};
+
+struct timing {
+  double wall_ms = 0, cpu_ms = 0;
+  size_t bytes = 0;
+};
+
+// Median server-side wall and request-thread CPU time (Server-Timing app;dur=MS, cpu;dur=MS) of
+// `reps` GETs, and the body size.
+timing server_time(int port, const std::string& path, int reps) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(600, 0);
+  std::vector<double> ms, cpu;
+  size_t bytes = 0;
+  for (int i = 0; i < reps; ++i) {
+    auto res = c.Get(path.c_str());
+    if (!res || res->status != 200)
+      throw std::runtime_error(fmt::format("GET {} failed: {}", path, res ? res->body.substr(0, 300) : "no answer"));
+    const std::string t = res->get_header_value("Server-Timing");
+    ms.push_back(std::stod(t.substr(t.find("app;dur=") + 8)));
+    cpu.push_back(std::stod(t.substr(t.find("cpu;dur=") + 8)));
+    bytes = res->body.size();
+  }
+  std::sort(ms.begin(), ms.end());
+  std::sort(cpu.begin(), cpu.end());
+  return {ms[ms.size() / 2], cpu[cpu.size() / 2], bytes};
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"accelbench_bench_server: ingestion and query figures of accelbench serve"};
+  int publishers = 16, runs_each = 200, samples = 10, nights = 365, configs = 100, cmp_configs = 1000, reps = 3;
+  app.add_option("--publishers", publishers);
+  app.add_option("--runs", runs_each);
+  app.add_option("--samples", samples);
+  app.add_option("--nights", nights);
+  app.add_option("--configs", configs);
+  app.add_option("--compare-configs", cmp_configs);
+  app.add_option("--reps", reps);
+  CLI11_PARSE(app, argc, argv);
+  const fs::path dir = fs::temp_directory_path() / fmt::format("accelbench-bench-server-{}", getpid());
+  fs::create_directories(dir);
+  std::mt19937_64 g(1);
+
+  // ---- 1. ingestion ----
+  std::vector<std::vector<run>> sets(publishers);
+  for (int p = 0; p < publishers; ++p)
+    for (int i = 0; i < runs_each; ++i)
+      sets[p].push_back(nightly(fmt::format("node-{:02d}", p), i, "nightly-2026-12-01", 0, 1e-3, samples, g));
+  const size_t total_runs = size_t(publishers) * runs_each, total_samples = total_runs * samples;
+  std::string token;
+  {
+    auto db = store::store::open(dir / "server.db");
+    token = server::create_token(db, "bench", server::role::write).token;
+  }
+  setenv("ACCELBENCH_BENCH_TOKEN", token.c_str(), 1);
+  double served_s = 0;
+  int64_t stored = 0;
+  {
+    server_proc srv(dir / "server.db", dir / "server.log", "");
+    net::publish_options po;
+    po.url = fmt::format("http://127.0.0.1:{}/api/v1/runs", srv.port);
+    po.http.token_env = "ACCELBENCH_BENCH_TOKEN";
+    po.http.log = [](const std::string& line) { std::cerr << "publish: " << line << "\n"; };
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    const auto t0 = clk::now();
+    for (int p = 0; p < publishers; ++p)
+      threads.emplace_back([&, p] {
+        try {
+          net::publish_runs(sets[p], json::array(), po);
+        } catch (const std::exception& e) {
+          std::cerr << "publisher " << p << ": " << e.what() << "\n";
+          ++failures;
+        }
+      });
+    for (auto& t : threads) t.join();
+    served_s = seconds_since(t0);
+    stored = store::store::open(dir / "server.db", store::access::read_only).count_runs();
+    if (failures > 0 || stored != (int64_t)total_runs)
+      std::cerr << fmt::format("WARNING: {} publisher(s) failed; {} of {} runs stored\n", failures.load(), stored, total_runs);
+  }
+  std::vector<run> all;
+  for (auto& s : sets) all.insert(all.end(), s.begin(), s.end());
+  double import_one_tx_s = 0, import_per_run_s = 0;
+  {
+    auto db = store::store::open(dir / "import1.db");
+    auto copy = all;
+    const auto t0 = clk::now();
+    db.insert_runs(copy);
+    import_one_tx_s = seconds_since(t0);
+  }
+  {
+    auto db = store::store::open(dir / "import2.db");
+    auto copy = all;
+    const auto t0 = clk::now();
+    for (auto& r : copy) db.insert_run(r);
+    import_per_run_s = seconds_since(t0);
+  }
+  std::cout << fmt::format("ingestion: {} publishers x {} runs ({} samples each), {} runs stored exactly once\n",
+                           publishers, runs_each, samples, stored);
+  std::cout << fmt::format("  through accelbench serve (HTTP, one run per POST): {:8.0f} runs/s {:10.0f} samples/s ({:.2f} s)\n",
+                           total_runs / served_s, total_samples / served_s, served_s);
+  std::cout << fmt::format("  direct SQLite import, one transaction per run:     {:8.0f} runs/s {:10.0f} samples/s ({:.2f} s)\n",
+                           total_runs / import_per_run_s, total_samples / import_per_run_s, import_per_run_s);
+  std::cout << fmt::format("  direct SQLite import, one transaction for all:     {:8.0f} runs/s {:10.0f} samples/s ({:.2f} s)\n",
+                           total_runs / import_one_tx_s, total_samples / import_one_tx_s, import_one_tx_s);
+  std::cout << fmt::format("  server / direct (per-run transactions): {:.2f}x\n", import_per_run_s / served_s);
+
+  // ---- 2. history over nights x configs ----
+  {
+    auto db = store::store::open(dir / "history.db");
+    std::vector<run> runs;
+    for (int n = 0; n < nights; ++n)
+      for (int c = 0; c < configs; ++c)
+        runs.push_back(nightly("nightly-box", c, fmt::format("nightly-{:04d}", n), n,
+                               (c % 10 == 0 && n >= nights / 2 ? 1.15e-3 : 1e-3), samples, g));
+    db.insert_runs(runs);
+  }
+  {
+    server_proc srv(dir / "history.db", dir / "history.log", "--public-read");
+    const timing api = server_time(srv.port, "/api/v1/history?workload=gemm", reps);
+    const timing page = server_time(srv.port, "/history?workload=gemm", reps);
+    std::cout << fmt::format("history: {} nights x {} configs ({} runs, {} samples each)\n", nights, configs,
+                             nights * configs, samples);
+    std::cout << fmt::format("  GET /api/v1/history?workload=gemm  server time {:8.1f} ms wall, {:8.1f} ms CPU (median of {}), {:.1f} MiB JSON\n",
+                             api.wall_ms, api.cpu_ms, reps, api.bytes / 1048576.0);
+    std::cout << fmt::format("  GET /history?workload=gemm (page)  server time {:8.1f} ms wall, {:8.1f} ms CPU (median of {}), {:.1f} MiB HTML\n",
+                             page.wall_ms, page.cpu_ms, reps, page.bytes / 1048576.0);
+  }
+
+  // ---- 3. compare of two nightly sets ----
+  {
+    auto db = store::store::open(dir / "compare.db");
+    std::vector<run> runs;
+    for (int c = 0; c < cmp_configs; ++c) {
+      runs.push_back(nightly("nightly-box", c, "nightly-a", 0, 1e-3, samples, g));
+      runs.push_back(nightly("nightly-box", c, "nightly-b", 1, c % 20 == 0 ? 1.2e-3 : 1e-3, samples, g));
+    }
+    db.insert_runs(runs);
+  }
+  {
+    server_proc srv(dir / "compare.db", dir / "compare.log", "--public-read");
+    const timing cmp = server_time(srv.port, "/api/v1/compare?baseline=tag%3Dnightly-a&candidate=tag%3Dnightly-b", reps);
+    std::cout << fmt::format("compare: two nightly sets of {} configs ({} samples each)\n", cmp_configs, samples);
+    std::cout << fmt::format("  GET /api/v1/compare                server time {:8.1f} ms wall, {:8.1f} ms CPU of the request thread (median of {}; the pairs are judged on worker threads), {:.1f} MiB JSON\n",
+                             cmp.wall_ms, cmp.cpu_ms, reps, cmp.bytes / 1048576.0);
+  }
+  if (std::getenv("ACCELBENCH_BENCH_KEEP")) {
+    std::cout << "databases kept in " << dir.string() << "\n";
+    return 0;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return 0;
+}

@@ -1,0 +1,72 @@
+#pragma once
+// The JSON API of `accelbench serve` (/api/v1), as functions of the store and the request's query
+// parameters: no HTTP here (harness/server/server.cpp maps requests to these and errors to status
+// codes), so each endpoint reuses the CLI's own pieces: selectors (harness/cli/selector), compare
+// and history (harness/cli/compare_commands, harness/compare), the report (reporters/report) and
+// the results document (reporters/json).
+#include <map>
+#include <string>
+
+#include "harness/cli/selector.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/model.hpp"
+#include "harness/store/store.hpp"
+
+namespace accelbench::server {
+
+// A request the server refuses, with its HTTP status (4xx) and a one-line reason.
+class api_error : public error {
+public:
+  api_error(int status, const std::string& what) : error(what), m_status(status) {}
+  int status() const { return m_status; }
+
+private:
+  int m_status;
+};
+
+using params = std::multimap<std::string, std::string>;
+
+// The selector keys of harness/cli/selector.hpp, accepted as query parameters (repeatable):
+// system, accelerator, accelerator~, tag, workload, run, source, since.
+// The runs they select (every run when none is given). A malformed value is api_error 400; a
+// selector that matches nothing gives no runs.
+cli::selection select_from(store::store& db, const params& p, bool with_samples);
+
+// GET /api/v1/runs?SELECTOR&limit=N&offset=N&samples=0|1 -> {"total", "offset", "limit", "runs"}.
+json list_runs(store::store& db, const params& p);
+// GET /api/v1/runs/ID -> the run with its samples; 404 when there is none.
+json one_run(store::store& db, const std::string& id_text, const params& p);
+// GET /api/v1/compare?baseline=SEL&candidate=SEL[&threshold=PCT&alpha=A&strict=1]
+//   -> {"exit_code", "verdict_counts", "comparison": schemas/compare.schema.json}; exit_code is
+//   what `accelbench compare` would exit with.
+json compare_runs(store::store& db, const params& p);
+// GET /api/v1/history?workload=W[&system=S&tag=T&since=D&set=K=V&min_segment=N&max_pvalue=P&window=N]
+//   -> `accelbench history --format json` plus "regression".
+json history(store::store& db, const params& p);
+// The history's runs and options from the same parameters (the dashboard draws them).
+json history_for(store::store& db, const params& p, bool require_workload);
+
+// GET /api/v1/report?baseline=SEL&candidate=SEL&format=json|html (default: H100 vs B200, json).
+struct document {
+  std::string body, content_type;
+};
+document report(store::store& db, const params& p);
+
+// POST /api/v1/runs: a results document as `accelbench publish` sends it. Each run must carry its
+// uuid; a run already stored (same uuid) is not stored again. `idempotency_key`, when it is one
+// of publish's ("accelbench-..."), must be the key of the body's uuids (422 otherwise).
+// status 201 when something was stored, 200 when everything was already present (a replay).
+struct ingest_result {
+  int status = 200;
+  json body;
+};
+ingest_result ingest(store::store& db, const std::string& body, const std::string& idempotency_key);
+
+// GET /api/v1/health: the database answers (a count of runs); throws storage_error when not.
+json health(store::store& db);
+
+// Refuses query parameters not in `allowed` (400 naming the first one) and values that are not
+// UTF-8; exposed for the dashboard.
+void allow_only(const params& p, std::initializer_list<const char*> allowed);
+
+} // namespace accelbench::server
