@@ -9,6 +9,7 @@ pkgs=(
   libfmt-dev catch2 libcli11-dev libdnnl-dev libopenblas-dev
   ocl-icd-opencl-dev  # oneDNN's CMake package config looks for OpenCL (Debian builds it with the OCL GPU runtime)
   python3
+  libopenmpi-dev openmpi-bin  # multi-process runs (mpirun/srun) and the collective workload (issue 15)
 )
 # The browser test of the HTML report needs Chromium, and the sanitizer + fuzzing build of the
 # test command clang 14 with libFuzzer and LLVM's OpenMP runtime; install them only when asked
