@@ -18,4 +18,5 @@ b=build/bench
   echo "== compare calibration"; $b/compare/accelbench_bench_compare_calibration
   echo "== report";    $b/report/accelbench_bench_report
   echo "== mlperf";    $b/mlperf/accelbench_bench_mlperf_ingest
+  echo "== collective (MPI, 2 ranks)"; bash bench/collective/run.sh
 } 2>&1 | tee "$out"

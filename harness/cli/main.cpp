@@ -724,7 +724,11 @@ std::string command_line_disagreement(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) mine.push_back(printable(argv[i]));
   const std::string text = dump_json(mine);
   const json root = json::parse(dist::broadcast(text));
-  std::string diff = root == mine ? "" : first_difference(json{{"argument", root}}, json{{"argument", mine}}, dist::rank());
+  std::string diff;
+  for (size_t i = 0; diff.empty() && i < std::max(root.size(), mine.size()); ++i) {
+    const std::string a = i < root.size() ? dump_json(root[i]) : "nothing", b = i < mine.size() ? dump_json(mine[i]) : "nothing";
+    if (a != b) diff = fmt::format("argument {}: rank 0 has {}, rank {} has {}", i + 1, a, dist::rank(), b);
+  }
   return dist::first_nonempty(diff);
 }
 
