@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/bf16.hpp"
+#include "harness/core/fp16.hpp"
 #include "harness/core/error.hpp"
 
 namespace accelbench::collective {
@@ -114,7 +115,7 @@ void store_value(const std::string& dtype, void* buf, uint64_t i, int64_t v) {
   if (dtype == "fp32") static_cast<float*>(buf)[i] = (float)v;
   else if (dtype == "fp64") static_cast<double*>(buf)[i] = (double)v;
   else if (dtype == "bf16") static_cast<uint16_t*>(buf)[i] = float_to_bf16((float)v);
-  else if (dtype == "fp16") static_cast<_Float16*>(buf)[i] = (_Float16)(float)v;
+  else if (dtype == "fp16") static_cast<uint16_t*>(buf)[i] = float_to_fp16((float)v);
   else if (dtype == "int8") static_cast<int8_t*>(buf)[i] = (int8_t)v;
   else if (dtype == "int32") static_cast<int32_t*>(buf)[i] = (int32_t)v;
   else if (dtype == "int64") static_cast<int64_t*>(buf)[i] = v;
@@ -125,7 +126,7 @@ double load_value(const std::string& dtype, const void* buf, uint64_t i) {
   if (dtype == "fp32") return static_cast<const float*>(buf)[i];
   if (dtype == "fp64") return static_cast<const double*>(buf)[i];
   if (dtype == "bf16") return bf16_to_float(static_cast<const uint16_t*>(buf)[i]);
-  if (dtype == "fp16") return (float)static_cast<const _Float16*>(buf)[i];
+  if (dtype == "fp16") return fp16_to_float(static_cast<const uint16_t*>(buf)[i]);
   if (dtype == "int8") return static_cast<const int8_t*>(buf)[i];
   if (dtype == "int32") return static_cast<const int32_t*>(buf)[i];
   if (dtype == "int64") return (double)static_cast<const int64_t*>(buf)[i];
@@ -135,21 +136,22 @@ double load_value(const std::string& dtype, const void* buf, uint64_t i) {
 namespace {
 // Element access by storage type: one dispatch per buffer, not per element.
 struct bf16_t { uint16_t bits; };
+struct fp16_t { uint16_t bits; };
 template <class T> void put(void* buf, uint64_t i, int64_t v) {
   if constexpr (std::is_same_v<T, bf16_t>) static_cast<uint16_t*>(buf)[i] = float_to_bf16((float)v);
-  else if constexpr (std::is_same_v<T, _Float16>) static_cast<_Float16*>(buf)[i] = (_Float16)(float)v;
+  else if constexpr (std::is_same_v<T, fp16_t>) static_cast<uint16_t*>(buf)[i] = float_to_fp16((float)v);
   else static_cast<T*>(buf)[i] = (T)v;
 }
 template <class T> double get(const void* buf, uint64_t i) {
   if constexpr (std::is_same_v<T, bf16_t>) return bf16_to_float(static_cast<const uint16_t*>(buf)[i]);
-  else if constexpr (std::is_same_v<T, _Float16>) return (float)static_cast<const _Float16*>(buf)[i];
+  else if constexpr (std::is_same_v<T, fp16_t>) return fp16_to_float(static_cast<const uint16_t*>(buf)[i]);
   else return (double)static_cast<const T*>(buf)[i];
 }
 template <class F> void with_type(const std::string& dtype, F&& f) {
   if (dtype == "fp32") f(float{});
   else if (dtype == "fp64") f(double{});
   else if (dtype == "bf16") f(bf16_t{});
-  else if (dtype == "fp16") f(_Float16{});
+  else if (dtype == "fp16") f(fp16_t{});
   else if (dtype == "int8") f(int8_t{});
   else if (dtype == "int32") f(int32_t{});
   else if (dtype == "int64") f(int64_t{});

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "harness/core/fp16.hpp"
 #include "workloads/collective/collective_spec.hpp"
 
 using namespace accelbench;
@@ -120,4 +121,20 @@ TEST_CASE("inputs are exact small integers whose sums stay exact in bf16 and int
 TEST_CASE("unknown op and dtype are input errors naming the value") {
   CHECK_THROWS_WITH(op_from_string("allreduc"), Catch::Contains("allreduc"));
   CHECK_THROWS_WITH(dtype_size("fp8"), Catch::Contains("fp8"));
+}
+
+TEST_CASE("fp16 storage: exact values, rounding to nearest even, and every half round-trips") {
+  CHECK(float_to_fp16(1.0f) == 0x3c00);
+  CHECK(float_to_fp16(-2.0f) == 0xc000);
+  CHECK(float_to_fp16(0.5f) == 0x3800);
+  CHECK(float_to_fp16(65504.0f) == 0x7bff);
+  CHECK(float_to_fp16(1e6f) == 0x7c00);                 // overflow: inf
+  CHECK(float_to_fp16(1.0f + 1.0f / 2048) == 0x3c00);   // a tie rounds to even
+  CHECK(float_to_fp16(1.0f + 3.0f / 2048) == 0x3c02);
+  CHECK(float_to_fp16(5.9604645e-8f) == 0x0001);         // the smallest subnormal
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;  // NaN
+    INFO(h);
+    REQUIRE(float_to_fp16(fp16_to_float((uint16_t)h)) == h);
+  }
 }

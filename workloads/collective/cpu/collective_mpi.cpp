@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/bf16.hpp"
+#include "harness/core/fp16.hpp"
 #include "harness/core/error.hpp"
 #include "harness/dist/dist.hpp"
 #ifdef ACCELBENCH_HAVE_MPI
@@ -26,9 +27,9 @@ void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
 }
 
 void fp16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
-  auto* a = static_cast<const _Float16*>(in);
-  auto* b = static_cast<_Float16*>(inout);
-  for (int i = 0; i < *len; ++i) b[i] = (_Float16)((float)a[i] + (float)b[i]);
+  auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = float_to_fp16(fp16_to_float(a[i]) + fp16_to_float(b[i]));
 }
 
 MPI_Datatype mpi_type(const std::string& dtype) {
