@@ -239,8 +239,8 @@ std::string first_nonempty(const std::string& text) {
 }
 
 json topology() {
-  const auto& w = world();
 #ifdef ACCELBENCH_HAVE_MPI
+  const auto& w = world();
   if (!mpi_active() || (!w.launched && w.size == 1)) return nullptr;
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
