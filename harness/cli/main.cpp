@@ -45,6 +45,8 @@
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/core/ranks.hpp"
+#include "harness/dist/dist.hpp"
 #include "reporters/json/json_export.hpp"
 
 using namespace accelbench;
@@ -222,6 +224,32 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
   throw usage_error(fmt::format("list takes workloads, rulesets, suites or catalogues, not '{}'", what));
 }
 
+// A run across ranks (issue 15): the topology, and the spread of the per-rank sample times with
+// the rank that was consistently the slowest, if one was.
+void print_ranks(const run& r) {
+  const json d = r.environment.value("distributed", json());
+  if (d.is_object()) {
+    const json mpi = d.value("mpi", json::object());
+    std::cout << fmt::format("  ranks      {} ({} per node, {} node(s); launcher {}; {})\n", dump_json(d.value("world_size", json())),
+                             dump_json(d.value("ranks_per_node", json())), dump_json(d.value("nodes", json())),
+                             printable(d.value("launcher", std::string("?"))),
+                             printable(mpi.is_object() ? mpi.value("library", std::string("?")) : std::string("?")));
+  }
+  const json k = r.extra.value("ranks", json());
+  if (!k.is_object() || !k.contains("median_s") || !k["median_s"].is_array()) return;
+  std::string medians;
+  for (size_t i = 0; i < k["median_s"].size(); ++i)
+    medians += fmt::format("{}r{} {}", i ? "  " : "", i,
+                           k["median_s"][i].is_number() ? cli::format_value(k["median_s"][i].get<double>()) : "?");
+  std::cout << fmt::format("    per-rank median ({}): {}\n", printable(r.sample_unit), medians);
+  const double spread = k.value("spread_pct", 0.0), share = k.value("slowest_share", 0.0);
+  std::cout << fmt::format("    spread {:.1f}% (slowest rank median vs fastest); rank {} slowest in {:.0f}% of {} samples\n",
+                           spread, dump_json(k.value("slowest_rank", json())), 100 * share,
+                           dump_json(k.value("samples", json())));
+  if (k.contains("consistently_slow_rank") && k["consistently_slow_rank"].is_number())
+    std::cout << fmt::format("    rank {} is consistently slow\n", dump_json(k["consistently_slow_rank"]));
+}
+
 void print_run_detail(const registry& reg, const run& r) {
   std::cout << fmt::format("run {}  ({})\n", r.id, printable(r.uuid));
   std::cout << fmt::format("  workload   {} on {}\n", printable(r.cfg.workload), printable(r.cfg.backend));
@@ -254,6 +282,7 @@ void print_run_detail(const registry& reg, const run& r) {
   }
   if (r.extra.contains("implementation") && r.extra["implementation"].is_string())
     std::cout << fmt::format("  kernel     {}\n", printable(r.extra["implementation"].get<std::string>()));
+  print_ranks(r);
 }
 
 store::run_filter filter_from(const std::string& system, const std::string& workload, const std::vector<std::string>& tags) {
@@ -504,7 +533,7 @@ std::string unknown_command_message(const CLI::App& app, int argc, char** argv) 
 
 } // namespace
 
-int main(int argc, char** argv) {
+int run_command_line(int argc, char** argv) {
   registry reg;
   try {
     cli::register_all(reg);
@@ -718,6 +747,8 @@ int main(int argc, char** argv) {
     return exit_usage;
   }
 
+  // Across ranks only `run` runs on every rank; any other command runs on rank 0 alone.
+  if (dist::distributed() && !*run && !dist::is_root()) return exit_ok;
   try {
     if (*env) return cmd_env(as_json, reprobe);
     if (*list) return cmd_list(reg, list_what, as_json);
@@ -763,4 +794,49 @@ int main(int argc, char** argv) {
     return exit_internal;
   }
   return exit_usage;
+}
+
+namespace {
+
+// Every rank must be given the same command line (issue 15): the first argument that differs
+// from rank 0's is an input error on every rank, named with both values.
+std::string command_line_disagreement(int argc, char** argv) {
+  json mine = json::array();
+  for (int i = 1; i < argc; ++i) mine.push_back(printable(argv[i]));
+  const std::string text = dump_json(mine);
+  const json root = json::parse(dist::broadcast(text));
+  std::string diff;
+  for (size_t i = 0; diff.empty() && i < std::max(root.size(), mine.size()); ++i) {
+    const std::string a = i < root.size() ? dump_json(root[i]) : "nothing", b = i < mine.size() ? dump_json(mine[i]) : "nothing";
+    if (a != b) diff = fmt::format("argument {}: rank 0 has {}, rank {} has {}", i + 1, a, dist::rank(), b);
+  }
+  return dist::first_nonempty(diff);
+}
+
+// The exit code of the job: every rank ends with the same one (rank 0's for commands that only
+// rank 0 runs), and MPI is finalized on every rank.
+int finish(int rc) {
+  if (dist::distributed()) rc = (int)dist::max_all(rc);
+  dist::finalize();
+  return rc;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    dist::init(&argc, &argv);
+  } catch (const error& e) {
+    std::cerr << "accelbench: error: " << printable(e.what()) << "\n";
+    return e.exit_code();
+  }
+  if (dist::distributed()) {
+    if (std::string d = command_line_disagreement(argc, argv); !d.empty()) {
+      std::cerr << "accelbench: error: the ranks were given different command lines (each rank must be given the "
+                   "same command): "
+                << d << "\n";
+      return finish(exit_usage);
+    }
+  }
+  return finish(run_command_line(argc, argv));
 }

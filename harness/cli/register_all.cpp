@@ -16,6 +16,9 @@
 #ifdef ACCELBENCH_HAVE_TRAINING
 #include "workloads/training/train_workload.hpp"
 #endif
+#ifdef ACCELBENCH_HAVE_COLLECTIVE
+#include "workloads/collective/collective_workload.hpp"
+#endif
 
 namespace accelbench::cli {
 
@@ -35,6 +38,9 @@ void register_all(registry& reg) {
 #endif
 #ifdef ACCELBENCH_HAVE_TRAINING
   training::register_training(reg);
+#endif
+#ifdef ACCELBENCH_HAVE_COLLECTIVE
+  collective::register_collective(reg);
 #endif
 }
 

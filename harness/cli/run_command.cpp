@@ -7,6 +7,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,10 @@
 #include "harness/core/json_schema.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/core/build_info.hpp"
+#include "harness/core/hash.hpp"
+#include "harness/core/ranks.hpp"
+#include "harness/dist/dist.hpp"
 
 namespace accelbench::cli {
 
@@ -261,6 +266,21 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
     out.push_back(std::move(p));
     return;
   }
+  // Across ranks, a sample is timed by harness/measure (a barrier before it, the slowest rank's
+  // time): only kernel workloads are measured that way; training across ranks is not built yet.
+  if (dist::distributed() && w->spec().family != "kernel") {
+    std::string why = fmt::format("workload {} does not run across ranks yet (world size {}); run it as one process",
+                                  wname, dist::size());
+    if (!batch) throw input_error(why);
+    planned p;
+    p.w = w;
+    p.cfg.workload = wname;
+    p.cfg.backend = backend;
+    p.cfg.values = sets;
+    p.skip_reason = why;
+    out.push_back(std::move(p));
+    return;
+  }
   // Rules by name, resolved once each: the user's, else each config's default.
   std::map<std::string, std::pair<ruleset, json>> rules_by_name;
   auto rules_for = [&](const config& cfg) -> const std::pair<ruleset, json>& {
@@ -375,13 +395,15 @@ void on_interrupt(int) {
 
 } // namespace
 
-int cmd_run(const registry& reg, const run_options& o) {
+namespace {
+
+// Every config of the request, resolved and checked (bad input throws, before anything runs).
+std::vector<planned> make_plan(const registry& reg, const run_options& o, std::string& suite_name) {
   std::vector<planned> plan;
   // Stored with every run: text that is not UTF-8 would make every JSON output of the database fail.
   require_text(o.system, "--system");
   for (const auto& t : o.tags) require_text(t, "--tag", false);
   auto overrides = parse_sets(o.rule_overrides, "--rule");
-  std::string suite_name;
   if (!o.suite.empty()) {
     if (!o.workload.empty())
       throw usage_error(fmt::format("give either a workload ('{}') or --suite, not both", o.workload));
@@ -416,15 +438,103 @@ int cmd_run(const registry& reg, const run_options& o) {
     refuse_set_and_sweep(sets, sweeps);
     plan_request(reg, o.workload, o.backend, sets, sweeps, o.shapes, o.rules, overrides, o.force, false, plan);
   }
+  return plan;
+}
 
-  if (o.plan_only) return exit_ok;
+// What every rank must agree on before anything runs: the build, the options that reach the
+// stored runs, and every planned config with its rules.
+json plan_settings(const std::vector<planned>& plan, const run_options& o) {
+  json runs = json::array();
+  for (const auto& p : plan)
+    runs.push_back({{"workload", p.cfg.workload},
+                    {"backend", p.cfg.backend},
+                    {"values", p.cfg.values},
+                    {"ruleset", p.rules.doc},
+                    {"rule_overrides", p.user},
+                    {"catalogue_entry", p.label},
+                    {"skipped", p.skip_reason}});
+  return {{"build", {{"version", build_info::version()},
+                     {"git_revision", build_info::git_revision()},
+                     {"git_dirty", build_info::git_dirty()},
+                     {"compiler", build_info::compiler()},
+                     {"compiler_flags", build_info::compiler_flags()},
+                     {"cuda_built", build_info::cuda_built()},
+                     {"mpi_built", dist::mpi_built()}}},
+          {"system", o.system},
+          {"tags", o.tags},
+          {"seed", o.seed},
+          {"runs", runs}};
+}
 
+// An error every rank agreed on: each rank exits with its code.
+class agreed_error : public error {
+public:
+  agreed_error(const std::string& what, int code) : error(what), m_code(code) {}
+  int exit_code() const override { return m_code; }
+private:
+  int m_code;
+};
+
+// The plan on every rank (issue 15): each rank plans; a rank whose planning failed tells all (the
+// lowest such rank's message); then rank 0's settings are compared with each rank's and the first
+// difference found (lowest rank first) is an input error on every rank, naming the setting.
+std::vector<planned> agree_on_plan(const registry& reg, const run_options& o, std::string& suite_name) {
+  if (!dist::distributed()) return make_plan(reg, o, suite_name);
+  std::vector<planned> plan;
+  std::string failure;
+  try {
+    plan = make_plan(reg, o, suite_name);
+  } catch (const error& e) {
+    failure = fmt::format("{}|rank {}: {}", e.exit_code(), dist::rank(), e.what());
+  }
+  if (std::string f = dist::first_nonempty(failure); !f.empty()) {
+    const auto bar = f.find('|');
+    throw agreed_error(f.substr(bar + 1), std::stoi(f.substr(0, bar)));
+  }
+  const json mine = plan_settings(plan, o);
+  const std::string text = dump_json(mine);
+  const std::string root_hash = dist::broadcast(fmt::format("{:016x}", fnv1a64(text)));
+  std::string diff;
+  const bool differs = root_hash != fmt::format("{:016x}", fnv1a64(text));
+  if (dist::any(differs)) {
+    const json root = json::parse(dist::broadcast(text));
+    if (differs) diff = first_difference(root, mine, dist::rank());
+  }
+  if (std::string d = dist::first_nonempty(diff); !d.empty())
+    throw agreed_error(fmt::format("the ranks disagree on the config (each rank must be given the same command and "
+                                   "build): {}",
+                                   d),
+                       exit_usage);
+  return plan;
+}
+
+// A failure or INVALID reason of another rank, told to rank 0 (which stores the run).
+void agree_on_outcome(run& r) {
+  if (!dist::distributed()) return;
+  const std::string failed =
+      dist::first_nonempty(r.status == run_status::failed ? fmt::format("rank {}: {}", dist::rank(), r.status_reason) : "");
+  if (!failed.empty() && r.status != run_status::failed) r.mark_failed(failed);
+  std::string invalid;
+  if (!r.valid) invalid = fmt::format("rank {}: {}", dist::rank(), fmt::join(r.invalid_reasons, "; "));
+  const std::string first_invalid = dist::first_nonempty(invalid);
+  if (!first_invalid.empty() && r.valid) r.mark_invalid(first_invalid);
+  if (json ranks = summarize_rank_times(r.samples); !ranks.is_null()) r.extra["ranks"] = ranks;
+}
+
+int execute_plan(const registry& reg, const run_options& o, std::vector<planned>& plan, const std::string& suite_name) {
+  // Only rank 0 prints and stores (issue 15); the other ranks run the same configs in step.
+  const bool root = dist::is_root();
+  const bool quiet = o.quiet || !root;
   // Open (and migrate) the database before running anything: an unwritable or corrupt file is
   // reported now, not after an hour of benchmarks.
-  auto db = store::store::open(resolve_db_path(o.db), store::access::read_write);
+  std::optional<store::store> db;
+  if (root) db.emplace(store::store::open(resolve_db_path(o.db), store::access::read_write));
 
   json env = capture_environment();
+  if (json topo = dist::topology(); !topo.is_null()) env["distributed"] = topo;  // collective
   std::string fingerprint = environment_fingerprint(env);
+  // A rank killed mid-run makes the launcher end the others: they exit 1, nothing half-stored.
+  dist::exit_1_on_launcher_termination();
   std::string system = o.system.empty() ? env.value("hostname", "localhost") : o.system;
   std::vector<std::string> tags = o.tags;
   if (!suite_name.empty()) tags.push_back("suite:" + suite_name);
@@ -438,13 +548,14 @@ int cmd_run(const registry& reg, const run_options& o) {
   std::vector<run> done;
   int worst = exit_ok;
   for (size_t i = 0; i < plan.size(); ++i) {
-    if (g_interrupted) {
-      std::cerr << "accelbench: interrupted; " << i << " of " << plan.size() << " runs stored\n";
+    if (dist::any(g_interrupted != 0)) {
+      g_interrupted = 1;
+      if (root) std::cerr << "accelbench: interrupted; " << i << " of " << plan.size() << " runs stored\n";
       break;
     }
     auto& p = plan[i];
     std::string what = printable(fmt::format("[{}/{}] {} {}", i + 1, plan.size(), p.cfg.workload, short_config(p.cfg)));
-    if (!o.quiet) {
+    if (!quiet) {
       if (tty)
         std::cerr << "\r\033[K" << what << " ..." << std::flush;
       else
@@ -468,7 +579,7 @@ int cmd_run(const registry& reg, const run_options& o) {
       run_context ctx;
       ctx.rules = &p.rules;
       ctx.log = &std::cerr;
-      ctx.interactive = tty && !o.quiet;
+      ctx.interactive = tty && !quiet;
       ctx.seed = o.seed;
       const machine_state before = read_machine_state();
       try {
@@ -481,8 +592,10 @@ int cmd_run(const registry& reg, const run_options& o) {
       }
       judge_conditions(r, conditions_of(p.rules), before, read_machine_state());
     }
+    agree_on_outcome(r);
     r.finished_at = now_iso8601();
-    db.insert_run(r);
+    if (!root) continue;
+    db->insert_run(r);
     if (r.status == run_status::failed || !r.valid) worst = exit_failed;
     const metric* m = headline_metric(reg, r);
     std::string ci;
@@ -495,28 +608,44 @@ int cmd_run(const registry& reg, const run_options& o) {
            r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
            m ? fmt::format("{} {}", format_value(m->value), m->unit) : (r.status_reason.empty() ? "" : r.status_reason.substr(0, 60)),
            ci});
-    if (!r.valid && !o.quiet)
+    if (!r.valid && !quiet)
       for (const auto& why : r.invalid_reasons)
         std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " INVALID: " << printable(why) << "\n";
-    if (r.status == run_status::skipped && !o.quiet)
+    if (r.status == run_status::skipped && !quiet)
       std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " skipped: " << printable(r.status_reason) << "\n";
-    if (!o.quiet)
+    if (!quiet)
       for (const auto& w : run_warnings(r))
         std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " warning: " << printable(w) << "\n";
     done.push_back(std::move(r));
   }
   sigaction(SIGINT, &prev, nullptr);
-  if (tty && !o.quiet) std::cerr << "\r\033[K" << std::flush;
+  if (!root) return dist::broadcast(0);  // rank 0's exit code
+  if (tty && !quiet) std::cerr << "\r\033[K" << std::flush;
   if (o.json) {
     json arr = json::array();
     for (const auto& r : done) arr.push_back(to_json(r));
-    std::cout << dump_json(json{{"database", db.path().string()}, {"runs", arr}}, 2) << "\n";
+    std::cout << dump_json(json{{"database", db->path().string()}, {"runs", arr}}, 2) << "\n";
   } else {
     t.print(std::cout);
-    std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db.path().string()));
+    std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db->path().string()));
   }
-  if (g_interrupted) return 130;
-  return worst;
+  return dist::broadcast(g_interrupted ? 130 : worst);
+}
+
+} // namespace
+
+int cmd_run(const registry& reg, const run_options& o) {
+  std::string suite_name;
+  std::vector<planned> plan = agree_on_plan(reg, o, suite_name);
+  if (o.plan_only) return exit_ok;
+  try {
+    return execute_plan(reg, o, plan, suite_name);
+  } catch (const error& e) {
+    if (!dist::distributed()) throw;
+    // The other ranks may be waiting in a collective for this one: end the whole job.
+    std::cerr << "accelbench: rank " << dist::rank() << ": error: " << printable(e.what()) << "\n";
+    dist::abort_job(e.exit_code());
+  }
 }
 
 } // namespace accelbench::cli

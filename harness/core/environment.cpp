@@ -139,6 +139,14 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
       {"accelerator.model", json::json_pointer("/accelerator/model")},
       {"accelerator.count", json::json_pointer("/accelerator/count")},
   };
+  // A run across ranks (issue 15) is comparable only with runs at the same scale and topology;
+  // a run of one process has no such fields, so its fingerprint is what it always was.
+  const json::json_pointer world("/distributed/world_size");
+  if (env.contains(world) && env.at(world).is_number() && env.at(world).get<double>() > 1) {
+    f.push_back({"distributed.world_size", world});
+    f.push_back({"distributed.ranks_per_node", json::json_pointer("/distributed/ranks_per_node")});
+    f.push_back({"distributed.nodes", json::json_pointer("/distributed/nodes")});
+  }
   // Library names come from imported documents too: '~' and '/' are escaped (RFC 6901), or a
   // name like "a~b" would be an invalid pointer (an exception) and "x/y" a different field.
   if (env.contains("libraries") && env["libraries"].is_object())

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/dist/dist.hpp"
+
 namespace accelbench::measure {
 
 namespace {
@@ -80,9 +82,9 @@ namespace {
 
 double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
 
-// Seconds that `n` iterations of `k` take, timed as a sample would be (the flushes of a cold run
-// stay outside the timed span).
-double time_batch(kernel& k, int64_t n, bool cold) {
+// Seconds that `n` iterations of `k` take on this rank, timed as a sample would be (the flushes
+// of a cold run stay outside the timed span).
+double time_batch_here(kernel& k, int64_t n, bool cold) {
   if (k.manual_timing() && !cold) return k.run_timed(n);
   double total = 0;
   if (cold) {
@@ -103,15 +105,22 @@ double time_batch(kernel& k, int64_t n, bool cold) {
   return seconds_since(t0);
 }
 
+// Seconds that `n` iterations take on the slowest rank: every decision taken from a time (warm-up
+// length, iterations per sample, repetitions) is then the same on every rank, which keeps the
+// ranks of a collective in step. The local time at world size 1.
+double time_batch(kernel& k, int64_t n, bool cold) { return dist::max_all(time_batch_here(k, n, cold)); }
+
 // Warm-up (untimed for the samples): at least warmup_iterations and min_warmup_time_s. Returns
 // the time of the last warm-up iteration (the warmest one).
 double warm_up(kernel& k, const measurement_settings& m, bool cold) {
   int64_t n = 0;
   double last = 0;
   auto start = clk::now();
-  while (n < std::max<int64_t>(1, m.warmup_iterations) || seconds_since(start) < m.min_warmup_time_s) {
+  // Ranks go on while any of them wants more (the same count everywhere).
+  while (dist::any(n <= 1000000 && (n < std::max<int64_t>(1, m.warmup_iterations) ||
+                                    seconds_since(start) < m.min_warmup_time_s))) {
     last = time_batch(k, 1, cold);
-    if (++n > 1000000) break;
+    ++n;
   }
   return last;
 }
@@ -142,7 +151,7 @@ std::pair<int64_t, double> calibrate(kernel& k, const measurement_settings& m, b
 
 // What one pass of Google Benchmark's runner produced.
 struct pass_result {
-  std::vector<sample> samples;
+  std::vector<sample> samples;  // across ranks: each sample is the slowest rank's
   std::string error;
   int64_t cut = 0;  // repetitions not taken because max_time_s was reached
 };
@@ -154,6 +163,7 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
   const bool cold = m.cache == cache_policy::cold;
   static const std::string k_time_up = "max_time_s reached";
   std::vector<json> extras;
+  std::vector<std::vector<double>> rank_seconds;  // per sample, every rank's seconds (world size > 1)
   std::exception_ptr failure;
   int64_t cut = 0;
   const auto started = clk::now();
@@ -164,21 +174,32 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
   // An exception inside a sample (a device error, say) must not escape Google Benchmark: the
   // benchmark would stay registered and the next measurement would run it again over a kernel
   // that no longer exists. It ends the benchmark as an error and is rethrown once GB is clean.
+  //
+  // Across ranks (issue 15): whether to take a sample is agreed (a failure or max_time_s on any
+  // rank stops all), each sample starts after a barrier, and its time is the slowest rank's (as a
+  // step of data-parallel training is); every rank's time is kept with the sample.
   auto body = [&](benchmark::State& st) {
-    if (failure || seconds_since(started) > m.max_time_s) {
-      if (!failure) ++cut;
-      st.SkipWithError(failure ? "an earlier repetition failed" : k_time_up.c_str());
+    const bool failed = dist::any(failure != nullptr);
+    if (failed || dist::any(seconds_since(started) > m.max_time_s)) {
+      if (!failed) ++cut;
+      st.SkipWithError(failed ? "an earlier repetition failed (on this or another rank)" : k_time_up.c_str());
       for (auto _ : st) {
       }
       return;
     }
+    dist::barrier();
+    double here = 0;  // this rank's seconds for the sample
+    auto book = [&](double t) {
+      here += t;
+      st.SetIterationTime(t);
+    };
     try {
       if (k.manual_timing() && cold) {
         // Device timers, cold: the flush is enqueued before the start event, one iteration per
         // timed span.
         for (auto _ : st) {
           k.flush_cache();
-          st.SetIterationTime(k.run_timed(1));
+          book(k.run_timed(1));
         }
       } else if (k.manual_timing()) {
         // Device timers, hot: all iterations of the sample back to back between one pair of
@@ -187,14 +208,14 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
         const auto n = st.max_iterations;
         benchmark::IterationCount i = 0;
         for (auto _ : st)
-          if (++i == n) st.SetIterationTime(k.run_timed(n));
+          if (++i == n) book(k.run_timed(n));
       } else if (cold) {
         // The flush runs between iterations, outside the timed span.
         for (auto _ : st) {
           k.flush_cache();
           auto t0 = clk::now();
           k.run();
-          st.SetIterationTime(seconds_since(t0));
+          book(seconds_since(t0));
         }
       } else {
         // Hot: back to back; one timed span over all iterations of the sample (the manual times
@@ -205,7 +226,7 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
         for (auto _ : st) {
           if (i == 0) t0 = clk::now();  // after Google Benchmark started its own (unused) timer
           k.run();
-          if (++i == n) st.SetIterationTime(seconds_since(t0));
+          if (++i == n) book(seconds_since(t0));
         }
       }
       extras.push_back(k.sample_extra());
@@ -213,6 +234,7 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
       failure = std::current_exception();
       st.SkipWithError(e.what());
     }
+    if (dist::distributed()) rank_seconds.push_back(dist::gather_all(here));
   };
   auto* b = benchmark::RegisterBenchmark(name.c_str(), body);
   b->Iterations(iters)->Repetitions((int)reps)->ReportAggregatesOnly(false);
@@ -226,6 +248,18 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
 
   for (size_t i = 0; i < rep.samples.size() && i < extras.size(); ++i)
     if (!extras[i].empty()) rep.samples[i].extra = extras[i];
+  for (size_t i = 0; i < rep.samples.size() && i < rank_seconds.size(); ++i) {
+    auto& smp = rep.samples[i];
+    const double n = (double)smp.iterations;
+    json per_rank = json::array();
+    double slowest = 0;
+    for (double t : rank_seconds[i]) {
+      per_rank.push_back(t / n);
+      slowest = std::max(slowest, t);
+    }
+    smp.value = slowest / n;  // seconds per iteration on the slowest rank
+    smp.extra["rank_s"] = per_rank;
+  }
   pass_result out;
   out.samples = std::move(rep.samples);
   out.error = rep.error == k_time_up ? "" : rep.error;
