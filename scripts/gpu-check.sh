@@ -68,7 +68,7 @@ prepare() {
       > /dev/null || die "configure of $build failed"
     ninja -C "$build" $PROGRAMS || die "build in $build failed"
   fi
-  local stage; stage="$(mktemp -d)"
+  stage="$(mktemp -d)"  # global: the EXIT trap runs after this function's locals are gone
   trap 'rm -rf "$stage"' EXIT
   mkdir -p "$stage/bin" "$stage/lib" "$stage/share" "$stage/scripts"
   local p exe

@@ -48,7 +48,7 @@ def row(label, step, torch_names, aim=None, key="tflops", ab_key="tflops", unit=
     r = {"label": label, "accelbench": a, "accelbench_status": status, "torch": t, "torch_impl": t_name,
          "unit": unit, "aim": aim, "throttle": throttled(run)}
     if a is None or t is None:
-        why = [] if a is not None else [f"accelbench {status}" + (f": {run.get('reason')}" if run and run.get("reason") else "")]
+        why = [] if a is not None else [f"accelbench {status}" + (f": {run.get('status_reason')}" if run and run.get("status_reason") else "")]
         if t is None:
             errs = [f"{n}: {(torch.get(n) or {}).get('error', 'not run')}" for n in torch_names]
             why.append("torch " + "; ".join(errs))
@@ -56,7 +56,9 @@ def row(label, step, torch_names, aim=None, key="tflops", ab_key="tflops", unit=
     else:
         r["ratio"] = a / t
         verdict = "" if aim is None else f" (aim >= {aim:.0%}: {'met' if a / t >= aim else 'MISSED'})"
-        print(f"ratio {label}: accelbench {a:.1f} / torch {t_name} {t:.1f} {unit} = {a / t:.1%}{verdict}; {r['throttle']}")
+        validity = (run or {}).get("validity", "")
+        print(f"ratio {label}: accelbench {a:.1f} / torch {t_name} {t:.1f} {unit} = {a / t:.1%}{verdict}; "
+              f"{r['throttle']}" + (f"; accelbench run {validity}" if validity and validity.lower() != "valid" else ""))
     rows.append(r)
 
 for dt in ("bf16", "fp16", "tf32", "fp8_e4m3", "mxfp8", "nvfp4"):

@@ -49,11 +49,6 @@ public:
     m_spec.family = "kernel";
     m_spec.description = "Dense matrix multiply C = op(A)·op(B), FLOPs 2·M·N·K";
     m_spec.backends = {"cpu"};
-#ifdef ACCELBENCH_HAVE_CUDA
-    m_spec.backends.push_back("cuda");
-    for (auto& a : m_spec.axes)
-      if (a.name == "dtype") a.choices = cuda_gemm_dtypes();  // the CPU refuses what it cannot run
-#endif
     m_spec.default_ruleset = "kernel-v1";
     m_spec.primary_metric = "tflops";
     m_spec.axes = {
@@ -67,6 +62,13 @@ public:
         {"trans_a", axis_type::boolean, "0", {}, 0, "A stored transposed ([K,M])"},
         {"trans_b", axis_type::boolean, "0", {}, 0, "B stored transposed ([N,K])"},
     };
+#ifdef ACCELBENCH_HAVE_CUDA
+    // After the axes are set (before, the CUDA dtypes were overwritten and fp16/tf32/fp8/mxfp8/
+    // nvfp4 were refused as unknown in a CUDA build).
+    m_spec.backends.push_back("cuda");
+    for (auto& a : m_spec.axes)
+      if (a.name == "dtype") a.choices = cuda_gemm_dtypes();  // the CPU refuses what it cannot run
+#endif
   }
   const workload_spec& spec() const override { return m_spec; }
 
