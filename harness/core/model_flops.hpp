@@ -29,4 +29,14 @@ inline double training_flops_per_token(double non_embedding_params, int64_t laye
   return f;
 }
 
+// The same count with causal attention at the work a causal kernel does: of the T x T score
+// matrix only the T (T + 1) / 2 visible pairs, so 12 L H Q (T + 1) / 2 per token. Behind the
+// mfu_causal metric, reported beside PaLM's mfu (which stays the headline, as in the literature).
+inline double training_flops_per_token_causal(double non_embedding_params, int64_t layers, int64_t heads,
+                                              int64_t head_dim, int64_t seq) {
+  double f = 6.0 * non_embedding_params;
+  if (seq > 0) f += 12.0 * double(layers) * double(heads) * double(head_dim) * double(seq + 1) / 2.0;
+  return f;
+}
+
 }  // namespace accelbench

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -63,6 +64,7 @@ struct nvml_api {
   nvml_return (*default_app_clock)(nvml_device, int, unsigned*) = nullptr;     // ..GetDefaultApplicationsClock
   nvml_return (*max_clock)(nvml_device, int, unsigned*) = nullptr;             // ..GetMaxClockInfo
   nvml_return (*driver)(char*, unsigned) = nullptr;                            // nvmlSystemGetDriverVersion
+  nvml_return (*reasons)(nvml_device, unsigned long long*) = nullptr;          // ..GetCurrentClocksEventReasons
 };
 
 // Loaded once and kept for the process: nvmlShutdown at exit would race the measurement of other
@@ -80,6 +82,11 @@ const nvml_api& nvml() {
         reinterpret_cast<decltype(a.default_app_clock)>(sym("nvmlDeviceGetDefaultApplicationsClock"));
     a.max_clock = reinterpret_cast<decltype(a.max_clock)>(sym("nvmlDeviceGetMaxClockInfo"));
     a.driver = reinterpret_cast<decltype(a.driver)>(sym("nvmlSystemGetDriverVersion"));
+    // The event-reasons name is the current one (driver 535+); the throttle-reasons one is its
+    // older, same-signature alias.
+    a.reasons = reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
+    if (!a.reasons)
+      a.reasons = reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
     a.ok = a.init && a.clock && a.by_pci && a.init() == 0;
     return a;
   }();
@@ -119,7 +126,45 @@ clock_reading read_sm_clock(int index) {
     r.reference_mhz = (int)ref;
     r.reference_kind = "max";
   }
+  unsigned long long mask = 0;
+  if (a.reasons && a.reasons(dev, &mask) == 0) {
+    r.reasons_ok = true;
+    r.reasons = mask;
+  }
   return r;
+}
+
+std::vector<std::string> throttle_reason_names(uint64_t mask) {
+  // nvml.h's nvmlClocksEventReason* bits.
+  static const std::pair<uint64_t, const char*> names[] = {
+      {0x1, "gpu_idle"},          {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
+      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"}};
+  std::vector<std::string> v;
+  for (const auto& [bit, name] : names)
+    if (mask & bit) v.emplace_back(name);
+  if (uint64_t known = 0x1ff; mask & ~known) v.push_back(fmt::format("unknown_0x{:x}", mask & ~known));
+  return v;
+}
+
+json clock_facts(int index) {
+  auto c = read_sm_clock(index);
+  if (!c.ok) return json::object();
+  json j = {{"sm_clock_mhz", c.sm_mhz}, {"reference_clock_mhz", c.reference_mhz}, {"reference_clock", c.reference_kind}};
+  bool throttled = is_throttled(c.sm_mhz, c.reference_mhz);
+  if (c.reasons_ok) {
+    j["throttle_reasons"] = throttle_reason_names(c.reasons);
+    throttled = throttled || reasons_throttle(c.reasons);
+  }
+  j["throttled"] = throttled;
+  return j;
+}
+
+bool reasons_throttle(uint64_t mask) {
+  // Power cap, hardware slowdown, thermal and power-brake slowdowns lower the clock below what the
+  // kernel would get; idle, sync boost and the display/application clock settings do not.
+  constexpr uint64_t slowing = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+  return (mask & slowing) != 0;
 }
 
 bool is_throttled(int sm_mhz, int reference_mhz) {
@@ -310,6 +355,12 @@ void memset_async(void* ptr, int value, uint64_t bytes, void* stream) {
 
 void set_device(int index) { check_cuda(cudaSetDevice(index), "cudaSetDevice"); }
 
+int current_device() {
+  int d = 0;
+  check_cuda(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
 device_buffer::device_buffer(uint64_t bytes) : m_bytes(bytes) {
   if (bytes == 0) return;
   cudaError_t e = cudaMalloc(&m_ptr, bytes);
@@ -344,6 +395,10 @@ void device_buffer::upload(const void* host, uint64_t bytes, uint64_t offset) {
   if (offset + bytes > m_bytes)
     throw backend_error(fmt::format("upload of {} bytes at {} overflows a {}-byte buffer", bytes, offset, m_bytes));
   check_cuda(cudaMemcpy(static_cast<char*>(m_ptr) + offset, host, bytes, cudaMemcpyHostToDevice), "upload");
+  // From pageable memory cudaMemcpy returns once the bytes are staged, before the DMA has landed,
+  // and work on a non-blocking stream (every device_kernel's) is not ordered after it: wait here,
+  // so that the data is on the device when upload returns (issue 17).
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "upload (synchronise)");
 }
 
 void device_buffer::download(void* host, uint64_t bytes, uint64_t offset) const {
@@ -353,7 +408,9 @@ void device_buffer::download(void* host, uint64_t bytes, uint64_t offset) const 
 }
 
 void device_buffer::zero() {
-  if (m_ptr) check_cuda(cudaMemset(m_ptr, 0, m_bytes), "cudaMemset");
+  if (!m_ptr) return;
+  check_cuda(cudaMemset(m_ptr, 0, m_bytes), "cudaMemset");
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaMemset (synchronise)");  // as upload
 }
 
 } // namespace accelbench::device

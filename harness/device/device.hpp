@@ -60,6 +60,8 @@ struct clock_reading {
   int sm_mhz = 0;
   int reference_mhz = 0;   // default application clock, or the max SM clock when no default
   std::string reference_kind;  // "default_application" | "max"
+  bool reasons_ok = false;     // NVML gave the clock event (throttle) reasons
+  uint64_t reasons = 0;        // nvmlClocksEventReason* bit mask
 };
 // Current SM clock of CUDA device `index` (matched to NVML by PCI bus id).
 clock_reading read_sm_clock(int index);
@@ -67,6 +69,19 @@ clock_reading read_sm_clock(int index);
 // The throttle rule: a sample is "throttled" when the SM clock is below 90% of the
 // reference clock. Both clocks 0 (unknown) is not throttled.
 bool is_throttled(int sm_mhz, int reference_mhz);
+// The per-sample clock facts of CUDA device `index`: {"sm_clock_mhz", "reference_clock_mhz",
+// "reference_clock", "throttle_reasons" (where NVML gives them), "throttled"}; {} without NVML.
+// throttled: the clock is below 90% of the reference (is_throttled), or NVML names a reason that
+// slows the clock (reasons_throttle). Every CUDA workload records these with each sample.
+json clock_facts(int index);
+// The current device of this thread (cudaGetDevice); throws backend_error on failure.
+int current_device();
+// The names of the NVML clock event (throttle) reason bits set in `mask` ("sw_power_cap",
+// "hw_thermal_slowdown", ...; unknown bits as "unknown_0x..").
+std::vector<std::string> throttle_reason_names(uint64_t mask);
+// True when `mask` holds a reason that lowers the clock under load (power cap, hardware, thermal
+// or power-brake slowdown); idle, sync boost and clock settings are not throttling.
+bool reasons_throttle(uint64_t mask);
 
 // ---- which dtype needs which device ----
 // GEMM dtypes and the compute capability they need (tensor-core support in cuBLASLt):

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <vector>
+
 #include "harness/device/device.hpp"
 
 namespace accelbench::device {
@@ -11,6 +13,7 @@ struct device_kernel::impl {
   cudaEvent_t start = nullptr, stop = nullptr;
   device_buffer flush;  // one L2-sized buffer, allocated on first flush and kept
   uint64_t l2 = 0;
+  std::vector<double> clocks;  // SM clock readings of the warm-up, MHz
 };
 
 device_kernel::device_kernel(int device_index) : m_impl(std::make_unique<impl>()), m_index(device_index) {
@@ -56,13 +59,13 @@ void device_kernel::flush_cache() {
   check_cuda(cudaMemsetAsync(m_impl->flush.get(), 0, m_impl->flush.size(), m_impl->stream), "L2 flush");
 }
 
-json device_kernel::sample_extra() {
+json device_kernel::sample_extra() { return clock_facts(m_index); }
+
+bool device_kernel::steady(const std::vector<double>& recent) {
   auto c = read_sm_clock(m_index);
-  if (!c.ok) return json::object();
-  return {{"sm_clock_mhz", c.sm_mhz},
-          {"reference_clock_mhz", c.reference_mhz},
-          {"reference_clock", c.reference_kind},
-          {"throttled", is_throttled(c.sm_mhz, c.reference_mhz)}};
+  if (c.ok) m_impl->clocks.push_back((double)c.sm_mhz);
+  const bool clocks_settled = !c.ok || measure::settled(m_impl->clocks, 3, 0.01);
+  return measure::settled(recent, 5, 0.03) && clocks_settled;
 }
 
 } // namespace accelbench::device

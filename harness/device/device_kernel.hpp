@@ -24,8 +24,11 @@ public:
   // Writes the whole L2-sized buffer: every line of L2 then holds flush data, none of the
   // kernel's operands (the CPU backends stream through 2x LLC for the same reason).
   void flush_cache() override;
-  // {"sm_clock_mhz", "reference_clock_mhz", "throttled"} from NVML; {} when NVML is absent.
+  // clock_facts(device_index()): SM clock, throttle reasons and flag from NVML; {} without NVML.
   json sample_extra() override;
+  // Steady when the last 5 warm-up iterations agree within 3% and, where NVML reads the SM clock,
+  // the last 3 clock readings within 1% (the boost clock has settled).
+  bool steady(const std::vector<double>& recent) override;
 
   void* stream() const;  // the cudaStream_t the kernel runs on
   int device_index() const { return m_index; }

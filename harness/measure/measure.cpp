@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -110,19 +111,38 @@ double time_batch_here(kernel& k, int64_t n, bool cold) {
 // ranks of a collective in step. The local time at world size 1.
 double time_batch(kernel& k, int64_t n, bool cold) { return dist::max_all(time_batch_here(k, n, cold)); }
 
-// Warm-up (untimed for the samples): at least warmup_iterations and min_warmup_time_s. Returns
-// the time of the last warm-up iteration (the warmest one).
-double warm_up(kernel& k, const measurement_settings& m, bool cold) {
-  int64_t n = 0;
-  double last = 0;
+// Warm-up (untimed for the samples): at least warmup_iterations and min_warmup_time_s, then on
+// while the kernel is not steady (bounded by k_max_steady_warmup_s).
+struct warmup_result {
+  double last = 0;  // the time of the last warm-up iteration (the warmest one)
+  int64_t iterations = 0;
+  double seconds = 0;
+  bool steady = true;
+};
+
+warmup_result warm_up(kernel& k, const measurement_settings& m, bool cold) {
+  warmup_result w;
+  std::vector<double> recent;
   auto start = clk::now();
+  auto one = [&] {
+    w.last = time_batch(k, 1, cold);
+    if (recent.size() >= 256) recent.erase(recent.begin(), recent.begin() + 128);  // the newest suffice
+    recent.push_back(w.last);
+    ++w.iterations;
+  };
   // Ranks go on while any of them wants more (the same count everywhere).
-  while (dist::any(n <= 1000000 && (n < std::max<int64_t>(1, m.warmup_iterations) ||
-                                    seconds_since(start) < m.min_warmup_time_s))) {
-    last = time_batch(k, 1, cold);
-    ++n;
+  while (dist::any(w.iterations <= 1000000 && (w.iterations < std::max<int64_t>(1, m.warmup_iterations) ||
+                                                seconds_since(start) < m.min_warmup_time_s))) {
+    one();
   }
-  return last;
+  const double ruleset_s = seconds_since(start);
+  auto wants_more = [&] {
+    w.steady = k.steady(recent);
+    return !w.steady && seconds_since(start) - ruleset_s < k_max_steady_warmup_s;
+  };
+  while (dist::any(wants_more())) one();
+  w.seconds = seconds_since(start);
+  return w;
 }
 
 // Samples aim this far above min_time_s, so that ordinary run-to-run variation does not make one
@@ -299,13 +319,24 @@ void judge_samples(result& res, const measurement_settings& m, bool auto_iters, 
 
 } // namespace
 
+bool settled(const std::vector<double>& values, size_t window, double tolerance) {
+  if (window == 0 || values.size() < window) return false;
+  std::vector<double> last(values.end() - (std::ptrdiff_t)window, values.end());
+  std::sort(last.begin(), last.end());
+  const double med = last[last.size() / 2];
+  for (double v : last)
+    if (std::abs(v - med) > tolerance * std::abs(med)) return false;
+  return true;
+}
+
 result run_kernel(const std::string& name, kernel& k, const measurement_settings& m) {
   std::lock_guard lock(g_runner_mutex);
   result res;
   const bool cold = m.cache == cache_policy::cold;
   const bool auto_iters = m.iterations <= 0;
 
-  double per_iter = warm_up(k, m, cold);
+  const warmup_result w = warm_up(k, m, cold);
+  double per_iter = w.last;
   int64_t iters = m.iterations;
   if (auto_iters) std::tie(iters, per_iter) = calibrate(k, m, cold);
   const int64_t reps = repetitions_within_bound(m, iters, per_iter);
@@ -314,6 +345,7 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
   res.effective = {{"iterations_per_sample", iters},
                    {"repetitions", reps},
                    {"steady_time_per_iteration_s", per_iter},
+                   {"warmup", {{"iterations", w.iterations}, {"seconds", w.seconds}, {"steady", w.steady}}},
                    {"cache", to_string(m.cache)},
                    {"timer", k.manual_timing() ? "device events (manual time)" : "host steady_clock (manual time)"}};
   // A sample shorter than min_time_s means the calibration was wrong (the kernel got faster):

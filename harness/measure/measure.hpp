@@ -4,6 +4,7 @@
 // repetition into one stored sample, UseManualTime when the kernel times itself (device timers).
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "harness/core/model.hpp"
 #include "harness/core/ruleset.hpp"
@@ -25,7 +26,20 @@ public:
   virtual void flush_cache();
   // Per-sample facts (SM clock, throttle flag) recorded after each sample.
   virtual json sample_extra() { return json::object(); }
+  // Whether the kernel has warmed up: after the ruleset's warm-up the harness keeps warming up
+  // while this says no, for at most k_max_steady_warmup_s. `recent` holds the warm-up iteration
+  // times so far, newest last. A GPU kernel waits for its clock and times to settle (a fixed
+  // 20 ms is too short for GPU boost clocks); CPU kernels are steady after the ruleset's warm-up.
+  virtual bool steady(const std::vector<double>& recent) { return true; }
 };
+
+// The bound on the extra warm-up of kernel::steady: a kernel that never settles is measured
+// anyway after this long, and the run records that it did not settle (effective.warmup).
+inline constexpr double k_max_steady_warmup_s = 3.0;
+
+// True when the last `window` values all lie within `tolerance` (relative) of their median;
+// false when there are fewer than `window` values.
+bool settled(const std::vector<double>& values, size_t window, double tolerance);
 
 struct result {
   std::vector<sample> samples;             // seconds per iteration, one per repetition

@@ -144,3 +144,86 @@ TEST_CASE("attention_cuda_execute fills a valid run", "[cuda][gpu]") {
     REQUIRE(out.find_metric("tflops"));
   }
 }
+
+TEST_CASE("native attention FLOPs: executed 14*D per pair in backward, counted by the convention", "[cuda]") {
+  attention_shape s;
+  s.batch = 2, s.heads = 4, s.kv_heads = 2, s.seq_q = 64, s.seq_k = 64, s.head_dim = 128;
+  for (bool causal : {false, true}) {
+    s.causal = causal;
+    const double pairs = attention_pairs(s);
+    const double per_d = double(s.batch * s.heads * s.head_dim) * pairs;  // head_dim FLOPs per pair
+    // The convention (k_flop_convention): forward 4*D, backward 10*D (2.5x), fwd_bwd 14*D.
+    CHECK(attention_flops(s, pass_kind::fwd) == Approx(4 * per_d));
+    CHECK(attention_flops(s, pass_kind::bwd) == Approx(10 * per_d));
+    CHECK(attention_flops(s, pass_kind::fwd_bwd) == Approx(14 * per_d));
+    // What the native kernels execute: the backward recomputes Q K^T and dO V^T in both kernels.
+    CHECK(native::executed_flops(s, pass_kind::fwd) == Approx(4 * per_d));
+    CHECK(native::executed_flops(s, pass_kind::bwd) == Approx(14 * per_d));
+    CHECK(native::executed_flops(s, pass_kind::fwd_bwd) == Approx(18 * per_d));
+  }
+  CHECK(std::string(k_flop_convention).find("bwd 2.5x") != std::string::npos);
+}
+
+TEST_CASE("native attention runs record executed FLOPs beside the convention's", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  auto rs = load_ruleset("kernel-quick");
+  run_context ctx;
+  ctx.rules = &rs;
+  ctx.seed = 5;
+  auto cfg = attn_cfg("native", "bf16", "fwd_bwd", 64, true);
+  run out;
+  out.cfg = cfg;
+  attention_cuda_execute(cfg, out, ctx);
+  INFO(out.status_reason);
+  REQUIRE(out.status == run_status::ok);
+  CHECK(out.valid);
+  const auto s = shape_of(cfg);
+  CHECK(out.extra["flops_per_iteration"].get<double>() == Approx(attention_flops(s, pass_kind::fwd_bwd)));
+  CHECK(out.extra["executed_flops_per_iteration"].get<double>() == Approx(native::executed_flops(s, pass_kind::fwd_bwd)));
+  CHECK(out.effective_settings["measurement_applied"].contains("warmup"));
+}
+
+TEST_CASE("cuDNN SDPA builds one variant pack per set of buffers, not one per run", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  attention_shape s;
+  s.batch = 1, s.heads = 2, s.kv_heads = 2, s.seq_q = 128, s.seq_k = 128, s.head_dim = 64, s.causal = true;
+  if (auto why = cudnn::unsupported_reason(s, true, true); !why.empty()) ACCELBENCH_SKIP(why);
+  const uint64_t n = 128 * 2 * 64;
+  device::device_buffer q(n * 2), k(n * 2), v(n * 2), o(n * 2), o2(n * 2), lse(2 * 128 * 4);
+  q.zero(), k.zero(), v.zero();
+  cudnn::sdpa_forward f(s);
+  CHECK(f.variant_packs_built() == 0);  // built with the graph: nothing bound yet
+  for (int i = 0; i < 5; ++i) f.run(q.get(), k.get(), v.get(), o.get(), lse.as<float>(), nullptr);
+  device::synchronize("sdpa forward");
+  CHECK(f.variant_packs_built() == 1);
+  f.run(q.get(), k.get(), v.get(), o2.get(), lse.as<float>(), nullptr);  // other output buffer
+  f.run(q.get(), k.get(), v.get(), o2.get(), lse.as<float>(), nullptr);
+  device::synchronize("sdpa forward");
+  CHECK(f.variant_packs_built() == 2);
+}
+
+TEST_CASE("native attention opts in shared memory once per device, and runs on every device", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  attention_shape s;  // head_dim 256: 64 KB of shared memory, over the 48 KB default
+  s.batch = 1, s.heads = 2, s.kv_heads = 1, s.seq_q = 40, s.seq_k = 40, s.head_dim = 256, s.causal = true;
+  const size_t nq = 40 * 2 * 256, nk = 40 * 256;
+  auto q = rnd(nq, 11, true), k = rnd(nk, 12, true), v = rnd(nk, 13, true);
+  const int devices = int(device::query_cuda().gpus.size());
+  check_options opt;
+  opt.tolerance = 2e-2;
+  for (int d = 0; d < devices; ++d) {
+    INFO("device " << d);
+    const int before = native::smem_opt_ins();
+    auto r = run_forward_host(s, "native", true, q, k, v, d);
+    const int first = native::smem_opt_ins();
+    // A device seen for the first time opts in (device 0 may have been opted in by an earlier
+    // test case of this process).
+    if (d > 0 || before == 0) CHECK(first > before);
+    auto f = check_forward(s, q.data(), k.data(), v.data(), r.o.data(), r.lse.data(), opt);
+    INFO(f.reason());
+    CHECK(f.ok());
+    run_forward_host(s, "native", true, q, k, v, d);
+    CHECK(native::smem_opt_ins() == first);  // not repeated on the same device
+  }
+  if (devices < 2) WARN("one device: the per-device opt-in was exercised on device 0 only");
+}

@@ -2,6 +2,13 @@
 // and the memory refusal. Device-only checks are skipped (CTest) with the reason when no GPU is present.
 #include <catch2/catch.hpp>
 
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "harness/measure/measure.hpp"
+
 #include "harness/device/device.hpp"
 #include "tests/cuda/gpu_skip.hpp"
 #include "harness/device/device_kernel.hpp"
@@ -115,4 +122,76 @@ TEST_CASE("device_kernel times with events, flushes L2 and reads clocks", "[cuda
   }
   // Refused before allocating: more than the whole device.
   CHECK_FALSE(memory_refusal(query_cuda().gpus[0].total_memory * 2, free_device_memory()).empty());
+}
+
+TEST_CASE("throttle reasons: NVML's bits by name, and which of them slow the clock", "[cuda]") {
+  CHECK(throttle_reason_names(0).empty());
+  CHECK(throttle_reason_names(0x1) == std::vector<std::string>{"gpu_idle"});
+  CHECK(throttle_reason_names(0x4 | 0x40) == std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"});
+  CHECK(throttle_reason_names(0x1000) == std::vector<std::string>{"unknown_0x1000"});
+  CHECK_FALSE(reasons_throttle(0));
+  CHECK_FALSE(reasons_throttle(0x1 | 0x2 | 0x10 | 0x100));  // idle, app clocks, sync boost, display
+  for (uint64_t bit : {0x4ull, 0x8ull, 0x20ull, 0x40ull, 0x80ull}) CHECK(reasons_throttle(bit));
+}
+
+namespace {
+// Copies `src` into `dst` on the kernel's non-blocking stream: it sees whatever has landed.
+struct copy_kernel : device_kernel {
+  const device_buffer& src;
+  device_buffer& dst;
+  copy_kernel(const device_buffer& s, device_buffer& d) : src(s), dst(d) {}
+  void enqueue(void* stream) override {
+    check_cuda(cudaMemcpyAsync(dst.get(), src.get(), src.size(), cudaMemcpyDeviceToDevice,
+                               static_cast<cudaStream_t>(stream)),
+               "copy");
+  }
+};
+} // namespace
+
+TEST_CASE("an upload has landed when it returns: a non-blocking stream reads the new data", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  // Issue 17: from pageable memory cudaMemcpy returns before its DMA lands, and a non-blocking
+  // stream is not ordered after it. Large uploads, each read at once by the other stream.
+  const size_t n = 64u << 20;
+  device_buffer src(n), dst(n);
+  copy_kernel k(src, dst);
+  std::vector<uint8_t> h(n), back(n);
+  for (int round = 1; round <= 8; ++round) {
+    std::fill(h.begin(), h.end(), uint8_t(round));
+    src.upload(h.data(), n);
+    k.run();
+    dst.download(back.data(), n);
+    INFO("round " << round);
+    REQUIRE(std::count(back.begin(), back.end(), uint8_t(round)) == (long)n);
+    src.zero();
+    k.run();
+    dst.download(back.data(), n);
+    REQUIRE(std::count(back.begin(), back.end(), uint8_t(0)) == (long)n);
+  }
+}
+
+TEST_CASE("device kernels warm up until steady and mark every sample's clock and throttling", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  memset_kernel k;
+  accelbench::measurement_settings m;
+  m.iterations = 5;
+  m.repetitions = 4;
+  m.warmup_iterations = 1;
+  m.min_warmup_time_s = 0.0;
+  auto r = accelbench::measure::run_kernel("memset warm-up", k, m);
+  REQUIRE(r.error.empty());
+  REQUIRE(r.samples.size() == 4);
+  const auto& w = r.effective["warmup"];
+  INFO(w.dump());
+  CHECK(w["iterations"].get<int64_t>() >= 5);  // steady() needs 5 agreeing iterations
+  CHECK(w["seconds"].get<double>() < accelbench::measure::k_max_steady_warmup_s + 1.0);
+  for (const auto& s : r.samples) {
+    if (s.extra.empty()) {
+      WARN("NVML not available: no clock facts");
+      break;
+    }
+    CHECK(s.extra["sm_clock_mhz"].get<int>() > 0);
+    CHECK(s.extra.contains("throttled"));
+    CHECK(s.extra.contains("throttle_reasons"));
+  }
 }

@@ -2,6 +2,7 @@
 // cuBLASLt GEMM against the CPU reference for every dtype the device supports (GPU only).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "harness/core/ruleset.hpp"
@@ -9,6 +10,7 @@
 #include "tests/cuda/gpu_skip.hpp"
 #include "tests/workloads/gemm/gemm_sabotage.hpp"
 #include "workloads/gemm/cuda/gemm_cuda.hpp"
+#include "workloads/gemm/gemm_workload.hpp"
 
 using namespace accelbench;
 using namespace accelbench::gemm;
@@ -207,4 +209,18 @@ TEST_CASE("cuBLASLt: sabotaged outputs at the largest catalogue K are INVALID fo
     }
   }
   print_table("GEMM correctness verdicts, CUDA (cuBLASLt), M = N = 16:", rows);
+}
+
+TEST_CASE("a CUDA build's gemm spec offers every CUDA dtype (fp16, tf32, fp8, mxfp8, nvfp4)", "[cuda]") {
+  // The choices were once set before the axes were, and overwritten: `run gemm --backend cuda
+  // --set dtype=fp16` was refused as an unknown dtype (found by the GPU check's dry run, issue 17).
+  auto w = make_gemm_workload();
+  const axis* dtype = nullptr;
+  for (const auto& a : w->spec().axes)
+    if (a.name == "dtype") dtype = &a;
+  REQUIRE(dtype);
+  CHECK(dtype->choices == cuda_gemm_dtypes());
+  for (const char* d : {"fp16", "tf32", "fp8_e4m3", "mxfp8", "nvfp4"})
+    CHECK(std::find(dtype->choices.begin(), dtype->choices.end(), d) != dtype->choices.end());
+  CHECK(std::find(w->spec().backends.begin(), w->spec().backends.end(), "cuda") != w->spec().backends.end());
 }

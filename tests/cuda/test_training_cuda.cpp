@@ -253,5 +253,15 @@ TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]")
     // The CPU backend's FLOP convention (causal attention over the full T x T matrix, PaLM's).
     CHECK_THAT(out.extra.at("flop_convention").get<std::string>(),
                Catch::Contains("full T x T score matrix"));
+    // mfu_causal, from the same place as mfu for both backends: below it by the halved attention.
+    REQUIRE(out.find_metric("mfu_causal"));
+    CHECK(out.find_metric("mfu_causal")->value < out.find_metric("mfu")->value);
+    // Every step carries the SM clock and throttle facts (issue 17), where NVML reads them.
+    for (const auto& smp : out.samples) {
+      CHECK(smp.extra.contains("loss"));
+      if (device::clock_facts(0).empty()) continue;
+      CHECK(smp.extra.contains("sm_clock_mhz"));
+      CHECK(smp.extra.contains("throttled"));
+    }
   }
 }

@@ -60,6 +60,13 @@ double model_flops_per_token(const model_config& m, int64_t layers, int64_t seq,
   return training_flops_per_token(n, layers, m.n_heads, m.head_dim(), seq);
 }
 
+double model_flops_per_token_causal(const model_config& m, int64_t layers, int64_t seq, bool with_head) {
+  if (layers <= 0) layers = m.n_layers;
+  double n = double(layers) * double(m.block_params());
+  if (with_head) n += double(m.head_params());
+  return training_flops_per_token_causal(n, layers, m.n_heads, m.head_dim(), seq);
+}
+
 std::map<std::string, model_config> load_model_configs(const std::filesystem::path& file) {
   nlohmann::json doc = read_json_file(file, "model catalogue");
   if (!doc.contains("models") || !doc["models"].is_object())

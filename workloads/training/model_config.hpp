@@ -42,6 +42,8 @@ struct model_config {
 // non-embedding parameters (the blocks plus, when `with_head`, the LM head, which is a matmul;
 // the embedding table is a lookup and is excluded), L layers, H heads, Q head dim, T sequence.
 double model_flops_per_token(const model_config& m, int64_t layers, int64_t seq, bool with_head);
+// As model_flops_per_token with causal attention counted at the visible pairs only (mfu_causal).
+double model_flops_per_token_causal(const model_config& m, int64_t layers, int64_t seq, bool with_head);
 
 // Loads {"models": {name: {...}}} from a models.json; throws input_error on a malformed file.
 std::map<std::string, model_config> load_model_configs(const std::filesystem::path& file);

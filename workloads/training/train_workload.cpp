@@ -386,6 +386,7 @@ private:
       smp.extra = {{"loss", st.loss}, {"forward_s", st.forward_s}, {"backward_s", st.backward_s},
                    {"optimizer_s", st.optimizer_s}, {"data_wait_s", st.data_s},
                    {"grad_norm", st.grad_norm}};
+      smp.extra.update(st.facts);  // a GPU's clock and throttling after the step
       out.samples.push_back(smp);
       t.push_back(st.total_s);
       f.push_back(st.forward_s);
@@ -406,6 +407,12 @@ private:
     out.add_metric("model_flops_per_token", fpt, "FLOP", direction::lower_is_better);
     out.add_metric("achieved_tflops", achieved, "TFLOP/s", direction::higher_is_better);
     out.add_metric("mfu", pk > 0 ? 100.0 * achieved / pk : 0.0, "%", direction::higher_is_better);
+    // The causal kernels do about half of PaLM's attention term: the same step, counted at the
+    // work they do (both backends, from here only).
+    const double fpt_causal =
+        model_flops_per_token_causal(s.model, s.options.layers, s.options.seq, s.options.with_head);
+    out.add_metric("mfu_causal", pk > 0 ? 100.0 * fpt_causal * tps / 1e12 / pk : 0.0, "%",
+                   direction::higher_is_better);
     out.add_metric("loader_tokens_per_s", res.loader_tokens_per_s, "tokens/s", direction::higher_is_better);
     out.add_metric("cv", sum.cv, "", direction::lower_is_better);
     out.extra["tokens_per_step"] = tokens_per_step;
@@ -415,7 +422,8 @@ private:
     // (Narayanan et al. 2021) does too; the causal kernels do about half of that attention work.
     out.extra["flop_convention"] =
         "6*N + 12*L*H*Q*T per token (PaLM appendix B): causal attention counted over the full "
-        "T x T score matrix, as PaLM and Megatron-LM count it; N excludes the embedding table";
+        "T x T score matrix, as PaLM and Megatron-LM count it; N excludes the embedding table; "
+        "mfu_causal counts only the T(T+1)/2 visible pairs, 6*N + 6*L*H*Q*(T+1)";
     out.extra["init_s"] = res.init_s;
     if (s.subset()) {
       // Projection: the full model's step = L_full/L times the measured blocks, plus the LM head

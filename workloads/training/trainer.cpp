@@ -116,7 +116,9 @@ throughput_result measure_throughput(trainable& m, const train_hparams& hp,
                       m.options().seq);
   for (int64_t s = 0; s < warmup_steps + steps; s++) {
     step_stats st = train_step(m, loader, hp, s);
-    if (s >= warmup_steps) r.steps.push_back(st);
+    if (s < warmup_steps) continue;
+    st.facts = m.step_facts();
+    r.steps.push_back(std::move(st));
   }
   r.loader_tokens_per_s = loader.tokens_per_s();
   return r;

@@ -52,6 +52,8 @@ public:
   virtual void synchronize() {}
   // The engines that run the step, for the run record.
   virtual std::string implementation() const = 0;
+  // Facts recorded with each timed step (a GPU's SM clock and throttling); the CPU has none.
+  virtual nlohmann::json step_facts() { return nlohmann::json::object(); }
 };
 
 // The CPU model (llama_model) with its AdamW state.
@@ -85,6 +87,7 @@ struct step_stats {
   float loss = 0;
   double grad_norm = 0, lr = 0;
   double forward_s = 0, backward_s = 0, optimizer_s = 0, data_s = 0, total_s = 0;
+  nlohmann::json facts = nlohmann::json::object();  // trainable::step_facts after the step
 };
 
 // One optimizer step: grad_accum micro batches of forward + backward (each loss scaled by

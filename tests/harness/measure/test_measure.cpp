@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 
@@ -153,4 +154,46 @@ TEST_CASE("max_time_s bounds the samples: later repetitions are not taken and th
   CHECK(r.samples.size() == 2);
   REQUIRE(r.invalid_reasons.size() == 1);
   CHECK_THAT(r.invalid_reasons[0], Catch::Contains("max_time_s=0.5") && Catch::Contains("2 of 3"));
+}
+
+TEST_CASE("settled: the last window values within a relative tolerance of their median", "[measure]") {
+  CHECK_FALSE(measure::settled({1.0, 1.0}, 3, 0.01));             // too few values
+  CHECK(measure::settled({5.0, 1.0, 1.005, 0.998}, 3, 0.01));     // the old 5.0 is outside the window
+  CHECK_FALSE(measure::settled({1.0, 1.0, 1.05}, 3, 0.01));
+  CHECK(measure::settled({1.0, 1.0, 1.05}, 3, 0.06));
+  CHECK_FALSE(measure::settled({1.0}, 0, 0.5));
+}
+
+namespace {
+// Steady only after `unsteady` calls of steady() (a GPU whose clock is still ramping up).
+struct warming_kernel : fake_device_kernel {
+  int64_t unsteady = 0, asked = 0;
+  size_t last_recent = 0;
+  bool steady(const std::vector<double>& recent) override {
+    last_recent = recent.size();
+    return ++asked > unsteady;
+  }
+};
+} // namespace
+
+TEST_CASE("the warm-up goes on until the kernel is steady and records how long it took", "[measure]") {
+  warming_kernel k;
+  k.unsteady = 7;
+  auto r = measure::run_kernel("warming", k, fixed(2, 3, cache_policy::hot));
+  REQUIRE(r.samples.size() == 3);
+  CHECK(k.asked == 8);
+  CHECK(k.last_recent == 8);  // one ruleset warm-up iteration + 7 more
+  CHECK(r.effective["warmup"]["iterations"].get<int64_t>() == 8);
+  CHECK(r.effective["warmup"]["steady"].get<bool>());
+}
+
+TEST_CASE("a kernel that never settles is measured after the bounded warm-up, marked not steady", "[measure]") {
+  warming_kernel k;
+  k.unsteady = std::numeric_limits<int64_t>::max();
+  auto r = measure::run_kernel("never steady", k, fixed(2, 3, cache_policy::hot));
+  REQUIRE(r.samples.size() == 3);
+  CHECK_FALSE(r.effective["warmup"]["steady"].get<bool>());
+  const double s = r.effective["warmup"]["seconds"].get<double>();
+  CHECK(s >= measure::k_max_steady_warmup_s);
+  CHECK(s < measure::k_max_steady_warmup_s + 2.0);
 }

@@ -138,6 +138,14 @@ TEST_CASE("throughput: full model and a projected layer subset", "[training][wor
           Approx(12.0 * double(m.n_layers) * double(m.n_heads) * double(m.head_dim()) * 32));
     CHECK_THAT(out.extra.at("flop_convention").get<std::string>(),
                Catch::Contains("full T x T score matrix"));
+    // mfu_causal: the same step with the attention term at the visible pairs, 6 L H Q (T + 1).
+    REQUIRE(out.find_metric("mfu_causal"));
+    const double causal = model_flops_per_token_causal(m, 0, 32, true);
+    CHECK(model_flops_per_token(m, 0, 32, true) - causal ==
+          Approx(6.0 * double(m.n_layers) * double(m.n_heads) * double(m.head_dim()) * (32 - 1)));
+    CHECK(out.find_metric("mfu_causal")->value ==
+          Approx(out.find_metric("mfu")->value * causal / model_flops_per_token(m, 0, 32, true)));
+    CHECK(out.find_metric("mfu_causal")->value < out.find_metric("mfu")->value);
   }
   {
     run out;

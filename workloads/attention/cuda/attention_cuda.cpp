@@ -189,6 +189,9 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
       d_o = random_tensor(q_elems(s), rng, bf16);
       t.put(t.d_o, d_o);
     }
+    // The kernel stream is non-blocking: nothing may be left of the uploads when it starts (as
+    // the GEMM path; device_buffer::upload also waits for its own copy).
+    device::synchronize("attention inputs upload");
     attention_kernel kern(s, bf16, pass, impl, t, gpu.index);
     // The backward pass reads O and lse: produce them once, untimed (FlashAttention's bwd
     // benchmark does the same).
@@ -203,6 +206,12 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
     out.extra["device"] = gpu.to_json();
     out.extra["flops_per_iteration"] = flops;
     out.extra["flop_convention"] = k_flop_convention;
+    if (impl == "native") {
+      out.extra["executed_flops_per_iteration"] = native::executed_flops(s, pass);
+      out.extra["executed_flops_note"] =
+          "the native backward recomputes Q K^T and dO V^T in both of its kernels (14*head_dim per "
+          "visible pair against the convention's 10): tflops follows the convention, as for cuDNN";
+    }
     std::vector<double> times;
     for (const auto& smp : out.samples) times.push_back(smp.value);
     auto sum = stats::summarize(times);
@@ -241,12 +250,15 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
 }
 
 host_result run_forward_host(const attention_shape& s, const std::string& impl, bool bf16,
-                             const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v) {
+                             const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                             int device_index) {
+  device::set_device(device_index);
   device_tensors t(s, bf16, false);
   t.put(t.q, q);
   t.put(t.k, k);
   t.put(t.v, v);
-  attention_kernel kern(s, bf16, pass_kind::fwd, impl, t);
+  device::synchronize("attention inputs upload");
+  attention_kernel kern(s, bf16, pass_kind::fwd, impl, t, device_index);
   kern.run();
   host_result r;
   r.o = t.get(t.o, q_elems(s));
@@ -262,6 +274,7 @@ host_result run_backward_host(const attention_shape& s, const std::string& impl,
   t.put(t.k, k);
   t.put(t.v, v);
   t.put(t.d_o, d_o);
+  device::synchronize("attention inputs upload");
   attention_kernel kern(s, bf16, pass_kind::fwd_bwd, impl, t);
   kern.run();
   host_result r;

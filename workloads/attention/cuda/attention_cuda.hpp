@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/core/workload.hpp"
+#include "workloads/attention/attention_workload.hpp"
 #include "workloads/attention/cpu/flash_attention.hpp"
 
 namespace accelbench::attention {
@@ -39,12 +40,20 @@ struct host_result {
 };
 host_result run_forward_host(const attention_shape& s, const std::string& impl, bool bf16,
                              const std::vector<float>& q, const std::vector<float>& k,
-                             const std::vector<float>& v);
+                             const std::vector<float>& v, int device_index = 0);
 host_result run_backward_host(const attention_shape& s, const std::string& impl, bool bf16,
                               const std::vector<float>& q, const std::vector<float>& k,
                               const std::vector<float>& v, const std::vector<float>& d_o);
 
 namespace native {
+// FLOPs the native kernels execute in one iteration, which is more than the convention counts
+// (k_flop_convention, the `tflops` metric of every impl): the backward recomputes Q K^T in both
+// its dQ and its dK/dV kernels and dO V^T in both, 14*head_dim per visible pair where
+// FlashAttention's count has 10 (5 matmuls). Recorded as extra["executed_flops_per_iteration"].
+double executed_flops(const attention_shape& s, pass_kind p);
+// How many (device, kernel) shared-memory opt-ins this process has made (each is made once per
+// device: the attribute is per device, so one made on device 0 does not hold on device 1).
+int smem_opt_ins();
 // Device pointers; T = float or bf16 by `bf16`. `delta` is B*H*Sq floats of scratch.
 void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
              void* o, float* lse, void* stream);
@@ -67,6 +76,8 @@ public:
   // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log).
   void run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream);
   std::string engine() const;  // engine id and knobs chosen by the heuristic
+  // Variant packs built so far: one per distinct set of buffers, not one per run.
+  int variant_packs_built() const;
 private:
   struct impl;
   impl* m_impl = nullptr;
@@ -85,6 +96,7 @@ public:
            void* dq, void* dk, void* dv, void* stream);
   std::string engine() const;
   uint64_t scratch_bytes() const;  // device bytes beyond the caller's tensors
+  int variant_packs_built() const;  // as sdpa_forward's
 private:
   struct impl;
   impl* m_impl = nullptr;

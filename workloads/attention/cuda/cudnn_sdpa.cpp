@@ -318,21 +318,36 @@ struct sdpa_plan {
       throw backend_error(fmt::format("cudaMalloc of the cuDNN workspace ({} bytes) failed", workspace_bytes));
   }
 
+  // The variant pack of the last execute and the pointers it binds: built once per set of buffers,
+  // so that a timed loop over the same buffers only executes the plan (issue 17: no descriptor is
+  // created or finalised inside the timed span).
+  std::unique_ptr<desc> pack;
+  std::vector<void*> pack_ptrs;
+  int packs_built = 0;
+
   // Binds device pointers (and the host by-value scalars) by uid and runs the plan on `stream`.
   void execute(std::vector<int64_t> uids, std::vector<void*> ptrs, void* stream, const char* what) {
     check(cudnnSetStream(handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
+    if (!pack || ptrs != pack_ptrs) build_pack(std::move(uids), ptrs);
+    check(cudnnBackendExecute(handle, plan, pack->get()), what);
+  }
+
+  void build_pack(std::vector<int64_t> uids, const std::vector<void*>& ptrs) {
+    std::vector<void*> all = ptrs;
     uids.push_back(u_scale);
-    ptrs.push_back(&scale);
+    all.push_back(&scale);
     if (causal) {
       uids.push_back(u_neg_inf);
-      ptrs.push_back(&neg_inf);
+      all.push_back(&neg_inf);
     }
-    desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    pack.set_array(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids)
-        .set_array(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs)
+    auto p = std::make_unique<desc>(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    p->set_array(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids)
+        .set_array(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, all)
         .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, workspace)
         .finalize("variant pack");
-    check(cudnnBackendExecute(handle, plan, pack.get()), what);
+    pack = std::move(p);
+    pack_ptrs = ptrs;
+    ++packs_built;
   }
 };
 
@@ -388,6 +403,7 @@ sdpa_forward& sdpa_forward::operator=(sdpa_forward&& o) noexcept {
 }
 
 std::string sdpa_forward::engine() const { return m_impl->p.engine; }
+int sdpa_forward::variant_packs_built() const { return m_impl->p.packs_built; }
 
 void sdpa_forward::run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream) {
   m_impl->p.execute({u_q, u_k, u_v, u_o, u_stats},
@@ -505,6 +521,7 @@ sdpa_backward& sdpa_backward::operator=(sdpa_backward&& o) noexcept {
 }
 
 std::string sdpa_backward::engine() const { return m_impl->p.engine; }
+int sdpa_backward::variant_packs_built() const { return m_impl->p.packs_built; }
 
 uint64_t sdpa_backward::scratch_bytes() const {
   return m_impl->sum_bytes + m_impl->dq_accum_bytes + (uint64_t)m_impl->p.workspace_bytes;

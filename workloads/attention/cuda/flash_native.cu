@@ -22,6 +22,8 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <utility>
+
 
 #include "harness/device/device.hpp"
 
@@ -297,18 +299,24 @@ params params_of(const attention_shape& s) {
   return {s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.head_dim, s.causal, s.effective_scale()};
 }
 
-// Opts a kernel into more than 48 KB of dynamic shared memory, once per kernel and size (it is
-// host work: not something to repeat inside a timed loop).
+// Opts a kernel into more than 48 KB of dynamic shared memory, once per device, kernel and size
+// (host work: not something to repeat inside a timed loop). The attribute belongs to the current
+// device, so the cache is keyed by it too: an opt-in made on device 0 does not hold on device 1.
+std::mutex g_smem_mu;
+std::map<std::pair<int, const void*>, size_t> g_smem_allowed;
+int g_smem_opt_ins = 0;
+
 template <class K> void allow_smem(K kernel, size_t bytes) {
   if (bytes <= 48 * 1024) return;
-  static std::mutex mu;
-  static std::map<const void*, size_t> allowed;
-  std::lock_guard<std::mutex> lock(mu);
-  size_t& have = allowed[reinterpret_cast<const void*>(kernel)];
+  int dev = 0;
+  device::check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(g_smem_mu);
+  size_t& have = g_smem_allowed[{dev, reinterpret_cast<const void*>(kernel)}];
   if (have >= bytes) return;
   device::check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
                      "cudaFuncSetAttribute(shared memory)");
   have = bytes;
+  ++g_smem_opt_ins;
 }
 
 template <class T, int DPT>
@@ -340,6 +348,19 @@ void backward_t(const attention_shape& s, const void* q, const void* k, const vo
 }
 
 } // namespace
+
+int smem_opt_ins() {
+  std::lock_guard<std::mutex> lock(g_smem_mu);
+  return g_smem_opt_ins;
+}
+
+double executed_flops(const attention_shape& s, pass_kind p) {
+  // Forward: Q K^T and P V (4*D per visible pair). Backward: the dQ kernel does Q K^T, dO V^T
+  // and dS K (6*D), the dK/dV kernel Q K^T, dO V^T, P^T dO and dS^T Q (8*D).
+  const double per_pair = 2.0 * (double)s.batch * (double)s.heads * (double)s.head_dim * attention_pairs(s);
+  const double fwd = 2.0 * per_pair, bwd = 7.0 * per_pair;
+  return p == pass_kind::fwd ? fwd : p == pass_kind::bwd ? bwd : fwd + bwd;
+}
 
 // head_dim <= 128 keeps 32 values per thread per operand in registers; up to 256 uses 64.
 void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v, void* o,

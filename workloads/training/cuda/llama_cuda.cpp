@@ -203,6 +203,7 @@ std::string unavailable_reason(const model_config& cfg, const llama_options& opt
 
 // ---------------------------------------------------------------------------------------------
 struct llama_cuda::impl {
+  int device = device::current_device();  // the device the model lives on
   model_config cfg;
   llama_options opt;
   sizes z;
@@ -393,6 +394,7 @@ const std::vector<param_tensor>& llama_cuda::tensors() const { return m->tensors
 const model_config& llama_cuda::config() const { return m->cfg; }
 const llama_options& llama_cuda::options() const { return m->opt; }
 void llama_cuda::synchronize() { device::synchronize("train.llama step"); }
+nlohmann::json llama_cuda::step_facts() { return device::clock_facts(m->device); }
 
 std::string llama_cuda::implementation() const {
   std::string g = m->opt.dtype == compute_dtype::bf16

@@ -60,6 +60,8 @@ public:
   // One AdamW update of every parameter (weight decay on matrices only), as adamw::step.
   void adamw_step(double lr, const adamw_config& c);
   void synchronize() override;
+  // device::clock_facts of the model's device after the step (SM clock, throttle reasons).
+  nlohmann::json step_facts() override;
 
   // trainable: init = init_parameters (which also resets the AdamW state), optimizer_step = adamw_step.
   void init(uint64_t seed) override { init_parameters(seed); }

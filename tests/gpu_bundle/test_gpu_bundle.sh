@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# gpu_bundle_no_gpu (tests/gpu_bundle/CMakeLists.txt): the bundle of `scripts/gpu-check.sh
+# --prepare`, copied away from the build folder, run with `--from` under `env -i` (no build folder,
+# no inherited library path) on a machine without a GPU. It must end with "no GPU", exit 5 and its
+# summary, every CUDA test program started and counted as skipped (not passed), and every library
+# that is not glibc, the driver or CUDA resolved from the bundle's own lib/ (checked here with ldd,
+# independently of the script's own check).
+#   test_gpu_bundle.sh SOURCE_DIR BUNDLE_DIR   (BUNDLE_DIR empty: CUDA not built -> skipped, 77)
+set -u -o pipefail
+src="$1" bundle="${2:-}"
+fail() { echo "FAIL: $*"; exit 1; }
+if [ -z "$bundle" ]; then
+  echo "SKIPPED: CUDA backends not built (no nvcc when configured): there is no GPU bundle to prove"
+  exit 77
+fi
+if command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then
+  echo "SKIPPED: a GPU is present, so the no-GPU path cannot be proven here (run scripts/gpu-check.sh --from $bundle)"
+  exit 77
+fi
+[ -f "$bundle/bundle.tar.xz" ] || fail "no bundle at $bundle (target gpu_bundle)"
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$bundle" "$tmp/b"
+rm -rf "$tmp/b/unpacked"
+mkdir "$tmp/b/unpacked" && xz -dc "$tmp/b/bundle.tar.xz" | tar -C "$tmp/b/unpacked" -xf - || fail "cannot unpack the bundle"
+lib="$tmp/b/unpacked/lib"
+
+# Bad input: one line, exit 2.
+rc=0; env -i PATH=/usr/bin:/bin bash "$tmp/b/gpu-check.sh" --from "$tmp/nowhere" > "$tmp/bad.log" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l < "$tmp/bad.log")" -eq 1 ] && grep -q "$tmp/nowhere" "$tmp/bad.log" ||
+  fail "--from a missing folder: exit $rc, $(cat "$tmp/bad.log")"
+rc=0; env -i PATH=/usr/bin:/bin bash "$tmp/b/gpu-check.sh" --frm x > "$tmp/bad.log" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q "'--frm'" "$tmp/bad.log" || fail "unknown argument: exit $rc, $(cat "$tmp/bad.log")"
+
+# Every library of every program: glibc, the driver and CUDA may come from the system, all others
+# only from the bundle (the library path holds the bundle and, as on the GPU machine, CUDA).
+cuda=/usr/local/cuda/lib64
+for p in "$tmp/b/unpacked/bin/"*; do
+  env -i LD_LIBRARY_PATH="$lib:$lib/cxx:$cuda" ldd "$p" > "$tmp/ldd.txt" 2>&1 || fail "ldd $(basename "$p"): $(cat "$tmp/ldd.txt")"
+  while read -r soname arrow path _; do
+    [ "$arrow" = "=>" ] || continue
+    case "$soname" in
+      libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libresolv.so*|libmvec.so*|ld-linux*) continue ;;
+      libcuda.so*|libnvidia-*|libcublas*|libcudnn*|libcudart*|libnccl*|libnvrtc*|libnvJitLink*) continue ;;
+    esac
+    case "$path" in
+      "$lib"/*) ;;
+      *) fail "$(basename "$p") needs $soname, resolved to '$path', not to the bundle" ;;
+    esac
+  done < "$tmp/ldd.txt"
+done
+echo "ldd: every non-glibc, non-CUDA library of $(ls "$tmp/b/unpacked/bin" | wc -l) programs resolves from the bundle"
+
+# The run itself: no GPU here.
+start=$(date +%s)
+rc=0
+env -i PATH=/usr/bin:/bin HOME="$tmp" LD_LIBRARY_PATH="$lib" bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$tmp/out" \
+  > "$tmp/run.log" 2>&1 || rc=$?
+cat "$tmp/run.log"
+echo "--from without a GPU: exit $rc in $(( $(date +%s) - start )) s"
+s="$tmp/out/summary.txt"
+[ -f "$s" ] || fail "no summary written"
+[ "$rc" -eq 5 ] || fail "exit $rc, not 5 (no GPU)"
+grep -q '^no GPU: nothing measured' "$s" || fail "the summary does not say 'no GPU'"
+grep -q '^libraries: all [1-9][0-9]* non-CUDA libraries resolve from the bundle' "$s" ||
+  fail "the script's own library check did not pass"
+! grep -q '^FAIL' "$s" || fail "a step failed: $(grep '^FAIL' "$s")"
+for t in test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training; do
+  grep -q "^SKIPPED $t ([1-9][0-9]* case(s): no usable CUDA device" "$s" || fail "$t was not counted as skipped"
+done
+grep -q '^skipped: 4 ' "$s" || fail "the summary does not count 4 skipped programs"
+grep '^passed:' "$s" | grep -q 'test_cuda' && fail "a skipped CUDA test was counted as passed"
+grep -q '^total: [0-9]* s, exit 5$' "$s" || fail "the summary has no closing line with exit 5"
+echo "PASS"
