@@ -12,9 +12,10 @@ pkgs=(
 )
 # The browser test of the HTML report needs Chromium, and the sanitizer + fuzzing build of the
 # test command clang 14 with libFuzzer and LLVM's OpenMP runtime; install them only when asked
-# (tests) so that the benchmark command stays light.
+# (tests) so that the benchmark command stays light. The tests of the generated shell completion
+# and man page read them with zsh and groff.
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev)
+  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev zsh groff-base)
 fi
 
 missing=()

@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/completion_command.hpp"
+#include "harness/cli/usage.hpp"
 #ifdef ACCELBENCH_HAVE_MLPERF
 #include "harness/cli/mlperf_commands.hpp"
 #endif
@@ -437,40 +439,6 @@ int cmd_publish(const std::string& db_path, const std::string& url, const std::s
 }
 #endif
 
-// Levenshtein distance, for "did you mean" suggestions.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// The first argument must name a command (or be a global flag): CLI11 would only say that "a
-// subcommand is required", without naming what it got. Empty when it does.
-std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2) return "";
-  const std::string first = argv[1];
-  if (first == "-h" || first == "--help" || first == "--version" || first == "--help-all") return "";
-  std::string best;
-  size_t best_d = 3;  // suggest only close matches
-  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    if (sub->get_name() == first) return "";
-    const size_t d = edit_distance(first, sub->get_name());
-    if (d < best_d) best_d = d, best = sub->get_name();
-  }
-  const std::string what = first.rfind('-', 0) == 0 ? "option" : "command";
-  return fmt::format("unknown {} '{}'{} (commands: see accelbench --help)", what, printable(first),
-                     best.empty() ? "" : fmt::format("; did you mean '{}'?", best));
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -485,8 +453,7 @@ int main(int argc, char** argv) {
   CLI::App app{"accelbench — benchmark harness and reporter for AI accelerators (MLPerf style)\n"
                "Exit codes: 0 all runs VALID, 1 a run failed or was INVALID (compare: a regression),\n"
                "2 usage or input error, 3 internal error, 4 compare --strict: inconclusive."};
-  app.set_version_flag("--version", fmt::format("accelbench {} (revision {}{})", build_info::version(),
-                                                build_info::git_revision(), build_info::git_dirty() ? ", dirty" : ""));
+  app.set_version_flag("--version", [] { return cli::version_text(); });
   app.require_subcommand(1);
   app.fallthrough(false);
 
@@ -630,7 +597,10 @@ int main(int argc, char** argv) {
   hist->add_option("--db", ho.db, "Database path");
 #endif
 
-  if (std::string why = unknown_command_message(app, argc, argv); !why.empty()) {
+  const cli::command_hook hooks[] = {cli::add_completion(app, reg), cli::add_man(app)};
+  cli::add_examples(app);
+
+  if (std::string why = cli::unknown_command_message(app, argc, argv); !why.empty()) {
     std::cerr << "accelbench: usage error: " << why << "\n";
     return exit_usage;
   }
@@ -643,11 +613,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "accelbench: usage error: " << printable(e.what()) << " (see accelbench --help)\n";
+    // A mistyped option explains the error best ("--baselin" makes --baseline missing).
+    std::string why = cli::unknown_option_message(app, argc, argv);
+    if (why.empty()) why = printable(e.what()) + " (see accelbench --help)";
+    std::cerr << "accelbench: usage error: " << why << "\n";
     return exit_usage;
   }
 
   try {
+    for (const auto& h : hooks)
+      if (*h.app) return h.run();
     if (*env) return cmd_env(as_json, reprobe);
     if (*list) return cmd_list(reg, list_what, as_json);
     if (*run) return cli::cmd_run(reg, ro);
