@@ -19,6 +19,7 @@
 #include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/core/units.hpp"
 #include "reporters/json/json_export.hpp"
 
 namespace accelbench::cli {
@@ -164,7 +165,7 @@ int cmd_history(const history_cli_options& o) {
     out.push_back({{"system", s.system}, {"config_key", s.key}, {"ruleset", s.ruleset}, {"unit", s.unit},
                    {"direction", to_string(s.dir)}, {"points", points}, {"change_points", jcps}});
     t.add({s.system, s.key, std::to_string(s.values.size()), compare::sparkline(s.values, 40),
-           fmt::format("{} {}", format_value(s.values.back()), s.unit), text.empty() ? "none" : text});
+           format_quantity(s.values.back(), s.unit), text.empty() ? "none" : text});
   }
   if (o.format == "json")
     std::cout << dump_json(json{{"schema_version", 1}, {"workload", o.workload}, {"series", out}}, 2) << "\n";

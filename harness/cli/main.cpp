@@ -35,12 +35,14 @@
 #include "harness/cli/register_all.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/build_info.hpp"
+#include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/core/units.hpp"
 #include "reporters/json/json_export.hpp"
 
 using namespace accelbench;
@@ -218,6 +220,30 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
   throw usage_error(fmt::format("list takes workloads, rulesets, suites or catalogues, not '{}'", what));
 }
 
+// The environment a run was measured in, as `show RUN` prints it (the whole record: --json).
+void print_environment(const json& env) {
+  if (!env.is_object() || env.empty()) return;
+  auto text = [&env](const char* a, const char* b = nullptr) -> std::string {
+    const json* v = env.contains(a) ? &env[a] : nullptr;
+    if (v && b) v = v->is_object() && v->contains(b) ? &(*v)[b] : nullptr;
+    if (!v || v->is_null()) return "";
+    return printable(v->is_string() ? v->get<std::string>() : dump_json(*v));
+  };
+  std::cout << "  environment\n";
+  if (auto host = text("hostname"); !host.empty()) std::cout << fmt::format("    host       {}\n", host);
+  if (auto cpu = text("cpu", "model"); !cpu.empty())
+    std::cout << fmt::format("    cpu        {} ({} logical cores, {})\n", cpu, text("cpu", "logical_cores"), text("cpu", "isa"));
+  if (auto mem = env.value("memory", json::object()); mem.is_object() && mem.contains("total_bytes") && mem["total_bytes"].is_number())
+    std::cout << fmt::format("    memory     {:.1f} GiB\n", mem["total_bytes"].get<double>() / 1073741824.0);
+  if (auto os = text("os", "name"); !os.empty()) std::cout << fmt::format("    os         {} ({})\n", os, text("os", "kernel"));
+  if (auto c = text("compiler"); !c.empty()) std::cout << fmt::format("    compiler   {} [{}]\n", c, text("build_type"));
+  if (env.contains("libraries") && env["libraries"].is_object())
+    for (const auto& [k, v] : env["libraries"].items())
+      std::cout << fmt::format("    library    {:<9} {}\n", printable(k), printable(v.is_string() ? v.get<std::string>() : dump_json(v)));
+  if (auto model = text("accelerator", "model"); !model.empty())
+    std::cout << fmt::format("    accelerator {} x {}\n", text("accelerator", "count"), model);
+}
+
 void print_run_detail(const registry& reg, const run& r) {
   std::cout << fmt::format("run {}  ({})\n", r.id, printable(r.uuid));
   std::cout << fmt::format("  workload   {} on {}\n", printable(r.cfg.workload), printable(r.cfg.backend));
@@ -234,22 +260,23 @@ void print_run_detail(const registry& reg, const run& r) {
   if (!r.metrics.empty()) {
     std::cout << "  metrics\n";
     for (const auto& m : r.metrics)
-      std::cout << fmt::format("    {:<22} {:>14} {:<8} ({} is better)\n", printable(m.name), cli::format_value(m.value), printable(m.unit),
-                               to_string(m.dir));
+      std::cout << fmt::format("    {:<22} {:>16} ({} is better)\n", printable(m.name),
+                               printable(format_quantity(m.value, m.unit)), to_string(m.dir));
   }
   if (!r.samples.empty()) {
     std::vector<double> v;
     for (const auto& s : r.samples) v.push_back(s.value);
     auto s = stats::summarize(v);
     std::cout << fmt::format("  samples    {} × {} ({} is better)\n", s.n, printable(r.sample_unit), to_string(r.sample_dir));
-    std::cout << fmt::format("    median {}  mean {}  stddev {}  cv {:.2f}%\n", cli::format_value(s.median),
-                             cli::format_value(s.mean), cli::format_value(s.stddev), 100 * s.cv);
-    std::cout << fmt::format("    min {}  p5 {}  p95 {}  max {}\n", cli::format_value(s.min), cli::format_value(s.p5),
-                             cli::format_value(s.p95), cli::format_value(s.max));
-    std::cout << fmt::format("    median 95% CI [{}, {}] (bootstrap)\n", cli::format_value(s.ci_low), cli::format_value(s.ci_high));
+    auto q = [&r](double v) { return printable(format_quantity(v, r.sample_unit)); };
+    std::cout << fmt::format("    median {}  mean {}  stddev {}  cv {:.2f}%\n", q(s.median), q(s.mean), q(s.stddev), 100 * s.cv);
+    std::cout << fmt::format("    min {}  p5 {}  p95 {}  max {}\n", q(s.min), q(s.p5), q(s.p95), q(s.max));
+    std::cout << fmt::format("    median 95% CI [{}, {}] (bootstrap)\n", q(s.ci_low), q(s.ci_high));
   }
   if (r.extra.contains("implementation") && r.extra["implementation"].is_string())
     std::cout << fmt::format("  kernel     {}\n", printable(r.extra["implementation"].get<std::string>()));
+  for (const auto& w : cli::run_notes(r)) std::cout << "  warning    " << printable(w) << "\n";
+  print_environment(r.environment);
 }
 
 store::run_filter filter_from(const std::string& system, const std::string& workload, const std::vector<std::string>& tags) {
@@ -282,14 +309,18 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
     std::cout << dump_json(arr, 2) << "\n";
     return exit_ok;
   }
-  table t({"id", "started", "system", "workload", "config", "status", "validity", "result"});
+  table t({"id", "started", "system", "workload", "config", "status", "validity", "result", "notes"});
+  std::vector<std::string> footnotes;
   for (const auto& r : runs) {
     const metric* m = cli::headline_metric(reg, r);
+    const auto notes = cli::run_notes(r);
+    for (const auto& n : notes) footnotes.push_back(fmt::format("run {}: {}", r.id, printable(n)));
     t.add({std::to_string(r.id), r.started_at.substr(0, 19), r.system, r.cfg.workload, cli::short_config(r.cfg).substr(0, 70),
            to_string(r.status), r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
-           m ? fmt::format("{} {}", cli::format_value(m->value), m->unit) : ""});
+           m ? format_quantity(m->value, m->unit) : "", notes.empty() ? "" : fmt::format("{} warning(s)", notes.size())});
   }
   t.print(std::cout);
+  for (const auto& f : footnotes) std::cout << "warning: " << f << "\n";
   std::cout << fmt::format("{} run(s) shown from {}\n", runs.size(), printable(db.path().string()));
 #ifdef ACCELBENCH_HAVE_MLPERF
   // MLPerf results: the official-style score per system and benchmark over all matching runs.

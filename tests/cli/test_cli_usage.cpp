@@ -27,7 +27,7 @@ void write_output(const std::string& args, const std::filesystem::path& file) {
 }
 } // namespace
 
-TEST_CASE("--version names the revision, build type, compiler, backends and libraries") {
+TEST_CASE("the version flag names the revision, build type, compiler, backends and libraries") {
   auto r = ab("--version");
   REQUIRE(r.rc == 0);
   for (const char* want : {"accelbench 0.", "revision ", "build      Release", "backends   cpu", "library    onednn",
@@ -128,4 +128,25 @@ TEST_CASE("the man page is roff that groff reads without warnings, with every co
   const auto warn = t.path / "warnings";
   CHECK(std::system(("groff -man -ww -z " + page.string() + " 2>" + warn.string()).c_str()) == 0);
   CHECK(slurp(warn).empty());
+}
+
+TEST_CASE("show scales units, warns of few samples, and shows a run's environment without --json") {
+  temp_dir t;
+  auto r = ab("run gemm --set M=64 --set N=64 --set K=64 --rules kernel-quick --rule repetitions=3 --rule min_time_s=0 "
+              "--rule min_warmup_time_s=0 --quiet --db " + t.db());
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("FLOP/s") != std::string::npos);
+  CHECK(r.out.find("e-0") == std::string::npos);  // never 6.981e-04 TFLOP/s
+  auto list = ab("show --db " + t.db());
+  REQUIRE(list.rc == 0);
+  CHECK(list.out.find("notes") != std::string::npos);
+  CHECK(list.out.find("e-0") == std::string::npos);
+  auto one = ab("show 1 --db " + t.db());
+  REQUIRE(one.rc == 0);
+  CHECK(one.out.find("warning    only 3 sample(s): compare needs at least 5 a side") != std::string::npos);
+  CHECK(one.out.find("  environment\n") != std::string::npos);
+  CHECK(one.out.find("    cpu        ") != std::string::npos);
+  CHECK(one.out.find("    library    onednn") != std::string::npos);
+  CHECK(one.out.find("s  mean ") != std::string::npos);  // sample statistics in their unit (ms, us)
 }
