@@ -177,7 +177,7 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
     for (const auto& r : list_rulesets()) {
       out.push_back({{"id", r.id}, {"version", r.version}, {"applies_to", r.applies_to},
                      {"description", r.description}, {"path", r.path.string()}});
-      t.add({r.id, r.version, fmt::format("{}", fmt::join(r.applies_to, ",")), r.description.substr(0, 80)});
+      t.add({r.id, r.version, fmt::format("{}", fmt::join(r.applies_to, ",")), cli::clip(r.description, 80)});
     }
     if (as_json)
       std::cout << dump_json(out, 2) << "\n";
@@ -209,7 +209,7 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
       if (!d.is_object()) continue;
       std::string desc = d.value("description", d.value("source", ""));
       out.push_back({{"name", f.stem().string()}, {"workload", d.value("workload", "")}, {"description", desc}, {"path", f.string()}});
-      t.add({f.stem().string(), d.value("workload", "(several)"), desc.substr(0, 90)});
+      t.add({f.stem().string(), d.value("workload", "(several)"), cli::clip(desc, 90)});
     }
     if (as_json)
       std::cout << dump_json(out, 2) << "\n";
@@ -315,7 +315,7 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
     const metric* m = cli::headline_metric(reg, r);
     const auto notes = cli::run_notes(r);
     for (const auto& n : notes) footnotes.push_back(fmt::format("run {}: {}", r.id, printable(n)));
-    t.add({std::to_string(r.id), r.started_at.substr(0, 19), r.system, r.cfg.workload, cli::short_config(r.cfg).substr(0, 70),
+    t.add({std::to_string(r.id), r.started_at.substr(0, 19), r.system, r.cfg.workload, cli::clip(cli::short_config(r.cfg), 70),
            to_string(r.status), r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
            m ? format_quantity(m->value, m->unit) : "", notes.empty() ? "" : fmt::format("{} warning(s)", notes.size())});
   }
@@ -332,7 +332,7 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
       st.add({s.value("system", ""), s.value("benchmark", ""), s.value("ruleset", ""), std::to_string(s.value("runs", 0)),
               s.value("valid", false) ? fmt::format("{:.4f}", s.value("score_min", 0.0)) : "-",
               s.value("valid", false) ? "VALID" : "INVALID",
-              s.contains("reasons") && !s["reasons"].empty() ? s["reasons"][0].get<std::string>().substr(0, 60) : ""});
+              s.contains("reasons") && !s["reasons"].empty() ? cli::clip(s["reasons"][0].get<std::string>(), 60) : ""});
     std::cout << "\nMLPerf scores (olympic mean of per-run minutes x scaling factor)\n";
     st.print(std::cout);
   }

@@ -503,7 +503,7 @@ int cmd_run(const registry& reg, const run_options& o) {
     std::string status = to_string(r.status);
     t.add({std::to_string(r.id), r.cfg.workload, short_config(r.cfg), status,
            r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
-           m ? format_quantity(m->value, m->unit) : (r.status_reason.empty() ? "" : r.status_reason.substr(0, 60)),
+           m ? format_quantity(m->value, m->unit) : (r.status_reason.empty() ? "" : clip(r.status_reason, 60)),
            ci});
     if (!r.valid && !o.quiet)
       for (const auto& why : r.invalid_reasons)
