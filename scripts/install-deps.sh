@@ -15,10 +15,11 @@ pkgs=(
 # The browser test of the HTML report needs Chromium, the sanitizer + fuzzing build of the
 # test command clang 14 with libFuzzer and LLVM's OpenMP runtime, and the PostgreSQL store's
 # tests a PostgreSQL 15 server (which they start themselves); install them only when asked
-# (tests) so that the benchmark command stays light. libpq-dev (the client library) is always
-# needed: every --db accepts a postgresql:// URI.
+# (tests) so that the benchmark command stays light. The tests of the generated shell completion
+# and man page read them with zsh and groff. libpq-dev (the client library) is always needed:
+# every --db accepts a postgresql:// URI.
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev postgresql-15)
+  pkgs+=(chromium clang-14 libfuzzer-14-dev libomp-14-dev postgresql-15 zsh groff-base)
   pkgs+=(openssl)  # the server's HTTPS test makes a self-signed certificate
   # scripts/tidy.sh (clang-tidy over the changed files) and scripts/function-sizes.sh.
   pkgs+=(clang-tidy-14 universal-ctags)

@@ -37,7 +37,12 @@ $ab report --baseline accelerator=H100 --candidate accelerator=B200 --db "$db" -
 if [[ -n "$previous" ]]; then
   $ab report --baseline "tag=$previous" --candidate "tag=$tag" --db "$db" --quiet \
     --html "results/reports/$tag-vs-previous.html" --json "results/reports/$tag-vs-previous.json" || true
+  echo "accelbench: this job ($tag) against the previous one ($previous):" >&2
   $ab compare --baseline "tag=$previous" --candidate "tag=$tag" --db "$db" || true
+  echo "accelbench: report: results/reports/$tag-vs-previous.html" >&2
+else
+  # The first job on this database has nothing of its own to compare with: say what comes next.
+  echo "accelbench: first default job in $db: run scripts/run-default.sh again to compare the next job with this one" >&2
 fi
 echo "accelbench: database $db; reports in results/reports/ ($tag)" >&2
 exit $rc

@@ -48,4 +48,9 @@ const metric* headline_metric(const registry& reg, const run& r);
 std::string format_value(double v);
 std::string short_config(const config& c);
 
+// What a reader of a run should be warned of: the conditions recorded when it was measured or
+// imported (high CV, a loaded machine, governor, a debug library; harness/core/conditions.hpp) and,
+// when its samples are loaded, too few of them for compare to call a change.
+std::vector<std::string> run_notes(const run& r);
+
 } // namespace accelbench::cli

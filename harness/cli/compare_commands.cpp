@@ -19,6 +19,7 @@
 #include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/core/units.hpp"
 #include "reporters/json/json_export.hpp"
 
 namespace accelbench::cli {
@@ -181,7 +182,7 @@ int cmd_history(const history_cli_options& o) {
                           cp["p_value"].get<double>());
     if (values.size() < 2 * o.min_segment) text = fmt::format("too few points ({} < {})", values.size(), 2 * o.min_segment);
     t.add({s["system"].get<std::string>(), s["config_key"].get<std::string>(), std::to_string(values.size()),
-           compare::sparkline(values, 40), fmt::format("{} {}", format_value(values.back()), s["unit"].get<std::string>()),
+           compare::sparkline(values, 40), format_quantity(values.back(), s["unit"].get<std::string>()),
            text.empty() ? "none" : text});
   }
   if (o.format == "json")

@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/completion_command.hpp"
+#include "harness/cli/usage.hpp"
 #ifdef ACCELBENCH_HAVE_MLPERF
 #include "harness/cli/mlperf_commands.hpp"
 #endif
@@ -39,6 +41,7 @@
 #include "harness/cli/table.hpp"
 #include "harness/store/pg_store.hpp"
 #include "harness/core/build_info.hpp"
+#include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
@@ -47,6 +50,7 @@
 #include "harness/core/text_input.hpp"
 #include "harness/core/ranks.hpp"
 #include "harness/dist/dist.hpp"
+#include "harness/core/units.hpp"
 #include "reporters/json/json_export.hpp"
 
 using namespace accelbench;
@@ -181,7 +185,7 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
     for (const auto& r : list_rulesets()) {
       out.push_back({{"id", r.id}, {"version", r.version}, {"applies_to", r.applies_to},
                      {"description", r.description}, {"path", r.path.string()}});
-      t.add({r.id, r.version, fmt::format("{}", fmt::join(r.applies_to, ",")), r.description.substr(0, 80)});
+      t.add({r.id, r.version, fmt::format("{}", fmt::join(r.applies_to, ",")), cli::clip(r.description, 80)});
     }
     if (as_json)
       std::cout << dump_json(out, 2) << "\n";
@@ -213,7 +217,7 @@ int cmd_list(const registry& reg, const std::string& what, bool as_json) {
       if (!d.is_object()) continue;
       std::string desc = d.value("description", d.value("source", ""));
       out.push_back({{"name", f.stem().string()}, {"workload", d.value("workload", "")}, {"description", desc}, {"path", f.string()}});
-      t.add({f.stem().string(), d.value("workload", "(several)"), desc.substr(0, 90)});
+      t.add({f.stem().string(), d.value("workload", "(several)"), cli::clip(desc, 90)});
     }
     if (as_json)
       std::cout << dump_json(out, 2) << "\n";
@@ -250,6 +254,30 @@ void print_ranks(const run& r) {
     std::cout << fmt::format("    rank {} is consistently slow\n", dump_json(k["consistently_slow_rank"]));
 }
 
+// The environment a run was measured in, as `show RUN` prints it (the whole record: --json).
+void print_environment(const json& env) {
+  if (!env.is_object() || env.empty()) return;
+  auto text = [&env](const char* a, const char* b = nullptr) -> std::string {
+    const json* v = env.contains(a) ? &env[a] : nullptr;
+    if (v && b) v = v->is_object() && v->contains(b) ? &(*v)[b] : nullptr;
+    if (!v || v->is_null()) return "";
+    return printable(v->is_string() ? v->get<std::string>() : dump_json(*v));
+  };
+  std::cout << "  environment\n";
+  if (auto host = text("hostname"); !host.empty()) std::cout << fmt::format("    host       {}\n", host);
+  if (auto cpu = text("cpu", "model"); !cpu.empty())
+    std::cout << fmt::format("    cpu        {} ({} logical cores, {})\n", cpu, text("cpu", "logical_cores"), text("cpu", "isa"));
+  if (auto mem = env.value("memory", json::object()); mem.is_object() && mem.contains("total_bytes") && mem["total_bytes"].is_number())
+    std::cout << fmt::format("    memory     {:.1f} GiB\n", mem["total_bytes"].get<double>() / 1073741824.0);
+  if (auto os = text("os", "name"); !os.empty()) std::cout << fmt::format("    os         {} ({})\n", os, text("os", "kernel"));
+  if (auto c = text("compiler"); !c.empty()) std::cout << fmt::format("    compiler   {} [{}]\n", c, text("build_type"));
+  if (env.contains("libraries") && env["libraries"].is_object())
+    for (const auto& [k, v] : env["libraries"].items())
+      std::cout << fmt::format("    library    {:<9} {}\n", printable(k), printable(v.is_string() ? v.get<std::string>() : dump_json(v)));
+  if (auto model = text("accelerator", "model"); !model.empty())
+    std::cout << fmt::format("    accelerator {} x {}\n", text("accelerator", "count"), model);
+}
+
 void print_run_detail(const registry& reg, const run& r) {
   std::cout << fmt::format("run {}  ({})\n", r.id, printable(r.uuid));
   std::cout << fmt::format("  workload   {} on {}\n", printable(r.cfg.workload), printable(r.cfg.backend));
@@ -266,23 +294,24 @@ void print_run_detail(const registry& reg, const run& r) {
   if (!r.metrics.empty()) {
     std::cout << "  metrics\n";
     for (const auto& m : r.metrics)
-      std::cout << fmt::format("    {:<22} {:>14} {:<8} ({} is better)\n", printable(m.name), cli::format_value(m.value), printable(m.unit),
-                               to_string(m.dir));
+      std::cout << fmt::format("    {:<22} {:>16} ({} is better)\n", printable(m.name),
+                               printable(format_quantity(m.value, m.unit)), to_string(m.dir));
   }
   if (!r.samples.empty()) {
     std::vector<double> v;
     for (const auto& s : r.samples) v.push_back(s.value);
     auto s = stats::summarize(v);
     std::cout << fmt::format("  samples    {} × {} ({} is better)\n", s.n, printable(r.sample_unit), to_string(r.sample_dir));
-    std::cout << fmt::format("    median {}  mean {}  stddev {}  cv {:.2f}%\n", cli::format_value(s.median),
-                             cli::format_value(s.mean), cli::format_value(s.stddev), 100 * s.cv);
-    std::cout << fmt::format("    min {}  p5 {}  p95 {}  max {}\n", cli::format_value(s.min), cli::format_value(s.p5),
-                             cli::format_value(s.p95), cli::format_value(s.max));
-    std::cout << fmt::format("    median 95% CI [{}, {}] (bootstrap)\n", cli::format_value(s.ci_low), cli::format_value(s.ci_high));
+    auto q = [&r](double v) { return printable(format_quantity(v, r.sample_unit)); };
+    std::cout << fmt::format("    median {}  mean {}  stddev {}  cv {:.2f}%\n", q(s.median), q(s.mean), q(s.stddev), 100 * s.cv);
+    std::cout << fmt::format("    min {}  p5 {}  p95 {}  max {}\n", q(s.min), q(s.p5), q(s.p95), q(s.max));
+    std::cout << fmt::format("    median 95% CI [{}, {}] (bootstrap)\n", q(s.ci_low), q(s.ci_high));
   }
   if (r.extra.contains("implementation") && r.extra["implementation"].is_string())
     std::cout << fmt::format("  kernel     {}\n", printable(r.extra["implementation"].get<std::string>()));
   print_ranks(r);
+  for (const auto& w : cli::run_notes(r)) std::cout << "  warning    " << printable(w) << "\n";
+  print_environment(r.environment);
 }
 
 store::run_filter filter_from(const std::string& system, const std::string& workload, const std::vector<std::string>& tags) {
@@ -315,14 +344,18 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
     std::cout << dump_json(arr, 2) << "\n";
     return exit_ok;
   }
-  table t({"id", "started", "system", "workload", "config", "status", "validity", "result"});
+  table t({"id", "started", "system", "workload", "config", "status", "validity", "result", "notes"});
+  std::vector<std::string> footnotes;
   for (const auto& r : runs) {
     const metric* m = cli::headline_metric(reg, r);
-    t.add({std::to_string(r.id), r.started_at.substr(0, 19), r.system, r.cfg.workload, cli::short_config(r.cfg).substr(0, 70),
+    const auto notes = cli::run_notes(r);
+    for (const auto& n : notes) footnotes.push_back(fmt::format("run {}: {}", r.id, printable(n)));
+    t.add({std::to_string(r.id), r.started_at.substr(0, 19), r.system, r.cfg.workload, cli::clip(cli::short_config(r.cfg), 70),
            to_string(r.status), r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
-           m ? fmt::format("{} {}", cli::format_value(m->value), m->unit) : ""});
+           m ? format_quantity(m->value, m->unit) : "", notes.empty() ? "" : fmt::format("{} warning(s)", notes.size())});
   }
   t.print(std::cout);
+  for (const auto& f : footnotes) std::cout << "warning: " << f << "\n";
   std::cout << fmt::format("{} run(s) shown from {}\n", runs.size(), printable(db.path().string()));
 #ifdef ACCELBENCH_HAVE_MLPERF
   // MLPerf results: the official-style score per system and benchmark over all matching runs.
@@ -334,7 +367,7 @@ int cmd_show(const registry& reg, const std::string& db_path, int64_t id, const 
       st.add({s.value("system", ""), s.value("benchmark", ""), s.value("ruleset", ""), std::to_string(s.value("runs", 0)),
               s.value("valid", false) ? fmt::format("{:.4f}", s.value("score_min", 0.0)) : "-",
               s.value("valid", false) ? "VALID" : "INVALID",
-              s.contains("reasons") && !s["reasons"].empty() ? s["reasons"][0].get<std::string>().substr(0, 60) : ""});
+              s.contains("reasons") && !s["reasons"].empty() ? cli::clip(s["reasons"][0].get<std::string>(), 60) : ""});
     std::cout << "\nMLPerf scores (olympic mean of per-run minutes x scaling factor)\n";
     st.print(std::cout);
   }
@@ -472,24 +505,6 @@ int cmd_publish(const std::string& db_path, const std::string& url, const std::s
 }
 #endif
 
-// Levenshtein distance, for "did you mean" suggestions.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// The first argument must name a command (or be a global flag): CLI11 would only say that "a
-// subcommand is required", without naming what it got. Empty when it does.
 // accelbench db copy: every system and run of one store into another (SQLite file or
 // postgresql:// URI, either way). Idempotent by run uuid: a rerun, or a copy started again after
 // an interruption, stores nothing twice.
@@ -515,22 +530,6 @@ int cmd_db_copy(const std::string& from, const std::string& to, size_t batch, bo
   return exit_ok;
 }
 
-std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2) return "";
-  const std::string first = argv[1];
-  if (first == "-h" || first == "--help" || first == "--version" || first == "--help-all") return "";
-  std::string best;
-  size_t best_d = 3;  // suggest only close matches
-  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    if (sub->get_name() == first) return "";
-    const size_t d = edit_distance(first, sub->get_name());
-    if (d < best_d) best_d = d, best = sub->get_name();
-  }
-  const std::string what = first.rfind('-', 0) == 0 ? "option" : "command";
-  return fmt::format("unknown {} '{}'{} (commands: see accelbench --help)", what, printable(first),
-                     best.empty() ? "" : fmt::format("; did you mean '{}'?", best));
-}
-
 } // namespace
 
 int run_command_line(int argc, char** argv) {
@@ -545,8 +544,7 @@ int run_command_line(int argc, char** argv) {
   CLI::App app{"accelbench — benchmark harness and reporter for AI accelerators (MLPerf style)\n"
                "Exit codes: 0 all runs VALID, 1 a run failed or was INVALID (compare: a regression),\n"
                "2 usage or input error, 3 internal error, 4 compare --strict: inconclusive."};
-  app.set_version_flag("--version", fmt::format("accelbench {} (revision {}{})", build_info::version(),
-                                                build_info::git_revision(), build_info::git_dirty() ? ", dirty" : ""));
+  app.set_version_flag("--version", [] { return cli::version_text(); });
   app.require_subcommand(1);
   app.fallthrough(false);
 
@@ -730,7 +728,10 @@ int run_command_line(int argc, char** argv) {
   tok_revoke->add_option("--db", tko.db, "Database path");
 #endif
 
-  if (std::string why = unknown_command_message(app, argc, argv); !why.empty()) {
+  const cli::command_hook hooks[] = {cli::add_completion(app, reg), cli::add_man(app)};
+  cli::add_examples(app);
+
+  if (std::string why = cli::unknown_command_message(app, argc, argv); !why.empty()) {
     std::cerr << "accelbench: usage error: " << why << "\n";
     return exit_usage;
   }
@@ -743,13 +744,18 @@ int run_command_line(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "accelbench: usage error: " << printable(e.what()) << " (see accelbench --help)\n";
+    // A mistyped option explains the error best ("--baselin" makes --baseline missing).
+    std::string why = cli::unknown_option_message(app, argc, argv);
+    if (why.empty()) why = printable(e.what()) + " (see accelbench --help)";
+    std::cerr << "accelbench: usage error: " << why << "\n";
     return exit_usage;
   }
 
   // Across ranks only `run` runs on every rank; any other command runs on rank 0 alone.
   if (dist::distributed() && !*run && !dist::is_root()) return exit_ok;
   try {
+    for (const auto& h : hooks)
+      if (*h.app) return h.run();
     if (*env) return cmd_env(as_json, reprobe);
     if (*list) return cmd_list(reg, list_what, as_json);
     if (*run) return cli::cmd_run(reg, ro);

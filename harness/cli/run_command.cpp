@@ -24,6 +24,7 @@
 #include "harness/core/hash.hpp"
 #include "harness/core/ranks.hpp"
 #include "harness/dist/dist.hpp"
+#include "harness/core/units.hpp"
 
 namespace accelbench::cli {
 
@@ -60,6 +61,17 @@ std::string short_config(const config& c) {
   std::string s;
   for (const auto& [k, v] : c.values) s += (s.empty() ? "" : " ") + k + "=" + v;
   return s;
+}
+
+std::vector<std::string> run_notes(const run& r) {
+  std::vector<std::string> notes = run_warnings(r);
+  const size_t n = r.samples.size();
+  // The thresholds of harness/compare: fewer than 5 a side is inconclusive, fewer than 9 flagged.
+  if (n > 0 && n < 5)
+    notes.push_back(fmt::format("only {} sample(s): compare needs at least 5 a side to call a change", n));
+  else if (n > 0 && n < 9)
+    notes.push_back(fmt::format("{} samples: a comparison with it has little power (9 or more recommended)", n));
+  return notes;
 }
 
 const metric* headline_metric(const registry& reg, const run& r) {
@@ -601,12 +613,12 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
     std::string ci;
     if (r.status == run_status::ok && m && m->name == "tflops") {
       auto lo = r.find_metric("tflops_ci_low"), hi = r.find_metric("tflops_ci_high");
-      if (lo && hi) ci = fmt::format("[{}, {}]", format_value(lo->value), format_value(hi->value));
+      if (lo && hi) ci = fmt::format("[{}, {}]", format_quantity(lo->value, lo->unit), format_quantity(hi->value, hi->unit));
     }
     std::string status = to_string(r.status);
     t.add({std::to_string(r.id), r.cfg.workload, short_config(r.cfg), status,
            r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
-           m ? fmt::format("{} {}", format_value(m->value), m->unit) : (r.status_reason.empty() ? "" : r.status_reason.substr(0, 60)),
+           m ? format_quantity(m->value, m->unit) : (r.status_reason.empty() ? "" : clip(r.status_reason, 60)),
            ci});
     if (!r.valid && !quiet)
       for (const auto& why : r.invalid_reasons)

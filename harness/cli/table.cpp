@@ -10,6 +10,27 @@ size_t display_width(const std::string& s) {
   return w;
 }
 
+std::string clip(const std::string& s, size_t width) {
+  if (display_width(s) <= width) return s;
+  if (width == 0) return "";
+  // Byte offset of the end of the first width-1 code points (one is left for the ellipsis).
+  size_t end = 0, kept = 0;
+  while (end < s.size() && kept < width - 1) {
+    ++end;
+    while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xc0) == 0x80) ++end;
+    ++kept;
+  }
+  size_t cut = end;
+  for (size_t i = end; i > end / 2; --i)
+    if (s[i - 1] == ' ' || s[i - 1] == ',') {
+      cut = i;
+      break;
+    }
+  std::string out = s.substr(0, cut);
+  while (!out.empty() && (out.back() == ' ' || out.back() == ',')) out.pop_back();
+  return out + "\u2026";
+}
+
 void table::print(std::ostream& os) const {
   // Cells hold names from the database and from other people's files: a newline, an escape
   // sequence or a bidi override in one must show as text, not move the cursor or reorder the row.

@@ -20,4 +20,8 @@ private:
 // Display width of UTF-8 text (code points, not bytes).
 size_t display_width(const std::string& s);
 
+// Text cut to at most `width` code points, ending in "…" when cut: at the last space, comma or
+// '=' boundary in the second half of the kept text, else between code points (never mid-character).
+std::string clip(const std::string& s, size_t width);
+
 } // namespace accelbench::cli

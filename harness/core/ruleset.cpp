@@ -9,6 +9,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/suggest.hpp"
 #include "harness/core/text_input.hpp"
 
 #ifndef ACCELBENCH_DEFAULT_HOME
@@ -149,6 +150,35 @@ void check_override_key(const std::string& key) {
                                   key));
 }
 
+// A --rule setting the ruleset schema does not define is blamed on the override, with the nearest
+// name in its section ("repetitons" -> "repetitions"), not on the shipped ruleset file it would make
+// invalid. Sections the schema leaves open (training.hyperparameters) take any name.
+void check_setting_exists(const std::string& key, const std::string& value, const std::string& full,
+                          const std::string& ruleset_id) {
+  static const json schema = read_json_file(data_root() / "schemas" / "ruleset.schema.json", "schema");
+  const json* node = &schema;
+  std::string path;
+  size_t from = 0;
+  while (from <= full.size()) {
+    const size_t dot = std::min(full.find('.', from), full.size());
+    const std::string part = full.substr(from, dot - from);
+    if (!node->is_object() || !node->contains("properties")) return;
+    const json& props = (*node)["properties"];
+    if (!props.contains(part)) {
+      auto open = node->find("additionalProperties");
+      if (open == node->end() || !open->is_boolean() || open->get<bool>()) return;
+      std::vector<std::string> names;
+      for (const auto& [k, v] : props.items()) names.push_back(k);
+      throw input_error(fmt::format("--rule {}={}: ruleset {} has no setting '{}'{} (settings{}: {})", key, value,
+                                    ruleset_id, path + part, did_you_mean(part, names),
+                                    path.empty() ? "" : " of " + path.substr(0, path.size() - 1), fmt::join(names, ", ")));
+    }
+    node = &props[part];
+    path += part + ".";
+    from = dot + 1;
+  }
+}
+
 } // namespace
 
 ruleset load_ruleset(const std::string& name_or_path) {
@@ -176,6 +206,7 @@ ruleset apply_overrides(const ruleset& base, const std::map<std::string, std::st
   for (const auto& [key, value] : overrides) {
     check_override_key(key);
     std::string full = key.find('.') == std::string::npos ? "measurement." + key : key;
+    check_setting_exists(key, value, full, base.id);
     bool ok = false;
     for (const auto& a : allowed) ok |= (a == full || a == "*" || (a.ends_with(".*") && full.rfind(a.substr(0, a.size() - 1), 0) == 0));
     if (!ok)

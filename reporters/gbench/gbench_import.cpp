@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/hash.hpp"
@@ -211,6 +212,7 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
   const std::string fingerprint = environment_fingerprint(env);
   const std::string started = to_utc_iso8601(date);
 
+  size_t aggregates = 0;          // aggregate entries skipped
   std::vector<std::string> order; // run_names in first-appearance order
   std::map<std::string, pending> runs;
   for (size_t i = 0; i < benches.size(); ++i) {
@@ -220,8 +222,10 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
       rd.fail(path, fmt::format("expected an object, got {}", shown(b)));
     const std::string name = rd.str(b, path, "name");
     const std::string run_type = rd.str_or(b, path, "run_type", "iteration");
-    if (run_type == "aggregate")
+    if (run_type == "aggregate") {
+      ++aggregates;
       continue; // recomputed from the samples, never trusted
+    }
     if (run_type != "iteration")
       rd.fail(path + ".run_type",
               fmt::format("unknown run type '{}' (expected iteration or aggregate)", run_type));
@@ -297,6 +301,15 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
     p.by_repetition.emplace(s.index, std::move(s));
   }
 
+  // Never "0 runs" with success: a file of aggregates only (--benchmark_report_aggregates_only=true,
+  // common in CI) has no repetitions to recompute statistics from or to compare.
+  if (order.empty() && aggregates > 0)
+    rd.fail("benchmarks", fmt::format("only aggregates ({} entries: mean, median, stddev...), no repetitions: the file "
+                                      "was written with --benchmark_report_aggregates_only=true; run the benchmark "
+                                      "again with --benchmark_display_aggregates_only=true, which keeps every "
+                                      "repetition in the JSON file",
+                                      aggregates));
+  if (order.empty()) rd.fail("benchmarks", "no benchmark results (an empty array)");
   std::vector<run> out;
   for (const auto& name : order) {
     pending& p = runs.at(name);
@@ -319,6 +332,10 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
                      direction::higher_is_better);
     if (r.status == run_status::ok && r.samples.empty())
       r.mark_failed("no iteration results in the file");
+    // The conditions an imported run carries: the CV of its repetitions and the build type of the
+    // Google Benchmark library (a debug library is a warning), judged by the default rules.
+    if (env.contains("gbench_library_build_type")) r.extra["library_build_type"] = env["gbench_library_build_type"];
+    judge_imported_conditions(r, condition_rules{});
     out.push_back(std::move(r));
   }
   return out;

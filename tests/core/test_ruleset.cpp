@@ -69,3 +69,19 @@ TEST_CASE("overrides are applied, recorded, validated and limited to overridable
   CHECK_THROWS_WITH(apply_overrides(base, {{"comparison.alpha", "0.5"}}, user),
                     Catch::Contains("does not allow overriding 'comparison.alpha'"));
 }
+
+TEST_CASE("a mistyped override is blamed on the override, with the nearest setting", "[ruleset]") {
+  auto base = load_ruleset("kernel-v1");
+  json user;
+  CHECK_THROWS_WITH(apply_overrides(base, {{"repetitons", "3"}}, user),
+                    Catch::StartsWith("--rule repetitons=3: ruleset kernel-v1 has no setting 'measurement.repetitons'; "
+                                      "did you mean 'repetitions'?"));
+  CHECK_THROWS_WITH(apply_overrides(base, {{"measurment.cache", "cold"}}, user),
+                    Catch::Contains("has no setting 'measurment'; did you mean 'measurement'?"));
+  // Far from every name: no suggestion, the list of settings instead.
+  CHECK_THROWS_WITH(apply_overrides(base, {{"zzzzzz", "1"}}, user),
+                    !Catch::Contains("did you mean") && Catch::Contains("repetitions, warmup_iterations"));
+  // A section the schema leaves open takes any name (then the ruleset decides what is overridable).
+  auto train = load_ruleset("train-v1");
+  CHECK_NOTHROW(apply_overrides(train, {{"training.hyperparameters.base_lr", "0.001"}}, user));
+}
