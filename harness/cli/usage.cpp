@@ -111,19 +111,30 @@ std::string unknown_option_message(const CLI::App& app, int argc, char** argv) {
   for (const auto* s : app.get_subcommands([](const CLI::App*) { return true; }))
     if (s->get_name() == argv[1]) sub = s;
   if (!sub) return "";
+  // Nested commands (db copy, token create): the options are the innermost command's.
+  int first_arg = 2;
+  std::string path = sub->get_name();
+  for (bool deeper = true; deeper && first_arg < argc;) {
+    deeper = false;
+    for (const auto* s : sub->get_subcommands([](const CLI::App*) { return true; }))
+      if (s->get_name() == argv[first_arg]) {
+        sub = s, path += " " + s->get_name(), ++first_arg, deeper = true;
+        break;
+      }
+  }
   std::vector<std::string> names = {"--help", "-h"};
   for (const auto* opt : sub->get_options()) {
     for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
     for (const auto& s : opt->get_snames()) names.push_back("-" + s);
   }
-  for (int i = 2; i < argc; ++i) {
+  for (int i = first_arg; i < argc; ++i) {
     std::string tok = argv[i];
     if (tok == "--") break;
     if (tok.size() < 2 || tok[0] != '-' || is_number(tok)) continue;
     if (auto eq = tok.find('='); eq != std::string::npos && tok.rfind("--", 0) == 0) tok.resize(eq);
     if (std::find(names.begin(), names.end(), tok) != names.end()) continue;
-    return fmt::format("unknown option '{}' for '{}'{} (see accelbench {} --help)", printable(tok), sub->get_name(),
-                       did_you_mean(tok, names), sub->get_name());
+    return fmt::format("unknown option '{}' for '{}'{} (see accelbench {} --help)", printable(tok), path,
+                       did_you_mean(tok, names), path);
   }
   return "";
 }

@@ -248,7 +248,7 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
   out += line(head, nullptr);
   for (size_t i = 0; i < rows.size(); ++i)
     out += line(rows[i], &verdicts[i]);
-  out += counts_line(c) + "\n";
+  out += printable(counts_line(c)) + "\n";
   for (const auto& s : c.workloads)
     out += fmt::format("geomean speed-up {}: {} over {} configs\n", printable(s.workload),
                        speedup_text(s.geomean_speedup), s.pairs);

@@ -1,4 +1,5 @@
 #include "harness/server/api.hpp"
+#include "harness/cli/report_side.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -216,8 +217,8 @@ document report(store::store& db, const params& p) {
   // The server's own CPU says nothing of the machines that measured the runs.
   opt.use_cached_cpu_peak = false;
   report::report_model rep =
-      report::build_report({b.label, std::move(b.runs), std::move(b.systems)},
-                           {c.label, std::move(c.runs), std::move(c.systems)}, opt);
+      report::build_report(cli::report_side(b.label, std::move(b.runs), std::move(b.systems)),
+                           cli::report_side(c.label, std::move(c.runs), std::move(c.systems)), opt);
   if (format == "html") return {report::to_html(rep), "text/html; charset=utf-8"};
   return {dump_json(report::to_json(rep), 2) + "\n", "application/json"};
 }

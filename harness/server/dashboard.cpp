@@ -17,6 +17,15 @@
 namespace accelbench::server {
 
 namespace {
+// A system the store has no record of: its name only.
+store::system_record named_system(const std::string& name) {
+  store::system_record rec;
+  rec.name = name;
+  return rec;
+}
+} // namespace
+
+namespace {
 
 const std::vector<std::string> k_filters = {"system", "accelerator", "workload", "tag", "since"};
 
@@ -193,7 +202,7 @@ std::string page_fleet(store::store& db, const params& raw) {
        "<th>workloads</th><th>latest run</th><th>latest tag</th><th></th></tr>";
   for (const auto& [name, s] : by_system) {
     const auto it = sel.systems.find(name);
-    const store::system_record rec = it != sel.systems.end() ? it->second : store::system_record{name};
+    const store::system_record rec = it != sel.systems.end() ? it->second : named_system(name);
     std::string wl;
     for (const auto& w : s.workloads) wl += (wl.empty() ? "" : ", ") + w;
     params hp = p;

@@ -151,14 +151,6 @@ public:
   // Sets revoked_at; false when there is no such token or it was already revoked.
   bool revoke_token(int64_t id, const std::string& revoked_at) { return m_impl->revoke_token(id, revoked_at); }
 
-  // Bearer tokens of `accelbench serve` (schema version 4; harness/store/tokens.cpp). The store
-  // keeps what it is given: hashing and checking secrets is harness/server/tokens.cpp's job.
-  int64_t insert_token(const token_record& t);  // returns the new id
-  std::optional<token_record> get_token(int64_t id);
-  std::vector<token_record> tokens();
-  // Sets revoked_at; false when there is no such token or it was already revoked.
-  bool revoke_token(int64_t id, const std::string& revoked_at);
-
 private:
   std::unique_ptr<backend> m_impl;
   std::filesystem::path m_path;

@@ -1483,7 +1483,7 @@ static std::string printable_lines(const std::string& text) {
 
 std::string summary_text(const report_model& r) {
   std::ostringstream os;
-  os << r.headline << "\n\n";
+  os << printable(r.headline) << "\n\n";
   std::vector<std::vector<std::string>> rows = {
       {"pair", "workload", "config", "baseline", "candidate", "speed-up [95% CI]", "verdict", "per accel", "summary", "flags"}};
   for (const auto& p : r.pairs) {
@@ -1495,6 +1495,9 @@ std::string summary_text(const report_model& r) {
                     p.in_summary ? "yes" : (p.like_for_like ? "left out" : "not like-for-like"),
                     p.flags.empty() ? "" : fmt::format("{}", p.flags.size())});
   }
+  // Names come from the database: a newline or an escape sequence inside one is shown escaped.
+  for (auto& row : rows)
+    for (auto& cell : row) cell = printable(cell);
   std::vector<size_t> w(rows[0].size(), 0);
   auto width = [](const std::string& s) {
     size_t n = 0;
