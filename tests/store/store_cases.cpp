@@ -412,3 +412,36 @@ TEST_CASE("db copy moves every run and system, and a rerun stores nothing twice"
   CHECK(res.samples_copied == 0);
   CHECK(to.counts().total() == before.total());
 }
+
+TEST_CASE("tokens of the server: stored as given, listed, revoked once", "[store]") {
+  ACCELBENCH_FRESH_DB(t);
+  auto db = store::store::open(t->location());
+  store::token_record a;
+  a.name = "ci-h100-07";
+  a.role = "write";
+  a.salt = "00ff";
+  a.hash = std::string(64, 'a');
+  a.created_at = "2026-12-03T10:00:00.000Z";
+  store::token_record b = a;
+  b.name = "dashboard";
+  b.role = "read";
+  const int64_t ia = db.insert_token(a), ib = db.insert_token(b);
+  CHECK(ia != ib);
+  auto got = db.get_token(ib);
+  REQUIRE(got);
+  CHECK(got->name == "dashboard");
+  CHECK(got->role == "read");
+  CHECK(got->hash == a.hash);
+  CHECK(got->revoked_at.empty());
+  CHECK_FALSE(db.get_token(ib + 100));
+  CHECK(db.tokens().size() == 2);
+  CHECK(db.revoke_token(ia, "2026-12-03T11:00:00.000Z"));
+  CHECK_FALSE(db.revoke_token(ia, "2026-12-03T12:00:00.000Z"));  // already revoked
+  CHECK_FALSE(db.revoke_token(ib + 100, "2026-12-03T12:00:00.000Z"));
+  CHECK(db.get_token(ia)->revoked_at == "2026-12-03T11:00:00.000Z");
+  // A role outside read, write and admin is refused by the table itself.
+  store::token_record bad = a;
+  bad.role = "root";
+  CHECK_THROWS_AS(db.insert_token(bad), storage_error);
+  CHECK(db.tokens().size() == 2);
+}
