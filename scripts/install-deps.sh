@@ -23,6 +23,7 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(openssl)  # the server's HTTPS test makes a self-signed certificate
   # scripts/tidy.sh (clang-tidy over the changed files) and scripts/function-sizes.sh.
   pkgs+=(clang-tidy-14 universal-ctags)
+  pkgs+=(clang-format-14)  # scripts/check-format.sh (CTest check_format)
 fi
 
 missing=()

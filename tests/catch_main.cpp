@@ -9,6 +9,7 @@
 
 int main(int argc, char* argv[]) {
   const int failed = Catch::Session().run(argc, argv);
-  if (failed == 0 && accelbench::testing::skip_requested()) return accelbench::testing::kSkipExitCode;
+  if (failed == 0 && accelbench::testing::skip_requested())
+    return accelbench::testing::kSkipExitCode;
   return failed;
 }

@@ -8,14 +8,14 @@
 #include <sstream>
 
 namespace accelbench::testing {
-inline constexpr int kSkipExitCode = 77;  // the automake convention, also CTest's usual choice
+inline constexpr int kSkipExitCode = 77; // the automake convention, also CTest's usual choice
 inline bool& skip_requested() {
   static bool flag = false;
   return flag;
 }
 } // namespace accelbench::testing
 
-#define ACCELBENCH_SKIP(reason_stream)                                                            \
+#define ACCELBENCH_SKIP(reason_stream)                                                             \
   do {                                                                                             \
     std::ostringstream accelbench_skip_os_;                                                        \
     accelbench_skip_os_ << reason_stream;                                                          \

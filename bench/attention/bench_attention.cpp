@@ -31,12 +31,13 @@ using namespace accelbench::attention;
 namespace {
 
 double seconds_best(const std::function<void()>& fn, int reps) {
-  fn();  // warm-up (and workspace allocation)
+  fn(); // warm-up (and workspace allocation)
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     fn();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
 }
@@ -45,7 +46,8 @@ std::vector<float> randn(int64_t n, unsigned seed) {
   std::mt19937 g(seed);
   std::normal_distribution<float> d;
   std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = d(g);
+  for (float& x : v)
+    x = d(g);
   return v;
 }
 
@@ -57,8 +59,8 @@ int memory_child(int64_t seq) {
   s.causal = true;
   const int64_t n = s.batch * seq * s.heads * s.head_dim;
   auto q = randn(n, 1), k = randn(n, 2), v = randn(n, 3), d_o = randn(n, 4);
-  std::vector<float> o(static_cast<size_t>(n)), lse(static_cast<size_t>(s.heads * seq)), dq(static_cast<size_t>(n)), dk(static_cast<size_t>(n)),
-      dv(static_cast<size_t>(n));
+  std::vector<float> o(static_cast<size_t>(n)), lse(static_cast<size_t>(s.heads * seq)),
+      dq(static_cast<size_t>(n)), dk(static_cast<size_t>(n)), dv(static_cast<size_t>(n));
   auto t0 = std::chrono::steady_clock::now();
   flash_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data());
   flash_backward(s, q.data(), k.data(), v.data(), o.data(), d_o.data(), lse.data(), dq.data(),
@@ -66,7 +68,7 @@ int memory_child(int64_t seq) {
   const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  const double tensors_mib = 9.0 * double(n) * 4 / 1048576.0;  // q k v o dO dq dk dv (+lse)
+  const double tensors_mib = 9.0 * double(n) * 4 / 1048576.0; // q k v o dO dq dk dv (+lse)
   const double scores_mib = double(s.heads) * seq * seq * 4 / 1048576.0;
   std::printf("  seq %6lld: peak RSS %8.1f MiB (tensors %7.1f MiB, kernel workspace %7.1f MiB; a "
               "materialised fp32 score matrix would be %9.1f MiB); fwd+bwd %.2f s\n",
@@ -82,10 +84,14 @@ int main(int argc, char** argv) {
   bool memory = true, reference = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--memory-child" && i + 1 < argc) return memory_child(std::atoll(argv[++i]));
-    if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (a == "--skip-memory") memory = false;
-    else if (a == "--skip-reference") reference = false;
+    if (a == "--memory-child" && i + 1 < argc)
+      return memory_child(std::atoll(argv[++i]));
+    if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--skip-memory")
+      memory = false;
+    else if (a == "--skip-reference")
+      reference = false;
     else {
       std::fprintf(stderr, "usage: %s [--reps N] [--skip-memory] [--skip-reference]\n", argv[0]);
       return 2;
@@ -100,13 +106,20 @@ int main(int argc, char** argv) {
   std::vector<float> c(static_cast<size_t>(g) * g);
   const double gf = 2.0 * g * g * double(g);
   auto gemm_rates = [&](double& blas, double& dnnl) {
-    blas = gf / seconds_best([&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g, g, g, 1.f, a.data(), g, b.data(),
-                  g, 0.f, c.data(), g);
-    }, reps) / 1e12;
-    dnnl = gf / seconds_best([&] {
-      dnnl_sgemm('N', 'N', g, g, g, 1.f, a.data(), g, b.data(), g, 0.f, c.data(), g);
-    }, reps) / 1e12;
+    blas = gf /
+           seconds_best(
+               [&] {
+                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g, g, g, 1.f, a.data(), g,
+                             b.data(), g, 0.f, c.data(), g);
+               },
+               reps) /
+           1e12;
+    dnnl =
+        gf /
+        seconds_best(
+            [&] { dnnl_sgemm('N', 'N', g, g, g, 1.f, a.data(), g, b.data(), g, 0.f, c.data(), g); },
+            reps) /
+        1e12;
   };
   double blas0, dnnl0;
   gemm_rates(blas0, dnnl0);
@@ -117,20 +130,24 @@ int main(int argc, char** argv) {
   s.head_dim = 128;
   const int64_t n = s.batch * s.seq_q * s.heads * s.head_dim;
   auto q = randn(n, 1), k = randn(n, 2), v = randn(n, 3), d_o = randn(n, 4);
-  std::vector<float> o(static_cast<size_t>(n)), lse(static_cast<size_t>(s.heads * s.seq_q)), dq(static_cast<size_t>(n)), dk(static_cast<size_t>(n)),
-      dv(static_cast<size_t>(n));
-  struct row { bool causal; double fwd, bwd; };
+  std::vector<float> o(static_cast<size_t>(n)), lse(static_cast<size_t>(s.heads * s.seq_q)),
+      dq(static_cast<size_t>(n)), dk(static_cast<size_t>(n)), dv(static_cast<size_t>(n));
+  struct row {
+    bool causal;
+    double fwd, bwd;
+  };
   std::vector<row> rows;
   for (bool causal : {false, true}) {
     s.causal = causal;
     const double f = attention_forward_flops(s);
-    const double tf = seconds_best([&] {
-      flash_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data());
-    }, reps);
-    const double tb = seconds_best([&] {
-      flash_backward(s, q.data(), k.data(), v.data(), o.data(), d_o.data(), lse.data(), dq.data(),
-                     dk.data(), dv.data());
-    }, reps);
+    const double tf = seconds_best(
+        [&] { flash_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data()); }, reps);
+    const double tb = seconds_best(
+        [&] {
+          flash_backward(s, q.data(), k.data(), v.data(), o.data(), d_o.data(), lse.data(),
+                         dq.data(), dk.data(), dv.data());
+        },
+        reps);
     rows.push_back({causal, f / tf / 1e12, attention_backward_flops(s) / tb / 1e12});
   }
   double blas1, dnnl1;
@@ -156,9 +173,8 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     reference_forward(one, q.data(), k.data(), v.data(), ro.data(), rl.data());
     const double tr = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double tf = seconds_best([&] {
-      flash_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data());
-    }, reps);
+    const double tf = seconds_best(
+        [&] { flash_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data()); }, reps);
     std::printf("reference forward (double, 1 thread), one head at seq 2048: %.2f s; x16 heads = "
                 "%.1f s vs fused %.4f s: speed-up %.0fx\n",
                 tr, 16 * tr, tf, 16 * tr / tf);
@@ -172,10 +188,12 @@ int main(int argc, char** argv) {
       // A child per length: ru_maxrss is a high-water mark, so lengths must not share a process.
       char self[4096];
       const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-      if (len <= 0) break;
+      if (len <= 0)
+        break;
       self[len] = 0;
       const std::string run = std::string(self) + " --memory-child " + std::to_string(seq);
-      if (std::system(run.c_str()) != 0) std::printf("  seq %lld: child failed\n", (long long)seq);
+      if (std::system(run.c_str()) != 0)
+        std::printf("  seq %lld: child failed\n", (long long)seq);
     }
   }
   return 0;

@@ -23,12 +23,16 @@ int main(int argc, char** argv) {
       auto all = dist::gather_all(1e-3);
       sink += all[0] + failed + time_up;
     }
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / k_samples;
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+        k_samples;
     best = std::min(best, dist::max_all(us));
-    if (sink < 0) std::puts("");
+    if (sink < 0)
+      std::puts("");
   }
   if (dist::is_root())
-    std::printf("world_size %d: per-sample harness overhead (2 agreements + barrier + gather) %.3f us (best of 5 x %d)\n",
+    std::printf("world_size %d: per-sample harness overhead (2 agreements + barrier + gather) %.3f "
+                "us (best of 5 x %d)\n",
                 dist::size(), best, k_samples);
   dist::finalize();
   return 0;

@@ -25,14 +25,17 @@ int main(int argc, char** argv) {
     long long count = bytes / 4;
     float* send = malloc((size_t)count * 4);
     float* recv = malloc((size_t)count * 4);
-    for (long long i = 0; i < count; ++i) send[i] = (float)(i % 5) - 2;
+    for (long long i = 0; i < count; ++i)
+      send[i] = (float)(i % 5) - 2;
     memset(recv, 0, (size_t)count * 4);
-    for (int w = 0; w < 2; ++w) MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (int w = 0; w < 2; ++w)
+      MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     double* t = malloc(sizeof(double) * (size_t)reps);
     for (int r = 0; r < reps; ++r) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = MPI_Wtime();
-      for (int i = 0; i < iters; ++i) MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      for (int i = 0; i < iters; ++i)
+        MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       double dt = (MPI_Wtime() - t0) / iters;
       MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       t[r] = dt;
@@ -40,7 +43,8 @@ int main(int argc, char** argv) {
     qsort(t, (size_t)reps, sizeof(double), cmp);
     double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
     double algbw = (double)(count * 4) / med / 1e9;
-    if (rank == 0) printf("%lld %.6e %.4f %.4f\n", count * 4, med, algbw, algbw * 2.0 * (n - 1) / n);
+    if (rank == 0)
+      printf("%lld %.6e %.4f %.4f\n", count * 4, med, algbw, algbw * 2.0 * (n - 1) / n);
     free(t);
     free(send);
     free(recv);

@@ -35,13 +35,14 @@ run synthetic_run(int samples, const json& env) {
   r.uuid = new_uuid();
   r.cfg.workload = "gemm";
   r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", "1024"}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp32"}, {"library", "onednn"},
-                  {"trans_a", "0"}, {"trans_b", "0"}};
+  r.cfg.values = {{"M", "1024"},         {"N", "1024"},    {"K", "1024"},   {"dtype", "fp32"},
+                  {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
   r.system = "bench";
   r.ruleset = "kernel-v1";
   r.environment = env;
   r.started_at = r.finished_at = now_iso8601();
-  for (int i = 0; i < samples; ++i) r.samples.push_back({i, 1e-3 * (1 + 0.01 * i), 100, json::object()});
+  for (int i = 0; i < samples; ++i)
+    r.samples.push_back({i, 1e-3 * (1 + 0.01 * i), 100, json::object()});
   r.add_metric("tflops", 1.0, "TFLOP/s", direction::higher_is_better);
   r.add_metric("time", 1e-3, "s", direction::lower_is_better);
   return r;
@@ -53,28 +54,33 @@ int main(int argc, char** argv) {
   int64_t size = 4096;
   int reps = 5;
   for (int i = 1; i + 1 < argc; ++i) {
-    if (!std::strcmp(argv[i], "--size")) size = std::atoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--size"))
+      size = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--reps"))
+      reps = std::atoi(argv[i + 1]);
   }
   json env = capture_environment();
-  std::cout << fmt::format("machine: {}, {} logical cores\n", env["cpu"]["model"].get<std::string>(),
+  std::cout << fmt::format("machine: {}, {} logical cores\n",
+                           env["cpu"]["model"].get<std::string>(),
                            env["cpu"]["logical_cores"].get<int>());
 
   // 1. Peak (fresh probe, not the cache) and GEMM at size³.
   auto peak = measure_cpu_peak();
-  std::cout << fmt::format("FMA probe peak: fp32 {:.4f} TFLOP/s, bf16 {:.4f} TFLOP/s ({} threads)\n",
-                           peak.fp32_tflops, peak.bf16_tflops, peak.threads);
+  std::cout << fmt::format(
+      "FMA probe peak: fp32 {:.4f} TFLOP/s, bf16 {:.4f} TFLOP/s ({} threads)\n", peak.fp32_tflops,
+      peak.bf16_tflops, peak.threads);
   double fp32_best = 0, bf16_best = 0;
   for (std::string lib : {"onednn", "openblas"})
     for (std::string dtype : {"fp32", "bf16"}) {
       gemm::gemm_shape s{size, size, size, false, false, dtype};
       if (lib == "openblas" && dtype == "bf16" && !gemm::openblas_has_bf16()) {
-        std::cout << fmt::format("gemm {}³ {:<4} {:<8}: skipped (OpenBLAS built without sbgemm)\n", size, dtype, lib);
+        std::cout << fmt::format("gemm {}³ {:<4} {:<8}: skipped (OpenBLAS built without sbgemm)\n",
+                                 size, dtype, lib);
         continue;
       }
       auto buf = gemm::make_buffers(s, 1);
       auto k = gemm::make_cpu_gemm(lib, s);
-      k->run(buf);  // warm-up
+      k->run(buf); // warm-up
       std::vector<double> t;
       for (int r = 0; r < reps; ++r) {
         auto t0 = clk::now();
@@ -83,11 +89,15 @@ int main(int argc, char** argv) {
       }
       double tflops = s.flops() / stats::median(t) / 1e12;
       double pk = peak_tflops_for(peak, dtype);
-      std::cout << fmt::format("gemm {}³ {:<4} {:<8}: {:.4f} TFLOP/s = {:5.1f}% of the {} peak ({:.4f}), {:5.1f}% of the fp32 peak\n",
-                               size, dtype, lib, tflops, 100 * tflops / pk, dtype, pk, 100 * tflops / peak.fp32_tflops);
-      if (lib == "onednn") (dtype == "fp32" ? fp32_best : bf16_best) = tflops;
+      std::cout << fmt::format("gemm {}³ {:<4} {:<8}: {:.4f} TFLOP/s = {:5.1f}% of the {} peak "
+                               "({:.4f}), {:5.1f}% of the fp32 peak\n",
+                               size, dtype, lib, tflops, 100 * tflops / pk, dtype, pk,
+                               100 * tflops / peak.fp32_tflops);
+      if (lib == "onednn")
+        (dtype == "fp32" ? fp32_best : bf16_best) = tflops;
     }
-  if (fp32_best > 0) std::cout << fmt::format("bf16 / fp32 (oneDNN): {:.2f}x\n", bf16_best / fp32_best);
+  if (fp32_best > 0)
+    std::cout << fmt::format("bf16 / fp32 (oneDNN): {:.2f}x\n", bf16_best / fp32_best);
 
   // 2. Harness overhead on an empty kernel.
   {
@@ -101,46 +111,59 @@ int main(int argc, char** argv) {
     auto res = measure::run_kernel("empty/1", k, m);
     double wall = std::chrono::duration<double>(clk::now() - t0).count();
     std::vector<double> v;
-    for (const auto& s : res.samples) v.push_back(s.value);
-    std::cout << fmt::format("empty kernel, 1 iteration per sample: median sample {:.1f} ns (time the harness adds inside a sample), "
-                             "wall {:.2f} µs per sample including Google Benchmark's bookkeeping between samples\n",
-                             1e9 * stats::median(v), 1e6 * wall / res.samples.size());
+    for (const auto& s : res.samples)
+      v.push_back(s.value);
+    std::cout << fmt::format(
+        "empty kernel, 1 iteration per sample: median sample {:.1f} ns (time the harness adds "
+        "inside a sample), "
+        "wall {:.2f} µs per sample including Google Benchmark's bookkeeping between samples\n",
+        1e9 * stats::median(v), 1e6 * wall / res.samples.size());
     m.iterations = 100000;
     m.repetitions = 20;
     res = measure::run_kernel("empty/100000", k, m);
     v.clear();
-    for (const auto& s : res.samples) v.push_back(s.value);
-    std::cout << fmt::format("empty kernel, 100000 iterations per sample: {:.2f} ns per iteration (loop overhead)\n",
-                             1e9 * stats::median(v));
+    for (const auto& s : res.samples)
+      v.push_back(s.value);
+    std::cout << fmt::format(
+        "empty kernel, 100000 iterations per sample: {:.2f} ns per iteration (loop overhead)\n",
+        1e9 * stats::median(v));
   }
 
   // 3. Store ingest rate and size.
   {
-    fs::path dir = fs::temp_directory_path() / ("accelbench-bench-store-" + std::to_string(getpid()));
+    fs::path dir =
+        fs::temp_directory_path() / ("accelbench-bench-store-" + std::to_string(getpid()));
     fs::create_directories(dir);
     auto db = store::store::open(dir / "a.db");
     const int runs = 1000, samples = 100;
     std::vector<run> batch;
-    for (int i = 0; i < runs; ++i) batch.push_back(synthetic_run(samples, env));
+    for (int i = 0; i < runs; ++i)
+      batch.push_back(synthetic_run(samples, env));
     auto t0 = clk::now();
-    for (auto& r : batch) db.insert_run(r);  // one transaction per run, as accelbench run does
+    for (auto& r : batch)
+      db.insert_run(r); // one transaction per run, as accelbench run does
     double dt = std::chrono::duration<double>(clk::now() - t0).count();
-    std::cout << fmt::format("store: {} runs x {} samples, one transaction per run: {:.2f} s = {:.0f} samples/s, {:.0f} runs/s\n",
+    std::cout << fmt::format("store: {} runs x {} samples, one transaction per run: {:.2f} s = "
+                             "{:.0f} samples/s, {:.0f} runs/s\n",
                              runs, samples, dt, runs * samples / dt, runs / dt);
     std::vector<run> batch2;
-    for (int i = 0; i < runs; ++i) batch2.push_back(synthetic_run(samples, env));
+    for (int i = 0; i < runs; ++i)
+      batch2.push_back(synthetic_run(samples, env));
     t0 = clk::now();
-    db.insert_runs(batch2);  // imports: one transaction
+    db.insert_runs(batch2); // imports: one transaction
     dt = std::chrono::duration<double>(clk::now() - t0).count();
-    std::cout << fmt::format("store: {} runs x {} samples, one transaction (import): {:.2f} s = {:.0f} samples/s\n", runs,
-                             samples, dt, runs * samples / dt);
+    std::cout << fmt::format(
+        "store: {} runs x {} samples, one transaction (import): {:.2f} s = {:.0f} samples/s\n",
+        runs, samples, dt, runs * samples / dt);
 
     auto db2 = store::store::open(dir / "b.db");
     std::vector<run> tenk;
-    for (int i = 0; i < 1000; ++i) tenk.push_back(synthetic_run(10, env));
+    for (int i = 0; i < 1000; ++i)
+      tenk.push_back(synthetic_run(10, env));
     db2.insert_runs(tenk);
     db2.checkpoint();
-    std::cout << fmt::format("store: database size per 1,000 kernel runs (10 samples each, full environment): {:.2f} MiB\n",
+    std::cout << fmt::format("store: database size per 1,000 kernel runs (10 samples each, full "
+                             "environment): {:.2f} MiB\n",
                              fs::file_size(dir / "b.db") / 1048576.0);
     std::error_code ec;
     fs::remove_all(dir, ec);

@@ -31,7 +31,9 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
+double since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
 
 // Two systems; configs x 5 runs per system; `samples` seconds-per-iteration samples per run.
 void build_db(const fs::path& path, size_t runs, size_t samples) {
@@ -46,7 +48,8 @@ void build_db(const fs::path& path, size_t runs, size_t samples) {
   std::vector<run> batch;
   size_t n = 0;
   for (size_t c = 0; c < configs; ++c) {
-    const int64_t m = 256 * int64_t(1 + c % 32), nn = 256 * int64_t(1 + (c / 32) % 32), k = 1024 * int64_t(1 + c / 1024);
+    const int64_t m = 256 * int64_t(1 + c % 32), nn = 256 * int64_t(1 + (c / 32) % 32),
+                  k = 1024 * int64_t(1 + c / 1024);
     const double flops = 2.0 * double(m) * double(nn) * double(k);
     for (const auto* sys : {&h, &b})
       for (size_t r = 0; r < per_config; ++r) {
@@ -54,13 +57,18 @@ void build_db(const fs::path& path, size_t runs, size_t samples) {
         x.uuid = fmt::format("00000000-0000-4000-8000-{:012x}", ++n);
         x.cfg.workload = "gemm";
         x.cfg.backend = "cuda";
-        x.cfg.values = {{"M", std::to_string(m)}, {"N", std::to_string(nn)}, {"K", std::to_string(k)}, {"dtype", "bf16"}, {"library", "cublas"}};
+        x.cfg.values = {{"M", std::to_string(m)},
+                        {"N", std::to_string(nn)},
+                        {"K", std::to_string(k)},
+                        {"dtype", "bf16"},
+                        {"library", "cublas"}};
         x.system = sys->name;
         x.ruleset = "kernel-v1";
         x.started_at = x.finished_at = "2026-01-01T00:00:00.000Z";
         x.extra["flops_per_iteration"] = flops;
         const double t = flops / (sys == &h ? 700e12 : 1500e12);
-        for (size_t s = 0; s < samples; ++s) x.samples.push_back({int64_t(s), t * (1 + noise(g)), 1, json::object()});
+        for (size_t s = 0; s < samples; ++s)
+          x.samples.push_back({int64_t(s), t * (1 + noise(g)), 1, json::object()});
         batch.push_back(std::move(x));
         if (batch.size() == 500) {
           db.insert_runs(batch);
@@ -68,7 +76,8 @@ void build_db(const fs::path& path, size_t runs, size_t samples) {
         }
       }
   }
-  if (!batch.empty()) db.insert_runs(batch);
+  if (!batch.empty())
+    db.insert_runs(batch);
 }
 
 report::options opts() {
@@ -78,23 +87,28 @@ report::options opts() {
   return o;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   size_t runs = 10000, samples = 100;
   std::string db_arg;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--runs")) runs = std::stoul(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--samples")) samples = std::stoul(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--db")) db_arg = argv[i + 1];
+    if (!std::strcmp(argv[i], "--runs"))
+      runs = std::stoul(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--samples"))
+      samples = std::stoul(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--db"))
+      db_arg = argv[i + 1];
   }
-  const fs::path tmp = fs::temp_directory_path() / fmt::format("accelbench-bench-report-{}", getpid());
+  const fs::path tmp =
+      fs::temp_directory_path() / fmt::format("accelbench-bench-report-{}", getpid());
   fs::create_directories(tmp);
   const fs::path dbp = db_arg.empty() ? tmp / "bench.db" : fs::path(db_arg);
   if (!fs::exists(dbp)) {
     auto t0 = clock_type::now();
     build_db(dbp, runs, samples);
-    std::printf("database: %zu runs x %zu samples written in %.2f s (%s)\n", runs, samples, since(t0), dbp.c_str());
+    std::printf("database: %zu runs x %zu samples written in %.2f s (%s)\n", runs, samples,
+                since(t0), dbp.c_str());
   }
 
   // 1. The report, in a child process so its peak memory is its own.
@@ -108,10 +122,14 @@ int main(int argc, char** argv) {
     const double t_query = since(t0);
     size_t n = 0;
     const size_t nruns = b.runs.size() + c.runs.size();
-    for (const auto& r : b.runs) n += r.samples.size();
-    for (const auto& r : c.runs) n += r.samples.size();
+    for (const auto& r : b.runs)
+      n += r.samples.size();
+    for (const auto& r : c.runs)
+      n += r.samples.size();
     auto t1 = clock_type::now();
-    auto rep = report::build_report(cli::report_side(b.label, std::move(b.runs), b.systems), cli::report_side(c.label, std::move(c.runs), c.systems), opts());
+    auto rep =
+        report::build_report(cli::report_side(b.label, std::move(b.runs), b.systems),
+                             cli::report_side(c.label, std::move(c.runs), c.systems), opts());
     const double t_build = since(t1);
     auto t2 = clock_type::now();
     const std::string js = report::to_json(rep).dump();
@@ -121,8 +139,10 @@ int main(int argc, char** argv) {
     const double t_html = since(t3);
     struct rusage self {};
     getrusage(RUSAGE_SELF, &self);
-    const double cpu = double(self.ru_utime.tv_sec + self.ru_stime.tv_sec) + 1e-6 * double(self.ru_utime.tv_usec + self.ru_stime.tv_usec);
-    std::printf("report over %zu runs, %zu samples, %zu pairs: query %.2f s, build_report %.2f s, to_json %.2f s, to_html %.2f s; total %.2f s wall, %.2f s CPU\n",
+    const double cpu = double(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                       1e-6 * double(self.ru_utime.tv_usec + self.ru_stime.tv_usec);
+    std::printf("report over %zu runs, %zu samples, %zu pairs: query %.2f s, build_report %.2f s, "
+                "to_json %.2f s, to_html %.2f s; total %.2f s wall, %.2f s CPU\n",
                 nruns, n, rep.pairs.size(), t_query, t_build, t_json, t_html, since(t0), cpu);
     std::printf("  JSON %.1f MiB, HTML %.1f MiB\n", js.size() / 1048576.0, html.size() / 1048576.0);
     std::fflush(stdout);
@@ -139,19 +159,24 @@ int main(int argc, char** argv) {
     auto db = store::store::open(mdb);
     auto res = mlperf::ingest(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published/mlperf");
     for (const auto& s : res.systems)
-      db.upsert_system({s.name, s.accelerator_model, s.accelerators_per_node, s.nodes, "published", s.to_json()});
+      db.upsert_system({s.name, s.accelerator_model, s.accelerators_per_node, s.nodes, "published",
+                        s.to_json()});
     db.insert_runs(res.runs);
     auto t0 = clock_type::now();
     auto b = cli::select_runs(db, "accelerator=H100");
     auto c = cli::select_runs(db, "accelerator=Blackwell");
-    auto rep = report::build_report(cli::report_side(b.label, b.runs, b.systems), cli::report_side(c.label, c.runs, c.systems), opts());
+    auto rep = report::build_report(cli::report_side(b.label, b.runs, b.systems),
+                                    cli::report_side(c.label, c.runs, c.systems), opts());
     const std::string html = report::to_html(rep), js = report::to_json(rep).dump(2);
-    std::printf("MLPerf report (accelerator=H100 vs accelerator=Blackwell, %zu pairs): HTML %.1f KiB, JSON %.1f KiB, built in %.3f s\n",
+    std::printf("MLPerf report (accelerator=H100 vs accelerator=Blackwell, %zu pairs): HTML %.1f "
+                "KiB, JSON %.1f KiB, built in %.3f s\n",
                 rep.pairs.size(), html.size() / 1024.0, js.size() / 1024.0, since(t0));
     std::printf("  %s\n", rep.headline.c_str());
   }
   std::error_code ec;
-  if (db_arg.empty()) fs::remove_all(tmp, ec);
-  else fs::remove_all(tmp, ec);
+  if (db_arg.empty())
+    fs::remove_all(tmp, ec);
+  else
+    fs::remove_all(tmp, ec);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

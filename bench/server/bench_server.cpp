@@ -1,8 +1,9 @@
 // accelbench_bench_server — figures of `accelbench serve` (issue 16):
 //  1. ingestion: P concurrent publishers (threads calling publish_runs, one run per POST as
 //     `accelbench publish` sends them) x R runs each, through a real server into SQLite: runs/s and
-//     samples/s; side by side, the same runs imported directly into SQLite (one transaction for all,
-//     as `accelbench import` does, and one transaction per run, as the server does per request);
+//     samples/s; side by side, the same runs imported directly into SQLite (one transaction for
+//     all, as `accelbench import` does, and one transaction per run, as the server does per
+//     request);
 //  2. the server-side time (Server-Timing) of GET /api/v1/history over N nights x C configs, and
 //     of the dashboard's /history page drawing them;
 //  3. the server-side time of GET /api/v1/compare of two nightly sets of K configs each.
@@ -40,7 +41,9 @@ using clk = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+double seconds_since(clk::time_point t0) {
+  return std::chrono::duration<double>(clk::now() - t0).count();
+}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -49,14 +52,19 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-run nightly(const std::string& system, int cfg, const std::string& tag, int night, double center, int samples,
-            std::mt19937_64& g) {
+run nightly(const std::string& system, int cfg, const std::string& tag, int night, double center,
+            int samples, std::mt19937_64& g) {
   run r;
   r.uuid = new_uuid();
   r.cfg.workload = "gemm";
   r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", std::to_string(64 * (cfg + 1))}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp32"},
-                  {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  r.cfg.values = {{"M", std::to_string(64 * (cfg + 1))},
+                  {"N", "1024"},
+                  {"K", "1024"},
+                  {"dtype", "fp32"},
+                  {"library", "onednn"},
+                  {"trans_a", "0"},
+                  {"trans_b", "0"}};
   r.system = system;
   r.ruleset = "kernel-v1";
   const int y = 2025 + night / 365, d = night % 365;
@@ -64,7 +72,8 @@ run nightly(const std::string& system, int cfg, const std::string& tag, int nigh
   r.finished_at = r.started_at;
   r.tags = {tag};
   std::normal_distribution<double> noise(0, 0.03);
-  for (int i = 0; i < samples; ++i) r.samples.push_back({i, center * (1 + noise(g)), 1, json::object()});
+  for (int i = 0; i < samples; ++i)
+    r.samples.push_back({i, center * (1 + noise(g)), 1, json::object()});
   r.add_metric("tflops", 1.0 / center, "TFLOP/s", direction::higher_is_better);
   return r;
 }
@@ -77,8 +86,8 @@ struct server_proc {
     if (pid == 0) {
       int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(fd, 2);
-      const std::string cmd = fmt::format("exec {} serve --quiet --db '{}' --listen 127.0.0.1:0 {}", ACCELBENCH_EXE,
-                                          db.string(), extra);
+      const std::string cmd = fmt::format("exec {} serve --quiet --db '{}' --listen 127.0.0.1:0 {}",
+                                          ACCELBENCH_EXE, db.string(), extra);
       execl("/bin/sh", "sh", "-c", cmd.c_str(), (char*)nullptr);
       _exit(127);
     }
@@ -86,10 +95,12 @@ struct server_proc {
     for (int i = 0; i < 3000 && port == 0; ++i) {
       std::smatch m;
       const std::string text = slurp(log);
-      if (std::regex_search(text, m, serving)) port = std::stoi(m[1]);
+      if (std::regex_search(text, m, serving))
+        port = std::stoi(m[1]);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (port == 0) throw std::runtime_error("the server did not start: " + slurp(log));
+    if (port == 0)
+      throw std::runtime_error("the server did not start: " + slurp(log));
   }
   ~server_proc() {
     kill(pid, SIGTERM);
@@ -113,7 +124,8 @@ timing server_time(int port, const std::string& path, int reps) {
   for (int i = 0; i < reps; ++i) {
     auto res = c.Get(path.c_str());
     if (!res || res->status != 200)
-      throw std::runtime_error(fmt::format("GET {} failed: {}", path, res ? res->body.substr(0, 300) : "no answer"));
+      throw std::runtime_error(
+          fmt::format("GET {} failed: {}", path, res ? res->body.substr(0, 300) : "no answer"));
     const std::string t = res->get_header_value("Server-Timing");
     ms.push_back(std::stod(t.substr(t.find("app;dur=") + 8)));
     cpu.push_back(std::stod(t.substr(t.find("cpu;dur=") + 8)));
@@ -128,7 +140,8 @@ timing server_time(int port, const std::string& path, int reps) {
 
 int main(int argc, char** argv) {
   CLI::App app{"accelbench_bench_server: ingestion and query figures of accelbench serve"};
-  int publishers = 16, runs_each = 200, samples = 10, nights = 365, configs = 100, cmp_configs = 1000, reps = 3;
+  int publishers = 16, runs_each = 200, samples = 10, nights = 365, configs = 100,
+      cmp_configs = 1000, reps = 3;
   app.add_option("--publishers", publishers);
   app.add_option("--runs", runs_each);
   app.add_option("--samples", samples);
@@ -137,7 +150,8 @@ int main(int argc, char** argv) {
   app.add_option("--compare-configs", cmp_configs);
   app.add_option("--reps", reps);
   CLI11_PARSE(app, argc, argv);
-  const fs::path dir = fs::temp_directory_path() / fmt::format("accelbench-bench-server-{}", getpid());
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("accelbench-bench-server-{}", getpid());
   fs::create_directories(dir);
   std::mt19937_64 g(1);
 
@@ -145,7 +159,8 @@ int main(int argc, char** argv) {
   std::vector<std::vector<run>> sets(publishers);
   for (int p = 0; p < publishers; ++p)
     for (int i = 0; i < runs_each; ++i)
-      sets[p].push_back(nightly(fmt::format("node-{:02d}", p), i, "nightly-2026-12-01", 0, 1e-3, samples, g));
+      sets[p].push_back(
+          nightly(fmt::format("node-{:02d}", p), i, "nightly-2026-12-01", 0, 1e-3, samples, g));
   const size_t total_runs = size_t(publishers) * runs_each, total_samples = total_runs * samples;
   std::string token;
   {
@@ -173,14 +188,17 @@ int main(int argc, char** argv) {
           ++failures;
         }
       });
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+      t.join();
     served_s = seconds_since(t0);
     stored = store::store::open(dir / "server.db", store::access::read_only).count_runs();
     if (failures > 0 || stored != (int64_t)total_runs)
-      std::cerr << fmt::format("WARNING: {} publisher(s) failed; {} of {} runs stored\n", failures.load(), stored, total_runs);
+      std::cerr << fmt::format("WARNING: {} publisher(s) failed; {} of {} runs stored\n",
+                               failures.load(), stored, total_runs);
   }
   std::vector<run> all;
-  for (auto& s : sets) all.insert(all.end(), s.begin(), s.end());
+  for (auto& s : sets)
+    all.insert(all.end(), s.begin(), s.end());
   double import_one_tx_s = 0, import_per_run_s = 0;
   {
     auto db = store::store::open(dir / "import1.db");
@@ -193,18 +211,26 @@ int main(int argc, char** argv) {
     auto db = store::store::open(dir / "import2.db");
     auto copy = all;
     const auto t0 = clk::now();
-    for (auto& r : copy) db.insert_run(r);
+    for (auto& r : copy)
+      db.insert_run(r);
     import_per_run_s = seconds_since(t0);
   }
-  std::cout << fmt::format("ingestion: {} publishers x {} runs ({} samples each), {} runs stored exactly once\n",
-                           publishers, runs_each, samples, stored);
-  std::cout << fmt::format("  through accelbench serve (HTTP, one run per POST): {:8.0f} runs/s {:10.0f} samples/s ({:.2f} s)\n",
+  std::cout << fmt::format(
+      "ingestion: {} publishers x {} runs ({} samples each), {} runs stored exactly once\n",
+      publishers, runs_each, samples, stored);
+  std::cout << fmt::format("  through accelbench serve (HTTP, one run per POST): {:8.0f} runs/s "
+                           "{:10.0f} samples/s ({:.2f} s)\n",
                            total_runs / served_s, total_samples / served_s, served_s);
-  std::cout << fmt::format("  direct SQLite import, one transaction per run:     {:8.0f} runs/s {:10.0f} samples/s ({:.2f} s)\n",
-                           total_runs / import_per_run_s, total_samples / import_per_run_s, import_per_run_s);
-  std::cout << fmt::format("  direct SQLite import, one transaction for all:     {:8.0f} runs/s {:10.0f} samples/s ({:.2f} s)\n",
-                           total_runs / import_one_tx_s, total_samples / import_one_tx_s, import_one_tx_s);
-  std::cout << fmt::format("  server / direct (per-run transactions): {:.2f}x\n", import_per_run_s / served_s);
+  std::cout << fmt::format("  direct SQLite import, one transaction per run:     {:8.0f} runs/s "
+                           "{:10.0f} samples/s ({:.2f} s)\n",
+                           total_runs / import_per_run_s, total_samples / import_per_run_s,
+                           import_per_run_s);
+  std::cout << fmt::format("  direct SQLite import, one transaction for all:     {:8.0f} runs/s "
+                           "{:10.0f} samples/s ({:.2f} s)\n",
+                           total_runs / import_one_tx_s, total_samples / import_one_tx_s,
+                           import_one_tx_s);
+  std::cout << fmt::format("  server / direct (per-run transactions): {:.2f}x\n",
+                           import_per_run_s / served_s);
 
   // ---- 2. history over nights x configs ----
   {
@@ -220,11 +246,13 @@ int main(int argc, char** argv) {
     server_proc srv(dir / "history.db", dir / "history.log", "--public-read");
     const timing api = server_time(srv.port, "/api/v1/history?workload=gemm", reps);
     const timing page = server_time(srv.port, "/history?workload=gemm", reps);
-    std::cout << fmt::format("history: {} nights x {} configs ({} runs, {} samples each)\n", nights, configs,
-                             nights * configs, samples);
-    std::cout << fmt::format("  GET /api/v1/history?workload=gemm  server time {:8.1f} ms wall, {:8.1f} ms CPU (median of {}), {:.1f} MiB JSON\n",
+    std::cout << fmt::format("history: {} nights x {} configs ({} runs, {} samples each)\n", nights,
+                             configs, nights * configs, samples);
+    std::cout << fmt::format("  GET /api/v1/history?workload=gemm  server time {:8.1f} ms wall, "
+                             "{:8.1f} ms CPU (median of {}), {:.1f} MiB JSON\n",
                              api.wall_ms, api.cpu_ms, reps, api.bytes / 1048576.0);
-    std::cout << fmt::format("  GET /history?workload=gemm (page)  server time {:8.1f} ms wall, {:8.1f} ms CPU (median of {}), {:.1f} MiB HTML\n",
+    std::cout << fmt::format("  GET /history?workload=gemm (page)  server time {:8.1f} ms wall, "
+                             "{:8.1f} ms CPU (median of {}), {:.1f} MiB HTML\n",
                              page.wall_ms, page.cpu_ms, reps, page.bytes / 1048576.0);
   }
 
@@ -234,16 +262,21 @@ int main(int argc, char** argv) {
     std::vector<run> runs;
     for (int c = 0; c < cmp_configs; ++c) {
       runs.push_back(nightly("nightly-box", c, "nightly-a", 0, 1e-3, samples, g));
-      runs.push_back(nightly("nightly-box", c, "nightly-b", 1, c % 20 == 0 ? 1.2e-3 : 1e-3, samples, g));
+      runs.push_back(
+          nightly("nightly-box", c, "nightly-b", 1, c % 20 == 0 ? 1.2e-3 : 1e-3, samples, g));
     }
     db.insert_runs(runs);
   }
   {
     server_proc srv(dir / "compare.db", dir / "compare.log", "--public-read");
-    const timing cmp = server_time(srv.port, "/api/v1/compare?baseline=tag%3Dnightly-a&candidate=tag%3Dnightly-b", reps);
-    std::cout << fmt::format("compare: two nightly sets of {} configs ({} samples each)\n", cmp_configs, samples);
-    std::cout << fmt::format("  GET /api/v1/compare                server time {:8.1f} ms wall, {:8.1f} ms CPU of the request thread (median of {}; the pairs are judged on worker threads), {:.1f} MiB JSON\n",
-                             cmp.wall_ms, cmp.cpu_ms, reps, cmp.bytes / 1048576.0);
+    const timing cmp = server_time(
+        srv.port, "/api/v1/compare?baseline=tag%3Dnightly-a&candidate=tag%3Dnightly-b", reps);
+    std::cout << fmt::format("compare: two nightly sets of {} configs ({} samples each)\n",
+                             cmp_configs, samples);
+    std::cout << fmt::format(
+        "  GET /api/v1/compare                server time {:8.1f} ms wall, {:8.1f} ms CPU of the "
+        "request thread (median of {}; the pairs are judged on worker threads), {:.1f} MiB JSON\n",
+        cmp.wall_ms, cmp.cpu_ms, reps, cmp.bytes / 1048576.0);
   }
   if (std::getenv("ACCELBENCH_BENCH_KEEP")) {
     std::cout << "databases kept in " << dir.string() << "\n";

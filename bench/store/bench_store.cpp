@@ -35,13 +35,19 @@ run synthetic_run(int samples, const json& env, int i) {
   r.uuid = new_uuid();
   r.cfg.workload = "gemm";
   r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", std::to_string(256 + i % 64)}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp32"},
-                  {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  r.cfg.values = {{"M", std::to_string(256 + i % 64)},
+                  {"N", "1024"},
+                  {"K", "1024"},
+                  {"dtype", "fp32"},
+                  {"library", "onednn"},
+                  {"trans_a", "0"},
+                  {"trans_b", "0"}};
   r.system = i % 2 ? "bench-h100" : "bench-b200";
   r.ruleset = "kernel-v1";
   r.environment = env;
   r.started_at = r.finished_at = now_iso8601();
-  for (int k = 0; k < samples; ++k) r.samples.push_back({k, 1e-3 * (1 + 0.01 * k), 100, json::object()});
+  for (int k = 0; k < samples; ++k)
+    r.samples.push_back({k, 1e-3 * (1 + 0.01 * k), 100, json::object()});
   r.add_metric("tflops", 1.0, "TFLOP/s", direction::higher_is_better);
   r.add_metric("time", 1e-3, "s", direction::lower_is_better);
   r.tags = {"nightly", "bench"};
@@ -52,21 +58,25 @@ struct rate {
   double seconds = 0;
   int64_t runs = 0, samples = 0;
   std::string str() const {
-    return fmt::format("{:.2f} s = {:.0f} runs/s, {:.0f} samples/s", seconds, runs / seconds, samples / seconds);
+    return fmt::format("{:.2f} s = {:.0f} runs/s, {:.0f} samples/s", seconds, runs / seconds,
+                       samples / seconds);
   }
 };
 
 std::vector<run> batch_of(int runs, int samples, const json& env) {
   std::vector<run> out;
-  for (int i = 0; i < runs; ++i) out.push_back(synthetic_run(samples, env, i));
+  for (int i = 0; i < runs; ++i)
+    out.push_back(synthetic_run(samples, env, i));
   return out;
 }
 
 rate insert_each(store::store& db, std::vector<run> runs) {
   auto t0 = clk::now();
-  for (auto& r : runs) db.insert_run(r);
+  for (auto& r : runs)
+    db.insert_run(r);
   rate x{std::chrono::duration<double>(clk::now() - t0).count(), (int64_t)runs.size(), 0};
-  for (const auto& r : runs) x.samples += (int64_t)r.samples.size();
+  for (const auto& r : runs)
+    x.samples += (int64_t)r.samples.size();
   return x;
 }
 
@@ -74,14 +84,16 @@ rate insert_all(store::store& db, std::vector<run> runs) {
   auto t0 = clk::now();
   db.insert_runs(runs);
   rate x{std::chrono::duration<double>(clk::now() - t0).count(), (int64_t)runs.size(), 0};
-  for (const auto& r : runs) x.samples += (int64_t)r.samples.size();
+  for (const auto& r : runs)
+    x.samples += (int64_t)r.samples.size();
   return x;
 }
 
 rate copy(store::store& from, store::store& to) {
   auto t0 = clk::now();
   store::copy_result res = store::copy_store(from, to, 200);
-  return {std::chrono::duration<double>(clk::now() - t0).count(), res.runs_copied, res.samples_copied};
+  return {std::chrono::duration<double>(clk::now() - t0).count(), res.runs_copied,
+          res.samples_copied};
 }
 
 } // namespace
@@ -90,9 +102,12 @@ int main(int argc, char** argv) {
   int runs = 2000, samples = 100;
   std::string pg_uri;
   for (int i = 1; i + 1 < argc; ++i) {
-    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--samples")) samples = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--pg")) pg_uri = argv[i + 1];
+    if (!std::strcmp(argv[i], "--runs"))
+      runs = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--samples"))
+      samples = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--pg"))
+      pg_uri = argv[i + 1];
   }
   try {
 #ifdef ACCELBENCH_BENCH_PG_SERVER
@@ -107,28 +122,33 @@ int main(int argc, char** argv) {
     }
 #endif
     if (pg_uri.empty()) {
-      std::cerr << "bench_store: pass --pg postgresql://... (this build has no test PostgreSQL server)\n";
+      std::cerr
+          << "bench_store: pass --pg postgresql://... (this build has no test PostgreSQL server)\n";
       return 2;
     }
-    const fs::path dir = fs::temp_directory_path() / fmt::format("accelbench-bench-store-{}", getpid());
+    const fs::path dir =
+        fs::temp_directory_path() / fmt::format("accelbench-bench-store-{}", getpid());
     fs::create_directories(dir);
     const json env = capture_environment();
-    std::cout << fmt::format("store: {} runs x {} samples each (full environment, 2 metrics, 2 tags per run)\n", runs,
-                             samples);
+    std::cout << fmt::format(
+        "store: {} runs x {} samples each (full environment, 2 metrics, 2 tags per run)\n", runs,
+        samples);
     {
       auto lite = store::store::open(dir / "a.db");
       auto pg = store::store::open(pg_uri);
       // Side by side, each pair on fresh runs of the same shape.
       rate l1 = insert_each(lite, batch_of(runs, samples, env));
       rate p1 = insert_each(pg, batch_of(runs, samples, env));
-      std::cout << fmt::format("insert, one transaction per run (accelbench run):\n  sqlite      {}\n  postgresql  {}\n"
-                               "  postgresql / sqlite: {:.2f}x the runs/s\n",
-                               l1.str(), p1.str(), (p1.runs / p1.seconds) / (l1.runs / l1.seconds));
+      std::cout << fmt::format(
+          "insert, one transaction per run (accelbench run):\n  sqlite      {}\n  postgresql  {}\n"
+          "  postgresql / sqlite: {:.2f}x the runs/s\n",
+          l1.str(), p1.str(), (p1.runs / p1.seconds) / (l1.runs / l1.seconds));
       rate l2 = insert_all(lite, batch_of(runs, samples, env));
       rate p2 = insert_all(pg, batch_of(runs, samples, env));
-      std::cout << fmt::format("insert, one transaction for all (import):\n  sqlite      {}\n  postgresql  {}\n"
-                               "  postgresql / sqlite: {:.2f}x the runs/s\n",
-                               l2.str(), p2.str(), (p2.runs / p2.seconds) / (l2.runs / l2.seconds));
+      std::cout << fmt::format(
+          "insert, one transaction for all (import):\n  sqlite      {}\n  postgresql  {}\n"
+          "  postgresql / sqlite: {:.2f}x the runs/s\n",
+          l2.str(), p2.str(), (p2.runs / p2.seconds) / (l2.runs / l2.seconds));
     }
     {
       // db copy both ways, into empty destinations: the SQLite file above (2 x runs) to a fresh
@@ -143,7 +163,8 @@ int main(int argc, char** argv) {
       rate to_pg = copy(src, pg);
       auto back = store::store::open(dir / "b.db");
       rate to_lite = copy(pg, back);
-      std::cout << fmt::format("db copy (batches of 200 runs):\n  sqlite -> postgresql  {}\n  postgresql -> sqlite  {}\n",
+      std::cout << fmt::format("db copy (batches of 200 runs):\n  sqlite -> postgresql  {}\n  "
+                               "postgresql -> sqlite  {}\n",
                                to_pg.str(), to_lite.str());
     }
     std::error_code ec;

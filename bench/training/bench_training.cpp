@@ -50,7 +50,8 @@ void throughput(workload& w, const ruleset& rules, std::map<std::string, std::st
              est > 0 ? rss / est : 0.0);
   if (out.find_metric("projected_tokens_per_s"))
     fmt::print("{:<34} {:>9.0f} tokens/s  projected for the full model (a projection, not a "
-               "measurement)\n", "", metric_or(out, "projected_tokens_per_s"));
+               "measurement)\n",
+               "", metric_or(out, "projected_tokens_per_s"));
 }
 
 } // namespace
@@ -59,10 +60,14 @@ int main(int argc, char** argv) {
   bool skip_8b = false, skip_ttt = false;
   std::string runs, steps = "10";
   for (int i = 1; i < argc; i++) {
-    if (!std::strcmp(argv[i], "--skip-8b")) skip_8b = true;
-    else if (!std::strcmp(argv[i], "--skip-ttt")) skip_ttt = true;
-    else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = argv[++i];
-    else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
+    if (!std::strcmp(argv[i], "--skip-8b"))
+      skip_8b = true;
+    else if (!std::strcmp(argv[i], "--skip-ttt"))
+      skip_ttt = true;
+    else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc)
+      runs = argv[++i];
+    else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
+      steps = argv[++i];
     else {
       std::cerr << "usage: " << argv[0] << " [--skip-8b] [--skip-ttt] [--runs N] [--steps N]\n";
       return 2;
@@ -75,15 +80,27 @@ int main(int argc, char** argv) {
     throughput(*w, v1, {{"steps", steps}}, "tiny fp32 seq 128 batch 16");
     throughput(*w, v1, {{"steps", steps}, {"dtype", "bf16"}}, "tiny bf16 seq 128 batch 16");
     if (!skip_8b) {
-      throughput(*w, v1, {{"model", "llama3-8b"}, {"layers", "1"}, {"seq", "1024"}, {"batch", "1"}, {"steps", "3"}},
+      throughput(*w, v1,
+                 {{"model", "llama3-8b"},
+                  {"layers", "1"},
+                  {"seq", "1024"},
+                  {"batch", "1"},
+                  {"steps", "3"}},
                  "llama3-8b 1 block fp32 seq 1024");
-      throughput(*w, v1, {{"model", "llama3-8b"}, {"layers", "1"}, {"seq", "1024"}, {"batch", "1"}, {"steps", "3"}, {"dtype", "bf16"}},
+      throughput(*w, v1,
+                 {{"model", "llama3-8b"},
+                  {"layers", "1"},
+                  {"seq", "1024"},
+                  {"batch", "1"},
+                  {"steps", "3"},
+                  {"dtype", "bf16"}},
                  "llama3-8b 1 block bf16 seq 1024");
     }
     if (!skip_ttt) {
       auto ttt = load_ruleset("train-ttt-v1");
       json user;
-      if (!runs.empty()) ttt = apply_overrides(ttt, {{"training.runs", runs}}, user);
+      if (!runs.empty())
+        ttt = apply_overrides(ttt, {{"training.runs", runs}}, user);
       fmt::print("== train.llama time to train (ruleset train-ttt-v1) ==\n");
       config cfg = resolve_config(w->spec(), "cpu", {{"mode", "time_to_train"}});
       run out;
@@ -99,11 +116,14 @@ int main(int argc, char** argv) {
         fmt::print("  run seed {:>16}: {:6.2f} min  {:<13} steps {:>5}  last eval {:.4f}\n",
                    r["seed"].get<uint64_t>(), r["minutes"].get<double>(),
                    r["status"].get<std::string>(), r["steps"].get<int64_t>(),
-                   r["eval_curve"].empty() ? 0.0 : r["eval_curve"].back()["eval_loss"].get<double>());
-      fmt::print("  target {:.4f} nats (floor {:.4f} + margin), score {:.3f} min (olympic mean), {}\n",
-                 out.extra["target_eval_loss"].get<double>(), out.extra["entropy_floor"].get<double>(),
-                 metric_or(out, "time_to_train_min"), out.valid ? "VALID" : "INVALID");
-      for (auto& r : out.invalid_reasons) fmt::print("  invalid: {}\n", r);
+                   r["eval_curve"].empty() ? 0.0
+                                           : r["eval_curve"].back()["eval_loss"].get<double>());
+      fmt::print(
+          "  target {:.4f} nats (floor {:.4f} + margin), score {:.3f} min (olympic mean), {}\n",
+          out.extra["target_eval_loss"].get<double>(), out.extra["entropy_floor"].get<double>(),
+          metric_or(out, "time_to_train_min"), out.valid ? "VALID" : "INVALID");
+      for (auto& r : out.invalid_reasons)
+        fmt::print("  invalid: {}\n", r);
     }
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -13,11 +13,11 @@ namespace accelbench::cli {
 struct run_options {
   std::string workload;
   std::string backend = "cpu";
-  std::vector<std::string> sets;    // KEY=VALUE
-  std::vector<std::string> sweeps;  // KEY=V1,V2,...
-  std::string shapes;               // catalogue name or file
-  std::string rules;                // ruleset id or file
-  std::vector<std::string> rule_overrides;  // KEY=VALUE
+  std::vector<std::string> sets;           // KEY=VALUE
+  std::vector<std::string> sweeps;         // KEY=V1,V2,...
+  std::string shapes;                      // catalogue name or file
+  std::string rules;                       // ruleset id or file
+  std::vector<std::string> rule_overrides; // KEY=VALUE
   std::string system;
   std::vector<std::string> tags;
   std::string suite;
@@ -34,10 +34,12 @@ struct run_options {
 int cmd_run(const registry& reg, const run_options& o);
 
 // Parses KEY=VALUE; throws usage_error naming the argument.
-std::pair<std::string, std::string> split_assignment(const std::string& arg, const std::string& option);
+std::pair<std::string, std::string> split_assignment(const std::string& arg,
+                                                     const std::string& option);
 
-// Text from the command line that is stored or matched against stored text (system, tag, KEY=VALUE):
-// throws usage_error naming the option when it is not UTF-8, or empty where a value is needed.
+// Text from the command line that is stored or matched against stored text (system, tag,
+// KEY=VALUE): throws usage_error naming the option when it is not UTF-8, or empty where a value is
+// needed.
 void require_text(const std::string& value, const std::string& option, bool allow_empty = true);
 
 // --db, else $ACCELBENCH_DB, else the default path.

@@ -48,7 +48,8 @@ compare::set_comparison compare_selections(const selection& base, const selectio
     std::map<std::string, bool> seen;
     for (const auto* side : {&base.runs, &cand.runs})
       for (const auto& r : *side) {
-        if (seen[r.cfg.workload]) continue;
+        if (seen[r.cfg.workload])
+          continue;
         seen[r.cfg.workload] = true;
         try {
           opt.threshold_by_workload[r.cfg.workload] = load_ruleset(r.ruleset).min_effect_pct();
@@ -59,21 +60,26 @@ compare::set_comparison compare_selections(const selection& base, const selectio
   }
   auto c = compare::compare_sets(base.runs, cand.runs, opt);
   if (c.pairs.empty())
-    throw input_error(fmt::format("baseline '{}' ({} runs) and candidate '{}' ({} runs) have no config in common "
-                                  "(pairs need the same workload, config and ruleset)",
-                                  o.baseline, base.runs.size(), o.candidate, cand.runs.size()));
+    throw input_error(
+        fmt::format("baseline '{}' ({} runs) and candidate '{}' ({} runs) have no config in common "
+                    "(pairs need the same workload, config and ruleset)",
+                    o.baseline, base.runs.size(), o.candidate, cand.runs.size()));
   return c;
 }
 
 int cmd_compare(const compare_cli_options& o) {
   static const std::vector<std::string> formats = {"table", "markdown", "junit", "json", "bmf"};
   if (std::find(formats.begin(), formats.end(), o.format) == formats.end())
-    throw usage_error(fmt::format("unknown --format '{}' (table, markdown, junit, json, bmf)", o.format));
+    throw usage_error(
+        fmt::format("unknown --format '{}' (table, markdown, junit, json, bmf)", o.format));
   // Written so that NaN fails too: it compares false with everything.
-  if (!(o.alpha > 0 && o.alpha < 1)) throw usage_error(fmt::format("--alpha must be in (0, 1), got {}", o.alpha));
-  if (!std::isfinite(o.threshold)) throw usage_error(fmt::format("--threshold must be a finite percentage, got {}", o.threshold));
+  if (!(o.alpha > 0 && o.alpha < 1))
+    throw usage_error(fmt::format("--alpha must be in (0, 1), got {}", o.alpha));
+  if (!std::isfinite(o.threshold))
+    throw usage_error(fmt::format("--threshold must be a finite percentage, got {}", o.threshold));
   // The output path is checked before any work; it may not replace the database being read.
-  if (!to_stdout(o.output)) check_output_path(o.output, "--output", {resolve_db_path(o.db)});
+  if (!to_stdout(o.output))
+    check_output_path(o.output, "--output", {resolve_db_path(o.db)});
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
   auto base = select_runs(db, o.baseline);
   auto cand = select_runs(db, o.candidate);
@@ -91,9 +97,10 @@ int cmd_compare(const compare_cli_options& o) {
     text = compare::format_bmf(c);
   emit(text, o.output);
   int rc = compare::exit_code_for(c, o.strict);
-  std::cerr << fmt::format("accelbench: {} pair(s): {} regressed, {} improved, {} unchanged, {} inconclusive\n",
-                           c.pairs.size(), c.count(compare::verdict::regressed), c.count(compare::verdict::improved),
-                           c.count(compare::verdict::unchanged), c.count(compare::verdict::inconclusive));
+  std::cerr << fmt::format(
+      "accelbench: {} pair(s): {} regressed, {} improved, {} unchanged, {} inconclusive\n",
+      c.pairs.size(), c.count(compare::verdict::regressed), c.count(compare::verdict::improved),
+      c.count(compare::verdict::unchanged), c.count(compare::verdict::inconclusive));
   return rc;
 }
 
@@ -107,7 +114,8 @@ json history_series(const std::vector<run>& runs, const history_cli_options& o, 
   };
   std::map<std::string, series> all;
   for (const auto& r : runs) {
-    if (r.status != run_status::ok || r.samples.empty()) continue;
+    if (r.status != run_status::ok || r.samples.empty())
+      continue;
     std::string id = r.system + "|" + r.cfg.key() + "|" + r.ruleset;
     auto& s = all[id];
     s.system = r.system;
@@ -116,7 +124,8 @@ json history_series(const std::vector<run>& runs, const history_cli_options& o, 
     s.unit = r.sample_unit;
     s.dir = r.sample_dir;
     std::vector<double> v;
-    for (const auto& smp : r.samples) v.push_back(smp.value);
+    for (const auto& smp : r.samples)
+      v.push_back(smp.value);
     s.values.push_back(stats::median(v));
     s.runs.push_back(&r);
   }
@@ -129,64 +138,90 @@ json history_series(const std::vector<run>& runs, const history_cli_options& o, 
     co.max_pvalue = o.max_pvalue;
     co.window = o.window;
     std::vector<compare::change_point> cps;
-    if (s.values.size() >= 2 * o.min_segment) cps = compare::detect_change_points(s.values, co);
+    if (s.values.size() >= 2 * o.min_segment)
+      cps = compare::detect_change_points(s.values, co);
     json jcps = json::array();
     for (const auto& cp : cps) {
       const run* at = s.runs[cp.index];
       any_regression |= cp.regression;
-      jcps.push_back({{"index", cp.index}, {"run_id", at->id}, {"started_at", at->started_at},
-                      {"mean_before", cp.mean_before}, {"mean_after", cp.mean_after},
-                      {"magnitude", cp.magnitude}, {"p_value", cp.p_value}, {"regression", cp.regression}});
+      jcps.push_back({{"index", cp.index},
+                      {"run_id", at->id},
+                      {"started_at", at->started_at},
+                      {"mean_before", cp.mean_before},
+                      {"mean_after", cp.mean_after},
+                      {"magnitude", cp.magnitude},
+                      {"p_value", cp.p_value},
+                      {"regression", cp.regression}});
     }
     json points = json::array();
     for (size_t i = 0; i < s.values.size(); ++i)
-      points.push_back({{"run_id", s.runs[i]->id}, {"started_at", s.runs[i]->started_at}, {"value", s.values[i]}});
-    out.push_back({{"system", s.system}, {"config_key", s.key}, {"ruleset", s.ruleset}, {"unit", s.unit},
-                   {"direction", to_string(s.dir)}, {"points", points}, {"change_points", jcps}});
+      points.push_back({{"run_id", s.runs[i]->id},
+                        {"started_at", s.runs[i]->started_at},
+                        {"value", s.values[i]}});
+    out.push_back({{"system", s.system},
+                   {"config_key", s.key},
+                   {"ruleset", s.ruleset},
+                   {"unit", s.unit},
+                   {"direction", to_string(s.dir)},
+                   {"points", points},
+                   {"change_points", jcps}});
   }
-  if (regression) *regression = any_regression;
+  if (regression)
+    *regression = any_regression;
   return out;
 }
 
 int cmd_history(const history_cli_options& o) {
   if (o.format != "table" && o.format != "json")
     throw usage_error(fmt::format("unknown --format '{}' (table, json)", o.format));
-  if (o.min_segment < 2) throw usage_error(fmt::format("--min-segment must be at least 2, got {}", o.min_segment));
+  if (o.min_segment < 2)
+    throw usage_error(fmt::format("--min-segment must be at least 2, got {}", o.min_segment));
   if (!(o.max_pvalue > 0 && o.max_pvalue < 1))
     throw usage_error(fmt::format("--max-pvalue must be in (0, 1), got {}", o.max_pvalue));
-  if (!o.since.empty()) require_date(o.since, "--since");
+  if (!o.since.empty())
+    require_date(o.since, "--since");
   require_text(o.system, "--system");
-  for (const auto& t : o.tags) require_text(t, "--tag", false);
+  for (const auto& t : o.tags)
+    require_text(t, "--tag", false);
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
   store::run_filter f;
   f.workloads = {o.workload};
-  if (!o.system.empty()) f.systems = {o.system};
+  if (!o.system.empty())
+    f.systems = {o.system};
   f.tags = o.tags;
   f.since = o.since;
-  for (const auto& s : o.sets) f.config.push_back(split_assignment(s, "--set"));
+  for (const auto& s : o.sets)
+    f.config.push_back(split_assignment(s, "--set"));
   auto runs = db.query(f);
   if (runs.empty())
-    throw input_error(fmt::format("no runs of workload '{}' match in {} (check --set, --system, --since)", o.workload,
-                                  db.path().string()));
+    throw input_error(
+        fmt::format("no runs of workload '{}' match in {} (check --set, --system, --since)",
+                    o.workload, db.path().string()));
   bool regression = false;
   json out = history_series(runs, o, &regression);
   table t({"system", "config", "points", "series", "latest", "change points"});
   for (const auto& s : out) {
     std::vector<double> values;
-    for (const auto& p : s["points"]) values.push_back(p["value"].get<double>());
+    for (const auto& p : s["points"])
+      values.push_back(p["value"].get<double>());
     std::string text;
     for (const auto& cp : s["change_points"])
       text += fmt::format("{}{} at run {} ({}) x{:.3f} p={:.1e}", text.empty() ? "" : "; ",
-                          cp["regression"].get<bool>() ? "REGRESSION" : "change", cp["run_id"].get<int64_t>(),
-                          cp["started_at"].get<std::string>().substr(0, 10), cp["magnitude"].get<double>(),
-                          cp["p_value"].get<double>());
-    if (values.size() < 2 * o.min_segment) text = fmt::format("too few points ({} < {})", values.size(), 2 * o.min_segment);
-    t.add({s["system"].get<std::string>(), s["config_key"].get<std::string>(), std::to_string(values.size()),
-           compare::sparkline(values, 40), format_quantity(values.back(), s["unit"].get<std::string>()),
+                          cp["regression"].get<bool>() ? "REGRESSION" : "change",
+                          cp["run_id"].get<int64_t>(),
+                          cp["started_at"].get<std::string>().substr(0, 10),
+                          cp["magnitude"].get<double>(), cp["p_value"].get<double>());
+    if (values.size() < 2 * o.min_segment)
+      text = fmt::format("too few points ({} < {})", values.size(), 2 * o.min_segment);
+    t.add({s["system"].get<std::string>(), s["config_key"].get<std::string>(),
+           std::to_string(values.size()), compare::sparkline(values, 40),
+           format_quantity(values.back(), s["unit"].get<std::string>()),
            text.empty() ? "none" : text});
   }
   if (o.format == "json")
-    std::cout << dump_json(json{{"schema_version", 1}, {"workload", o.workload}, {"series", out}}, 2) << "\n";
+    std::cout << dump_json(json{{"schema_version", 1}, {"workload", o.workload}, {"series", out}},
+                           2)
+              << "\n";
   else
     t.print(std::cout);
   return o.fail_on_regression && regression ? exit_failed : exit_ok;

@@ -11,7 +11,7 @@ namespace accelbench::cli {
 
 struct compare_cli_options {
   std::string baseline, candidate, format = "table", output, db;
-  double threshold = -1;  // < 0: per workload from the ruleset (default 5%)
+  double threshold = -1; // < 0: per workload from the ruleset (default 5%)
   double alpha = 0.01;
   bool strict = false;
   bool color = false;
@@ -34,6 +34,7 @@ int cmd_history(const history_cli_options& o);
 // The series and change points of `history --format json` ("series" array) for runs already
 // selected; `regression` (if given) is set when a change point is a regression. Shared with
 // `accelbench serve` (/api/v1/history and the dashboard's charts).
-json history_series(const std::vector<run>& runs, const history_cli_options& o, bool* regression = nullptr);
+json history_series(const std::vector<run>& runs, const history_cli_options& o,
+                    bool* regression = nullptr);
 
 } // namespace accelbench::cli

@@ -20,22 +20,27 @@ namespace accelbench::cli {
 json mlperf_scores(const std::vector<run>& runs) {
   std::vector<run> ml;
   for (const auto& r : runs)
-    if (r.cfg.workload.rfind("mlperf.", 0) == 0) ml.push_back(r);
+    if (r.cfg.workload.rfind("mlperf.", 0) == 0)
+      ml.push_back(r);
   json out = json::array();
-  if (ml.empty()) return out;
-  for (const auto& s : mlperf::score_groups(ml)) out.push_back(s.to_json());
+  if (ml.empty())
+    return out;
+  for (const auto& s : mlperf::score_groups(ml))
+    out.push_back(s.to_json());
   return out;
 }
 
 int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet) {
   // Parse and check everything first; the store is touched only once the folder was read.
   auto res = mlperf::ingest(dir);
-  for (const auto& d : res.diagnostics) std::cerr << "accelbench: " << printable(d.to_string()) << "\n";
+  for (const auto& d : res.diagnostics)
+    std::cerr << "accelbench: " << printable(d.to_string()) << "\n";
   // Exit 1 means "some logs had problems, the rest was imported"; a folder that gave no run at
   // all is bad input: exit 2, and the database is neither written nor created.
   if (res.runs.empty())
-    throw input_error(fmt::format("nothing to import from '{}': no result_<i>.txt log could be read ({} diagnostic(s) above)",
-                                  printable(dir), res.diagnostics.size()));
+    throw input_error(fmt::format(
+        "nothing to import from '{}': no result_<i>.txt log could be read ({} diagnostic(s) above)",
+        printable(dir), res.diagnostics.size()));
   auto db = store::store::open(resolve_db_path(db_path), store::access::read_write);
   for (const auto& s : res.systems) {
     store::system_record rec;
@@ -49,15 +54,19 @@ int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool q
   }
   size_t n = db.insert_runs(res.runs);
   size_t failed = 0;
-  for (const auto& r : res.runs) failed += r.status != run_status::ok;
-  std::cout << fmt::format("imported {} run(s) from {} system(s) in {} ({} already present, {} failed, {} diagnostic(s))\n",
-                           n, res.systems.size(), dir, res.runs.size() - n, failed, res.diagnostics.size());
+  for (const auto& r : res.runs)
+    failed += r.status != run_status::ok;
+  std::cout << fmt::format("imported {} run(s) from {} system(s) in {} ({} already present, {} "
+                           "failed, {} diagnostic(s))\n",
+                           n, res.systems.size(), dir, res.runs.size() - n, failed,
+                           res.diagnostics.size());
   if (!quiet) {
     table t({"system", "benchmark", "accelerators", "runs", "score (min)", "valid"});
     for (const auto& s : mlperf::score_groups(res.runs)) {
       int64_t acc = 0;
       for (const auto& sys : res.systems)
-        if (sys.name == s.system) acc = sys.total_accelerators;
+        if (sys.name == s.system)
+          acc = sys.total_accelerators;
       // 0: no description, or one whose counts are not sane (diagnosed above).
       t.add({s.system, s.benchmark, acc > 0 ? std::to_string(acc) : "-", std::to_string(s.runs),
              s.valid ? fmt::format("{:.4f}", s.score_min) : "-", s.valid ? "VALID" : "INVALID"});
@@ -85,8 +94,9 @@ int cmd_package(const package_cli_options& o) {
       for (const auto& log : r.extra["mllogs"]) {
         // A database written by another tool (or edited by hand) may hold anything here.
         if (!log.is_string())
-          throw input_error(fmt::format("run {} in {}: extra.mllogs[{}] is {}, not an MLPerf log (a string)",
-                                        r.uuid, db.path().string(), i, log.type_name()));
+          throw input_error(
+              fmt::format("run {} in {}: extra.mllogs[{}] is {}, not an MLPerf log (a string)",
+                          r.uuid, db.path().string(), i, log.type_name()));
         run one = r;
         one.uuid = mlperf::name_uuid(r.uuid + "/" + std::to_string(i++));
         one.mllog = log.get<std::string>();
@@ -98,14 +108,17 @@ int cmd_package(const package_cli_options& o) {
     }
   }
   if (candidates.empty())
-    throw input_error(fmt::format("system '{}' has no runs with an MLPerf log in {} (run train.llama --set mode=time_to_train, or import MLPerf results)",
+    throw input_error(fmt::format("system '{}' has no runs with an MLPerf log in {} (run "
+                                  "train.llama --set mode=time_to_train, or import MLPerf results)",
                                   o.system, db.path().string()));
   // Group by benchmark; each benchmark becomes one results folder.
   std::map<std::string, std::vector<run>> by_bench;
-  for (auto& r : candidates) by_bench[mlperf::run_benchmark(r)].push_back(std::move(r));
+  for (auto& r : candidates)
+    by_bench[mlperf::run_benchmark(r)].push_back(std::move(r));
   std::vector<std::string> wanted = o.benchmarks;
   if (wanted.empty())
-    for (const auto& [b, _] : by_bench) wanted.push_back(b);
+    for (const auto& [b, _] : by_bench)
+      wanted.push_back(b);
   mlperf::package_options po;
   po.out_dir = o.out;
   po.org = o.org;
@@ -119,25 +132,28 @@ int cmd_package(const package_cli_options& o) {
   std::vector<std::vector<run>> groups;
   for (const auto& b : wanted) {
     if (!by_bench.count(b))
-      throw input_error(fmt::format("system '{}' has no runs of benchmark '{}' with an MLPerf log", o.system, b));
+      throw input_error(
+          fmt::format("system '{}' has no runs of benchmark '{}' with an MLPerf log", o.system, b));
     groups.push_back(std::move(by_bench[b]));
     by_bench.erase(b);
   }
   for (const auto& res : mlperf::write_packages(groups, po))
-    std::cout << fmt::format("wrote {} result file(s) for {} to {}\n", res.result_files.size(), res.benchmark,
-                             res.org_dir.string());
+    std::cout << fmt::format("wrote {} result file(s) for {} to {}\n", res.result_files.size(),
+                             res.benchmark, res.org_dir.string());
   return exit_ok;
 }
 
 // The --round value, refused (exit 2) unless it names a round whose rules we know: checking
 // against no rules would call a package VALID that was never checked.
 std::string checked_round(const std::string& round) {
-  if (round.empty()) return round;
+  if (round.empty())
+    return round;
   const auto known = mlperf::benchmark_table::builtin().rounds();
   const std::string r = mlperf::normalize_round(round);
   if (r.empty() || std::find(known.begin(), known.end(), r) == known.end())
-    throw input_error(fmt::format("unknown MLPerf Training round '{}' for --round (known rounds: {})", printable(round),
-                                  fmt::join(known, ", ")));
+    throw input_error(
+        fmt::format("unknown MLPerf Training round '{}' for --round (known rounds: {})",
+                    printable(round), fmt::join(known, ", ")));
   return r;
 }
 
@@ -147,17 +163,20 @@ int cmd_check_package(const std::string& dir, const std::string& round, bool as_
   // A path that is not a folder is a mistake on the command line, not an INVALID package.
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    throw input_error(fmt::format("'{}' is not a folder (check-package takes a package's organisation folder, DIR/ORG)",
-                                  printable(dir)));
+    throw input_error(fmt::format(
+        "'{}' is not a folder (check-package takes a package's organisation folder, DIR/ORG)",
+        printable(dir)));
   auto res = mlperf::check_package(dir, opt);
   if (as_json) {
     std::cout << dump_json(res.to_json(), 2) << "\n";
   } else {
-    std::cout << (res.valid ? "VALID" : "INVALID") << fmt::format(" — {} ({} system(s), {} result file(s){})\n", dir,
-                                                                 res.systems, res.result_files,
-                                                                 res.round.empty() ? "" : ", round " + res.round);
-    for (const auto& r : res.reasons) std::cout << "  reason: " << printable(r) << "\n";
-    for (const auto& w : res.warnings) std::cout << "  warning: " << printable(w) << "\n";
+    std::cout << (res.valid ? "VALID" : "INVALID")
+              << fmt::format(" — {} ({} system(s), {} result file(s){})\n", dir, res.systems,
+                             res.result_files, res.round.empty() ? "" : ", round " + res.round);
+    for (const auto& r : res.reasons)
+      std::cout << "  reason: " << printable(r) << "\n";
+    for (const auto& w : res.warnings)
+      std::cout << "  warning: " << printable(w) << "\n";
   }
   return res.valid ? exit_ok : exit_failed;
 }

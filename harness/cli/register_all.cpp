@@ -27,9 +27,12 @@ void register_all(registry& reg) {
 #ifdef ACCELBENCH_HAVE_DEVICE
   {
     auto cs = device::query_cuda();
-    if (cs.runtime_version) register_library_version("cuda_runtime", device::cuda_version_string(cs.runtime_version));
-    if (!cs.cublas_version.empty()) register_library_version("cublaslt", cs.cublas_version);
-    if (!cs.cudnn_version.empty()) register_library_version("cudnn", cs.cudnn_version);
+    if (cs.runtime_version)
+      register_library_version("cuda_runtime", device::cuda_version_string(cs.runtime_version));
+    if (!cs.cublas_version.empty())
+      register_library_version("cublaslt", cs.cublas_version);
+    if (!cs.cudnn_version.empty())
+      register_library_version("cudnn", cs.cudnn_version);
   }
 #endif
   gemm::register_gemm(reg);
@@ -49,7 +52,8 @@ std::vector<backend_status> backend_statuses() {
   auto f = detect_cpu_features();
   out.push_back({"cpu", true,
                  std::string("oneDNN and OpenBLAS; ISA ") +
-                     (f.avx512f ? (f.avx512bf16 ? "AVX-512 with BF16" : "AVX-512") : (f.avx2 ? "AVX2" : "baseline")),
+                     (f.avx512f ? (f.avx512bf16 ? "AVX-512 with BF16" : "AVX-512")
+                                : (f.avx2 ? "AVX2" : "baseline")),
                  json::array()});
   backend_status cuda{"cuda", false, "", json::array()};
   if (!build_info::cuda_built()) {
@@ -61,12 +65,15 @@ std::vector<backend_status> backend_statuses() {
     json j = cs.to_json();
     cuda.devices = j.value("gpus", json::array());
     if (cs.available) {
-      cuda.detail = fmt::format("{} GPU(s); driver {}, CUDA runtime {}, cuBLASLt {}, cuDNN {}", cs.gpus.size(),
-                                cs.driver_release.empty() ? device::cuda_version_string(cs.driver_version) : cs.driver_release,
-                                device::cuda_version_string(cs.runtime_version), cs.cublas_version, cs.cudnn_version);
+      cuda.detail = fmt::format(
+          "{} GPU(s); driver {}, CUDA runtime {}, cuBLASLt {}, cuDNN {}", cs.gpus.size(),
+          cs.driver_release.empty() ? device::cuda_version_string(cs.driver_version)
+                                    : cs.driver_release,
+          device::cuda_version_string(cs.runtime_version), cs.cublas_version, cs.cudnn_version);
       for (const auto& g : cs.gpus)
-        cuda.detail += fmt::format("; {} (sm_{}{}, {} SMs, {:.0f} GiB, SM clock {} MHz)", g.name, g.cc_major, g.cc_minor,
-                                   g.sms, g.total_memory / 1073741824.0, g.sm_clock_mhz);
+        cuda.detail +=
+            fmt::format("; {} (sm_{}{}, {} SMs, {:.0f} GiB, SM clock {} MHz)", g.name, g.cc_major,
+                        g.cc_minor, g.sms, g.total_memory / 1073741824.0, g.sm_clock_mhz);
     } else {
       cuda.detail = "built (sm_90, sm_100) but unavailable: " + cs.reason;
     }

@@ -12,7 +12,7 @@ void register_all(registry& reg);
 struct backend_status {
   std::string name;
   bool available = false;
-  std::string detail;  // what was found, or why it is unavailable
+  std::string detail; // what was found, or why it is unavailable
   json devices = json::array();
 };
 std::vector<backend_status> backend_statuses();

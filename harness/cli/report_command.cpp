@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -23,18 +23,25 @@ int cmd_report(const report_cli_options& o) {
     throw usage_error("report needs --baseline SEL and --candidate SEL");
   // Every output is checked before any work: a bad --html must not leave a fresh --json behind.
   std::string db_path = o.db;
-  if (db_path.empty()) db_path = store::store::default_path().string();
+  if (db_path.empty())
+    db_path = store::store::default_path().string();
   const std::vector<std::filesystem::path> inputs = {db_path, o.baseline, o.candidate};
-  if (!o.json_path.empty()) check_output_path(o.json_path, "--json", inputs);
-  if (!o.html_path.empty()) check_output_path(o.html_path, "--html", inputs);
+  if (!o.json_path.empty())
+    check_output_path(o.json_path, "--json", inputs);
+  if (!o.html_path.empty())
+    check_output_path(o.html_path, "--html", inputs);
   std::error_code same_ec;
   if (!o.json_path.empty() && !o.html_path.empty() &&
-      (o.json_path == o.html_path || std::filesystem::equivalent(o.json_path, o.html_path, same_ec)))
+      (o.json_path == o.html_path ||
+       std::filesystem::equivalent(o.json_path, o.html_path, same_ec)))
     throw usage_error(fmt::format("--json and --html name the same file '{}'", o.json_path));
   report::options opt;
-  opt.devices = o.devices_file.empty() ? report::device_catalogue::builtin() : report::device_catalogue::load(o.devices_file);
-  opt.prices = o.prices_file.empty() ? report::price_table::builtin() : report::price_table::load(o.prices_file);
-  for (const auto& p : o.prices) opt.prices.apply_override(p, opt.devices);
+  opt.devices = o.devices_file.empty() ? report::device_catalogue::builtin()
+                                       : report::device_catalogue::load(o.devices_file);
+  opt.prices = o.prices_file.empty() ? report::price_table::builtin()
+                                     : report::price_table::load(o.prices_file);
+  for (const auto& p : o.prices)
+    opt.prices.apply_override(p, opt.devices);
   // CPU runs measured before extra.peak existed get this machine's cached peak.
   opt.use_cached_cpu_peak = true;
 
@@ -42,7 +49,8 @@ int cmd_report(const report_cli_options& o) {
   auto needs_db = [](const std::string& sel) { return !(sel.ends_with(".json")); };
   std::optional<store::store> db;
   auto select = [&](const std::string& sel) {
-    if (needs_db(sel) && !db) db.emplace(store::store::open(db_path, store::access::read_only));
+    if (needs_db(sel) && !db)
+      db.emplace(store::store::open(db_path, store::access::read_only));
     if (!db) {
       // select_runs reads files without touching the database; it still takes one by reference.
       db.emplace(store::store::in_memory());
@@ -57,22 +65,27 @@ int cmd_report(const report_cli_options& o) {
 
   // Both files or neither.
   std::vector<std::pair<std::filesystem::path, std::string>> outputs;
-  if (!o.json_path.empty()) outputs.emplace_back(o.json_path, dump_json(report::to_json(rep), 2) + "\n");
-  if (!o.html_path.empty()) outputs.emplace_back(o.html_path, report::to_html(rep));
+  if (!o.json_path.empty())
+    outputs.emplace_back(o.json_path, dump_json(report::to_json(rep), 2) + "\n");
+  if (!o.html_path.empty())
+    outputs.emplace_back(o.html_path, report::to_html(rep));
   write_files_atomic(outputs);
 
   if (o.quiet)
     std::cout << rep.headline << "\n";
   else
     std::cout << report::summary_text(rep);
-  if (!o.json_path.empty()) std::cerr << fmt::format("accelbench: wrote {}\n", printable(o.json_path));
-  if (!o.html_path.empty()) std::cerr << fmt::format("accelbench: wrote {}\n", printable(o.html_path));
+  if (!o.json_path.empty())
+    std::cerr << fmt::format("accelbench: wrote {}\n", printable(o.json_path));
+  if (!o.html_path.empty())
+    std::cerr << fmt::format("accelbench: wrote {}\n", printable(o.html_path));
   if (rep.pairs.empty()) {
-    std::cerr << fmt::format("accelbench: no pairs: '{}' and '{}' share no workload and config; {} unpaired group(s) are listed in the report\n",
+    std::cerr << fmt::format("accelbench: no pairs: '{}' and '{}' share no workload and config; {} "
+                             "unpaired group(s) are listed in the report\n",
                              printable(o.baseline), printable(o.candidate), rep.unpaired.size());
     return exit_failed;
   }
   return exit_ok;
 }
 
-}  // namespace accelbench::cli
+} // namespace accelbench::cli

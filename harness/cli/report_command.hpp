@@ -15,17 +15,17 @@
 namespace accelbench::cli {
 
 struct report_cli_options {
-  std::string baseline;                 // SEL
-  std::string candidate;                // SEL
-  std::string json_path;                // "" : not written
-  std::string html_path;                // "" : not written
-  std::string db;                       // "" : $ACCELBENCH_DB, else the default database
-  std::vector<std::string> prices;      // --price MODEL=USD (repeatable), applied after --prices
-  std::string prices_file;              // --prices FILE (replaces results/prices.json)
-  std::string devices_file;             // --devices FILE (replaces results/devices.json); optional
-  bool quiet = false;                   // no table on stdout (the headline is still printed)
+  std::string baseline;            // SEL
+  std::string candidate;           // SEL
+  std::string json_path;           // "" : not written
+  std::string html_path;           // "" : not written
+  std::string db;                  // "" : $ACCELBENCH_DB, else the default database
+  std::vector<std::string> prices; // --price MODEL=USD (repeatable), applied after --prices
+  std::string prices_file;         // --prices FILE (replaces results/prices.json)
+  std::string devices_file;        // --devices FILE (replaces results/devices.json); optional
+  bool quiet = false;              // no table on stdout (the headline is still printed)
 };
 
 int cmd_report(const report_cli_options& o);
 
-}  // namespace accelbench::cli
+} // namespace accelbench::cli

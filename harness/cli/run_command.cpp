@@ -13,24 +13,25 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/table.hpp"
+#include "harness/core/build_info.hpp"
 #include "harness/core/checked_math.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/hash.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/ranks.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
-#include "harness/core/build_info.hpp"
-#include "harness/core/hash.hpp"
-#include "harness/core/ranks.hpp"
-#include "harness/dist/dist.hpp"
 #include "harness/core/units.hpp"
+#include "harness/dist/dist.hpp"
 
 namespace accelbench::cli {
 
 namespace fs = std::filesystem;
 
-std::pair<std::string, std::string> split_assignment(const std::string& arg, const std::string& option) {
+std::pair<std::string, std::string> split_assignment(const std::string& arg,
+                                                     const std::string& option) {
   auto eq = arg.find('=');
   if (eq == std::string::npos || eq == 0)
     throw usage_error(fmt::format("{} expects KEY=VALUE, got '{}'", option, arg));
@@ -38,28 +39,36 @@ std::pair<std::string, std::string> split_assignment(const std::string& arg, con
 }
 
 void require_text(const std::string& value, const std::string& option, bool allow_empty) {
-  if (!allow_empty && value.empty()) throw usage_error(fmt::format("{} must not be empty", option));
+  if (!allow_empty && value.empty())
+    throw usage_error(fmt::format("{} must not be empty", option));
   if (!valid_utf8(value))
-    throw usage_error(fmt::format("{} '{}' is not valid UTF-8 (invalid bytes shown as U+FFFD)", option, printable(value)));
+    throw usage_error(fmt::format("{} '{}' is not valid UTF-8 (invalid bytes shown as U+FFFD)",
+                                  option, printable(value)));
 }
 
 std::string resolve_db_path(const std::string& db) {
-  if (!db.empty()) return db;
+  if (!db.empty())
+    return db;
   return store::store::default_path().string();
 }
 
 std::string format_value(double v) {
-  if (v == 0) return "0";
+  if (v == 0)
+    return "0";
   double a = std::fabs(v);
-  if (a >= 1e6 || a < 1e-3) return fmt::format("{:.3e}", v);
-  if (a >= 100) return fmt::format("{:.1f}", v);
-  if (a >= 1) return fmt::format("{:.3f}", v);
+  if (a >= 1e6 || a < 1e-3)
+    return fmt::format("{:.3e}", v);
+  if (a >= 100)
+    return fmt::format("{:.1f}", v);
+  if (a >= 1)
+    return fmt::format("{:.3f}", v);
   return fmt::format("{:.4f}", v);
 }
 
 std::string short_config(const config& c) {
   std::string s;
-  for (const auto& [k, v] : c.values) s += (s.empty() ? "" : " ") + k + "=" + v;
+  for (const auto& [k, v] : c.values)
+    s += (s.empty() ? "" : " ") + k + "=" + v;
   return s;
 }
 
@@ -68,18 +77,24 @@ std::vector<std::string> run_notes(const run& r) {
   const size_t n = r.samples.size();
   // The thresholds of harness/compare: fewer than 5 a side is inconclusive, fewer than 9 flagged.
   if (n > 0 && n < 5)
-    notes.push_back(fmt::format("only {} sample(s): compare needs at least 5 a side to call a change", n));
+    notes.push_back(
+        fmt::format("only {} sample(s): compare needs at least 5 a side to call a change", n));
   else if (n > 0 && n < 9)
-    notes.push_back(fmt::format("{} samples: a comparison with it has little power (9 or more recommended)", n));
+    notes.push_back(fmt::format(
+        "{} samples: a comparison with it has little power (9 or more recommended)", n));
   return notes;
 }
 
 const metric* headline_metric(const registry& reg, const run& r) {
   if (const workload* w = reg.find(r.cfg.workload))
-    if (const metric* m = r.find_metric(w->spec().primary_metric)) return m;
-  if (const metric* m = r.find_metric("time_to_train_min")) return m;
-  if (const metric* m = r.find_metric("tflops")) return m;
-  if (const metric* m = r.find_metric("tokens_per_s")) return m;
+    if (const metric* m = r.find_metric(w->spec().primary_metric))
+      return m;
+  if (const metric* m = r.find_metric("time_to_train_min"))
+    return m;
+  if (const metric* m = r.find_metric("tflops"))
+    return m;
+  if (const metric* m = r.find_metric("tokens_per_s"))
+    return m;
   return r.metrics.empty() ? nullptr : &r.metrics.front();
 }
 
@@ -87,8 +102,10 @@ namespace {
 
 // Numbers keep their written form: 2^64-1 converted to int64_t first would wrap to -1.
 std::string value_text(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  if (v.is_string())
+    return v.get<std::string>();
+  if (v.is_boolean())
+    return v.get<bool>() ? "1" : "0";
   return dump_json(v);
 }
 
@@ -102,19 +119,24 @@ json load_catalogue(const std::string& workload, const std::string& name) {
     std::vector<std::string> known;
     for (const auto& w : fs::directory_iterator(data_root() / "workloads", ec)) {
       fs::path dir = w.path() / "catalogues";
-      if (!fs::is_directory(dir, ec)) continue;
+      if (!fs::is_directory(dir, ec))
+        continue;
       for (const auto& f : fs::directory_iterator(dir, ec)) {
-        if (f.path().extension() != ".json") continue;
+        if (f.path().extension() != ".json")
+          continue;
         json d = read_json_file(f.path(), "catalogue");
-        if (d.value("workload", "") != workload) continue;
+        if (d.value("workload", "") != workload)
+          continue;
         known.push_back(f.path().stem().string());
-        if (f.path().stem() == name) file = f.path();
+        if (f.path().stem() == name)
+          file = f.path();
       }
     }
     if (file.empty()) {
       std::sort(known.begin(), known.end());
-      throw input_error(fmt::format("unknown catalogue '{}' for workload {} (known: {})", name,
-                                    workload, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+      throw input_error(
+          fmt::format("unknown catalogue '{}' for workload {} (known: {})", name, workload,
+                      known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
     }
   }
   json doc = read_json_file(file, "catalogue");
@@ -136,44 +158,51 @@ constexpr uint64_t k_plan_bytes_per_config = 8 << 10;
 
 // Counts configs with saturating arithmetic: sixteen sweeps of 16 values are 2^64 configs, which
 // wrapped to 0 would pass every limit and then exhaust memory.
-void check_config_count(size_t base, const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
+void check_config_count(size_t base,
+                        const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
                         bool force) {
   uint64_t total = base;
-  for (const auto& [k, vs] : sweeps) total = sat_mul(total, vs.size());
+  for (const auto& [k, vs] : sweeps)
+    total = sat_mul(total, vs.size());
   const std::string count = total == k_saturated ? "more than 2^64" : fmt::format("{}", total);
   if (total > k_max_configs)
-    throw input_error(fmt::format("the sweep expands to {} configs, more than the 1,000,000 a plan can hold "
-                                  "(even with --force); split it into several runs",
-                                  count));
+    throw input_error(
+        fmt::format("the sweep expands to {} configs, more than the 1,000,000 a plan can hold "
+                    "(even with --force); split it into several runs",
+                    count));
   const uint64_t avail = read_memory_info().available_bytes;
   if (total > k_configs_without_force && avail > 0 && total * k_plan_bytes_per_config > avail / 2)
-    throw input_error(fmt::format("the sweep expands to {} configs, whose plan needs about {:.1f} GiB, more than half "
-                                  "the {:.1f} GiB of memory available (even with --force); split it into several runs",
-                                  count, double(total * k_plan_bytes_per_config) / (1 << 30),
-                                  double(avail) / (1 << 30)));
+    throw input_error(fmt::format(
+        "the sweep expands to {} configs, whose plan needs about {:.1f} GiB, more than half "
+        "the {:.1f} GiB of memory available (even with --force); split it into several runs",
+        count, double(total * k_plan_bytes_per_config) / (1 << 30), double(avail) / (1 << 30)));
   if (total > k_configs_without_force && !force)
-    throw input_error(fmt::format("the sweep expands to {} configs, more than 10,000; pass --force to run it", count));
+    throw input_error(fmt::format(
+        "the sweep expands to {} configs, more than 10,000; pass --force to run it", count));
 }
 
 // --set of a catalogue parameter (tokens=2048) must have the parameter's type: the value is
 // substituted into the configs, where a bad one would be blamed on the axis it lands in (M).
-void check_catalogue_parameter(const std::string& catalogue, const std::string& name, const json& declared,
-                               const std::string& value) {
+void check_catalogue_parameter(const std::string& catalogue, const std::string& name,
+                               const json& declared, const std::string& value) {
   const char* want = nullptr;
   if (declared.is_number_integer() || declared.is_number_unsigned()) {
     int64_t i = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), i);
-    if (ec != std::errc() || end != value.data() + value.size()) want = "an integer";
+    if (ec != std::errc() || end != value.data() + value.size())
+      want = "an integer";
     // Catalogue parameters are sizes (tokens, batch): a zero one would be blamed on M.
-    else if (i <= 0 && declared.get<double>() > 0) want = "a positive integer";
+    else if (i <= 0 && declared.get<double>() > 0)
+      want = "a positive integer";
   } else if (declared.is_number()) {
     char* end = nullptr;
     double d = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || !std::isfinite(d)) want = "a number";
+    if (value.empty() || *end != '\0' || !std::isfinite(d))
+      want = "a number";
   }
   if (want)
-    throw input_error(fmt::format("--set {}={}: parameter {} of catalogue {} must be {}", name, printable(value), name,
-                                  catalogue, want));
+    throw input_error(fmt::format("--set {}={}: parameter {} of catalogue {} must be {}", name,
+                                  printable(value), name, catalogue, want));
 }
 
 struct planned {
@@ -181,26 +210,27 @@ struct planned {
   config cfg;
   ruleset rules;
   json user = json::object();
-  std::string label;        // catalogue entry name
-  std::string skip_reason;  // non-empty: stored as skipped
+  std::string label;       // catalogue entry name
+  std::string skip_reason; // non-empty: stored as skipped
 };
 
 // Expands one request (workload + sets + sweeps + catalogue) into configs.
-std::vector<std::pair<std::string, std::map<std::string, std::string>>> expand(
-    const std::string& workload, const std::map<std::string, std::string>& sets,
-    const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
-    const std::string& shapes, bool force) {
+std::vector<std::pair<std::string, std::map<std::string, std::string>>>
+expand(const std::string& workload, const std::map<std::string, std::string>& sets,
+       const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
+       const std::string& shapes, bool force) {
   std::vector<std::pair<std::string, std::map<std::string, std::string>>> base;
   if (!shapes.empty()) {
     json cat = load_catalogue(workload, shapes);
     std::map<std::string, std::string> params;
     const json cat_params = cat.value("parameters", json::object());
-    for (const auto& [k, v] : cat_params.items()) params[k] = value_text(v);
+    for (const auto& [k, v] : cat_params.items())
+      params[k] = value_text(v);
     std::map<std::string, std::string> axis_sets;
     for (const auto& [k, v] : sets) {
       if (params.count(k)) {
         check_catalogue_parameter(shapes, k, cat_params[k], v);
-        params[k] = v;  // --set tokens=2048 changes a catalogue parameter
+        params[k] = v; // --set tokens=2048 changes a catalogue parameter
       } else
         axis_sets[k] = v;
     }
@@ -208,10 +238,12 @@ std::vector<std::pair<std::string, std::map<std::string, std::string>>> expand(
       std::map<std::string, std::string> vals;
       for (const auto& [k, v] : e["set"].items()) {
         std::string t = value_text(v);
-        if (v.is_string() && params.count(t)) t = params[t];
+        if (v.is_string() && params.count(t))
+          t = params[t];
         vals[k] = t;
       }
-      for (const auto& [k, v] : axis_sets) vals[k] = v;
+      for (const auto& [k, v] : axis_sets)
+        vals[k] = v;
       base.push_back({e.value("name", ""), vals});
     }
   } else {
@@ -232,12 +264,12 @@ std::vector<std::pair<std::string, std::map<std::string, std::string>>> expand(
   return out;
 }
 
-ruleset pick_rules(const workload& w, const std::string& rules_name, const std::map<std::string, std::string>& overrides,
-                   json& user) {
+ruleset pick_rules(const workload& w, const std::string& rules_name,
+                   const std::map<std::string, std::string>& overrides, json& user) {
   ruleset base = load_ruleset(rules_name);
   if (!base.applies(w.spec()))
-    throw input_error(fmt::format("ruleset {} does not apply to workload {} (it applies to: {})", base.id,
-                                  w.spec().name, fmt::join(base.applies_to, ", ")));
+    throw input_error(fmt::format("ruleset {} does not apply to workload {} (it applies to: {})",
+                                  base.id, w.spec().name, fmt::join(base.applies_to, ", ")));
   return apply_overrides(base, overrides, user);
 }
 
@@ -259,16 +291,20 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
       out.push_back(std::move(p));
       return;
     }
-    reg.get(wname);  // throws the listing error
+    reg.get(wname); // throws the listing error
   }
   bool backend_known = false;
-  for (const auto& b : w->spec().backends) backend_known |= b == backend;
+  for (const auto& b : w->spec().backends)
+    backend_known |= b == backend;
   if (!backend_known) {
     std::string why = backend == "cuda"
-                          ? fmt::format("backend cuda is unavailable for {}: this build has no CUDA backend for it (see accelbench env)", wname)
-                          : fmt::format("unknown backend '{}' for workload {} (available: {})", backend, wname,
-                                        fmt::join(w->spec().backends, ", "));
-    if (!batch) throw input_error(why);
+                          ? fmt::format("backend cuda is unavailable for {}: this build has no "
+                                        "CUDA backend for it (see accelbench env)",
+                                        wname)
+                          : fmt::format("unknown backend '{}' for workload {} (available: {})",
+                                        backend, wname, fmt::join(w->spec().backends, ", "));
+    if (!batch)
+      throw input_error(why);
     planned p;
     p.w = w;
     p.cfg.workload = wname;
@@ -281,9 +317,11 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
   // Across ranks, a sample is timed by harness/measure (a barrier before it, the slowest rank's
   // time): only kernel workloads are measured that way; training across ranks is not built yet.
   if (dist::distributed() && w->spec().family != "kernel") {
-    std::string why = fmt::format("workload {} does not run across ranks yet (world size {}); run it as one process",
-                                  wname, dist::size());
-    if (!batch) throw input_error(why);
+    std::string why = fmt::format(
+        "workload {} does not run across ranks yet (world size {}); run it as one process", wname,
+        dist::size());
+    if (!batch)
+      throw input_error(why);
     planned p;
     p.w = w;
     p.cfg.workload = wname;
@@ -305,14 +343,15 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
     }
     return it->second;
   };
-  if (!rules_arg.empty()) rules_for(config{});  // a bad --rules is an error even before configs resolve
+  if (!rules_arg.empty())
+    rules_for(config{}); // a bad --rules is an error even before configs resolve
   auto configs = expand(wname, sets, sweeps, shapes, force);
   bool many = batch || configs.size() > 1 || !shapes.empty();
   auto avail = read_memory_info().available_bytes;
   for (auto& [label, vals] : configs) {
     planned p;
     p.w = w;
-    p.cfg = resolve_config(w->spec(), backend, vals);  // bad values: exit 2 before anything runs
+    p.cfg = resolve_config(w->spec(), backend, vals); // bad values: exit 2 before anything runs
     w->validate(p.cfg);
     w->normalize(p.cfg);
     const auto& [rules, user] = rules_for(p.cfg);
@@ -324,18 +363,20 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
     if (why.empty() && need == k_saturated)
       why = "needs more host memory than 64 bits can count (2^64 bytes or more)";
     if (why.empty() && avail > 0 && need > avail * 9 / 10)
-      why = fmt::format("needs {:.2f} GiB of host memory, more than the {:.2f} GiB available", need / 1073741824.0,
-                        avail / 1073741824.0);
+      why = fmt::format("needs {:.2f} GiB of host memory, more than the {:.2f} GiB available",
+                        need / 1073741824.0, avail / 1073741824.0);
     if (!why.empty()) {
       // A single run refuses before allocating; a catalogue, sweep or suite records the skip.
-      if (!many) throw input_error(fmt::format("{}: {}", p.cfg.key(), why));
+      if (!many)
+        throw input_error(fmt::format("{}: {}", p.cfg.key(), why));
       p.skip_reason = why;
     }
     out.push_back(std::move(p));
   }
 }
 
-std::vector<std::pair<std::string, std::vector<std::string>>> parse_sweeps(const std::vector<std::string>& args) {
+std::vector<std::pair<std::string, std::vector<std::string>>>
+parse_sweeps(const std::vector<std::string>& args) {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
   for (const auto& a : args) {
     require_text(a, "--sweep");
@@ -344,20 +385,26 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_sweeps(const
     size_t start = 0;
     while (start <= v.size()) {
       size_t comma = v.find(',', start);
-      std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (item.empty()) throw usage_error(fmt::format("--sweep {} has an empty value in '{}'", k, v));
+      std::string item =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (item.empty())
+        throw usage_error(fmt::format("--sweep {} has an empty value in '{}'", k, v));
       vals.push_back(item);
-      if (comma == std::string::npos) break;
+      if (comma == std::string::npos)
+        break;
       start = comma + 1;
     }
     for (const auto& [seen, _] : out)
-      if (seen == k) throw usage_error(fmt::format("--sweep {} is given twice: give every value in one --sweep {}=V1,V2", k, k));
+      if (seen == k)
+        throw usage_error(fmt::format(
+            "--sweep {} is given twice: give every value in one --sweep {}=V1,V2", k, k));
     out.push_back({k, vals});
   }
   return out;
 }
 
-std::map<std::string, std::string> parse_sets(const std::vector<std::string>& args, const std::string& opt) {
+std::map<std::string, std::string> parse_sets(const std::vector<std::string>& args,
+                                              const std::string& opt) {
   std::map<std::string, std::string> out;
   for (const auto& a : args) {
     require_text(a, opt);
@@ -371,20 +418,25 @@ std::map<std::string, std::string> parse_sets(const std::vector<std::string>& ar
 }
 
 // A key both set and swept: which one the user meant cannot be guessed.
-void refuse_set_and_sweep(const std::map<std::string, std::string>& sets,
-                          const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps) {
+void refuse_set_and_sweep(
+    const std::map<std::string, std::string>& sets,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps) {
   for (const auto& [k, _] : sweeps)
-    if (sets.count(k)) throw usage_error(fmt::format("{} is given by both --set and --sweep: give one", k));
+    if (sets.count(k))
+      throw usage_error(fmt::format("{} is given by both --set and --sweep: give one", k));
 }
 
 fs::path find_suite(const std::string& name) {
-  if (name.find('/') != std::string::npos || name.ends_with(".json")) return name;
+  if (name.find('/') != std::string::npos || name.ends_with(".json"))
+    return name;
   fs::path p = data_root() / "suites" / (name + ".json");
-  if (fs::exists(p)) return p;
+  if (fs::exists(p))
+    return p;
   std::vector<std::string> known;
   std::error_code ec;
   for (const auto& f : fs::directory_iterator(data_root() / "suites", ec))
-    if (f.path().extension() == ".json") known.push_back(f.path().stem().string());
+    if (f.path().extension() == ".json")
+      known.push_back(f.path().stem().string());
   std::sort(known.begin(), known.end());
   throw input_error(fmt::format("unknown suite '{}' (known: {})", name, fmt::join(known, ", ")));
 }
@@ -401,7 +453,8 @@ void on_interrupt(int) {
     ::_exit(130);
   }
   g_interrupted = 1;
-  static const char first[] = "\naccelbench: interrupted; stopping after the current run (Ctrl-C again to exit now)\n";
+  static const char first[] =
+      "\naccelbench: interrupted; stopping after the current run (Ctrl-C again to exit now)\n";
   (void)!::write(STDERR_FILENO, first, sizeof first - 1);
 }
 
@@ -412,13 +465,16 @@ namespace {
 // Every config of the request, resolved and checked (bad input throws, before anything runs).
 std::vector<planned> make_plan(const registry& reg, const run_options& o, std::string& suite_name) {
   std::vector<planned> plan;
-  // Stored with every run: text that is not UTF-8 would make every JSON output of the database fail.
+  // Stored with every run: text that is not UTF-8 would make every JSON output of the database
+  // fail.
   require_text(o.system, "--system");
-  for (const auto& t : o.tags) require_text(t, "--tag", false);
+  for (const auto& t : o.tags)
+    require_text(t, "--tag", false);
   auto overrides = parse_sets(o.rule_overrides, "--rule");
   if (!o.suite.empty()) {
     if (!o.workload.empty())
-      throw usage_error(fmt::format("give either a workload ('{}') or --suite, not both", o.workload));
+      throw usage_error(
+          fmt::format("give either a workload ('{}') or --suite, not both", o.workload));
     fs::path file = find_suite(o.suite);
     json suite = read_json_file(file, "suite");
     static const json_schema schema = load_builtin_schema("suite.schema.json");
@@ -426,29 +482,35 @@ std::vector<planned> make_plan(const registry& reg, const run_options& o, std::s
     suite_name = suite["name"];
     // A suite fixes its own configs: a --set, --sweep or --shapes would be silently ignored.
     if (!o.sets.empty() || !o.sweeps.empty() || !o.shapes.empty())
-      throw usage_error(fmt::format("--suite {} fixes its configs: --set, --sweep and --shapes apply to a WORKLOAD only",
-                                    o.suite));
+      throw usage_error(fmt::format(
+          "--suite {} fixes its configs: --set, --sweep and --shapes apply to a WORKLOAD only",
+          o.suite));
     for (const auto& e : suite["entries"]) {
       std::map<std::string, std::string> sets;
       const json entry_sets = e.value("set", json::object());
-      for (const auto& [k, v] : entry_sets.items()) sets[k] = value_text(v);
+      for (const auto& [k, v] : entry_sets.items())
+        sets[k] = value_text(v);
       std::vector<std::pair<std::string, std::vector<std::string>>> sweeps;
       const json entry_sweeps = e.value("sweep", json::object());
       for (const auto& [k, v] : entry_sweeps.items()) {
         std::vector<std::string> vals;
-        for (const auto& x : v) vals.push_back(value_text(x));
+        for (const auto& x : v)
+          vals.push_back(value_text(x));
         sweeps.push_back({k, vals});
       }
       std::string rules = !o.rules.empty() ? o.rules : e.value("rules", suite.value("rules", ""));
       std::string backend = e.value("backend", o.backend);
-      plan_request(reg, e["workload"], backend, sets, sweeps, e.value("shapes", ""), rules, overrides, o.force, true, plan);
+      plan_request(reg, e["workload"], backend, sets, sweeps, e.value("shapes", ""), rules,
+                   overrides, o.force, true, plan);
     }
   } else {
-    if (o.workload.empty()) throw usage_error("run needs a WORKLOAD or --suite NAME (see accelbench list)");
+    if (o.workload.empty())
+      throw usage_error("run needs a WORKLOAD or --suite NAME (see accelbench list)");
     const auto sets = parse_sets(o.sets, "--set");
     const auto sweeps = parse_sweeps(o.sweeps);
     refuse_set_and_sweep(sets, sweeps);
-    plan_request(reg, o.workload, o.backend, sets, sweeps, o.shapes, o.rules, overrides, o.force, false, plan);
+    plan_request(reg, o.workload, o.backend, sets, sweeps, o.shapes, o.rules, overrides, o.force,
+                 false, plan);
   }
   return plan;
 }
@@ -465,13 +527,14 @@ json plan_settings(const std::vector<planned>& plan, const run_options& o) {
                     {"rule_overrides", p.user},
                     {"catalogue_entry", p.label},
                     {"skipped", p.skip_reason}});
-  return {{"build", {{"version", build_info::version()},
-                     {"git_revision", build_info::git_revision()},
-                     {"git_dirty", build_info::git_dirty()},
-                     {"compiler", build_info::compiler()},
-                     {"compiler_flags", build_info::compiler_flags()},
-                     {"cuda_built", build_info::cuda_built()},
-                     {"mpi_built", dist::mpi_built()}}},
+  return {{"build",
+           {{"version", build_info::version()},
+            {"git_revision", build_info::git_revision()},
+            {"git_dirty", build_info::git_dirty()},
+            {"compiler", build_info::compiler()},
+            {"compiler_flags", build_info::compiler_flags()},
+            {"cuda_built", build_info::cuda_built()},
+            {"mpi_built", dist::mpi_built()}}},
           {"system", o.system},
           {"tags", o.tags},
           {"seed", o.seed},
@@ -483,6 +546,7 @@ class agreed_error : public error {
 public:
   agreed_error(const std::string& what, int code) : error(what), m_code(code) {}
   int exit_code() const override { return m_code; }
+
 private:
   int m_code;
 };
@@ -490,8 +554,10 @@ private:
 // The plan on every rank (issue 15): each rank plans; a rank whose planning failed tells all (the
 // lowest such rank's message); then rank 0's settings are compared with each rank's and the first
 // difference found (lowest rank first) is an input error on every rank, naming the setting.
-std::vector<planned> agree_on_plan(const registry& reg, const run_options& o, std::string& suite_name) {
-  if (!dist::distributed()) return make_plan(reg, o, suite_name);
+std::vector<planned> agree_on_plan(const registry& reg, const run_options& o,
+                                   std::string& suite_name) {
+  if (!dist::distributed())
+    return make_plan(reg, o, suite_name);
   std::vector<planned> plan;
   std::string failure;
   try {
@@ -510,49 +576,63 @@ std::vector<planned> agree_on_plan(const registry& reg, const run_options& o, st
   const bool differs = root_hash != fmt::format("{:016x}", fnv1a64(text));
   if (dist::any(differs)) {
     const json root = json::parse(dist::broadcast(text));
-    if (differs) diff = first_difference(root, mine, dist::rank());
+    if (differs)
+      diff = first_difference(root, mine, dist::rank());
   }
   if (std::string d = dist::first_nonempty(diff); !d.empty())
-    throw agreed_error(fmt::format("the ranks disagree on the config (each rank must be given the same command and "
-                                   "build): {}",
-                                   d),
-                       exit_usage);
+    throw agreed_error(
+        fmt::format(
+            "the ranks disagree on the config (each rank must be given the same command and "
+            "build): {}",
+            d),
+        exit_usage);
   return plan;
 }
 
 // A failure or INVALID reason of another rank, told to rank 0 (which stores the run).
 void agree_on_outcome(run& r) {
-  if (!dist::distributed()) return;
-  const std::string failed =
-      dist::first_nonempty(r.status == run_status::failed ? fmt::format("rank {}: {}", dist::rank(), r.status_reason) : "");
-  if (!failed.empty() && r.status != run_status::failed) r.mark_failed(failed);
+  if (!dist::distributed())
+    return;
+  const std::string failed = dist::first_nonempty(
+      r.status == run_status::failed ? fmt::format("rank {}: {}", dist::rank(), r.status_reason)
+                                     : "");
+  if (!failed.empty() && r.status != run_status::failed)
+    r.mark_failed(failed);
   std::string invalid;
-  if (!r.valid) invalid = fmt::format("rank {}: {}", dist::rank(), fmt::join(r.invalid_reasons, "; "));
+  if (!r.valid)
+    invalid = fmt::format("rank {}: {}", dist::rank(), fmt::join(r.invalid_reasons, "; "));
   const std::string first_invalid = dist::first_nonempty(invalid);
-  if (!first_invalid.empty() && r.valid) r.mark_invalid(first_invalid);
-  if (json ranks = summarize_rank_times(r.samples); !ranks.is_null()) r.extra["ranks"] = ranks;
+  if (!first_invalid.empty() && r.valid)
+    r.mark_invalid(first_invalid);
+  if (json ranks = summarize_rank_times(r.samples); !ranks.is_null())
+    r.extra["ranks"] = ranks;
 }
 
-int execute_plan(const registry& reg, const run_options& o, std::vector<planned>& plan, const std::string& suite_name) {
+int execute_plan(const registry& reg, const run_options& o, std::vector<planned>& plan,
+                 const std::string& suite_name) {
   // Only rank 0 prints and stores (issue 15); the other ranks run the same configs in step.
   const bool root = dist::is_root();
   const bool quiet = o.quiet || !root;
   // Open (and migrate) the database before running anything: an unwritable or corrupt file is
   // reported now, not after an hour of benchmarks.
   std::optional<store::store> db;
-  if (root) db.emplace(store::store::open(resolve_db_path(o.db), store::access::read_write));
+  if (root)
+    db.emplace(store::store::open(resolve_db_path(o.db), store::access::read_write));
 
   json env = capture_environment();
-  if (json topo = dist::topology(); !topo.is_null()) env["distributed"] = topo;  // collective
+  if (json topo = dist::topology(); !topo.is_null())
+    env["distributed"] = topo; // collective
   std::string fingerprint = environment_fingerprint(env);
   // A rank killed mid-run makes the launcher end the others: they exit 1, nothing half-stored.
   dist::exit_1_on_launcher_termination();
   std::string system = o.system.empty() ? env.value("hostname", "localhost") : o.system;
   std::vector<std::string> tags = o.tags;
-  if (!suite_name.empty()) tags.push_back("suite:" + suite_name);
+  if (!suite_name.empty())
+    tags.push_back("suite:" + suite_name);
 
   bool tty = isatty(STDERR_FILENO);
-  struct sigaction on_int {}, prev {};
+  struct sigaction on_int {
+  }, prev{};
   on_int.sa_handler = on_interrupt;
   sigemptyset(&on_int.sa_mask);
   sigaction(SIGINT, &on_int, &prev);
@@ -562,11 +642,13 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
   for (size_t i = 0; i < plan.size(); ++i) {
     if (dist::any(g_interrupted != 0)) {
       g_interrupted = 1;
-      if (root) std::cerr << "accelbench: interrupted; " << i << " of " << plan.size() << " runs stored\n";
+      if (root)
+        std::cerr << "accelbench: interrupted; " << i << " of " << plan.size() << " runs stored\n";
       break;
     }
     auto& p = plan[i];
-    std::string what = printable(fmt::format("[{}/{}] {} {}", i + 1, plan.size(), p.cfg.workload, short_config(p.cfg)));
+    std::string what = printable(
+        fmt::format("[{}/{}] {} {}", i + 1, plan.size(), p.cfg.workload, short_config(p.cfg)));
     if (!quiet) {
       if (tty)
         std::cerr << "\r\033[K" << what << " ..." << std::flush;
@@ -583,7 +665,8 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
     r.environment = env;
     r.fingerprint = fingerprint;
     r.tags = tags;
-    if (!p.label.empty()) r.extra["catalogue_entry"] = p.label;
+    if (!p.label.empty())
+      r.extra["catalogue_entry"] = p.label;
     r.started_at = now_iso8601();
     if (!p.skip_reason.empty()) {
       r.mark_skipped(p.skip_reason);
@@ -606,40 +689,52 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
     }
     agree_on_outcome(r);
     r.finished_at = now_iso8601();
-    if (!root) continue;
+    if (!root)
+      continue;
     db->insert_run(r);
-    if (r.status == run_status::failed || !r.valid) worst = exit_failed;
+    if (r.status == run_status::failed || !r.valid)
+      worst = exit_failed;
     const metric* m = headline_metric(reg, r);
     std::string ci;
     if (r.status == run_status::ok && m && m->name == "tflops") {
       auto lo = r.find_metric("tflops_ci_low"), hi = r.find_metric("tflops_ci_high");
-      if (lo && hi) ci = fmt::format("[{}, {}]", format_quantity(lo->value, lo->unit), format_quantity(hi->value, hi->unit));
+      if (lo && hi)
+        ci = fmt::format("[{}, {}]", format_quantity(lo->value, lo->unit),
+                         format_quantity(hi->value, hi->unit));
     }
     std::string status = to_string(r.status);
     t.add({std::to_string(r.id), r.cfg.workload, short_config(r.cfg), status,
            r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
-           m ? format_quantity(m->value, m->unit) : (r.status_reason.empty() ? "" : clip(r.status_reason, 60)),
+           m ? format_quantity(m->value, m->unit)
+             : (r.status_reason.empty() ? "" : clip(r.status_reason, 60)),
            ci});
     if (!r.valid && !quiet)
       for (const auto& why : r.invalid_reasons)
-        std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " INVALID: " << printable(why) << "\n";
+        std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id
+                  << " INVALID: " << printable(why) << "\n";
     if (r.status == run_status::skipped && !quiet)
-      std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " skipped: " << printable(r.status_reason) << "\n";
+      std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id
+                << " skipped: " << printable(r.status_reason) << "\n";
     if (!quiet)
       for (const auto& w : run_warnings(r))
-        std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id << " warning: " << printable(w) << "\n";
+        std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id
+                  << " warning: " << printable(w) << "\n";
     done.push_back(std::move(r));
   }
   sigaction(SIGINT, &prev, nullptr);
-  if (!root) return dist::broadcast(0);  // rank 0's exit code
-  if (tty && !quiet) std::cerr << "\r\033[K" << std::flush;
+  if (!root)
+    return dist::broadcast(0); // rank 0's exit code
+  if (tty && !quiet)
+    std::cerr << "\r\033[K" << std::flush;
   if (o.json) {
     json arr = json::array();
-    for (const auto& r : done) arr.push_back(to_json(r));
+    for (const auto& r : done)
+      arr.push_back(to_json(r));
     std::cout << dump_json(json{{"database", db->path().string()}, {"runs", arr}}, 2) << "\n";
   } else {
     t.print(std::cout);
-    std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db->path().string()));
+    std::cout << fmt::format("{} run(s) stored in {}\n", done.size(),
+                             printable(db->path().string()));
   }
   return dist::broadcast(g_interrupted ? 130 : worst);
 }
@@ -649,11 +744,13 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
 int cmd_run(const registry& reg, const run_options& o) {
   std::string suite_name;
   std::vector<planned> plan = agree_on_plan(reg, o, suite_name);
-  if (o.plan_only) return exit_ok;
+  if (o.plan_only)
+    return exit_ok;
   try {
     return execute_plan(reg, o, plan, suite_name);
   } catch (const error& e) {
-    if (!dist::distributed()) throw;
+    if (!dist::distributed())
+      throw;
     // The other ranks may be waiting in a collective for this one: end the whole job.
     std::cerr << "accelbench: rank " << dist::rank() << ": error: " << printable(e.what()) << "\n";
     dist::abort_job(e.exit_code());

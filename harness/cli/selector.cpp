@@ -21,7 +21,8 @@ namespace {
 int digits(const std::string& v, size_t at, size_t n) {
   int x = 0;
   for (size_t i = at; i < at + n; ++i) {
-    if (i >= v.size() || !std::isdigit(static_cast<unsigned char>(v[i]))) return -1;
+    if (i >= v.size() || !std::isdigit(static_cast<unsigned char>(v[i])))
+      return -1;
     x = x * 10 + (v[i] - '0');
   }
   return x;
@@ -30,25 +31,33 @@ int digits(const std::string& v, size_t at, size_t n) {
 // YYYY-MM-DD with a real month and day, optionally followed by THH:MM[:SS[.fff]][Z] as stored.
 bool is_date(const std::string& v) {
   const int y = digits(v, 0, 4), m = digits(v, 5, 2), d = digits(v, 8, 2);
-  if (y < 0 || m < 1 || m > 12 || d < 1 || v.size() < 10 || v[4] != '-' || v[7] != '-') return false;
+  if (y < 0 || m < 1 || m > 12 || d < 1 || v.size() < 10 || v[4] != '-' || v[7] != '-')
+    return false;
   static const int days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  if (d > days[m - 1] || (m == 2 && d == 29 && !leap)) return false;
-  if (v.size() == 10) return true;
+  if (d > days[m - 1] || (m == 2 && d == 29 && !leap))
+    return false;
+  if (v.size() == 10)
+    return true;
   const int hh = digits(v, 11, 2), mm = digits(v, 14, 2);
-  if (v[10] != 'T' || hh < 0 || hh > 23 || mm < 0 || mm > 59 || v.size() < 16 || v[13] != ':') return false;
+  if (v[10] != 'T' || hh < 0 || hh > 23 || mm < 0 || mm > 59 || v.size() < 16 || v[13] != ':')
+    return false;
   size_t i = 16;
   if (i < v.size() && v[i] == ':') {
     const int ss = digits(v, 17, 2);
-    if (ss < 0 || ss > 60) return false;
+    if (ss < 0 || ss > 60)
+      return false;
     i = 19;
     if (i < v.size() && v[i] == '.') {
       ++i;
-      if (digits(v, i, 1) < 0) return false;
-      while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+      if (digits(v, i, 1) < 0)
+        return false;
+      while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])))
+        ++i;
     }
   }
-  if (i < v.size() && v[i] == 'Z') ++i;
+  if (i < v.size() && v[i] == 'Z')
+    ++i;
   return i == v.size();
 }
 
@@ -57,17 +66,20 @@ bool is_date(const std::string& v) {
 void require_date(const std::string& value, const std::string& what) {
   // Compared as text with the stored start times: a word would silently select nothing or all.
   if (!is_date(value))
-    throw input_error(fmt::format("{} '{}' is not a date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SS)", what, value));
+    throw input_error(
+        fmt::format("{} '{}' is not a date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SS)", what, value));
 }
 
 store::run_filter parse_selector(const std::string& sel) {
   store::run_filter f;
-  if (sel.empty()) throw input_error("empty selector (give a system name or key=value filters)");
+  if (sel.empty())
+    throw input_error("empty selector (give a system name or key=value filters)");
   std::stringstream ss(sel);
   std::string part;
   bool any = false;
   while (std::getline(ss, part, '&')) {
-    if (part.empty()) continue;
+    if (part.empty())
+      continue;
     any = true;
     // accelerator~TEXT: the one filter written with '~' (a substring match on request).
     auto eq = part.rfind("accelerator~", 0) == 0 ? part.find('~') : part.find('=');
@@ -76,11 +88,12 @@ store::run_filter parse_selector(const std::string& sel) {
       continue;
     }
     std::string k = part.substr(0, eq + (part[eq] == '~')), v = part.substr(eq + 1);
-    if (v.empty()) throw input_error(fmt::format("selector '{}': {} has no value", sel, k));
+    if (v.empty())
+      throw input_error(fmt::format("selector '{}': {} has no value", sel, k));
     if (k == "system")
       f.systems.push_back(v);
     else if (k == "accelerator" || k == "accelerator~")
-      f.accelerators.push_back(v);  // the store filters by substring; select_runs then by token
+      f.accelerators.push_back(v); // the store filters by substring; select_runs then by token
     else if (k == "tag")
       f.tags.push_back(v);
     else if (k == "workload")
@@ -90,26 +103,31 @@ store::run_filter parse_selector(const std::string& sel) {
     else if (k == "since") {
       require_date(v, fmt::format("selector '{}': since", sel));
       f.since = v;
-    }
-    else if (k == "run") {
+    } else if (k == "run") {
       std::stringstream ids(v);
       std::string id;
       while (std::getline(ids, id, ',')) {
         try {
           size_t pos = 0;
           long long n = std::stoll(id, &pos);
-          if (pos != id.size() || n <= 0) throw std::invalid_argument(id);
+          if (pos != id.size() || n <= 0)
+            throw std::invalid_argument(id);
           f.ids.push_back(n);
         } catch (...) {
-          throw input_error(fmt::format("selector '{}': run id '{}' is not a positive integer", sel, id));
+          throw input_error(
+              fmt::format("selector '{}': run id '{}' is not a positive integer", sel, id));
         }
       }
     } else
-      throw input_error(fmt::format(
-          "selector '{}': unknown filter '{}' (use system=, accelerator=, accelerator~, tag=, workload=, run=, source=, since=)", sel, k));
+      throw input_error(
+          fmt::format("selector '{}': unknown filter '{}' (use system=, accelerator=, "
+                      "accelerator~, tag=, workload=, run=, source=, since=)",
+                      sel, k));
   }
   // Only '&'s: no filter at all, which would select every run.
-  if (!any) throw input_error(fmt::format("selector '{}' has no filter (give a system name or key=value filters)", sel));
+  if (!any)
+    throw input_error(
+        fmt::format("selector '{}' has no filter (give a system name or key=value filters)", sel));
   return f;
 }
 
@@ -127,7 +145,8 @@ std::vector<std::string> name_tokens(const std::string& s) {
       cur.clear();
     }
   }
-  if (!cur.empty()) out.push_back(cur);
+  if (!cur.empty())
+    out.push_back(cur);
   return out;
 }
 
@@ -137,19 +156,24 @@ std::vector<std::pair<std::string, bool>> accelerator_terms(const std::string& s
   std::stringstream ss(sel);
   std::string part;
   while (std::getline(ss, part, '&')) {
-    if (part.rfind("accelerator=", 0) == 0) out.emplace_back(part.substr(12), false);
-    if (part.rfind("accelerator~", 0) == 0) out.emplace_back(part.substr(12), true);
+    if (part.rfind("accelerator=", 0) == 0)
+      out.emplace_back(part.substr(12), false);
+    if (part.rfind("accelerator~", 0) == 0)
+      out.emplace_back(part.substr(12), true);
   }
   return out;
 }
 
 // The accelerator models the store's filter looked at: the system's and the run environment's.
-std::vector<std::string> accelerator_models_of(const run& r, const std::map<std::string, store::system_record>& systems) {
+std::vector<std::string>
+accelerator_models_of(const run& r, const std::map<std::string, store::system_record>& systems) {
   std::vector<std::string> out;
-  if (auto it = systems.find(r.system); it != systems.end() && !it->second.accelerator_model.empty())
+  if (auto it = systems.find(r.system);
+      it != systems.end() && !it->second.accelerator_model.empty())
     out.push_back(it->second.accelerator_model);
-  if (r.environment.is_object() && r.environment.contains("accelerator") && r.environment["accelerator"].is_object() &&
-      r.environment["accelerator"].contains("model") && r.environment["accelerator"]["model"].is_string())
+  if (r.environment.is_object() && r.environment.contains("accelerator") &&
+      r.environment["accelerator"].is_object() && r.environment["accelerator"].contains("model") &&
+      r.environment["accelerator"]["model"].is_string())
     out.push_back(r.environment["accelerator"]["model"].get<std::string>());
   return out;
 }
@@ -163,10 +187,13 @@ std::string existing(store::store& db) {
       acc.push_back(s.accelerator_model);
   }
   auto list = [](const std::vector<std::string>& v) {
-    if (v.empty()) return std::string("none");
+    if (v.empty())
+      return std::string("none");
     std::string out;
-    for (size_t i = 0; i < v.size() && i < 20; ++i) out += (i ? ", " : "") + v[i];
-    if (v.size() > 20) out += fmt::format(", … ({} more)", v.size() - 20);
+    for (size_t i = 0; i < v.size() && i < 20; ++i)
+      out += (i ? ", " : "") + v[i];
+    if (v.size() > 20)
+      out += fmt::format(", … ({} more)", v.size() - 20);
     return out;
   };
   return fmt::format("systems: {}; accelerators: {}; tags: {}", list(sys), list(acc), list(tags));
@@ -179,15 +206,18 @@ bool accelerator_matches(const std::string& model, const std::string& text, bool
   if (substring || t.empty()) {
     std::string lm = model, lt = text;
     for (auto* x : {&lm, &lt})
-      for (auto& c : *x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (auto& c : *x)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return lm.find(lt) != std::string::npos;
   }
   for (size_t i = 0; i + t.size() <= m.size(); ++i)
-    if (std::equal(t.begin(), t.end(), m.begin() + static_cast<std::ptrdiff_t>(i))) return true;
+    if (std::equal(t.begin(), t.end(), m.begin() + static_cast<std::ptrdiff_t>(i)))
+      return true;
   return false;
 }
 
-selection select_runs(store::store& db, const std::string& sel, bool with_samples, bool allow_files) {
+selection select_runs(store::store& db, const std::string& sel, bool with_samples,
+                      bool allow_files) {
   selection out;
   out.label = sel;
   std::error_code ec;
@@ -195,7 +225,8 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
   // selector that matches nothing).
   if (allow_files && sel.ends_with(".json") && fs::exists(sel, ec)) {
     json systems;
-    out.runs = reporters::read_results_document(read_input_file(sel, "results file"), sel, &systems);
+    out.runs =
+        reporters::read_results_document(read_input_file(sel, "results file"), sel, &systems);
     for (const auto& s : systems) {
       auto rec = store::system_from_json(s);
       out.systems[rec.name] = rec;
@@ -210,12 +241,15 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
         }
         out.systems[r.system] = rec;
       }
-    if (out.runs.empty()) throw input_error(fmt::format("selector '{}': the file holds no runs", sel));
+    if (out.runs.empty())
+      throw input_error(fmt::format("selector '{}': the file holds no runs", sel));
     return out;
   }
   // A missing file is reported as one, unless a system happens to have that name.
-  if (sel.ends_with(".json") && sel.find_first_of("=&~") == std::string::npos && !db.get_system(sel))
-    throw input_error(fmt::format("selector '{}': no such results file (and no system of that name)", sel));
+  if (sel.ends_with(".json") && sel.find_first_of("=&~") == std::string::npos &&
+      !db.get_system(sel))
+    throw input_error(
+        fmt::format("selector '{}': no such results file (and no system of that name)", sel));
   auto f = parse_selector(sel);
   f.with_samples = with_samples;
   out.runs = db.query(f);
@@ -234,14 +268,17 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
     std::erase_if(out.runs, [&](const run& r) {
       const auto models = accelerator_models_of(r, out.systems);
       return std::none_of(terms.begin(), terms.end(), [&](const auto& t) {
-        return std::any_of(models.begin(), models.end(),
-                           [&](const std::string& m) { return accelerator_matches(m, t.first, t.second); });
+        return std::any_of(models.begin(), models.end(), [&](const std::string& m) {
+          return accelerator_matches(m, t.first, t.second);
+        });
       });
     });
   if (out.runs.empty())
-    throw input_error(fmt::format("selector '{}' matches no runs in {} ({})", sel, db.path().string(), existing(db)));
+    throw input_error(fmt::format("selector '{}' matches no runs in {} ({})", sel,
+                                  db.path().string(), existing(db)));
   std::erase_if(out.systems, [&](const auto& kv) {
-    return std::none_of(out.runs.begin(), out.runs.end(), [&](const run& r) { return r.system == kv.first; });
+    return std::none_of(out.runs.begin(), out.runs.end(),
+                        [&](const run& r) { return r.system == kv.first; });
   });
   return out;
 }

@@ -22,15 +22,16 @@
 namespace accelbench::cli {
 
 struct selection {
-  std::string label;   // the selector as given
+  std::string label; // the selector as given
   std::vector<run> runs;
-  std::map<std::string, store::system_record> systems;  // every system the runs name
+  std::map<std::string, store::system_record> systems; // every system the runs name
 };
 
 // Throws input_error when the selector is malformed, or matches nothing (listing the systems,
 // accelerators and tags that exist). `allow_files` false (a server's selectors come from the
 // network): a selector naming a .json file is never read as a file, only as filters.
-selection select_runs(store::store& db, const std::string& sel, bool with_samples = true, bool allow_files = true);
+selection select_runs(store::store& db, const std::string& sel, bool with_samples = true,
+                      bool allow_files = true);
 
 // Throws input_error naming `what` when `value` is not YYYY-MM-DD (optionally THH:MM[:SS]): the
 // form since= and --since compare with stored start times.

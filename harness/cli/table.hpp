@@ -12,6 +12,7 @@ public:
   void add(std::vector<std::string> row) { m_rows.push_back(std::move(row)); }
   bool empty() const { return m_rows.empty(); }
   void print(std::ostream& os) const;
+
 private:
   std::vector<std::string> m_header;
   std::vector<std::vector<std::string>> m_rows;

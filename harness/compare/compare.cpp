@@ -73,8 +73,8 @@ void judge(sample_comparison& c, const sample_options& opt) {
   const double hi = 1 + t, lo = 1 - t;
   const bool lower_better = opt.dir == direction::lower_is_better;
   const bool significant = c.p_value < opt.alpha;
-  const bool up = significant && c.ratio > hi && c.ratio_ci_low > 1;     // candidate larger
-  const bool down = significant && c.ratio < lo && c.ratio_ci_high < 1;  // candidate smaller
+  const bool up = significant && c.ratio > hi && c.ratio_ci_low > 1;    // candidate larger
+  const bool down = significant && c.ratio < lo && c.ratio_ci_high < 1; // candidate smaller
   const bool within = c.ratio_ci_low > lo && c.ratio_ci_high < hi;
   const std::string shift = describe_shift(c, opt.ci_level);
   const std::string thr = printf_string("%g%%", opt.threshold_pct);
@@ -87,8 +87,10 @@ void judge(sample_comparison& c, const sample_options& opt) {
     c.reason = shift + ": the whole CI lies within the " + thr + " threshold";
   } else {
     c.result = verdict::inconclusive;
-    c.reason = shift + (significant ? ": significant, but " : printf_string(" >= alpha %g, and ", opt.alpha)) +
-               "the CI reaches beyond the " + thr + " threshold: more samples needed";
+    c.reason =
+        shift +
+        (significant ? ": significant, but " : printf_string(" >= alpha %g, and ", opt.alpha)) +
+        "the CI reaches beyond the " + thr + " threshold: more samples needed";
   }
 }
 
@@ -199,14 +201,19 @@ struct side {
 // Why a run contributes no samples: failed or skipped, INVALID (e.g. its correctness check
 // failed: a broken kernel must not come out "improved"), or no samples at all. Empty: usable.
 std::string exclusion_reason(const run& r) {
-  const auto with = [](std::string what, const std::string& why) { return why.empty() ? what : what + ": " + why; };
-  if (r.status != run_status::ok) return with(to_string(r.status), r.status_reason);
+  const auto with = [](std::string what, const std::string& why) {
+    return why.empty() ? what : what + ": " + why;
+  };
+  if (r.status != run_status::ok)
+    return with(to_string(r.status), r.status_reason);
   if (!r.valid) {
     std::string why;
-    for (const auto& x : r.invalid_reasons) why += (why.empty() ? "" : "; ") + x;
+    for (const auto& x : r.invalid_reasons)
+      why += (why.empty() ? "" : "; ") + x;
     return with("INVALID", why);
   }
-  if (r.samples.empty()) return "no samples";
+  if (r.samples.empty())
+    return "no samples";
   return "";
 }
 
@@ -222,12 +229,13 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
       usable.push_back(r);
     } else {
       ++excluded;
-      if (s.excluded_reason.empty()) s.excluded_reason = why;
+      if (s.excluded_reason.empty())
+        s.excluded_reason = why;
     }
   }
   if (excluded > 0)
-    s.notes.push_back(label + ": " + std::to_string(excluded) + " run(s) left out of the comparison (" +
-                      s.excluded_reason + ")");
+    s.notes.push_back(label + ": " + std::to_string(excluded) +
+                      " run(s) left out of the comparison (" + s.excluded_reason + ")");
   if (usable.empty()) {
     s.representative = runs.back();
     return s;
@@ -239,13 +247,15 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
   std::set<std::string> fingerprints, warnings;
   for (const run* r : usable) {
     fingerprints.insert(r->fingerprint);
-    for (auto& w : run_warnings(*r)) warnings.insert(std::move(w));
+    for (auto& w : run_warnings(*r))
+      warnings.insert(std::move(w));
     for (const auto& smp : r->samples)
       s.samples.push_back(smp.value);
   }
   // Conditions that make the numbers less reliable (high CV, a loaded machine...) travel with
   // the comparison.
-  for (const auto& w : warnings) s.notes.push_back(label + ": " + w);
+  for (const auto& w : warnings)
+    s.notes.push_back(label + ": " + w);
   // docs/architecture.md: differing environments are flagged, never silently mixed.
   if (fingerprints.size() > 1)
     s.notes.push_back(label + ": pools runs with " + std::to_string(fingerprints.size()) +
@@ -325,8 +335,8 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     // A config that was VALID in the baseline and is INVALID or failed in the candidate has
     // regressed, whatever its speed: it never enters a ratio.
     if (b.contributing > 0 && c.contributing == 0)
-      jb.broken_candidate = opt.candidate_label + " " + c.excluded_reason + " where " + opt.baseline_label +
-                            " was VALID";
+      jb.broken_candidate = opt.candidate_label + " " + c.excluded_reason + " where " +
+                            opt.baseline_label + " was VALID";
 
     jb.so.dir = c.representative->sample_dir;
     jb.so.alpha = opt.alpha;

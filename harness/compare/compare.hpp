@@ -1,8 +1,8 @@
 #pragma once
 // Comparisons of two runs' raw samples and of two result sets: medians, the ratio of
-// medians with a bootstrap CI, a Mann-Whitney U test, and a direction-aware verdict. docs/architecture.md,
-// "Statistics": a regression needs both significance and a minimum effect size; verdicts are
-// explicit (improved / regressed / unchanged / inconclusive).
+// medians with a bootstrap CI, a Mann-Whitney U test, and a direction-aware verdict.
+// docs/architecture.md, "Statistics": a regression needs both significance and a minimum effect
+// size; verdicts are explicit (improved / regressed / unchanged / inconclusive).
 #include <cstdint>
 #include <map>
 #include <string>

@@ -164,7 +164,8 @@ std::string xml_escape(const std::string& raw) {
   for (size_t i = 0; i < s.size(); ++i) {
     const unsigned char ch = static_cast<unsigned char>(s[i]);
     if (ch == 0xEF && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xBF &&
-        (static_cast<unsigned char>(s[i + 2]) == 0xBE || static_cast<unsigned char>(s[i + 2]) == 0xBF)) {
+        (static_cast<unsigned char>(s[i + 2]) == 0xBE ||
+         static_cast<unsigned char>(s[i + 2]) == 0xBF)) {
       out += "\xEF\xBF\xBD";
       i += 2;
       continue;
@@ -212,8 +213,8 @@ std::string markdown_escape(const std::string& s) {
 // ---------------------------------------------------------------------------------------------
 std::string format_terminal(const set_comparison& c, const terminal_options& opt) {
   // Names and labels come from the database: control characters are printed as escapes.
-  std::string out = fmt::format("accelbench compare: {} -> {} (alpha {:g})\n", printable(c.baseline_label),
-                                printable(c.candidate_label), c.alpha);
+  std::string out = fmt::format("accelbench compare: {} -> {} (alpha {:g})\n",
+                                printable(c.baseline_label), printable(c.candidate_label), c.alpha);
   const std::vector<std::string> head = {"verdict", "config", "baseline", "candidate",
                                          "change",  "95% CI", "p"};
   const std::vector<bool> right = {false, false, true, true, true, true, true};
@@ -221,7 +222,8 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
   std::vector<verdict> verdicts;
   for (const pair_result* p : ordered(c)) {
     const auto& m = p->cmp;
-    rows.push_back({to_string(m.result), printable(p->name) + (p->environment_differs ? " (env differs)" : ""),
+    rows.push_back({to_string(m.result),
+                    printable(p->name) + (p->environment_differs ? " (env differs)" : ""),
                     median_text(m.baseline_median, m.n_baseline, p->unit),
                     median_text(m.candidate_median, m.n_candidate, p->unit), change_text(m),
                     ci_text(m), p_text(m)});
@@ -258,10 +260,11 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
     out += fmt::format("only in {}: {}\n", printable(c.candidate_label), printable(u.name));
   for (const pair_result* p : ordered(c)) {
     if (p->environment_differs)
-      out += fmt::format("environment differs for {}: {}\n", printable(p->name),
-                         p->environment_differences.empty()
-                             ? std::string("fingerprint only")
-                             : printable(fmt::format("{}", fmt::join(p->environment_differences, ", "))));
+      out += fmt::format(
+          "environment differs for {}: {}\n", printable(p->name),
+          p->environment_differences.empty()
+              ? std::string("fingerprint only")
+              : printable(fmt::format("{}", fmt::join(p->environment_differences, ", "))));
     for (const auto& n : p->notes)
       out += fmt::format("note for {}: {}\n", printable(p->name), printable(n));
   }
@@ -313,10 +316,11 @@ std::string format_markdown(const set_comparison& c) {
   std::string flags;
   for (const pair_result* p : ordered(c)) {
     if (p->environment_differs)
-      flags += fmt::format("- `{}`: environment differs ({})\n", markdown_escape(p->name),
-                           p->environment_differences.empty()
-                               ? std::string("fingerprint only")
-                               : printable(fmt::format("{}", fmt::join(p->environment_differences, ", "))));
+      flags += fmt::format(
+          "- `{}`: environment differs ({})\n", markdown_escape(p->name),
+          p->environment_differences.empty()
+              ? std::string("fingerprint only")
+              : printable(fmt::format("{}", fmt::join(p->environment_differences, ", "))));
     for (const auto& n : p->notes)
       flags += fmt::format("- `{}`: {}\n", markdown_escape(p->name), markdown_escape(n));
   }

@@ -1,7 +1,8 @@
 #pragma once
-// Mann-Whitney U test (two-sided), the non-parametric test docs/architecture.md asks for before anything is
-// called a regression. Conventions follow scipy.stats.mannwhitneyu so figures can be cross-checked:
-// the reported U is U1 (the statistic of the first sample), the p-value uses max(U1, U2).
+// Mann-Whitney U test (two-sided), the non-parametric test docs/architecture.md asks for before
+// anything is called a regression. Conventions follow scipy.stats.mannwhitneyu so figures can be
+// cross-checked: the reported U is U1 (the statistic of the first sample), the p-value uses max(U1,
+// U2).
 #include <cstddef>
 #include <vector>
 

@@ -8,5 +8,5 @@ const char* compiler();
 const char* compiler_flags();
 const char* build_type();
 bool cuda_built();
-const char* cuda_architectures();  // "90 100"; empty without CUDA
+const char* cuda_architectures(); // "90 100"; empty without CUDA
 } // namespace accelbench::build_info

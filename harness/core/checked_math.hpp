@@ -25,7 +25,8 @@ constexpr uint64_t sat_mul(uint64_t a, uint64_t b) {
 constexpr uint64_t sat_product(std::initializer_list<int64_t> factors) {
   uint64_t r = 1;
   for (int64_t f : factors) {
-    if (f < 0) return k_saturated;
+    if (f < 0)
+      return k_saturated;
     r = sat_mul(r, static_cast<uint64_t>(f));
   }
   return r;

@@ -15,23 +15,23 @@ namespace accelbench {
 
 // A snapshot of the machine taken before and after a run.
 struct machine_state {
-  double wall_s = 0;          // steady clock
-  double busy_cpu_s = 0;      // CPU time of all processes (from /proc/stat), seconds
-  double own_cpu_s = 0;       // CPU time of this process, seconds
-  double load1 = -1;          // 1-minute load average (-1: unknown)
+  double wall_s = 0;     // steady clock
+  double busy_cpu_s = 0; // CPU time of all processes (from /proc/stat), seconds
+  double own_cpu_s = 0;  // CPU time of this process, seconds
+  double load1 = -1;     // 1-minute load average (-1: unknown)
   int cores = 0;
-  std::string governor;       // cpu0's scaling governor ("" when not readable)
-  std::string turbo;          // "on" | "off" | "" (unknown)
+  std::string governor; // cpu0's scaling governor ("" when not readable)
+  std::string turbo;    // "on" | "off" | "" (unknown)
 };
 machine_state read_machine_state();
 
 // How the ruleset treats each condition ("invalid" | "warn" | "ignore") and its limits.
 struct condition_rules {
-  double max_cv = 0.05;                 // samples' stddev / mean
-  double max_other_load = 0.25;         // CPU used by other processes, as a share of the cores
+  double max_cv = 0.05;         // samples' stddev / mean
+  double max_other_load = 0.25; // CPU used by other processes, as a share of the cores
   std::string on_high_cv = "warn";
   std::string on_loaded = "warn";
-  std::string on_governor = "warn";     // governor not "performance", or turbo on
+  std::string on_governor = "warn"; // governor not "performance", or turbo on
   std::string on_debug_library = "warn";
 };
 condition_rules conditions_of(const ruleset& r);

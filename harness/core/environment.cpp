@@ -50,8 +50,10 @@ memory_info read_memory_info() {
   std::string unit;
   while (in >> key >> kb) {
     std::getline(in, unit);
-    if (key == "MemTotal:") m.total_bytes = kb * 1024;
-    if (key == "MemAvailable:") m.available_bytes = kb * 1024;
+    if (key == "MemTotal:")
+      m.total_bytes = kb * 1024;
+    if (key == "MemAvailable:")
+      m.available_bytes = kb * 1024;
   }
   return m;
 }
@@ -78,10 +80,13 @@ json capture_environment() {
     std::string line;
     while (std::getline(in, line)) {
       auto colon = line.find(':');
-      if (colon == std::string::npos) continue;
+      if (colon == std::string::npos)
+        continue;
       std::string k = trim(line.substr(0, colon)), v = trim(line.substr(colon + 1));
-      if (k == "model name" && model.empty()) model = v;
-      if (k == "cpu MHz" && mhz.empty()) mhz = v;
+      if (k == "model name" && model.empty())
+        model = v;
+      if (k == "cpu MHz" && mhz.empty())
+        mhz = v;
     }
   }
   std::string max_khz = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
@@ -104,10 +109,12 @@ json capture_environment() {
     while (std::getline(in, line))
       if (line.rfind("PRETTY_NAME=", 0) == 0) {
         pretty = line.substr(12);
-        if (pretty.size() >= 2 && pretty.front() == '"') pretty = pretty.substr(1, pretty.size() - 2);
+        if (pretty.size() >= 2 && pretty.front() == '"')
+          pretty = pretty.substr(1, pretty.size() - 2);
       }
   }
-  env["os"] = {{"name", pretty}, {"kernel", std::string(u.sysname) + " " + u.release},
+  env["os"] = {{"name", pretty},
+               {"kernel", std::string(u.sysname) + " " + u.release},
                {"machine", u.machine}};
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -152,7 +159,8 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
   if (env.contains("libraries") && env["libraries"].is_object())
     for (const auto& [k, v] : env["libraries"].items()) {
       std::string token;
-      for (char c : k) token += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+      for (char c : k)
+        token += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
       f.push_back({"libraries." + k, json::json_pointer("/libraries/" + token)});
     }
   return f;
@@ -172,12 +180,15 @@ std::vector<std::string> environment_differences(const json& a, const json& b) {
   std::vector<std::string> out;
   auto fa = comparable_fields(a), fb = comparable_fields(b);
   std::map<std::string, json::json_pointer> all;
-  for (auto& [n, p] : fa) all.emplace(n, p);
-  for (auto& [n, p] : fb) all.emplace(n, p);
+  for (auto& [n, p] : fa)
+    all.emplace(n, p);
+  for (auto& [n, p] : fb)
+    all.emplace(n, p);
   for (const auto& [name, ptr] : all) {
     json va = a.contains(ptr) ? a.at(ptr) : json();
     json vb = b.contains(ptr) ? b.at(ptr) : json();
-    if (va != vb) out.push_back(name);
+    if (va != vb)
+      out.push_back(name);
   }
   return out;
 }

@@ -12,14 +12,16 @@
 namespace accelbench {
 
 inline uint64_t fnv1a64(std::string_view s, uint64_t h = 1469598103934665603ULL) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  for (unsigned char c : s)
+    h = (h ^ c) * 1099511628211ULL;
   return h;
 }
 
 // FNV-1a 128, as its high and low 64 bits.
 inline std::pair<uint64_t, uint64_t> fnv1a128(std::string_view s) {
   unsigned __int128 h = ((unsigned __int128)0x6c62272e07bb0142ULL << 64) | 0x62b821756295c58dULL;
-  const unsigned __int128 prime = ((unsigned __int128)0x0000000001000000ULL << 64) | 0x000000000000013BULL;
+  const unsigned __int128 prime =
+      ((unsigned __int128)0x0000000001000000ULL << 64) | 0x000000000000013BULL;
   for (unsigned char c : s) {
     h ^= c;
     h *= prime;

@@ -27,7 +27,8 @@ const json& json_schema::resolve(const std::string& ref) const {
   if (ref.rfind("#", 0) != 0)
     throw input_error(fmt::format("schema $ref '{}' is not local", ref));
   json::json_pointer ptr(ref.substr(1));
-  if (!m_root.contains(ptr)) throw input_error(fmt::format("schema $ref '{}' not found", ref));
+  if (!m_root.contains(ptr))
+    throw input_error(fmt::format("schema $ref '{}' not found", ref));
   return m_root.at(ptr);
 }
 
@@ -35,27 +36,38 @@ namespace {
 // An "integer" is one a reader can hold in an int64_t: 1e19 or 2^64-1 are integers to JSON
 // Schema, but converting them wraps (1e19 became INT64_MIN), so they are out of range here.
 bool fits_int64(const json& v) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX);
-  if (v.is_number_integer()) return true;
+  if (v.is_number_unsigned())
+    return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX);
+  if (v.is_number_integer())
+    return true;
   const double x = v.get<double>();
   return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
 }
 bool is_integral(const json& v) {
-  return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  return v.is_number_integer() ||
+         (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
 }
 bool type_matches(const std::string& t, const json& v) {
-  if (t == "object") return v.is_object();
-  if (t == "array") return v.is_array();
-  if (t == "string") return v.is_string();
-  if (t == "integer") return is_integral(v);
-  if (t == "number") return v.is_number();
-  if (t == "boolean") return v.is_boolean();
-  if (t == "null") return v.is_null();
+  if (t == "object")
+    return v.is_object();
+  if (t == "array")
+    return v.is_array();
+  if (t == "string")
+    return v.is_string();
+  if (t == "integer")
+    return is_integral(v);
+  if (t == "number")
+    return v.is_number();
+  if (t == "boolean")
+    return v.is_boolean();
+  if (t == "null")
+    return v.is_null();
   return false;
 }
 std::string short_dump(const json& v) {
   std::string s = dump_json(v);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  if (s.size() > 60)
+    s = s.substr(0, 57) + "...";
   return s;
 }
 } // namespace
@@ -63,27 +75,32 @@ std::string short_dump(const json& v) {
 void json_schema::check(const json& s, const json& v, const std::string& path,
                         std::vector<schema_violation>& out) const {
   if (s.is_boolean()) {
-    if (!s.get<bool>()) out.push_back({path, "no value is allowed here"});
+    if (!s.get<bool>())
+      out.push_back({path, "no value is allowed here"});
     return;
   }
-  if (!s.is_object()) return;
+  if (!s.is_object())
+    return;
   auto fail = [&](std::string msg) { out.push_back({path.empty() ? "/" : path, std::move(msg)}); };
 
-  if (auto it = s.find("$ref"); it != s.end()) check(resolve(it->get<std::string>()), v, path, out);
+  if (auto it = s.find("$ref"); it != s.end())
+    check(resolve(it->get<std::string>()), v, path, out);
 
   if (auto it = s.find("type"); it != s.end()) {
     bool ok = false;
     if (it->is_string())
       ok = type_matches(it->get<std::string>(), v);
     else
-      for (const auto& t : *it) ok |= type_matches(t.get<std::string>(), v);
+      for (const auto& t : *it)
+        ok |= type_matches(t.get<std::string>(), v);
     if (!ok) {
       fail(fmt::format("expected {}, got {}", it->is_string() ? it->get<std::string>() : it->dump(),
                        short_dump(v)));
-      return;  // other keywords would only repeat the problem
+      return; // other keywords would only repeat the problem
     }
-    const bool wants_integer =
-        it->is_string() ? *it == "integer" : std::find(it->begin(), it->end(), "integer") != it->end();
+    const bool wants_integer = it->is_string()
+                                   ? *it == "integer"
+                                   : std::find(it->begin(), it->end(), "integer") != it->end();
     if (wants_integer && is_integral(v) && !fits_int64(v)) {
       fail(fmt::format("{} is outside the 64-bit integer range", short_dump(v)));
       return;
@@ -91,8 +108,10 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
   }
   if (auto it = s.find("enum"); it != s.end()) {
     bool ok = false;
-    for (const auto& e : *it) ok |= (e == v);
-    if (!ok) fail(fmt::format("{} is not one of {}", short_dump(v), it->dump()));
+    for (const auto& e : *it)
+      ok |= (e == v);
+    if (!ok)
+      fail(fmt::format("{} is not one of {}", short_dump(v), it->dump()));
   }
   if (auto it = s.find("const"); it != s.end() && *it != v)
     fail(fmt::format("{} must be {}", short_dump(v), it->dump()));
@@ -121,7 +140,8 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
     if (auto it = s.find("maxItems"); it != s.end() && v.size() > it->get<size_t>())
       fail(fmt::format("array has {} items, more than {}", v.size(), it->dump()));
     if (auto it = s.find("items"); it != s.end())
-      for (size_t i = 0; i < v.size(); ++i) check(*it, v[i], path + "/" + std::to_string(i), out);
+      for (size_t i = 0; i < v.size(); ++i)
+        check(*it, v[i], path + "/" + std::to_string(i), out);
   }
   if (v.is_object()) {
     if (auto it = s.find("required"); it != s.end())
@@ -154,7 +174,8 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
     }
   }
   if (auto it = s.find("allOf"); it != s.end())
-    for (const auto& sub : *it) check(sub, v, path, out);
+    for (const auto& sub : *it)
+      check(sub, v, path, out);
   if (auto it = s.find("anyOf"); it != s.end()) {
     bool ok = false;
     std::vector<schema_violation> first;
@@ -165,7 +186,8 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
         ok = true;
         break;
       }
-      if (first.empty()) first = tmp;
+      if (first.empty())
+        first = tmp;
     }
     if (!ok) {
       fail("matches none of anyOf");
@@ -179,18 +201,22 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
       check(sub, v, path, tmp);
       n += tmp.empty();
     }
-    if (n != 1) fail(fmt::format("matches {} of oneOf (exactly one required)", n));
+    if (n != 1)
+      fail(fmt::format("matches {} of oneOf (exactly one required)", n));
   }
 }
 
 std::optional<std::string> first_non_finite_number(const json& v, const std::string& path) {
-  if (v.is_number_float() && !std::isfinite(v.get<double>())) return path.empty() ? "/" : path;
+  if (v.is_number_float() && !std::isfinite(v.get<double>()))
+    return path.empty() ? "/" : path;
   if (v.is_object())
     for (const auto& [k, sub] : v.items())
-      if (auto p = first_non_finite_number(sub, path + "/" + k)) return p;
+      if (auto p = first_non_finite_number(sub, path + "/" + k))
+        return p;
   if (v.is_array())
     for (std::size_t i = 0; i < v.size(); ++i)
-      if (auto p = first_non_finite_number(v[i], path + "/" + std::to_string(i))) return p;
+      if (auto p = first_non_finite_number(v[i], path + "/" + std::to_string(i)))
+        return p;
   return std::nullopt;
 }
 
@@ -208,8 +234,8 @@ std::vector<schema_violation> json_schema::validate(const json& instance) const 
 void json_schema::require_valid(const json& instance, const std::string& what) const {
   auto v = validate(instance);
   if (!v.empty())
-    throw input_error(fmt::format("{} is invalid: {}: {}", what, v[0].path.empty() ? "/" : v[0].path,
-                                  v[0].message));
+    throw input_error(fmt::format("{} is invalid: {}: {}", what,
+                                  v[0].path.empty() ? "/" : v[0].path, v[0].message));
 }
 
 } // namespace accelbench

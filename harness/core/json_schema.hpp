@@ -16,14 +16,14 @@
 namespace accelbench {
 
 struct schema_violation {
-  std::string path;     // JSON pointer into the instance: /runs/3/samples
-  std::string message;  // what is wrong
+  std::string path;    // JSON pointer into the instance: /runs/3/samples
+  std::string message; // what is wrong
 };
 
 class json_schema {
 public:
   explicit json_schema(json schema);
-  static json_schema load(const std::filesystem::path& file);  // throws input_error
+  static json_schema load(const std::filesystem::path& file); // throws input_error
   // All violations (empty: valid).
   std::vector<schema_violation> validate(const json& instance) const;
   // Throws input_error "<what>: <path>: <message>" on the first violation.

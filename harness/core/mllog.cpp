@@ -208,7 +208,7 @@ parsed_log parse_mllog_file(const std::filesystem::path& path) {
 }
 
 std::string repair_text_lines(std::string_view text, const std::string& file,
-                            std::vector<diagnostic>& diags) {
+                              std::vector<diagnostic>& diags) {
   if (valid_utf8(text))
     return std::string(text);
   std::string out;
@@ -242,13 +242,13 @@ namespace {
 // JSON with Python's json.dumps separators (", " and ": ") at every level, as mlperf_logging
 // writes its lines; numbers and strings as nlohmann prints them (doubles with round-trip
 // precision). Object keys in the container's order.
-template <class J>
-std::string python_dumps(const J& j) {
+template <class J> std::string python_dumps(const J& j) {
   if (j.is_object()) {
     std::string out = "{";
     bool first = true;
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (!first) out += ", ";
+      if (!first)
+        out += ", ";
       first = false;
       out += J(it.key()).dump() + ": " + python_dumps(it.value());
     }
@@ -256,7 +256,8 @@ std::string python_dumps(const J& j) {
   }
   if (j.is_array()) {
     std::string out = "[";
-    for (size_t i = 0; i < j.size(); i++) out += (i ? ", " : "") + python_dumps(j[i]);
+    for (size_t i = 0; i < j.size(); i++)
+      out += (i ? ", " : "") + python_dumps(j[i]);
     return out + "]";
   }
   return j.dump();
@@ -297,7 +298,8 @@ void mllogger::emit(const char* type, const std::string& key, const json& value,
   nlohmann::ordered_json md;
   md["file"] = relative_file(loc.file_name());
   md["lineno"] = int64_t(loc.line());
-  for (auto& [k, v] : metadata.items()) md[k] = v;
+  for (auto& [k, v] : metadata.items())
+    md[k] = v;
   e["metadata"] = md;
   std::string line = std::string(mllog_marker) + python_dumps(e) + "\n";
   m_text += line;

@@ -5,8 +5,8 @@
 // does not lose the rest of a folder; the writer (mllogger) is what train.llama logs its runs with.
 // Part of the result model (run::mllog), so workloads/training and workloads/mlperf share it.
 #include <cstdint>
-#include <iosfwd>
 #include <filesystem>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,7 +80,7 @@ std::string read_text_file(const std::filesystem::path& path, const std::string&
 // output made from it stay valid. When something was replaced, appends one diagnostic to
 // `diags`: file, the first line concerned, and how many bytes on how many lines.
 std::string repair_text_lines(std::string_view text, const std::string& file,
-                            std::vector<diagnostic>& diags);
+                              std::vector<diagnostic>& diags);
 
 // One log line for `e` in the format mlperf_logging writes (without a trailing newline):
 // :::MLLOG {"namespace": "", "time_ms": ..., "event_type": ..., "key": ..., "value": ...,

@@ -14,29 +14,34 @@
 
 namespace accelbench {
 
-std::string to_string(direction d) {
-  return d == direction::higher_is_better ? "higher" : "lower";
-}
+std::string to_string(direction d) { return d == direction::higher_is_better ? "higher" : "lower"; }
 
 direction direction_from_string(const std::string& s) {
-  if (s == "higher") return direction::higher_is_better;
-  if (s == "lower") return direction::lower_is_better;
+  if (s == "higher")
+    return direction::higher_is_better;
+  if (s == "lower")
+    return direction::lower_is_better;
   throw input_error(fmt::format("unknown metric direction '{}' (expected higher or lower)", s));
 }
 
 std::string to_string(axis_type t) {
   switch (t) {
-  case axis_type::integer: return "integer";
-  case axis_type::number: return "number";
-  case axis_type::string: return "string";
-  case axis_type::boolean: return "boolean";
+  case axis_type::integer:
+    return "integer";
+  case axis_type::number:
+    return "number";
+  case axis_type::string:
+    return "string";
+  case axis_type::boolean:
+    return "boolean";
   }
   return "?";
 }
 
 const axis* workload_spec::find_axis(const std::string& n) const {
   for (const auto& a : axes)
-    if (a.name == n) return &a;
+    if (a.name == n)
+      return &a;
   return nullptr;
 }
 
@@ -45,7 +50,8 @@ std::string config::key() const {
   std::string k = workload + "/" + backend + "/";
   bool first = true;
   for (const auto& [name, value] : values) {
-    if (!first) k += ",";
+    if (!first)
+      k += ",";
     first = false;
     k += name + "=" + value;
   }
@@ -65,7 +71,8 @@ bool config::get_bool(const std::string& name) const { return at(name) == "1"; }
 
 namespace {
 bool parse_int(const std::string& s, int64_t& out) {
-  if (s.empty()) return false;
+  if (s.empty())
+    return false;
   size_t pos = 0;
   try {
     out = std::stoll(s, &pos, 10);
@@ -75,7 +82,8 @@ bool parse_int(const std::string& s, int64_t& out) {
   return pos == s.size();
 }
 bool parse_number(const std::string& s, double& out) {
-  if (s.empty()) return false;
+  if (s.empty())
+    return false;
   size_t pos = 0;
   try {
     out = std::stod(s, &pos);
@@ -107,19 +115,22 @@ config resolve_config(const workload_spec& spec, const std::string& backend,
   c.workload = spec.name;
   c.backend = backend;
   bool known_backend = false;
-  for (const auto& b : spec.backends) known_backend |= (b == backend);
+  for (const auto& b : spec.backends)
+    known_backend |= (b == backend);
   if (!known_backend) {
     std::string list;
-    for (const auto& b : spec.backends) list += (list.empty() ? "" : ", ") + b;
+    for (const auto& b : spec.backends)
+      list += (list.empty() ? "" : ", ") + b;
     throw input_error(fmt::format("unknown backend '{}' for workload {} (available here: {})",
                                   backend, spec.name, list));
   }
   for (const auto& [name, value] : user_values) {
     if (!spec.find_axis(name)) {
       std::string list;
-      for (const auto& a : spec.axes) list += (list.empty() ? "" : ", ") + a.name;
-      throw input_error(fmt::format("unknown parameter '{}' for workload {} (parameters: {})",
-                                    name, spec.name, list));
+      for (const auto& a : spec.axes)
+        list += (list.empty() ? "" : ", ") + a.name;
+      throw input_error(fmt::format("unknown parameter '{}' for workload {} (parameters: {})", name,
+                                    spec.name, list));
     }
   }
   for (const auto& a : spec.axes) {
@@ -135,7 +146,7 @@ config resolve_config(const workload_spec& spec, const std::string& backend,
         throw input_error(fmt::format("parameter {} must be an integer, got '{}'", a.name, v));
       if (i < a.min_int)
         throw input_error(fmt::format("parameter {} must be >= {}, got {}", a.name, a.min_int, i));
-      v = std::to_string(i);  // canonical form: "0010" and "10" are the same config
+      v = std::to_string(i); // canonical form: "0010" and "10" are the same config
       break;
     }
     case axis_type::number: {
@@ -145,8 +156,10 @@ config resolve_config(const workload_spec& spec, const std::string& backend,
       break;
     }
     case axis_type::boolean: {
-      if (v == "true" || v == "yes") v = "1";
-      if (v == "false" || v == "no") v = "0";
+      if (v == "true" || v == "yes")
+        v = "1";
+      if (v == "false" || v == "no")
+        v = "0";
       if (v != "0" && v != "1")
         throw input_error(fmt::format("parameter {} must be 0 or 1, got '{}'", a.name, v));
       break;
@@ -154,12 +167,14 @@ config resolve_config(const workload_spec& spec, const std::string& backend,
     case axis_type::string: {
       if (!a.choices.empty()) {
         bool ok = false;
-        for (const auto& ch : a.choices) ok |= (ch == v);
+        for (const auto& ch : a.choices)
+          ok |= (ch == v);
         if (!ok) {
           std::string list;
-          for (const auto& ch : a.choices) list += (list.empty() ? "" : ", ") + ch;
-          throw input_error(
-              fmt::format("unknown {} '{}' for workload {} (choices: {})", a.name, v, spec.name, list));
+          for (const auto& ch : a.choices)
+            list += (list.empty() ? "" : ", ") + ch;
+          throw input_error(fmt::format("unknown {} '{}' for workload {} (choices: {})", a.name, v,
+                                        spec.name, list));
         }
       }
       break;
@@ -173,23 +188,30 @@ config resolve_config(const workload_spec& spec, const std::string& backend,
 // ---------------------------------------------------------------------------------------------
 std::string to_string(run_status s) {
   switch (s) {
-  case run_status::ok: return "ok";
-  case run_status::failed: return "failed";
-  case run_status::skipped: return "skipped";
+  case run_status::ok:
+    return "ok";
+  case run_status::failed:
+    return "failed";
+  case run_status::skipped:
+    return "skipped";
   }
   return "?";
 }
 
 run_status run_status_from_string(const std::string& s) {
-  if (s == "ok") return run_status::ok;
-  if (s == "failed") return run_status::failed;
-  if (s == "skipped") return run_status::skipped;
+  if (s == "ok")
+    return run_status::ok;
+  if (s == "failed")
+    return run_status::failed;
+  if (s == "skipped")
+    return run_status::skipped;
   throw input_error(fmt::format("unknown run status '{}'", s));
 }
 
 const metric* run::find_metric(const std::string& name) const {
   for (const auto& m : metrics)
-    if (m.name == name) return &m;
+    if (m.name == name)
+      return &m;
   return nullptr;
 }
 
@@ -249,7 +271,8 @@ json to_json(const run& r) {
   json samples = json::array();
   for (const auto& s : r.samples) {
     json sj{{"index", s.index}, {"value", s.value}, {"iterations", s.iterations}};
-    if (!s.extra.empty()) sj["extra"] = s.extra;
+    if (!s.extra.empty())
+      sj["extra"] = s.extra;
     samples.push_back(std::move(sj));
   }
   j["samples"] = std::move(samples);
@@ -259,7 +282,8 @@ json to_json(const run& r) {
         {{"name", m.name}, {"value", m.value}, {"unit", m.unit}, {"direction", to_string(m.dir)}});
   j["metrics"] = std::move(metrics);
   j["extra"] = r.extra;
-  if (!r.mllog.empty()) j["mllog"] = r.mllog;
+  if (!r.mllog.empty())
+    j["mllog"] = r.mllog;
   return j;
 }
 
@@ -307,7 +331,8 @@ run run_from_json(const json& j) {
     }
     for (const auto& mj : j.value("metrics", json::array()))
       r.metrics.push_back({mj.at("name").get<std::string>(), mj.at("value").get<double>(),
-                           mj.value("unit", ""), direction_from_string(mj.value("direction", "higher"))});
+                           mj.value("unit", ""),
+                           direction_from_string(mj.value("direction", "higher"))});
     r.extra = j.value("extra", json::object());
     r.mllog = j.value("mllog", "");
     return r;
@@ -326,11 +351,11 @@ std::string new_uuid() {
     w[1] = ((uint64_t)rd() << 32) ^ rd();
   }
   uint64_t a = w[0], b = w[1];
-  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
-  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
+  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL; // version 4
+  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; // variant 10
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", (uint32_t)(a >> 32),
-                     (uint32_t)((a >> 16) & 0xffff), (uint32_t)(a & 0xffff),
-                     (uint32_t)(b >> 48), b & 0xffffffffffffULL);
+                     (uint32_t)((a >> 16) & 0xffff), (uint32_t)(a & 0xffff), (uint32_t)(b >> 48),
+                     b & 0xffffffffffffULL);
 }
 
 std::string now_iso8601() {

@@ -17,13 +17,13 @@ using json = nlohmann::json;
 // ---------------------------------------------------------------------------------------------
 // metric
 enum class direction { higher_is_better, lower_is_better };
-std::string to_string(direction d);    // "higher" | "lower"
+std::string to_string(direction d); // "higher" | "lower"
 direction direction_from_string(const std::string& s);
 
 struct metric {
-  std::string name;  // tflops, tokens_per_s, time_to_train_min, pct_of_peak, mfu, ...
+  std::string name; // tflops, tokens_per_s, time_to_train_min, pct_of_peak, mfu, ...
   double value = 0;
-  std::string unit;  // "TFLOP/s", "s", "%", ...
+  std::string unit; // "TFLOP/s", "s", "%", ...
   direction dir = direction::higher_is_better;
 };
 
@@ -31,9 +31,9 @@ struct metric {
 // sample: one timed measurement (a repetition, a training step, an MLPerf run).
 struct sample {
   int64_t index = 0;
-  double value = 0;        // in the run's sample_unit (seconds per iteration for kernels)
-  int64_t iterations = 1;  // iterations the value is averaged over
-  json extra = json::object();  // per-sample facts: clock_mhz, throttled, loss, ...
+  double value = 0;            // in the run's sample_unit (seconds per iteration for kernels)
+  int64_t iterations = 1;      // iterations the value is averaged over
+  json extra = json::object(); // per-sample facts: clock_mhz, throttled, loss, ...
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -44,20 +44,20 @@ std::string to_string(axis_type t);
 struct axis {
   std::string name;
   axis_type type = axis_type::integer;
-  std::string default_value;         // empty: the axis is required
-  std::vector<std::string> choices;  // for strings: the allowed values (empty: any)
-  int64_t min_int = 1;               // for integers: smallest allowed value
+  std::string default_value;        // empty: the axis is required
+  std::vector<std::string> choices; // for strings: the allowed values (empty: any)
+  int64_t min_int = 1;              // for integers: smallest allowed value
   std::string description;
 };
 
 struct workload_spec {
-  std::string name;         // gemm, attention, train.llama, mlperf.llama31_405b
-  std::string family;       // kernel | training | mlperf
+  std::string name;   // gemm, attention, train.llama, mlperf.llama31_405b
+  std::string family; // kernel | training | mlperf
   std::string description;
   std::vector<axis> axes;
-  std::vector<std::string> backends;  // backends this build can run ("cpu", "cuda")
-  std::string default_ruleset;        // ruleset id used when --rules is not given
-  std::string primary_metric;         // the metric reports lead with
+  std::vector<std::string> backends; // backends this build can run ("cpu", "cuda")
+  std::string default_ruleset;       // ruleset id used when --rules is not given
+  std::string primary_metric;        // the metric reports lead with
   const axis* find_axis(const std::string& name) const;
 };
 
@@ -66,15 +66,15 @@ struct workload_spec {
 struct config {
   std::string workload;
   std::string backend;
-  std::map<std::string, std::string> values;  // ordered: the key is canonical
+  std::map<std::string, std::string> values; // ordered: the key is canonical
 
   // "gemm/cpu/K=1024,M=1024,N=1024,dtype=fp32,library=onednn,trans_a=0,trans_b=0"
   std::string key() const;
-  const std::string& at(const std::string& name) const;  // throws input_error when missing
+  const std::string& at(const std::string& name) const; // throws input_error when missing
   int64_t get_int(const std::string& name) const;
   double get_number(const std::string& name) const;
   bool get_bool(const std::string& name) const;
-  json to_json() const;  // the values as an object (numbers as numbers)
+  json to_json() const; // the values as an object (numbers as numbers)
 };
 
 // Resolve user values (--set KEY=VALUE) against a spec: fills defaults, checks types, choices and
@@ -89,30 +89,30 @@ std::string to_string(run_status s);
 run_status run_status_from_string(const std::string& s);
 
 struct run {
-  int64_t id = 0;         // database id (0 until stored)
-  std::string uuid;       // stable across databases; the idempotency key when publishing
-  config cfg;             // workload, backend and values
-  std::string system;     // system name
-  std::string ruleset;    // ruleset id, e.g. "kernel-v1"
-  json user_settings = json::object();       // what the user asked for (overrides)
-  json effective_settings = json::object();  // what was applied (ruleset + overrides + limits)
+  int64_t id = 0;      // database id (0 until stored)
+  std::string uuid;    // stable across databases; the idempotency key when publishing
+  config cfg;          // workload, backend and values
+  std::string system;  // system name
+  std::string ruleset; // ruleset id, e.g. "kernel-v1"
+  json user_settings = json::object();      // what the user asked for (overrides)
+  json effective_settings = json::object(); // what was applied (ruleset + overrides + limits)
   json environment = json::object();
-  std::string fingerprint;                   // hash of the environment fields that must match
-  std::string sample_unit = "s";             // unit of sample values
+  std::string fingerprint;       // hash of the environment fields that must match
+  std::string sample_unit = "s"; // unit of sample values
   direction sample_dir = direction::lower_is_better;
   std::vector<sample> samples;
   std::vector<metric> metrics;
   run_status status = run_status::ok;
-  std::string status_reason;                 // why failed / skipped
-  bool valid = true;                         // VALID / INVALID
+  std::string status_reason; // why failed / skipped
+  bool valid = true;         // VALID / INVALID
   std::vector<std::string> invalid_reasons;
   std::vector<std::string> tags;
-  std::string source = "measured";           // measured | published | imported
-  std::string started_at;                    // ISO-8601 UTC
+  std::string source = "measured"; // measured | published | imported
+  std::string started_at;          // ISO-8601 UTC
   std::string finished_at;
   std::string harness_revision;
-  json extra = json::object();               // workload facts: algorithm, eval curve, score...
-  std::string mllog;                         // MLPerf log (training, ingested MLPerf runs)
+  json extra = json::object(); // workload facts: algorithm, eval curve, score...
+  std::string mllog;           // MLPerf log (training, ingested MLPerf runs)
 
   const metric* find_metric(const std::string& name) const;
   void add_metric(std::string name, double value, std::string unit, direction dir);
@@ -123,7 +123,7 @@ struct run {
 
 // JSON forms shared by the store, the exporter and the importers (schemas/results.schema.json).
 json to_json(const run& r);
-run run_from_json(const json& j);  // throws input_error on a malformed document
+run run_from_json(const json& j); // throws input_error on a malformed document
 
 // A new random UUID (v4) as text.
 std::string new_uuid();

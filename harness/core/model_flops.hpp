@@ -9,11 +9,11 @@ namespace accelbench {
 // Parameters of one decoder block: two RMSNorm gains, Wq, Wk, Wv, Wo and the SwiGLU W1 (gate),
 // W3 (up), W2 (down). kv_dim = kv_heads x head_dim (grouped-query attention).
 inline int64_t decoder_block_params(int64_t dim, int64_t kv_dim, int64_t ffn_dim) {
-  return 2 * dim             // attention and MLP RMSNorm gains
-         + dim * dim         // Wq
-         + 2 * kv_dim * dim  // Wk, Wv
-         + dim * dim         // Wo
-         + 3 * ffn_dim * dim;  // W1, W3, W2
+  return 2 * dim              // attention and MLP RMSNorm gains
+         + dim * dim          // Wq
+         + 2 * kv_dim * dim   // Wk, Wv
+         + dim * dim          // Wo
+         + 3 * ffn_dim * dim; // W1, W3, W2
 }
 
 // Model FLOPs per token of a training step (PaLM, Chowdhery et al. 2022, appendix B):
@@ -25,18 +25,20 @@ inline int64_t decoder_block_params(int64_t dim, int64_t kv_dim, int64_t ffn_dim
 inline double training_flops_per_token(double non_embedding_params, int64_t layers, int64_t heads,
                                        int64_t head_dim, int64_t seq) {
   double f = 6.0 * non_embedding_params;
-  if (seq > 0) f += 12.0 * double(layers) * double(heads) * double(head_dim) * double(seq);
+  if (seq > 0)
+    f += 12.0 * double(layers) * double(heads) * double(head_dim) * double(seq);
   return f;
 }
 
 // The same count with causal attention at the work a causal kernel does: of the T x T score
 // matrix only the T (T + 1) / 2 visible pairs, so 12 L H Q (T + 1) / 2 per token. Behind the
 // mfu_causal metric, reported beside PaLM's mfu (which stays the headline, as in the literature).
-inline double training_flops_per_token_causal(double non_embedding_params, int64_t layers, int64_t heads,
-                                              int64_t head_dim, int64_t seq) {
+inline double training_flops_per_token_causal(double non_embedding_params, int64_t layers,
+                                              int64_t heads, int64_t head_dim, int64_t seq) {
   double f = 6.0 * non_embedding_params;
-  if (seq > 0) f += 12.0 * double(layers) * double(heads) * double(head_dim) * double(seq + 1) / 2.0;
+  if (seq > 0)
+    f += 12.0 * double(layers) * double(heads) * double(head_dim) * double(seq + 1) / 2.0;
   return f;
 }
 
-}  // namespace accelbench
+} // namespace accelbench

@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <mutex>
-#include <optional>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -26,25 +26,29 @@ namespace accelbench {
 namespace fs = std::filesystem;
 
 json cpu_peak::to_json() const {
-  return {{"fp32_tflops", fp32_tflops}, {"bf16_tflops", bf16_tflops}, {"threads", threads},
-          {"isa", isa}, {"cpu_model", cpu_model}, {"measured_at", measured_at}};
+  return {{"fp32_tflops", fp32_tflops}, {"bf16_tflops", bf16_tflops},
+          {"threads", threads},         {"isa", isa},
+          {"cpu_model", cpu_model},     {"measured_at", measured_at}};
 }
 
 namespace {
 
 using clk = std::chrono::steady_clock;
-constexpr int k_acc = 16;  // independent accumulators: covers FMA latency x pipes on current cores
+constexpr int k_acc = 16; // independent accumulators: covers FMA latency x pipes on current cores
 
 // Each probe runs `reps` blocks of k_acc independent FMAs and returns FLOPs done.
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float seed) {
   __m512 acc[k_acc];
-  for (int i = 0; i < k_acc; ++i) acc[i] = _mm512_set1_ps(seed + (float)i);
+  for (int i = 0; i < k_acc; ++i)
+    acc[i] = _mm512_set1_ps(seed + (float)i);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+    for (int i = 0; i < k_acc; ++i)
+      acc[i] = _mm512_fmadd_ps(acc[i], a, b);
   __m512 s = acc[0];
-  for (int i = 1; i < k_acc; ++i) s = _mm512_add_ps(s, acc[i]);
+  for (int i = 1; i < k_acc; ++i)
+    s = _mm512_add_ps(s, acc[i]);
   volatile float sink = _mm512_reduce_add_ps(s);
   (void)sink;
   return (double)reps * k_acc * 16 * 2;
@@ -52,13 +56,16 @@ __attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float 
 
 __attribute__((target("avx512f,avx512bf16"))) double probe_avx512_bf16(int64_t reps, float seed) {
   __m512 acc[k_acc];
-  for (int i = 0; i < k_acc; ++i) acc[i] = _mm512_set1_ps(seed + (float)i);
-  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80);  // bf16 1.0
-  const __m512bh b = (__m512bh)_mm512_set1_epi16(0x3380);  // bf16 ~6e-8
+  for (int i = 0; i < k_acc; ++i)
+    acc[i] = _mm512_set1_ps(seed + (float)i);
+  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80); // bf16 1.0
+  const __m512bh b = (__m512bh)_mm512_set1_epi16(0x3380); // bf16 ~6e-8
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+    for (int i = 0; i < k_acc; ++i)
+      acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
   __m512 s = acc[0];
-  for (int i = 1; i < k_acc; ++i) s = _mm512_add_ps(s, acc[i]);
+  for (int i = 1; i < k_acc; ++i)
+    s = _mm512_add_ps(s, acc[i]);
   volatile float sink = _mm512_reduce_add_ps(s);
   (void)sink;
   // vdpbf16ps: 16 lanes x 2 products x (multiply + add) = 64 FLOP per instruction.
@@ -67,13 +74,16 @@ __attribute__((target("avx512f,avx512bf16"))) double probe_avx512_bf16(int64_t r
 
 __attribute__((target("avx2,fma"))) double probe_avx2_fp32(int64_t reps, float seed) {
   __m256 acc[k_acc];
-  for (int i = 0; i < k_acc; ++i) acc[i] = _mm256_set1_ps(seed + (float)i);
+  for (int i = 0; i < k_acc; ++i)
+    acc[i] = _mm256_set1_ps(seed + (float)i);
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+    for (int i = 0; i < k_acc; ++i)
+      acc[i] = _mm256_fmadd_ps(acc[i], a, b);
   float out[8];
   __m256 s = acc[0];
-  for (int i = 1; i < k_acc; ++i) s = _mm256_add_ps(s, acc[i]);
+  for (int i = 1; i < k_acc; ++i)
+    s = _mm256_add_ps(s, acc[i]);
   _mm256_storeu_ps(out, s);
   volatile float sink = out[0];
   (void)sink;
@@ -83,9 +93,11 @@ __attribute__((target("avx2,fma"))) double probe_avx2_fp32(int64_t reps, float s
 
 double probe_scalar_fp32(int64_t reps, float seed) {
   float acc[k_acc];
-  for (int i = 0; i < k_acc; ++i) acc[i] = seed + (float)i;
+  for (int i = 0; i < k_acc; ++i)
+    acc[i] = seed + (float)i;
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i) acc[i] = acc[i] * 0.999999f + 1e-7f;
+    for (int i = 0; i < k_acc; ++i)
+      acc[i] = acc[i] * 0.999999f + 1e-7f;
   volatile float sink = acc[0];
   (void)sink;
   return (double)reps * k_acc * 2;
@@ -100,7 +112,8 @@ double run_probe(double (*probe)(int64_t, float), int threads, double seconds) {
     auto t0 = clk::now();
     probe(reps, 1.0f);
     double dt = std::chrono::duration<double>(clk::now() - t0).count();
-    if (dt > 0.01) break;
+    if (dt > 0.01)
+      break;
     reps *= 2;
   }
   double best = 0;
@@ -123,16 +136,19 @@ double run_probe(double (*probe)(int64_t, float), int threads, double seconds) {
         flops[t] = f;
         secs[t] = el;
       });
-    for (auto& th : pool) th.join();
+    for (auto& th : pool)
+      th.join();
     double total = 0;
-    for (int t = 0; t < threads; ++t) total += flops[t] / secs[t];
+    for (int t = 0; t < threads; ++t)
+      total += flops[t] / secs[t];
     best = std::max(best, total / 1e12);
   }
   return best;
 }
 
 fs::path cache_file() {
-  if (const char* d = std::getenv("ACCELBENCH_CACHE_DIR"); d && *d) return fs::path(d) / "peak.json";
+  if (const char* d = std::getenv("ACCELBENCH_CACHE_DIR"); d && *d)
+    return fs::path(d) / "peak.json";
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
     return fs::path(x) / "accelbench" / "peak.json";
   if (const char* h = std::getenv("HOME"); h && *h)
@@ -153,7 +169,8 @@ cpu_peak measure_cpu_peak(int threads) {
   if (f.avx512f) {
     p.isa = "avx512";
     p.fp32_tflops = run_probe(probe_avx512_fp32, p.threads, 0.6);
-    if (f.avx512bf16) p.bf16_tflops = run_probe(probe_avx512_bf16, p.threads, 0.6);
+    if (f.avx512bf16)
+      p.bf16_tflops = run_probe(probe_avx512_bf16, p.threads, 0.6);
     return p;
   }
   if (f.avx2 && f.fma) {
@@ -171,7 +188,8 @@ cpu_peak cached_cpu_peak(bool remeasure) {
   static std::mutex mu;
   static std::optional<cpu_peak> memo;
   std::lock_guard lock(mu);
-  if (memo && !remeasure) return *memo;
+  if (memo && !remeasure)
+    return *memo;
   std::optional<cpu_peak> cached;
   auto env = capture_environment();
   std::string model = env["cpu"]["model"].get<std::string>();
@@ -222,16 +240,20 @@ cpu_peak cached_cpu_peak(bool remeasure) {
 }
 
 double peak_tflops_for(const cpu_peak& p, const std::string& dtype) {
-  if (dtype == "bf16" && p.bf16_tflops > 0) return p.bf16_tflops;
+  if (dtype == "bf16" && p.bf16_tflops > 0)
+    return p.bf16_tflops;
   return p.fp32_tflops;
 }
 
 std::string above_peak_reason(double tflops, double peak_tflops, const std::string& peak_what) {
-  if (!(peak_tflops > 0) || !std::isfinite(peak_tflops) || std::isnan(tflops)) return {};
-  if (tflops <= peak_tflops * (1 + k_peak_margin)) return {};
-  return fmt::format("{:.4g} TFLOP/s is {:.0f}% of the {:.4g} TFLOP/s peak ({}): more than {:.0f}% above the "
-                     "peak, which no clock variation explains",
-                     tflops, 100 * tflops / peak_tflops, peak_tflops, peak_what, 100 * k_peak_margin);
+  if (!(peak_tflops > 0) || !std::isfinite(peak_tflops) || std::isnan(tflops))
+    return {};
+  if (tflops <= peak_tflops * (1 + k_peak_margin))
+    return {};
+  return fmt::format(
+      "{:.4g} TFLOP/s is {:.0f}% of the {:.4g} TFLOP/s peak ({}): more than {:.0f}% above the "
+      "peak, which no clock variation explains",
+      tflops, 100 * tflops / peak_tflops, peak_tflops, peak_what, 100 * k_peak_margin);
 }
 
 } // namespace accelbench

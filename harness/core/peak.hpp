@@ -9,10 +9,10 @@
 namespace accelbench {
 
 struct cpu_peak {
-  double fp32_tflops = 0;  // all threads, FMA = 2 FLOP
-  double bf16_tflops = 0;  // all threads, bf16 dot products (0 when the CPU has none)
+  double fp32_tflops = 0; // all threads, FMA = 2 FLOP
+  double bf16_tflops = 0; // all threads, bf16 dot products (0 when the CPU has none)
   int threads = 0;
-  std::string isa;         // avx512 | avx2 | scalar
+  std::string isa; // avx512 | avx2 | scalar
   std::string cpu_model;
   std::string measured_at;
   json to_json() const;

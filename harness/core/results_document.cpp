@@ -27,7 +27,8 @@ json results_document(const std::vector<run>& runs, const json& systems, const j
   doc["systems"] = systems.is_array() ? systems : json::array();
   doc["scores"] = scores.is_array() ? scores : json::array();
   json rs = json::array();
-  for (const auto& r : runs) rs.push_back(to_json(r));
+  for (const auto& r : runs)
+    rs.push_back(to_json(r));
   doc["runs"] = std::move(rs);
   return doc;
 }
@@ -53,7 +54,8 @@ std::pair<size_t, size_t> line_and_column(const std::string& text, size_t offset
 // rather than repaired, so that no system name or tag changes silently on import.
 void require_utf8(const std::string& text, const std::string& origin) {
   const size_t bad = first_invalid_utf8(text);
-  if (bad == std::string::npos) return;
+  if (bad == std::string::npos)
+    return;
   auto [line, col] = line_and_column(text, bad);
   throw input_error(fmt::format("{}: not valid UTF-8 at line {}, column {} (byte 0x{:02x}); JSON "
                                 "must be UTF-8",
@@ -72,8 +74,10 @@ std::vector<run> read_results_document(const std::string& text, const std::strin
   // after this line throws on a value from the file.
   schema.require_valid(doc, origin);
   std::vector<run> out;
-  for (const auto& j : doc["runs"]) out.push_back(run_from_json(j));
-  if (systems) *systems = doc.value("systems", json::array());
+  for (const auto& j : doc["runs"])
+    out.push_back(run_from_json(j));
+  if (systems)
+    *systems = doc.value("systems", json::array());
   return out;
 }
 

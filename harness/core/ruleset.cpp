@@ -30,7 +30,8 @@ namespace {
 fs::path find_installed_data_root() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
+  if (ec)
+    return {};
   fs::path share = exe.parent_path().parent_path() / "share" / "accelbench";
   return fs::is_regular_file(share / "schemas" / "results.schema.json", ec) ? share : fs::path();
 }
@@ -43,24 +44,30 @@ const fs::path& installed_data_root() {
 } // namespace
 
 fs::path data_root() {
-  if (const char* h = std::getenv("ACCELBENCH_HOME"); h && *h) return fs::path(h);
-  if (!installed_data_root().empty()) return installed_data_root();
+  if (const char* h = std::getenv("ACCELBENCH_HOME"); h && *h)
+    return fs::path(h);
+  if (!installed_data_root().empty())
+    return installed_data_root();
   return fs::path(ACCELBENCH_DEFAULT_HOME);
 }
 
 fs::path default_results_dir() {
   const fs::path root = data_root();
-  if (installed_data_root().empty() || root != installed_data_root()) return root / "results";
+  if (installed_data_root().empty() || root != installed_data_root())
+    return root / "results";
   // An installed data folder is not the user's to write: results go to the user's data folder.
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return fs::path(x) / "accelbench";
-  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".local" / "share" / "accelbench";
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+    return fs::path(x) / "accelbench";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return fs::path(h) / ".local" / "share" / "accelbench";
   return root / "results";
 }
 
 measurement_settings ruleset::measurement() const {
   measurement_settings m;
   const json& j = section("measurement");
-  if (j.is_null()) return m;
+  if (j.is_null())
+    return m;
   m.warmup_iterations = j.value("warmup_iterations", m.warmup_iterations);
   m.min_warmup_time_s = j.value("min_warmup_time_s", m.min_warmup_time_s);
   m.iterations = j.value("iterations", m.iterations);
@@ -102,7 +109,8 @@ const json& ruleset::section(const std::string& name) const {
 
 bool ruleset::applies(const workload_spec& spec) const {
   for (const auto& a : applies_to)
-    if (a == spec.name || a == spec.family || a == "*") return true;
+    if (a == spec.name || a == spec.family || a == "*")
+      return true;
   return false;
 }
 
@@ -128,13 +136,16 @@ std::vector<fs::path> ruleset_files() {
   fs::path root = data_root();
   std::error_code ec;
   auto scan = [&](const fs::path& dir) {
-    if (!fs::is_directory(dir, ec)) return;
+    if (!fs::is_directory(dir, ec))
+      return;
     for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.path().extension() == ".json") out.push_back(e.path());
+      if (e.path().extension() == ".json")
+        out.push_back(e.path());
   };
   scan(root / "rulesets");
   if (fs::is_directory(root / "workloads", ec))
-    for (const auto& w : fs::directory_iterator(root / "workloads", ec)) scan(w.path() / "rulesets");
+    for (const auto& w : fs::directory_iterator(root / "workloads", ec))
+      scan(w.path() / "rulesets");
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -142,36 +153,44 @@ std::vector<fs::path> ruleset_files() {
 // A --rule key is a dotted path of names (measurement.repetitions); anything else (a~b, a..b,
 // a/b) would be read as a JSON pointer with its own escapes and fail inside the JSON library.
 void check_override_key(const std::string& key) {
-  bool ok = !key.empty() && key.front() != '.' && key.back() != '.' && key.find("..") == std::string::npos;
-  for (char c : key) ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  bool ok = !key.empty() && key.front() != '.' && key.back() != '.' &&
+            key.find("..") == std::string::npos;
+  for (char c : key)
+    ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
   if (!ok)
-    throw input_error(fmt::format("--rule key '{}' is not a setting name (letters, digits, _ and -, sections "
-                                  "joined by '.', e.g. measurement.repetitions)",
-                                  key));
+    throw input_error(
+        fmt::format("--rule key '{}' is not a setting name (letters, digits, _ and -, sections "
+                    "joined by '.', e.g. measurement.repetitions)",
+                    key));
 }
 
 // A --rule setting the ruleset schema does not define is blamed on the override, with the nearest
-// name in its section ("repetitons" -> "repetitions"), not on the shipped ruleset file it would make
-// invalid. Sections the schema leaves open (training.hyperparameters) take any name.
+// name in its section ("repetitons" -> "repetitions"), not on the shipped ruleset file it would
+// make invalid. Sections the schema leaves open (training.hyperparameters) take any name.
 void check_setting_exists(const std::string& key, const std::string& value, const std::string& full,
                           const std::string& ruleset_id) {
-  static const json schema = read_json_file(data_root() / "schemas" / "ruleset.schema.json", "schema");
+  static const json schema =
+      read_json_file(data_root() / "schemas" / "ruleset.schema.json", "schema");
   const json* node = &schema;
   std::string path;
   size_t from = 0;
   while (from <= full.size()) {
     const size_t dot = std::min(full.find('.', from), full.size());
     const std::string part = full.substr(from, dot - from);
-    if (!node->is_object() || !node->contains("properties")) return;
+    if (!node->is_object() || !node->contains("properties"))
+      return;
     const json& props = (*node)["properties"];
     if (!props.contains(part)) {
       auto open = node->find("additionalProperties");
-      if (open == node->end() || !open->is_boolean() || open->get<bool>()) return;
+      if (open == node->end() || !open->is_boolean() || open->get<bool>())
+        return;
       std::vector<std::string> names;
-      for (const auto& [k, v] : props.items()) names.push_back(k);
-      throw input_error(fmt::format("--rule {}={}: ruleset {} has no setting '{}'{} (settings{}: {})", key, value,
-                                    ruleset_id, path + part, did_you_mean(part, names),
-                                    path.empty() ? "" : " of " + path.substr(0, path.size() - 1), fmt::join(names, ", ")));
+      for (const auto& [k, v] : props.items())
+        names.push_back(k);
+      throw input_error(fmt::format(
+          "--rule {}={}: ruleset {} has no setting '{}'{} (settings{}: {})", key, value, ruleset_id,
+          path + part, did_you_mean(part, names),
+          path.empty() ? "" : " of " + path.substr(0, path.size() - 1), fmt::join(names, ", ")));
     }
     node = &props[part];
     path += part + ".";
@@ -185,22 +204,26 @@ ruleset load_ruleset(const std::string& name_or_path) {
   if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
     return load_file(name_or_path);
   for (const auto& p : ruleset_files())
-    if (p.stem() == name_or_path) return load_file(p);
+    if (p.stem() == name_or_path)
+      return load_file(p);
   std::string known;
-  for (const auto& p : ruleset_files()) known += (known.empty() ? "" : ", ") + p.stem().string();
+  for (const auto& p : ruleset_files())
+    known += (known.empty() ? "" : ", ") + p.stem().string();
   throw input_error(fmt::format("unknown ruleset '{}' (known: {})", name_or_path, known));
 }
 
 std::vector<ruleset> list_rulesets() {
   std::vector<ruleset> out;
-  for (const auto& p : ruleset_files()) out.push_back(load_file(p));
+  for (const auto& p : ruleset_files())
+    out.push_back(load_file(p));
   return out;
 }
 
 ruleset apply_overrides(const ruleset& base, const std::map<std::string, std::string>& overrides,
                         json& user) {
   user = json::object();
-  if (overrides.empty()) return base;
+  if (overrides.empty())
+    return base;
   json doc = base.doc;
   std::vector<std::string> allowed = doc.value("overridable", std::vector<std::string>{});
   for (const auto& [key, value] : overrides) {
@@ -208,19 +231,24 @@ ruleset apply_overrides(const ruleset& base, const std::map<std::string, std::st
     std::string full = key.find('.') == std::string::npos ? "measurement." + key : key;
     check_setting_exists(key, value, full, base.id);
     bool ok = false;
-    for (const auto& a : allowed) ok |= (a == full || a == "*" || (a.ends_with(".*") && full.rfind(a.substr(0, a.size() - 1), 0) == 0));
+    for (const auto& a : allowed)
+      ok |= (a == full || a == "*" ||
+             (a.ends_with(".*") && full.rfind(a.substr(0, a.size() - 1), 0) == 0));
     if (!ok)
       throw input_error(fmt::format("ruleset {} does not allow overriding '{}' (allowed: {})",
                                     base.id, full, fmt::join(allowed, ", ")));
     json val = parse_json_lenient(value);
-    if (val.is_discarded()) val = value;  // a bare word such as cold
+    if (val.is_discarded())
+      val = value; // a bare word such as cold
     std::string p = "/";
-    for (char c : full) p += (c == '.') ? '/' : c;
+    for (char c : full)
+      p += (c == '.') ? '/' : c;
     try {
       doc[json::json_pointer(p)] = val;
     } catch (const json::exception&) {
       // e.g. measurement.repetitions.x: repetitions is a number, not a section
-      throw input_error(fmt::format("--rule {}={}: '{}' is not a setting of ruleset {}", key, value, full, base.id));
+      throw input_error(fmt::format("--rule {}={}: '{}' is not a setting of ruleset {}", key, value,
+                                    full, base.id));
     }
     user[full] = val;
   }

@@ -15,30 +15,30 @@ enum class cache_policy { hot, cold };
 std::string to_string(cache_policy c);
 
 struct measurement_settings {
-  int64_t warmup_iterations = 1;  // untimed iterations before the first sample
-  double min_warmup_time_s = 0;   // ... and at least this long
-  int64_t iterations = 0;         // iterations per sample; 0: chosen so a sample lasts min_time_s
-  int64_t repetitions = 10;       // samples
-  double min_time_s = 0.05;       // smallest duration of one sample when iterations is 0
-  double max_time_s = 60;         // bound on all samples of one run together
+  int64_t warmup_iterations = 1; // untimed iterations before the first sample
+  double min_warmup_time_s = 0;  // ... and at least this long
+  int64_t iterations = 0;        // iterations per sample; 0: chosen so a sample lasts min_time_s
+  int64_t repetitions = 10;      // samples
+  double min_time_s = 0.05;      // smallest duration of one sample when iterations is 0
+  double max_time_s = 60;        // bound on all samples of one run together
   cache_policy cache = cache_policy::hot;
 };
 
 struct ruleset {
-  std::string id;                       // "kernel-v1"
-  std::string version;                  // "1.0"
+  std::string id;      // "kernel-v1"
+  std::string version; // "1.0"
   std::string description;
-  std::vector<std::string> applies_to;  // workload names or families ("kernel", "training")
-  json doc;                             // the whole (effective) document
-  std::filesystem::path path;           // where it was loaded from (empty for built-in)
+  std::vector<std::string> applies_to; // workload names or families ("kernel", "training")
+  json doc;                            // the whole (effective) document
+  std::filesystem::path path;          // where it was loaded from (empty for built-in)
 
   measurement_settings measurement() const;
   // Correctness tolerance for a dtype (relative error bound); throws input_error when absent.
   double tolerance(const std::string& dtype) const;
-  int64_t correctness_samples() const;  // sampled output elements checked
-  double min_effect_pct() const;        // comparison threshold (default 5)
-  double alpha() const;                 // comparison significance (default 0.01)
-  const json& section(const std::string& name) const;  // e.g. "training"; null json when absent
+  int64_t correctness_samples() const;                // sampled output elements checked
+  double min_effect_pct() const;                      // comparison threshold (default 5)
+  double alpha() const;                               // comparison significance (default 0.01)
+  const json& section(const std::string& name) const; // e.g. "training"; null json when absent
   bool applies(const workload_spec& spec) const;
 };
 

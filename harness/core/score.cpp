@@ -10,10 +10,12 @@ namespace accelbench {
 namespace {
 
 // Indices of the converged runs, sorted by time (ties in input order).
-std::vector<size_t> converged_by_time(const std::vector<double>& times, const std::vector<bool>& converged) {
+std::vector<size_t> converged_by_time(const std::vector<double>& times,
+                                      const std::vector<bool>& converged) {
   std::vector<size_t> idx;
   for (size_t i = 0; i < times.size(); ++i)
-    if (i < converged.size() && converged[i]) idx.push_back(i);
+    if (i < converged.size() && converged[i])
+      idx.push_back(i);
   std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return times[a] < times[b]; });
   return idx;
 }
@@ -32,14 +34,16 @@ olympic_result olympic_mean(const std::vector<double>& times, const std::vector<
   const int c = static_cast<int>(idx.size());
   const int d = static_cast<int>(n) - c;
   if (d > max_dropped) {
-    o.reason = fmt::format("{} of {} runs did not reach the target (did not converge or failed; at most {} may)", d, n,
-                           max_dropped);
+    o.reason = fmt::format(
+        "{} of {} runs did not reach the target (did not converge or failed; at most {} may)", d, n,
+        max_dropped);
     return o;
   }
   const int lo = max_dropped, hi = c - (max_dropped - d);
   if (hi <= lo) {
-    o.reason = fmt::format("{} runs leave nothing to average after dropping {} at each end (needs at least {})",
-                           n, max_dropped, 2 * max_dropped + 1);
+    o.reason = fmt::format(
+        "{} runs leave nothing to average after dropping {} at each end (needs at least {})", n,
+        max_dropped, 2 * max_dropped + 1);
     return o;
   }
   double sum = 0;

@@ -20,10 +20,10 @@ namespace accelbench {
 // - the converged times, sorted, are averaged over [m, c - (m - d)) (c converged, d not): with
 //   fewer than 2m + 1 runs nothing is left to average and the score is INVALID.
 struct olympic_result {
-  double mean = 0;            // 0 when invalid
+  double mean = 0; // 0 when invalid
   bool valid = false;
-  std::string reason;         // why invalid
-  std::vector<size_t> used;   // indices into `times` of the runs averaged, fastest first
+  std::string reason;       // why invalid
+  std::vector<size_t> used; // indices into `times` of the runs averaged, fastest first
 };
 olympic_result olympic_mean(const std::vector<double>& times, const std::vector<bool>& converged,
                             int max_dropped = 1);
@@ -38,18 +38,18 @@ struct ttt_score {
   std::string benchmark;
   std::string system;
   std::string ruleset;
-  double score_min = 0;         // olympic mean x scaling_factor (0 when invalid)
-  double olympic_mean_min = 0;  // before scaling
+  double score_min = 0;        // olympic mean x scaling_factor (0 when invalid)
+  double olympic_mean_min = 0; // before scaling
   double scaling_factor = 1.0;
   bool valid = false;
-  std::vector<std::string> reasons;       // why invalid, or notices (a run dropped)
-  std::vector<std::string> runs_used;     // uuids of the runs averaged
-  std::vector<std::string> runs_dropped;  // uuids of non-converged / failed runs
-  int required_runs = 0;                  // 0 when the benchmark is unknown
+  std::vector<std::string> reasons;      // why invalid, or notices (a run dropped)
+  std::vector<std::string> runs_used;    // uuids of the runs averaged
+  std::vector<std::string> runs_dropped; // uuids of non-converged / failed runs
+  int required_runs = 0;                 // 0 when the benchmark is unknown
   int runs = 0;
-  int max_dropped = 1;                    // runs the olympic mean drops at each end
-  std::optional<double> energy_j;         // from the submission's power logs, when it has them
-  json to_json() const;                   // the fields above but max_dropped and energy_j
+  int max_dropped = 1;            // runs the olympic mean drops at each end
+  std::optional<double> energy_j; // from the submission's power logs, when it has them
+  json to_json() const;           // the fields above but max_dropped and energy_j
 };
 
 } // namespace accelbench

@@ -8,20 +8,25 @@
 namespace accelbench::stats {
 
 double mean(const std::vector<double>& v) {
-  if (v.empty()) return 0;
+  if (v.empty())
+    return 0;
   return std::accumulate(v.begin(), v.end(), 0.0) / (double)v.size();
 }
 
 double stddev(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
+  if (v.size() < 2)
+    return 0;
   double m = mean(v), acc = 0;
-  for (double x : v) acc += (x - m) * (x - m);
+  for (double x : v)
+    acc += (x - m) * (x - m);
   return std::sqrt(acc / (double)(v.size() - 1));
 }
 
 double quantile_sorted(const std::vector<double>& s, double q) {
-  if (s.empty()) return 0;
-  if (s.size() == 1) return s[0];
+  if (s.empty())
+    return 0;
+  if (s.size() == 1)
+    return s[0];
   double h = (double)(s.size() - 1) * q;
   size_t lo = (size_t)std::floor(h);
   size_t hi = std::min(lo + 1, s.size() - 1);
@@ -33,13 +38,16 @@ namespace {
 // quantile_sorted on the sorted vector. Bootstrap intervals need two quantiles of thousands of
 // resampled statistics, where a full sort was the largest cost of a comparison.
 double quantile_select(std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  if (v.size() == 1) return v[0];
+  if (v.empty())
+    return 0;
+  if (v.size() == 1)
+    return v[0];
   double h = (double)(v.size() - 1) * q;
   size_t lo = (size_t)std::floor(h);
   std::nth_element(v.begin(), v.begin() + (ptrdiff_t)lo, v.end());
   double a = v[lo];
-  if (lo + 1 >= v.size()) return a;
+  if (lo + 1 >= v.size())
+    return a;
   double b = *std::min_element(v.begin() + (ptrdiff_t)lo + 1, v.end());
   return a + (h - (double)lo) * (b - a);
 }
@@ -51,9 +59,11 @@ double median(std::vector<double> v) {
 }
 
 double geomean(const std::vector<double>& v) {
-  if (v.empty()) return 0;
+  if (v.empty())
+    return 0;
   double acc = 0;
-  for (double x : v) acc += std::log(x);
+  for (double x : v)
+    acc += std::log(x);
   return std::exp(acc / (double)v.size());
 }
 
@@ -70,7 +80,8 @@ size_t rng::below(size_t n) { return (size_t)(uniform() * (double)n); }
 
 double rng::normal() {
   double u1 = uniform(), u2 = uniform();
-  if (u1 < 1e-300) u1 = 1e-300;
+  if (u1 < 1e-300)
+    u1 = 1e-300;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
 }
 
@@ -87,13 +98,14 @@ public:
     const size_t n = m_sorted.size();
     std::fill(m_counts.begin(), m_counts.end(), 0u);
     size_t i = 0;
-    for (; i + 1 < n; i += 2) {  // two 32-bit draws per 64-bit output (Lemire's multiply-shift)
+    for (; i + 1 < n; i += 2) { // two 32-bit draws per 64-bit output (Lemire's multiply-shift)
       uint64_t r = g.next();
       m_counts[(size_t)(((r & 0xffffffffULL) * n) >> 32)]++;
       m_counts[(size_t)(((r >> 32) * n) >> 32)]++;
     }
-    if (i < n) m_counts[(size_t)(((g.next() >> 32) * n) >> 32)]++;
-    size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;  // 0-based ranks of the middle element(s)
+    if (i < n)
+      m_counts[(size_t)(((g.next() >> 32) * n) >> 32)]++;
+    size_t lo_rank = (n - 1) / 2, hi_rank = n / 2; // 0-based ranks of the middle element(s)
     size_t seen = 0;
     double lo = 0;
     bool have_lo = false;
@@ -103,10 +115,12 @@ public:
         lo = m_sorted[k];
         have_lo = true;
       }
-      if (seen > hi_rank) return 0.5 * (lo + m_sorted[k]);
+      if (seen > hi_rank)
+        return 0.5 * (lo + m_sorted[k]);
     }
     return m_sorted.back();
   }
+
 private:
   std::vector<double> m_sorted;
   std::vector<uint32_t> m_counts;
@@ -115,12 +129,15 @@ private:
 
 std::pair<double, double> bootstrap_median_ci(const std::vector<double>& v, double level,
                                               int resamples, uint64_t seed) {
-  if (v.empty()) return {0, 0};
-  if (v.size() == 1) return {v[0], v[0]};
+  if (v.empty())
+    return {0, 0};
+  if (v.size() == 1)
+    return {v[0], v[0]};
   rng g(seed);
   resampler rs(v);
   std::vector<double> meds(resamples);
-  for (int i = 0; i < resamples; ++i) meds[i] = rs.median(g);
+  for (int i = 0; i < resamples; ++i)
+    meds[i] = rs.median(g);
   double a = (1 - level) / 2;
   double lo = quantile_select(meds, a);
   return {lo, quantile_select(meds, 1 - a)};
@@ -129,7 +146,8 @@ std::pair<double, double> bootstrap_median_ci(const std::vector<double>& v, doub
 std::pair<double, double> bootstrap_ratio_ci(const std::vector<double>& a,
                                              const std::vector<double>& b, double level,
                                              int resamples, uint64_t seed) {
-  if (a.empty() || b.empty()) return {0, 0};
+  if (a.empty() || b.empty())
+    return {0, 0};
   rng g(seed);
   resampler ra(a), rb(b);
   std::vector<double> ratios(resamples);
@@ -146,7 +164,8 @@ std::pair<double, double> bootstrap_ratio_ci(const std::vector<double>& a,
 summary summarize(const std::vector<double>& v, uint64_t seed) {
   summary s;
   s.n = v.size();
-  if (v.empty()) return s;
+  if (v.empty())
+    return s;
   std::vector<double> sorted = v;
   std::sort(sorted.begin(), sorted.end());
   s.median = quantile_sorted(sorted, 0.5);

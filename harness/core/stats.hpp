@@ -11,13 +11,13 @@ namespace accelbench::stats {
 struct summary {
   size_t n = 0;
   double median = 0, mean = 0, stddev = 0, cv = 0, min = 0, max = 0, p5 = 0, p95 = 0;
-  double ci_low = 0, ci_high = 0;  // bootstrap 95% CI of the median
+  double ci_low = 0, ci_high = 0; // bootstrap 95% CI of the median
 };
 
 double mean(const std::vector<double>& v);
-double stddev(const std::vector<double>& v);  // sample standard deviation (n - 1)
+double stddev(const std::vector<double>& v); // sample standard deviation (n - 1)
 double median(std::vector<double> v);
-double quantile_sorted(const std::vector<double>& sorted, double q);  // q in [0, 1]
+double quantile_sorted(const std::vector<double>& sorted, double q); // q in [0, 1]
 double geomean(const std::vector<double>& v);
 
 // Small deterministic generator (splitmix64): bootstrap results must be reproducible from a seed
@@ -26,9 +26,9 @@ class rng {
 public:
   explicit rng(uint64_t seed) : m_state(seed) {}
   uint64_t next();
-  double uniform();                    // [0, 1)
-  size_t below(size_t n);              // [0, n)
-  double normal();                     // standard normal (Box-Muller)
+  double uniform();       // [0, 1)
+  size_t below(size_t n); // [0, n)
+  double normal();        // standard normal (Box-Muller)
 private:
   uint64_t m_state;
 };

@@ -6,7 +6,8 @@ namespace accelbench {
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     size_t diag = row[0];
     row[0] = i;
@@ -22,13 +23,16 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
   // Names longer than this are not typed by hand; comparing them costs time for nothing.
   constexpr size_t k_longest = 200;
-  if (word.empty() || word.size() > k_longest) return "";
+  if (word.empty() || word.size() > k_longest)
+    return "";
   std::string best;
   size_t best_d = 3;
   for (const auto& c : candidates) {
-    if (c.size() > k_longest || c == word) continue;
+    if (c.size() > k_longest || c == word)
+      continue;
     const size_t d = edit_distance(word, c);
-    if (d < best_d && 2 * d < std::max(word.size(), c.size())) best_d = d, best = c;
+    if (d < best_d && 2 * d < std::max(word.size(), c.size()))
+      best_d = d, best = c;
   }
   return best;
 }

@@ -14,7 +14,7 @@ struct system_record {
   std::string accelerator_model;
   int64_t accelerators_per_node = 1;
   int64_t nodes = 1;
-  std::string source = "measured";  // measured | published
+  std::string source = "measured";   // measured | published
   json description = json::object(); // e.g. the MLPerf system JSON
   int64_t total_accelerators() const { return accelerators_per_node * nodes; }
 };

@@ -14,21 +14,25 @@ void registry::add(std::unique_ptr<workload> w) {
 
 const workload* registry::find(const std::string& name) const {
   for (const auto& w : m_workloads)
-    if (w->spec().name == name) return w.get();
+    if (w->spec().name == name)
+      return w.get();
   return nullptr;
 }
 
 workload& registry::get(const std::string& name) const {
   for (const auto& w : m_workloads)
-    if (w->spec().name == name) return *w;
+    if (w->spec().name == name)
+      return *w;
   std::string list;
-  for (const auto& w : m_workloads) list += (list.empty() ? "" : ", ") + w->spec().name;
+  for (const auto& w : m_workloads)
+    list += (list.empty() ? "" : ", ") + w->spec().name;
   throw input_error(fmt::format("unknown workload '{}' (known: {})", name, list));
 }
 
 std::vector<const workload*> registry::all() const {
   std::vector<const workload*> out;
-  for (const auto& w : m_workloads) out.push_back(w.get());
+  for (const auto& w : m_workloads)
+    out.push_back(w.get());
   return out;
 }
 

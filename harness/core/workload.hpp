@@ -14,10 +14,10 @@ namespace accelbench {
 
 // What a workload gets besides its config: effective rules and where to report progress.
 struct run_context {
-  const ruleset* rules = nullptr;   // effective ruleset (overrides applied)
-  std::ostream* log = nullptr;      // progress and logs (stderr); never results
-  bool interactive = false;         // log is a terminal: a live progress line is welcome
-  uint64_t seed = 0;                // 0: the workload draws one from a proper entropy source
+  const ruleset* rules = nullptr; // effective ruleset (overrides applied)
+  std::ostream* log = nullptr;    // progress and logs (stderr); never results
+  bool interactive = false;       // log is a terminal: a live progress line is welcome
+  uint64_t seed = 0;              // 0: the workload draws one from a proper entropy source
 };
 
 class workload {
@@ -57,6 +57,7 @@ public:
   workload& get(const std::string& name) const;
   const workload* find(const std::string& name) const;
   std::vector<const workload*> all() const;
+
 private:
   std::vector<std::unique_ptr<workload>> m_workloads;
 };

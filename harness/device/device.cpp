@@ -1,7 +1,7 @@
 #include "harness/device/device.hpp"
 
-#include <cuda_runtime_api.h>
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 #include <cudnn_graph.h>
 #include <dlfcn.h>
 
@@ -15,7 +15,9 @@
 
 namespace accelbench::device {
 
-std::string gpu_info::compute_capability() const { return fmt::format("{}.{}", cc_major, cc_minor); }
+std::string gpu_info::compute_capability() const {
+  return fmt::format("{}.{}", cc_major, cc_minor);
+}
 
 json gpu_info::to_json() const {
   return {{"index", index},
@@ -33,14 +35,21 @@ json gpu_info::to_json() const {
 
 json cuda_status::to_json() const {
   json g = json::array();
-  for (const auto& x : gpus) g.push_back(x.to_json());
+  for (const auto& x : gpus)
+    g.push_back(x.to_json());
   json j = {{"cuda_built", built}, {"available", available}, {"gpus", g}};
-  if (!reason.empty()) j["reason"] = reason;
-  if (driver_version) j["cuda_driver"] = cuda_version_string(driver_version);
-  if (runtime_version) j["cuda_runtime"] = cuda_version_string(runtime_version);
-  if (!driver_release.empty()) j["driver_release"] = driver_release;
-  if (!cublas_version.empty()) j["cublas"] = cublas_version;
-  if (!cudnn_version.empty()) j["cudnn"] = cudnn_version;
+  if (!reason.empty())
+    j["reason"] = reason;
+  if (driver_version)
+    j["cuda_driver"] = cuda_version_string(driver_version);
+  if (runtime_version)
+    j["cuda_runtime"] = cuda_version_string(runtime_version);
+  if (!driver_release.empty())
+    j["driver_release"] = driver_release;
+  if (!cublas_version.empty())
+    j["cublas"] = cublas_version;
+  if (!cudnn_version.empty())
+    j["cudnn"] = cudnn_version;
   return j;
 }
 
@@ -53,18 +62,20 @@ namespace {
 
 using nvml_device = struct nvml_device_st*;
 using nvml_return = int;
-constexpr int nvml_clock_sm = 1;   // NVML_CLOCK_SM
-constexpr int nvml_clock_mem = 2;  // NVML_CLOCK_MEM
+constexpr int nvml_clock_sm = 1;  // NVML_CLOCK_SM
+constexpr int nvml_clock_mem = 2; // NVML_CLOCK_MEM
 
 struct nvml_api {
   bool ok = false;
-  nvml_return (*init)() = nullptr;                                             // nvmlInit_v2
-  nvml_return (*by_pci)(const char*, nvml_device*) = nullptr;                  // ..HandleByPciBusId_v2
-  nvml_return (*clock)(nvml_device, int, unsigned*) = nullptr;                 // ..GetClockInfo
-  nvml_return (*default_app_clock)(nvml_device, int, unsigned*) = nullptr;     // ..GetDefaultApplicationsClock
-  nvml_return (*max_clock)(nvml_device, int, unsigned*) = nullptr;             // ..GetMaxClockInfo
-  nvml_return (*driver)(char*, unsigned) = nullptr;                            // nvmlSystemGetDriverVersion
-  nvml_return (*reasons)(nvml_device, unsigned long long*) = nullptr;          // ..GetCurrentClocksEventReasons
+  nvml_return (*init)() = nullptr;                             // nvmlInit_v2
+  nvml_return (*by_pci)(const char*, nvml_device*) = nullptr;  // ..HandleByPciBusId_v2
+  nvml_return (*clock)(nvml_device, int, unsigned*) = nullptr; // ..GetClockInfo
+  nvml_return (*default_app_clock)(nvml_device, int,
+                                   unsigned*) = nullptr;           // ..GetDefaultApplicationsClock
+  nvml_return (*max_clock)(nvml_device, int, unsigned*) = nullptr; // ..GetMaxClockInfo
+  nvml_return (*driver)(char*, unsigned) = nullptr;                // nvmlSystemGetDriverVersion
+  nvml_return (*reasons)(nvml_device,
+                         unsigned long long*) = nullptr; // ..GetCurrentClocksEventReasons
 };
 
 // Loaded once and kept for the process: nvmlShutdown at exit would race the measurement of other
@@ -73,20 +84,23 @@ const nvml_api& nvml() {
   static nvml_api api = [] {
     nvml_api a;
     void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) return a;
+    if (!h)
+      return a;
     auto sym = [h](const char* n) { return dlsym(h, n); };
     a.init = reinterpret_cast<decltype(a.init)>(sym("nvmlInit_v2"));
     a.by_pci = reinterpret_cast<decltype(a.by_pci)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
     a.clock = reinterpret_cast<decltype(a.clock)>(sym("nvmlDeviceGetClockInfo"));
-    a.default_app_clock =
-        reinterpret_cast<decltype(a.default_app_clock)>(sym("nvmlDeviceGetDefaultApplicationsClock"));
+    a.default_app_clock = reinterpret_cast<decltype(a.default_app_clock)>(
+        sym("nvmlDeviceGetDefaultApplicationsClock"));
     a.max_clock = reinterpret_cast<decltype(a.max_clock)>(sym("nvmlDeviceGetMaxClockInfo"));
     a.driver = reinterpret_cast<decltype(a.driver)>(sym("nvmlSystemGetDriverVersion"));
     // The event-reasons name is the current one (driver 535+); the throttle-reasons one is its
     // older, same-signature alias.
-    a.reasons = reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
+    a.reasons =
+        reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
     if (!a.reasons)
-      a.reasons = reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
+      a.reasons =
+          reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
     a.ok = a.init && a.clock && a.by_pci && a.init() == 0;
     return a;
   }();
@@ -98,9 +112,11 @@ const nvml_api& nvml() {
 // (a clock of another GPU, found by index, would be worse than none).
 bool nvml_handle(int cuda_index, nvml_device* dev) {
   const auto& a = nvml();
-  if (!a.ok || !a.by_pci) return false;
+  if (!a.ok || !a.by_pci)
+    return false;
   char bus[32] = {0};
-  return cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_index) == cudaSuccess && a.by_pci(bus, dev) == 0;
+  return cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_index) == cudaSuccess &&
+         a.by_pci(bus, dev) == 0;
 }
 
 std::string version3(size_t v) {
@@ -113,10 +129,12 @@ std::string version3(size_t v) {
 clock_reading read_sm_clock(int index) {
   clock_reading r;
   nvml_device dev = nullptr;
-  if (!nvml_handle(index, &dev)) return r;
+  if (!nvml_handle(index, &dev))
+    return r;
   const auto& a = nvml();
   unsigned mhz = 0, ref = 0;
-  if (a.clock(dev, nvml_clock_sm, &mhz) != 0) return r;
+  if (a.clock(dev, nvml_clock_sm, &mhz) != 0)
+    return r;
   r.ok = true;
   r.sm_mhz = (int)mhz;
   if (a.default_app_clock && a.default_app_clock(dev, nvml_clock_sm, &ref) == 0 && ref > 0) {
@@ -136,21 +154,31 @@ clock_reading read_sm_clock(int index) {
 
 std::vector<std::string> throttle_reason_names(uint64_t mask) {
   // nvml.h's nvmlClocksEventReason* bits.
-  static const std::pair<uint64_t, const char*> names[] = {
-      {0x1, "gpu_idle"},          {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"}};
+  static const std::pair<uint64_t, const char*> names[] = {{0x1, "gpu_idle"},
+                                                           {0x2, "applications_clocks_setting"},
+                                                           {0x4, "sw_power_cap"},
+                                                           {0x8, "hw_slowdown"},
+                                                           {0x10, "sync_boost"},
+                                                           {0x20, "sw_thermal_slowdown"},
+                                                           {0x40, "hw_thermal_slowdown"},
+                                                           {0x80, "hw_power_brake_slowdown"},
+                                                           {0x100, "display_clock_setting"}};
   std::vector<std::string> v;
   for (const auto& [bit, name] : names)
-    if (mask & bit) v.emplace_back(name);
-  if (uint64_t known = 0x1ff; mask & ~known) v.push_back(fmt::format("unknown_0x{:x}", mask & ~known));
+    if (mask & bit)
+      v.emplace_back(name);
+  if (uint64_t known = 0x1ff; mask & ~known)
+    v.push_back(fmt::format("unknown_0x{:x}", mask & ~known));
   return v;
 }
 
 json clock_facts(int index) {
   auto c = read_sm_clock(index);
-  if (!c.ok) return json::object();
-  json j = {{"sm_clock_mhz", c.sm_mhz}, {"reference_clock_mhz", c.reference_mhz}, {"reference_clock", c.reference_kind}};
+  if (!c.ok)
+    return json::object();
+  json j = {{"sm_clock_mhz", c.sm_mhz},
+            {"reference_clock_mhz", c.reference_mhz},
+            {"reference_clock", c.reference_kind}};
   bool throttled = is_throttled(c.sm_mhz, c.reference_mhz);
   if (c.reasons_ok) {
     j["throttle_reasons"] = throttle_reason_names(c.reasons);
@@ -168,7 +196,8 @@ bool reasons_throttle(uint64_t mask) {
 }
 
 bool is_throttled(int sm_mhz, int reference_mhz) {
-  if (sm_mhz <= 0 || reference_mhz <= 0) return false;
+  if (sm_mhz <= 0 || reference_mhz <= 0)
+    return false;
   // Throttled: below 90% of the default (or max) application clock.
   return (double)sm_mhz < 0.9 * (double)reference_mhz;
 }
@@ -198,12 +227,13 @@ cuda_status query_uncached() {
   s.cudnn_version = version3(cudnnGetVersion());
   if (nvml().ok && nvml().driver) {
     char buf[96] = {0};
-    if (nvml().driver(buf, sizeof buf) == 0) s.driver_release = buf;
+    if (nvml().driver(buf, sizeof buf) == 0)
+      s.driver_release = buf;
   }
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    cudaGetLastError(); // clear the sticky-free error so later calls start clean
     s.reason = runtime_error_reason(e);
     return s;
   }
@@ -213,7 +243,8 @@ cuda_status query_uncached() {
   }
   for (int i = 0; i < n; ++i) {
     cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+    if (cudaGetDeviceProperties(&p, i) != cudaSuccess)
+      continue;
     gpu_info g;
     g.index = i;
     g.name = p.name;
@@ -223,11 +254,13 @@ cuda_status query_uncached() {
     g.total_memory = p.totalGlobalMem;
     g.l2_bytes = (uint64_t)p.l2CacheSize;
     char bus[32] = {0};
-    if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) == cudaSuccess) g.pci_bus_id = bus;
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) == cudaSuccess)
+      g.pci_bus_id = bus;
     int cur = 0;
     if (cudaGetDevice(&cur) == cudaSuccess && cudaSetDevice(i) == cudaSuccess) {
       size_t fr = 0, tot = 0;
-      if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) g.free_memory = fr;
+      if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+        g.free_memory = fr;
       cudaSetDevice(cur);
     }
     auto c = read_sm_clock(i);
@@ -235,11 +268,13 @@ cuda_status query_uncached() {
     g.reference_clock_mhz = c.reference_mhz;
     nvml_device dev = nullptr;
     unsigned mem = 0;
-    if (nvml_handle(i, &dev) && nvml().clock(dev, nvml_clock_mem, &mem) == 0) g.mem_clock_mhz = (int)mem;
+    if (nvml_handle(i, &dev) && nvml().clock(dev, nvml_clock_mem, &mem) == 0)
+      g.mem_clock_mhz = (int)mem;
     s.gpus.push_back(std::move(g));
   }
   s.available = !s.gpus.empty();
-  if (!s.available) s.reason = "no device: no GPU answered cudaGetDeviceProperties";
+  if (!s.available)
+    s.reason = "no device: no GPU answered cudaGetDeviceProperties";
   return s;
 }
 
@@ -259,7 +294,8 @@ cuda_status query_cuda(bool refresh) {
 
 bool cuda_available(std::string* why) {
   auto s = query_cuda();
-  if (!s.available && why) *why = s.reason;
+  if (!s.available && why)
+    *why = s.reason;
   return s.available;
 }
 
@@ -284,36 +320,45 @@ std::string dtype_unsupported_reason(const std::string& dtype, int cc_major, int
   auto it = std::find_if(t.begin(), t.end(), [&](const auto& r) { return r.dtype == dtype; });
   if (it == t.end()) {
     std::string known;
-    for (const auto& r : t) known += (known.empty() ? "" : ", ") + r.dtype;
+    for (const auto& r : t)
+      known += (known.empty() ? "" : ", ") + r.dtype;
     return fmt::format("dtype {} is not a CUDA GEMM dtype (known: {})", dtype, known);
   }
-  if (cc_major * 10 + cc_minor >= it->min_major * 10 + it->min_minor) return {};
-  return fmt::format("dtype {} needs compute capability {}.{} or newer ({}); this device{} is {}.{}",
-                     dtype, it->min_major, it->min_minor, it->why,
-                     device_name.empty() ? "" : " (" + device_name + ")", cc_major, cc_minor);
+  if (cc_major * 10 + cc_minor >= it->min_major * 10 + it->min_minor)
+    return {};
+  return fmt::format(
+      "dtype {} needs compute capability {}.{} or newer ({}); this device{} is {}.{}", dtype,
+      it->min_major, it->min_minor, it->why, device_name.empty() ? "" : " (" + device_name + ")",
+      cc_major, cc_minor);
 }
 
 double datasheet_peak_tflops(const std::string& gpu_name, const std::string& dtype) {
   // Dense (not 2:4 sparse) per-GPU rates, NVIDIA datasheets: H100/H200 SXM, H100 PCIe, H100 NVL,
-  // H200 NVL, HGX B200, GB200 NVL72 (per GPU). Order matters: "H200 NVL" before "H200", "H100 NVL" and
-  // "H100 PCIe" before "H100".
-  struct row { const char* key; double fp32, tf32, bf16, fp8, fp4; };
+  // H200 NVL, HGX B200, GB200 NVL72 (per GPU). Order matters: "H200 NVL" before "H200", "H100 NVL"
+  // and "H100 PCIe" before "H100".
+  struct row {
+    const char* key;
+    double fp32, tf32, bf16, fp8, fp4;
+  };
   static const row rows[] = {
-      {"GB200", 80, 1250, 2500, 5000, 10000},
-      {"B200", 75, 1100, 2250, 4500, 9000},
-      {"H200 NVL", 60, 417.5, 835.5, 1670.5, 0},
-      {"H200", 67, 494.7, 989.4, 1978.9, 0},
-      {"H100 NVL", 60, 417.5, 835.5, 1670.5, 0},
-      {"H100 PCIe", 51, 378, 756, 1513, 0},
+      {"GB200", 80, 1250, 2500, 5000, 10000},    {"B200", 75, 1100, 2250, 4500, 9000},
+      {"H200 NVL", 60, 417.5, 835.5, 1670.5, 0}, {"H200", 67, 494.7, 989.4, 1978.9, 0},
+      {"H100 NVL", 60, 417.5, 835.5, 1670.5, 0}, {"H100 PCIe", 51, 378, 756, 1513, 0},
       {"H100", 67, 494.7, 989.4, 1978.9, 0},
   };
   for (const auto& r : rows) {
-    if (gpu_name.find(r.key) == std::string::npos) continue;
-    if (dtype == "fp32") return r.fp32;
-    if (dtype == "tf32") return r.tf32;
-    if (dtype == "bf16" || dtype == "fp16") return r.bf16;
-    if (dtype == "fp8_e4m3" || dtype == "fp8_e5m2" || dtype == "mxfp8") return r.fp8;
-    if (dtype == "nvfp4") return r.fp4;
+    if (gpu_name.find(r.key) == std::string::npos)
+      continue;
+    if (dtype == "fp32")
+      return r.fp32;
+    if (dtype == "tf32")
+      return r.tf32;
+    if (dtype == "bf16" || dtype == "fp16")
+      return r.bf16;
+    if (dtype == "fp8_e4m3" || dtype == "fp8_e5m2" || dtype == "mxfp8")
+      return r.fp8;
+    if (dtype == "nvfp4")
+      return r.fp4;
     return 0;
   }
   return 0;
@@ -321,7 +366,8 @@ double datasheet_peak_tflops(const std::string& gpu_name, const std::string& dty
 
 std::string memory_refusal(uint64_t bytes, uint64_t free_bytes) {
   // 5% margin: the context, cuBLASLt/cuDNN workspaces and the L2 flush buffer share the device.
-  if ((double)bytes <= 0.95 * (double)free_bytes) return {};
+  if ((double)bytes <= 0.95 * (double)free_bytes)
+    return {};
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   return fmt::format("config needs {:.2f} GiB of device memory but only {:.2f} GiB are free "
                      "(95% usable); refused before allocating",
@@ -338,10 +384,11 @@ uint64_t free_device_memory() {
 }
 
 void check_cuda(int code, const char* what) {
-  if (code == cudaSuccess) return;
+  if (code == cudaSuccess)
+    return;
   auto e = static_cast<cudaError_t>(code);
-  throw backend_error(fmt::format("CUDA error {} ({}) in {}", cudaGetErrorName(e),
-                                  cudaGetErrorString(e), what));
+  throw backend_error(
+      fmt::format("CUDA error {} ({}) in {}", cudaGetErrorName(e), cudaGetErrorString(e), what));
 }
 
 void synchronize(const char* what) {
@@ -350,7 +397,8 @@ void synchronize(const char* what) {
 }
 
 void memset_async(void* ptr, int value, uint64_t bytes, void* stream) {
-  check_cuda(cudaMemsetAsync(ptr, value, bytes, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+  check_cuda(cudaMemsetAsync(ptr, value, bytes, static_cast<cudaStream_t>(stream)),
+             "cudaMemsetAsync");
 }
 
 void set_device(int index) { check_cuda(cudaSetDevice(index), "cudaSetDevice"); }
@@ -362,17 +410,20 @@ int current_device() {
 }
 
 device_buffer::device_buffer(uint64_t bytes) : m_bytes(bytes) {
-  if (bytes == 0) return;
+  if (bytes == 0)
+    return;
   cudaError_t e = cudaMalloc(&m_ptr, bytes);
   if (e != cudaSuccess) {
     cudaGetLastError();
     m_ptr = nullptr;
-    throw backend_error(fmt::format("cudaMalloc of {} bytes failed: {}", bytes, cudaGetErrorString(e)));
+    throw backend_error(
+        fmt::format("cudaMalloc of {} bytes failed: {}", bytes, cudaGetErrorString(e)));
   }
 }
 
 device_buffer::~device_buffer() {
-  if (m_ptr) cudaFree(m_ptr);
+  if (m_ptr)
+    cudaFree(m_ptr);
 }
 
 device_buffer::device_buffer(device_buffer&& o) noexcept : m_ptr(o.m_ptr), m_bytes(o.m_bytes) {
@@ -382,7 +433,8 @@ device_buffer::device_buffer(device_buffer&& o) noexcept : m_ptr(o.m_ptr), m_byt
 
 device_buffer& device_buffer::operator=(device_buffer&& o) noexcept {
   if (this != &o) {
-    if (m_ptr) cudaFree(m_ptr);
+    if (m_ptr)
+      cudaFree(m_ptr);
     m_ptr = o.m_ptr;
     m_bytes = o.m_bytes;
     o.m_ptr = nullptr;
@@ -393,8 +445,10 @@ device_buffer& device_buffer::operator=(device_buffer&& o) noexcept {
 
 void device_buffer::upload(const void* host, uint64_t bytes, uint64_t offset) {
   if (offset + bytes > m_bytes)
-    throw backend_error(fmt::format("upload of {} bytes at {} overflows a {}-byte buffer", bytes, offset, m_bytes));
-  check_cuda(cudaMemcpy(static_cast<char*>(m_ptr) + offset, host, bytes, cudaMemcpyHostToDevice), "upload");
+    throw backend_error(
+        fmt::format("upload of {} bytes at {} overflows a {}-byte buffer", bytes, offset, m_bytes));
+  check_cuda(cudaMemcpy(static_cast<char*>(m_ptr) + offset, host, bytes, cudaMemcpyHostToDevice),
+             "upload");
   // From pageable memory cudaMemcpy returns once the bytes are staged, before the DMA has landed,
   // and work on a non-blocking stream (every device_kernel's) is not ordered after it: wait here,
   // so that the data is on the device when upload returns (issue 17).
@@ -403,14 +457,18 @@ void device_buffer::upload(const void* host, uint64_t bytes, uint64_t offset) {
 
 void device_buffer::download(void* host, uint64_t bytes, uint64_t offset) const {
   if (offset + bytes > m_bytes)
-    throw backend_error(fmt::format("download of {} bytes at {} overflows a {}-byte buffer", bytes, offset, m_bytes));
-  check_cuda(cudaMemcpy(host, static_cast<const char*>(m_ptr) + offset, bytes, cudaMemcpyDeviceToHost), "download");
+    throw backend_error(fmt::format("download of {} bytes at {} overflows a {}-byte buffer", bytes,
+                                    offset, m_bytes));
+  check_cuda(
+      cudaMemcpy(host, static_cast<const char*>(m_ptr) + offset, bytes, cudaMemcpyDeviceToHost),
+      "download");
 }
 
 void device_buffer::zero() {
-  if (!m_ptr) return;
+  if (!m_ptr)
+    return;
   check_cuda(cudaMemset(m_ptr, 0, m_bytes), "cudaMemset");
-  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaMemset (synchronise)");  // as upload
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaMemset (synchronise)"); // as upload
 }
 
 } // namespace accelbench::device

@@ -2,8 +2,8 @@
 // CUDA device helper: what GPUs this process can see, their clocks (NVML, loaded at run time),
 // device memory and the rules about which dtype needs which compute capability.
 //
-// docs/architecture.md, "Layers": nothing above workloads/*/cuda and harness/device includes a CUDA header,
-// so this header speaks plain C++ only. Every query here is safe on a machine without a GPU
+// docs/architecture.md, "Layers": nothing above workloads/*/cuda and harness/device includes a CUDA
+// header, so this header speaks plain C++ only. Every query here is safe on a machine without a GPU
 // driver: the CUDA runtime then answers with an error, which becomes a reason, never a crash.
 #include <cstdint>
 #include <string>
@@ -23,25 +23,25 @@ struct gpu_info {
   uint64_t total_memory = 0;      // bytes
   uint64_t free_memory = 0;       // bytes, at query time
   uint64_t l2_bytes = 0;
-  int sm_clock_mhz = 0;           // NVML current SM clock (0: NVML unavailable)
-  int reference_clock_mhz = 0;    // NVML default application clock, else max SM clock
-  int mem_clock_mhz = 0;          // NVML current memory clock
-  std::string compute_capability() const;  // "9.0"
+  int sm_clock_mhz = 0;                   // NVML current SM clock (0: NVML unavailable)
+  int reference_clock_mhz = 0;            // NVML default application clock, else max SM clock
+  int mem_clock_mhz = 0;                  // NVML current memory clock
+  std::string compute_capability() const; // "9.0"
   json to_json() const;
 };
 
 // The CUDA stack of this process, or why there is none.
 struct cuda_status {
-  bool built = false;            // this binary has the CUDA backends
-  bool available = false;        // at least one usable device
-  std::string reason;            // why not available: "not built" / "no driver" / "no device"
-  int driver_version = 0;        // cudaDriverGetVersion (12080 = 12.8); 0: no driver
-  int runtime_version = 0;       // cudaRuntimeGetVersion
-  std::string driver_release;    // NVML's driver release ("570.124.06"), empty without NVML
-  std::string cublas_version;    // "13.1.0"
-  std::string cudnn_version;     // "9.19.0"
+  bool built = false;         // this binary has the CUDA backends
+  bool available = false;     // at least one usable device
+  std::string reason;         // why not available: "not built" / "no driver" / "no device"
+  int driver_version = 0;     // cudaDriverGetVersion (12080 = 12.8); 0: no driver
+  int runtime_version = 0;    // cudaRuntimeGetVersion
+  std::string driver_release; // NVML's driver release ("570.124.06"), empty without NVML
+  std::string cublas_version; // "13.1.0"
+  std::string cudnn_version;  // "9.19.0"
   std::vector<gpu_info> gpus;
-  json to_json() const;          // the "accelerator" section for `accelbench env`
+  json to_json() const; // the "accelerator" section for `accelbench env`
 };
 
 // Queries the runtime, cuBLASLt, cuDNN and NVML. Never throws; cached after the first call
@@ -58,10 +58,10 @@ std::string cuda_version_string(int v);
 struct clock_reading {
   bool ok = false;
   int sm_mhz = 0;
-  int reference_mhz = 0;   // default application clock, or the max SM clock when no default
-  std::string reference_kind;  // "default_application" | "max"
-  bool reasons_ok = false;     // NVML gave the clock event (throttle) reasons
-  uint64_t reasons = 0;        // nvmlClocksEventReason* bit mask
+  int reference_mhz = 0;      // default application clock, or the max SM clock when no default
+  std::string reference_kind; // "default_application" | "max"
+  bool reasons_ok = false;    // NVML gave the clock event (throttle) reasons
+  uint64_t reasons = 0;       // nvmlClocksEventReason* bit mask
 };
 // Current SM clock of CUDA device `index` (matched to NVML by PCI bus id).
 clock_reading read_sm_clock(int index);
@@ -90,7 +90,7 @@ bool reasons_throttle(uint64_t mask);
 struct dtype_requirement {
   std::string dtype;
   int min_major = 0, min_minor = 0;
-  std::string why;  // "FP8 tensor cores", ...
+  std::string why; // "FP8 tensor cores", ...
 };
 const std::vector<dtype_requirement>& gemm_dtype_table();
 // Empty when `dtype` runs on compute capability major.minor; otherwise the reason, e.g.
@@ -132,6 +132,7 @@ public:
   void upload(const void* host, uint64_t bytes, uint64_t offset = 0);
   void download(void* host, uint64_t bytes, uint64_t offset = 0) const;
   void zero();
+
 private:
   void* m_ptr = nullptr;
   uint64_t m_bytes = 0;

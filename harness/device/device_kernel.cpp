@@ -11,12 +11,13 @@ namespace accelbench::device {
 struct device_kernel::impl {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
-  device_buffer flush;  // one L2-sized buffer, allocated on first flush and kept
+  device_buffer flush; // one L2-sized buffer, allocated on first flush and kept
   uint64_t l2 = 0;
-  std::vector<double> clocks;  // SM clock readings of the warm-up, MHz
+  std::vector<double> clocks; // SM clock readings of the warm-up, MHz
 };
 
-device_kernel::device_kernel(int device_index) : m_impl(std::make_unique<impl>()), m_index(device_index) {
+device_kernel::device_kernel(int device_index)
+    : m_impl(std::make_unique<impl>()), m_index(device_index) {
   set_device(device_index);
   check_cuda(cudaStreamCreateWithFlags(&m_impl->stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check_cuda(cudaEventCreate(&m_impl->start), "cudaEventCreate");
@@ -27,9 +28,12 @@ device_kernel::device_kernel(int device_index) : m_impl(std::make_unique<impl>()
 }
 
 device_kernel::~device_kernel() {
-  if (m_impl->start) cudaEventDestroy(m_impl->start);
-  if (m_impl->stop) cudaEventDestroy(m_impl->stop);
-  if (m_impl->stream) cudaStreamDestroy(m_impl->stream);
+  if (m_impl->start)
+    cudaEventDestroy(m_impl->start);
+  if (m_impl->stop)
+    cudaEventDestroy(m_impl->stop);
+  if (m_impl->stream)
+    cudaStreamDestroy(m_impl->stream);
 }
 
 void* device_kernel::stream() const { return m_impl->stream; }
@@ -42,7 +46,8 @@ void device_kernel::run() {
 
 double device_kernel::run_timed(int64_t iterations) {
   check_cuda(cudaEventRecord(m_impl->start, m_impl->stream), "cudaEventRecord");
-  for (int64_t i = 0; i < iterations; ++i) enqueue(m_impl->stream);
+  for (int64_t i = 0; i < iterations; ++i)
+    enqueue(m_impl->stream);
   check_cuda(cudaGetLastError(), "kernel launch");
   check_cuda(cudaEventRecord(m_impl->stop, m_impl->stream), "cudaEventRecord");
   check_cuda(cudaEventSynchronize(m_impl->stop), "cudaEventSynchronize");
@@ -52,18 +57,22 @@ double device_kernel::run_timed(int64_t iterations) {
 }
 
 void device_kernel::flush_cache() {
-  if (!m_impl->flush.get() && m_impl->l2 > 0) m_impl->flush = device_buffer(m_impl->l2);
-  if (!m_impl->flush.get()) return;
+  if (!m_impl->flush.get() && m_impl->l2 > 0)
+    m_impl->flush = device_buffer(m_impl->l2);
+  if (!m_impl->flush.get())
+    return;
   // Outside the timed region: run_timed records its start event after this work on the same
   // stream, so the flush is finished before the clock starts.
-  check_cuda(cudaMemsetAsync(m_impl->flush.get(), 0, m_impl->flush.size(), m_impl->stream), "L2 flush");
+  check_cuda(cudaMemsetAsync(m_impl->flush.get(), 0, m_impl->flush.size(), m_impl->stream),
+             "L2 flush");
 }
 
 json device_kernel::sample_extra() { return clock_facts(m_index); }
 
 bool device_kernel::steady(const std::vector<double>& recent) {
   auto c = read_sm_clock(m_index);
-  if (c.ok) m_impl->clocks.push_back((double)c.sm_mhz);
+  if (c.ok)
+    m_impl->clocks.push_back((double)c.sm_mhz);
   const bool clocks_settled = !c.ok || measure::settled(m_impl->clocks, 3, 0.01);
   return measure::settled(recent, 5, 0.03) && clocks_settled;
 }

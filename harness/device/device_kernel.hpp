@@ -18,7 +18,7 @@ public:
   // Enqueues one iteration on `stream` (a cudaStream_t); must not synchronise.
   virtual void enqueue(void* stream) = 0;
 
-  void run() override;  // enqueue + synchronise (warm-up, host-timed callers)
+  void run() override; // enqueue + synchronise (warm-up, host-timed callers)
   bool manual_timing() const override { return true; }
   double run_timed(int64_t iterations) override;
   // Writes the whole L2-sized buffer: every line of L2 then holds flush data, none of the
@@ -30,7 +30,7 @@ public:
   // the last 3 clock readings within 1% (the boost clock has settled).
   bool steady(const std::vector<double>& recent) override;
 
-  void* stream() const;  // the cudaStream_t the kernel runs on
+  void* stream() const; // the cudaStream_t the kernel runs on
   int device_index() const { return m_index; }
 
 private:

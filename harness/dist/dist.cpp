@@ -19,8 +19,8 @@ namespace accelbench::dist {
 namespace {
 
 struct world_state {
-  bool initialised_by_us = false;  // MPI_Init was called here (so MPI_Finalize is ours too)
-  bool launched = false;           // a launcher started this process
+  bool initialised_by_us = false; // MPI_Init was called here (so MPI_Finalize is ours too)
+  bool launched = false;          // a launcher started this process
   std::string launcher;
   int rank = 0;
   int size = 1;
@@ -38,7 +38,8 @@ const char* env(const char* name) {
 
 int env_int(const char* name, int fallback) {
   const char* v = env(name);
-  if (!v) return fallback;
+  if (!v)
+    return fallback;
   char* end = nullptr;
   long x = std::strtol(v, &end, 10);
   return end && *end == '\0' && x >= 0 && x < (1L << 30) ? (int)x : fallback;
@@ -90,19 +91,22 @@ bool mpi_built() {
 
 void init(int* argc, char*** argv) {
   auto& w = world();
-  if (w.launched || w.initialised_by_us) return;
+  if (w.launched || w.initialised_by_us)
+    return;
   const launch_info li = detect_launcher();
-  if (li.launcher.empty()) return;
+  if (li.launcher.empty())
+    return;
   w.launcher = li.launcher;
 #ifdef ACCELBENCH_HAVE_MPI
   w.launched = true;
   start_mpi(argc, argv);
 #else
   if (li.env_size > 1)
-    throw input_error(fmt::format("started as rank {} of {} by {}, but this accelbench was built without MPI "
-                                  "(ACCELBENCH_ENABLE_MPI=OFF or Open MPI not found): every process would run and "
-                                  "store alone; rebuild with MPI or run one process",
-                                  li.env_rank, li.env_size, li.launcher));
+    throw input_error(fmt::format(
+        "started as rank {} of {} by {}, but this accelbench was built without MPI "
+        "(ACCELBENCH_ENABLE_MPI=OFF or Open MPI not found): every process would run and "
+        "store alone; rebuild with MPI or run one process",
+        li.env_rank, li.env_size, li.launcher));
 #endif
 }
 
@@ -113,17 +117,20 @@ void finalize() {
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGHUP, SIG_DFL);
   auto& w = world();
-  if (!w.initialised_by_us) return;
+  if (!w.initialised_by_us)
+    return;
   int done = 0;
   MPI_Finalized(&done);
-  if (!done) MPI_Finalize();
+  if (!done)
+    MPI_Finalize();
   w.initialised_by_us = false;
 #endif
 }
 
 void abort_job(int code) {
 #ifdef ACCELBENCH_HAVE_MPI
-  if (mpi_active()) MPI_Abort(MPI_COMM_WORLD, code);
+  if (mpi_active())
+    MPI_Abort(MPI_COMM_WORLD, code);
 #endif
   std::_Exit(code);
 }
@@ -146,11 +153,13 @@ bool mpi_active() {
 
 void require_mpi() {
 #ifdef ACCELBENCH_HAVE_MPI
-  if (mpi_active()) return;
+  if (mpi_active())
+    return;
   // A singleton world (Open MPI supports MPI_Init without a launcher): world size 1.
   start_mpi(nullptr, nullptr);
 #else
-  throw backend_error("this accelbench was built without MPI (ACCELBENCH_ENABLE_MPI=OFF or Open MPI not found)");
+  throw backend_error(
+      "this accelbench was built without MPI (ACCELBENCH_ENABLE_MPI=OFF or Open MPI not found)");
 #endif
 }
 
@@ -160,20 +169,23 @@ MPI_Comm world_comm() { return MPI_COMM_WORLD; }
 
 void barrier() {
 #ifdef ACCELBENCH_HAVE_MPI
-  if (distributed()) MPI_Barrier(MPI_COMM_WORLD);
+  if (distributed())
+    MPI_Barrier(MPI_COMM_WORLD);
 #endif
 }
 
 double max_all(double v) {
 #ifdef ACCELBENCH_HAVE_MPI
-  if (distributed()) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (distributed())
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 #endif
   return v;
 }
 
 double sum_all(double v) {
 #ifdef ACCELBENCH_HAVE_MPI
-  if (distributed()) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (distributed())
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 #endif
   return v;
 }
@@ -192,7 +204,8 @@ bool any(bool v) {
 std::vector<double> gather_all(double v) {
   std::vector<double> out((size_t)size(), v);
 #ifdef ACCELBENCH_HAVE_MPI
-  if (distributed()) MPI_Allgather(&v, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  if (distributed())
+    MPI_Allgather(&v, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
 #endif
   return out;
 }
@@ -217,7 +230,8 @@ std::string broadcast(const std::string& from_root) {
 int broadcast(int from_root) {
   int v = from_root;
 #ifdef ACCELBENCH_HAVE_MPI
-  if (distributed()) MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (distributed())
+    MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
 #endif
   return v;
 }
@@ -227,11 +241,13 @@ std::string first_nonempty(const std::string& text) {
   if (distributed()) {
     int who = text.empty() ? size() : rank();
     MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (who == size()) return {};
+    if (who == size())
+      return {};
     unsigned long long n = who == rank() ? text.size() : 0;
     MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, who, MPI_COMM_WORLD);
     std::string s = who == rank() ? text : std::string((size_t)n, '\0');
-    MPI_Bcast(s.data(), (int)std::min<unsigned long long>(n, 1 << 30), MPI_CHAR, who, MPI_COMM_WORLD);
+    MPI_Bcast(s.data(), (int)std::min<unsigned long long>(n, 1 << 30), MPI_CHAR, who,
+              MPI_COMM_WORLD);
     return s;
   }
 #endif
@@ -241,7 +257,8 @@ std::string first_nonempty(const std::string& text) {
 json topology() {
 #ifdef ACCELBENCH_HAVE_MPI
   const auto& w = world();
-  if (!mpi_active() || (!w.launched && w.size == 1)) return nullptr;
+  if (!mpi_active() || (!w.launched && w.size == 1))
+    return nullptr;
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   std::vector<char> all((size_t)w.size * sizeof host);
@@ -249,8 +266,10 @@ json topology() {
   std::map<std::string, std::vector<int>> by_host;
   std::vector<std::string> order;
   for (int r = 0; r < w.size; ++r) {
-    std::string h(all.data() + (size_t)r * sizeof host, strnlen(all.data() + (size_t)r * sizeof host, sizeof host));
-    if (!by_host.count(h)) order.push_back(h);
+    std::string h(all.data() + (size_t)r * sizeof host,
+                  strnlen(all.data() + (size_t)r * sizeof host, sizeof host));
+    if (!by_host.count(h))
+      order.push_back(h);
     by_host[h].push_back(r);
   }
   int most = 0, fewest = w.size;
@@ -265,8 +284,10 @@ json topology() {
   int len = 0;
   MPI_Get_library_version(lib, &len);
   std::string library(lib, strnlen(lib, (size_t)std::max(0, len)));
-  if (auto nl = library.find_first_of("\r\n"); nl != std::string::npos) library.resize(nl);
-  while (!library.empty() && (library.back() == ' ' || library.back() == ',')) library.pop_back();
+  if (auto nl = library.find_first_of("\r\n"); nl != std::string::npos)
+    library.resize(nl);
+  while (!library.empty() && (library.back() == ' ' || library.back() == ','))
+    library.pop_back();
   int major = 0, minor = 0;
   MPI_Get_version(&major, &minor);
   json t = {{"world_size", w.size},
@@ -275,7 +296,8 @@ json topology() {
             {"hosts", hosts},
             {"launcher", w.launcher.empty() ? "none (singleton)" : w.launcher},
             {"mpi", {{"library", library}, {"standard", fmt::format("{}.{}", major, minor)}}}};
-  if (most != fewest) t["ranks_per_node_min"] = fewest;
+  if (most != fewest)
+    t["ranks_per_node_min"] = fewest;
   return t;
 #else
   return nullptr;
@@ -293,10 +315,12 @@ void on_launcher_termination(int) {
 } // namespace
 
 void exit_1_on_launcher_termination() {
-  if (!distributed()) return;
-  auto msg = fmt::format("accelbench: rank {} of {}: the launcher ended the job (a rank died or was killed); "
-                         "nothing more is stored, exiting 1\n",
-                         rank(), size());
+  if (!distributed())
+    return;
+  auto msg = fmt::format(
+      "accelbench: rank {} of {}: the launcher ended the job (a rank died or was killed); "
+      "nothing more is stored, exiting 1\n",
+      rank(), size());
   g_term_len = std::min(msg.size(), sizeof g_term_message);
   std::memcpy(g_term_message, msg.data(), g_term_len);
   struct sigaction sa {};

@@ -13,8 +13,8 @@ namespace accelbench::dist {
 
 // How this process was started, from the launcher's environment variables.
 struct launch_info {
-  std::string launcher;  // "mpirun" | "srun" | "pmi" | "" (not launched)
-  int env_size = 1;      // world size the launcher announced
+  std::string launcher; // "mpirun" | "srun" | "pmi" | "" (not launched)
+  int env_size = 1;     // world size the launcher announced
   int env_rank = 0;
 };
 launch_info detect_launcher();
@@ -33,9 +33,9 @@ void finalize();
 
 int rank();
 int size();
-bool distributed();   // size() > 1
-bool is_root();       // rank() == 0
-bool mpi_active();    // MPI is initialised (launched, or joined by a workload as a singleton)
+bool distributed(); // size() > 1
+bool is_root();     // rank() == 0
+bool mpi_active();  // MPI is initialised (launched, or joined by a workload as a singleton)
 
 // Makes MPI available to a workload that needs it at world size 1 (a collective on one rank):
 // initialises it as a singleton when no launcher did. Throws backend_error without MPI.
@@ -46,8 +46,8 @@ void barrier();
 double max_all(double v);
 double sum_all(double v);
 bool any(bool v);
-std::vector<double> gather_all(double v);              // every rank's value, by rank
-std::string broadcast(const std::string& from_root);   // rank 0's text on every rank
+std::vector<double> gather_all(double v);            // every rank's value, by rank
+std::string broadcast(const std::string& from_root); // rank 0's text on every rank
 int broadcast(int from_root);
 
 // Text of the lowest rank whose `text` is not empty, on every rank (empty when all are empty):

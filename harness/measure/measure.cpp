@@ -27,10 +27,13 @@ size_t llc_bytes() {
   for (int i = 0; i < 8; ++i) {
     std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
     std::string s;
-    if (!(in >> s)) continue;
+    if (!(in >> s))
+      continue;
     size_t mult = 1;
-    if (s.back() == 'K') mult = 1024;
-    if (s.back() == 'M') mult = 1024 * 1024;
+    if (s.back() == 'K')
+      mult = 1024;
+    if (s.back() == 'M')
+      mult = 1024 * 1024;
     try {
       size_t v = std::stoull(s) * mult;
       best = std::max(best, v);
@@ -48,7 +51,8 @@ public:
   bool ReportContext(const Context&) override { return true; }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& r : runs) {
-      if (r.run_type != Run::RT_Iteration) continue;
+      if (r.run_type != Run::RT_Iteration)
+        continue;
       if (r.error_occurred) {
         error = r.error_message;
         continue;
@@ -56,7 +60,7 @@ public:
       sample s;
       s.index = (int64_t)samples.size();
       s.iterations = (int64_t)r.iterations;
-      s.value = r.real_accumulated_time / (double)r.iterations;  // seconds per iteration
+      s.value = r.real_accumulated_time / (double)r.iterations; // seconds per iteration
       samples.push_back(std::move(s));
     }
   }
@@ -64,7 +68,7 @@ public:
   std::string error;
 };
 
-std::mutex g_runner_mutex;  // Google Benchmark's registry is global
+std::mutex g_runner_mutex; // Google Benchmark's registry is global
 
 } // namespace
 
@@ -81,12 +85,15 @@ void kernel::flush_cache() { flush_cpu_cache(); }
 
 namespace {
 
-double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+double seconds_since(clk::time_point t0) {
+  return std::chrono::duration<double>(clk::now() - t0).count();
+}
 
 // Seconds that `n` iterations of `k` take on this rank, timed as a sample would be (the flushes
 // of a cold run stay outside the timed span).
 double time_batch_here(kernel& k, int64_t n, bool cold) {
-  if (k.manual_timing() && !cold) return k.run_timed(n);
+  if (k.manual_timing() && !cold)
+    return k.run_timed(n);
   double total = 0;
   if (cold) {
     for (int64_t i = 0; i < n; ++i) {
@@ -102,19 +109,22 @@ double time_batch_here(kernel& k, int64_t n, bool cold) {
     return total;
   }
   auto t0 = clk::now();
-  for (int64_t i = 0; i < n; ++i) k.run();
+  for (int64_t i = 0; i < n; ++i)
+    k.run();
   return seconds_since(t0);
 }
 
 // Seconds that `n` iterations take on the slowest rank: every decision taken from a time (warm-up
 // length, iterations per sample, repetitions) is then the same on every rank, which keeps the
 // ranks of a collective in step. The local time at world size 1.
-double time_batch(kernel& k, int64_t n, bool cold) { return dist::max_all(time_batch_here(k, n, cold)); }
+double time_batch(kernel& k, int64_t n, bool cold) {
+  return dist::max_all(time_batch_here(k, n, cold));
+}
 
 // Warm-up (untimed for the samples): at least warmup_iterations and min_warmup_time_s, then on
 // while the kernel is not steady (bounded by k_max_steady_warmup_s).
 struct warmup_result {
-  double last = 0;  // the time of the last warm-up iteration (the warmest one)
+  double last = 0; // the time of the last warm-up iteration (the warmest one)
   int64_t iterations = 0;
   double seconds = 0;
   bool steady = true;
@@ -126,13 +136,15 @@ warmup_result warm_up(kernel& k, const measurement_settings& m, bool cold) {
   auto start = clk::now();
   auto one = [&] {
     w.last = time_batch(k, 1, cold);
-    if (recent.size() >= 256) recent.erase(recent.begin(), recent.begin() + 128);  // the newest suffice
+    if (recent.size() >= 256)
+      recent.erase(recent.begin(), recent.begin() + 128); // the newest suffice
     recent.push_back(w.last);
     ++w.iterations;
   };
   // Ranks go on while any of them wants more (the same count everywhere).
-  while (dist::any(w.iterations <= 1000000 && (w.iterations < std::max<int64_t>(1, m.warmup_iterations) ||
-                                                seconds_since(start) < m.min_warmup_time_s))) {
+  while (dist::any(w.iterations <= 1000000 &&
+                   (w.iterations < std::max<int64_t>(1, m.warmup_iterations) ||
+                    seconds_since(start) < m.min_warmup_time_s))) {
     one();
   }
   const double ruleset_s = seconds_since(start);
@@ -140,7 +152,8 @@ warmup_result warm_up(kernel& k, const measurement_settings& m, bool cold) {
     w.steady = k.steady(recent);
     return !w.steady && seconds_since(start) - ruleset_s < k_max_steady_warmup_s;
   };
-  while (dist::any(wants_more())) one();
+  while (dist::any(wants_more()))
+    one();
   w.seconds = seconds_since(start);
   return w;
 }
@@ -159,31 +172,34 @@ std::pair<int64_t, double> calibrate(kernel& k, const measurement_settings& m, b
   for (int step = 0; step < 12; ++step) {
     const double t = time_batch(k, n, cold);
     per_iter = t / (double)n;
-    if (t >= m.min_time_s / 10 || n >= (int64_t)1e9) break;
+    if (t >= m.min_time_s / 10 || n >= (int64_t)1e9)
+      break;
     n *= 10;
   }
   // The fastest of three batches: a batch the scheduler preempted overstates the time per
   // iteration (and so understates the iterations a sample needs); nothing makes one faster.
-  for (int again = 0; again < 2; ++again) per_iter = std::min(per_iter, time_batch(k, n, cold) / (double)n);
+  for (int again = 0; again < 2; ++again)
+    per_iter = std::min(per_iter, time_batch(k, n, cold) / (double)n);
   const double want = k_calibration_margin * m.min_time_s / std::max(per_iter, 1e-12);
   return {std::clamp<int64_t>((int64_t)std::ceil(want), 1, (int64_t)1e12), per_iter};
 }
 
 // What one pass of Google Benchmark's runner produced.
 struct pass_result {
-  std::vector<sample> samples;  // across ranks: each sample is the slowest rank's
+  std::vector<sample> samples; // across ranks: each sample is the slowest rank's
   std::string error;
-  int64_t cut = 0;  // repetitions not taken because max_time_s was reached
+  int64_t cut = 0; // repetitions not taken because max_time_s was reached
 };
 
 // Runs `reps` samples of `iters` iterations through Google Benchmark's runner. Repetitions that
 // would start after max_time_s has passed are not taken.
-pass_result run_samples(const std::string& name, kernel& k, const measurement_settings& m, int64_t iters,
-                        int64_t reps) {
+pass_result run_samples(const std::string& name, kernel& k, const measurement_settings& m,
+                        int64_t iters, int64_t reps) {
   const bool cold = m.cache == cache_policy::cold;
   static const std::string k_time_up = "max_time_s reached";
   std::vector<json> extras;
-  std::vector<std::vector<double>> rank_seconds;  // per sample, every rank's seconds (world size > 1)
+  std::vector<std::vector<double>>
+      rank_seconds; // per sample, every rank's seconds (world size > 1)
   std::exception_ptr failure;
   int64_t cut = 0;
   const auto started = clk::now();
@@ -201,14 +217,16 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
   auto body = [&](benchmark::State& st) {
     const bool failed = dist::any(failure != nullptr);
     if (failed || dist::any(seconds_since(started) > m.max_time_s)) {
-      if (!failed) ++cut;
-      st.SkipWithError(failed ? "an earlier repetition failed (on this or another rank)" : k_time_up.c_str());
+      if (!failed)
+        ++cut;
+      st.SkipWithError(failed ? "an earlier repetition failed (on this or another rank)"
+                              : k_time_up.c_str());
       for (auto _ : st) {
       }
       return;
     }
     dist::barrier();
-    double here = 0;  // this rank's seconds for the sample
+    double here = 0; // this rank's seconds for the sample
     auto book = [&](double t) {
       here += t;
       st.SetIterationTime(t);
@@ -228,7 +246,8 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
         const auto n = st.max_iterations;
         benchmark::IterationCount i = 0;
         for (auto _ : st)
-          if (++i == n) book(k.run_timed(n));
+          if (++i == n)
+            book(k.run_timed(n));
       } else if (cold) {
         // The flush runs between iterations, outside the timed span.
         for (auto _ : st) {
@@ -244,9 +263,11 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
         benchmark::IterationCount i = 0;
         clk::time_point t0;
         for (auto _ : st) {
-          if (i == 0) t0 = clk::now();  // after Google Benchmark started its own (unused) timer
+          if (i == 0)
+            t0 = clk::now(); // after Google Benchmark started its own (unused) timer
           k.run();
-          if (++i == n) book(seconds_since(t0));
+          if (++i == n)
+            book(seconds_since(t0));
         }
       }
       extras.push_back(k.sample_extra());
@@ -254,7 +275,8 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
       failure = std::current_exception();
       st.SkipWithError(e.what());
     }
-    if (dist::distributed()) rank_seconds.push_back(dist::gather_all(here));
+    if (dist::distributed())
+      rank_seconds.push_back(dist::gather_all(here));
   };
   auto* b = benchmark::RegisterBenchmark(name.c_str(), body);
   b->Iterations(iters)->Repetitions((int)reps)->ReportAggregatesOnly(false);
@@ -264,10 +286,12 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
   sample_reporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   benchmark::ClearRegisteredBenchmarks();
-  if (failure) std::rethrow_exception(failure);
+  if (failure)
+    std::rethrow_exception(failure);
 
   for (size_t i = 0; i < rep.samples.size() && i < extras.size(); ++i)
-    if (!extras[i].empty()) rep.samples[i].extra = extras[i];
+    if (!extras[i].empty())
+      rep.samples[i].extra = extras[i];
   for (size_t i = 0; i < rep.samples.size() && i < rank_seconds.size(); ++i) {
     auto& smp = rep.samples[i];
     const double n = (double)smp.iterations;
@@ -277,7 +301,7 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
       per_rank.push_back(t / n);
       slowest = std::max(slowest, t);
     }
-    smp.value = slowest / n;  // seconds per iteration on the slowest rank
+    smp.value = slowest / n; // seconds per iteration on the slowest rank
     smp.extra["rank_s"] = per_rank;
   }
   pass_result out;
@@ -290,14 +314,16 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
 // The shortest sample of a pass, in seconds (a sample's value is seconds per iteration).
 double shortest_sample_s(const std::vector<sample>& samples) {
   double best = std::numeric_limits<double>::infinity();
-  for (const auto& s : samples) best = std::min(best, s.value * (double)s.iterations);
+  for (const auto& s : samples)
+    best = std::min(best, s.value * (double)s.iterations);
   return best;
 }
 
 // Repetitions that fit in max_time_s at `per_iter` seconds per iteration (never below 3).
 int64_t repetitions_within_bound(const measurement_settings& m, int64_t iters, double per_iter) {
   const double projected = per_iter * (double)iters * (double)m.repetitions;
-  if (projected <= m.max_time_s || m.repetitions <= 3) return m.repetitions;
+  if (projected <= m.max_time_s || m.repetitions <= 3)
+    return m.repetitions;
   return std::max<int64_t>(3, (int64_t)std::floor(m.max_time_s / (per_iter * (double)iters)));
 }
 
@@ -305,27 +331,32 @@ int64_t repetitions_within_bound(const measurement_settings& m, int64_t iters, d
 // harness chose the iterations), and all samples within max_time_s.
 void judge_samples(result& res, const measurement_settings& m, bool auto_iters, int64_t cut) {
   if (cut > 0)
-    res.invalid_reasons.push_back(fmt::format("max_time_s={} s reached: {} of {} samples taken", m.max_time_s,
-                                              res.samples.size(), res.samples.size() + (size_t)cut));
-  if (!auto_iters) return;
+    res.invalid_reasons.push_back(fmt::format("max_time_s={} s reached: {} of {} samples taken",
+                                              m.max_time_s, res.samples.size(),
+                                              res.samples.size() + (size_t)cut));
+  if (!auto_iters)
+    return;
   size_t short_samples = 0;
-  for (const auto& s : res.samples) short_samples += s.value * (double)s.iterations < m.min_time_s;
+  for (const auto& s : res.samples)
+    short_samples += s.value * (double)s.iterations < m.min_time_s;
   if (short_samples > 0)
-    res.invalid_reasons.push_back(fmt::format("{} of {} samples lasted less than min_time_s={} s (shortest {:.3g} s) "
-                                              "after recalibrating: the time per iteration is not steady",
-                                              short_samples, res.samples.size(), m.min_time_s,
-                                              shortest_sample_s(res.samples)));
+    res.invalid_reasons.push_back(fmt::format(
+        "{} of {} samples lasted less than min_time_s={} s (shortest {:.3g} s) "
+        "after recalibrating: the time per iteration is not steady",
+        short_samples, res.samples.size(), m.min_time_s, shortest_sample_s(res.samples)));
 }
 
 } // namespace
 
 bool settled(const std::vector<double>& values, size_t window, double tolerance) {
-  if (window == 0 || values.size() < window) return false;
+  if (window == 0 || values.size() < window)
+    return false;
   std::vector<double> last(values.end() - (std::ptrdiff_t)window, values.end());
   std::sort(last.begin(), last.end());
   const double med = last[last.size() / 2];
   for (double v : last)
-    if (std::abs(v - med) > tolerance * std::abs(med)) return false;
+    if (std::abs(v - med) > tolerance * std::abs(med))
+      return false;
   return true;
 }
 
@@ -338,30 +369,37 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
   const warmup_result w = warm_up(k, m, cold);
   double per_iter = w.last;
   int64_t iters = m.iterations;
-  if (auto_iters) std::tie(iters, per_iter) = calibrate(k, m, cold);
+  if (auto_iters)
+    std::tie(iters, per_iter) = calibrate(k, m, cold);
   const int64_t reps = repetitions_within_bound(m, iters, per_iter);
 
   pass_result pass = run_samples(name, k, m, iters, reps);
-  res.effective = {{"iterations_per_sample", iters},
-                   {"repetitions", reps},
-                   {"steady_time_per_iteration_s", per_iter},
-                   {"warmup", {{"iterations", w.iterations}, {"seconds", w.seconds}, {"steady", w.steady}}},
-                   {"cache", to_string(m.cache)},
-                   {"timer", k.manual_timing() ? "device events (manual time)" : "host steady_clock (manual time)"}};
+  res.effective = {
+      {"iterations_per_sample", iters},
+      {"repetitions", reps},
+      {"steady_time_per_iteration_s", per_iter},
+      {"warmup", {{"iterations", w.iterations}, {"seconds", w.seconds}, {"steady", w.steady}}},
+      {"cache", to_string(m.cache)},
+      {"timer",
+       k.manual_timing() ? "device events (manual time)" : "host steady_clock (manual time)"}};
   // A sample shorter than min_time_s means the calibration was wrong (the kernel got faster):
   // calibrate again from the samples themselves and take them all again, once.
-  if (auto_iters && pass.error.empty() && !pass.samples.empty() && shortest_sample_s(pass.samples) < m.min_time_s) {
+  if (auto_iters && pass.error.empty() && !pass.samples.empty() &&
+      shortest_sample_s(pass.samples) < m.min_time_s) {
     const double shortest = shortest_sample_s(pass.samples);
     const int64_t before = iters;
-    iters = (int64_t)std::ceil((double)iters * k_calibration_margin * m.min_time_s / std::max(shortest, 1e-12));
+    iters = (int64_t)std::ceil((double)iters * k_calibration_margin * m.min_time_s /
+                               std::max(shortest, 1e-12));
     pass = run_samples(name, k, m, iters, reps);
     res.effective["iterations_per_sample"] = iters;
-    res.effective["recalibrated"] = fmt::format("a sample lasted {:.3g} s < min_time_s={} s with {} iterations; "
-                                                "taken again with {}", shortest, m.min_time_s, before, iters);
+    res.effective["recalibrated"] =
+        fmt::format("a sample lasted {:.3g} s < min_time_s={} s with {} iterations; "
+                    "taken again with {}",
+                    shortest, m.min_time_s, before, iters);
   }
   if (m.repetitions != reps)
-    res.effective["repetitions_reduced"] =
-        fmt::format("from {} to {} to stay within max_time_s={}", m.repetitions, reps, m.max_time_s);
+    res.effective["repetitions_reduced"] = fmt::format("from {} to {} to stay within max_time_s={}",
+                                                       m.repetitions, reps, m.max_time_s);
   res.samples = std::move(pass.samples);
   res.error = pass.error;
   judge_samples(res, m, auto_iters, pass.cut);
@@ -375,7 +413,8 @@ bool measure_into(run& out, const std::string& name, kernel& k, const measuremen
     return false;
   }
   out.samples = std::move(res.samples);
-  for (auto& reason : res.invalid_reasons) out.mark_invalid(std::move(reason));
+  for (auto& reason : res.invalid_reasons)
+    out.mark_invalid(std::move(reason));
   out.sample_unit = "s";
   out.sample_dir = direction::lower_is_better;
   out.effective_settings["measurement_applied"] = res.effective;

@@ -42,9 +42,9 @@ inline constexpr double k_max_steady_warmup_s = 3.0;
 bool settled(const std::vector<double>& values, size_t window, double tolerance);
 
 struct result {
-  std::vector<sample> samples;             // seconds per iteration, one per repetition
-  json effective = json::object();         // iterations and repetitions actually used
-  std::string error;                       // non-empty when the runner reported an error
+  std::vector<sample> samples;              // seconds per iteration, one per repetition
+  json effective = json::object();          // iterations and repetitions actually used
+  std::string error;                        // non-empty when the runner reported an error
   std::vector<std::string> invalid_reasons; // rules the samples broke (too short, over max_time_s)
 };
 

@@ -231,8 +231,9 @@ std::string seconds_text(std::chrono::milliseconds d) {
 // value too small for whole milliseconds) would let a hung server hang the job forever.
 void check_options(const http_options& o) {
   if (o.connect_timeout.count() <= 0 || o.total_timeout.count() <= 0)
-    throw input_error(fmt::format("HTTP timeouts must be at least 1 ms (connect {} ms, total {} ms)",
-                                  o.connect_timeout.count(), o.total_timeout.count()));
+    throw input_error(
+        fmt::format("HTTP timeouts must be at least 1 ms (connect {} ms, total {} ms)",
+                    o.connect_timeout.count(), o.total_timeout.count()));
   if (o.max_attempts < 1)
     throw input_error(fmt::format("HTTP attempts must be at least 1, got {}", o.max_attempts));
 }
@@ -459,9 +460,11 @@ bool is_redirect(long status) {
 // Same scheme, host and port: where a bearer token may follow a redirect.
 bool same_origin(const std::string& a, const std::string& b) {
   url_handle ua, ub;
-  if (!ua.set(a) || !ub.set(b)) return false;
+  if (!ua.set(a) || !ub.set(b))
+    return false;
   for (CURLUPart p : {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT})
-    if (to_lower(ua.part(p)) != to_lower(ub.part(p))) return false;
+    if (to_lower(ua.part(p)) != to_lower(ub.part(p)))
+      return false;
   return true;
 }
 
@@ -492,7 +495,8 @@ http_response get(const http_request& req) {
     http_response r = perform(method::get, hop);
     attempts += r.attempts;
     r.attempts = attempts;
-    if (!is_redirect(r.status) || r.redirect_url.empty()) return r;
+    if (!is_redirect(r.status) || r.redirect_url.empty())
+      return r;
     if (redirects >= hop.options.max_redirects)
       throw http_error(fmt::format("GET {}: more than {} redirects, stopped at {}",
                                    redact_url(req.url), hop.options.max_redirects,
@@ -500,9 +504,10 @@ http_response get(const http_request& req) {
                        r.status);
     check_redirect(hop.url, r.redirect_url, hop.options);
     // The token is for the server it was configured for, not wherever that server points.
-    if (!same_origin(hop.url, r.redirect_url)) hop.send_token = false;
-    emit(hop.options, fmt::format("GET {}: HTTP {}, redirected to {}", redact_url(hop.url), r.status,
-                                  redact_url(r.redirect_url)));
+    if (!same_origin(hop.url, r.redirect_url))
+      hop.send_token = false;
+    emit(hop.options, fmt::format("GET {}: HTTP {}, redirected to {}", redact_url(hop.url),
+                                  r.status, redact_url(r.redirect_url)));
     hop.url = r.redirect_url;
   }
 }

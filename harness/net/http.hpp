@@ -64,7 +64,7 @@ struct http_options {
   // and http->https are followed, https->http is refused, and the token is sent only to the
   // origin (scheme, host, port) it was configured for.
   int max_redirects = 5;
-  log_sink log;                                // empty: stderr
+  log_sink log; // empty: stderr
 };
 
 struct http_request {

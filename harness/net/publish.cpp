@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "harness/core/hash.hpp"
-#include "harness/core/text_input.hpp"
 #include "harness/core/results_document.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::net {
 
@@ -80,7 +80,8 @@ publish_result publish_runs(const std::vector<run>& runs, const json& systems,
       throw input_error(fmt::format("run of {} on {} has no uuid: it cannot be published "
                                     "idempotently",
                                     r.cfg.key(), r.system));
-  if (options.batch_size < 1) throw input_error("publish batch size must be at least 1, got 0");
+  if (options.batch_size < 1)
+    throw input_error("publish batch size must be at least 1, got 0");
   const std::size_t batch = options.batch_size;
   const std::string shown = redact_url(options.url);
   for (std::size_t first = 0; first < runs.size(); first += batch) {

@@ -20,41 +20,48 @@ namespace accelbench::server {
 
 namespace {
 
-const std::vector<std::string> k_selector_keys = {"system", "accelerator", "accelerator~", "tag",
-                                                  "workload", "run", "source", "since"};
+const std::vector<std::string> k_selector_keys = {
+    "system", "accelerator", "accelerator~", "tag", "workload", "run", "source", "since"};
 
 // The single value of `key`, or `fallback`; given twice is a 400 (which one would win?).
 std::string one(const params& p, const std::string& key, const std::string& fallback = "") {
   auto [lo, hi] = p.equal_range(key);
-  if (lo == hi) return fallback;
-  if (std::next(lo) != hi) throw api_error(400, fmt::format("query parameter '{}' given more than once", key));
+  if (lo == hi)
+    return fallback;
+  if (std::next(lo) != hi)
+    throw api_error(400, fmt::format("query parameter '{}' given more than once", key));
   return lo->second;
 }
 
 int64_t integer(const params& p, const std::string& key, int64_t fallback, int64_t lo, int64_t hi) {
   const std::string v = one(p, key);
-  if (v.empty()) return fallback;
+  if (v.empty())
+    return fallback;
   int64_t x = 0;
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
   if (ec != std::errc() || end != v.data() + v.size() || x < lo || x > hi)
-    throw api_error(400, fmt::format("query parameter {}='{}' is not an integer in [{}, {}]", key, printable(v), lo, hi));
+    throw api_error(400, fmt::format("query parameter {}='{}' is not an integer in [{}, {}]", key,
+                                     printable(v), lo, hi));
   return x;
 }
 
 double number(const params& p, const std::string& key, double fallback, double lo, double hi) {
   const std::string v = one(p, key);
-  if (v.empty()) return fallback;
+  if (v.empty())
+    return fallback;
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
   if (*end != '\0' || !std::isfinite(x) || x < lo || x > hi)
-    throw api_error(400, fmt::format("query parameter {}='{}' is not a number in [{}, {}]", key, printable(v), lo, hi));
+    throw api_error(400, fmt::format("query parameter {}='{}' is not a number in [{}, {}]", key,
+                                     printable(v), lo, hi));
   return x;
 }
 
 bool flag(const params& p, const std::string& key) {
   const std::string v = one(p, key, "0");
   if (v != "0" && v != "1" && v != "true" && v != "false")
-    throw api_error(400, fmt::format("query parameter {}='{}' is not 0, 1, true or false", key, printable(v)));
+    throw api_error(
+        400, fmt::format("query parameter {}='{}' is not 0, 1, true or false", key, printable(v)));
   return v == "1" || v == "true";
 }
 
@@ -62,9 +69,11 @@ bool flag(const params& p, const std::string& key) {
 std::string selector_from(const params& p) {
   std::string sel;
   for (const auto& [k, v] : p) {
-    if (std::find(k_selector_keys.begin(), k_selector_keys.end(), k) == k_selector_keys.end()) continue;
+    if (std::find(k_selector_keys.begin(), k_selector_keys.end(), k) == k_selector_keys.end())
+      continue;
     if (v.find('&') != std::string::npos)
-      throw api_error(400, fmt::format("query parameter {}='{}': a value may not contain '&'", k, printable(v)));
+      throw api_error(400, fmt::format("query parameter {}='{}': a value may not contain '&'", k,
+                                       printable(v)));
     sel += (sel.empty() ? "" : "&") + (k == "accelerator~" ? k + v : k + "=" + v);
   }
   return sel;
@@ -73,7 +82,8 @@ std::string selector_from(const params& p) {
 // A selector given whole (compare's and report's baseline and candidate): parsed first, so that a
 // malformed one is a 400 and one that matches nothing a 404. Never read as a file.
 cli::selection select_whole(store::store& db, const std::string& sel, const std::string& what) {
-  if (sel.empty()) throw api_error(400, fmt::format("query parameter '{}' is required (a selector)", what));
+  if (sel.empty())
+    throw api_error(400, fmt::format("query parameter '{}' is required (a selector)", what));
   cli::parse_selector(sel);
   try {
     return cli::select_runs(db, sel, true, false);
@@ -85,7 +95,8 @@ cli::selection select_whole(store::store& db, const std::string& sel, const std:
 std::vector<std::string> all_of(const params& p, const std::string& key) {
   std::vector<std::string> out;
   auto [lo, hi] = p.equal_range(key);
-  for (auto it = lo; it != hi; ++it) out.push_back(it->second);
+  for (auto it = lo; it != hi; ++it)
+    out.push_back(it->second);
   return out;
 }
 
@@ -96,7 +107,8 @@ void allow_only(const params& p, std::initializer_list<const char*> allowed) {
     const std::string& k = kv.first;
     if (std::none_of(allowed.begin(), allowed.end(), [&k](const char* a) { return k == a; }))
       throw api_error(400, fmt::format("unknown query parameter '{}'", printable(k)));
-    if (!valid_utf8(kv.second)) throw api_error(400, fmt::format("query parameter '{}' is not UTF-8", printable(k)));
+    if (!valid_utf8(kv.second))
+      throw api_error(400, fmt::format("query parameter '{}' is not UTF-8", printable(k)));
   }
 }
 
@@ -107,21 +119,23 @@ cli::selection select_from(store::store& db, const params& p, bool with_samples)
     store::run_filter f;
     f.with_samples = with_samples;
     all.runs = db.query(f);
-    for (const auto& s : db.systems()) all.systems[s.name] = s;
+    for (const auto& s : db.systems())
+      all.systems[s.name] = s;
     return all;
   }
-  cli::parse_selector(sel);  // malformed: input_error, a 400
+  cli::parse_selector(sel); // malformed: input_error, a 400
   try {
     return cli::select_runs(db, sel, with_samples, false);
   } catch (const input_error&) {
-    return cli::selection{sel, {}, {}};  // well-formed, matches nothing
+    return cli::selection{sel, {}, {}}; // well-formed, matches nothing
   }
 }
 
 json list_runs(store::store& db, const params& p) {
-  allow_only(p, {"system", "accelerator", "accelerator~", "tag", "workload", "run", "source", "since", "limit", "offset",
-                 "samples"});
-  const int64_t limit = integer(p, "limit", 100, 1, 10000), offset = integer(p, "offset", 0, 0, INT64_MAX);
+  allow_only(p, {"system", "accelerator", "accelerator~", "tag", "workload", "run", "source",
+                 "since", "limit", "offset", "samples"});
+  const int64_t limit = integer(p, "limit", 100, 1, 10000),
+                offset = integer(p, "offset", 0, 0, INT64_MAX);
   auto sel = select_from(db, p, flag(p, "samples"));
   json runs = json::array();
   for (size_t i = (size_t)std::min<int64_t>(offset, (int64_t)sel.runs.size());
@@ -137,7 +151,8 @@ json one_run(store::store& db, const std::string& id_text, const params& p) {
   if (ec != std::errc() || end != id_text.data() + id_text.size() || id <= 0)
     throw api_error(400, fmt::format("run id '{}' is not a positive integer", printable(id_text)));
   auto r = db.get_run(id, true, flag(p, "log"));
-  if (!r) throw api_error(404, fmt::format("no run with id {}", id));
+  if (!r)
+    throw api_error(404, fmt::format("no run with id {}", id));
   return to_json(*r);
 }
 
@@ -158,10 +173,12 @@ json compare_runs(store::store& db, const params& p) {
     throw api_error(422, e.what());
   }
   json counts = json::object();
-  for (auto v : {compare::verdict::regressed, compare::verdict::improved, compare::verdict::unchanged,
-                 compare::verdict::inconclusive})
+  for (auto v : {compare::verdict::regressed, compare::verdict::improved,
+                 compare::verdict::unchanged, compare::verdict::inconclusive})
     counts[compare::to_string(v)] = c.count(v);
-  return {{"exit_code", compare::exit_code_for(c, o.strict)}, {"strict", o.strict}, {"verdict_counts", counts},
+  return {{"exit_code", compare::exit_code_for(c, o.strict)},
+          {"strict", o.strict},
+          {"verdict_counts", counts},
           {"comparison", compare::to_json(c)}};
 }
 
@@ -169,7 +186,8 @@ json history_for(store::store& db, const params& p, bool require_workload) {
   cli::history_cli_options o;
   o.workload = one(p, "workload");
   if (o.workload.empty()) {
-    if (require_workload) throw api_error(400, "query parameter 'workload' is required (a workload, or prefix*)");
+    if (require_workload)
+      throw api_error(400, "query parameter 'workload' is required (a workload, or prefix*)");
     o.workload = "*";
   }
   o.system = one(p, "system");
@@ -179,24 +197,33 @@ json history_for(store::store& db, const params& p, bool require_workload) {
   o.min_segment = (size_t)integer(p, "min_segment", 5, 2, 1000000);
   o.max_pvalue = number(p, "max_pvalue", 0.001, 1e-300, 1 - 1e-12);
   o.window = (size_t)integer(p, "window", 0, 0, 1000000);
-  if (!o.since.empty()) cli::require_date(o.since, "since");
+  if (!o.since.empty())
+    cli::require_date(o.since, "since");
   store::run_filter f;
-  if (o.workload != "*") f.workloads = {o.workload};
-  if (!o.system.empty()) f.systems = {o.system};
+  if (o.workload != "*")
+    f.workloads = {o.workload};
+  if (!o.system.empty())
+    f.systems = {o.system};
   const std::string accel = one(p, "accelerator");
-  if (!accel.empty()) f.accelerators = {accel};
+  if (!accel.empty())
+    f.accelerators = {accel};
   f.tags = o.tags;
   f.since = o.since;
-  for (const auto& s : o.sets) f.config.push_back(cli::split_assignment(s, "set"));
+  for (const auto& s : o.sets)
+    f.config.push_back(cli::split_assignment(s, "set"));
   auto runs = db.query(f);
   bool regression = false;
   json series = cli::history_series(runs, o, &regression);
-  return {{"schema_version", 1}, {"workload", o.workload}, {"runs", runs.size()}, {"series", series},
+  return {{"schema_version", 1},
+          {"workload", o.workload},
+          {"runs", runs.size()},
+          {"series", series},
           {"regression", regression}};
 }
 
 json history(store::store& db, const params& p) {
-  allow_only(p, {"workload", "system", "accelerator", "tag", "since", "set", "min_segment", "max_pvalue", "window"});
+  allow_only(p, {"workload", "system", "accelerator", "tag", "since", "set", "min_segment",
+                 "max_pvalue", "window"});
   json h = history_for(db, p, true);
   if (h["runs"].get<size_t>() == 0)
     throw api_error(404, fmt::format("no runs of workload '{}' match (check set, system, since)",
@@ -208,7 +235,8 @@ document report(store::store& db, const params& p) {
   allow_only(p, {"baseline", "candidate", "format"});
   const std::string format = one(p, "format", "json");
   if (format != "json" && format != "html")
-    throw api_error(400, fmt::format("query parameter format='{}' is not json or html", printable(format)));
+    throw api_error(
+        400, fmt::format("query parameter format='{}' is not json or html", printable(format)));
   auto b = select_whole(db, one(p, "baseline", "accelerator=H100"), "baseline");
   auto c = select_whole(db, one(p, "candidate", "accelerator=B200"), "candidate");
   report::options opt;
@@ -219,11 +247,13 @@ document report(store::store& db, const params& p) {
   report::report_model rep =
       report::build_report(cli::report_side(b.label, std::move(b.runs), std::move(b.systems)),
                            cli::report_side(c.label, std::move(c.runs), std::move(c.systems)), opt);
-  if (format == "html") return {report::to_html(rep), "text/html; charset=utf-8"};
+  if (format == "html")
+    return {report::to_html(rep), "text/html; charset=utf-8"};
   return {dump_json(report::to_json(rep), 2) + "\n", "application/json"};
 }
 
-ingest_result ingest(store::store& db, const std::string& body, const std::string& idempotency_key) {
+ingest_result ingest(store::store& db, const std::string& body,
+                     const std::string& idempotency_key) {
   json systems = json::array();
   std::vector<run> runs;
   try {
@@ -231,36 +261,53 @@ ingest_result ingest(store::store& db, const std::string& body, const std::strin
   } catch (const input_error& e) {
     throw api_error(400, e.what());
   }
-  if (runs.empty()) throw api_error(400, "the results document holds no runs");
+  if (runs.empty())
+    throw api_error(400, "the results document holds no runs");
   std::vector<std::string> uuids;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i].uuid.empty())
-      throw api_error(400, fmt::format("run {} of the document has no uuid: it cannot be stored idempotently", i));
+      throw api_error(
+          400,
+          fmt::format("run {} of the document has no uuid: it cannot be stored idempotently", i));
     uuids.push_back(runs[i].uuid);
   }
-  if (idempotency_key.size() > 256) throw api_error(400, "Idempotency-Key longer than 256 characters");
-  if (idempotency_key.rfind("accelbench-", 0) == 0 && idempotency_key != net::idempotency_key_for(uuids))
-    throw api_error(422, fmt::format("Idempotency-Key '{}' is not the key of the runs in the body (a body changed "
-                                     "between retries?)",
-                                     printable(idempotency_key)));
+  if (idempotency_key.size() > 256)
+    throw api_error(400, "Idempotency-Key longer than 256 characters");
+  if (idempotency_key.rfind("accelbench-", 0) == 0 &&
+      idempotency_key != net::idempotency_key_for(uuids))
+    throw api_error(
+        422,
+        fmt::format("Idempotency-Key '{}' is not the key of the runs in the body (a body changed "
+                    "between retries?)",
+                    printable(idempotency_key)));
   std::vector<store::system_record> records;
-  for (const auto& s : systems) records.push_back(store::system_from_json(s));
-  for (auto& r : runs) r.id = 0;
+  for (const auto& s : systems)
+    records.push_back(store::system_from_json(s));
+  for (auto& r : runs)
+    r.id = 0;
   const size_t stored = db.insert_runs(runs);
   // A replay changes nothing: the systems are written with new runs, or when still missing.
   for (const auto& rec : records)
-    if (stored > 0 || !db.get_system(rec.name)) db.upsert_system(rec);
+    if (stored > 0 || !db.get_system(rec.name))
+      db.upsert_system(rec);
   json ids = json::array();
-  for (const auto& r : runs) ids.push_back(r.id);
+  for (const auto& r : runs)
+    ids.push_back(r.id);
   ingest_result out;
   out.status = stored > 0 ? 201 : 200;
-  out.body = {{"stored", stored}, {"already_present", runs.size() - stored}, {"replayed", stored == 0},
-              {"idempotency_key", idempotency_key}, {"run_ids", ids}};
+  out.body = {{"stored", stored},
+              {"already_present", runs.size() - stored},
+              {"replayed", stored == 0},
+              {"idempotency_key", idempotency_key},
+              {"run_ids", ids}};
   return out;
 }
 
 json health(store::store& db) {
-  return {{"status", "ok"}, {"database", "ok"}, {"runs", db.count_runs()}, {"schema_version", db.schema_version()}};
+  return {{"status", "ok"},
+          {"database", "ok"},
+          {"runs", db.count_runs()},
+          {"schema_version", db.schema_version()}};
 }
 
 } // namespace accelbench::server

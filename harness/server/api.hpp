@@ -40,7 +40,8 @@ json one_run(store::store& db, const std::string& id_text, const params& p);
 //   -> {"exit_code", "verdict_counts", "comparison": schemas/compare.schema.json}; exit_code is
 //   what `accelbench compare` would exit with.
 json compare_runs(store::store& db, const params& p);
-// GET /api/v1/history?workload=W[&system=S&tag=T&since=D&set=K=V&min_segment=N&max_pvalue=P&window=N]
+// GET
+// /api/v1/history?workload=W[&system=S&tag=T&since=D&set=K=V&min_segment=N&max_pvalue=P&window=N]
 //   -> `accelbench history --format json` plus "regression".
 json history(store::store& db, const params& p);
 // The history's runs and options from the same parameters (the dashboard draws them).

@@ -44,7 +44,8 @@ std::string filter_query(const params& p, const std::vector<std::string>& keys =
 params without_blanks(const params& p) {
   params out;
   for (const auto& [k, v] : p)
-    if (!v.empty()) out.emplace(k, v);
+    if (!v.empty())
+      out.emplace(k, v);
   return out;
 }
 
@@ -67,9 +68,11 @@ std::string page_head(const std::string& title, const std::string& path, const p
     << "body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 2em;color:#222}"
     << "nav{padding:.6em 0;border-bottom:1px solid #ccc;margin-bottom:1em}nav a{margin-right:1.2em}"
     << "nav a[aria-current]{font-weight:bold}table{border-collapse:collapse;margin:.5em 0 1.5em}"
-    << "th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}th{background:#f4f4f4}"
+    << "th,td{border:1px solid #ddd;padding:.25em "
+       ".5em;text-align:left;vertical-align:top}th{background:#f4f4f4}"
     << "form{margin:.5em 0 1em}label{margin-right:.8em}input{width:10em}"
-    << ".regressed{color:#b00;font-weight:bold}.improved{color:#070;font-weight:bold}.inconclusive{color:#a60}"
+    << ".regressed{color:#b00;font-weight:bold}.improved{color:#070;font-weight:bold}.inconclusive{"
+       "color:#a60}"
     << ".muted{color:#777}svg{background:#fafafa;border:1px solid #ddd}figure{margin:0 0 1.2em}"
     << "figcaption{font-weight:bold}.cp{stroke:#b00;stroke-dasharray:4 3}"
     << "</style></head><body data-page=\"" << esc(path) << "\"><nav>" << link("/", "Fleet")
@@ -77,8 +80,8 @@ std::string page_head(const std::string& title, const std::string& path, const p
     << "<a href=\"/report\">H100 vs Blackwell report</a></nav><h1>" << esc(title) << "</h1>";
   o << "<form method=\"get\" action=\"" << esc(path) << "\">";
   for (const auto& k : k_filters)
-    o << fmt::format("<label>{} <input name=\"{}\" value=\"{}\"{}></label>", k, k, esc(value_of(p, k)),
-                     k == "since" ? " type=\"date\"" : "");
+    o << fmt::format("<label>{} <input name=\"{}\" value=\"{}\"{}></label>", k, k,
+                     esc(value_of(p, k)), k == "since" ? " type=\"date\"" : "");
   o << "<button type=\"submit\">Filter</button></form>";
   return o.str();
 }
@@ -86,13 +89,15 @@ std::string page_head(const std::string& title, const std::string& path, const p
 const char* k_page_end = "</body></html>\n";
 
 std::string headline(const run& r) {
-  if (r.metrics.empty()) return "";
+  if (r.metrics.empty())
+    return "";
   const metric& m = r.metrics.front();
   return compare::format_value(m.value, m.unit);
 }
 
 std::string validity(const run& r) {
-  if (r.status != run_status::ok) return to_string(r.status);
+  if (r.status != run_status::ok)
+    return to_string(r.status);
   return r.valid ? "VALID" : "INVALID";
 }
 
@@ -106,35 +111,47 @@ std::string chart(const json& s) {
     lo = std::min(lo, p["value"].get<double>());
     hi = std::max(hi, p["value"].get<double>());
   }
-  if (!(hi > lo)) hi = lo + (lo == 0 ? 1 : std::fabs(lo) * 0.01);
+  if (!(hi > lo))
+    hi = lo + (lo == 0 ? 1 : std::fabs(lo) * 0.01);
   const size_t n = pts.size();
-  auto x = [&](size_t i) { return left + (n < 2 ? 0.0 : (w - left - right) * double(i) / double(n - 1)); };
+  auto x = [&](size_t i) {
+    return left + (n < 2 ? 0.0 : (w - left - right) * double(i) / double(n - 1));
+  };
   auto y = [&](double v) { return top + (h - top - bottom) * (1 - (v - lo) / (hi - lo)); };
   std::ostringstream o;
-  o << fmt::format("<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">", w, h, w, h);
+  o << fmt::format("<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">", w, h, w,
+                   h);
   const std::string unit = s.value("unit", "");
-  o << fmt::format("<text x=\"2\" y=\"{}\" font-size=\"11\">{}</text>", top + 10, esc(compare::format_value(hi, unit)));
-  o << fmt::format("<text x=\"2\" y=\"{}\" font-size=\"11\">{}</text>", h - bottom, esc(compare::format_value(lo, unit)));
+  o << fmt::format("<text x=\"2\" y=\"{}\" font-size=\"11\">{}</text>", top + 10,
+                   esc(compare::format_value(hi, unit)));
+  o << fmt::format("<text x=\"2\" y=\"{}\" font-size=\"11\">{}</text>", h - bottom,
+                   esc(compare::format_value(lo, unit)));
   if (n > 0) {
     o << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>", left, h - 5,
                      esc(pts[0]["started_at"].get<std::string>().substr(0, 10)));
-    o << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>", w - right, h - 5,
+    o << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
+                     w - right, h - 5,
                      esc(pts[n - 1]["started_at"].get<std::string>().substr(0, 10)));
   }
   for (const auto& cp : s["change_points"]) {
     const double cx = x(cp["index"].get<size_t>());
-    o << fmt::format("<line class=\"cp\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\"><title>{} at run {} ({}): x{:.3f}, "
+    o << fmt::format("<line class=\"cp\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\"><title>{} "
+                     "at run {} ({}): x{:.3f}, "
                      "p={:.1e}</title></line>",
-                     cx, cx, top, h - bottom, cp["regression"].get<bool>() ? "regression" : "change",
-                     cp["run_id"].get<int64_t>(), esc(cp["started_at"].get<std::string>()), cp["magnitude"].get<double>(),
-                     cp["p_value"].get<double>());
+                     cx, cx, top, h - bottom,
+                     cp["regression"].get<bool>() ? "regression" : "change",
+                     cp["run_id"].get<int64_t>(), esc(cp["started_at"].get<std::string>()),
+                     cp["magnitude"].get<double>(), cp["p_value"].get<double>());
   }
   std::string line;
-  for (size_t i = 0; i < n; ++i) line += fmt::format("{:.1f},{:.1f} ", x(i), y(pts[i]["value"].get<double>()));
-  o << "<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"1.5\" points=\"" << line << "\"/>";
+  for (size_t i = 0; i < n; ++i)
+    line += fmt::format("{:.1f},{:.1f} ", x(i), y(pts[i]["value"].get<double>()));
+  o << "<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"1.5\" points=\"" << line
+    << "\"/>";
   if (n <= 400)
     for (size_t i = 0; i < n; ++i)
-      o << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2\" fill=\"#1f5fa8\"><title>run {} {}: {}</title></circle>",
+      o << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2\" fill=\"#1f5fa8\"><title>run {} "
+                       "{}: {}</title></circle>",
                        x(i), y(pts[i]["value"].get<double>()), pts[i]["run_id"].get<int64_t>(),
                        esc(pts[i]["started_at"].get<std::string>()),
                        esc(compare::format_value(pts[i]["value"].get<double>(), unit)));
@@ -144,20 +161,24 @@ std::string chart(const json& s) {
 
 // The two most recent tags of a system's runs (by their latest start), newest last.
 std::vector<std::string> latest_two_tags(const std::vector<const run*>& runs) {
-  std::map<std::string, std::string> latest;  // tag -> latest started_at
+  std::map<std::string, std::string> latest; // tag -> latest started_at
   for (const run* r : runs)
-    for (const auto& t : r->tags) latest[t] = std::max(latest[t], r->started_at);
+    for (const auto& t : r->tags)
+      latest[t] = std::max(latest[t], r->started_at);
   // Nightly tags when there are any: other tags (a one-off "try1") are not a nightly series.
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& [t, at] : latest)
-    if (t.rfind("nightly", 0) == 0) order.emplace_back(at, t);
+    if (t.rfind("nightly", 0) == 0)
+      order.emplace_back(at, t);
   if (order.size() < 2) {
     order.clear();
-    for (const auto& [t, at] : latest) order.emplace_back(at, t);
+    for (const auto& [t, at] : latest)
+      order.emplace_back(at, t);
   }
   std::sort(order.begin(), order.end());
   std::vector<std::string> out;
-  for (size_t i = order.size() >= 2 ? order.size() - 2 : 0; i < order.size(); ++i) out.push_back(order[i].second);
+  for (size_t i = order.size() >= 2 ? order.size() - 2 : 0; i < order.size(); ++i)
+    out.push_back(order[i].second);
   return out;
 }
 
@@ -196,38 +217,49 @@ std::string page_fleet(store::store& db, const params& raw) {
       s.latest_tag = r.tags.empty() ? "" : r.tags.back();
     }
   }
-  o << fmt::format("<p data-runs=\"{}\" data-systems=\"{}\">{} run(s) on {} system(s).</p>", sel.runs.size(),
-                   by_system.size(), sel.runs.size(), by_system.size());
-  o << "<h2>Systems</h2><table><tr><th>system</th><th>accelerator</th><th>source</th><th>runs</th><th>INVALID</th>"
+  o << fmt::format("<p data-runs=\"{}\" data-systems=\"{}\">{} run(s) on {} system(s).</p>",
+                   sel.runs.size(), by_system.size(), sel.runs.size(), by_system.size());
+  o << "<h2>Systems</h2><table><tr><th>system</th><th>accelerator</th><th>source</th><th>runs</"
+       "th><th>INVALID</th>"
        "<th>workloads</th><th>latest run</th><th>latest tag</th><th></th></tr>";
   for (const auto& [name, s] : by_system) {
     const auto it = sel.systems.find(name);
     const store::system_record rec = it != sel.systems.end() ? it->second : named_system(name);
     std::string wl;
-    for (const auto& w : s.workloads) wl += (wl.empty() ? "" : ", ") + w;
+    for (const auto& w : s.workloads)
+      wl += (wl.empty() ? "" : ", ") + w;
     params hp = p;
     hp.erase("system");
     hp.emplace("system", name);
-    o << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                     "<td><a href=\"/history?{}\">history</a> · <a href=\"/compare?{}\">latest comparison</a></td></tr>",
-                     esc(name), esc(rec.accelerator_model), esc(rec.source), s.runs, s.invalid, esc(wl),
-                     esc(s.latest.substr(0, 19)), esc(s.latest_tag), esc(filter_query(hp)), esc(filter_query(hp)));
+    o << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</"
+                     "td><td>{}</td><td>{}</td>"
+                     "<td><a href=\"/history?{}\">history</a> · <a href=\"/compare?{}\">latest "
+                     "comparison</a></td></tr>",
+                     esc(name), esc(rec.accelerator_model), esc(rec.source), s.runs, s.invalid,
+                     esc(wl), esc(s.latest.substr(0, 19)), esc(s.latest_tag), esc(filter_query(hp)),
+                     esc(filter_query(hp)));
   }
-  o << "</table><h2>Latest runs</h2><table><tr><th>id</th><th>started</th><th>system</th><th>workload</th>"
+  o << "</table><h2>Latest "
+       "runs</h2><table><tr><th>id</th><th>started</th><th>system</th><th>workload</th>"
        "<th>config</th><th>tags</th><th>status</th><th>result</th></tr>";
   std::vector<const run*> latest;
-  for (const auto& r : sel.runs) latest.push_back(&r);
+  for (const auto& r : sel.runs)
+    latest.push_back(&r);
   std::sort(latest.begin(), latest.end(), [](const run* a, const run* b) {
     return a->started_at != b->started_at ? a->started_at > b->started_at : a->id > b->id;
   });
-  if (latest.size() > 50) latest.resize(50);
+  if (latest.size() > 50)
+    latest.resize(50);
   for (const run* r : latest) {
     std::string tags;
-    for (const auto& t : r->tags) tags += (tags.empty() ? "" : ", ") + t;
-    o << fmt::format("<tr><td><a href=\"/api/v1/runs/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                     "<td>{}</td><td>{}</td><td>{}</td></tr>",
-                     r->id, r->id, esc(r->started_at.substr(0, 19)), esc(r->system), esc(r->cfg.workload),
-                     esc(cli::short_config(r->cfg)), esc(tags), esc(validity(*r)), esc(headline(*r)));
+    for (const auto& t : r->tags)
+      tags += (tags.empty() ? "" : ", ") + t;
+    o << fmt::format(
+        "<tr><td><a "
+        "href=\"/api/v1/runs/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>",
+        r->id, r->id, esc(r->started_at.substr(0, 19)), esc(r->system), esc(r->cfg.workload),
+        esc(cli::short_config(r->cfg)), esc(tags), esc(validity(*r)), esc(headline(*r)));
   }
   o << "</table>" << k_page_end;
   return o.str();
@@ -241,30 +273,39 @@ std::string page_history(store::store& db, const params& raw) {
   o << page_head("History", "/history", p);
   const auto& series = h["series"];
   size_t cps = 0;
-  for (const auto& s : series) cps += s["change_points"].size();
+  for (const auto& s : series)
+    cps += s["change_points"].size();
   constexpr size_t k_max_charts = 200;
-  o << fmt::format("<p data-series=\"{}\" data-change-points=\"{}\">{} series from {} run(s), {} change point(s){}."
-                   " Each point is the median of a night's samples; dashed red lines mark change points (E-divisive "
-                   "means + Welch t-test, at least 5 nights a side).</p>",
-                   series.size(), cps, series.size(), h["runs"].get<size_t>(), cps,
-                   series.size() > k_max_charts ? fmt::format("; the first {} are drawn", k_max_charts) : "");
+  o << fmt::format(
+      "<p data-series=\"{}\" data-change-points=\"{}\">{} series from {} run(s), {} change "
+      "point(s){}."
+      " Each point is the median of a night's samples; dashed red lines mark change points "
+      "(E-divisive "
+      "means + Welch t-test, at least 5 nights a side).</p>",
+      series.size(), cps, series.size(), h["runs"].get<size_t>(), cps,
+      series.size() > k_max_charts ? fmt::format("; the first {} are drawn", k_max_charts) : "");
   size_t shown = 0;
   for (const auto& s : series) {
-    if (shown++ == k_max_charts) break;
-    o << "<figure><figcaption>" << esc(s["system"].get<std::string>()) << " — " << esc(s["config_key"].get<std::string>())
-      << " <span class=\"muted\">[" << esc(s["ruleset"].get<std::string>()) << ", " << s["points"].size()
-      << " nights, " << esc(s["direction"].get<std::string>()) << " is better]</span></figcaption>" << chart(s);
+    if (shown++ == k_max_charts)
+      break;
+    o << "<figure><figcaption>" << esc(s["system"].get<std::string>()) << " — "
+      << esc(s["config_key"].get<std::string>()) << " <span class=\"muted\">["
+      << esc(s["ruleset"].get<std::string>()) << ", " << s["points"].size() << " nights, "
+      << esc(s["direction"].get<std::string>()) << " is better]</span></figcaption>" << chart(s);
     if (!s["change_points"].empty()) {
       o << "<ul>";
       for (const auto& cp : s["change_points"])
-        o << fmt::format("<li class=\"{}\">{} beginning at run <a href=\"/api/v1/runs/{}\">{}</a> ({}): {} → {} "
-                         "(x{:.3f}, p={:.1e})</li>",
-                         cp["regression"].get<bool>() ? "regressed" : "improved",
-                         cp["regression"].get<bool>() ? "Regression" : "Change", cp["run_id"].get<int64_t>(),
-                         cp["run_id"].get<int64_t>(), esc(cp["started_at"].get<std::string>().substr(0, 10)),
-                         esc(compare::format_value(cp["mean_before"].get<double>(), s["unit"].get<std::string>())),
-                         esc(compare::format_value(cp["mean_after"].get<double>(), s["unit"].get<std::string>())),
-                         cp["magnitude"].get<double>(), cp["p_value"].get<double>());
+        o << fmt::format(
+            "<li class=\"{}\">{} beginning at run <a href=\"/api/v1/runs/{}\">{}</a> ({}): {} → {} "
+            "(x{:.3f}, p={:.1e})</li>",
+            cp["regression"].get<bool>() ? "regressed" : "improved",
+            cp["regression"].get<bool>() ? "Regression" : "Change", cp["run_id"].get<int64_t>(),
+            cp["run_id"].get<int64_t>(), esc(cp["started_at"].get<std::string>().substr(0, 10)),
+            esc(compare::format_value(cp["mean_before"].get<double>(),
+                                      s["unit"].get<std::string>())),
+            esc(compare::format_value(cp["mean_after"].get<double>(),
+                                      s["unit"].get<std::string>())),
+            cp["magnitude"].get<double>(), cp["p_value"].get<double>());
       o << "</ul>";
     }
     o << "</figure>";
@@ -277,19 +318,23 @@ std::string page_compare(store::store& db, const params& raw) {
   allow_only(raw, {"system", "accelerator", "workload", "tag", "since"});
   const params p = without_blanks(raw);
   params scope = p;
-  scope.erase("tag");  // the comparison picks its own two tags per system
+  scope.erase("tag"); // the comparison picks its own two tags per system
   auto sel = select_from(db, scope, false);
   std::map<std::string, std::vector<const run*>> by_system;
-  for (const auto& r : sel.runs) by_system[r.system].push_back(&r);
+  for (const auto& r : sel.runs)
+    by_system[r.system].push_back(&r);
   std::ostringstream o;
   o << page_head("Latest nightly comparison per system", "/compare", p);
-  o << "<p>For each system, its two most recent tags (nightly-* when it has them): the older is the baseline. Verdicts "
-       "as <code>accelbench compare</code>: regressed/improved need a significant Mann-Whitney U test, a bootstrap CI "
+  o << "<p>For each system, its two most recent tags (nightly-* when it has them): the older is "
+       "the baseline. Verdicts "
+       "as <code>accelbench compare</code>: regressed/improved need a significant Mann-Whitney U "
+       "test, a bootstrap CI "
        "excluding 1 and the minimum effect.</p>";
   size_t compared = 0;
   for (const auto& [system, runs] : by_system) {
     auto tags = latest_two_tags(runs);
-    if (tags.size() < 2) continue;
+    if (tags.size() < 2)
+      continue;
     std::string extra;
     for (const auto& k : {"workload", "since"})
       if (auto it = p.find(k); it != p.end() && it->second.find('&') == std::string::npos)
@@ -312,33 +357,46 @@ std::string page_compare(store::store& db, const params& raw) {
       continue;
     }
     ++compared;
-    o << fmt::format("<p data-pairs=\"{}\">{} pair(s): <span class=\"regressed\">{} regressed</span>, <span "
-                     "class=\"improved\">{} improved</span>, {} unchanged, <span class=\"inconclusive\">{} "
-                     "inconclusive</span>.</p>",
-                     c.pairs.size(), c.pairs.size(), c.count(compare::verdict::regressed),
-                     c.count(compare::verdict::improved), c.count(compare::verdict::unchanged),
-                     c.count(compare::verdict::inconclusive));
+    o << fmt::format(
+        "<p data-pairs=\"{}\">{} pair(s): <span class=\"regressed\">{} regressed</span>, <span "
+        "class=\"improved\">{} improved</span>, {} unchanged, <span class=\"inconclusive\">{} "
+        "inconclusive</span>.</p>",
+        c.pairs.size(), c.pairs.size(), c.count(compare::verdict::regressed),
+        c.count(compare::verdict::improved), c.count(compare::verdict::unchanged),
+        c.count(compare::verdict::inconclusive));
     std::vector<const compare::pair_result*> pairs;
-    for (const auto& pr : c.pairs) pairs.push_back(&pr);
+    for (const auto& pr : c.pairs)
+      pairs.push_back(&pr);
     auto rank = [](compare::verdict v) {
-      return v == compare::verdict::regressed ? 0 : v == compare::verdict::improved ? 1 : v == compare::verdict::inconclusive ? 2 : 3;
+      return v == compare::verdict::regressed      ? 0
+             : v == compare::verdict::improved     ? 1
+             : v == compare::verdict::inconclusive ? 2
+                                                   : 3;
     };
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [&](const auto* a, const auto* b) { return rank(a->cmp.result) < rank(b->cmp.result); });
-    o << "<table><tr><th>config</th><th>verdict</th><th>ratio</th><th>95% CI</th><th>p</th><th>why</th></tr>";
+    std::stable_sort(pairs.begin(), pairs.end(), [&](const auto* a, const auto* b) {
+      return rank(a->cmp.result) < rank(b->cmp.result);
+    });
+    o << "<table><tr><th>config</th><th>verdict</th><th>ratio</th><th>95% "
+         "CI</th><th>p</th><th>why</th></tr>";
     for (size_t i = 0; i < pairs.size() && i < 100; ++i) {
       const auto& pr = *pairs[i];
       const std::string v = compare::to_string(pr.cmp.result);
-      o << fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{:.2g}</td><td>{}</td></tr>",
-                       esc(pr.name), v, v, pr.cmp.ratio > 0 ? fmt::format("{:.3f}", pr.cmp.ratio) : "—",
-                       pr.cmp.has_ci ? fmt::format("[{:.3f}, {:.3f}]", pr.cmp.ratio_ci_low, pr.cmp.ratio_ci_high) : "—",
-                       pr.cmp.p_value, esc(pr.cmp.reason));
+      o << fmt::format(
+          "<tr><td>{}</td><td "
+          "class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{:.2g}</td><td>{}</td></tr>",
+          esc(pr.name), v, v, pr.cmp.ratio > 0 ? fmt::format("{:.3f}", pr.cmp.ratio) : "—",
+          pr.cmp.has_ci ? fmt::format("[{:.3f}, {:.3f}]", pr.cmp.ratio_ci_low, pr.cmp.ratio_ci_high)
+                        : "—",
+          pr.cmp.p_value, esc(pr.cmp.reason));
     }
     o << "</table>";
-    if (pairs.size() > 100) o << fmt::format("<p class=\"muted\">{} more pair(s) in /api/v1/compare</p>", pairs.size() - 100);
+    if (pairs.size() > 100)
+      o << fmt::format("<p class=\"muted\">{} more pair(s) in /api/v1/compare</p>",
+                       pairs.size() - 100);
     o << "</section>";
   }
-  if (compared == 0) o << "<p data-compared=\"0\">No system has two tags to compare.</p>";
+  if (compared == 0)
+    o << "<p data-compared=\"0\">No system has two tags to compare.</p>";
   o << k_page_end;
   return o.str();
 }

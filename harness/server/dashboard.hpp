@@ -20,7 +20,8 @@ std::string page_compare(store::store& db, const params& p);
 
 // The Content-Security-Policy sent with the dashboard pages.
 inline constexpr const char* k_dashboard_csp =
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; "
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri "
+    "'none'; "
     "frame-ancestors 'none'";
 
 // Percent-encoding of a query-string value (RFC 3986 unreserved characters kept), for tests.

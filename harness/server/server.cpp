@@ -7,8 +7,8 @@
 #include <cerrno>
 
 #include <charconv>
-#include <ctime>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -39,11 +39,13 @@ public:
 
   class lease {
   public:
-    lease(store_pool& pool, std::unique_ptr<store::store> s) : m_pool(pool), m_store(std::move(s)) {}
+    lease(store_pool& pool, std::unique_ptr<store::store> s)
+        : m_pool(pool), m_store(std::move(s)) {}
     lease(const lease&) = delete;
     lease& operator=(const lease&) = delete;
     ~lease() {
-      if (m_store) m_pool.give_back(std::move(m_store));
+      if (m_store)
+        m_pool.give_back(std::move(m_store));
     }
     store::store& operator*() { return *m_store; }
     void discard() { m_store.reset(); }
@@ -62,7 +64,8 @@ public:
         return lease(*this, std::move(s));
       }
     }
-    return lease(*this, std::make_unique<store::store>(store::store::open(m_path, store::access::read_write)));
+    return lease(*this, std::make_unique<store::store>(
+                            store::store::open(m_path, store::access::read_write)));
   }
 
 private:
@@ -83,44 +86,63 @@ void log_line(const std::string& line) {
 
 const char* reason_of(int status) {
   switch (status) {
-    case 400: return "bad request";
-    case 401: return "a valid token is required";
-    case 403: return "forbidden";
-    case 404: return "no such route";
-    case 405: return "method not allowed";
-    case 413: return "request body too large";
-    case 415: return "unsupported media type";
-    case 503: return "database unavailable";
-    default: return status >= 500 ? "internal error" : "request refused";
+  case 400:
+    return "bad request";
+  case 401:
+    return "a valid token is required";
+  case 403:
+    return "forbidden";
+  case 404:
+    return "no such route";
+  case 405:
+    return "method not allowed";
+  case 413:
+    return "request body too large";
+  case 415:
+    return "unsupported media type";
+  case 503:
+    return "database unavailable";
+  default:
+    return status >= 500 ? "internal error" : "request refused";
   }
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
-  res.set_content(dump_json(json{{"error", message}, {"status", status}}) + "\n", "application/json");
-  if (status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"accelbench\"");
-  if (status == 503) res.set_header("Retry-After", "1");
+  res.set_content(dump_json(json{{"error", message}, {"status", status}}) + "\n",
+                  "application/json");
+  if (status == 401)
+    res.set_header("WWW-Authenticate", "Bearer realm=\"accelbench\"");
+  if (status == 503)
+    res.set_header("Retry-After", "1");
 }
 
-params params_of(const httplib::Request& req) { return params(req.params.begin(), req.params.end()); }
+params params_of(const httplib::Request& req) {
+  return params(req.params.begin(), req.params.end());
+}
 
 // The role a request has, or an api_error (401/403). Only the header is read: a token is never
 // taken from the URL (URLs end up in logs and histories).
 void authorize(store::store& db, const httplib::Request& req, role need, bool public_read) {
   const std::string header = req.get_header_value("Authorization");
   if (header.empty()) {
-    if (need == role::read && public_read) return;
-    throw api_error(401, need == role::read
-                             ? "reads need a token (Authorization: Bearer ...): this server was not started with "
-                               "--public-read"
-                             : "writes need a token with role write or admin (Authorization: Bearer ...)");
+    if (need == role::read && public_read)
+      return;
+    throw api_error(
+        401,
+        need == role::read
+            ? "reads need a token (Authorization: Bearer ...): this server was not started with "
+              "--public-read"
+            : "writes need a token with role write or admin (Authorization: Bearer ...)");
   }
   if (header.size() < 7 || strncasecmp(header.c_str(), "Bearer ", 7) != 0)
     throw api_error(401, "the Authorization header is not 'Bearer TOKEN'");
   auto r = check_token(db, header.substr(7));
-  if (!r) throw api_error(401, "the token is not valid (unknown, revoked or malformed)");
+  if (!r)
+    throw api_error(401, "the token is not valid (unknown, revoked or malformed)");
   if (!allows(*r, need))
-    throw api_error(403, fmt::format("a {} token cannot do this (it needs role {})", to_string(*r), to_string(need)));
+    throw api_error(403, fmt::format("a {} token cannot do this (it needs role {})", to_string(*r),
+                                     to_string(need)));
 }
 
 struct server_state {
@@ -155,23 +177,28 @@ httplib::Server::Handler route(server_state& st, role need, body_fn fn) {
     } catch (const api_error& e) {
       send_error(res, e.status(), e.what());
     } catch (const storage_error& e) {
-      log_line(fmt::format("database error on {} {}: {}", req.method, printable(req.path), printable(e.what())));
+      log_line(fmt::format("database error on {} {}: {}", req.method, printable(req.path),
+                           printable(e.what())));
       send_error(res, 503, "the database is not available; retry later");
     } catch (const error& e) {
       if (e.exit_code() == exit_usage)
         send_error(res, 400, printable(e.what()));
       else {
-        log_line(fmt::format("internal error on {} {}: {}", req.method, printable(req.path), printable(e.what())));
+        log_line(fmt::format("internal error on {} {}: {}", req.method, printable(req.path),
+                             printable(e.what())));
         send_error(res, 500, "internal error (logged by the server)");
       }
     } catch (const std::exception& e) {
-      log_line(fmt::format("internal error on {} {}: {}", req.method, printable(req.path), printable(e.what())));
+      log_line(fmt::format("internal error on {} {}: {}", req.method, printable(req.path),
+                           printable(e.what())));
       send_error(res, 500, "internal error (logged by the server)");
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // Wall time, and the CPU time of the request's own thread (helpers' threads not included): on
     // a loaded machine the two differ, and the benchmark reports both.
-    res.set_header("Server-Timing", fmt::format("app;dur={:.3f}, cpu;dur={:.3f}", ms, thread_cpu_ms() - cpu0));
+    res.set_header("Server-Timing",
+                   fmt::format("app;dur={:.3f}, cpu;dur={:.3f}", ms, thread_cpu_ms() - cpu0));
   };
 }
 
@@ -199,55 +226,80 @@ void add_routes(httplib::Server& svr, server_state& st) {
       send_error(res, 503, "the database is not available");
     }
   });
-  svr.Get("/api/v1/runs", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    send_json(res, list_runs(db, params_of(req)));
-  }));
-  svr.Get(R"(/api/v1/runs/([^/]+))", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    send_json(res, one_run(db, req.matches[1], params_of(req)));
-  }));
-  svr.Post("/api/v1/runs", route(st, role::write, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    const std::string type = req.get_header_value("Content-Type");
-    if (type.rfind("application/json", 0) != 0)
-      throw api_error(415, fmt::format("POST /api/v1/runs takes application/json, not '{}'", printable(type)));
-    if (!req.params.empty()) throw api_error(400, "POST /api/v1/runs takes no query parameters");
-    auto r = ingest(db, req.body, req.get_header_value("Idempotency-Key"));
-    if (r.status == 200) res.set_header("Idempotent-Replayed", "true");
-    send_json(res, r.body, r.status);
-  }));
-  svr.Get("/api/v1/compare", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    json j = compare_runs(db, params_of(req));
-    res.set_header("Accelbench-Exit-Code", std::to_string(j["exit_code"].get<int>()));
-    send_json(res, j);
-  }));
-  svr.Get("/api/v1/history", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    send_json(res, history(db, params_of(req)));
-  }));
-  svr.Get("/api/v1/report", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    auto doc = report(db, params_of(req));
-    // The report page carries its own policy (it runs one inline script of its own).
-    if (doc.content_type.rfind("text/html", 0) == 0)
-      res.set_header("Content-Security-Policy",
-                     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:");
-    res.set_content(doc.body, doc.content_type);
-  }));
-  svr.Get("/", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    send_page(res, page_fleet(db, params_of(req)));
-  }));
-  svr.Get("/history", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    send_page(res, page_history(db, params_of(req)));
-  }));
-  svr.Get("/compare", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    send_page(res, page_compare(db, params_of(req)));
-  }));
-  svr.Get("/report", route(st, role::read, [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-    params p = params_of(req);
-    p.erase("format");
-    p.emplace("format", "html");
-    auto doc = report(db, p);
-    res.set_header("Content-Security-Policy",
-                   "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:");
-    res.set_content(doc.body, doc.content_type);
-  }));
+  svr.Get("/api/v1/runs",
+          route(st, role::read,
+                [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                  send_json(res, list_runs(db, params_of(req)));
+                }));
+  svr.Get(R"(/api/v1/runs/([^/]+))",
+          route(st, role::read,
+                [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                  send_json(res, one_run(db, req.matches[1], params_of(req)));
+                }));
+  svr.Post("/api/v1/runs",
+           route(st, role::write,
+                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                   const std::string type = req.get_header_value("Content-Type");
+                   if (type.rfind("application/json", 0) != 0)
+                     throw api_error(
+                         415, fmt::format("POST /api/v1/runs takes application/json, not '{}'",
+                                          printable(type)));
+                   if (!req.params.empty())
+                     throw api_error(400, "POST /api/v1/runs takes no query parameters");
+                   auto r = ingest(db, req.body, req.get_header_value("Idempotency-Key"));
+                   if (r.status == 200)
+                     res.set_header("Idempotent-Replayed", "true");
+                   send_json(res, r.body, r.status);
+                 }));
+  svr.Get("/api/v1/compare",
+          route(st, role::read,
+                [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                  json j = compare_runs(db, params_of(req));
+                  res.set_header("Accelbench-Exit-Code", std::to_string(j["exit_code"].get<int>()));
+                  send_json(res, j);
+                }));
+  svr.Get("/api/v1/history",
+          route(st, role::read,
+                [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                  send_json(res, history(db, params_of(req)));
+                }));
+  svr.Get("/api/v1/report",
+          route(st, role::read,
+                [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                  auto doc = report(db, params_of(req));
+                  // The report page carries its own policy (it runs one inline script of its own).
+                  if (doc.content_type.rfind("text/html", 0) == 0)
+                    res.set_header("Content-Security-Policy",
+                                   "default-src 'none'; style-src 'unsafe-inline'; script-src "
+                                   "'unsafe-inline'; img-src data:");
+                  res.set_content(doc.body, doc.content_type);
+                }));
+  svr.Get("/", route(st, role::read,
+                     [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                       send_page(res, page_fleet(db, params_of(req)));
+                     }));
+  svr.Get("/history",
+          route(st, role::read,
+                [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                  send_page(res, page_history(db, params_of(req)));
+                }));
+  svr.Get("/compare",
+          route(st, role::read,
+                [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                  send_page(res, page_compare(db, params_of(req)));
+                }));
+  svr.Get("/report",
+          route(st, role::read,
+                [](store::store& db, const httplib::Request& req, httplib::Response& res) {
+                  params p = params_of(req);
+                  p.erase("format");
+                  p.emplace("format", "html");
+                  auto doc = report(db, p);
+                  res.set_header("Content-Security-Policy",
+                                 "default-src 'none'; style-src 'unsafe-inline'; script-src "
+                                 "'unsafe-inline'; img-src data:");
+                  res.set_content(doc.body, doc.content_type);
+                }));
   // Known paths with a method they do not take.
   auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
     res.set_header("Allow", req.path == "/api/v1/runs" ? "GET, POST" : "GET");
@@ -259,22 +311,25 @@ void add_routes(httplib::Server& svr, server_state& st) {
     svr.Patch(pattern, not_allowed);
   }
   svr.Post(R"(/api/v1/(?!runs$).*)", not_allowed);
-  for (const char* pattern : {"/", "/history", "/compare", "/report"}) svr.Post(pattern, not_allowed);
+  for (const char* pattern : {"/", "/history", "/compare", "/report"})
+    svr.Post(pattern, not_allowed);
 }
 
 void add_policies(httplib::Server& svr, server_state& st) {
   svr.set_payload_max_length(st.opt.max_body_bytes);
   // Statuses httplib answers itself (404 no route, 413, 400 unparsable request): a JSON body too.
-  svr.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string why = reason_of(res.status);
-    if (res.status == 404) why = fmt::format("no such route: {} {}", req.method, printable(req.path));
-    send_error(res, res.status, why);
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    send_error(res, 500, "internal error");
-  });
+  svr.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty())
+          return httplib::Server::HandlerResponse::Unhandled;
+        std::string why = reason_of(res.status);
+        if (res.status == 404)
+          why = fmt::format("no such route: {} {}", req.method, printable(req.path));
+        send_error(res, res.status, why);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res,
+                               std::exception_ptr) { send_error(res, 500, "internal error"); });
   svr.set_post_routing_handler([&st](const httplib::Request&, httplib::Response& res) {
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Cache-Control", "no-store");
@@ -287,7 +342,8 @@ void add_policies(httplib::Server& svr, server_state& st) {
     svr.Options(R"(/api/v1/.*)", [](const httplib::Request&, httplib::Response& res) {
       res.status = 204;
       res.set_header("Access-Control-Allow-Methods", "GET, POST");
-      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key");
+      res.set_header("Access-Control-Allow-Headers",
+                     "Authorization, Content-Type, Idempotency-Key");
       res.set_header("Access-Control-Max-Age", "600");
     });
   if (!st.opt.quiet)
@@ -307,15 +363,18 @@ extern "C" void on_stop_signal(int) {
 }
 
 std::unique_ptr<httplib::Server> make_server(const serve_options& o) {
-  if (o.cert.empty() != o.key.empty()) throw usage_error("HTTPS needs both --cert and --key");
-  if (o.cert.empty()) return std::make_unique<httplib::Server>();
+  if (o.cert.empty() != o.key.empty())
+    throw usage_error("HTTPS needs both --cert and --key");
+  if (o.cert.empty())
+    return std::make_unique<httplib::Server>();
   for (const auto& f : {o.cert, o.key})
-    read_input_file(f, f == o.cert ? "certificate" : "private key");  // exists, readable, bounded
+    read_input_file(f, f == o.cert ? "certificate" : "private key"); // exists, readable, bounded
   auto s = std::make_unique<httplib::SSLServer>(o.cert.c_str(), o.key.c_str());
   if (!s->is_valid())
-    throw input_error(fmt::format("cannot use certificate '{}' with key '{}' (OpenSSL refused them: PEM files of a "
-                                  "matching pair?)",
-                                  printable(o.cert), printable(o.key)));
+    throw input_error(fmt::format(
+        "cannot use certificate '{}' with key '{}' (OpenSSL refused them: PEM files of a "
+        "matching pair?)",
+        printable(o.cert), printable(o.key)));
   return s;
 }
 
@@ -333,22 +392,27 @@ std::pair<std::string, int> parse_listen(const std::string& listen) {
   } else {
     const size_t colon = listen.rfind(':');
     if (colon == std::string::npos || colon == 0)
-      throw input_error(fmt::format("--listen '{}' is not ADDR:PORT (e.g. 127.0.0.1:8080)", printable(listen)));
+      throw input_error(
+          fmt::format("--listen '{}' is not ADDR:PORT (e.g. 127.0.0.1:8080)", printable(listen)));
     host = listen.substr(0, colon);
     port_text = listen.substr(colon + 1);
   }
   int port = -1;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (host.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535)
-    throw input_error(fmt::format("--listen '{}': the port must be an integer in [0, 65535]", printable(listen)));
+  if (host.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 ||
+      port > 65535)
+    throw input_error(
+        fmt::format("--listen '{}': the port must be an integer in [0, 65535]", printable(listen)));
   return {host, port};
 }
 
 int cmd_serve(const serve_options& o) {
   const auto [host, port] = parse_listen(o.listen);
-  if (o.threads < 1 || o.threads > 1024) throw usage_error(fmt::format("--threads must be in [1, 1024], got {}", o.threads));
+  if (o.threads < 1 || o.threads > 1024)
+    throw usage_error(fmt::format("--threads must be in [1, 1024], got {}", o.threads));
   const std::string path = cli::resolve_db_path(o.db);
-  // Opened (created, migrated) once before listening: a bad database is exit 2 here, not a 503 later.
+  // Opened (created, migrated) once before listening: a bad database is exit 2 here, not a 503
+  // later.
   server_state st(o, path);
   { auto first = st.pool.acquire(); }
   auto svr = make_server(o);
@@ -357,7 +421,8 @@ int cmd_serve(const serve_options& o) {
 
   // SIGINT/SIGTERM end the server cleanly. Libraries start threads before main (OpenBLAS), so the
   // signal may arrive on any thread: its handler only writes to a pipe, read by a watcher thread.
-  if (pipe(g_stop_pipe) != 0) throw error("cannot create the shutdown pipe");
+  if (pipe(g_stop_pipe) != 0)
+    throw error("cannot create the shutdown pipe");
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -365,13 +430,17 @@ int cmd_serve(const serve_options& o) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  const int bound = port == 0 ? svr->bind_to_any_port(host) : (svr->bind_to_port(host, port) ? port : -1);
+  const int bound =
+      port == 0 ? svr->bind_to_any_port(host) : (svr->bind_to_port(host, port) ? port : -1);
   if (bound < 0)
-    throw input_error(fmt::format("cannot listen on {}: the address is in use or not this machine's", printable(o.listen)));
+    throw input_error(fmt::format(
+        "cannot listen on {}: the address is in use or not this machine's", printable(o.listen)));
   const bool tls = !o.cert.empty();
-  log_line(fmt::format("serving {}://{}:{}/ from {} (reads: {}; writes: a write token{})", tls ? "https" : "http",
-                       host.find(':') != std::string::npos ? "[" + host + "]" : host, bound, printable(path),
-                       o.public_read ? "public" : "a read token", o.cors_origin.empty() ? "" : "; CORS: " + o.cors_origin));
+  log_line(fmt::format("serving {}://{}:{}/ from {} (reads: {}; writes: a write token{})",
+                       tls ? "https" : "http",
+                       host.find(':') != std::string::npos ? "[" + host + "]" : host, bound,
+                       printable(path), o.public_read ? "public" : "a read token",
+                       o.cors_origin.empty() ? "" : "; CORS: " + o.cors_origin));
   std::thread watcher([&svr] {
     char c = 0;
     while (read(g_stop_pipe[0], &c, 1) < 0 && errno == EINTR) {
@@ -379,7 +448,7 @@ int cmd_serve(const serve_options& o) {
     svr->stop();
   });
   const bool ok = svr->listen_after_bind();
-  on_stop_signal(0);  // wakes the watcher when listen ended on its own
+  on_stop_signal(0); // wakes the watcher when listen ended on its own
   watcher.join();
   log_line("server stopped");
   return ok ? exit_ok : exit_internal;
@@ -391,13 +460,18 @@ int cmd_token_create(const token_cli_options& o) {
   auto db = store::store::open(cli::resolve_db_path(o.db), store::access::read_write);
   auto t = create_token(db, o.name, r);
   if (o.json)
-    std::cout << dump_json(json{{"id", t.record.id}, {"name", t.record.name}, {"role", t.record.role}, {"token", t.token}}, 2)
+    std::cout << dump_json(json{{"id", t.record.id},
+                                {"name", t.record.name},
+                                {"role", t.record.role},
+                                {"token", t.token}},
+                           2)
               << "\n";
   else
     std::cout << t.token << "\n";
-  std::cerr << fmt::format("accelbench: created {} token {} for '{}'; it is shown only now (the database keeps a "
-                           "salted hash)\n",
-                           t.record.role, t.record.id, printable(t.record.name));
+  std::cerr << fmt::format(
+      "accelbench: created {} token {} for '{}'; it is shown only now (the database keeps a "
+      "salted hash)\n",
+      t.record.role, t.record.id, printable(t.record.name));
   return exit_ok;
 }
 
@@ -412,13 +486,18 @@ int cmd_token_list(const token_cli_options& o) {
   if (o.json) {
     json arr = json::array();
     for (const auto& t : tokens)
-      arr.push_back({{"id", t.id}, {"name", t.name}, {"role", t.role}, {"created_at", t.created_at},
+      arr.push_back({{"id", t.id},
+                     {"name", t.name},
+                     {"role", t.role},
+                     {"created_at", t.created_at},
                      {"revoked_at", t.revoked_at.empty() ? json(nullptr) : json(t.revoked_at)}});
     std::cout << dump_json(arr, 2) << "\n";
     return exit_ok;
   }
   cli::table t({"id", "name", "role", "created", "revoked"});
-  for (const auto& k : tokens) t.add({std::to_string(k.id), k.name, k.role, k.created_at.substr(0, 19), k.revoked_at.substr(0, 19)});
+  for (const auto& k : tokens)
+    t.add({std::to_string(k.id), k.name, k.role, k.created_at.substr(0, 19),
+           k.revoked_at.substr(0, 19)});
   t.print(std::cout);
   return exit_ok;
 }
@@ -426,7 +505,8 @@ int cmd_token_list(const token_cli_options& o) {
 int cmd_token_revoke(const token_cli_options& o) {
   auto db = store::store::open(cli::resolve_db_path(o.db), store::access::read_write);
   if (!db.revoke_token(o.id, now_iso8601()))
-    throw input_error(fmt::format("no valid token with id {} in {} (see accelbench token list)", o.id, db.path().string()));
+    throw input_error(fmt::format("no valid token with id {} in {} (see accelbench token list)",
+                                  o.id, db.path().string()));
   std::cout << fmt::format("revoked token {}\n", o.id);
   return exit_ok;
 }

@@ -15,14 +15,15 @@
 namespace accelbench::server {
 
 struct serve_options {
-  std::string db;                  // path (or URI) of the store; "" : the default database
-  std::string listen = "127.0.0.1:8080";  // ADDR:PORT ([ADDR]:PORT for IPv6); port 0 picks a free one
-  bool public_read = false;        // GET endpoints and the dashboard without a token
-  std::string cert, key;           // both: HTTPS
-  std::string cors_origin;         // "" : no CORS headers at all
+  std::string db; // path (or URI) of the store; "" : the default database
+  std::string listen =
+      "127.0.0.1:8080";     // ADDR:PORT ([ADDR]:PORT for IPv6); port 0 picks a free one
+  bool public_read = false; // GET endpoints and the dashboard without a token
+  std::string cert, key;    // both: HTTPS
+  std::string cors_origin;  // "" : no CORS headers at all
   std::size_t max_body_bytes = std::size_t{64} << 20;
   std::size_t threads = 32;
-  bool quiet = false;              // no access log
+  bool quiet = false; // no access log
 };
 
 // Runs until SIGINT or SIGTERM; returns the exit code. Bad options (listen address, certificate,
@@ -34,8 +35,8 @@ struct token_cli_options {
   long long id = 0;
   bool json = false;
 };
-int cmd_token_create(const token_cli_options& o);  // prints the token once on stdout
-int cmd_token_list(const token_cli_options& o);    // ids, names, roles, dates; never secrets
+int cmd_token_create(const token_cli_options& o); // prints the token once on stdout
+int cmd_token_list(const token_cli_options& o);   // ids, names, roles, dates; never secrets
 int cmd_token_revoke(const token_cli_options& o);
 
 // ADDR:PORT -> (host, port); throws input_error naming the value. Exposed for tests.

@@ -35,18 +35,24 @@ std::string random_hex(size_t bytes) {
   return hex(reinterpret_cast<const unsigned char*>(buf.data()), bytes);
 }
 
-std::string hash_of(const std::string& salt, const std::string& secret) { return sha256_hex(salt + secret); }
+std::string hash_of(const std::string& salt, const std::string& secret) {
+  return sha256_hex(salt + secret);
+}
 
 // "abt_<id>_<secret>" -> (id, secret); nullopt when it has another shape.
 std::optional<std::pair<int64_t, std::string>> split_token(const std::string& token) {
-  if (token.rfind(k_prefix, 0) != 0) return std::nullopt;
+  if (token.rfind(k_prefix, 0) != 0)
+    return std::nullopt;
   const size_t sep = token.find('_', 4);
-  if (sep == std::string::npos) return std::nullopt;
+  if (sep == std::string::npos)
+    return std::nullopt;
   int64_t id = 0;
   auto [end, ec] = std::from_chars(token.data() + 4, token.data() + sep, id);
-  if (ec != std::errc() || end != token.data() + sep || id <= 0) return std::nullopt;
+  if (ec != std::errc() || end != token.data() + sep || id <= 0)
+    return std::nullopt;
   std::string secret = token.substr(sep + 1);
-  if (secret.size() != 2 * k_secret_bytes) return std::nullopt;
+  if (secret.size() != 2 * k_secret_bytes)
+    return std::nullopt;
   return std::make_pair(id, secret);
 }
 
@@ -54,17 +60,23 @@ std::optional<std::pair<int64_t, std::string>> split_token(const std::string& to
 
 std::string to_string(role r) {
   switch (r) {
-    case role::read: return "read";
-    case role::write: return "write";
-    case role::admin: return "admin";
+  case role::read:
+    return "read";
+  case role::write:
+    return "write";
+  case role::admin:
+    return "admin";
   }
   return "read";
 }
 
 role role_from_string(const std::string& s) {
-  if (s == "read") return role::read;
-  if (s == "write") return role::write;
-  if (s == "admin") return role::admin;
+  if (s == "read")
+    return role::read;
+  if (s == "write")
+    return role::write;
+  if (s == "admin")
+    return role::admin;
   throw input_error(fmt::format("unknown token role '{}' (read, write, admin)", s));
 }
 
@@ -79,7 +91,8 @@ std::string sha256_hex(const std::string& bytes) {
 }
 
 created_token create_token(store::store& db, const std::string& name, role r) {
-  if (name.empty()) throw input_error("a token needs a name (--name), e.g. the machine or job that uses it");
+  if (name.empty())
+    throw input_error("a token needs a name (--name), e.g. the machine or job that uses it");
   created_token out;
   const std::string secret = random_hex(k_secret_bytes);
   out.record.name = name;
@@ -94,11 +107,14 @@ created_token create_token(store::store& db, const std::string& name, role r) {
 
 std::optional<role> check_token(store::store& db, const std::string& token) {
   auto parts = split_token(token);
-  if (!parts) return std::nullopt;
+  if (!parts)
+    return std::nullopt;
   auto rec = db.get_token(parts->first);
-  if (!rec || !rec->revoked_at.empty()) return std::nullopt;
+  if (!rec || !rec->revoked_at.empty())
+    return std::nullopt;
   const std::string h = hash_of(rec->salt, parts->second);
-  if (h.size() != rec->hash.size() || CRYPTO_memcmp(h.data(), rec->hash.data(), h.size()) != 0) return std::nullopt;
+  if (h.size() != rec->hash.size() || CRYPTO_memcmp(h.data(), rec->hash.data(), h.size()) != 0)
+    return std::nullopt;
   try {
     return role_from_string(rec->role);
   } catch (const input_error&) {

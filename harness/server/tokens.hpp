@@ -21,7 +21,7 @@ bool allows(role have, role need);
 
 struct created_token {
   store::token_record record;
-  std::string token;  // the whole bearer token; shown once
+  std::string token; // the whole bearer token; shown once
 };
 
 // A fresh random secret (OpenSSL RAND_bytes) stored as a salted hash under `name`.

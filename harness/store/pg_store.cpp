@@ -23,22 +23,27 @@ std::string redact_uri(const std::string& uri) {
     size_t at = q + 1;
     while (at <= out.size()) {
       size_t amp = out.find('&', at);
-      if (amp == std::string::npos) amp = out.size();
+      if (amp == std::string::npos)
+        amp = out.size();
       std::string item = out.substr(at, amp - at);
-      if (!item.empty() && item.rfind("password=", 0) != 0) kept += (kept.empty() ? "" : "&") + item;
+      if (!item.empty() && item.rfind("password=", 0) != 0)
+        kept += (kept.empty() ? "" : "&") + item;
       at = amp + 1;
     }
     out = out.substr(0, q) + (kept.empty() ? "" : "?" + kept);
   }
   size_t scheme = out.find("://");
-  if (scheme == std::string::npos) return printable(out);
+  if (scheme == std::string::npos)
+    return printable(out);
   size_t auth = scheme + 3;
   size_t auth_end = out.find_first_of("/?", auth);
-  if (auth_end == std::string::npos) auth_end = out.size();
+  if (auth_end == std::string::npos)
+    auth_end = out.size();
   size_t at = out.rfind('@', auth_end);
   if (at != std::string::npos && at >= auth) {
     size_t colon = out.find(':', auth);
-    if (colon != std::string::npos && colon < at) out.erase(colon, at - colon);
+    if (colon != std::string::npos && colon < at)
+      out.erase(colon, at - colon);
   }
   return printable(out);
 }
@@ -54,14 +59,15 @@ std::string one_line(const char* msg) {
       space = true;
       continue;
     }
-    if (space && !out.empty()) out += ' ';
+    if (space && !out.empty())
+      out += ' ';
     space = false;
     out += *p;
   }
   return printable(out);
 }
 
-using param = std::optional<std::string>;  // nullopt: SQL NULL
+using param = std::optional<std::string>; // nullopt: SQL NULL
 
 std::string real_text(double v) { return fmt::format("{}", v); }
 
@@ -70,14 +76,16 @@ std::string real_text(double v) { return fmt::format("{}", v); }
 std::string array_literal(const std::vector<param>& items) {
   std::string out = "{";
   for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
+    if (i)
+      out += ',';
     if (!items[i]) {
       out += "NULL";
       continue;
     }
     out += '"';
     for (char ch : *items[i]) {
-      if (ch == '"' || ch == '\\') out += '\\';
+      if (ch == '"' || ch == '\\')
+        out += '\\';
       out += ch;
     }
     out += '"';
@@ -93,7 +101,8 @@ public:
   result(const result&) = delete;
   result& operator=(const result&) = delete;
   ~result() override {
-    if (m_r) PQclear(m_r);
+    if (m_r)
+      PQclear(m_r);
   }
   int rows() const { return PQntuples(m_r); }
   const result& at(int row) {
@@ -103,7 +112,9 @@ public:
   std::string text(int i) const override {
     return std::string(PQgetvalue(m_r, m_row, i), (size_t)PQgetlength(m_r, m_row, i));
   }
-  int64_t integer(int i) const override { return std::strtoll(PQgetvalue(m_r, m_row, i), nullptr, 10); }
+  int64_t integer(int i) const override {
+    return std::strtoll(PQgetvalue(m_r, m_row, i), nullptr, 10);
+  }
   double real(int i) const override { return std::strtod(PQgetvalue(m_r, m_row, i), nullptr); }
   bool is_null(int i) const override { return PQgetisnull(m_r, m_row, i) != 0; }
 
@@ -121,36 +132,43 @@ public:
   pg_connection(const pg_connection&) = delete;
   pg_connection& operator=(const pg_connection&) = delete;
   ~pg_connection() {
-    if (m_c) PQfinish(m_c);
+    if (m_c)
+      PQfinish(m_c);
   }
   const std::string& shown() const { return m_shown; }
 
   // Statements with parameters are prepared once per connection and reused.
   result exec(const std::string& sql, const std::vector<param>& params = {}) {
-    if (params.empty()) return check(PQexec(m_c, sql.c_str()), sql);
+    if (params.empty())
+      return check(PQexec(m_c, sql.c_str()), sql);
     std::vector<const char*> values;
-    for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+    for (const auto& p : params)
+      values.push_back(p ? p->c_str() : nullptr);
     auto it = m_prepared.find(sql);
     if (it == m_prepared.end()) {
       std::string name = fmt::format("accelbench_{}", m_prepared.size());
       check(PQprepare(m_c, name.c_str(), sql.c_str(), (int)params.size(), nullptr), sql);
       it = m_prepared.emplace(sql, name).first;
     }
-    return check(PQexecPrepared(m_c, it->second.c_str(), (int)params.size(), values.data(), nullptr, nullptr, 0), sql);
+    return check(PQexecPrepared(m_c, it->second.c_str(), (int)params.size(), values.data(), nullptr,
+                                nullptr, 0),
+                 sql);
   }
 
   void rollback() {
-    if (PQtransactionStatus(m_c) != PQTRANS_IDLE) PQclear(PQexec(m_c, "ROLLBACK"));
+    if (PQtransactionStatus(m_c) != PQTRANS_IDLE)
+      PQclear(PQexec(m_c, "ROLLBACK"));
   }
 
 private:
   result check(PGresult* r, const std::string& sql) {
     result res(r);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+      return res;
     if (PQstatus(m_c) != CONNECTION_OK)
-      throw storage_error(fmt::format("database '{}': the connection to the server was lost: {}", m_shown,
-                                      one_line(PQerrorMessage(m_c))));
+      throw storage_error(fmt::format("database '{}': the connection to the server was lost: {}",
+                                      m_shown, one_line(PQerrorMessage(m_c))));
     const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
     std::string why = one_line(r ? PQresultErrorMessage(r) : PQerrorMessage(m_c));
     if (state && std::string(state) == "25006")
@@ -268,26 +286,30 @@ const std::vector<std::vector<std::string>> k_pg_objects = {
 };
 
 struct pg_schema {
-  std::vector<std::string> tables, objects;  // tables (and views); tables and indexes
+  std::vector<std::string> tables, objects; // tables (and views); tables and indexes
   bool has_version_table = false;
   int64_t version = 0;
   int64_t version_rows = 0;
   std::string application;
-  bool has(const std::string& n) const { return std::find(objects.begin(), objects.end(), n) != objects.end(); }
+  bool has(const std::string& n) const {
+    return std::find(objects.begin(), objects.end(), n) != objects.end();
+  }
   bool empty() const { return tables.empty(); }
 };
 
 pg_schema inspect(pg_connection& c) {
   pg_schema s;
-  result r = c.exec(
-      "SELECT c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-      "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'i') "
-      "ORDER BY c.relname COLLATE \"C\"");
+  result r =
+      c.exec("SELECT c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = "
+             "c.relnamespace "
+             "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'i') "
+             "ORDER BY c.relname COLLATE \"C\"");
   for (int i = 0; i < r.rows(); ++i) {
     r.at(i);
     std::string name = r.text(0);
     s.objects.push_back(name);
-    if (r.text(1) != "i") s.tables.push_back(name);
+    if (r.text(1) != "i")
+      s.tables.push_back(name);
   }
   s.has_version_table = s.has(k_version_table);
   if (s.has_version_table) {
@@ -304,39 +326,52 @@ pg_schema inspect(pg_connection& c) {
 
 std::string table_list(const pg_schema& s) {
   std::string out;
-  for (size_t i = 0; i < s.tables.size() && i < 5; ++i) out += (i ? ", " : "") + printable(s.tables[i]);
-  if (s.tables.size() > 5) out += fmt::format(" and {} more", s.tables.size() - 5);
+  for (size_t i = 0; i < s.tables.size() && i < 5; ++i)
+    out += (i ? ", " : "") + printable(s.tables[i]);
+  if (s.tables.size() > 5)
+    out += fmt::format(" and {} more", s.tables.size() - 5);
   return out;
 }
 
-std::string partial_or_foreign(const pg_schema& s, const std::string& shown, const std::string& detail) {
-  return fmt::format("database '{}' has a partial or foreign schema ({}; schema version {}): not an accelbench "
-                     "database, left unchanged", shown, detail, s.version);
+std::string partial_or_foreign(const pg_schema& s, const std::string& shown,
+                               const std::string& detail) {
+  return fmt::format(
+      "database '{}' has a partial or foreign schema ({}; schema version {}): not an accelbench "
+      "database, left unchanged",
+      shown, detail, s.version);
 }
 
 // Why the database cannot be used as an accelbench database, or "" when it can (an empty one
 // can: a write command creates the schema in it).
 std::string schema_problem(const pg_schema& s, const std::string& shown) {
-  if (s.empty()) return {};
+  if (s.empty())
+    return {};
   if (!s.has_version_table)
-    return partial_or_foreign(s, shown, fmt::format("it holds {} and no {} table", table_list(s), k_version_table));
+    return partial_or_foreign(
+        s, shown, fmt::format("it holds {} and no {} table", table_list(s), k_version_table));
   if (s.version_rows != 1)
-    return partial_or_foreign(s, shown, fmt::format("its {} table holds {} rows instead of one", k_version_table, s.version_rows));
+    return partial_or_foreign(
+        s, shown,
+        fmt::format("its {} table holds {} rows instead of one", k_version_table, s.version_rows));
   if (s.application != k_application)
-    return fmt::format("database '{}' is not an accelbench database: its {} table names the application '{}'; left unchanged",
+    return fmt::format("database '{}' is not an accelbench database: its {} table names the "
+                       "application '{}'; left unchanged",
                        shown, k_version_table, printable(s.application));
-  if (!known_version(s.version)) return unsupported_version(s.version, shown);
+  if (!known_version(s.version))
+    return unsupported_version(s.version, shown);
   for (int64_t i = 0; i < k_schema_version; ++i)
     for (const auto& name : k_pg_objects[i]) {
       bool wanted = i < s.version;
       if (wanted != s.has(name))
-        return partial_or_foreign(s, shown, fmt::format("'{}' {}", name, wanted ? "is missing" : "already exists"));
+        return partial_or_foreign(
+            s, shown, fmt::format("'{}' {}", name, wanted ? "is missing" : "already exists"));
     }
   return {};
 }
 
 void refuse_unless_ours(const pg_schema& s, const std::string& shown) {
-  if (auto why = schema_problem(s, shown); !why.empty()) throw storage_error(why);
+  if (auto why = schema_problem(s, shown); !why.empty())
+    throw storage_error(why);
 }
 
 std::unique_ptr<pg_connection> connect(const std::string& uri) {
@@ -345,14 +380,17 @@ std::unique_ptr<pg_connection> connect(const std::string& uri) {
   const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
   const char* values[] = {"10", "accelbench", uri.c_str(), nullptr};
   PGconn* raw = PQconnectdbParams(keys, values, 1);
-  if (!raw) throw storage_error(fmt::format("cannot connect to database '{}': out of memory", shown));
+  if (!raw)
+    throw storage_error(fmt::format("cannot connect to database '{}': out of memory", shown));
   auto c = std::make_unique<pg_connection>(raw, shown);
   if (PQstatus(raw) != CONNECTION_OK)
-    throw storage_error(fmt::format("cannot connect to database '{}': {}", shown, one_line(PQerrorMessage(raw))));
+    throw storage_error(
+        fmt::format("cannot connect to database '{}': {}", shown, one_line(PQerrorMessage(raw))));
   PQsetNoticeProcessor(raw, ignore_notice, nullptr);
   if (PQserverVersion(raw) < 100000)
-    throw storage_error(fmt::format("database '{}': PostgreSQL {} is too old (accelbench needs 10 or newer)", shown,
-                                    PQparameterStatus(raw, "server_version")));
+    throw storage_error(
+        fmt::format("database '{}': PostgreSQL {} is too old (accelbench needs 10 or newer)", shown,
+                    PQparameterStatus(raw, "server_version")));
   // Doubles as text with every digit (they read back bit for bit); UTF-8 text both ways.
   c->exec("SET extra_float_digits = 3");
   c->exec("SET client_encoding = 'UTF8'");
@@ -365,16 +403,19 @@ void upgrade_for_writing(pg_connection& c, int target) {
   c.exec("BEGIN");
   try {
     c.exec("SELECT pg_advisory_xact_lock($1::bigint)", {std::to_string(k_application_id)});
-    pg_schema s = inspect(c);  // again: another process may have created it meanwhile
+    pg_schema s = inspect(c); // again: another process may have created it meanwhile
     refuse_unless_ours(s, c.shown());
     if (!s.has_version_table) {
-      c.exec(fmt::format("CREATE TABLE {} (version INTEGER NOT NULL, application TEXT NOT NULL)", k_version_table));
-      c.exec(fmt::format("INSERT INTO {} (version, application) VALUES ($1::integer, $2)", k_version_table),
+      c.exec(fmt::format("CREATE TABLE {} (version INTEGER NOT NULL, application TEXT NOT NULL)",
+                         k_version_table));
+      c.exec(fmt::format("INSERT INTO {} (version, application) VALUES ($1::integer, $2)",
+                         k_version_table),
              {std::string("0"), std::string(k_application)});
     }
     for (int64_t i = s.version; i < target; ++i) {
       c.exec(k_pg_migrations[i]);
-      c.exec(fmt::format("UPDATE {} SET version = $1::integer", k_version_table), {std::to_string(i + 1)});
+      c.exec(fmt::format("UPDATE {} SET version = $1::integer", k_version_table),
+             {std::to_string(i + 1)});
     }
     // Written even when current: a read-only role or a standby fails here, before any work.
     c.exec(fmt::format("UPDATE {} SET version = version", k_version_table));
@@ -390,16 +431,19 @@ void prepare_for_reading(pg_connection& c) {
   pg_schema s = inspect(c);
   refuse_unless_ours(s, c.shown());
   if (s.empty())
-    throw storage_error(fmt::format("database '{}' holds no tables: not an accelbench database", c.shown()));
+    throw storage_error(
+        fmt::format("database '{}' holds no tables: not an accelbench database", c.shown()));
   if (s.version < k_schema_version)
-    throw storage_error(fmt::format("database '{}' has schema version {} and this accelbench reads version {}: open "
-                                    "it once with a write command (import, run, db copy --to) to upgrade it",
-                                    c.shown(), s.version, k_schema_version));
+    throw storage_error(fmt::format(
+        "database '{}' has schema version {} and this accelbench reads version {}: open "
+        "it once with a write command (import, run, db copy --to) to upgrade it",
+        c.shown(), s.version, k_schema_version));
 }
 
 std::string id_array(const std::vector<int64_t>& ids) {
   std::string out = "{";
-  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size(); ++i)
+    out += (i ? "," : "") + std::to_string(ids[i]);
   return out + "}";
 }
 
@@ -420,7 +464,8 @@ public:
     m_c->exec("BEGIN");
     size_t n = 0;
     try {
-      for (auto& r : rs) n += insert_run_nt(r);
+      for (auto& r : rs)
+        n += insert_run_nt(r);
       m_c->exec("COMMIT");
     } catch (...) {
       m_c->rollback();
@@ -436,62 +481,72 @@ VALUES ($1, $2, $3::bigint, $4::bigint, $5, $6)
 ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   accelerators_per_node = excluded.accelerators_per_node, nodes = excluded.nodes,
   source = excluded.source, description = excluded.description)sql",
-              {s.name, s.accelerator_model, std::to_string(s.accelerators_per_node), std::to_string(s.nodes), s.source,
-               dump_json(s.description)});
+              {s.name, s.accelerator_model, std::to_string(s.accelerators_per_node),
+               std::to_string(s.nodes), s.source, dump_json(s.description)});
   }
 
   std::optional<system_record> get_system(const std::string& name) override {
-    result r = m_c->exec(fmt::format("SELECT {} FROM systems WHERE name = $1", k_system_columns), {name});
-    if (r.rows() == 0) return std::nullopt;
+    result r =
+        m_c->exec(fmt::format("SELECT {} FROM systems WHERE name = $1", k_system_columns), {name});
+    if (r.rows() == 0)
+      return std::nullopt;
     return system_from_row(r.at(0));
   }
 
   std::vector<system_record> systems() override {
     result r = m_c->exec(fmt::format("SELECT {} FROM systems ORDER BY name", k_system_columns));
     std::vector<system_record> out;
-    for (int i = 0; i < r.rows(); ++i) out.push_back(system_from_row(r.at(i)));
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(system_from_row(r.at(i)));
     return out;
   }
 
   std::vector<std::string> tags() override {
     result r = m_c->exec("SELECT DISTINCT tag FROM tags ORDER BY tag");
     std::vector<std::string> out;
-    for (int i = 0; i < r.rows(); ++i) out.push_back(r.at(i).text(0));
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(r.at(i).text(0));
     return out;
   }
 
   int64_t count_runs() override { return m_c->exec("SELECT COUNT(*) FROM runs").at(0).integer(0); }
 
   table_counts counts() override {
-    result r = m_c->exec(
-        "SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM samples), (SELECT COUNT(*) FROM metrics), "
-        "(SELECT COUNT(*) FROM tags), (SELECT COUNT(*) FROM systems)");
+    result r = m_c->exec("SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM samples), "
+                         "(SELECT COUNT(*) FROM metrics), "
+                         "(SELECT COUNT(*) FROM tags), (SELECT COUNT(*) FROM systems)");
     r.at(0);
     return {r.integer(0), r.integer(1), r.integer(2), r.integer(3), r.integer(4)};
   }
 
   int64_t insert_token(const token_record& t) override {
-    result r = m_c->exec("INSERT INTO api_tokens (name, role, salt, hash, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    result r = m_c->exec("INSERT INTO api_tokens (name, role, salt, hash, created_at) VALUES ($1, "
+                         "$2, $3, $4, $5) RETURNING id",
                          {t.name, t.role, t.salt, t.hash, t.created_at});
     return r.at(0).integer(0);
   }
 
   std::optional<token_record> get_token(int64_t id) override {
-    result r = m_c->exec("SELECT id, name, role, salt, hash, created_at, revoked_at FROM api_tokens WHERE id = $1::bigint",
+    result r = m_c->exec("SELECT id, name, role, salt, hash, created_at, revoked_at FROM "
+                         "api_tokens WHERE id = $1::bigint",
                          {std::to_string(id)});
-    if (r.rows() == 0) return std::nullopt;
+    if (r.rows() == 0)
+      return std::nullopt;
     return token_from(r.at(0));
   }
 
   std::vector<token_record> tokens() override {
-    result r = m_c->exec("SELECT id, name, role, salt, hash, created_at, revoked_at FROM api_tokens ORDER BY id");
+    result r = m_c->exec(
+        "SELECT id, name, role, salt, hash, created_at, revoked_at FROM api_tokens ORDER BY id");
     std::vector<token_record> out;
-    for (int i = 0; i < r.rows(); ++i) out.push_back(token_from(r.at(i)));
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(token_from(r.at(i)));
     return out;
   }
 
   bool revoke_token(int64_t id, const std::string& revoked_at) override {
-    result r = m_c->exec("UPDATE api_tokens SET revoked_at = $2 WHERE id = $1::bigint AND revoked_at IS NULL RETURNING id",
+    result r = m_c->exec("UPDATE api_tokens SET revoked_at = $2 WHERE id = $1::bigint AND "
+                         "revoked_at IS NULL RETURNING id",
                          {std::to_string(id), revoked_at});
     return r.rows() == 1;
   }
@@ -499,13 +554,17 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   std::vector<int64_t> run_ids() override {
     result r = m_c->exec("SELECT id FROM runs ORDER BY id");
     std::vector<int64_t> out;
-    for (int i = 0; i < r.rows(); ++i) out.push_back(r.at(i).integer(0));
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(r.at(i).integer(0));
     return out;
   }
 
   std::optional<run> get_run(int64_t id, bool with_samples, bool with_log) override {
-    result r = m_c->exec(fmt::format("SELECT {} FROM runs r WHERE r.id = $1::bigint", k_run_columns), {std::to_string(id)});
-    if (r.rows() == 0) return std::nullopt;
+    result r =
+        m_c->exec(fmt::format("SELECT {} FROM runs r WHERE r.id = $1::bigint", k_run_columns),
+                  {std::to_string(id)});
+    if (r.rows() == 0)
+      return std::nullopt;
     std::vector<run> v{run_from_row(r.at(0))};
     load_children(v, with_samples, with_log);
     return std::move(v[0]);
@@ -553,7 +612,8 @@ tag AS (
 sys AS (
   INSERT INTO systems (name, accelerator_model, accelerators_per_node, source)
   SELECT $6, $33, $34::bigint, $35 FROM ins ON CONFLICT (name) DO NOTHING)
-SELECT id FROM ins)sql", k_insert_columns);
+SELECT id FROM ins)sql",
+                                             k_insert_columns);
   return sql;
 }
 
@@ -575,14 +635,41 @@ bool pg_backend::insert_run_nt(run& r) {
     mdir.push_back(std::string(to_string(m.dir)));
   }
   std::vector<param> tags(w.tags.begin(), w.tags.end());
-  result ins = m_c->exec(insert_run_sql(),
-                         {w.uuid, w.workload, w.backend, w.config_key, w.config, w.system, w.ruleset, w.user_settings,
-                          w.effective_settings, w.environment, w.fingerprint, w.status, w.status_reason,
-                          std::to_string(w.valid), w.invalid_reasons, w.started_at, w.finished_at, w.harness_revision,
-                          w.sample_unit, w.sample_direction, w.extra, w.mllog, w.source,
-                          array_literal(idx), array_literal(value), array_literal(iterations), array_literal(extra),
-                          array_literal(mname), array_literal(mvalue), array_literal(munit), array_literal(mdir),
-                          array_literal(tags), w.system_accelerator, std::to_string(w.system_count), w.system_source});
+  result ins = m_c->exec(insert_run_sql(), {w.uuid,
+                                            w.workload,
+                                            w.backend,
+                                            w.config_key,
+                                            w.config,
+                                            w.system,
+                                            w.ruleset,
+                                            w.user_settings,
+                                            w.effective_settings,
+                                            w.environment,
+                                            w.fingerprint,
+                                            w.status,
+                                            w.status_reason,
+                                            std::to_string(w.valid),
+                                            w.invalid_reasons,
+                                            w.started_at,
+                                            w.finished_at,
+                                            w.harness_revision,
+                                            w.sample_unit,
+                                            w.sample_direction,
+                                            w.extra,
+                                            w.mllog,
+                                            w.source,
+                                            array_literal(idx),
+                                            array_literal(value),
+                                            array_literal(iterations),
+                                            array_literal(extra),
+                                            array_literal(mname),
+                                            array_literal(mvalue),
+                                            array_literal(munit),
+                                            array_literal(mdir),
+                                            array_literal(tags),
+                                            w.system_accelerator,
+                                            std::to_string(w.system_count),
+                                            w.system_source});
   if (ins.rows() == 0) {
     r.id = m_c->exec("SELECT id FROM runs WHERE uuid = $1", {r.uuid}).at(0).integer(0);
     return false;
@@ -592,7 +679,8 @@ bool pg_backend::insert_run_nt(run& r) {
 }
 
 void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
-  if (runs.empty()) return;
+  if (runs.empty())
+    return;
   std::map<int64_t, run*> by_id;
   std::vector<int64_t> ids;
   for (auto& r : runs) {
@@ -601,30 +689,38 @@ void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
   }
   const std::vector<param> wanted = {id_array(ids)};
   {
-    result r = m_c->exec("SELECT run_id, name, value, unit, direction FROM metrics WHERE run_id = ANY($1::bigint[]) "
-                         "ORDER BY run_id, name", wanted);
+    result r = m_c->exec(
+        "SELECT run_id, name, value, unit, direction FROM metrics WHERE run_id = ANY($1::bigint[]) "
+        "ORDER BY run_id, name",
+        wanted);
     for (int i = 0; i < r.rows(); ++i) {
       r.at(i);
-      by_id[r.integer(0)]->metrics.push_back({r.text(1), r.real(2), r.text(3), direction_from_string(r.text(4))});
+      by_id[r.integer(0)]->metrics.push_back(
+          {r.text(1), r.real(2), r.text(3), direction_from_string(r.text(4))});
     }
   }
   {
-    result r = m_c->exec("SELECT run_id, tag FROM tags WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, tag", wanted);
+    result r = m_c->exec(
+        "SELECT run_id, tag FROM tags WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, tag",
+        wanted);
     for (int i = 0; i < r.rows(); ++i) {
       r.at(i);
       by_id[r.integer(0)]->tags.push_back(r.text(1));
     }
   }
   if (samples) {
-    result r = m_c->exec("SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id = ANY($1::bigint[]) "
-                         "ORDER BY run_id, idx", wanted);
+    result r = m_c->exec("SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id = "
+                         "ANY($1::bigint[]) "
+                         "ORDER BY run_id, idx",
+                         wanted);
     for (int i = 0; i < r.rows(); ++i) {
       r.at(i);
       by_id[r.integer(0)]->samples.push_back(sample_from_row(r));
     }
   }
   if (log) {
-    result r = m_c->exec("SELECT id, mllog FROM runs WHERE mllog IS NOT NULL AND id = ANY($1::bigint[])", wanted);
+    result r = m_c->exec(
+        "SELECT id, mllog FROM runs WHERE mllog IS NOT NULL AND id = ANY($1::bigint[])", wanted);
     for (int i = 0; i < r.rows(); ++i) {
       r.at(i);
       by_id[r.integer(0)]->mllog = r.text(1);
@@ -633,7 +729,8 @@ void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
 }
 
 std::vector<run> pg_backend::query(const run_filter& f) {
-  std::string sql = fmt::format("SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE TRUE", k_run_columns);
+  std::string sql = fmt::format(
+      "SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE TRUE", k_run_columns);
   std::vector<param> params;
   auto arg = [&](std::string v) {
     params.push_back(std::move(v));
@@ -641,7 +738,8 @@ std::vector<run> pg_backend::query(const run_filter& f) {
   };
   if (!f.systems.empty()) {
     sql += " AND r.system IN (";
-    for (size_t i = 0; i < f.systems.size(); ++i) sql += (i ? ", " : "") + arg(f.systems[i]);
+    for (size_t i = 0; i < f.systems.size(); ++i)
+      sql += (i ? ", " : "") + arg(f.systems[i]);
     sql += ")";
   }
   // LIKE in SQLite ignores ASCII case; ILIKE does the same here.
@@ -649,7 +747,8 @@ std::vector<run> pg_backend::query(const run_filter& f) {
     sql += " AND (";
     for (size_t i = 0; i < f.workloads.size(); ++i) {
       const auto& w = f.workloads[i];
-      if (i) sql += " OR ";
+      if (i)
+        sql += " OR ";
       if (!w.empty() && w.back() == '*')
         sql += "r.workload ILIKE " + arg(w.substr(0, w.size() - 1) + "%");
       else
@@ -662,24 +761,30 @@ std::vector<run> pg_backend::query(const run_filter& f) {
   if (!f.accelerators.empty()) {
     sql += " AND (";
     for (size_t i = 0; i < f.accelerators.size(); ++i) {
-      if (i) sql += " OR ";
+      if (i)
+        sql += " OR ";
       std::string p = arg("%" + f.accelerators[i] + "%");
-      sql += "s.accelerator_model ILIKE " + p + " OR (r.environment::jsonb #>> '{accelerator,model}') ILIKE " + p;
+      sql += "s.accelerator_model ILIKE " + p +
+             " OR (r.environment::jsonb #>> '{accelerator,model}') ILIKE " + p;
     }
     sql += ")";
   }
-  if (!f.ids.empty()) sql += " AND r.id = ANY(" + arg(id_array(f.ids)) + "::bigint[])";
+  if (!f.ids.empty())
+    sql += " AND r.id = ANY(" + arg(id_array(f.ids)) + "::bigint[])";
   for (const auto& [k, v] : f.config) {
     // Config values are stored as JSON (numbers as numbers); compare as text.
     std::string pk = arg(k);
     sql += " AND (r.config::jsonb ->> " + pk + ") = " + arg(v);
   }
-  if (!f.source.empty()) sql += " AND r.source = " + arg(f.source);
-  if (!f.since.empty()) sql += " AND r.started_at >= " + arg(f.since);
+  if (!f.source.empty())
+    sql += " AND r.source = " + arg(f.source);
+  if (!f.since.empty())
+    sql += " AND r.started_at >= " + arg(f.since);
   sql += " ORDER BY r.started_at, r.id";
   result r = m_c->exec(sql, params);
   std::vector<run> out;
-  for (int i = 0; i < r.rows(); ++i) out.push_back(run_from_row(r.at(i)));
+  for (int i = 0; i < r.rows(); ++i)
+    out.push_back(run_from_row(r.at(i)));
   load_children(out, f.with_samples, f.with_log);
   return out;
 }
@@ -696,7 +801,8 @@ std::unique_ptr<backend> open_postgres(const std::string& uri, access how) {
 }
 
 void migrate_postgres(const std::string& uri, int target) {
-  if (!known_version(target)) throw storage_error(fmt::format("cannot migrate to schema version {}", target));
+  if (!known_version(target))
+    throw storage_error(fmt::format("cannot migrate to schema version {}", target));
   auto c = connect(uri);
   upgrade_for_writing(*c, target);
 }

@@ -19,11 +19,14 @@ const char* const k_run_columns =
     "r.invalid_reasons, r.started_at, r.finished_at, r.harness_revision, r.sample_unit, "
     "r.sample_direction, r.extra, r.source";
 
-const char* const k_system_columns = "name, accelerator_model, accelerators_per_node, nodes, source, description";
+const char* const k_system_columns =
+    "name, accelerator_model, accelerators_per_node, nodes, source, description";
 
 const char* const k_insert_columns =
-    "uuid, workload, backend, config_key, config, system, ruleset, user_settings, effective_settings, "
-    "environment, fingerprint, status, status_reason, valid, invalid_reasons, started_at, finished_at, "
+    "uuid, workload, backend, config_key, config, system, ruleset, user_settings, "
+    "effective_settings, "
+    "environment, fingerprint, status, status_reason, valid, invalid_reasons, started_at, "
+    "finished_at, "
     "harness_revision, sample_unit, sample_direction, extra, mllog, source";
 
 namespace {
@@ -31,12 +34,15 @@ std::string dump(const json& j) { return dump_json(j); }
 
 // obj[outer][key] when both levels are objects and the value has T's type, else `fallback`
 // (environments come from imported documents too).
-template <class T>
-T member_or(const json& obj, const char* outer, const char* key, T fallback) {
-  if (!obj.is_object() || !obj.contains(outer) || !obj[outer].is_object() || !obj[outer].contains(key)) return fallback;
+template <class T> T member_or(const json& obj, const char* outer, const char* key, T fallback) {
+  if (!obj.is_object() || !obj.contains(outer) || !obj[outer].is_object() ||
+      !obj[outer].contains(key))
+    return fallback;
   const json& v = obj[outer][key];
-  if constexpr (std::is_same_v<T, std::string>) return v.is_string() ? v.get<std::string>() : fallback;
-  else return v.is_number_integer() ? v.get<T>() : fallback;
+  if constexpr (std::is_same_v<T, std::string>)
+    return v.is_string() ? v.get<std::string>() : fallback;
+  else
+    return v.is_number_integer() ? v.get<T>() : fallback;
 }
 } // namespace
 
@@ -44,9 +50,11 @@ T member_or(const json& obj, const char* outer, const char* key, T fallback) {
 // parsed with the bounded parser, and anything malformed or of the wrong type reads as the
 // fallback instead of throwing.
 json parse_or(const std::string& s, json fallback) {
-  if (s.empty()) return fallback;
+  if (s.empty())
+    return fallback;
   json j = parse_json_lenient(s);
-  if (j.is_discarded() || j.type() != fallback.type()) return fallback;
+  if (j.is_discarded() || j.type() != fallback.type())
+    return fallback;
   return j;
 }
 
@@ -96,16 +104,19 @@ sample sample_from_row(const row_reader& st) {
   smp.index = st.integer(1);
   smp.value = st.real(2);
   smp.iterations = st.integer(3);
-  if (!st.is_null(4)) smp.extra = parse_or(st.text(4), json::object());
+  if (!st.is_null(4))
+    smp.extra = parse_or(st.text(4), json::object());
   return smp;
 }
 
 void assign_uuid(run& r) {
-  if (r.uuid.empty()) r.uuid = new_uuid();
+  if (r.uuid.empty())
+    r.uuid = new_uuid();
 }
 
 std::optional<std::string> sample_extra(const sample& s) {
-  if (s.extra.empty()) return std::nullopt;
+  if (s.extra.empty())
+    return std::nullopt;
   return dump(s.extra);
 }
 
@@ -122,7 +133,8 @@ run_row row_of(const run& r) {
   w.effective_settings = dump(r.effective_settings);
   w.environment = dump(r.environment);
   w.fingerprint = r.fingerprint;
-  if (w.fingerprint.empty() && !r.environment.empty()) w.fingerprint = environment_fingerprint(r.environment);
+  if (w.fingerprint.empty() && !r.environment.empty())
+    w.fingerprint = environment_fingerprint(r.environment);
   w.status = to_string(r.status);
   w.status_reason = r.status_reason;
   w.valid = r.valid ? 1 : 0;
@@ -130,25 +142,29 @@ run_row row_of(const run& r) {
   w.started_at = r.started_at.empty() ? now_iso8601() : r.started_at;
   w.finished_at = r.finished_at.empty() ? now_iso8601() : r.finished_at;
   w.harness_revision = r.harness_revision;
-  if (w.harness_revision.empty()) w.harness_revision = member_or(r.environment, "harness", "git_revision", std::string());
+  if (w.harness_revision.empty())
+    w.harness_revision = member_or(r.environment, "harness", "git_revision", std::string());
   w.sample_unit = r.sample_unit;
   w.sample_direction = to_string(r.sample_dir);
   w.extra = dump(r.extra);
-  if (!r.mllog.empty()) w.mllog = r.mllog;
+  if (!r.mllog.empty())
+    w.mllog = r.mllog;
   w.source = r.source;
   w.system_accelerator = member_or(r.environment, "accelerator", "model", std::string());
   w.system_count = member_or(r.environment, "accelerator", "count", int64_t{1});
   w.system_source = r.source == "published" ? "published" : "measured";
   // A metric name given twice keeps its last value; a tag given twice is stored once.
   for (const auto& m : r.metrics) {
-    auto same = std::find_if(w.metrics.begin(), w.metrics.end(), [&](const metric& x) { return x.name == m.name; });
+    auto same = std::find_if(w.metrics.begin(), w.metrics.end(),
+                             [&](const metric& x) { return x.name == m.name; });
     if (same != w.metrics.end())
       *same = m;
     else
       w.metrics.push_back(m);
   }
   for (const auto& t : r.tags)
-    if (std::find(w.tags.begin(), w.tags.end(), t) == w.tags.end()) w.tags.push_back(t);
+    if (std::find(w.tags.begin(), w.tags.end(), t) == w.tags.end())
+      w.tags.push_back(t);
   return w;
 }
 
@@ -162,10 +178,13 @@ bool known_version(int64_t v) { return v >= 0 && v <= k_schema_version; }
 
 std::string unsupported_version(int64_t v, const std::string& shown_name) {
   if (v > k_schema_version)
-    return fmt::format("database '{}' has unsupported schema version {}: a newer accelbench wrote it (this one knows "
-                       "versions 1 to {}); upgrade accelbench to use it", shown_name, v, k_schema_version);
-  return fmt::format("database '{}' has unsupported schema version {} (accelbench schema versions are 1 to {})",
-                     shown_name, v, k_schema_version);
+    return fmt::format("database '{}' has unsupported schema version {}: a newer accelbench wrote "
+                       "it (this one knows "
+                       "versions 1 to {}); upgrade accelbench to use it",
+                       shown_name, v, k_schema_version);
+  return fmt::format(
+      "database '{}' has unsupported schema version {} (accelbench schema versions are 1 to {})",
+      shown_name, v, k_schema_version);
 }
 
 } // namespace detail

@@ -33,13 +33,13 @@ sample sample_from_row(const row_reader& row);
 // The values of a new run's row (the runs table, in k_insert_columns order), of its system's
 // row when the system is not stored yet, and its child rows, with what a stored run always has
 // (harness revision and fingerprint from the environment when r has none). r.uuid must be set.
-extern const char* const k_insert_columns;  // 23 columns
+extern const char* const k_insert_columns; // 23 columns
 struct run_row {
   std::string uuid, workload, backend, config_key, config, system, ruleset, user_settings,
       effective_settings, environment, fingerprint, status, status_reason;
   int64_t valid = 1;
-  std::string invalid_reasons, started_at, finished_at, harness_revision, sample_unit, sample_direction,
-      extra;
+  std::string invalid_reasons, started_at, finished_at, harness_revision, sample_unit,
+      sample_direction, extra;
   std::optional<std::string> mllog;
   std::string source;
   // The run's system, inserted when missing (measured systems get their accelerator from the
@@ -49,10 +49,11 @@ struct run_row {
   std::vector<metric> metrics;   // one per name, the last given wins
   std::vector<std::string> tags; // each once
 };
-void assign_uuid(run& r);   // a fresh uuid when r has none
+void assign_uuid(run& r); // a fresh uuid when r has none
 run_row row_of(const run& r);
-void mark_stored(run& r, const run_row& w, int64_t id);  // r as stored: its id, revision, fingerprint
-std::optional<std::string> sample_extra(const sample& s);  // NULL when empty
+void mark_stored(run& r, const run_row& w,
+                 int64_t id); // r as stored: its id, revision, fingerprint
+std::optional<std::string> sample_extra(const sample& s); // NULL when empty
 
 // Stored JSON text read back: anything malformed or of another type reads as `fallback`.
 json parse_or(const std::string& s, json fallback);

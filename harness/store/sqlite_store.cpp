@@ -46,38 +46,44 @@ std::string file_of(sqlite3* db) {
 std::string reason(sqlite3* db, int rc) {
   std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   int sys = db ? sqlite3_system_errno(db) : 0;
-  if (sys != 0) why += fmt::format(" ({})", std::strerror(sys));
+  if (sys != 0)
+    why += fmt::format(" ({})", std::strerror(sys));
   return why;
 }
 
 // The user's view of a failure on the file `path`, or "" when the failure is not about the file.
 std::string file_problem(sqlite3* db, int rc, const std::string& path) {
   switch (rc & 0xff) {
-    case SQLITE_NOTADB:
-      return fmt::format("database '{}' is not a valid accelbench database: the file is not an SQLite database", shown(path));
-    case SQLITE_CORRUPT:
-      return fmt::format("database '{}' is not a valid accelbench database: the file is corrupt ({})", shown(path), reason(db, rc));
-    case SQLITE_READONLY:
-      return fmt::format("database is read-only: {} ({})", shown(path), reason(db, rc));
-    case SQLITE_CANTOPEN:
-    case SQLITE_PERM:
-      return fmt::format("cannot open database '{}': {}", shown(path), reason(db, rc));
-    case SQLITE_FULL:
-      return fmt::format("database '{}': the disk is full", shown(path));
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return fmt::format("database '{}' stayed locked by another process for 30 s: {}", shown(path), reason(db, rc));
-    case SQLITE_IOERR:
-      return fmt::format("database '{}': I/O error: {}", shown(path), reason(db, rc));
-    default:
-      return {};
+  case SQLITE_NOTADB:
+    return fmt::format(
+        "database '{}' is not a valid accelbench database: the file is not an SQLite database",
+        shown(path));
+  case SQLITE_CORRUPT:
+    return fmt::format("database '{}' is not a valid accelbench database: the file is corrupt ({})",
+                       shown(path), reason(db, rc));
+  case SQLITE_READONLY:
+    return fmt::format("database is read-only: {} ({})", shown(path), reason(db, rc));
+  case SQLITE_CANTOPEN:
+  case SQLITE_PERM:
+    return fmt::format("cannot open database '{}': {}", shown(path), reason(db, rc));
+  case SQLITE_FULL:
+    return fmt::format("database '{}': the disk is full", shown(path));
+  case SQLITE_BUSY:
+  case SQLITE_LOCKED:
+    return fmt::format("database '{}' stayed locked by another process for 30 s: {}", shown(path),
+                       reason(db, rc));
+  case SQLITE_IOERR:
+    return fmt::format("database '{}': I/O error: {}", shown(path), reason(db, rc));
+  default:
+    return {};
   }
 }
 
 [[noreturn]] void fail(sqlite3* db, int rc, const std::string& sql) {
   std::string msg = file_problem(db, rc, file_of(db));
   if (msg.empty())
-    msg = fmt::format("database '{}': SQLite error: {} (in: {})", shown(file_of(db)), reason(db, rc), sql.substr(0, 200));
+    msg = fmt::format("database '{}': SQLite error: {} (in: {})", shown(file_of(db)),
+                      reason(db, rc), sql.substr(0, 200));
   throw sqlite_failure(rc, msg);
 }
 } // namespace
@@ -85,7 +91,8 @@ std::string file_problem(sqlite3* db, int rc, const std::string& path) {
 // ---------------------------------------------------------------------------------------------
 connection& connection::operator=(connection&& o) noexcept {
   if (this != &o) {
-    if (m_db) sqlite3_close_v2(m_db);
+    if (m_db)
+      sqlite3_close_v2(m_db);
     m_db = o.m_db;
     o.m_db = nullptr;
   }
@@ -93,21 +100,25 @@ connection& connection::operator=(connection&& o) noexcept {
 }
 
 connection::~connection() {
-  if (m_db) sqlite3_close_v2(m_db);
+  if (m_db)
+    sqlite3_close_v2(m_db);
 }
 
 void connection::exec(const std::string& sql) {
   int rc = sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) fail(m_db, rc, sql);
+  if (rc != SQLITE_OK)
+    fail(m_db, rc, sql);
 }
 
 statement::statement(sqlite3* db, const std::string& sql) : m_db(db), m_sql(sql) {
   int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr);
-  if (rc != SQLITE_OK) fail(db, rc, sql);
+  if (rc != SQLITE_OK)
+    fail(db, rc, sql);
 }
 
 statement::~statement() {
-  if (m_stmt) sqlite3_finalize(m_stmt);
+  if (m_stmt)
+    sqlite3_finalize(m_stmt);
 }
 
 statement& statement::bind(int i, int64_t v) {
@@ -129,8 +140,10 @@ statement& statement::bind_null(int i) {
 
 bool statement::step() {
   int rc = sqlite3_step(m_stmt);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
+  if (rc == SQLITE_ROW)
+    return true;
+  if (rc == SQLITE_DONE)
+    return false;
   fail(m_db, rc, m_sql);
 }
 
@@ -253,13 +266,14 @@ int64_t pragma_int(sqlite3* db, const std::string& name) {
   return st.col_int(0);
 }
 
-
 void exec_in_migration(sqlite3* db, const std::string& sql) {
   int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-  if (rc == SQLITE_OK) return;
+  if (rc == SQLITE_OK)
+    return;
   std::string msg = file_problem(db, rc, file_of(db));
   if (msg.empty())
-    msg = fmt::format("database '{}': SQLite error during migration: {}", shown(file_of(db)), reason(db, rc));
+    msg = fmt::format("database '{}': SQLite error during migration: {}", shown(file_of(db)),
+                      reason(db, rc));
   throw sqlite_failure(rc, msg);
 }
 
@@ -277,7 +291,7 @@ void apply_migrations(sqlite3* db, int64_t from, int64_t to) {
 struct schema_state {
   int64_t version = 0;
   int64_t application_id = 0;
-  std::vector<std::string> objects;  // tables, indexes, views, triggers; not SQLite's own
+  std::vector<std::string> objects; // tables, indexes, views, triggers; not SQLite's own
   bool has(const std::string& name) const {
     return std::find(objects.begin(), objects.end(), name) != objects.end();
   }
@@ -288,8 +302,11 @@ schema_state read_schema(sqlite3* db) {
   schema_state s;
   s.version = pragma_int(db, "user_version");
   s.application_id = pragma_int(db, "application_id");
-  statement st(db, "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name");
-  while (st.step()) s.objects.push_back(st.col_text(0));
+  statement st(
+      db,
+      "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name");
+  while (st.step())
+    s.objects.push_back(st.col_text(0));
   return s;
 }
 
@@ -297,7 +314,8 @@ schema_state read_schema(sqlite3* db) {
 // migration committed by another process in between showed tables at version 0 ("partial or
 // foreign schema"), and a concurrent first run of a new database failed.
 schema_state inspect(sqlite3* db) {
-  if (!sqlite3_get_autocommit(db)) return read_schema(db);  // inside the caller's transaction
+  if (!sqlite3_get_autocommit(db))
+    return read_schema(db); // inside the caller's transaction
   exec_in_migration(db, "BEGIN");
   try {
     schema_state s = read_schema(db);
@@ -309,15 +327,20 @@ schema_state inspect(sqlite3* db) {
   }
 }
 
-std::string partial_or_foreign(const schema_state& s, const std::string& path, const std::string& detail) {
-  return fmt::format("database '{}' has a partial or foreign schema ({}; schema version {}): not an accelbench "
-                     "database, left unchanged", shown(path), detail, s.version);
+std::string partial_or_foreign(const schema_state& s, const std::string& path,
+                               const std::string& detail) {
+  return fmt::format(
+      "database '{}' has a partial or foreign schema ({}; schema version {}): not an accelbench "
+      "database, left unchanged",
+      shown(path), detail, s.version);
 }
 
 std::string object_list(const schema_state& s) {
   std::string out;
-  for (size_t i = 0; i < s.objects.size() && i < 5; ++i) out += (i ? ", " : "") + shown(s.objects[i]);
-  if (s.objects.size() > 5) out += fmt::format(" and {} more", s.objects.size() - 5);
+  for (size_t i = 0; i < s.objects.size() && i < 5; ++i)
+    out += (i ? ", " : "") + shown(s.objects[i]);
+  if (s.objects.size() > 5)
+    out += fmt::format(" and {} more", s.objects.size() - 5);
   return out;
 }
 
@@ -325,36 +348,45 @@ std::string object_list(const schema_state& s) {
 // (no tables, version 0) is usable: a write command creates the schema in it.
 std::string schema_problem(const schema_state& s, const std::string& path) {
   if (s.application_id != 0 && s.application_id != k_application_id)
-    return fmt::format("database '{}' is not an accelbench database: its application_id {:#x} belongs to another "
-                       "program; left unchanged", shown(path), (uint32_t)s.application_id);
-  if (s.empty()) return {};
+    return fmt::format(
+        "database '{}' is not an accelbench database: its application_id {:#x} belongs to another "
+        "program; left unchanged",
+        shown(path), (uint32_t)s.application_id);
+  if (s.empty())
+    return {};
   bool ours = s.application_id == k_application_id || s.has("runs");
   if (!ours && !s.objects.empty())
-    return partial_or_foreign(s, path, fmt::format("it holds {} and no accelbench runs table", object_list(s)));
-  if (!known_version(s.version)) return unsupported_version(s.version, shown(path));
+    return partial_or_foreign(
+        s, path, fmt::format("it holds {} and no accelbench runs table", object_list(s)));
+  if (!known_version(s.version))
+    return unsupported_version(s.version, shown(path));
   // Every object of the migrations up to its version, and none of the later ones (which a
   // migration would then fail to create).
   for (int64_t i = 0; i < k_schema_version; ++i)
     for (const auto& name : k_objects[i]) {
       bool wanted = i < s.version;
       if (wanted != s.has(name))
-        return partial_or_foreign(s, path, fmt::format("'{}' {}", name, wanted ? "is missing" : "already exists"));
+        return partial_or_foreign(
+            s, path, fmt::format("'{}' {}", name, wanted ? "is missing" : "already exists"));
     }
   return {};
 }
 
 void refuse_unless_ours(const schema_state& s, const std::string& path) {
-  if (auto why = schema_problem(s, path); !why.empty()) throw storage_error(why);
+  if (auto why = schema_problem(s, path); !why.empty())
+    throw storage_error(why);
 }
 } // namespace
 
 void migrate(sqlite3* db, int target) {
-  if (!known_version(target)) throw storage_error(fmt::format("cannot migrate to schema version {}", target));
+  if (!known_version(target))
+    throw storage_error(fmt::format("cannot migrate to schema version {}", target));
   // BEGIN IMMEDIATE: concurrent openers migrate one at a time; the loser sees the new version.
   exec_in_migration(db, "BEGIN IMMEDIATE");
   try {
     int64_t v = pragma_int(db, "user_version");
-    if (!known_version(v)) throw storage_error(unsupported_version(v, shown(file_of(db))));
+    if (!known_version(v))
+      throw storage_error(unsupported_version(v, shown(file_of(db))));
     apply_migrations(db, v, target);
     exec_in_migration(db, "COMMIT");
   } catch (...) {
@@ -376,9 +408,10 @@ connection connect(const std::string& name, int flags, const std::string& path) 
   connection c(raw);
   if (rc != SQLITE_OK) {
     std::string why = reason(raw, rc);
-    throw sqlite_failure(rc, (flags & SQLITE_OPEN_CREATE)
-                                 ? fmt::format("cannot create or open database '{}': {}", shown(path), why)
-                                 : fmt::format("cannot open database '{}': {}", shown(path), why));
+    throw sqlite_failure(
+        rc, (flags & SQLITE_OPEN_CREATE)
+                ? fmt::format("cannot create or open database '{}': {}", shown(path), why)
+                : fmt::format("cannot open database '{}': {}", shown(path), why));
   }
   sqlite3_busy_timeout(raw, k_busy_timeout_ms);
   sqlite3_extended_result_codes(raw, 1);
@@ -391,32 +424,42 @@ void check_file(const fs::path& path, access how) {
   std::error_code ec;
   auto st = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
-    throw storage_error(fmt::format("cannot access database '{}': {}", shown(path.string()), ec.message()));
+    throw storage_error(
+        fmt::format("cannot access database '{}': {}", shown(path.string()), ec.message()));
   if (fs::is_directory(st))
-    throw storage_error(fmt::format("database '{}' is a directory, not a database file", shown(path.string())));
+    throw storage_error(
+        fmt::format("database '{}' is a directory, not a database file", shown(path.string())));
   if (fs::exists(st) && !fs::is_regular_file(st))
-    throw storage_error(fmt::format("database '{}' is not a regular file (a device, pipe or socket)", shown(path.string())));
-  if (how == access::read_write) return;
+    throw storage_error(fmt::format(
+        "database '{}' is not a regular file (a device, pipe or socket)", shown(path.string())));
+  if (how == access::read_write)
+    return;
   if (!fs::exists(st))
-    throw storage_error(fmt::format("database '{}' does not exist (run a benchmark or import first, or pass --db)",
-                                    shown(path.string())));
+    throw storage_error(
+        fmt::format("database '{}' does not exist (run a benchmark or import first, or pass --db)",
+                    shown(path.string())));
   if (fs::file_size(path, ec) == 0 && !ec)
-    throw storage_error(fmt::format("database '{}' is an empty file, not an accelbench database", shown(path.string())));
+    throw storage_error(fmt::format("database '{}' is an empty file, not an accelbench database",
+                                    shown(path.string())));
 }
 
 // A write command may name a database in a folder that does not exist yet (the default
 // results/ folder of a fresh checkout, or --db new/folder/x.db): the folder is created.
 void create_folder_of(const fs::path& path) {
-  if (!path.has_parent_path()) return;
+  if (!path.has_parent_path())
+    return;
   std::error_code ec;
-  if (fs::exists(path.parent_path(), ec)) return;
+  if (fs::exists(path.parent_path(), ec))
+    return;
   fs::create_directories(path.parent_path(), ec);
   if (ec)
-    throw storage_error(fmt::format("cannot create the folder of database '{}': {}", shown(path.string()), ec.message()));
+    throw storage_error(fmt::format("cannot create the folder of database '{}': {}",
+                                    shown(path.string()), ec.message()));
 }
 
 std::string read_only_message(const fs::path& path, const std::string& why) {
-  return fmt::format("database is read-only: {} ({}); nothing was run or stored", shown(path.string()), why);
+  return fmt::format("database is read-only: {} ({}); nothing was run or stored",
+                     shown(path.string()), why);
 }
 
 // Brings the schema forward and proves the file writable, in one transaction: the application_id
@@ -425,7 +468,7 @@ std::string read_only_message(const fs::path& path, const std::string& why) {
 void upgrade_for_writing(sqlite3* db, const fs::path& path) {
   exec_in_migration(db, "BEGIN IMMEDIATE");
   try {
-    schema_state s = inspect(db);  // again: another process may have created it meanwhile
+    schema_state s = inspect(db); // again: another process may have created it meanwhile
     refuse_unless_ours(s, path.string());
     apply_migrations(db, s.version, k_schema_version);
     exec_in_migration(db, fmt::format("PRAGMA application_id = {}", k_application_id));
@@ -444,7 +487,7 @@ connection open_for_writing(const fs::path& path) {
     throw storage_error(read_only_message(path, "the file is write-protected"));
   try {
     c.exec("PRAGMA foreign_keys = ON");
-    refuse_unless_ours(inspect(c.get()), path.string());  // before the first change to the file
+    refuse_unless_ours(inspect(c.get()), path.string()); // before the first change to the file
     {
       statement jm(c.get(), "PRAGMA journal_mode = WAL");
       jm.step();
@@ -458,7 +501,8 @@ connection open_for_writing(const fs::path& path) {
           path, fmt::format("its journal or write-ahead log cannot be created in the folder '{}'",
                             shown(fs::absolute(path).parent_path().string()))));
     if (e.primary_code() == SQLITE_READONLY)
-      throw storage_error(read_only_message(path, fmt::format("a write was refused: {}", e.what())));
+      throw storage_error(
+          read_only_message(path, fmt::format("a write was refused: {}", e.what())));
     throw;
   }
   return c;
@@ -484,11 +528,13 @@ connection open_in_read_only_folder(const fs::path& path) {
   fs::path wal = path.string() + "-wal";
   std::error_code ec;
   if (fs::exists(wal, ec) && fs::file_size(wal, ec) > 0)
-    throw storage_error(fmt::format("cannot read database '{}': its folder is read-only and its write-ahead log '{}' "
-                                    "holds changes not yet in the file; ask its owner to run: sqlite3 '{}' "
-                                    "'PRAGMA wal_checkpoint(TRUNCATE)'",
-                                    shown(path.string()), shown(wal.string()), shown(path.string())));
-  return connect(file_uri(path, "mode=ro&immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path.string());
+    throw storage_error(fmt::format(
+        "cannot read database '{}': its folder is read-only and its write-ahead log '{}' "
+        "holds changes not yet in the file; ask its owner to run: sqlite3 '{}' "
+        "'PRAGMA wal_checkpoint(TRUNCATE)'",
+        shown(path.string()), shown(wal.string()), shown(path.string())));
+  return connect(file_uri(path, "mode=ro&immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                 path.string());
 }
 
 // A private copy of an older database in memory, migrated there: read-only commands can read an
@@ -496,10 +542,12 @@ connection open_in_read_only_folder(const fs::path& path) {
 connection upgraded_copy(sqlite3* src, const fs::path& path) {
   connection mem = connect(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path.string());
   sqlite3_backup* b = sqlite3_backup_init(mem.get(), "main", src, "main");
-  if (!b) fail(mem.get(), sqlite3_errcode(mem.get()), "copy to memory");
+  if (!b)
+    fail(mem.get(), sqlite3_errcode(mem.get()), "copy to memory");
   int rc = sqlite3_backup_step(b, -1);
   sqlite3_backup_finish(b);
-  if (rc != SQLITE_DONE) fail(src, rc, "copy to memory");
+  if (rc != SQLITE_DONE)
+    fail(src, rc, "copy to memory");
   migrate(mem.get(), k_schema_version);
   return mem;
 }
@@ -517,15 +565,18 @@ connection open_for_reading(const fs::path& path) {
   } catch (const sqlite_failure& e) {
     // Without write access to the folder the -shm file can be neither created (CANTOPEN, the
     // immutable attribute) nor initialised (READONLY, plain permissions): read the file alone.
-    if (e.primary_code() != SQLITE_CANTOPEN && e.primary_code() != SQLITE_READONLY) throw;
+    if (e.primary_code() != SQLITE_CANTOPEN && e.primary_code() != SQLITE_READONLY)
+      throw;
     c = open_in_read_only_folder(path);
     c.exec("PRAGMA query_only = 1");
     s = inspect(c.get());
   }
   refuse_unless_ours(s, path.string());
   if (s.objects.empty())
-    throw storage_error(fmt::format("database '{}' holds no tables: not an accelbench database", shown(path.string())));
-  if (s.version < k_schema_version) return upgraded_copy(c.get(), path);
+    throw storage_error(fmt::format("database '{}' holds no tables: not an accelbench database",
+                                    shown(path.string())));
+  if (s.version < k_schema_version)
+    return upgraded_copy(c.get(), path);
   return c;
 }
 } // namespace
@@ -586,7 +637,8 @@ public:
     m_db.exec("BEGIN IMMEDIATE");
     size_t n = 0;
     try {
-      for (auto& r : rs) n += insert_run_nt(r);
+      for (auto& r : rs)
+        n += insert_run_nt(r);
       m_db.exec("COMMIT");
     } catch (...) {
       rollback(m_db.get());
@@ -602,29 +654,36 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   accelerators_per_node = excluded.accelerators_per_node, nodes = excluded.nodes,
   source = excluded.source, description = excluded.description)sql");
-    st.bind(1, s.name).bind(2, s.accelerator_model).bind(3, s.accelerators_per_node).bind(4, s.nodes);
+    st.bind(1, s.name)
+        .bind(2, s.accelerator_model)
+        .bind(3, s.accelerators_per_node)
+        .bind(4, s.nodes);
     st.bind(5, s.source).bind(6, dump_json(s.description));
     st.step();
   }
 
   std::optional<system_record> get_system(const std::string& name) override {
-    statement st(m_db.get(), fmt::format("SELECT {} FROM systems WHERE name = ?1", k_system_columns));
+    statement st(m_db.get(),
+                 fmt::format("SELECT {} FROM systems WHERE name = ?1", k_system_columns));
     st.bind(1, name);
-    if (!st.step()) return std::nullopt;
+    if (!st.step())
+      return std::nullopt;
     return system_from_row(statement_row(st));
   }
 
   std::vector<system_record> systems() override {
     std::vector<system_record> out;
     statement st(m_db.get(), fmt::format("SELECT {} FROM systems ORDER BY name", k_system_columns));
-    while (st.step()) out.push_back(system_from_row(statement_row(st)));
+    while (st.step())
+      out.push_back(system_from_row(statement_row(st)));
     return out;
   }
 
   std::vector<std::string> tags() override {
     std::vector<std::string> out;
     statement st(m_db.get(), "SELECT DISTINCT tag FROM tags ORDER BY tag");
-    while (st.step()) out.push_back(st.col_text(0));
+    while (st.step())
+      out.push_back(st.col_text(0));
     return out;
   }
 
@@ -639,33 +698,40 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   std::vector<int64_t> run_ids() override {
     std::vector<int64_t> out;
     statement st(m_db.get(), "SELECT id FROM runs ORDER BY id");
-    while (st.step()) out.push_back(st.col_int(0));
+    while (st.step())
+      out.push_back(st.col_int(0));
     return out;
   }
 
   int64_t insert_token(const token_record& t) override {
-    statement st(m_db.get(), "INSERT INTO api_tokens (name, role, salt, hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+    statement st(
+        m_db.get(),
+        "INSERT INTO api_tokens (name, role, salt, hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
     st.bind(1, t.name).bind(2, t.role).bind(3, t.salt).bind(4, t.hash).bind(5, t.created_at);
     st.step();
     return sqlite3_last_insert_rowid(m_db.get());
   }
 
   std::optional<token_record> get_token(int64_t id) override {
-    statement st(m_db.get(), fmt::format("SELECT {} FROM api_tokens WHERE id = ?1", k_token_columns));
+    statement st(m_db.get(),
+                 fmt::format("SELECT {} FROM api_tokens WHERE id = ?1", k_token_columns));
     st.bind(1, id);
-    if (!st.step()) return std::nullopt;
+    if (!st.step())
+      return std::nullopt;
     return token_from_row(st);
   }
 
   std::vector<token_record> tokens() override {
     statement st(m_db.get(), fmt::format("SELECT {} FROM api_tokens ORDER BY id", k_token_columns));
     std::vector<token_record> out;
-    while (st.step()) out.push_back(token_from_row(st));
+    while (st.step())
+      out.push_back(token_from_row(st));
     return out;
   }
 
   bool revoke_token(int64_t id, const std::string& revoked_at) override {
-    statement st(m_db.get(), "UPDATE api_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL");
+    statement st(m_db.get(),
+                 "UPDATE api_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL");
     st.bind(1, id).bind(2, revoked_at);
     st.step();
     return sqlite3_changes(m_db.get()) == 1;
@@ -680,7 +746,8 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   std::optional<run> get_run(int64_t id, bool with_samples, bool with_log) override {
     statement st(m_db.get(), fmt::format("SELECT {} FROM runs r WHERE r.id = ?1", k_run_columns));
     st.bind(1, id);
-    if (!st.step()) return std::nullopt;
+    if (!st.step())
+      return std::nullopt;
     std::vector<run> v{run_from_row(statement_row(st))};
     load_children(v, with_samples, with_log);
     return std::move(v[0]);
@@ -694,7 +761,7 @@ private:
     st.step();
     return st.col_int(0);
   }
-  bool insert_run_nt(run& r);  // inside an open transaction; false: the uuid is already stored
+  bool insert_run_nt(run& r); // inside an open transaction; false: the uuid is already stored
   void load_children(std::vector<run>& runs, bool samples, bool log);
   connection m_db;
 };
@@ -712,7 +779,8 @@ bool sqlite_backend::insert_run_nt(run& r) {
   run_row w = row_of(r);
   statement ins(m_db.get(), fmt::format(R"sql(
 INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-  ?18, ?19, ?20, ?21, ?22, ?23))sql", k_insert_columns));
+  ?18, ?19, ?20, ?21, ?22, ?23))sql",
+                                        k_insert_columns));
   ins.bind(1, w.uuid).bind(2, w.workload).bind(3, w.backend).bind(4, w.config_key);
   ins.bind(5, w.config).bind(6, w.system).bind(7, w.ruleset);
   ins.bind(8, w.user_settings).bind(9, w.effective_settings).bind(10, w.environment);
@@ -726,14 +794,18 @@ INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
   ins.step();
   mark_stored(r, w, sqlite3_last_insert_rowid(m_db.get()));
 
-  statement s(m_db.get(), "INSERT INTO samples (run_id, idx, value, iterations, extra) VALUES (?1, ?2, ?3, ?4, ?5)");
+  statement s(
+      m_db.get(),
+      "INSERT INTO samples (run_id, idx, value, iterations, extra) VALUES (?1, ?2, ?3, ?4, ?5)");
   for (const auto& smp : r.samples) {
     s.bind(1, r.id).bind(2, smp.index).bind(3, smp.value).bind(4, smp.iterations);
     bind_text_or_null(s, 5, sample_extra(smp));
     s.step();
     s.reset();
   }
-  statement m(m_db.get(), "INSERT INTO metrics (run_id, name, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5)");
+  statement m(
+      m_db.get(),
+      "INSERT INTO metrics (run_id, name, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5)");
   for (const auto& mt : w.metrics) {
     m.bind(1, r.id).bind(2, mt.name).bind(3, mt.value).bind(4, mt.unit).bind(5, to_string(mt.dir));
     m.step();
@@ -745,14 +817,19 @@ INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
     t.step();
     t.reset();
   }
-  statement sys(m_db.get(), "INSERT OR IGNORE INTO systems (name, accelerator_model, accelerators_per_node, source) VALUES (?1, ?2, ?3, ?4)");
-  sys.bind(1, w.system).bind(2, w.system_accelerator).bind(3, w.system_count).bind(4, w.system_source);
+  statement sys(m_db.get(), "INSERT OR IGNORE INTO systems (name, accelerator_model, "
+                            "accelerators_per_node, source) VALUES (?1, ?2, ?3, ?4)");
+  sys.bind(1, w.system)
+      .bind(2, w.system_accelerator)
+      .bind(3, w.system_count)
+      .bind(4, w.system_source);
   sys.step();
   return true;
 }
 
 void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
-  if (runs.empty()) return;
+  if (runs.empty())
+    return;
   std::map<int64_t, run*> by_id;
   json ids = json::array();
   for (auto& r : runs) {
@@ -765,33 +842,40 @@ void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool lo
   const std::string wanted = "IN (SELECT value FROM json_each(?1))";
   const std::string id_list = ids.dump();
   {
-    statement st(m_db.get(), "SELECT run_id, name, value, unit, direction FROM metrics WHERE run_id " + wanted +
-                                 " ORDER BY run_id, name");
+    statement st(m_db.get(),
+                 "SELECT run_id, name, value, unit, direction FROM metrics WHERE run_id " + wanted +
+                     " ORDER BY run_id, name");
     st.bind(1, id_list);
     while (st.step())
-      by_id[st.col_int(0)]->metrics.push_back(
-          {st.col_text(1), st.col_double(2), st.col_text(3), direction_from_string(st.col_text(4))});
+      by_id[st.col_int(0)]->metrics.push_back({st.col_text(1), st.col_double(2), st.col_text(3),
+                                               direction_from_string(st.col_text(4))});
   }
   {
-    statement st(m_db.get(), "SELECT run_id, tag FROM tags WHERE run_id " + wanted + " ORDER BY run_id, tag");
+    statement st(m_db.get(),
+                 "SELECT run_id, tag FROM tags WHERE run_id " + wanted + " ORDER BY run_id, tag");
     st.bind(1, id_list);
-    while (st.step()) by_id[st.col_int(0)]->tags.push_back(st.col_text(1));
+    while (st.step())
+      by_id[st.col_int(0)]->tags.push_back(st.col_text(1));
   }
   if (samples) {
-    statement st(m_db.get(), "SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id " + wanted +
-                                 " ORDER BY run_id, idx");
+    statement st(m_db.get(),
+                 "SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id " +
+                     wanted + " ORDER BY run_id, idx");
     st.bind(1, id_list);
-    while (st.step()) by_id[st.col_int(0)]->samples.push_back(sample_from_row(statement_row(st)));
+    while (st.step())
+      by_id[st.col_int(0)]->samples.push_back(sample_from_row(statement_row(st)));
   }
   if (log) {
     statement st(m_db.get(), "SELECT id, mllog FROM runs WHERE mllog IS NOT NULL AND id " + wanted);
     st.bind(1, id_list);
-    while (st.step()) by_id[st.col_int(0)]->mllog = st.col_text(1);
+    while (st.step())
+      by_id[st.col_int(0)]->mllog = st.col_text(1);
   }
 }
 
 std::vector<run> sqlite_backend::query(const run_filter& f) {
-  std::string sql = fmt::format("SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE 1=1", k_run_columns);
+  std::string sql = fmt::format(
+      "SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE 1=1", k_run_columns);
   std::vector<std::string> params;
   auto param = [&](std::string v) {
     params.push_back(std::move(v));
@@ -799,14 +883,16 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
   };
   if (!f.systems.empty()) {
     sql += " AND r.system IN (";
-    for (size_t i = 0; i < f.systems.size(); ++i) sql += (i ? ", " : "") + param(f.systems[i]);
+    for (size_t i = 0; i < f.systems.size(); ++i)
+      sql += (i ? ", " : "") + param(f.systems[i]);
     sql += ")";
   }
   if (!f.workloads.empty()) {
     sql += " AND (";
     for (size_t i = 0; i < f.workloads.size(); ++i) {
       const auto& w = f.workloads[i];
-      if (i) sql += " OR ";
+      if (i)
+        sql += " OR ";
       if (!w.empty() && w.back() == '*')
         sql += "r.workload LIKE " + param(w.substr(0, w.size() - 1) + "%");
       else
@@ -819,9 +905,11 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
   if (!f.accelerators.empty()) {
     sql += " AND (";
     for (size_t i = 0; i < f.accelerators.size(); ++i) {
-      if (i) sql += " OR ";
+      if (i)
+        sql += " OR ";
       std::string p = param("%" + f.accelerators[i] + "%");
-      sql += "s.accelerator_model LIKE " + p + " OR json_extract(r.environment, '$.accelerator.model') LIKE " + p;
+      sql += "s.accelerator_model LIKE " + p +
+             " OR json_extract(r.environment, '$.accelerator.model') LIKE " + p;
     }
     sql += ")";
   }
@@ -834,13 +922,17 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
     std::string pk = param("$." + k);
     sql += " AND CAST(json_extract(r.config, " + pk + ") AS TEXT) = " + param(v);
   }
-  if (!f.source.empty()) sql += " AND r.source = " + param(f.source);
-  if (!f.since.empty()) sql += " AND r.started_at >= " + param(f.since);
+  if (!f.source.empty())
+    sql += " AND r.source = " + param(f.source);
+  if (!f.since.empty())
+    sql += " AND r.started_at >= " + param(f.since);
   sql += " ORDER BY r.started_at, r.id";
   statement st(m_db.get(), sql);
-  for (size_t i = 0; i < params.size(); ++i) st.bind((int)i + 1, params[i]);
+  for (size_t i = 0; i < params.size(); ++i)
+    st.bind((int)i + 1, params[i]);
   std::vector<run> out;
-  while (st.step()) out.push_back(run_from_row(statement_row(st)));
+  while (st.step())
+    out.push_back(run_from_row(statement_row(st)));
   load_children(out, f.with_samples, f.with_log);
   return out;
 }
@@ -848,9 +940,11 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
 } // namespace
 
 std::unique_ptr<backend> open_sqlite(const fs::path& path, access how) {
-  if (path == ":memory:") return open_sqlite_in_memory();
+  if (path == ":memory:")
+    return open_sqlite_in_memory();
   check_file(path, how);
-  return std::make_unique<sqlite_backend>(how == access::read_only ? open_for_reading(path) : open_for_writing(path));
+  return std::make_unique<sqlite_backend>(how == access::read_only ? open_for_reading(path)
+                                                                   : open_for_writing(path));
 }
 
 std::unique_ptr<backend> open_sqlite_in_memory() {

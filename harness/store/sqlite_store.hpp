@@ -27,7 +27,7 @@ public:
   connection& operator=(const connection&) = delete;
   ~connection();
   sqlite3* get() const { return m_db; }
-  void exec(const std::string& sql);  // throws storage_error with the SQL text
+  void exec(const std::string& sql); // throws storage_error with the SQL text
 private:
   sqlite3* m_db = nullptr;
 };
@@ -36,7 +36,9 @@ private:
 class statement {
 public:
   statement(sqlite3* db, const std::string& sql);
-  statement(statement&& o) noexcept : m_db(o.m_db), m_stmt(o.m_stmt), m_sql(std::move(o.m_sql)) { o.m_stmt = nullptr; }
+  statement(statement&& o) noexcept : m_db(o.m_db), m_stmt(o.m_stmt), m_sql(std::move(o.m_sql)) {
+    o.m_stmt = nullptr;
+  }
   statement(const statement&) = delete;
   statement& operator=(const statement&) = delete;
   ~statement();
@@ -44,12 +46,13 @@ public:
   statement& bind(int i, double v);
   statement& bind(int i, const std::string& v);
   statement& bind_null(int i);
-  bool step();   // true: a row is available; false: done. Throws storage_error.
-  void reset();  // reset and clear bindings for reuse
+  bool step();  // true: a row is available; false: done. Throws storage_error.
+  void reset(); // reset and clear bindings for reuse
   int64_t col_int(int i) const;
   double col_double(int i) const;
   std::string col_text(int i) const;
   bool col_is_null(int i) const;
+
 private:
   sqlite3* m_db;
   sqlite3_stmt* m_stmt = nullptr;

@@ -28,16 +28,17 @@ using accelbench::system_record;
 using accelbench::to_json;
 
 struct run_filter {
-  std::vector<std::string> systems;       // any of
-  std::vector<std::string> workloads;     // any of; a trailing '*' matches a prefix
-  std::vector<std::string> tags;          // all of
-  std::vector<std::string> accelerators;  // substring match on the system's accelerator model (any of)
+  std::vector<std::string> systems;   // any of
+  std::vector<std::string> workloads; // any of; a trailing '*' matches a prefix
+  std::vector<std::string> tags;      // all of
+  std::vector<std::string>
+      accelerators; // substring match on the system's accelerator model (any of)
   std::vector<int64_t> ids;
-  std::vector<std::pair<std::string, std::string>> config;  // config values that must match
-  std::string source;                     // measured | published | ""
-  std::string since;                      // ISO date; runs started at or after
+  std::vector<std::pair<std::string, std::string>> config; // config values that must match
+  std::string source;                                      // measured | published | ""
+  std::string since;                                       // ISO date; runs started at or after
   bool with_samples = true;
-  bool with_log = false;                  // load run.mllog (can be large)
+  bool with_log = false; // load run.mllog (can be large)
 };
 
 // Rows per table: what a copy moved, what a test checks was (not) written.
@@ -49,12 +50,12 @@ struct table_counts {
 // A bearer token of `accelbench serve`: never the secret itself, only its salted hash.
 struct token_record {
   int64_t id = 0;
-  std::string name;        // who or what it is for ("ci-h100-07")
-  std::string role;        // read | write | admin
-  std::string salt;        // hex
-  std::string hash;        // hex SHA-256 of salt || secret
+  std::string name; // who or what it is for ("ci-h100-07")
+  std::string role; // read | write | admin
+  std::string salt; // hex
+  std::string hash; // hex SHA-256 of salt || secret
   std::string created_at;
-  std::string revoked_at;  // "" while valid
+  std::string revoked_at; // "" while valid
 };
 
 constexpr int k_schema_version = 4;
@@ -79,7 +80,7 @@ enum class access {
 class backend {
 public:
   virtual ~backend() = default;
-  virtual const char* kind() const = 0;  // "sqlite" | "postgresql"
+  virtual const char* kind() const = 0; // "sqlite" | "postgresql"
   virtual int schema_version() = 0;
   virtual bool insert_run(run& r) = 0;
   virtual size_t insert_runs(std::vector<run>& rs) = 0;
@@ -91,10 +92,10 @@ public:
   virtual std::vector<run> query(const run_filter& f) = 0;
   virtual int64_t count_runs() = 0;
   virtual table_counts counts() = 0;
-  virtual std::vector<int64_t> run_ids() = 0;  // ascending
-  virtual void checkpoint() {}                 // SQLite: fold the write-ahead log into the file
+  virtual std::vector<int64_t> run_ids() = 0; // ascending
+  virtual void checkpoint() {}                // SQLite: fold the write-ahead log into the file
   // Bearer tokens of `accelbench serve` (the api_tokens table, schema version 4).
-  virtual int64_t insert_token(const token_record& t) = 0;  // returns the new id
+  virtual int64_t insert_token(const token_record& t) = 0; // returns the new id
   virtual std::optional<token_record> get_token(int64_t id) = 0;
   virtual std::vector<token_record> tokens() = 0;
   virtual bool revoke_token(int64_t id, const std::string& revoked_at) = 0;
@@ -110,7 +111,8 @@ public:
   // anything is changed, when it cannot be reached or opened, is not an accelbench database, has a
   // schema version this accelbench does not know, or (read_write) is not writable.
   static store open(const std::filesystem::path& location, access how = access::read_write);
-  // An empty SQLite database in memory, for commands that read only files but share the store's queries.
+  // An empty SQLite database in memory, for commands that read only files but share the store's
+  // queries.
   static store in_memory();
   // Default location: $ACCELBENCH_DB, else accelbench.db in default_results_dir() (harness/core).
   static std::filesystem::path default_path();
@@ -130,7 +132,9 @@ public:
   size_t insert_runs(std::vector<run>& rs) { return m_impl->insert_runs(rs); }
 
   void upsert_system(const system_record& s) { m_impl->upsert_system(s); }
-  std::optional<system_record> get_system(const std::string& name) { return m_impl->get_system(name); }
+  std::optional<system_record> get_system(const std::string& name) {
+    return m_impl->get_system(name);
+  }
   std::vector<system_record> systems() { return m_impl->systems(); }
   std::vector<std::string> tags() { return m_impl->tags(); }
 
@@ -145,11 +149,13 @@ public:
 
   // Bearer tokens of `accelbench serve`. The store keeps what it is given: hashing and checking
   // secrets is harness/server/tokens.cpp's job.
-  int64_t insert_token(const token_record& t) { return m_impl->insert_token(t); }  // the new id
+  int64_t insert_token(const token_record& t) { return m_impl->insert_token(t); } // the new id
   std::optional<token_record> get_token(int64_t id) { return m_impl->get_token(id); }
   std::vector<token_record> tokens() { return m_impl->tokens(); }
   // Sets revoked_at; false when there is no such token or it was already revoked.
-  bool revoke_token(int64_t id, const std::string& revoked_at) { return m_impl->revoke_token(id, revoked_at); }
+  bool revoke_token(int64_t id, const std::string& revoked_at) {
+    return m_impl->revoke_token(id, revoked_at);
+  }
 
 private:
   std::unique_ptr<backend> m_impl;

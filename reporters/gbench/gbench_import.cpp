@@ -97,7 +97,8 @@ double seconds_per(const std::string& unit) {
 // A value as it may appear in a message: one line, at most 60 characters.
 std::string shown(const json& v) {
   std::string s = dump_json(v);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  if (s.size() > 60)
+    s = s.substr(0, 57) + "...";
   return s;
 }
 
@@ -145,7 +146,8 @@ public:
     if (!v.is_number())
       fail(path + "." + key, fmt::format("expected a number, got {}", shown(v)));
     const double x = v.get<double>();
-    if (x < 0) fail(path + "." + key, fmt::format("must be >= 0, got {}", shown(v)));
+    if (x < 0)
+      fail(path + "." + key, fmt::format("must be >= 0, got {}", shown(v)));
     return x;
   }
 
@@ -173,7 +175,8 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
   // many bytes were replaced; the JSON structure is ASCII, so repairing cannot change it.
   std::size_t replaced = 0;
   const std::string text = valid_utf8(raw) ? raw : repair_utf8(raw, &replaced);
-  if (repaired) *repaired = replaced;
+  if (repaired)
+    *repaired = replaced;
   json doc = parse_json_input(text, origin);
   reader rd(origin);
   if (!doc.is_object())
@@ -301,15 +304,19 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
     p.by_repetition.emplace(s.index, std::move(s));
   }
 
-  // Never "0 runs" with success: a file of aggregates only (--benchmark_report_aggregates_only=true,
-  // common in CI) has no repetitions to recompute statistics from or to compare.
+  // Never "0 runs" with success: a file of aggregates only
+  // (--benchmark_report_aggregates_only=true, common in CI) has no repetitions to recompute
+  // statistics from or to compare.
   if (order.empty() && aggregates > 0)
-    rd.fail("benchmarks", fmt::format("only aggregates ({} entries: mean, median, stddev...), no repetitions: the file "
-                                      "was written with --benchmark_report_aggregates_only=true; run the benchmark "
-                                      "again with --benchmark_display_aggregates_only=true, which keeps every "
-                                      "repetition in the JSON file",
-                                      aggregates));
-  if (order.empty()) rd.fail("benchmarks", "no benchmark results (an empty array)");
+    rd.fail("benchmarks",
+            fmt::format(
+                "only aggregates ({} entries: mean, median, stddev...), no repetitions: the file "
+                "was written with --benchmark_report_aggregates_only=true; run the benchmark "
+                "again with --benchmark_display_aggregates_only=true, which keeps every "
+                "repetition in the JSON file",
+                aggregates));
+  if (order.empty())
+    rd.fail("benchmarks", "no benchmark results (an empty array)");
   std::vector<run> out;
   for (const auto& name : order) {
     pending& p = runs.at(name);
@@ -334,7 +341,8 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
       r.mark_failed("no iteration results in the file");
     // The conditions an imported run carries: the CV of its repetitions and the build type of the
     // Google Benchmark library (a debug library is a warning), judged by the default rules.
-    if (env.contains("gbench_library_build_type")) r.extra["library_build_type"] = env["gbench_library_build_type"];
+    if (env.contains("gbench_library_build_type"))
+      r.extra["library_build_type"] = env["gbench_library_build_type"];
     judge_imported_conditions(r, condition_rules{});
     out.push_back(std::move(r));
   }

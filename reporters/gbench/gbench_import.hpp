@@ -28,8 +28,7 @@ namespace accelbench::reporters {
 // double) with the offending value. Bytes that are not UTF-8 are replaced with U+FFFD;
 // `repaired` (if given) gets how many.
 std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
-                                       const std::string& system,
-                                       std::size_t* repaired = nullptr);
+                                       const std::string& system, std::size_t* repaired = nullptr);
 
 // True when `text` looks like Google Benchmark output (an object with "context" and
 // "benchmarks"): lets `accelbench import` guess the format of a file.

@@ -19,28 +19,36 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
-}  // namespace
+} // namespace
 
 double device_spec::peak_for(const std::string& dtype_in) const {
   std::string d = lower(dtype_in);
   // "fp8-cs" (current scaling), "fp8-mx" (MXFP8) run on the FP8 tensor cores.
-  if (d.rfind("fp8", 0) == 0) d = "fp8";
-  if (d.rfind("fp4", 0) == 0 || d == "nvfp4") d = "fp4";
-  if (d == "float32") d = "fp32";
-  if (d == "bfloat16") d = "bf16";
-  if (auto it = peak_tflops.find(d); it != peak_tflops.end()) return it->second;
+  if (d.rfind("fp8", 0) == 0)
+    d = "fp8";
+  if (d.rfind("fp4", 0) == 0 || d == "nvfp4")
+    d = "fp4";
+  if (d == "float32")
+    d = "fp32";
+  if (d == "bfloat16")
+    d = "bf16";
+  if (auto it = peak_tflops.find(d); it != peak_tflops.end())
+    return it->second;
   if (d == "fp16")
-    if (auto it = peak_tflops.find("bf16"); it != peak_tflops.end()) return it->second;
+    if (auto it = peak_tflops.find("bf16"); it != peak_tflops.end())
+      return it->second;
   return 0;
 }
 
 device_catalogue device_catalogue::from_json(const json& doc, const std::string& origin) {
   if (!doc.is_object() || !doc.contains("devices") || !doc["devices"].is_array())
-    throw input_error(fmt::format("device catalogue '{}': expected an object with a 'devices' array", origin));
+    throw input_error(
+        fmt::format("device catalogue '{}': expected an object with a 'devices' array", origin));
   std::vector<device_spec> out;
   size_t i = 0;
   for (const auto& d : doc["devices"]) {
@@ -48,9 +56,11 @@ device_catalogue device_catalogue::from_json(const json& doc, const std::string&
     try {
       s.id = d.at("id").get<std::string>();
       s.name = d.value("name", s.id);
-      for (const auto& p : d.at("patterns")) s.patterns.push_back(p.get<std::string>());
+      for (const auto& p : d.at("patterns"))
+        s.patterns.push_back(p.get<std::string>());
       if (d.contains("peak_tflops"))
-        for (const auto& [k, v] : d["peak_tflops"].items()) s.peak_tflops[lower(k)] = v.get<double>();
+        for (const auto& [k, v] : d["peak_tflops"].items())
+          s.peak_tflops[lower(k)] = v.get<double>();
       s.hbm_tb_s = d.value("hbm_tb_s", 0.0);
       s.tdp_w = d.value("tdp_w", 0.0);
       s.measured_peak = d.value("measured_peak", false);
@@ -59,7 +69,8 @@ device_catalogue device_catalogue::from_json(const json& doc, const std::string&
       throw input_error(fmt::format("device catalogue '{}': device #{}: {}", origin, i, e.what()));
     }
     if (s.patterns.empty())
-      throw input_error(fmt::format("device catalogue '{}': device '{}' has no patterns", origin, s.id));
+      throw input_error(
+          fmt::format("device catalogue '{}': device '{}' has no patterns", origin, s.id));
     out.push_back(std::move(s));
     ++i;
   }
@@ -70,26 +81,32 @@ device_catalogue device_catalogue::load(const fs::path& file) {
   return from_json(read_json_file(file, "device catalogue"), file.string());
 }
 
-device_catalogue device_catalogue::builtin() { return load(data_root() / "results" / "devices.json"); }
+device_catalogue device_catalogue::builtin() {
+  return load(data_root() / "results" / "devices.json");
+}
 
 const device_spec* device_catalogue::match(const std::string& accelerator_model) const {
   const std::string m = lower(accelerator_model);
-  if (m.empty()) return nullptr;
+  if (m.empty())
+    return nullptr;
   for (const auto& d : m_devices)
     for (const auto& p : d.patterns)
-      if (m.find(lower(p)) != std::string::npos) return &d;
+      if (m.find(lower(p)) != std::string::npos)
+        return &d;
   return nullptr;
 }
 
 const device_spec* device_catalogue::find(const std::string& id) const {
   for (const auto& d : m_devices)
-    if (d.id == id) return &d;
+    if (d.id == id)
+      return &d;
   return nullptr;
 }
 
 price_table price_table::from_json(const json& doc, const std::string& origin) {
   if (!doc.is_object() || !doc.contains("prices") || !doc["prices"].is_object())
-    throw input_error(fmt::format("price table '{}': expected an object with a 'prices' object", origin));
+    throw input_error(
+        fmt::format("price table '{}': expected an object with a 'prices' object", origin));
   price_table t;
   for (const auto& [id, v] : doc["prices"].items()) {
     price_entry e;
@@ -102,10 +119,13 @@ price_table price_table::from_json(const json& doc, const std::string& origin) {
       if (v.contains("url") && v["url"].is_string() && !v["url"].get<std::string>().empty())
         e.source += " <" + v["url"].get<std::string>() + ">";
     } else {
-      throw input_error(fmt::format("price table '{}': price of '{}' must be a number or {{\"usd_per_hour\": N}}", origin, id));
+      throw input_error(
+          fmt::format("price table '{}': price of '{}' must be a number or {{\"usd_per_hour\": N}}",
+                      origin, id));
     }
     if (!(e.usd_per_hour >= 0) || !std::isfinite(e.usd_per_hour))
-      throw input_error(fmt::format("price table '{}': price of '{}' is negative or not finite", origin, id));
+      throw input_error(
+          fmt::format("price table '{}': price of '{}' is negative or not finite", origin, id));
     t.m_prices[lower(id)] = e;
   }
   return t;
@@ -126,9 +146,11 @@ void price_table::apply_override(const std::string& a, const device_catalogue& d
   try {
     size_t pos = 0;
     usd = std::stod(value, &pos);
-    if (pos != value.size()) throw std::invalid_argument(value);
+    if (pos != value.size())
+      throw std::invalid_argument(value);
   } catch (...) {
-    throw input_error(fmt::format("--price '{}': '{}' is not a number of USD per accelerator-hour", a, value));
+    throw input_error(
+        fmt::format("--price '{}': '{}' is not a number of USD per accelerator-hour", a, value));
   }
   if (!(usd >= 0) || !std::isfinite(usd))
     throw input_error(fmt::format("--price '{}': the price must be zero or more", a));
@@ -139,8 +161,10 @@ void price_table::apply_override(const std::string& a, const device_catalogue& d
     id = m->id;
   else {
     std::string known;
-    for (const auto& d : devices.devices()) known += (known.empty() ? "" : ", ") + d.id;
-    throw input_error(fmt::format("--price '{}': no device in the catalogue matches '{}' (devices: {})", a, model, known));
+    for (const auto& d : devices.devices())
+      known += (known.empty() ? "" : ", ") + d.id;
+    throw input_error(fmt::format(
+        "--price '{}': no device in the catalogue matches '{}' (devices: {})", a, model, known));
   }
   m_prices[id] = {usd, "--price " + a};
 }
@@ -150,4 +174,4 @@ const price_entry* price_table::find(const std::string& device_id) const {
   return it == m_prices.end() ? nullptr : &it->second;
 }
 
-}  // namespace accelbench::report
+} // namespace accelbench::report

@@ -25,11 +25,13 @@ namespace accelbench::report {
 
 namespace {
 
-constexpr size_t k_max_distribution_samples = 400;  // per side, for the HTML chart
+constexpr size_t k_max_distribution_samples = 400; // per side, for the HTML chart
 
 std::string family_of(const std::string& workload) {
-  if (workload.rfind("mlperf.", 0) == 0) return "mlperf";
-  if (workload.rfind("train.", 0) == 0) return "training";
+  if (workload.rfind("mlperf.", 0) == 0)
+    return "mlperf";
+  if (workload.rfind("train.", 0) == 0)
+    return "training";
   return "kernel";
 }
 
@@ -39,12 +41,14 @@ int family_rank(const std::string& f) { return f == "mlperf" ? 0 : f == "trainin
 // workload name after "mlperf." (as mlperf::run_benchmark reads the runs of that family).
 std::string benchmark_of(const run& r) {
   auto it = r.cfg.values.find("benchmark");
-  if (it != r.cfg.values.end()) return it->second;
+  if (it != r.cfg.values.end())
+    return it->second;
   return r.cfg.workload.size() > 7 ? r.cfg.workload.substr(7) : r.cfg.workload;
 }
 
 std::string pair_key_of(const run& r) {
-  if (family_of(r.cfg.workload) == "mlperf") return "mlperf/" + benchmark_of(r);
+  if (family_of(r.cfg.workload) == "mlperf")
+    return "mlperf/" + benchmark_of(r);
   return r.cfg.key() + " [" + r.ruleset + "]";
 }
 
@@ -63,7 +67,7 @@ int64_t json_int_at(const json& j, const char* a, const char* b) {
 struct system_facts {
   std::string accelerator_model;
   int64_t accelerators = 1;
-  int64_t per_node = 1;  // accelerators per node (the "most likely reading" of a per-GPU figure)
+  int64_t per_node = 1; // accelerators per node (the "most likely reading" of a per-GPU figure)
 };
 
 system_facts facts_of(const run& r, const side& s) {
@@ -76,18 +80,21 @@ system_facts facts_of(const run& r, const side& s) {
     return f;
   }
   f.accelerator_model = json_string_at(r.environment, "accelerator", "model");
-  if (int64_t c = json_int_at(r.environment, "accelerator", "count"); c > 0) f.accelerators = c;
+  if (int64_t c = json_int_at(r.environment, "accelerator", "count"); c > 0)
+    f.accelerators = c;
   if (auto a = r.cfg.values.find("accelerators"); a != r.cfg.values.end()) {
     try {
       f.accelerators = std::max<int64_t>(1, std::stoll(a->second));
     } catch (...) {
     }
   }
-  f.per_node = json_int_at(r.environment, "accelerator", "per_node") > 0 ? json_int_at(r.environment, "accelerator", "per_node")
-                                                                        : f.accelerators;
+  f.per_node = json_int_at(r.environment, "accelerator", "per_node") > 0
+                   ? json_int_at(r.environment, "accelerator", "per_node")
+                   : f.accelerators;
   if (f.accelerator_model.empty()) {
     std::string cpu = json_string_at(r.environment, "cpu", "model");
-    if (!cpu.empty()) f.accelerator_model = "CPU: " + cpu;
+    if (!cpu.empty())
+      f.accelerator_model = "CPU: " + cpu;
   }
   return f;
 }
@@ -96,35 +103,45 @@ std::string format_count(int64_t n) {
   std::string s = std::to_string(n), out;
   int c = 0;
   for (auto it = s.rbegin(); it != s.rend(); ++it) {
-    if (c && c % 3 == 0) out.insert(out.begin(), ',');
+    if (c && c % 3 == 0)
+      out.insert(out.begin(), ',');
     out.insert(out.begin(), *it);
     ++c;
   }
   return out;
 }
 
-std::string short_name(const device_spec* d, const std::string& accel_model, const std::string& system) {
+std::string short_name(const device_spec* d, const std::string& accel_model,
+                       const std::string& system) {
   if (d && !d->measured_peak) {
     // The catalogue's first pattern is the marketing name (GB200, B200, H100 PCIe, H100...).
     return d->patterns.front();
   }
-  if (!accel_model.empty()) return accel_model;
+  if (!accel_model.empty())
+    return accel_model;
   return system;
 }
 
 std::string fmt_num(double v) {
-  if (!std::isfinite(v)) return "n/a";
+  if (!std::isfinite(v))
+    return "n/a";
   double a = std::fabs(v);
-  if (a == 0) return "0";
-  if (a >= 1e6 || a < 1e-3) return fmt::format("{:.3e}", v);
-  if (a >= 1000 || (a < 1e6 && v == std::round(v))) return fmt::format("{:.0f}", v);
-  if (a >= 100) return fmt::format("{:.1f}", v);
-  if (a >= 10) return fmt::format("{:.2f}", v);
+  if (a == 0)
+    return "0";
+  if (a >= 1e6 || a < 1e-3)
+    return fmt::format("{:.3e}", v);
+  if (a >= 1000 || (a < 1e6 && v == std::round(v)))
+    return fmt::format("{:.0f}", v);
+  if (a >= 100)
+    return fmt::format("{:.1f}", v);
+  if (a >= 10)
+    return fmt::format("{:.2f}", v);
   return fmt::format("{:.4g}", v);
 }
 
 std::string lower_copy(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -139,20 +156,21 @@ struct group {
   std::string key, workload, family, system;
   std::vector<const run*> runs;
   system_facts facts;
-  const ttt_score* mlperf_score = nullptr;  // MLPerf groups: the caller's score, when it gave one
+  const ttt_score* mlperf_score = nullptr; // MLPerf groups: the caller's score, when it gave one
 };
 
 std::string mlperf_group_key(const std::string& pair_key, const std::string& system) {
   return pair_key + "\n" + system;
 }
 
-using group_map = std::map<std::string, std::map<std::string, group>>;  // key -> system -> group
+using group_map = std::map<std::string, std::map<std::string, group>>; // key -> system -> group
 
 group_map group_runs(const side& s) {
   group_map out;
-  std::set<std::string> seen;  // a run selected twice (overlapping selectors) counts once
+  std::set<std::string> seen; // a run selected twice (overlapping selectors) counts once
   for (const auto& r : s.runs) {
-    if (!r.uuid.empty() && !seen.insert(r.uuid).second) continue;
+    if (!r.uuid.empty() && !seen.insert(r.uuid).second)
+      continue;
     const std::string key = pair_key_of(r);
     group& g = out[key][r.system];
     if (g.runs.empty()) {
@@ -166,7 +184,8 @@ group_map group_runs(const side& s) {
   }
   for (auto& [key, by_system] : out)
     for (auto& [system, g] : by_system)
-      if (auto it = s.mlperf_scores.find(mlperf_group_key(key, system)); it != s.mlperf_scores.end())
+      if (auto it = s.mlperf_scores.find(mlperf_group_key(key, system));
+          it != s.mlperf_scores.end())
         g.mlperf_score = &it->second;
   return out;
 }
@@ -185,30 +204,37 @@ run_series series_of(const run& r, const std::string& family) {
     double flops = r.extra.is_object() ? r.extra.value("flops_per_iteration", 0.0) : 0.0;
     if (r.sample_unit == "TFLOP/s") {
       s = {"tflops", "TFLOP/s", direction::higher_is_better, {}};
-      for (const auto& x : r.samples) s.values.push_back(x.value);
+      for (const auto& x : r.samples)
+        s.values.push_back(x.value);
       return s;
     }
     if (r.sample_unit == "s" && flops > 0) {
       s = {"tflops", "TFLOP/s", direction::higher_is_better, {}};
       for (const auto& x : r.samples)
-        if (x.value > 0) s.values.push_back(flops / x.value / 1e12);
+        if (x.value > 0)
+          s.values.push_back(flops / x.value / 1e12);
       return s;
     }
   } else if (family == "training") {
     if (r.sample_unit.rfind("tokens/s", 0) == 0) {
       s = {"tokens_per_s", r.sample_unit, direction::higher_is_better, {}};
-      for (const auto& x : r.samples) s.values.push_back(x.value);
+      for (const auto& x : r.samples)
+        s.values.push_back(x.value);
       return s;
     }
     if (const metric* m = r.find_metric("tokens_per_s"); m && r.sample_unit != "min") {
-      s = {"tokens_per_s", m->unit.empty() ? "tokens/s" : m->unit, direction::higher_is_better, {m->value}};
+      s = {"tokens_per_s",
+           m->unit.empty() ? "tokens/s" : m->unit,
+           direction::higher_is_better,
+           {m->value}};
       return s;
     }
   }
   s.quantity = r.sample_unit.empty() ? "value" : r.sample_unit;
   s.unit = r.sample_unit;
   s.dir = r.sample_dir;
-  for (const auto& x : r.samples) s.values.push_back(x.value);
+  for (const auto& x : r.samples)
+    s.values.push_back(x.value);
   return s;
 }
 
@@ -222,12 +248,12 @@ std::string dtype_of(const run& r) {
 // ---------------------------------------------------------------------------------------------
 struct scored_side {
   side_score score;
-  std::vector<double> values;            // sorted pooled values (kernels, training)
-  std::vector<double> run_times;         // MLPerf: converged run times (minutes)
-  int drop = 1;                          // MLPerf: runs the olympic mean drops at each end
-  int dropped_runs = 0;                  // MLPerf: runs that did not converge or failed
+  std::vector<double> values;    // sorted pooled values (kernels, training)
+  std::vector<double> run_times; // MLPerf: converged run times (minutes)
+  int drop = 1;                  // MLPerf: runs the olympic mean drops at each end
+  int dropped_runs = 0;          // MLPerf: runs that did not converge or failed
   double scale = 1;
-  const run* representative = nullptr;   // latest run: its environment is compared
+  const run* representative = nullptr; // latest run: its environment is compared
 };
 
 // The MLPerf score of a resample of a side's converged run times, by the rule the side's score
@@ -248,7 +274,8 @@ const run* latest_of(const std::vector<const run*>& runs) {
       continue;
     }
     auto k = [](const run* x) { return std::tie(x->finished_at, x->started_at, x->id); };
-    if (k(best) < k(r)) best = r;
+    if (k(best) < k(r))
+      best = r;
   }
   return best;
 }
@@ -258,8 +285,10 @@ void add_provenance(side_score& s, const std::vector<const run*>& runs) {
   for (const run* r : runs) {
     s.uuids.push_back(r->uuid);
     sources.insert(r->source);
-    if (!r->harness_revision.empty()) revisions.insert(r->harness_revision);
-    if (r->extra.is_object() && r->extra.contains("provenance") && r->extra["provenance"].is_object()) {
+    if (!r->harness_revision.empty())
+      revisions.insert(r->harness_revision);
+    if (r->extra.is_object() && r->extra.contains("provenance") &&
+        r->extra["provenance"].is_object()) {
       json p = r->extra["provenance"];
       p["run"] = r->uuid;
       s.provenance.push_back(std::move(p));
@@ -267,7 +296,8 @@ void add_provenance(side_score& s, const std::vector<const run*>& runs) {
       json p = {{"run", r->uuid}, {"source", r->source}};
       if (r->extra.is_object()) {
         for (const char* k : {"org", "round", "result_file"})
-          if (r->extra.contains(k)) p[k] = r->extra[k];
+          if (r->extra.contains(k))
+            p[k] = r->extra[k];
       }
       s.provenance.push_back(std::move(p));
     }
@@ -278,11 +308,14 @@ void add_provenance(side_score& s, const std::vector<const run*>& runs) {
 
 void add_eval_curves(side_score& s, const std::vector<const run*>& runs) {
   for (const run* r : runs) {
-    if (!r->extra.is_object() || !r->extra.contains("eval_curve") || !r->extra["eval_curve"].is_array()) continue;
+    if (!r->extra.is_object() || !r->extra.contains("eval_curve") ||
+        !r->extra["eval_curve"].is_array())
+      continue;
     json pts = json::array();
     std::string xl, yl;
     for (const auto& p : r->extra["eval_curve"]) {
-      if (!p.is_object()) continue;
+      if (!p.is_object())
+        continue;
       double x = 0, y = 0;
       bool hx = false, hy = false;
       for (const char* k : {"time_s", "time_min", "samples_count", "samples", "step", "epoch_num"})
@@ -299,9 +332,11 @@ void add_eval_curves(side_score& s, const std::vector<const run*>& runs) {
           hy = true;
           break;
         }
-      if (hx && hy) pts.push_back(json::array({x, y}));
+      if (hx && hy)
+        pts.push_back(json::array({x, y}));
     }
-    if (!pts.empty()) s.eval_curves.push_back({{"run", r->uuid}, {"x", xl}, {"y", yl}, {"points", pts}});
+    if (!pts.empty())
+      s.eval_curves.push_back({{"run", r->uuid}, {"x", xl}, {"y", yl}, {"points", pts}});
   }
 }
 
@@ -316,10 +351,12 @@ std::vector<std::string> assumed_of(const std::vector<const run*>& runs) {
       out.push_back(x.get<std::string>());
   };
   for (const run* r : runs) {
-    if (!r->extra.is_object() || !r->extra.contains("assumed")) continue;
+    if (!r->extra.is_object() || !r->extra.contains("assumed"))
+      continue;
     const json& a = r->extra["assumed"];
     if (a.is_array())
-      for (const auto& x : a) add(x);
+      for (const auto& x : a)
+        add(x);
     else
       add(a);
   }
@@ -332,7 +369,8 @@ int64_t positive_config_int(const run& r, std::initializer_list<const char*> key
       try {
         size_t pos = 0;
         const long long v = std::stoll(it->second, &pos);
-        if (pos == it->second.size() && v > 0) return v;
+        if (pos == it->second.size() && v > 0)
+          return v;
       } catch (...) {
       }
     }
@@ -343,7 +381,7 @@ struct token_flops {
   double value = 0;
   std::string formula;
   bool lower_bound = false;
-  std::string missing;  // why unknown
+  std::string missing; // why unknown
 };
 
 // Model FLOPs per token of a training figure: the count the run reports (accelbench's own
@@ -353,7 +391,8 @@ token_flops token_flops_of(const std::vector<const run*>& runs, const json& mode
   token_flops f;
   std::vector<double> reported;
   for (const run* r : runs)
-    if (const metric* m = r->find_metric("model_flops_per_token"); m && m->value > 0) reported.push_back(m->value);
+    if (const metric* m = r->find_metric("model_flops_per_token"); m && m->value > 0)
+      reported.push_back(m->value);
   if (!reported.empty()) {
     f.value = median_of(reported);
     f.formula = "reported by the run (accelbench train.llama: 6N + 12 L H Q T, PaLM appendix B)";
@@ -368,13 +407,20 @@ token_flops token_flops_of(const std::vector<const run*>& runs, const json& mode
   else if (models.is_object() && models.contains(model) && models[model].is_object())
     dims = models[model];
   auto num = [&](const char* k) -> int64_t {
-    return dims.is_object() && dims.contains(k) && dims[k].is_number_integer() ? dims[k].get<int64_t>() : 0;
+    return dims.is_object() && dims.contains(k) && dims[k].is_number_integer()
+               ? dims[k].get<int64_t>()
+               : 0;
   };
-  const int64_t dim = num("dim"), layers = num("n_layers"), heads = num("n_heads"), kv_heads = num("n_kv_heads"),
-                ffn = num("ffn_dim"), vocab = num("vocab_size");
-  if (dim <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || ffn <= 0 || vocab <= 0 || dim % heads != 0) {
-    f.missing = model.empty() ? "the figure names no model"
-                              : fmt::format("no dimensions for model '{}' (extra.model, or workloads/training/models.json)", model);
+  const int64_t dim = num("dim"), layers = num("n_layers"), heads = num("n_heads"),
+                kv_heads = num("n_kv_heads"), ffn = num("ffn_dim"), vocab = num("vocab_size");
+  if (dim <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || ffn <= 0 || vocab <= 0 ||
+      dim % heads != 0) {
+    f.missing =
+        model.empty()
+            ? "the figure names no model"
+            : fmt::format(
+                  "no dimensions for model '{}' (extra.model, or workloads/training/models.json)",
+                  model);
     return f;
   }
   const int64_t head_dim = dim / heads;
@@ -384,24 +430,31 @@ token_flops token_flops_of(const std::vector<const run*>& runs, const json& mode
   const int64_t seq = positive_config_int(r, {"seq_len", "seq"});
   f.value = training_flops_per_token(n, layers, heads, head_dim, seq);
   f.lower_bound = seq <= 0;
-  f.formula = seq > 0 ? fmt::format("6N + 12 L H Q T (PaLM appendix B; full T x T attention): N = {:.4g} parameters, "
-                                    "L = {}, H = {}, Q = {}, T = {}",
-                                    n, layers, heads, head_dim, seq)
-                      : fmt::format("6N, N = {:.4g} parameters: the sequence length is not stated, so attention FLOPs "
-                                    "are left out and the utilisation is a lower bound",
-                                    n);
-  if (dims.contains("source") && dims["source"].is_string()) f.formula += "; dimensions: " + dims["source"].get<std::string>();
+  f.formula =
+      seq > 0
+          ? fmt::format(
+                "6N + 12 L H Q T (PaLM appendix B; full T x T attention): N = {:.4g} parameters, "
+                "L = {}, H = {}, Q = {}, T = {}",
+                n, layers, heads, head_dim, seq)
+          : fmt::format(
+                "6N, N = {:.4g} parameters: the sequence length is not stated, so attention FLOPs "
+                "are left out and the utilisation is a lower bound",
+                n);
+  if (dims.contains("source") && dims["source"].is_string())
+    f.formula += "; dimensions: " + dims["source"].get<std::string>();
   return f;
 }
 
 // The models catalogue (name -> dimensions); empty when absent or unreadable: the figures that
 // need it are then "not assessed" rather than the report failing.
 json load_models(const options& opt) {
-  const std::filesystem::path file =
-      opt.models_file.empty() ? data_root() / "workloads" / "training" / "models.json" : opt.models_file;
+  const std::filesystem::path file = opt.models_file.empty()
+                                         ? data_root() / "workloads" / "training" / "models.json"
+                                         : opt.models_file;
   try {
     json doc = read_json_file(file, "model catalogue");
-    if (doc.is_object() && doc.contains("models") && doc["models"].is_object()) return doc["models"];
+    if (doc.is_object() && doc.contains("models") && doc["models"].is_object())
+      return doc["models"];
   } catch (const std::exception&) {
   }
   return json::object();
@@ -415,12 +468,15 @@ void add_likely_reading(plausibility_check& c, const side_score& s, const std::s
   const char* unit = s.device_id == "cpu" ? "CPU" : "GPU";
   if (family == "training" && per_accel_unit) {
     std::vector<std::pair<int64_t, std::string>> readings;
-    if (facts.per_node > 1) readings.push_back({facts.per_node, fmt::format("per {}-{} node", facts.per_node, unit)});
+    if (facts.per_node > 1)
+      readings.push_back({facts.per_node, fmt::format("per {}-{} node", facts.per_node, unit)});
     if (facts.accelerators > facts.per_node)
-      readings.push_back({facts.accelerators, fmt::format("per system of {} {}s", facts.accelerators, unit)});
+      readings.push_back(
+          {facts.accelerators, fmt::format("per system of {} {}s", facts.accelerators, unit)});
     for (const auto& [n, what] : readings) {
       const double u = *c.utilisation_pct / double(n);
-      if (u > limit) continue;
+      if (u > limit)
+        continue;
       c.likely_reading = what;
       c.likely_value = s.per_accelerator / double(n);
       c.likely_unit = s.unit;
@@ -435,9 +491,10 @@ void add_likely_reading(plausibility_check& c, const side_score& s, const std::s
   }
 }
 
-plausibility_check assess_plausibility(const side_score& s, const std::string& family, const std::string& dtype,
-                                       const std::vector<const run*>& ok, const system_facts& facts,
-                                       const json& models, bool per_accel_unit, bool probed_peak) {
+plausibility_check assess_plausibility(const side_score& s, const std::string& family,
+                                       const std::string& dtype, const std::vector<const run*>& ok,
+                                       const system_facts& facts, const json& models,
+                                       bool per_accel_unit, bool probed_peak) {
   plausibility_check c;
   if (!(s.value > 0) || ok.empty()) {
     c.reason = "no positive score";
@@ -461,22 +518,28 @@ plausibility_check assess_plausibility(const side_score& s, const std::string& f
     c.implied_tflops = s.per_accelerator * f.value / 1e12;
     c.basis = "tokens/s per accelerator x model FLOPs per token / peak";
   } else {
-    c.reason = fmt::format("{} is not a FLOP rate", s.quantity.empty() ? std::string("the score") : s.quantity);
+    c.reason = fmt::format("{} is not a FLOP rate",
+                           s.quantity.empty() ? std::string("the score") : s.quantity);
     return c;
   }
   if (!(c.peak_tflops > 0)) {
-    c.reason = fmt::format("no {} peak for '{}' in the device catalogue", c.peak_dtype, s.accelerator_model);
+    c.reason = fmt::format("no {} peak for '{}' in the device catalogue", c.peak_dtype,
+                           s.accelerator_model);
     return c;
   }
   c.utilisation_pct = 100 * c.implied_tflops / c.peak_tflops;
-  c.reason = above_peak_reason(c.implied_tflops, c.peak_tflops, c.peak_dtype + ": " + c.peak_source);
+  c.reason =
+      above_peak_reason(c.implied_tflops, c.peak_tflops, c.peak_dtype + ": " + c.peak_source);
   c.status = c.reason.empty() ? "plausible" : "implausible as stated";
   // A CPU's peak is our FMA probe's rate, not a theoretical one: matrix units (AMX) exceed it.
   if (probed_peak && !c.reason.empty()) {
     c.status = "not assessed";
-    c.reason = "above the FMA probe's rate, which is not a theoretical peak (matrix units such as AMX exceed it): " + c.reason;
+    c.reason = "above the FMA probe's rate, which is not a theoretical peak (matrix units such as "
+               "AMX exceed it): " +
+               c.reason;
   }
-  if (c.implausible()) add_likely_reading(c, s, family, facts, per_accel_unit);
+  if (c.implausible())
+    add_likely_reading(c, s, family, facts, per_accel_unit);
   return c;
 }
 
@@ -487,8 +550,10 @@ void take_mlperf_score(const group& g, scored_side& out) {
   const ttt_score* sc = g.mlperf_score;
   if (!sc) {
     s.score_valid = false;
-    s.score_reasons.push_back("no MLPerf score was given for these runs (this build has no MLPerf module)");
-    for (const run* r : g.runs) s.run_values.push_back({r->uuid, r->samples.empty() ? 0.0 : r->samples.front().value, false});
+    s.score_reasons.push_back(
+        "no MLPerf score was given for these runs (this build has no MLPerf module)");
+    for (const run* r : g.runs)
+      s.run_values.push_back({r->uuid, r->samples.empty() ? 0.0 : r->samples.front().value, false});
     return;
   }
   s.value = sc->score_min;
@@ -504,30 +569,33 @@ void take_mlperf_score(const group& g, scored_side& out) {
   for (const run* r : g.runs) {
     double v = r->samples.empty() ? 0.0 : r->samples.front().value;
     s.run_values.push_back({r->uuid, v, used.count(r->uuid) > 0});
-    if (!dropped.count(r->uuid) && r->status == run_status::ok && !r->samples.empty()) out.run_times.push_back(v);
+    if (!dropped.count(r->uuid) && r->status == run_status::ok && !r->samples.empty())
+      out.run_times.push_back(v);
   }
   out.scale = sc->scaling_factor;
   // Energy as the result summarizer computes it from the submission's power/ logs.
   if (sc->energy_j) {
     s.energy_kwh = *sc->energy_j / 3.6e6;
-    s.energy_source = "MLPerf power logs: olympic mean of the energy of the runs the score averages, x scaling "
-                      "factor (as the result summarizer)";
+    s.energy_source =
+        "MLPerf power logs: olympic mean of the energy of the runs the score averages, x scaling "
+        "factor (as the result summarizer)";
   }
 }
 
-scored_side score_group(const group& g, const options& opt, const device_catalogue& devices, const json& models,
-                        std::vector<std::string>& notes) {
+scored_side score_group(const group& g, const options& opt, const device_catalogue& devices,
+                        const json& models, std::vector<std::string>& notes) {
   scored_side out;
   side_score& s = out.score;
   s.system = g.system;
   s.accelerator_model = g.facts.accelerator_model;
-  s.accelerators = g.family == "kernel" ? 1 : g.facts.accelerators;  // a kernel runs on one device
+  s.accelerators = g.family == "kernel" ? 1 : g.facts.accelerators; // a kernel runs on one device
   const device_spec* dev = devices.match(s.accelerator_model);
   if (dev) {
     s.device_id = dev->id;
     s.device_name = dev->name;
   }
-  s.display = fmt::format("{} ({})", short_name(dev, s.accelerator_model, s.system), format_count(g.facts.accelerators));
+  s.display = fmt::format("{} ({})", short_name(dev, s.accelerator_model, s.system),
+                          format_count(g.facts.accelerators));
   s.runs = g.runs.size();
   add_provenance(s, g.runs);
   add_eval_curves(s, g.runs);
@@ -537,13 +605,15 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
   // samples. MLPerf runs are judged by the official scoring rule instead.
   std::vector<const run*> ok;
   for (const run* r : g.runs) {
-    if (r->status == run_status::ok && (r->valid || g.family == "mlperf")) ok.push_back(r);
+    if (r->status == run_status::ok && (r->valid || g.family == "mlperf"))
+      ok.push_back(r);
     else if (g.family != "mlperf" && r->status != run_status::ok)
       notes.push_back(fmt::format("{}: run {} is {} ({}): no samples used", g.system, r->uuid,
                                   to_string(r->status), r->status_reason));
     else if (g.family != "mlperf")
       notes.push_back(fmt::format("{}: run {} is INVALID ({}): no samples used", g.system, r->uuid,
-                                  r->invalid_reasons.empty() ? std::string("no reason given") : r->invalid_reasons.front()));
+                                  r->invalid_reasons.empty() ? std::string("no reason given")
+                                                             : r->invalid_reasons.front()));
   }
   out.representative = latest_of(ok.empty() ? g.runs : ok);
 
@@ -554,7 +624,8 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
     s.dir = direction::lower_is_better;
     take_mlperf_score(g, out);
     s.samples = s.run_values.size();
-    for (const auto& rv : s.run_values) s.sample_values.push_back(rv.value);
+    for (const auto& rv : s.run_values)
+      s.sample_values.push_back(rv.value);
     // Bootstrap over the runs of the olympic mean: the spread of the score if the submitter
     // had drawn other seeds. With 3 runs the interval is wide, as it should be.
     if (!out.run_times.empty()) {
@@ -565,7 +636,8 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
         stats::rng g2(opt.seed);
         std::vector<double> boot, rs(out.run_times.size());
         for (int b = 0; b < opt.resamples; ++b) {
-          for (auto& x : rs) x = out.run_times[g2.below(out.run_times.size())];
+          for (auto& x : rs)
+            x = out.run_times[g2.below(out.run_times.size())];
           boot.push_back(resampled_score(out, rs));
         }
         std::sort(boot.begin(), boot.end());
@@ -592,10 +664,12 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
       dir = rs.dir;
       first = false;
     } else if (rs.unit != unit || rs.dir != dir) {
-      notes.push_back(fmt::format("{}: run {} reports {} ({}), not {}: left out", g.system, r->uuid, rs.quantity, rs.unit, unit));
+      notes.push_back(fmt::format("{}: run {} reports {} ({}), not {}: left out", g.system, r->uuid,
+                                  rs.quantity, rs.unit, unit));
       continue;
     }
-    if (r->extra.is_object() && r->extra.value("per_accelerator", false)) per_accel_unit = true;
+    if (r->extra.is_object() && r->extra.value("per_accelerator", false))
+      per_accel_unit = true;
     s.run_values.push_back({r->uuid, median_of(rs.values), true});
     out.values.insert(out.values.end(), rs.values.begin(), rs.values.end());
   }
@@ -613,7 +687,8 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
     s.ci_degenerate = out.values.size() == 1;
     // An evenly spaced subset keeps the distribution chart small for big runs.
     size_t step = std::max<size_t>(1, out.values.size() / k_max_distribution_samples);
-    for (size_t i = 0; i < out.values.size(); i += step) s.sample_values.push_back(out.values[i]);
+    for (size_t i = 0; i < out.values.size(); i += step)
+      s.sample_values.push_back(out.values[i]);
   }
 
   const bool throughput = dir == direction::higher_is_better;
@@ -639,7 +714,8 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
       if (r->extra.is_object() && r->extra.contains("peak") && r->extra["peak"].is_object() &&
           r->extra["peak"].value("tflops", 0.0) > 0) {
         peak = r->extra["peak"]["tflops"].get<double>();
-        peak_src = "measured by accelbench (run.extra.peak, " + r->extra["peak"].value("source", std::string("FMA probe")) + ")";
+        peak_src = "measured by accelbench (run.extra.peak, " +
+                   r->extra["peak"].value("source", std::string("FMA probe")) + ")";
         break;
       }
     if (peak == 0 && opt.use_cached_cpu_peak) {
@@ -658,8 +734,10 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
   } else if (g.family == "training") {
     std::vector<double> mfu, model_tf;
     for (const run* r : ok) {
-      if (const metric* m = r->find_metric("mfu")) mfu.push_back(m->unit == "%" || m->value > 1.5 ? m->value : 100 * m->value);
-      if (const metric* m = r->find_metric("model_tflops_per_accelerator")) model_tf.push_back(m->value);
+      if (const metric* m = r->find_metric("mfu"))
+        mfu.push_back(m->unit == "%" || m->value > 1.5 ? m->value : 100 * m->value);
+      if (const metric* m = r->find_metric("model_tflops_per_accelerator"))
+        model_tf.push_back(m->value);
     }
     if (!mfu.empty()) {
       s.pct_of_peak = median_of(mfu);
@@ -675,10 +753,12 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
       double flops = r->extra.is_object() ? r->extra.value("flops_per_iteration", 0.0) : 0.0;
       if (flops > 0) {
         run_series rs = series_of(*r, g.family);
-        if (!rs.values.empty()) s.size_points.push_back({flops, median_of(rs.values)});
+        if (!rs.values.empty())
+          s.size_points.push_back({flops, median_of(rs.values)});
       }
     }
-  s.plausibility = assess_plausibility(s, g.family, dtype, ok, g.facts, models, per_accel_unit, dev && dev->measured_peak);
+  s.plausibility = assess_plausibility(s, g.family, dtype, ok, g.facts, models, per_accel_unit,
+                                       dev && dev->measured_peak);
   return out;
 }
 
@@ -686,26 +766,31 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
 // throughput 1M tokens; kernels one EFLOP (10^18 FLOP).
 void cost_and_energy(side_score& s, const std::string& family, const options& opt,
                      const device_catalogue& devices, const std::vector<const run*>& runs) {
-  double hours = -1;  // accelerator-hours per result, per accelerator
+  double hours = -1; // accelerator-hours per result, per accelerator
   if (s.mlperf) {
-    if (s.value > 0) hours = s.value / 60.0;
+    if (s.value > 0)
+      hours = s.value / 60.0;
   } else if (s.quantity == "tokens_per_s" && s.per_accelerator > 0) {
-    hours = 1e6 / s.per_accelerator / 3600.0;  // hours for one accelerator to process 1M tokens
+    hours = 1e6 / s.per_accelerator / 3600.0; // hours for one accelerator to process 1M tokens
   } else if (s.quantity == "tflops" && s.value > 0) {
-    hours = 1e6 / s.value / 3600.0;  // 1e18 FLOP at value x 1e12 FLOP/s
+    hours = 1e6 / s.value / 3600.0; // 1e18 FLOP at value x 1e12 FLOP/s
   }
-  if (hours < 0) return;
+  if (hours < 0)
+    return;
   // Training throughput per accelerator: one accelerator's hours; the rest: all accelerators.
   const double accel_hours = s.quantity == "tokens_per_s" ? hours : hours * double(s.accelerators);
   if (const price_entry* p = s.device_id.empty() ? nullptr : opt.prices.find(s.device_id)) {
     s.cost_usd = p->usd_per_hour * accel_hours;
-    s.cost_source = fmt::format("{} USD/accelerator-hour ({})", fmt_num(p->usd_per_hour), p->source);
+    s.cost_source =
+        fmt::format("{} USD/accelerator-hour ({})", fmt_num(p->usd_per_hour), p->source);
   }
   // Measured power wins over TDP (run.extra.power_w or a power_w metric, watts per accelerator).
   std::vector<double> power;
   for (const run* r : runs) {
-    if (const metric* m = r->find_metric("power_w")) power.push_back(m->value);
-    else if (r->extra.is_object() && r->extra.contains("power_w") && r->extra["power_w"].is_number())
+    if (const metric* m = r->find_metric("power_w"))
+      power.push_back(m->value);
+    else if (r->extra.is_object() && r->extra.contains("power_w") &&
+             r->extra["power_w"].is_number())
       power.push_back(r->extra["power_w"].get<double>());
   }
   if (s.energy_kwh) {
@@ -721,20 +806,26 @@ void cost_and_energy(side_score& s, const std::string& family, const options& op
 }
 
 std::string result_unit_of(const side_score& s) {
-  if (s.mlperf) return "training run";
-  if (s.quantity == "tokens_per_s") return "1M tokens";
-  if (s.quantity == "tflops") return "EFLOP";
+  if (s.mlperf)
+    return "training run";
+  if (s.quantity == "tokens_per_s")
+    return "1M tokens";
+  if (s.quantity == "tflops")
+    return "EFLOP";
   return "";
 }
 
 std::string pair_label(const run& r, const std::string& family) {
-  if (family == "mlperf") return benchmark_of(r);
+  if (family == "mlperf")
+    return benchmark_of(r);
   // Training leads with the model ("llama3-8b dtype=bf16 seq_len=8192"); kernels with the workload.
   auto model = r.cfg.values.find("model");
   std::string vals;
   for (const auto& [k, v] : r.cfg.values)
-    if (!(family == "training" && k == "model")) vals += (vals.empty() ? "" : " ") + k + "=" + v;
-  if (family == "training" && model != r.cfg.values.end()) return model->second + (vals.empty() ? "" : " " + vals);
+    if (!(family == "training" && k == "model"))
+      vals += (vals.empty() ? "" : " ") + k + "=" + v;
+  if (family == "training" && model != r.cfg.values.end())
+    return model->second + (vals.empty() ? "" : " " + vals);
   return r.cfg.workload + (vals.empty() ? "" : " " + vals);
 }
 
@@ -759,15 +850,17 @@ void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, cons
   // ratio: candidate / baseline in the score's own unit; the speed-up is direction-aware.
   const bool lower = rule.dir == direction::lower_is_better;
   cmp.ratio = lower ? 1.0 / p.speedup : p.speedup;
-  cmp.ratio_ci_low = lower ? (p.speedup_ci_high > 0 ? 1.0 / p.speedup_ci_high : 0) : p.speedup_ci_low;
-  cmp.ratio_ci_high = lower ? (p.speedup_ci_low > 0 ? 1.0 / p.speedup_ci_low : 0) : p.speedup_ci_high;
+  cmp.ratio_ci_low =
+      lower ? (p.speedup_ci_high > 0 ? 1.0 / p.speedup_ci_high : 0) : p.speedup_ci_low;
+  cmp.ratio_ci_high =
+      lower ? (p.speedup_ci_low > 0 ? 1.0 / p.speedup_ci_low : 0) : p.speedup_ci_high;
   cmp.has_ci = cmp.ratio_ci_low > 0 && cmp.ratio_ci_high > 0;
   if (!vb.empty() && !vc.empty()) {
     try {
       cmp.p_value = compare::mann_whitney_u(vc, vb).p_value;
       p.p_value = cmp.p_value;
     } catch (const std::exception&) {
-      cmp.p_value = 1;  // a NaN sample: nothing significant
+      cmp.p_value = 1; // a NaN sample: nothing significant
     }
   }
   compare::judge_comparison(cmp, rule);
@@ -783,8 +876,8 @@ void describe_pair(pair_result& p, const options& opt) {
     p.statement = "no speed-up";
     return;
   }
-  const std::string ci =
-      fmt::format("{:.0f}% CI {:.2f}-{:.2f}", 100 * opt.ci_level, p.speedup_ci_low, p.speedup_ci_high);
+  const std::string ci = fmt::format("{:.0f}% CI {:.2f}-{:.2f}", 100 * opt.ci_level,
+                                     p.speedup_ci_low, p.speedup_ci_high);
   const bool contains_one = p.speedup_ci_low <= 1 && 1 <= p.speedup_ci_high;
   const auto& rule = opt.verdict_rule;
   if (p.verdict == "not tested") {
@@ -822,8 +915,9 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
   const side_score& bs = b.score;
   const side_score& cs = c.score;
   if (bs.unit != cs.unit || bs.dir != cs.dir) {
-    p.notes.push_back(fmt::format("the sides report different quantities ({} {} vs {} {}): no speed-up", bs.quantity,
-                                  bs.unit, cs.quantity, cs.unit));
+    p.notes.push_back(
+        fmt::format("the sides report different quantities ({} {} vs {} {}): no speed-up",
+                    bs.quantity, bs.unit, cs.quantity, cs.unit));
     return;
   }
   if (!(bs.value > 0) || !(cs.value > 0)) {
@@ -837,8 +931,10 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
       stats::rng g(opt.seed ^ 0x9e3779b97f4a7c15ULL);
       std::vector<double> r, rb(b.run_times.size()), rc(c.run_times.size());
       for (int i = 0; i < opt.resamples; ++i) {
-        for (auto& x : rb) x = b.run_times[g.below(b.run_times.size())];
-        for (auto& x : rc) x = c.run_times[g.below(c.run_times.size())];
+        for (auto& x : rb)
+          x = b.run_times[g.below(b.run_times.size())];
+        for (auto& x : rc)
+          x = c.run_times[g.below(c.run_times.size())];
         r.push_back(resampled_score(b, rb) / resampled_score(c, rc));
       }
       std::sort(r.begin(), r.end());
@@ -850,7 +946,8 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
       p.ci_degenerate = true;
     }
   } else {
-    auto [lo, hi] = exact_bootstrap_ratio_ci(b.values, c.values, opt.ci_level);  // median(c)/median(b)
+    auto [lo, hi] =
+        exact_bootstrap_ratio_ci(b.values, c.values, opt.ci_level); // median(c)/median(b)
     if (lower) {
       p.speedup_ci_low = hi > 0 ? 1.0 / hi : 0;
       p.speedup_ci_high = lo > 0 ? 1.0 / lo : 0;
@@ -861,9 +958,11 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
     p.ci_degenerate = b.values.size() == 1 && c.values.size() == 1;
   }
   if (p.ci_degenerate)
-    p.notes.push_back("one sample per side (a published figure): the 95% CI is degenerate (the point itself)");
+    p.notes.push_back(
+        "one sample per side (a published figure): the 95% CI is degenerate (the point itself)");
   if (bs.accelerators != cs.accelerators && bs.per_accelerator > 0 && cs.per_accelerator > 0) {
-    p.per_accelerator_speedup = lower ? bs.per_accelerator / cs.per_accelerator : cs.per_accelerator / bs.per_accelerator;
+    p.per_accelerator_speedup =
+        lower ? bs.per_accelerator / cs.per_accelerator : cs.per_accelerator / bs.per_accelerator;
   }
   judge_pair(p, b, c, opt);
 }
@@ -871,41 +970,52 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
 void flag_differences(pair_result& p, const scored_side& b, const scored_side& c) {
   const run* rb = b.representative;
   const run* rc = c.representative;
-  if (!rb || !rc) return;
-  if (rb->ruleset != rc->ruleset) p.flags.push_back(fmt::format("ruleset: {} vs {}", rb->ruleset, rc->ruleset));
+  if (!rb || !rc)
+    return;
+  if (rb->ruleset != rc->ruleset)
+    p.flags.push_back(fmt::format("ruleset: {} vs {}", rb->ruleset, rc->ruleset));
   const std::string db = dtype_of(*rb), dc = dtype_of(*rc);
-  if (db != dc) p.flags.push_back(fmt::format("dtype: {} vs {}", db.empty() ? "-" : db, dc.empty() ? "-" : dc));
+  if (db != dc)
+    p.flags.push_back(fmt::format("dtype: {} vs {}", db.empty() ? "-" : db, dc.empty() ? "-" : dc));
   if (p.family == "mlperf") {
     auto div = [](const run* r) {
       auto it = r->cfg.values.find("division");
       return it == r->cfg.values.end() ? std::string() : it->second;
     };
-    if (div(rb) != div(rc)) p.flags.push_back(fmt::format("division: {} vs {}", div(rb), div(rc)));
+    if (div(rb) != div(rc))
+      p.flags.push_back(fmt::format("division: {} vs {}", div(rb), div(rc)));
   }
   auto fw = [](const run* r) {
-    return r->environment.is_object() && r->environment.contains("framework") && r->environment["framework"].is_string()
+    return r->environment.is_object() && r->environment.contains("framework") &&
+                   r->environment["framework"].is_string()
                ? r->environment["framework"].get<std::string>()
                : std::string();
   };
   if (fw(rb) != fw(rc) && !(fw(rb).empty() && fw(rc).empty()))
-    p.flags.push_back(fmt::format("framework: {} vs {}", fw(rb).empty() ? "-" : fw(rb), fw(rc).empty() ? "-" : fw(rc)));
+    p.flags.push_back(fmt::format("framework: {} vs {}", fw(rb).empty() ? "-" : fw(rb),
+                                  fw(rc).empty() ? "-" : fw(rc)));
   // Conditions that made a side's numbers unreliable (high CV, a loaded machine, ...).
-  for (const std::string& w : run_warnings(*rb)) p.flags.push_back("baseline conditions: " + w);
-  for (const std::string& w : run_warnings(*rc)) p.flags.push_back("candidate conditions: " + w);
+  for (const std::string& w : run_warnings(*rb))
+    p.flags.push_back("baseline conditions: " + w);
+  for (const std::string& w : run_warnings(*rc))
+    p.flags.push_back("candidate conditions: " + w);
   p.environment_differences = environment_differences(rb->environment, rc->environment);
   // The hardware is what a report compares; compiler, build type and library versions are not.
   for (const auto& d : p.environment_differences)
-    if (d.rfind("accelerator.", 0) != 0 && d.rfind("cpu.", 0) != 0) p.flags.push_back("environment: " + d);
+    if (d.rfind("accelerator.", 0) != 0 && d.rfind("cpu.", 0) != 0)
+      p.flags.push_back("environment: " + d);
 }
-
 
 // The software a figure measured, when it says: extra.software_class, else (for figures we did not
 // measure ourselves) extra.implementation. Measured runs pair by config key, which names the
 // library already.
 std::string software_class_of(const run& r) {
-  if (!r.extra.is_object()) return {};
-  if (r.extra.contains("software_class") && r.extra["software_class"].is_string()) return r.extra["software_class"];
-  if (r.source != "measured" && r.extra.contains("implementation") && r.extra["implementation"].is_string())
+  if (!r.extra.is_object())
+    return {};
+  if (r.extra.contains("software_class") && r.extra["software_class"].is_string())
+    return r.extra["software_class"];
+  if (r.source != "measured" && r.extra.contains("implementation") &&
+      r.extra["implementation"].is_string())
     return r.extra["implementation"];
   return {};
 }
@@ -915,41 +1025,51 @@ std::string software_class_of(const run& r) {
 void judge_like_for_like(pair_result& p, const scored_side& b, const scored_side& c) {
   const run* rb = b.representative;
   const run* rc = c.representative;
-  if (!rb || !rc) return;
+  if (!rb || !rc)
+    return;
   if (const std::string db = dtype_of(*rb), dc = dtype_of(*rc); db != dc)
-    p.not_like_for_like.push_back(fmt::format("precision: {} vs {}", db.empty() ? "-" : db, dc.empty() ? "-" : dc));
+    p.not_like_for_like.push_back(
+        fmt::format("precision: {} vs {}", db.empty() ? "-" : db, dc.empty() ? "-" : dc));
   if (p.family == "mlperf") {
     auto div = [](const run* r) {
       auto it = r->cfg.values.find("division");
       return it == r->cfg.values.end() ? std::string() : it->second;
     };
-    if (div(rb) != div(rc)) p.not_like_for_like.push_back(fmt::format("division: {} vs {}", div(rb), div(rc)));
+    if (div(rb) != div(rc))
+      p.not_like_for_like.push_back(fmt::format("division: {} vs {}", div(rb), div(rc)));
   }
   const std::string sb = software_class_of(*rb), sc = software_class_of(*rc);
   if (!sb.empty() && !sc.empty() && sb != sc)
-    p.not_like_for_like.push_back(fmt::format("different kernels or software: '{}' vs '{}'", sb, sc));
+    p.not_like_for_like.push_back(
+        fmt::format("different kernels or software: '{}' vs '{}'", sb, sc));
   p.like_for_like = p.not_like_for_like.empty();
   std::vector<std::string> assumed = p.baseline.assumed;
   for (const auto& a : p.candidate.assumed)
-    if (std::find(assumed.begin(), assumed.end(), a) == assumed.end()) assumed.push_back(a);
-  for (const auto& a : assumed) p.flags.push_back("assumed: " + a);
+    if (std::find(assumed.begin(), assumed.end(), a) == assumed.end())
+      assumed.push_back(a);
+  for (const auto& a : assumed)
+    p.flags.push_back("assumed: " + a);
 }
 
 // Headline and geometric means take only like-for-like pairs whose figures are plausible and rest
 // on no assumption; the rest are shown with the reason.
 void decide_summary(pair_result& p) {
-  if (!(p.speedup > 0)) p.excluded_because.push_back("no speed-up");
+  if (!(p.speedup > 0))
+    p.excluded_because.push_back("no speed-up");
   if (!p.like_for_like) {
     std::string why;
-    for (const auto& x : p.not_like_for_like) why += (why.empty() ? "" : "; ") + x;
+    for (const auto& x : p.not_like_for_like)
+      why += (why.empty() ? "" : "; ") + x;
     p.excluded_because.push_back("not like-for-like (" + why + ")");
   }
   for (const side_score* s : {&p.baseline, &p.candidate})
     if (s->plausibility.implausible())
-      p.excluded_because.push_back(fmt::format("{} is implausible as stated ({:.0f}% of the {} peak)", s->display,
-                                               s->plausibility.utilisation_pct.value_or(0), s->plausibility.peak_dtype));
+      p.excluded_because.push_back(
+          fmt::format("{} is implausible as stated ({:.0f}% of the {} peak)", s->display,
+                      s->plausibility.utilisation_pct.value_or(0), s->plausibility.peak_dtype));
   for (const auto& f : p.flags)
-    if (f.rfind("assumed: ", 0) == 0) p.excluded_because.push_back("the pairing rests on an assumption (" + f.substr(9) + ")");
+    if (f.rfind("assumed: ", 0) == 0)
+      p.excluded_because.push_back("the pairing rests on an assumption (" + f.substr(9) + ")");
   p.in_summary = p.excluded_because.empty();
 }
 
@@ -966,7 +1086,8 @@ summary_mean summary_geomean(const std::vector<const pair_result*>& pairs) {
   std::map<std::pair<std::string, std::string>, std::vector<const pair_result*>> by_baseline;
   summary_mean m;
   for (const pair_result* p : pairs)
-    if (p->in_summary && p->speedup > 0) by_baseline[{p->key, p->baseline.system}].push_back(p);
+    if (p->in_summary && p->speedup > 0)
+      by_baseline[{p->key, p->baseline.system}].push_back(p);
   std::vector<double> v, va;
   for (const auto& [k, list] : by_baseline) {
     std::vector<double> x, xa;
@@ -992,26 +1113,33 @@ std::string verdict_text(const pair_result& p) {
 
 std::string make_headline(const report_model& r) {
   if (r.pairs.empty())
-    return fmt::format("No comparable runs: '{}' and '{}' share no workload and config ({} unpaired group(s) listed below).",
+    return fmt::format("No comparable runs: '{}' and '{}' share no workload and config ({} "
+                       "unpaired group(s) listed below).",
                        r.baseline_label, r.candidate_label, r.unpaired.size());
   // Lead with the pair users quote: MLPerf at the largest scale, else training, else kernels;
   // only like-for-like pairs with plausible figures.
   const pair_result* lead = nullptr;
   auto rank = [](const pair_result& x) {
-    return std::make_tuple(-family_rank(x.family), std::max(x.baseline.accelerators, x.candidate.accelerators));
+    return std::make_tuple(-family_rank(x.family),
+                           std::max(x.baseline.accelerators, x.candidate.accelerators));
   };
   for (const auto& p : r.pairs)
-    if (p.in_summary && p.speedup > 0 && (!lead || rank(p) > rank(*lead))) lead = &p;
+    if (p.in_summary && p.speedup > 0 && (!lead || rank(p) > rank(*lead)))
+      lead = &p;
   size_t left_out = 0;
-  for (const auto& p : r.pairs) left_out += !p.in_summary;
+  for (const auto& p : r.pairs)
+    left_out += !p.in_summary;
   if (!lead) {
     size_t not_l4l = 0, implausible = 0;
     for (const auto& p : r.pairs) {
       not_l4l += !p.like_for_like;
-      implausible += p.baseline.plausibility.implausible() || p.candidate.plausibility.implausible();
+      implausible +=
+          p.baseline.plausibility.implausible() || p.candidate.plausibility.implausible();
     }
-    return fmt::format("{} pair(s) compared, none to summarise: {} not like-for-like, {} with a figure implausible as "
-                       "stated, the rest without a speed-up or resting on an assumption (each pair below says why).",
+    return fmt::format("{} pair(s) compared, none to summarise: {} not like-for-like, {} with a "
+                       "figure implausible as "
+                       "stated, the rest without a speed-up or resting on an assumption (each pair "
+                       "below says why).",
                        r.pairs.size(), not_l4l, implausible);
   }
   std::string s;
@@ -1023,48 +1151,58 @@ std::string make_headline(const report_model& r) {
     c.display = "'" + r.candidate_label + "'";
   }
   const std::string per_accel =
-      lead->per_accelerator_speedup ? fmt::format("; {:.2f}x per accelerator", *lead->per_accelerator_speedup) : "";
+      lead->per_accelerator_speedup
+          ? fmt::format("; {:.2f}x per accelerator", *lead->per_accelerator_speedup)
+          : "";
   if (lead->family == "mlperf") {
-    s = fmt::format("{} vs {} on MLPerf {}: {}; official MLPerf scores {} vs {} min{}", c.display, b.display, lead->label,
-                    verdict_text(*lead), fmt_num(c.value), fmt_num(b.value), per_accel);
+    s = fmt::format("{} vs {} on MLPerf {}: {}; official MLPerf scores {} vs {} min{}", c.display,
+                    b.display, lead->label, verdict_text(*lead), fmt_num(c.value), fmt_num(b.value),
+                    per_accel);
   } else if (lead->family == "training") {
     auto model = lead->label.substr(0, lead->label.find(' '));
-    s = fmt::format("{} vs {} training {}: {}; {} vs {} {}{}", c.display, b.display, model, verdict_text(*lead),
-                    fmt_num(c.value), fmt_num(b.value), c.unit, per_accel);
+    s = fmt::format("{} vs {} training {}: {}; {} vs {} {}{}", c.display, b.display, model,
+                    verdict_text(*lead), fmt_num(c.value), fmt_num(b.value), c.unit, per_accel);
   } else {
     const family_summary* fs = nullptr;
     for (const auto& f : r.summaries)
-      if (f.family == "kernel") fs = &f;
+      if (f.family == "kernel")
+        fs = &f;
     if (fs && fs->pairs > 1)
-      s = fmt::format("{} vs {} on {} like-for-like kernel configs: geometric-mean speed-up {:.2f}x ({} faster, {} "
+      s = fmt::format("{} vs {} on {} like-for-like kernel configs: geometric-mean speed-up "
+                      "{:.2f}x ({} faster, {} "
                       "slower, {} without a significant difference or inconclusive, {} not tested)",
                       c.display, b.display, fs->pairs, fs->geomean_speedup, fs->faster, fs->slower,
                       fs->no_difference + fs->inconclusive, fs->not_tested);
     else
-      s = fmt::format("{} vs {} on {}: {}; {} vs {} {}", c.display, b.display, lead->label, verdict_text(*lead),
-                      fmt_num(c.value), fmt_num(b.value), c.unit);
+      s = fmt::format("{} vs {} on {}: {}; {} vs {} {}", c.display, b.display, lead->label,
+                      verdict_text(*lead), fmt_num(c.value), fmt_num(b.value), c.unit);
   }
   // The geometric mean of the lead's family only: speed-ups of different families (time to
   // train, tokens/s, kernel TFLOP/s) are not combined.
   for (const auto& f : r.summaries)
     if (f.family == lead->family && f.baselines > 1 && !(lead->family == "kernel" && f.pairs > 1))
-      s += fmt::format("; over {} like-for-like {} pairs ({} baselines, each counted once) the geometric-mean speed-up is {:.2f}x",
+      s += fmt::format("; over {} like-for-like {} pairs ({} baselines, each counted once) the "
+                       "geometric-mean speed-up is {:.2f}x",
                        f.pairs, f.family, f.baselines, f.geomean_speedup);
   if (left_out)
-    s += fmt::format("; {} pair(s) left out of this summary (not like-for-like, implausible as stated or assumed)", left_out);
+    s += fmt::format("; {} pair(s) left out of this summary (not like-for-like, implausible as "
+                     "stated or assumed)",
+                     left_out);
   return s + ".";
 }
 
-}  // namespace
+} // namespace
 
 // ---------------------------------------------------------------------------------------------
 std::vector<mlperf_group> mlperf_groups(const side& s) {
   std::vector<mlperf_group> out;
   for (const auto& [key, by_system] : group_runs(s))
     for (const auto& [system, g] : by_system) {
-      if (g.family != "mlperf") continue;
+      if (g.family != "mlperf")
+        continue;
       mlperf_group m{mlperf_group_key(key, system), {}};
-      for (const run* r : g.runs) m.runs.push_back(*r);
+      for (const run* r : g.runs)
+        m.runs.push_back(*r);
       out.push_back(std::move(m));
     }
   return out;
@@ -1074,7 +1212,8 @@ report_model build_report(const side& baseline, const side& candidate, const opt
   report_model rep;
   rep.generated_at = opt.generated_at.empty() ? now_iso8601() : opt.generated_at;
   rep.harness_version = opt.harness_version.empty() ? build_info::version() : opt.harness_version;
-  rep.harness_revision = opt.harness_revision.empty() ? build_info::git_revision() : opt.harness_revision;
+  rep.harness_revision =
+      opt.harness_revision.empty() ? build_info::git_revision() : opt.harness_revision;
   rep.baseline_label = baseline.label;
   rep.candidate_label = candidate.label;
 
@@ -1093,11 +1232,13 @@ report_model build_report(const side& baseline, const side& candidate, const opt
     return it->second;
   };
   std::set<std::string> keys;
-  for (const auto& [k, v] : gb) keys.insert(k);
-  for (const auto& [k, v] : gc) keys.insert(k);
+  for (const auto& [k, v] : gb)
+    keys.insert(k);
+  for (const auto& [k, v] : gc)
+    keys.insert(k);
 
   std::set<std::string> used_devices;
-  std::vector<std::pair<const group*, side_score>> mlperf_groups;  // for scaling
+  std::vector<std::pair<const group*, side_score>> mlperf_groups; // for scaling
   auto unpaired = [&](const group& g, const std::string& sd, const std::string& why) {
     unpaired_group u;
     u.side = sd;
@@ -1119,7 +1260,8 @@ report_model build_report(const side& baseline, const side& candidate, const opt
         unpaired(g, base ? "baseline" : "candidate",
                  fmt::format("no {} run with this {}", base ? "candidate" : "baseline",
                              g.family == "mlperf" ? "benchmark" : "config and ruleset"));
-        if (g.family == "mlperf") mlperf_groups.push_back({&g, score_of(g).first.score});
+        if (g.family == "mlperf")
+          mlperf_groups.push_back({&g, score_of(g).first.score});
       }
       continue;
     }
@@ -1129,7 +1271,8 @@ report_model build_report(const side& baseline, const side& candidate, const opt
     std::set<std::string> pb, pc;
     if (ib->second.size() == 1 || ic->second.size() == 1) {
       for (const auto& [sb, g1] : ib->second)
-        for (const auto& [sc, g2] : ic->second) matches.push_back({&g1, &g2});
+        for (const auto& [sc, g2] : ic->second)
+          matches.push_back({&g1, &g2});
     } else {
       for (const auto& [sb, g1] : ib->second)
         for (const auto& [sc, g2] : ic->second)
@@ -1139,9 +1282,13 @@ report_model build_report(const side& baseline, const side& candidate, const opt
             pc.insert(sc);
           }
       for (const auto& [sb, g1] : ib->second)
-        if (!pb.count(sb)) unpaired(g1, "baseline", "several systems on both sides and none with the same accelerator count");
+        if (!pb.count(sb))
+          unpaired(g1, "baseline",
+                   "several systems on both sides and none with the same accelerator count");
       for (const auto& [sc, g2] : ic->second)
-        if (!pc.count(sc)) unpaired(g2, "candidate", "several systems on both sides and none with the same accelerator count");
+        if (!pc.count(sc))
+          unpaired(g2, "candidate",
+                   "several systems on both sides and none with the same accelerator count");
     }
     for (const auto& [g1, g2] : matches) {
       pair_result p;
@@ -1152,14 +1299,16 @@ report_model build_report(const side& baseline, const side& candidate, const opt
       scored_side b = score_of(*g1).first;
       scored_side c = score_of(*g2).first;
       for (const group* g : {g1, g2})
-        for (const auto& n : score_of(*g).second) p.notes.push_back(n);
+        for (const auto& n : score_of(*g).second)
+          p.notes.push_back(n);
       if (p.family == "mlperf") {
         mlperf_groups.push_back({g1, b.score});
         mlperf_groups.push_back({g2, c.score});
         for (const auto* s : {&b.score, &c.score})
           if (!s->score_valid)
             p.notes.push_back(fmt::format("{}: the MLPerf score is INVALID ({})", s->system,
-                                          s->score_reasons.empty() ? "no reason given" : s->score_reasons.front()));
+                                          s->score_reasons.empty() ? "no reason given"
+                                                                   : s->score_reasons.front()));
       }
       cost_and_energy(b.score, p.family, opt, devices, g1->runs);
       cost_and_energy(c.score, p.family, opt, devices, g2->runs);
@@ -1172,10 +1321,15 @@ report_model build_report(const side& baseline, const side& candidate, const opt
       describe_pair(p, opt);
       decide_summary(p);
       for (const auto* s : {&p.baseline, &p.candidate}) {
-        if (!s->device_id.empty()) used_devices.insert(s->device_id);
-        else p.notes.push_back(fmt::format("{}: accelerator '{}' is not in the device catalogue (no peak, TDP or price)", s->system, s->accelerator_model));
+        if (!s->device_id.empty())
+          used_devices.insert(s->device_id);
+        else
+          p.notes.push_back(fmt::format(
+              "{}: accelerator '{}' is not in the device catalogue (no peak, TDP or price)",
+              s->system, s->accelerator_model));
         if (!s->device_id.empty() && !s->cost_usd && s->device_id != "cpu")
-          p.notes.push_back(fmt::format("{}: no price for {} (pass --price {}=USD)", s->system, s->device_id, s->device_id));
+          p.notes.push_back(fmt::format("{}: no price for {} (pass --price {}=USD)", s->system,
+                                        s->device_id, s->device_id));
       }
       rep.pairs.push_back(std::move(p));
     }
@@ -1184,14 +1338,18 @@ report_model build_report(const side& baseline, const side& candidate, const opt
   for (auto& p : rep.pairs) {
     std::vector<std::string> seen;
     for (auto& n : p.notes)
-      if (std::find(seen.begin(), seen.end(), n) == seen.end()) seen.push_back(n);
+      if (std::find(seen.begin(), seen.end(), n) == seen.end())
+        seen.push_back(n);
     p.notes = seen;
   }
 
-  std::stable_sort(rep.pairs.begin(), rep.pairs.end(), [](const pair_result& a, const pair_result& b) {
-    return std::make_tuple(family_rank(a.family), a.workload, a.key, a.baseline.system, a.candidate.system) <
-           std::make_tuple(family_rank(b.family), b.workload, b.key, b.baseline.system, b.candidate.system);
-  });
+  std::stable_sort(rep.pairs.begin(), rep.pairs.end(),
+                   [](const pair_result& a, const pair_result& b) {
+                     return std::make_tuple(family_rank(a.family), a.workload, a.key,
+                                            a.baseline.system, a.candidate.system) <
+                            std::make_tuple(family_rank(b.family), b.workload, b.key,
+                                            b.baseline.system, b.candidate.system);
+                   });
   // Two sides on the same hardware (measured vs measured): tell them apart by system name.
   for (size_t i = 0; i < rep.pairs.size(); ++i) {
     auto& p = rep.pairs[i];
@@ -1201,28 +1359,34 @@ report_model build_report(const side& baseline, const side& candidate, const opt
       p.candidate.display = p.candidate.system;
     }
   }
-  std::sort(rep.unpaired.begin(), rep.unpaired.end(), [](const unpaired_group& a, const unpaired_group& b) {
-    return std::tie(a.side, a.key, a.system) < std::tie(b.side, b.key, b.system);
-  });
+  std::sort(rep.unpaired.begin(), rep.unpaired.end(),
+            [](const unpaired_group& a, const unpaired_group& b) {
+              return std::tie(a.side, a.key, a.system) < std::tie(b.side, b.key, b.system);
+            });
 
   // Geometric mean per family, over like-for-like, plausible pairs (a shared baseline once).
   std::map<std::string, family_summary> fams;
   for (const auto& p : rep.pairs) {
     auto& f = fams[p.family];
     f.family = p.family;
-    if (std::find(f.workloads.begin(), f.workloads.end(), p.workload) == f.workloads.end()) f.workloads.push_back(p.workload);
+    if (std::find(f.workloads.begin(), f.workloads.end(), p.workload) == f.workloads.end())
+      f.workloads.push_back(p.workload);
     if (!p.in_summary) {
       ++f.excluded;
       continue;
     }
     const std::string& v = p.verdict;
-    ++(v == "improved" ? f.faster : v == "regressed" ? f.slower : v == "unchanged" ? f.no_difference
-       : v == "inconclusive" ? f.inconclusive : f.not_tested);
+    ++(v == "improved"       ? f.faster
+       : v == "regressed"    ? f.slower
+       : v == "unchanged"    ? f.no_difference
+       : v == "inconclusive" ? f.inconclusive
+                             : f.not_tested);
   }
   for (auto& [name, f] : fams) {
     std::vector<const pair_result*> ps;
     for (const auto& p : rep.pairs)
-      if (p.family == name) ps.push_back(&p);
+      if (p.family == name)
+        ps.push_back(&p);
     const summary_mean m = summary_geomean(ps);
     f.pairs = m.pairs;
     f.baselines = m.entries;
@@ -1231,13 +1395,16 @@ report_model build_report(const side& baseline, const side& candidate, const opt
     rep.summaries.push_back(f);
   }
   std::sort(rep.summaries.begin(), rep.summaries.end(),
-            [](const family_summary& a, const family_summary& b) { return family_rank(a.family) < family_rank(b.family); });
+            [](const family_summary& a, const family_summary& b) {
+              return family_rank(a.family) < family_rank(b.family);
+            });
 
   // Scaling: one device family at several accelerator counts on one benchmark.
   std::map<std::pair<std::string, std::string>, std::map<std::string, scaling_point>> by;
   std::map<std::string, std::string> dev_names;
   for (const auto& [g, s] : mlperf_groups) {
-    if (s.device_id.empty() || !(s.value > 0) || !s.score_valid) continue;
+    if (s.device_id.empty() || !(s.value > 0) || !s.score_valid)
+      continue;
     scaling_point pt;
     pt.system = s.system;
     pt.accelerators = g->facts.accelerators;
@@ -1248,34 +1415,47 @@ report_model build_report(const side& baseline, const side& candidate, const opt
   }
   for (auto& [k, pts] : by) {
     std::set<int64_t> counts;
-    for (const auto& [sys, pt] : pts) counts.insert(pt.accelerators);
-    if (counts.size() < 2) continue;
+    for (const auto& [sys, pt] : pts)
+      counts.insert(pt.accelerators);
+    if (counts.size() < 2)
+      continue;
     scaling_series ser;
     ser.benchmark = k.first;
     ser.device_id = k.second;
     ser.device_name = dev_names[k.second];
-    for (const auto& [sys, pt] : pts) ser.points.push_back(pt);
+    for (const auto& [sys, pt] : pts)
+      ser.points.push_back(pt);
     std::sort(ser.points.begin(), ser.points.end(),
-              [](const scaling_point& a, const scaling_point& b) { return std::tie(a.accelerators, a.system) < std::tie(b.accelerators, b.system); });
+              [](const scaling_point& a, const scaling_point& b) {
+                return std::tie(a.accelerators, a.system) < std::tie(b.accelerators, b.system);
+              });
     const auto& ref = ser.points.front();
-    for (auto& pt : ser.points) pt.efficiency = (ref.score_min * double(ref.accelerators)) / (pt.score_min * double(pt.accelerators));
+    for (auto& pt : ser.points)
+      pt.efficiency =
+          (ref.score_min * double(ref.accelerators)) / (pt.score_min * double(pt.accelerators));
     rep.scaling.push_back(std::move(ser));
   }
   if (rep.scaling.empty() && !by.empty()) {
     std::string have;
     for (const auto& [k, pts] : by) {
       std::set<int64_t> counts;
-      for (const auto& [sys, pt] : pts) counts.insert(pt.accelerators);
-      have += fmt::format("{}{} on {} at {}", have.empty() ? "" : "; ", k.first, dev_names[k.second], fmt::join(counts, ", "));
+      for (const auto& [sys, pt] : pts)
+        counts.insert(pt.accelerators);
+      have += fmt::format("{}{} on {} at {}", have.empty() ? "" : "; ", k.first,
+                          dev_names[k.second], fmt::join(counts, ", "));
     }
-    rep.notes.push_back("Scaling efficiency needs one MLPerf benchmark at two or more accelerator counts of one device; "
-                        "these selections have " + have + " accelerators.");
+    rep.notes.push_back("Scaling efficiency needs one MLPerf benchmark at two or more accelerator "
+                        "counts of one device; "
+                        "these selections have " +
+                        have + " accelerators.");
   }
   if (!mlperf_groups.empty()) {
     bool measured = false;
-    for (const auto& [g, sc] : mlperf_groups) measured = measured || sc.energy_source.rfind("MLPerf power logs", 0) == 0;
+    for (const auto& [g, sc] : mlperf_groups)
+      measured = measured || sc.energy_source.rfind("MLPerf power logs", 0) == 0;
     if (!measured)
-      rep.notes.push_back("MLPerf energy: none of these submissions publishes power logs (power/ folders), so energy per "
+      rep.notes.push_back("MLPerf energy: none of these submissions publishes power logs (power/ "
+                          "folders), so energy per "
                           "training run is estimated from TDP x time x accelerators.");
   }
 
@@ -1298,34 +1478,50 @@ report_model build_report(const side& baseline, const side& candidate, const opt
         f.provenance = sc.provenance;
         f.assumed = sc.assumed;
         f.plausibility = sc.plausibility;
-        if (!sc.device_id.empty()) used_devices.insert(sc.device_id);
+        if (!sc.device_id.empty())
+          used_devices.insert(sc.device_id);
         rep.figures.push_back(std::move(f));
       }
   size_t implausible = 0;
-  for (const auto& f : rep.figures) implausible += f.plausibility.implausible();
+  for (const auto& f : rep.figures)
+    implausible += f.plausibility.implausible();
   if (implausible)
-    rep.notes.push_back(fmt::format("{} figure(s) imply more than the device's datasheet peak (+{:.0f}% for clocks): they are "
-                                    "kept as their sources state them, marked implausible as stated with the most likely "
-                                    "reading, and left out of the headline and the geometric means.",
-                                    implausible, 100 * k_peak_margin));
+    rep.notes.push_back(fmt::format(
+        "{} figure(s) imply more than the device's datasheet peak (+{:.0f}% for clocks): they are "
+        "kept as their sources state them, marked implausible as stated with the most likely "
+        "reading, and left out of the headline and the geometric means.",
+        implausible, 100 * k_peak_margin));
 
   for (const auto& id : used_devices)
     if (const device_spec* d = devices.find(id)) {
       json pk = json::object();
-      for (const auto& [k, v] : d->peak_tflops) pk[k] = v;
-      rep.devices.push_back({{"id", d->id}, {"name", d->name}, {"peak_tflops", pk}, {"hbm_tb_s", d->hbm_tb_s},
-                             {"tdp_w", d->tdp_w}, {"measured_peak", d->measured_peak}, {"source", d->source}});
+      for (const auto& [k, v] : d->peak_tflops)
+        pk[k] = v;
+      rep.devices.push_back({{"id", d->id},
+                             {"name", d->name},
+                             {"peak_tflops", pk},
+                             {"hbm_tb_s", d->hbm_tb_s},
+                             {"tdp_w", d->tdp_w},
+                             {"measured_peak", d->measured_peak},
+                             {"source", d->source}});
       if (const price_entry* p = opt.prices.find(id))
-        rep.prices.push_back({{"device", id}, {"usd_per_accelerator_hour", p->usd_per_hour}, {"source", p->source}});
+        rep.prices.push_back(
+            {{"device", id}, {"usd_per_accelerator_hour", p->usd_per_hour}, {"source", p->source}});
     }
 
   bool any_degenerate = false;
-  for (const auto& p : rep.pairs) any_degenerate = any_degenerate || p.ci_degenerate;
+  for (const auto& p : rep.pairs)
+    any_degenerate = any_degenerate || p.ci_degenerate;
   if (any_degenerate)
-    rep.notes.push_back("Published figures carry one sample (the figure itself): their confidence intervals are degenerate and say nothing about run-to-run spread.");
-  if (rep.pairs.empty()) rep.notes.push_back("No pairs: nothing in the two selections shares a workload and config key (see the unpaired list).");
-  rep.notes.push_back(fmt::format("Confidence intervals: {:.0f}% percentile bootstrap; medians use the exact bootstrap distribution of the sample median, MLPerf scores resample runs ({} resamples, seed {}).",
-                                  100 * opt.ci_level, opt.resamples, opt.seed));
+    rep.notes.push_back("Published figures carry one sample (the figure itself): their confidence "
+                        "intervals are degenerate and say nothing about run-to-run spread.");
+  if (rep.pairs.empty())
+    rep.notes.push_back("No pairs: nothing in the two selections shares a workload and config key "
+                        "(see the unpaired list).");
+  rep.notes.push_back(fmt::format(
+      "Confidence intervals: {:.0f}% percentile bootstrap; medians use the exact bootstrap "
+      "distribution of the sample median, MLPerf scores resample runs ({} resamples, seed {}).",
+      100 * opt.ci_level, opt.resamples, opt.seed));
   rep.headline = make_headline(rep);
   return rep;
 }
@@ -1338,7 +1534,9 @@ json opt_num(const std::optional<double>& v) { return v ? json(*v) : json(nullpt
 json plausibility_json(const plausibility_check& c) {
   json likely = nullptr;
   if (!c.likely_reading.empty())
-    likely = {{"reading", c.likely_reading}, {"value", c.likely_value}, {"unit", c.likely_unit},
+    likely = {{"reading", c.likely_reading},
+              {"value", c.likely_value},
+              {"unit", c.likely_unit},
               {"utilisation_pct", opt_num(c.likely_utilisation_pct)}};
   return {{"status", c.status},
           {"basis", c.basis},
@@ -1357,9 +1555,11 @@ json plausibility_json(const plausibility_check& c) {
 
 json side_json(const side_score& s) {
   json rv = json::array();
-  for (const auto& r : s.run_values) rv.push_back({{"run", r.uuid}, {"value", r.value}, {"used", r.used}});
+  for (const auto& r : s.run_values)
+    rv.push_back({{"run", r.uuid}, {"value", r.value}, {"used", r.used}});
   json sp = json::array();
-  for (const auto& [x, y] : s.size_points) sp.push_back(json::array({x, y}));
+  for (const auto& [x, y] : s.size_points)
+    sp.push_back(json::array({x, y}));
   json j = {{"system", s.system},
             {"display", s.display},
             {"accelerator_model", s.accelerator_model},
@@ -1392,12 +1592,14 @@ json side_json(const side_score& s) {
             {"plausibility", plausibility_json(s.plausibility)},
             {"assumed", s.assumed}};
   if (s.mlperf)
-    j["mlperf"] = {{"score_min", s.value}, {"valid", s.score_valid}, {"scaling_factor", s.scaling_factor},
+    j["mlperf"] = {{"score_min", s.value},
+                   {"valid", s.score_valid},
+                   {"scaling_factor", s.scaling_factor},
                    {"reasons", s.score_reasons}};
   return j;
 }
 
-}  // namespace
+} // namespace
 
 json to_json(const report_model& r) {
   json pairs = json::array();
@@ -1411,7 +1613,10 @@ json to_json(const report_model& r) {
                      {"baseline", side_json(p.baseline)},
                      {"candidate", side_json(p.candidate)},
                      {"speedup", p.speedup},
-                     {"speedup_ci", {{"low", p.speedup_ci_low}, {"high", p.speedup_ci_high}, {"degenerate", p.ci_degenerate}}},
+                     {"speedup_ci",
+                      {{"low", p.speedup_ci_low},
+                       {"high", p.speedup_ci_high},
+                       {"degenerate", p.ci_degenerate}}},
                      {"per_accelerator_speedup", opt_num(p.per_accelerator_speedup)},
                      {"verdict", p.verdict},
                      {"verdict_reason", p.verdict_reason},
@@ -1428,31 +1633,61 @@ json to_json(const report_model& r) {
   }
   json unp = json::array();
   for (const auto& u : r.unpaired)
-    unp.push_back({{"side", u.side}, {"workload", u.workload}, {"key", u.key}, {"system", u.system},
-                   {"label", u.label}, {"runs", u.runs}, {"reason", u.reason}});
+    unp.push_back({{"side", u.side},
+                   {"workload", u.workload},
+                   {"key", u.key},
+                   {"system", u.system},
+                   {"label", u.label},
+                   {"runs", u.runs},
+                   {"reason", u.reason}});
   json sums = json::array();
   for (const auto& f : r.summaries)
-    sums.push_back({{"family", f.family}, {"pairs", f.pairs}, {"baselines", f.baselines}, {"excluded_pairs", f.excluded},
-                    {"verdicts", {{"faster", f.faster}, {"slower", f.slower}, {"no_difference", f.no_difference},
-                                  {"inconclusive", f.inconclusive}, {"not_tested", f.not_tested}}},
+    sums.push_back({{"family", f.family},
+                    {"pairs", f.pairs},
+                    {"baselines", f.baselines},
+                    {"excluded_pairs", f.excluded},
+                    {"verdicts",
+                     {{"faster", f.faster},
+                      {"slower", f.slower},
+                      {"no_difference", f.no_difference},
+                      {"inconclusive", f.inconclusive},
+                      {"not_tested", f.not_tested}}},
                     {"geomean_speedup", f.geomean_speedup},
                     {"geomean_per_accelerator_speedup", opt_num(f.geomean_per_accelerator_speedup)},
                     {"workloads", f.workloads}});
   json figs = json::array();
   for (const auto& f : r.figures)
-    figs.push_back({{"side", f.side}, {"system", f.system}, {"display", f.display}, {"workload", f.workload},
-                    {"key", f.key}, {"label", f.label}, {"source", f.source}, {"value", f.value}, {"unit", f.unit},
-                    {"dtype", f.dtype}, {"provenance", f.provenance}, {"assumed", f.assumed},
+    figs.push_back({{"side", f.side},
+                    {"system", f.system},
+                    {"display", f.display},
+                    {"workload", f.workload},
+                    {"key", f.key},
+                    {"label", f.label},
+                    {"source", f.source},
+                    {"value", f.value},
+                    {"unit", f.unit},
+                    {"dtype", f.dtype},
+                    {"provenance", f.provenance},
+                    {"assumed", f.assumed},
                     {"plausibility", plausibility_json(f.plausibility)}});
   json scal = json::array();
   for (const auto& s : r.scaling) {
     json pts = json::array();
     for (const auto& p : s.points)
-      pts.push_back({{"system", p.system}, {"accelerators", p.accelerators}, {"score_min", p.score_min}, {"efficiency", p.efficiency}});
-    scal.push_back({{"benchmark", s.benchmark}, {"device", s.device_id}, {"device_name", s.device_name}, {"points", pts}});
+      pts.push_back({{"system", p.system},
+                     {"accelerators", p.accelerators},
+                     {"score_min", p.score_min},
+                     {"efficiency", p.efficiency}});
+    scal.push_back({{"benchmark", s.benchmark},
+                    {"device", s.device_id},
+                    {"device_name", s.device_name},
+                    {"points", pts}});
   }
   return {{"schema_version", r.schema_version},
-          {"generator", {{"name", "accelbench"}, {"version", r.harness_version}, {"git_revision", r.harness_revision}}},
+          {"generator",
+           {{"name", "accelbench"},
+            {"version", r.harness_version},
+            {"git_revision", r.harness_revision}}},
           {"generated_at", r.generated_at},
           {"baseline", r.baseline_label},
           {"candidate", r.candidate_label},
@@ -1474,7 +1709,8 @@ static std::string printable_lines(const std::string& text) {
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
+    if (end == std::string::npos)
+      end = text.size();
     out += printable(std::string_view(text).substr(start, end - start)) + "\n";
     start = end + 1;
   }
@@ -1484,57 +1720,73 @@ static std::string printable_lines(const std::string& text) {
 std::string summary_text(const report_model& r) {
   std::ostringstream os;
   os << printable(r.headline) << "\n\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"pair", "workload", "config", "baseline", "candidate", "speed-up [95% CI]", "verdict", "per accel", "summary", "flags"}};
+  std::vector<std::vector<std::string>> rows = {{"pair", "workload", "config", "baseline",
+                                                 "candidate", "speed-up [95% CI]", "verdict",
+                                                 "per accel", "summary", "flags"}};
   for (const auto& p : r.pairs) {
-    auto side = [](const side_score& s) { return fmt::format("{}: {} {}", s.display, fmt_num(s.value), s.unit); };
-    rows.push_back({p.id, p.workload, p.label.substr(0, 60), side(p.baseline), side(p.candidate),
-                    p.speedup > 0 ? fmt::format("{:.2f}x [{:.2f}, {:.2f}]", p.speedup, p.speedup_ci_low, p.speedup_ci_high) : "-",
-                    p.statement,
-                    p.per_accelerator_speedup ? fmt::format("{:.2f}x", *p.per_accelerator_speedup) : "",
-                    p.in_summary ? "yes" : (p.like_for_like ? "left out" : "not like-for-like"),
-                    p.flags.empty() ? "" : fmt::format("{}", p.flags.size())});
+    auto side = [](const side_score& s) {
+      return fmt::format("{}: {} {}", s.display, fmt_num(s.value), s.unit);
+    };
+    rows.push_back(
+        {p.id, p.workload, p.label.substr(0, 60), side(p.baseline), side(p.candidate),
+         p.speedup > 0 ? fmt::format("{:.2f}x [{:.2f}, {:.2f}]", p.speedup, p.speedup_ci_low,
+                                     p.speedup_ci_high)
+                       : "-",
+         p.statement,
+         p.per_accelerator_speedup ? fmt::format("{:.2f}x", *p.per_accelerator_speedup) : "",
+         p.in_summary ? "yes" : (p.like_for_like ? "left out" : "not like-for-like"),
+         p.flags.empty() ? "" : fmt::format("{}", p.flags.size())});
   }
   // Names come from the database: a newline or an escape sequence inside one is shown escaped.
   for (auto& row : rows)
-    for (auto& cell : row) cell = printable(cell);
+    for (auto& cell : row)
+      cell = printable(cell);
   std::vector<size_t> w(rows[0].size(), 0);
   auto width = [](const std::string& s) {
     size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xc0) != 0x80;
+    for (unsigned char c : s)
+      n += (c & 0xc0) != 0x80;
     return n;
   };
   for (const auto& row : rows)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+    for (size_t i = 0; i < row.size(); ++i)
+      w[i] = std::max(w[i], width(row[i]));
   for (size_t k = 0; k < rows.size(); ++k) {
     std::string line;
     for (size_t i = 0; i < rows[k].size(); ++i) {
       line += rows[k][i];
-      if (i + 1 < rows[k].size()) line += std::string(w[i] - width(rows[k][i]) + 2, ' ');
+      if (i + 1 < rows[k].size())
+        line += std::string(w[i] - width(rows[k][i]) + 2, ' ');
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
     os << line << "\n";
     if (k == 0) {
       std::string rule;
-      for (size_t i = 0; i < w.size(); ++i) rule += std::string(w[i], '-') + (i + 1 < w.size() ? "  " : "");
+      for (size_t i = 0; i < w.size(); ++i)
+        rule += std::string(w[i], '-') + (i + 1 < w.size() ? "  " : "");
       os << rule << "\n";
     }
   }
   for (const auto& f : r.summaries)
     if (f.pairs)
-      os << fmt::format("geomean {}: {:.2f}x over {} like-for-like pair(s), {} baseline(s) each counted once ({} left out)\n",
+      os << fmt::format("geomean {}: {:.2f}x over {} like-for-like pair(s), {} baseline(s) each "
+                        "counted once ({} left out)\n",
                         f.family, f.geomean_speedup, f.pairs, f.baselines, f.excluded);
   for (const auto& f : r.figures)
     if (f.plausibility.implausible())
-      os << fmt::format("implausible as stated: {} {} {} {} ({:.0f}% of the {} peak){}\n", f.display, f.label, fmt_num(f.value), f.unit,
-                        f.plausibility.utilisation_pct.value_or(0), f.plausibility.peak_dtype,
-                        f.plausibility.likely_reading.empty()
-                            ? std::string()
-                            : fmt::format("; most likely {}: {} {} ({:.0f}%)", f.plausibility.likely_reading,
-                                          fmt_num(f.plausibility.likely_value), f.plausibility.likely_unit,
-                                          f.plausibility.likely_utilisation_pct.value_or(0)));
-  if (!r.unpaired.empty()) os << fmt::format("{} unpaired group(s) (listed in the JSON and HTML)\n", r.unpaired.size());
+      os << fmt::format(
+          "implausible as stated: {} {} {} {} ({:.0f}% of the {} peak){}\n", f.display, f.label,
+          fmt_num(f.value), f.unit, f.plausibility.utilisation_pct.value_or(0),
+          f.plausibility.peak_dtype,
+          f.plausibility.likely_reading.empty()
+              ? std::string()
+              : fmt::format("; most likely {}: {} {} ({:.0f}%)", f.plausibility.likely_reading,
+                            fmt_num(f.plausibility.likely_value), f.plausibility.likely_unit,
+                            f.plausibility.likely_utilisation_pct.value_or(0)));
+  if (!r.unpaired.empty())
+    os << fmt::format("{} unpaired group(s) (listed in the JSON and HTML)\n", r.unpaired.size());
   return printable_lines(os.str());
 }
 
-}  // namespace accelbench::report
+} // namespace accelbench::report

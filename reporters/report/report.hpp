@@ -27,14 +27,14 @@ constexpr int k_report_schema_version = 1;
 // ---------------------------------------------------------------------------------------------
 // Device catalogue (results/devices.json).
 struct device_spec {
-  std::string id;                          // h100-sxm, b200, gb200, cpu, ...
-  std::string name;                        // "H100 SXM"
-  std::vector<std::string> patterns;       // case-insensitive substrings of the accelerator model
-  std::map<std::string, double> peak_tflops;  // dense peak by dtype (bf16, fp8, fp4, tf32, fp32)
+  std::string id;                            // h100-sxm, b200, gb200, cpu, ...
+  std::string name;                          // "H100 SXM"
+  std::vector<std::string> patterns;         // case-insensitive substrings of the accelerator model
+  std::map<std::string, double> peak_tflops; // dense peak by dtype (bf16, fp8, fp4, tf32, fp32)
   double hbm_tb_s = 0;
-  double tdp_w = 0;                        // 0: unknown
-  bool measured_peak = false;              // "cpu": the peak accelbench measures itself
-  json source = json::object();            // {doc, url}
+  double tdp_w = 0;             // 0: unknown
+  bool measured_peak = false;   // "cpu": the peak accelbench measures itself
+  json source = json::object(); // {doc, url}
   // Peak for a dtype; "fp8-cs"/"fp8-mx" count as fp8, "fp16" falls back to bf16. 0: unknown.
   double peak_for(const std::string& dtype) const;
 };
@@ -61,14 +61,14 @@ private:
 // Prices in USD per accelerator-hour (results/prices.json), keyed by device id.
 struct price_entry {
   double usd_per_hour = 0;
-  std::string source;  // where the figure came from ("--price" for a command-line override)
+  std::string source; // where the figure came from ("--price" for a command-line override)
 };
 
 class price_table {
 public:
-  static price_table load(const std::filesystem::path& file);  // throws input_error
+  static price_table load(const std::filesystem::path& file); // throws input_error
   static price_table from_json(const json& doc, const std::string& origin);
-  static price_table builtin();  // results/prices.json under data_root()
+  static price_table builtin(); // results/prices.json under data_root()
   // --price MODEL=USD: MODEL is a device id, or text matched against device patterns through
   // `devices` (so "GB200=6.5" and "gb200=6.5" both set the gb200 price). Throws input_error on a
   // malformed assignment, a negative or non-numeric price, or a model no device matches.
@@ -84,9 +84,9 @@ private:
 // ---------------------------------------------------------------------------------------------
 // Inputs.
 struct side {
-  std::string label;  // the selector as given
+  std::string label; // the selector as given
   std::vector<run> runs;
-  std::map<std::string, system_record> systems;  // every system the runs name
+  std::map<std::string, system_record> systems; // every system the runs name
   // The MLPerf scores of the side's MLPerf groups, by mlperf_group::key. The report never scores
   // MLPerf runs itself: the caller scores each group of mlperf_groups() (workloads/mlperf) and
   // hands the result in; a group without one is shown with an invalid score that says so.
@@ -95,7 +95,7 @@ struct side {
 
 // The runs of one system for one MLPerf benchmark, as the report pairs them, to be scored.
 struct mlperf_group {
-  std::string key;  // where its score goes in side::mlperf_scores
+  std::string key; // where its score goes in side::mlperf_scores
   std::vector<run> runs;
 };
 std::vector<mlperf_group> mlperf_groups(const side& s);
@@ -115,17 +115,17 @@ struct options {
   // Llama-style model dimensions (workloads/training/models.json format) for the FLOPs per token
   // of training figures that do not report them; empty: that file under data_root().
   std::filesystem::path models_file;
-  std::string generated_at;       // empty: now (tests fix it for golden files)
-  std::string harness_revision;   // empty: build_info::git_revision()
-  std::string harness_version;    // empty: build_info::version()
+  std::string generated_at;     // empty: now (tests fix it for golden files)
+  std::string harness_revision; // empty: build_info::git_revision()
+  std::string harness_version;  // empty: build_info::version()
 };
 
 // ---------------------------------------------------------------------------------------------
 // The report model.
 struct run_value {
   std::string uuid;
-  double value = 0;        // the run's result (minutes for time-to-train, median otherwise)
-  bool used = true;        // counted in the score (MLPerf: not dropped)
+  double value = 0; // the run's result (minutes for time-to-train, median otherwise)
+  bool used = true; // counted in the score (MLPerf: not dropped)
 };
 
 // Physical plausibility of one figure: the utilisation of the device's peak it implies. Kernels:
@@ -133,16 +133,16 @@ struct run_value {
 // FLOPs per token of harness/core/model_flops.hpp (6N + 12 L H Q T, PaLM). Above the peak by more
 // than k_peak_margin (harness/core/peak.hpp) the figure cannot be true as stated.
 struct plausibility_check {
-  std::string status = "not assessed";  // plausible | implausible as stated | not assessed
-  std::string basis;                    // how the implied rate was computed
-  double implied_tflops = 0;            // per accelerator
+  std::string status = "not assessed"; // plausible | implausible as stated | not assessed
+  std::string basis;                   // how the implied rate was computed
+  double implied_tflops = 0;           // per accelerator
   double peak_tflops = 0;
   std::string peak_dtype, peak_source;
   std::optional<double> utilisation_pct;
-  double flop_per_token = 0;            // training figures
+  double flop_per_token = 0; // training figures
   std::string flop_per_token_formula;
-  bool lower_bound = false;             // attention FLOPs left out: the utilisation is at least this
-  std::string reason;                   // why implausible, or why not assessed
+  bool lower_bound = false; // attention FLOPs left out: the utilisation is at least this
+  std::string reason;       // why implausible, or why not assessed
   // The most likely reading of an implausible figure ("per 8-GPU node"), with the figure and the
   // utilisation under that reading; empty when no reading makes it plausible.
   std::string likely_reading;
@@ -154,23 +154,23 @@ struct plausibility_check {
 
 struct side_score {
   std::string system;
-  std::string display;              // "GB200 (512)"
+  std::string display; // "GB200 (512)"
   std::string accelerator_model;
-  std::string device_id;            // "" when no catalogue device matched
+  std::string device_id; // "" when no catalogue device matched
   std::string device_name;
   int64_t accelerators = 1;
   size_t runs = 0, samples = 0;
-  std::string source;               // measured | published | imported | mixed
-  std::string quantity;             // tflops | tokens_per_s | time_to_train_min | <sample unit>
+  std::string source;   // measured | published | imported | mixed
+  std::string quantity; // tflops | tokens_per_s | time_to_train_min | <sample unit>
   std::string unit;
   direction dir = direction::higher_is_better;
-  double value = 0;                 // the score: median (kernels, training), olympic score (MLPerf)
-  double ci_low = 0, ci_high = 0;   // 95% CI of the score (bootstrap)
-  bool ci_degenerate = false;       // one sample (published figure): the CI is the point
-  double per_accelerator = 0;       // value / accelerators (throughput), value x accelerators (time)
+  double value = 0;               // the score: median (kernels, training), olympic score (MLPerf)
+  double ci_low = 0, ci_high = 0; // 95% CI of the score (bootstrap)
+  bool ci_degenerate = false;     // one sample (published figure): the CI is the point
+  double per_accelerator = 0;     // value / accelerators (throughput), value x accelerators (time)
   std::string per_accelerator_unit;
-  std::optional<double> pct_of_peak;   // % of the catalogue peak (kernels: TFLOP/s; training: MFU)
-  std::string pct_of_peak_kind;        // "tflops" | "mfu"
+  std::optional<double> pct_of_peak; // % of the catalogue peak (kernels: TFLOP/s; training: MFU)
+  std::string pct_of_peak_kind;      // "tflops" | "mfu"
   double peak_tflops = 0;
   std::string peak_source;
   // MLPerf
@@ -178,53 +178,53 @@ struct side_score {
   bool score_valid = true;
   double scaling_factor = 1;
   std::vector<std::string> score_reasons;
-  std::vector<run_value> run_values;   // per-run results (time-to-train: minutes per run)
+  std::vector<run_value> run_values; // per-run results (time-to-train: minutes per run)
   // cost and energy per result (result_unit of the pair)
   std::optional<double> cost_usd;
   std::string cost_source;
   std::optional<double> energy_kwh;
-  std::string energy_source;           // "TDP" | "measured power" | "MLPerf power logs"
+  std::string energy_source; // "TDP" | "measured power" | "MLPerf power logs"
   plausibility_check plausibility;
-  std::vector<std::string> assumed;    // assumptions of the figures' sources (extra.assumed)
+  std::vector<std::string> assumed; // assumptions of the figures' sources (extra.assumed)
   // provenance
   std::vector<std::string> uuids;
-  std::vector<std::string> revisions;  // harness revisions of measured runs
-  json provenance = json::array();     // published runs: extra.provenance of each
-  std::vector<double> sample_values;   // for the distribution chart (capped)
-  json eval_curves = json::array();    // [{uuid, points:[[x,y]...], x_label, y_label}]
-  std::vector<std::pair<double, double>> size_points;  // (problem size FLOPs, TFLOP/s)
+  std::vector<std::string> revisions; // harness revisions of measured runs
+  json provenance = json::array();    // published runs: extra.provenance of each
+  std::vector<double> sample_values;  // for the distribution chart (capped)
+  json eval_curves = json::array();   // [{uuid, points:[[x,y]...], x_label, y_label}]
+  std::vector<std::pair<double, double>> size_points; // (problem size FLOPs, TFLOP/s)
 };
 
 struct pair_result {
-  std::string id;                   // stable id: p1, p2, ... in sorted order
-  std::string family;               // kernel | training | mlperf
+  std::string id;     // stable id: p1, p2, ... in sorted order
+  std::string family; // kernel | training | mlperf
   std::string workload;
-  std::string key;                  // config key (+ ruleset) or "mlperf/<benchmark>"
-  std::string label;                // human label: "gemm bf16 8192x8192x8192"
-  std::string result_unit;          // what cost/energy are per: "training run", "1M tokens", "EFLOP"
+  std::string key;         // config key (+ ruleset) or "mlperf/<benchmark>"
+  std::string label;       // human label: "gemm bf16 8192x8192x8192"
+  std::string result_unit; // what cost/energy are per: "training run", "1M tokens", "EFLOP"
   side_score baseline, candidate;
-  double speedup = 0;               // > 1: candidate better (direction-aware); 0: undefined
+  double speedup = 0; // > 1: candidate better (direction-aware); 0: undefined
   double speedup_ci_low = 0, speedup_ci_high = 0;
   bool ci_degenerate = false;
-  std::optional<double> per_accelerator_speedup;  // set when accelerator counts differ
+  std::optional<double> per_accelerator_speedup; // set when accelerator counts differ
   // The verdict, by compare's rule (harness/compare judge_comparison): improved | regressed |
   // unchanged | inconclusive; "not tested" for one figure per side (published figures).
   std::string verdict = "not tested";
-  std::string verdict_reason;       // compare's one-line reason
-  std::optional<double> p_value;    // Mann-Whitney, two-sided
-  std::string statement;            // "1.52x faster", "no significant difference", "2.1x as published"
-  std::string qualifier;            // "95% CI 1.40-1.65", "one figure per side: no CI, no test"
-  bool like_for_like = true;        // same family, model or shape, precision and software class
-  std::vector<std::string> not_like_for_like;  // why not
-  bool in_summary = true;           // counted in the headline and the geometric means
-  std::vector<std::string> excluded_because;   // why not
-  std::vector<std::string> flags;   // differences that matter: ruleset, dtype, libraries...
+  std::string verdict_reason;    // compare's one-line reason
+  std::optional<double> p_value; // Mann-Whitney, two-sided
+  std::string statement;         // "1.52x faster", "no significant difference", "2.1x as published"
+  std::string qualifier;         // "95% CI 1.40-1.65", "one figure per side: no CI, no test"
+  bool like_for_like = true;     // same family, model or shape, precision and software class
+  std::vector<std::string> not_like_for_like; // why not
+  bool in_summary = true;                     // counted in the headline and the geometric means
+  std::vector<std::string> excluded_because;  // why not
+  std::vector<std::string> flags; // differences that matter: ruleset, dtype, libraries...
   std::vector<std::string> environment_differences;
   std::vector<std::string> notes;
 };
 
 struct unpaired_group {
-  std::string side;     // baseline | candidate
+  std::string side; // baseline | candidate
   std::string workload, key, system, label;
   size_t runs = 0;
   std::string reason;
@@ -232,9 +232,9 @@ struct unpaired_group {
 
 struct family_summary {
   std::string family;
-  size_t pairs = 0;                 // like-for-like, plausible pairs in the geometric mean
-  size_t baselines = 0;             // geometric-mean entries: pairs sharing a baseline count once
-  size_t excluded = 0;              // pairs of the family left out (not like-for-like, implausible...)
+  size_t pairs = 0;     // like-for-like, plausible pairs in the geometric mean
+  size_t baselines = 0; // geometric-mean entries: pairs sharing a baseline count once
+  size_t excluded = 0;  // pairs of the family left out (not like-for-like, implausible...)
   size_t faster = 0, slower = 0, no_difference = 0, inconclusive = 0, not_tested = 0;
   double geomean_speedup = 0;
   std::optional<double> geomean_per_accelerator_speedup;
@@ -245,12 +245,12 @@ struct scaling_point {
   std::string system, side;
   int64_t accelerators = 0;
   double score_min = 0;
-  double efficiency = 1;  // (T_ref x N_ref) / (T x N); 1 at the smallest scale
+  double efficiency = 1; // (T_ref x N_ref) / (T x N); 1 at the smallest scale
 };
 
 struct scaling_series {
   std::string benchmark, device_id, device_name;
-  std::vector<scaling_point> points;  // by accelerator count
+  std::vector<scaling_point> points; // by accelerator count
 };
 
 // Every figure (run group) of the two selections, paired or not, with its plausibility and sources.
@@ -268,23 +268,23 @@ struct report_model {
   int schema_version = k_report_schema_version;
   std::string generated_at, harness_version, harness_revision;
   std::string baseline_label, candidate_label;
-  std::string headline;             // the answer in one sentence
+  std::string headline; // the answer in one sentence
   std::vector<pair_result> pairs;
   std::vector<unpaired_group> unpaired;
   std::vector<family_summary> summaries;
   std::vector<scaling_series> scaling;
   std::vector<figure_entry> figures;
   std::vector<std::string> notes;
-  json devices = json::array();     // catalogue entries used, with sources
-  json prices = json::array();      // prices used, with sources
+  json devices = json::array(); // catalogue entries used, with sources
+  json prices = json::array();  // prices used, with sources
 };
 
 // Builds the report. Runs with a status other than ok contribute no samples (noted). Never throws
 // on odd data: a pair it cannot score gets a note and speed-up 0.
 report_model build_report(const side& baseline, const side& candidate, const options& opt);
 
-json to_json(const report_model& r);          // valid against schemas/report.schema.json
-std::string to_html(const report_model& r);   // one self-contained page
+json to_json(const report_model& r);        // valid against schemas/report.schema.json
+std::string to_html(const report_model& r); // one self-contained page
 // The terminal summary: headline, then one line per pair (aligned table).
 std::string summary_text(const report_model& r);
 
@@ -294,4 +294,4 @@ std::string html_escape(const std::string& s);
 // "<!--" cannot end or alter the element.
 std::string json_for_script(const json& j);
 
-}  // namespace accelbench::report
+} // namespace accelbench::report

@@ -20,12 +20,23 @@ std::string html_escape(const std::string& s) {
   out.reserve(s.size() + 16);
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&#39;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -39,11 +50,15 @@ std::string json_for_script(const json& j) {
   out.reserve(s.size() + 64);
   for (size_t i = 0; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '<') out += "\\u003c";
-    else if (c == '>') out += "\\u003e";
-    else if (c == '&') out += "\\u0026";
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
     else if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-             (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+             (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
+              static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
       out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
       i += 2;
     } else
@@ -57,30 +72,38 @@ namespace {
 using std::string;
 const char* k_base_color = "#4e79a7";
 const char* k_cand_color = "#e15759";
-const char* k_neutral_color = "#9a9a9a";  // no significant difference, inconclusive, not tested
+const char* k_neutral_color = "#9a9a9a"; // no significant difference, inconclusive, not tested
 
 string esc(const string& s) { return html_escape(s); }
 
 string num(double v) {
-  if (!std::isfinite(v)) return "n/a";
+  if (!std::isfinite(v))
+    return "n/a";
   const double a = std::fabs(v);
-  if (a == 0) return "0";
-  if (a >= 1e6 || a < 1e-3) return fmt::format("{:.3e}", v);
-  if (a >= 1000) return fmt::format("{:.0f}", v);
-  if (a >= 100) return fmt::format("{:.1f}", v);
-  if (a >= 10) return fmt::format("{:.2f}", v);
+  if (a == 0)
+    return "0";
+  if (a >= 1e6 || a < 1e-3)
+    return fmt::format("{:.3e}", v);
+  if (a >= 1000)
+    return fmt::format("{:.0f}", v);
+  if (a >= 100)
+    return fmt::format("{:.1f}", v);
+  if (a >= 10)
+    return fmt::format("{:.2f}", v);
   return fmt::format("{:.4g}", v);
 }
 
 string exact(double v) { return fmt::format("{:.6g}", v); }
 
 string opt_cell(const std::optional<double>& v, const string& suffix = "") {
-  if (!v) return "<td data-v=\"\">–</td>";
+  if (!v)
+    return "<td data-v=\"\">–</td>";
   return fmt::format("<td data-v=\"{}\">{}{}</td>", exact(*v), num(*v), suffix);
 }
 
 string num_cell(double v, const string& title = "") {
-  return fmt::format("<td data-v=\"{}\"{}>{}</td>", exact(v), title.empty() ? "" : " title=\"" + esc(title) + "\"", num(v));
+  return fmt::format("<td data-v=\"{}\"{}>{}</td>", exact(v),
+                     title.empty() ? "" : " title=\"" + esc(title) + "\"", num(v));
 }
 
 // A small linear or log axis mapping.
@@ -101,21 +124,25 @@ std::vector<double> ticks(double lo, double hi, bool log) {
   if (log) {
     for (double p = std::floor(std::log10(lo)); p <= std::ceil(std::log10(hi)); ++p) {
       double v = std::pow(10.0, p);
-      if (v >= lo * 0.999 && v <= hi * 1.001) t.push_back(v);
+      if (v >= lo * 0.999 && v <= hi * 1.001)
+        t.push_back(v);
     }
-    if (t.size() < 3) {  // less than two decades: 1-2-5 steps inside the range
+    if (t.size() < 3) { // less than two decades: 1-2-5 steps inside the range
       t.clear();
       for (double p = std::floor(std::log10(lo)); p <= std::ceil(std::log10(hi)); ++p)
         for (double m : {1.0, 2.0, 5.0}) {
           const double v = m * std::pow(10.0, p);
-          if (v >= lo * 0.999 && v <= hi * 1.001) t.push_back(v);
+          if (v >= lo * 0.999 && v <= hi * 1.001)
+            t.push_back(v);
         }
     }
-    if (t.size() < 2) t = {lo, hi};
+    if (t.size() < 2)
+      t = {lo, hi};
     return t;
   }
   const double span = hi - lo;
-  if (span <= 0) return {lo};
+  if (span <= 0)
+    return {lo};
   const double raw = span / 5, mag = std::pow(10.0, std::floor(std::log10(raw)));
   double step = mag;
   for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
@@ -123,7 +150,8 @@ std::vector<double> ticks(double lo, double hi, bool log) {
       step = m * mag;
       break;
     }
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push_back(v);
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+    t.push_back(v);
   return t;
 }
 
@@ -131,63 +159,90 @@ struct series {
   string name, color;
   std::vector<std::pair<double, double>> pts;
   bool line = false;
-  std::vector<string> titles;  // per point tooltip (optional)
-  bool legend = true;          // one legend entry per side, not per run
+  std::vector<string> titles; // per point tooltip (optional)
+  bool legend = true;         // one legend entry per side, not per run
 };
 
 // Scatter / line chart with axes and <title> on every point.
-string xy_chart(const string& title, const string& xlabel, const string& ylabel, const std::vector<series>& ss,
-                bool logx, bool logy, const string& note = "") {
+string xy_chart(const string& title, const string& xlabel, const string& ylabel,
+                const std::vector<series>& ss, bool logx, bool logy, const string& note = "") {
   double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
   for (const auto& s : ss)
     for (const auto& [x, y] : s.pts) {
-      if ((logx && x <= 0) || (logy && y <= 0)) continue;
+      if ((logx && x <= 0) || (logy && y <= 0))
+        continue;
       x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
     }
-  if (x0 > x1) return "";
-  if (x0 == x1) x0 = logx ? x0 / 2 : x0 - 1, x1 = logx ? x1 * 2 : x1 + 1;
-  if (y0 == y1) y0 = logy ? y0 / 2 : y0 - 1, y1 = logy ? y1 * 2 : y1 + 1;
-  if (!logy && y0 > 0) y0 = 0;
-  if (logx) x0 /= 1.5, x1 *= 1.5;
-  if (logy) y0 /= 1.5, y1 *= 1.5;
-  else y1 += (y1 - y0) * 0.08;
+  if (x0 > x1)
+    return "";
+  if (x0 == x1)
+    x0 = logx ? x0 / 2 : x0 - 1, x1 = logx ? x1 * 2 : x1 + 1;
+  if (y0 == y1)
+    y0 = logy ? y0 / 2 : y0 - 1, y1 = logy ? y1 * 2 : y1 + 1;
+  if (!logy && y0 > 0)
+    y0 = 0;
+  if (logx)
+    x0 /= 1.5, x1 *= 1.5;
+  if (logy)
+    y0 /= 1.5, y1 *= 1.5;
+  else
+    y1 += (y1 - y0) * 0.08;
   const int W = 560, H = 300, L = 70, R = 20, T = 30, B = 50;
   scale sx{x0, x1, double(L), double(W - R), logx}, sy{y0, y1, double(H - B), double(T), logy};
   std::ostringstream o;
-  o << fmt::format("<figure class=\"chart\"><svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">", W, H, W, H, esc(title));
+  o << fmt::format("<figure class=\"chart\"><svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
+                   "role=\"img\" aria-label=\"{}\">",
+                   W, H, W, H, esc(title));
   o << fmt::format("<text x=\"{}\" y=\"18\" class=\"ct\">{}</text>", L, esc(title));
   for (double t : ticks(y0, y1, logy)) {
     const double y = sy(t);
-    o << fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/><text x=\"{}\" y=\"{:.1f}\" class=\"tl\" text-anchor=\"end\">{}</text>",
+    o << fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/><text "
+                     "x=\"{}\" y=\"{:.1f}\" class=\"tl\" text-anchor=\"end\">{}</text>",
                      L, W - R, y, y, L - 6, y + 4, esc(num(t)));
   }
   for (double t : ticks(x0, x1, logx)) {
     const double x = sx(t);
-    o << fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"grid\"/><text x=\"{:.1f}\" y=\"{}\" class=\"tl\" text-anchor=\"middle\">{}</text>",
+    o << fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"grid\"/><text "
+                     "x=\"{:.1f}\" y=\"{}\" class=\"tl\" text-anchor=\"middle\">{}</text>",
                      x, x, T, H - B, x, H - B + 16, esc(num(t)));
   }
-  o << fmt::format("<text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>", (L + W - R) / 2, H - 10, esc(xlabel));
-  o << fmt::format("<text x=\"14\" y=\"{}\" class=\"al\" text-anchor=\"middle\" transform=\"rotate(-90 14 {})\">{}</text>", (T + H - B) / 2, (T + H - B) / 2, esc(ylabel));
+  o << fmt::format("<text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>",
+                   (L + W - R) / 2, H - 10, esc(xlabel));
+  o << fmt::format("<text x=\"14\" y=\"{}\" class=\"al\" text-anchor=\"middle\" "
+                   "transform=\"rotate(-90 14 {})\">{}</text>",
+                   (T + H - B) / 2, (T + H - B) / 2, esc(ylabel));
   int li = 0;
   for (const auto& s : ss) {
     if (s.line && s.pts.size() > 1) {
       string d;
-      for (const auto& [x, y] : s.pts) d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : " L", sx(x), sy(y));
-      o << fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" opacity=\"0.8\"/>", d, s.color);
+      for (const auto& [x, y] : s.pts)
+        d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : " L", sx(x), sy(y));
+      o << fmt::format(
+          "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" opacity=\"0.8\"/>", d,
+          s.color);
     }
     for (size_t i = 0; i < s.pts.size(); ++i) {
       const auto& [x, y] = s.pts[i];
-      if ((logx && x <= 0) || (logy && y <= 0)) continue;
-      const string tip = i < s.titles.size() ? s.titles[i] : fmt::format("{}: {} = {}, {} = {}", s.name, xlabel, exact(x), ylabel, exact(y));
-      o << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\" opacity=\"0.85\"><title>{}</title></circle>", sx(x), sy(y), s.color, esc(tip));
+      if ((logx && x <= 0) || (logy && y <= 0))
+        continue;
+      const string tip = i < s.titles.size() ? s.titles[i]
+                                             : fmt::format("{}: {} = {}, {} = {}", s.name, xlabel,
+                                                           exact(x), ylabel, exact(y));
+      o << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\" "
+                       "opacity=\"0.85\"><title>{}</title></circle>",
+                       sx(x), sy(y), s.color, esc(tip));
     }
-    if (!s.legend) continue;
-    o << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" class=\"tl\">{}</text>",
-                     W - R - 200, T + 4 + 14 * li, s.color, W - R - 185, T + 13 + 14 * li, esc(s.name.substr(0, 32)));
+    if (!s.legend)
+      continue;
+    o << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text "
+                     "x=\"{}\" y=\"{}\" class=\"tl\">{}</text>",
+                     W - R - 200, T + 4 + 14 * li, s.color, W - R - 185, T + 13 + 14 * li,
+                     esc(s.name.substr(0, 32)));
     ++li;
   }
   o << "</svg>";
-  if (!note.empty()) o << "<figcaption>" << esc(note) << "</figcaption>";
+  if (!note.empty())
+    o << "<figcaption>" << esc(note) << "</figcaption>";
   o << "</figure>";
   return o.str();
 }
@@ -198,49 +253,71 @@ struct bar {
   double v = 0, lo = 0, hi = 0;
 };
 
-string bar_chart(const string& title, const string& xlabel, const std::vector<bar>& bars, double ref, bool logx) {
-  if (bars.empty()) return "";
+string bar_chart(const string& title, const string& xlabel, const std::vector<bar>& bars,
+                 double ref, bool logx) {
+  if (bars.empty())
+    return "";
   double x0 = logx ? 1e300 : 0, x1 = ref;
   for (const auto& b : bars) {
     x1 = std::max({x1, b.v, b.hi});
-    if (logx) x0 = std::min({x0, b.v > 0 ? b.v : x0, b.lo > 0 ? b.lo : x0, ref});
+    if (logx)
+      x0 = std::min({x0, b.v > 0 ? b.v : x0, b.lo > 0 ? b.lo : x0, ref});
   }
-  if (logx) x0 /= 1.3, x1 *= 1.3;
-  else x1 *= 1.1;
+  if (logx)
+    x0 /= 1.3, x1 *= 1.3;
+  else
+    x1 *= 1.1;
   const int W = 1100, L = 430, R = 30, T = 30, row = 22, H = T + row * int(bars.size()) + 40;
   scale sx{x0, x1, double(L), double(W - R), logx};
   std::ostringstream o;
-  o << fmt::format("<figure class=\"chart wide\"><svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">", W, H, W, H, esc(title));
+  o << fmt::format("<figure class=\"chart wide\"><svg viewBox=\"0 0 {} {}\" width=\"{}\" "
+                   "height=\"{}\" role=\"img\" aria-label=\"{}\">",
+                   W, H, W, H, esc(title));
   o << fmt::format("<text x=\"10\" y=\"18\" class=\"ct\">{}</text>", esc(title));
   for (double t : ticks(x0, x1, logx)) {
     const double x = sx(t);
-    o << fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"grid\"/><text x=\"{:.1f}\" y=\"{}\" class=\"tl\" text-anchor=\"middle\">{}</text>",
+    o << fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"grid\"/><text "
+                     "x=\"{:.1f}\" y=\"{}\" class=\"tl\" text-anchor=\"middle\">{}</text>",
                      x, x, T, H - 35, x, H - 20, esc(num(t)));
   }
   for (size_t i = 0; i < bars.size(); ++i) {
     const auto& b = bars[i];
     const double y = T + row * double(i);
     const double xa = sx(logx ? x0 : 0), xb = sx(std::max(b.v, logx ? x0 : 0.0));
-    o << fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tl\" text-anchor=\"end\">{}</text>", L - 8, y + 15, esc(b.label.size() > 66 ? b.label.substr(0, 64) + "…" : b.label));
-    o << fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\" opacity=\"0.8\"><title>{}</title></rect>",
+    o << fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tl\" text-anchor=\"end\">{}</text>",
+                     L - 8, y + 15,
+                     esc(b.label.size() > 66 ? b.label.substr(0, 64) + "…" : b.label));
+    o << fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\" "
+                     "opacity=\"0.8\"><title>{}</title></rect>",
                      xa, y + 4, std::max(0.0, xb - xa), b.color, esc(b.tip));
     if (b.hi > b.lo && b.lo > 0) {
       const double l = sx(b.lo), h = sx(b.hi), m = y + 11;
-      o << fmt::format("<g class=\"whisker\"><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><title>95% CI [{}, {}]</title></g>",
-                       l, h, m, m, l, l, m - 5, m + 5, h, h, m - 5, m + 5, exact(b.lo), exact(b.hi));
+      o << fmt::format("<g class=\"whisker\"><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" "
+                       "y2=\"{:.1f}\"/><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" "
+                       "y2=\"{:.1f}\"/><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" "
+                       "y2=\"{:.1f}\"/><title>95% CI [{}, {}]</title></g>",
+                       l, h, m, m, l, l, m - 5, m + 5, h, h, m - 5, m + 5, exact(b.lo),
+                       exact(b.hi));
     }
   }
   const double xr = sx(ref);
-  o << fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"ref\"/>", xr, xr, T - 4, H - 35);
-  o << fmt::format("<text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>", (L + W - R) / 2, H - 4, esc(xlabel));
+  o << fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"ref\"/>", xr, xr,
+                   T - 4, H - 35);
+  o << fmt::format("<text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>",
+                   (L + W - R) / 2, H - 4, esc(xlabel));
   o << "</svg></figure>";
   return o.str();
 }
 
 string side_cell(const side_score& s) {
-  return fmt::format("<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">{}</span><div class=\"ci\">[{}, {}]{}</div></td>", exact(s.value),
-                     esc(fmt::format("{} {}; 95% CI [{}, {}]; {} run(s), {} sample(s)", exact(s.value), s.unit, exact(s.ci_low), exact(s.ci_high), s.runs, s.samples)),
-                     num(s.value), esc(s.unit), num(s.ci_low), num(s.ci_high), s.ci_degenerate ? " <span class=\"deg\">degenerate</span>" : "");
+  return fmt::format(
+      "<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">{}</span><div class=\"ci\">[{}, "
+      "{}]{}</div></td>",
+      exact(s.value),
+      esc(fmt::format("{} {}; 95% CI [{}, {}]; {} run(s), {} sample(s)", exact(s.value), s.unit,
+                      exact(s.ci_low), exact(s.ci_high), s.runs, s.samples)),
+      num(s.value), esc(s.unit), num(s.ci_low), num(s.ci_high),
+      s.ci_degenerate ? " <span class=\"deg\">degenerate</span>" : "");
 }
 
 // "good" / "bad" only for compare's improved / regressed: no colour says more than the test.
@@ -249,7 +326,11 @@ string verdict_class(const pair_result& p) {
 }
 
 string badge(const string& source) {
-  return fmt::format("<span class=\"badge {}\">{}</span>", source == "published" ? "pub" : source == "measured" ? "meas" : "oth", esc(source));
+  return fmt::format("<span class=\"badge {}\">{}</span>",
+                     source == "published"  ? "pub"
+                     : source == "measured" ? "meas"
+                                            : "oth",
+                     esc(source));
 }
 
 const char* k_css = R"CSS(
@@ -320,64 +401,90 @@ const char* k_js = R"JS(
 })();
 )JS";
 
-}  // namespace
+} // namespace
 
 string to_html(const report_model& r) {
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+       "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
     << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-    << "<title>accelbench report: " << esc(r.candidate_label) << " vs " << esc(r.baseline_label) << "</title>"
+    << "<title>accelbench report: " << esc(r.candidate_label) << " vs " << esc(r.baseline_label)
+    << "</title>"
     << "<style>" << k_css << "</style></head><body><main>\n";
   o << "<div id=\"js-errors\" hidden></div>\n";
   o << "<h1>accelbench report</h1>\n";
-  o << fmt::format("<p class=\"meta\">baseline <code>{}</code> · candidate <code>{}</code> · generated {} by accelbench {} (revision <code>{}</code>) · schema_version {}</p>\n",
-                   esc(r.baseline_label), esc(r.candidate_label), esc(r.generated_at), esc(r.harness_version), esc(r.harness_revision), r.schema_version);
+  o << fmt::format(
+      "<p class=\"meta\">baseline <code>{}</code> · candidate <code>{}</code> · generated {} by "
+      "accelbench {} (revision <code>{}</code>) · schema_version {}</p>\n",
+      esc(r.baseline_label), esc(r.candidate_label), esc(r.generated_at), esc(r.harness_version),
+      esc(r.harness_revision), r.schema_version);
   o << "<p class=\"answer\" id=\"answer\">" << esc(r.headline) << "</p>\n";
-  o << fmt::format("<p class=\"legend\"><span><i class=\"sw\" style=\"background:{}\"></i>baseline</span><span><i class=\"sw\" style=\"background:{}\"></i>candidate</span>"
-                   "Speed-up &gt; 1 means the candidate is better (direction-aware: time ratios are inverted).</p>\n", k_base_color, k_cand_color);
+  o << fmt::format("<p class=\"legend\"><span><i class=\"sw\" "
+                   "style=\"background:{}\"></i>baseline</span><span><i class=\"sw\" "
+                   "style=\"background:{}\"></i>candidate</span>"
+                   "Speed-up &gt; 1 means the candidate is better (direction-aware: time ratios "
+                   "are inverted).</p>\n",
+                   k_base_color, k_cand_color);
 
   // ---- summary table
-  o << "<h2>Summary</h2>\n<table class=\"sortable\" id=\"summary\"><thead><tr><th>pair</th><th>family</th><th>workload / config</th><th>baseline</th><th>candidate</th>"
-       "<th>speed-up</th><th>95% CI</th><th>verdict</th><th>per accelerator</th><th>in summary</th><th>flags</th></tr></thead><tbody>\n";
+  o << "<h2>Summary</h2>\n<table class=\"sortable\" "
+       "id=\"summary\"><thead><tr><th>pair</th><th>family</th><th>workload / "
+       "config</th><th>baseline</th><th>candidate</th>"
+       "<th>speed-up</th><th>95% CI</th><th>verdict</th><th>per accelerator</th><th>in "
+       "summary</th><th>flags</th></tr></thead><tbody>\n";
   for (const auto& p : r.pairs) {
-    o << "<tr><td data-v=\"" << esc(p.id.substr(1)) << "\"><a href=\"#" << esc(p.id) << "\">" << esc(p.id) << "</a></td><td>" << esc(p.family) << "</td><td>"
-      << esc(p.label) << "</td>";
+    o << "<tr><td data-v=\"" << esc(p.id.substr(1)) << "\"><a href=\"#" << esc(p.id) << "\">"
+      << esc(p.id) << "</a></td><td>" << esc(p.family) << "</td><td>" << esc(p.label) << "</td>";
     o << fmt::format("<td>{} {}</td>", esc(p.baseline.display), badge(p.baseline.source));
     o << fmt::format("<td>{} {}</td>", esc(p.candidate.display), badge(p.candidate.source));
     // Green or red only where compare's rule calls the pair improved or regressed.
     const string cls = verdict_class(p);
     if (p.speedup > 0)
-      o << fmt::format("<td data-v=\"{}\"{} title=\"{}\">{:.2f}x</td>", exact(p.speedup), cls.empty() ? "" : " class=\"" + cls + "\"", esc(exact(p.speedup)), p.speedup);
+      o << fmt::format("<td data-v=\"{}\"{} title=\"{}\">{:.2f}x</td>", exact(p.speedup),
+                       cls.empty() ? "" : " class=\"" + cls + "\"", esc(exact(p.speedup)),
+                       p.speedup);
     else
       o << "<td data-v=\"\">–</td>";
-    o << fmt::format("<td data-v=\"{}\">[{:.2f}, {:.2f}]{}</td>", exact(p.speedup_ci_low), p.speedup_ci_low, p.speedup_ci_high,
-                     p.ci_degenerate ? " <span class=\"deg\" title=\"one sample per side\">degenerate</span>" : "");
-    o << fmt::format("<td class=\"verdict{}\" title=\"{}\">{}<div class=\"note\">{}</div></td>", cls.empty() ? "" : " " + cls,
-                     esc(p.verdict + ": " + p.verdict_reason), esc(p.statement), esc(p.qualifier));
+    o << fmt::format("<td data-v=\"{}\">[{:.2f}, {:.2f}]{}</td>", exact(p.speedup_ci_low),
+                     p.speedup_ci_low, p.speedup_ci_high,
+                     p.ci_degenerate
+                         ? " <span class=\"deg\" title=\"one sample per side\">degenerate</span>"
+                         : "");
+    o << fmt::format("<td class=\"verdict{}\" title=\"{}\">{}<div class=\"note\">{}</div></td>",
+                     cls.empty() ? "" : " " + cls, esc(p.verdict + ": " + p.verdict_reason),
+                     esc(p.statement), esc(p.qualifier));
     o << opt_cell(p.per_accelerator_speedup, "x");
     if (p.in_summary)
       o << "<td>yes</td>";
     else {
-      o << "<td><span class=\"" << (p.like_for_like ? "warn" : "warn nl4l") << "\">" << (p.like_for_like ? "left out" : "not like-for-like") << "</span>";
-      for (const auto& why : p.excluded_because) o << "<div class=\"note\">" << esc(why) << "</div>";
+      o << "<td><span class=\"" << (p.like_for_like ? "warn" : "warn nl4l") << "\">"
+        << (p.like_for_like ? "left out" : "not like-for-like") << "</span>";
+      for (const auto& why : p.excluded_because)
+        o << "<div class=\"note\">" << esc(why) << "</div>";
       o << "</td>";
     }
     o << "<td>";
-    for (const auto& f : p.flags) o << "<div class=\"flag\">" << esc(f) << "</div>";
+    for (const auto& f : p.flags)
+      o << "<div class=\"flag\">" << esc(f) << "</div>";
     o << "</td></tr>\n";
   }
   o << "</tbody></table>\n";
   if (!r.summaries.empty()) {
-    o << "<table class=\"sortable\" id=\"families\"><thead><tr><th>family</th><th>like-for-like pairs</th><th>baselines (each counted once)</th><th>left out</th>"
-         "<th>faster / slower / no difference / inconclusive / not tested</th><th>geomean speed-up</th><th>geomean per accelerator</th><th>workloads</th></tr></thead><tbody>\n";
+    o << "<table class=\"sortable\" id=\"families\"><thead><tr><th>family</th><th>like-for-like "
+         "pairs</th><th>baselines (each counted once)</th><th>left out</th>"
+         "<th>faster / slower / no difference / inconclusive / not tested</th><th>geomean "
+         "speed-up</th><th>geomean per accelerator</th><th>workloads</th></tr></thead><tbody>\n";
     for (const auto& f : r.summaries) {
       string wl;
-      for (const auto& w : f.workloads) wl += (wl.empty() ? "" : ", ") + w;
-      o << "<tr><td>" << esc(f.family) << "</td>" << num_cell(double(f.pairs)) << num_cell(double(f.baselines)) << num_cell(double(f.excluded))
-        << fmt::format("<td>{} / {} / {} / {} / {}</td>", f.faster, f.slower, f.no_difference, f.inconclusive, f.not_tested)
-        << (f.pairs ? num_cell(f.geomean_speedup) : string("<td data-v=\"\">–</td>")) << opt_cell(f.geomean_per_accelerator_speedup)
-        << "<td>" << esc(wl) << "</td></tr>\n";
+      for (const auto& w : f.workloads)
+        wl += (wl.empty() ? "" : ", ") + w;
+      o << "<tr><td>" << esc(f.family) << "</td>" << num_cell(double(f.pairs))
+        << num_cell(double(f.baselines)) << num_cell(double(f.excluded))
+        << fmt::format("<td>{} / {} / {} / {} / {}</td>", f.faster, f.slower, f.no_difference,
+                       f.inconclusive, f.not_tested)
+        << (f.pairs ? num_cell(f.geomean_speedup) : string("<td data-v=\"\">–</td>"))
+        << opt_cell(f.geomean_per_accelerator_speedup) << "<td>" << esc(wl) << "</td></tr>\n";
     }
     o << "</tbody></table>\n";
   }
@@ -388,17 +495,23 @@ string to_html(const report_model& r) {
     std::vector<bar> bars;
     for (const auto& p : r.pairs)
       if (p.speedup > 0)
-        bars.push_back({p.id + " " + p.label + " (" + p.candidate.display + " vs " + p.baseline.display + ")",
-                        fmt::format("{}: speed-up {} (95% CI [{}, {}]): {}", p.id, exact(p.speedup), exact(p.speedup_ci_low), exact(p.speedup_ci_high), p.statement),
-                        p.verdict == "improved" ? k_cand_color : p.verdict == "regressed" ? k_base_color : k_neutral_color,
-                        p.speedup, p.speedup_ci_low, p.speedup_ci_high});
-    o << bar_chart("Speed-up per pair (candidate vs baseline), 95% CI whiskers", "speed-up (x, log scale; dashed line = 1)", bars, 1.0, true);
+        bars.push_back(
+            {p.id + " " + p.label + " (" + p.candidate.display + " vs " + p.baseline.display + ")",
+             fmt::format("{}: speed-up {} (95% CI [{}, {}]): {}", p.id, exact(p.speedup),
+                         exact(p.speedup_ci_low), exact(p.speedup_ci_high), p.statement),
+             p.verdict == "improved"    ? k_cand_color
+             : p.verdict == "regressed" ? k_base_color
+                                        : k_neutral_color,
+             p.speedup, p.speedup_ci_low, p.speedup_ci_high});
+    o << bar_chart("Speed-up per pair (candidate vs baseline), 95% CI whiskers",
+                   "speed-up (x, log scale; dashed line = 1)", bars, 1.0, true);
   }
   // Throughput vs problem size (kernel pairs), per side.
   {
     std::map<string, std::pair<series, series>> by_workload;
     for (const auto& p : r.pairs) {
-      if (p.family != "kernel") continue;
+      if (p.family != "kernel")
+        continue;
       auto& [b, c] = by_workload[p.workload];
       b.name = "baseline: " + p.baseline.display;
       b.color = k_base_color;
@@ -406,15 +519,18 @@ string to_html(const report_model& r) {
       c.color = k_cand_color;
       for (const auto& pt : p.baseline.size_points) {
         b.pts.push_back(pt);
-        b.titles.push_back(fmt::format("{} {}: {} FLOP per iteration, {} TFLOP/s", p.id, p.baseline.display, exact(pt.first), exact(pt.second)));
+        b.titles.push_back(fmt::format("{} {}: {} FLOP per iteration, {} TFLOP/s", p.id,
+                                       p.baseline.display, exact(pt.first), exact(pt.second)));
       }
       for (const auto& pt : p.candidate.size_points) {
         c.pts.push_back(pt);
-        c.titles.push_back(fmt::format("{} {}: {} FLOP per iteration, {} TFLOP/s", p.id, p.candidate.display, exact(pt.first), exact(pt.second)));
+        c.titles.push_back(fmt::format("{} {}: {} FLOP per iteration, {} TFLOP/s", p.id,
+                                       p.candidate.display, exact(pt.first), exact(pt.second)));
       }
     }
     for (auto& [w, bc] : by_workload)
-      o << xy_chart("Throughput vs problem size: " + w, "FLOP per iteration (log)", "TFLOP/s", {bc.first, bc.second}, true, false);
+      o << xy_chart("Throughput vs problem size: " + w, "FLOP per iteration (log)", "TFLOP/s",
+                    {bc.first, bc.second}, true, false);
   }
   // Roofline: achieved vs the compute roof of each side's device.
   {
@@ -423,12 +539,15 @@ string to_html(const report_model& r) {
       for (const auto* s : {&p.baseline, &p.candidate})
         if (s->pct_of_peak) {
           const bool cand = s == &p.candidate;
-          bars.push_back({fmt::format("{} {} {}", p.id, cand ? "cand" : "base", s->display),
-                          fmt::format("{}: {} = {}% of peak {} TFLOP/s ({})", s->display, s->pct_of_peak_kind == "mfu" ? "MFU" : "achieved",
-                                      exact(*s->pct_of_peak), exact(s->peak_tflops), s->peak_source),
-                          cand ? k_cand_color : k_base_color, *s->pct_of_peak, 0, 0});
+          bars.push_back(
+              {fmt::format("{} {} {}", p.id, cand ? "cand" : "base", s->display),
+               fmt::format("{}: {} = {}% of peak {} TFLOP/s ({})", s->display,
+                           s->pct_of_peak_kind == "mfu" ? "MFU" : "achieved",
+                           exact(*s->pct_of_peak), exact(s->peak_tflops), s->peak_source),
+               cand ? k_cand_color : k_base_color, *s->pct_of_peak, 0, 0});
         }
-    o << bar_chart("Roofline (compute roof): achieved TFLOP/s or MFU as % of the device peak", "% of peak (dashed line = 100%)", bars, 100.0, false);
+    o << bar_chart("Roofline (compute roof): achieved TFLOP/s or MFU as % of the device peak",
+                   "% of peak (dashed line = 100%)", bars, 100.0, false);
   }
   // Training loss / eval metric vs time (eval curves of the runs).
   {
@@ -444,8 +563,10 @@ string to_html(const report_model& r) {
           se.line = true;
           for (const auto& pt : c["points"]) {
             se.pts.push_back({pt[0].get<double>(), pt[1].get<double>()});
-            se.titles.push_back(fmt::format("{} run {}: {} = {}, {} = {}", s->display, c.value("run", string()), c.value("x", string()),
-                                            exact(pt[0].get<double>()), c.value("y", string()), exact(pt[1].get<double>())));
+            se.titles.push_back(fmt::format("{} run {}: {} = {}, {} = {}", s->display,
+                                            c.value("run", string()), c.value("x", string()),
+                                            exact(pt[0].get<double>()), c.value("y", string()),
+                                            exact(pt[1].get<double>())));
           }
           xl = c.value("x", string());
           yl = c.value("y", string());
@@ -459,27 +580,33 @@ string to_html(const report_model& r) {
   // Time to train per run and scaling with accelerator count.
   {
     std::vector<series> ss;
-    series b{"baseline runs", k_base_color, {}, false, {}}, c{"candidate runs", k_cand_color, {}, false, {}};
+    series b{"baseline runs", k_base_color, {}, false, {}},
+        c{"candidate runs", k_cand_color, {}, false, {}};
     for (const auto& p : r.pairs) {
-      if (p.family != "mlperf") continue;
+      if (p.family != "mlperf")
+        continue;
       for (auto* pr : {&b, &c}) {
         const side_score& s = pr == &b ? p.baseline : p.candidate;
         for (const auto& rv : s.run_values) {
           pr->pts.push_back({double(s.accelerators), rv.value});
-          pr->titles.push_back(fmt::format("{} {} run {}: {} min{}", p.label, s.display, rv.uuid, exact(rv.value), rv.used ? "" : " (not counted)"));
+          pr->titles.push_back(fmt::format("{} {} run {}: {} min{}", p.label, s.display, rv.uuid,
+                                           exact(rv.value), rv.used ? "" : " (not counted)"));
         }
       }
     }
     if (!b.pts.empty() || !c.pts.empty())
-      o << xy_chart("Time to train per run vs accelerator count", "accelerators (log)", "minutes (log)", {b, c}, true, true,
+      o << xy_chart("Time to train per run vs accelerator count", "accelerators (log)",
+                    "minutes (log)", {b, c}, true, true,
                     "Each dot is one MLPerf run; the olympic score drops the fastest and slowest.");
     for (const auto& s : r.scaling) {
       series e{s.device_name + " efficiency", k_cand_color, {}, true, {}};
       for (const auto& pt : s.points) {
         e.pts.push_back({double(pt.accelerators), pt.efficiency});
-        e.titles.push_back(fmt::format("{} at {} accelerators: {} min, efficiency {}", pt.system, pt.accelerators, exact(pt.score_min), exact(pt.efficiency)));
+        e.titles.push_back(fmt::format("{} at {} accelerators: {} min, efficiency {}", pt.system,
+                                       pt.accelerators, exact(pt.score_min), exact(pt.efficiency)));
       }
-      o << xy_chart("Scaling: " + s.benchmark + " on " + s.device_name, "accelerators (log)", "scaling efficiency", {e}, true, false,
+      o << xy_chart("Scaling: " + s.benchmark + " on " + s.device_name, "accelerators (log)",
+                    "scaling efficiency", {e}, true, false,
                     "Efficiency = (T_ref x N_ref) / (T x N) against the smallest scale.");
     }
   }
@@ -487,97 +614,146 @@ string to_html(const report_model& r) {
   {
     size_t shown = 0;
     for (const auto& p : r.pairs) {
-      if (shown >= 12) break;
-      if (p.baseline.sample_values.size() + p.candidate.sample_values.size() < 3) continue;
-      series b{"baseline " + p.baseline.display, k_base_color, {}, false, {}}, c{"candidate " + p.candidate.display, k_cand_color, {}, false, {}};
-      for (size_t i = 0; i < p.baseline.sample_values.size(); ++i) b.pts.push_back({1.0 + 0.3 * ((i % 7) / 7.0 - 0.5), p.baseline.sample_values[i]});
-      for (size_t i = 0; i < p.candidate.sample_values.size(); ++i) c.pts.push_back({2.0 + 0.3 * ((i % 7) / 7.0 - 0.5), p.candidate.sample_values[i]});
-      for (const auto& [x, y] : b.pts) b.titles.push_back(fmt::format("{}: {} {}", p.baseline.display, exact(y), p.baseline.unit));
-      for (const auto& [x, y] : c.pts) c.titles.push_back(fmt::format("{}: {} {}", p.candidate.display, exact(y), p.candidate.unit));
-      o << xy_chart(p.id + " sample distribution: " + p.label.substr(0, 50), "1 = baseline, 2 = candidate", p.baseline.unit, {b, c}, false, false);
+      if (shown >= 12)
+        break;
+      if (p.baseline.sample_values.size() + p.candidate.sample_values.size() < 3)
+        continue;
+      series b{"baseline " + p.baseline.display, k_base_color, {}, false, {}},
+          c{"candidate " + p.candidate.display, k_cand_color, {}, false, {}};
+      for (size_t i = 0; i < p.baseline.sample_values.size(); ++i)
+        b.pts.push_back({1.0 + 0.3 * ((i % 7) / 7.0 - 0.5), p.baseline.sample_values[i]});
+      for (size_t i = 0; i < p.candidate.sample_values.size(); ++i)
+        c.pts.push_back({2.0 + 0.3 * ((i % 7) / 7.0 - 0.5), p.candidate.sample_values[i]});
+      for (const auto& [x, y] : b.pts)
+        b.titles.push_back(fmt::format("{}: {} {}", p.baseline.display, exact(y), p.baseline.unit));
+      for (const auto& [x, y] : c.pts)
+        c.titles.push_back(
+            fmt::format("{}: {} {}", p.candidate.display, exact(y), p.candidate.unit));
+      o << xy_chart(p.id + " sample distribution: " + p.label.substr(0, 50),
+                    "1 = baseline, 2 = candidate", p.baseline.unit, {b, c}, false, false);
       ++shown;
     }
   }
 
   // ---- details per pair
-  o << "<h2>Pairs in detail</h2>\n<table class=\"sortable\" id=\"details\"><thead><tr><th>pair</th><th>side</th><th>system</th><th>accelerators</th><th>score [95% CI]</th>"
-       "<th>per accelerator</th><th>% of peak</th><th>cost / result</th><th>energy / result (kWh)</th><th>runs</th><th>source</th></tr></thead><tbody>\n";
+  o << "<h2>Pairs in detail</h2>\n<table class=\"sortable\" "
+       "id=\"details\"><thead><tr><th>pair</th><th>side</th><th>system</th><th>accelerators</"
+       "th><th>score [95% CI]</th>"
+       "<th>per accelerator</th><th>% of peak</th><th>cost / result</th><th>energy / result "
+       "(kWh)</th><th>runs</th><th>source</th></tr></thead><tbody>\n";
   for (const auto& p : r.pairs)
     for (const auto* s : {&p.baseline, &p.candidate}) {
-      o << "<tr id=\"" << (s == &p.baseline ? esc(p.id) : esc(p.id) + "c") << "\"><td data-v=\"" << esc(p.id.substr(1)) << "\">" << esc(p.id) << "</td><td>"
-        << (s == &p.baseline ? "baseline" : "candidate") << "</td><td>" << esc(s->system) << "<div class=\"note\">" << esc(s->accelerator_model) << "</div></td>"
+      o << "<tr id=\"" << (s == &p.baseline ? esc(p.id) : esc(p.id) + "c") << "\"><td data-v=\""
+        << esc(p.id.substr(1)) << "\">" << esc(p.id) << "</td><td>"
+        << (s == &p.baseline ? "baseline" : "candidate") << "</td><td>" << esc(s->system)
+        << "<div class=\"note\">" << esc(s->accelerator_model) << "</div></td>"
         << num_cell(double(s->accelerators)) << side_cell(*s)
-        << fmt::format("<td data-v=\"{}\">{} <span class=\"u\">{}</span></td>", exact(s->per_accelerator), num(s->per_accelerator), esc(s->per_accelerator_unit));
+        << fmt::format("<td data-v=\"{}\">{} <span class=\"u\">{}</span></td>",
+                       exact(s->per_accelerator), num(s->per_accelerator),
+                       esc(s->per_accelerator_unit));
       if (s->pct_of_peak)
-        o << fmt::format("<td data-v=\"{}\" title=\"{}\">{:.1f}%{}</td>", exact(*s->pct_of_peak), esc(fmt::format("peak {} TFLOP/s: {}", exact(s->peak_tflops), s->peak_source)),
-                         *s->pct_of_peak, s->pct_of_peak_kind == "mfu" ? " MFU" : "");
+        o << fmt::format(
+            "<td data-v=\"{}\" title=\"{}\">{:.1f}%{}</td>", exact(*s->pct_of_peak),
+            esc(fmt::format("peak {} TFLOP/s: {}", exact(s->peak_tflops), s->peak_source)),
+            *s->pct_of_peak, s->pct_of_peak_kind == "mfu" ? " MFU" : "");
       else
         o << "<td data-v=\"\">–</td>";
       if (s->cost_usd)
-        o << fmt::format("<td data-v=\"{}\" title=\"{}\">${} <span class=\"u\">per {}</span></td>", exact(*s->cost_usd), esc(s->cost_source), num(*s->cost_usd), esc(p.result_unit));
+        o << fmt::format("<td data-v=\"{}\" title=\"{}\">${} <span class=\"u\">per {}</span></td>",
+                         exact(*s->cost_usd), esc(s->cost_source), num(*s->cost_usd),
+                         esc(p.result_unit));
       else
         o << "<td data-v=\"\">–</td>";
       if (s->energy_kwh)
-        o << fmt::format("<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">per {}</span></td>", exact(*s->energy_kwh), esc(s->energy_source), num(*s->energy_kwh), esc(p.result_unit));
+        o << fmt::format("<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">per {}</span></td>",
+                         exact(*s->energy_kwh), esc(s->energy_source), num(*s->energy_kwh),
+                         esc(p.result_unit));
       else
         o << "<td data-v=\"\">–</td>";
       string rv;
-      for (const auto& v : s->run_values) rv += (rv.empty() ? "" : ", ") + num(v.value) + (v.used ? "" : "*");
-      o << "<td title=\"" << esc(rv) << "\" data-v=\"" << s->runs << "\">" << s->runs << (s->mlperf ? "<div class=\"note\">" + esc(rv) + "</div>" : "") << "</td>";
+      for (const auto& v : s->run_values)
+        rv += (rv.empty() ? "" : ", ") + num(v.value) + (v.used ? "" : "*");
+      o << "<td title=\"" << esc(rv) << "\" data-v=\"" << s->runs << "\">" << s->runs
+        << (s->mlperf ? "<div class=\"note\">" + esc(rv) + "</div>" : "") << "</td>";
       o << "<td>" << badge(s->source) << "</td></tr>\n";
     }
   o << "</tbody></table>\n";
   for (const auto& p : r.pairs) {
-    if (p.notes.empty() && p.environment_differences.empty()) continue;
+    if (p.notes.empty() && p.environment_differences.empty())
+      continue;
     o << "<h3>" << esc(p.id) << " " << esc(p.label) << "</h3><ul>";
-    for (const auto& n : p.notes) o << "<li class=\"note\">" << esc(n) << "</li>";
+    for (const auto& n : p.notes)
+      o << "<li class=\"note\">" << esc(n) << "</li>";
     if (!p.environment_differences.empty()) {
       string d;
-      for (const auto& x : p.environment_differences) d += (d.empty() ? "" : ", ") + x;
+      for (const auto& x : p.environment_differences)
+        d += (d.empty() ? "" : ", ") + x;
       o << "<li class=\"note\">environment fields that differ: " << esc(d) << "</li>";
     }
     o << "</ul>\n";
   }
 
   // ---- plausibility of every figure
-  o << "<h2>Plausibility of every figure</h2>\n<p class=\"note\">Implied utilisation of the device's datasheet peak "
-       "for the figure's precision (results/devices.json, dense): kernels TFLOP/s / peak; training tokens/s per accelerator x "
+  o << "<h2>Plausibility of every figure</h2>\n<p class=\"note\">Implied utilisation of the "
+       "device's datasheet peak "
+       "for the figure's precision (results/devices.json, dense): kernels TFLOP/s / peak; training "
+       "tokens/s per accelerator x "
        "model FLOPs per token / peak. Above the peak by more than "
     << esc(fmt::format("{:.0f}%", 100 * k_peak_margin))
-    << " (clock variation) a figure cannot be true as stated: it is kept as its source states it, flagged, shown with its "
+    << " (clock variation) a figure cannot be true as stated: it is kept as its source states it, "
+       "flagged, shown with its "
        "most likely reading, and left out of the headline and the geometric means.</p>\n";
-  o << "<table class=\"sortable\" id=\"figures\"><thead><tr><th>side</th><th>system</th><th>figure</th><th>as stated</th><th>source</th>"
-       "<th>implied TFLOP/s per accelerator</th><th>peak TFLOP/s</th><th>utilisation</th><th>plausibility</th><th>most likely reading</th><th>cited from</th></tr></thead><tbody>\n";
+  o << "<table class=\"sortable\" "
+       "id=\"figures\"><thead><tr><th>side</th><th>system</th><th>figure</th><th>as "
+       "stated</th><th>source</th>"
+       "<th>implied TFLOP/s per accelerator</th><th>peak "
+       "TFLOP/s</th><th>utilisation</th><th>plausibility</th><th>most likely reading</th><th>cited "
+       "from</th></tr></thead><tbody>\n";
   for (const auto& f : r.figures) {
     const auto& c = f.plausibility;
     string cited;
     for (const auto& pv : f.provenance) {
       string line;
       for (const char* k : {"source", "url", "code_url", "date", "org", "round"})
-        if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty()) line += (line.empty() ? "" : " · ") + pv[k].get<string>();
-      if (!line.empty() && cited.find(esc(line)) == string::npos) cited += "<div>" + esc(line) + "</div>";
+        if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty())
+          line += (line.empty() ? "" : " · ") + pv[k].get<string>();
+      if (!line.empty() && cited.find(esc(line)) == string::npos)
+        cited += "<div>" + esc(line) + "</div>";
     }
-    for (const auto& a : f.assumed) cited += "<div class=\"warn\">assumed: " + esc(a) + "</div>";
-    const string status_cls = c.implausible() ? "implausible" : c.status == "plausible" ? "plausible" : "note";
-    o << "<tr><td>" << esc(f.side) << "</td><td>" << esc(f.display) << "<div class=\"note\">" << esc(f.system) << "</div></td><td>"
-      << esc(f.label) << "</td>" << fmt::format("<td data-v=\"{}\">{} <span class=\"u\">{}</span></td>", exact(f.value), num(f.value), esc(f.unit))
+    for (const auto& a : f.assumed)
+      cited += "<div class=\"warn\">assumed: " + esc(a) + "</div>";
+    const string status_cls = c.implausible()           ? "implausible"
+                              : c.status == "plausible" ? "plausible"
+                                                        : "note";
+    o << "<tr><td>" << esc(f.side) << "</td><td>" << esc(f.display) << "<div class=\"note\">"
+      << esc(f.system) << "</div></td><td>" << esc(f.label) << "</td>"
+      << fmt::format("<td data-v=\"{}\">{} <span class=\"u\">{}</span></td>", exact(f.value),
+                     num(f.value), esc(f.unit))
       << "<td>" << badge(f.source) << "</td>";
     if (c.implied_tflops > 0)
       o << fmt::format("<td data-v=\"{}\" title=\"{}\">{}{}</td>", exact(c.implied_tflops),
-                       esc(c.basis + (c.flop_per_token_formula.empty() ? "" : "; FLOPs per token: " + exact(c.flop_per_token) + " = " + c.flop_per_token_formula)),
-                       num(c.implied_tflops), c.lower_bound ? " <span class=\"note\">(at least)</span>" : "");
+                       esc(c.basis + (c.flop_per_token_formula.empty()
+                                          ? ""
+                                          : "; FLOPs per token: " + exact(c.flop_per_token) +
+                                                " = " + c.flop_per_token_formula)),
+                       num(c.implied_tflops),
+                       c.lower_bound ? " <span class=\"note\">(at least)</span>" : "");
     else
       o << "<td data-v=\"\">–</td>";
     if (c.peak_tflops > 0)
-      o << fmt::format("<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">{}</span></td>", exact(c.peak_tflops), esc(c.peak_source), num(c.peak_tflops), esc(c.peak_dtype));
+      o << fmt::format("<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">{}</span></td>",
+                       exact(c.peak_tflops), esc(c.peak_source), num(c.peak_tflops),
+                       esc(c.peak_dtype));
     else
       o << "<td data-v=\"\">–</td>";
     o << opt_cell(c.utilisation_pct, "%");
     o << "<td><span class=\"" << status_cls << "\">" << esc(c.status) << "</span>";
-    if (!c.reason.empty()) o << "<div class=\"note\">" << esc(c.reason) << "</div>";
+    if (!c.reason.empty())
+      o << "<div class=\"note\">" << esc(c.reason) << "</div>";
     o << "</td>";
     if (!c.likely_reading.empty())
-      o << fmt::format("<td>{}: {} <span class=\"u\">{}</span>, {:.0f}% of peak</td>", esc(c.likely_reading), num(c.likely_value), esc(c.likely_unit),
+      o << fmt::format("<td>{}: {} <span class=\"u\">{}</span>, {:.0f}% of peak</td>",
+                       esc(c.likely_reading), num(c.likely_value), esc(c.likely_unit),
                        c.likely_utilisation_pct.value_or(0));
     else
       o << "<td>–</td>";
@@ -587,70 +763,97 @@ string to_html(const report_model& r) {
 
   // ---- unpaired
   o << "<h2>Unpaired runs</h2>\n";
-  if (r.unpaired.empty()) o << "<p class=\"note\">Every group of runs found a partner.</p>\n";
+  if (r.unpaired.empty())
+    o << "<p class=\"note\">Every group of runs found a partner.</p>\n";
   else {
-    o << "<table class=\"sortable\" id=\"unpaired\"><thead><tr><th>side</th><th>system</th><th>workload / config</th><th>runs</th><th>why</th></tr></thead><tbody>\n";
+    o << "<table class=\"sortable\" "
+         "id=\"unpaired\"><thead><tr><th>side</th><th>system</th><th>workload / "
+         "config</th><th>runs</th><th>why</th></tr></thead><tbody>\n";
     for (const auto& u : r.unpaired)
-      o << "<tr><td>" << esc(u.side) << "</td><td>" << esc(u.system) << "</td><td>" << esc(u.label) << "</td>" << num_cell(double(u.runs)) << "<td>" << esc(u.reason) << "</td></tr>\n";
+      o << "<tr><td>" << esc(u.side) << "</td><td>" << esc(u.system) << "</td><td>" << esc(u.label)
+        << "</td>" << num_cell(double(u.runs)) << "<td>" << esc(u.reason) << "</td></tr>\n";
     o << "</tbody></table>\n";
   }
   if (!r.scaling.empty()) {
-    o << "<h2>Scaling</h2>\n<table class=\"sortable\" id=\"scaling\"><thead><tr><th>benchmark</th><th>device</th><th>system</th><th>accelerators</th><th>score (min)</th><th>efficiency</th></tr></thead><tbody>\n";
+    o << "<h2>Scaling</h2>\n<table class=\"sortable\" "
+         "id=\"scaling\"><thead><tr><th>benchmark</th><th>device</th><th>system</"
+         "th><th>accelerators</th><th>score (min)</th><th>efficiency</th></tr></thead><tbody>\n";
     for (const auto& s : r.scaling)
       for (const auto& pt : s.points)
-        o << "<tr><td>" << esc(s.benchmark) << "</td><td>" << esc(s.device_name) << "</td><td>" << esc(pt.system) << "</td>" << num_cell(double(pt.accelerators))
+        o << "<tr><td>" << esc(s.benchmark) << "</td><td>" << esc(s.device_name) << "</td><td>"
+          << esc(pt.system) << "</td>" << num_cell(double(pt.accelerators))
           << num_cell(pt.score_min) << num_cell(pt.efficiency) << "</tr>\n";
     o << "</tbody></table>\n";
   }
 
   // ---- provenance
-  o << "<h2>Provenance</h2>\n<table class=\"sortable\" id=\"provenance\"><thead><tr><th>pair</th><th>side</th><th>source</th><th>where from</th><th>runs</th></tr></thead><tbody>\n";
+  o << "<h2>Provenance</h2>\n<table class=\"sortable\" "
+       "id=\"provenance\"><thead><tr><th>pair</th><th>side</th><th>source</th><th>where "
+       "from</th><th>runs</th></tr></thead><tbody>\n";
   for (const auto& p : r.pairs)
     for (const auto* s : {&p.baseline, &p.candidate}) {
       string where;
       for (const auto& pv : s->provenance) {
         string line;
-        for (const char* k : {"source", "url", "code_url", "date", "conditions", "org", "round", "result_file"})
-          if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty()) line += (line.empty() ? "" : " · ") + pv[k].get<string>();
-        if (!line.empty() && where.find(esc(line)) == string::npos) where += "<div>" + esc(line) + "</div>";
+        for (const char* k :
+             {"source", "url", "code_url", "date", "conditions", "org", "round", "result_file"})
+          if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty())
+            line += (line.empty() ? "" : " · ") + pv[k].get<string>();
+        if (!line.empty() && where.find(esc(line)) == string::npos)
+          where += "<div>" + esc(line) + "</div>";
       }
       if (!s->revisions.empty()) {
         string revs;
-        for (const auto& v : s->revisions) revs += (revs.empty() ? "" : ", ") + v;
+        for (const auto& v : s->revisions)
+          revs += (revs.empty() ? "" : ", ") + v;
         where += "<div>measured by accelbench, revision <code>" + esc(revs) + "</code></div>";
       }
       string ids;
-      for (const auto& u : s->uuids) ids += (ids.empty() ? "" : " ") + u;
-      o << "<tr><td>" << esc(p.id) << "</td><td>" << (s == &p.baseline ? "baseline" : "candidate") << "</td><td>" << badge(s->source) << "</td><td>" << where
-        << "</td><td><code title=\"" << esc(ids) << "\">" << s->uuids.size() << " run(s)</code></td></tr>\n";
+      for (const auto& u : s->uuids)
+        ids += (ids.empty() ? "" : " ") + u;
+      o << "<tr><td>" << esc(p.id) << "</td><td>" << (s == &p.baseline ? "baseline" : "candidate")
+        << "</td><td>" << badge(s->source) << "</td><td>" << where << "</td><td><code title=\""
+        << esc(ids) << "\">" << s->uuids.size() << " run(s)</code></td></tr>\n";
     }
   o << "</tbody></table>\n";
   if (!r.devices.empty()) {
-    o << "<h3>Device catalogue entries used</h3><table class=\"sortable\" id=\"devices\"><thead><tr><th>device</th><th>dense peak TFLOP/s</th><th>HBM TB/s</th><th>TDP W</th><th>source</th></tr></thead><tbody>\n";
+    o << "<h3>Device catalogue entries used</h3><table class=\"sortable\" "
+         "id=\"devices\"><thead><tr><th>device</th><th>dense peak TFLOP/s</th><th>HBM "
+         "TB/s</th><th>TDP W</th><th>source</th></tr></thead><tbody>\n";
     for (const auto& d : r.devices) {
       string pk;
-      for (const auto& [k, v] : d["peak_tflops"].items()) pk += (pk.empty() ? "" : ", ") + k + " " + num(v.get<double>());
-      if (d.value("measured_peak", false)) pk = "measured per run";
+      for (const auto& [k, v] : d["peak_tflops"].items())
+        pk += (pk.empty() ? "" : ", ") + k + " " + num(v.get<double>());
+      if (d.value("measured_peak", false))
+        pk = "measured per run";
       const json& src = d["source"];
-      o << "<tr><td>" << esc(d.value("name", string())) << "</td><td>" << esc(pk) << "</td>" << num_cell(d.value("hbm_tb_s", 0.0)) << num_cell(d.value("tdp_w", 0.0))
-        << "<td>" << esc(src.is_object() ? src.value("doc", string()) + " " + src.value("url", string()) : string()) << "</td></tr>\n";
+      o << "<tr><td>" << esc(d.value("name", string())) << "</td><td>" << esc(pk) << "</td>"
+        << num_cell(d.value("hbm_tb_s", 0.0)) << num_cell(d.value("tdp_w", 0.0)) << "<td>"
+        << esc(src.is_object() ? src.value("doc", string()) + " " + src.value("url", string())
+                               : string())
+        << "</td></tr>\n";
     }
     o << "</tbody></table>\n";
   }
   if (!r.prices.empty()) {
-    o << "<h3>Prices used</h3><table id=\"prices\"><thead><tr><th>device</th><th>USD per accelerator-hour</th><th>source</th></tr></thead><tbody>\n";
+    o << "<h3>Prices used</h3><table id=\"prices\"><thead><tr><th>device</th><th>USD per "
+         "accelerator-hour</th><th>source</th></tr></thead><tbody>\n";
     for (const auto& p : r.prices)
-      o << "<tr><td>" << esc(p.value("device", string())) << "</td>" << num_cell(p.value("usd_per_accelerator_hour", 0.0)) << "<td>" << esc(p.value("source", string())) << "</td></tr>\n";
+      o << "<tr><td>" << esc(p.value("device", string())) << "</td>"
+        << num_cell(p.value("usd_per_accelerator_hour", 0.0)) << "<td>"
+        << esc(p.value("source", string())) << "</td></tr>\n";
     o << "</tbody></table>\n";
   }
   if (!r.notes.empty()) {
     o << "<h2>Notes</h2><ul>";
-    for (const auto& n : r.notes) o << "<li>" << esc(n) << "</li>";
+    for (const auto& n : r.notes)
+      o << "<li>" << esc(n) << "</li>";
     o << "</ul>\n";
   }
-  o << "<script type=\"application/json\" id=\"report-data\">" << json_for_script(to_json(r)) << "</script>\n";
+  o << "<script type=\"application/json\" id=\"report-data\">" << json_for_script(to_json(r))
+    << "</script>\n";
   o << "<script>" << k_js << "</script>\n</main></body></html>\n";
   return o.str();
 }
 
-}  // namespace accelbench::report
+} // namespace accelbench::report

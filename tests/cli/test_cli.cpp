@@ -17,10 +17,12 @@ using test_cli::ab;
 
 namespace {
 // Small and fast: 3 samples, no minimum sample time.
-const std::string k_fast = " --rules kernel-quick --rule repetitions=3 --rule min_time_s=0 --rule min_warmup_time_s=0 --quiet ";
+const std::string k_fast = " --rules kernel-quick --rule repetitions=3 --rule min_time_s=0 --rule "
+                           "min_warmup_time_s=0 --quiet ";
 
 int64_t runs_in(const std::string& db) {
-  if (!std::filesystem::exists(db)) return -1;
+  if (!std::filesystem::exists(db))
+    return -1;
   return store::store::open(db, store::access::read_only).count_runs();
 }
 } // namespace
@@ -55,11 +57,15 @@ TEST_CASE("env and list work with and without --json", "[cli]") {
 
 TEST_CASE("run → show → export, and the export validates against the schema", "[cli]") {
   test_cli::temp_dir t;
-  auto r = ab("run gemm --set M=64 --set N=48 --set K=32 --set dtype=fp32 --tag e2e --system box1 --db " + t.db() + k_fast);
+  auto r = ab(
+      "run gemm --set M=64 --set N=48 --set K=32 --set dtype=fp32 --tag e2e --system box1 --db " +
+      t.db() + k_fast);
   INFO(r.err);
   REQUIRE(r.rc == 0);
-  CHECK_THAT(r.out, Catch::Contains("VALID") && Catch::Contains("FLOP/s") && !Catch::Contains("e-0"));
-  auto r2 = ab("run gemm --set M=64 --set N=48 --set K=32 --set dtype=bf16 --json --db " + t.db() + k_fast);
+  CHECK_THAT(r.out,
+             Catch::Contains("VALID") && Catch::Contains("FLOP/s") && !Catch::Contains("e-0"));
+  auto r2 = ab("run gemm --set M=64 --set N=48 --set K=32 --set dtype=bf16 --json --db " + t.db() +
+               k_fast);
   REQUIRE(r2.rc == 0);
   auto j2 = json::parse(r2.out);
   CHECK(j2["runs"][0]["validity"] == "VALID");
@@ -78,7 +84,8 @@ TEST_CASE("run → show → export, and the export validates against the schema"
   REQUIRE(x.rc == 0);
   json doc = json::parse(test_cli::slurp(out));
   auto violations = load_builtin_schema("results.schema.json").validate(doc);
-  for (const auto& v : violations) FAIL_CHECK(v.path << ": " << v.message);
+  for (const auto& v : violations)
+    FAIL_CHECK(v.path << ": " << v.message);
   CHECK(doc["schema_version"] == 1);
   CHECK(doc["runs"].size() == 2);
   CHECK(doc["runs"][0]["samples"].size() == 3);
@@ -98,7 +105,7 @@ TEST_CASE("run → show → export, and the export validates against the schema"
 
 TEST_CASE("bad input: one line, exit 2, nothing stored", "[cli]") {
   test_cli::temp_dir t;
-  ab("run gemm --set M=8 --set N=8 --set K=8 --db " + t.db() + k_fast);  // one good run
+  ab("run gemm --set M=8 --set N=8 --set K=8 --db " + t.db() + k_fast); // one good run
   REQUIRE(runs_in(t.db()) == 1);
   struct bad {
     std::string args, expect;
@@ -115,19 +122,24 @@ TEST_CASE("bad input: one line, exit 2, nothing stored", "[cli]") {
       {"run gemm --set M=1000000 --set N=1000000 --set K=1000000", "host memory"},
       {"run gemm --rules no-such-rules", "unknown ruleset 'no-such-rules'"},
       {"run gemm --set M", "KEY=VALUE"},
-      {"run gemm --sweep M=1,2,3,4,5,6,7,8,9,10,11 --sweep N=1,2,3,4,5,6,7,8,9,10,11 --sweep K=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85", "more than 10,000"},
+      {"run gemm --sweep M=1,2,3,4,5,6,7,8,9,10,11 --sweep N=1,2,3,4,5,6,7,8,9,10,11 --sweep "
+       "K=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,"
+       "33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,"
+       "63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85",
+       "more than 10,000"},
   };
   for (const auto& c : cases) {
     INFO(c.args);
     auto r = ab(c.args + " --db " + t.db() + " --quiet");
     CHECK(r.rc == 2);
     CHECK_THAT(r.err, Catch::Contains(c.expect));
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1); // one line
     CHECK(runs_in(t.db()) == 1);
   }
   // A schema-invalid ruleset file.
   std::string rules = (t.path / "bad-rules.json").string();
-  std::ofstream(rules) << R"({"schema_version": 1, "id": "bad", "version": "1", "applies_to": ["kernel"], "measurement": {"repetitions": -1}})";
+  std::ofstream(rules)
+      << R"({"schema_version": 1, "id": "bad", "version": "1", "applies_to": ["kernel"], "measurement": {"repetitions": -1}})";
   auto r = ab("run gemm --rules " + rules + " --db " + t.db());
   CHECK(r.rc == 2);
   CHECK_THAT(r.err, Catch::Contains("repetitions"));
@@ -138,7 +150,7 @@ TEST_CASE("bad input: one line, exit 2, nothing stored", "[cli]") {
   auto c = ab("run gemm --set M=8 --set N=8 --set K=8 --db " + corrupt + k_fast);
   CHECK(c.rc == 2);
   CHECK_THAT(c.err, Catch::Contains("not a valid accelbench database"));
-  CHECK(test_cli::slurp(corrupt) == std::string(4096, 'x'));  // untouched
+  CHECK(test_cli::slurp(corrupt) == std::string(4096, 'x')); // untouched
   auto u = ab("run gemm --set M=8 --set N=8 --set K=8 --db " + corrupt + "/sub/x.db" + k_fast);
   CHECK(u.rc == 2);
 }
@@ -150,18 +162,21 @@ TEST_CASE("sweeps, suites and skipped configs", "[cli]") {
   CHECK(runs_in(t.db()) == 3);
   // A suite with a config that cannot run here: recorded as skipped with the reason, others run.
   std::string suite = (t.path / "s.json").string();
-  std::ofstream(suite) << R"({"schema_version": 1, "name": "tiny", "rules": "kernel-quick", "entries": [
+  std::ofstream(suite)
+      << R"({"schema_version": 1, "name": "tiny", "rules": "kernel-quick", "entries": [
       {"workload": "gemm", "set": {"M": 8, "N": 8, "K": 8}},
       {"workload": "gemm", "backend": "cuda", "set": {"M": 8, "N": 8, "K": 8}},
       {"workload": "gemm", "set": {"M": 200000, "N": 200000, "K": 200000}}]})";
-  auto s = ab("run --suite " + suite + " --tag nightly-x --db " + t.db() + " --rule repetitions=3 --rule min_time_s=0 --json --quiet");
+  auto s = ab("run --suite " + suite + " --tag nightly-x --db " + t.db() +
+              " --rule repetitions=3 --rule min_time_s=0 --json --quiet");
   INFO(s.err);
   REQUIRE(s.rc == 0);
   auto j = json::parse(s.out);
   REQUIRE(j["runs"].size() == 3);
   CHECK(j["runs"][0]["status"] == "ok");
   CHECK(j["runs"][1]["status"] == "skipped");
-  CHECK_THAT(j["runs"][1]["status_reason"].get<std::string>(), Catch::Contains("cuda", Catch::CaseSensitive::No));
+  CHECK_THAT(j["runs"][1]["status_reason"].get<std::string>(),
+             Catch::Contains("cuda", Catch::CaseSensitive::No));
   CHECK(j["runs"][2]["status"] == "skipped");
   CHECK_THAT(j["runs"][2]["status_reason"].get<std::string>(), Catch::Contains("memory"));
   CHECK(j["runs"][0]["tags"].size() == 2);
@@ -173,7 +188,8 @@ TEST_CASE("an INVALID run exits 1 and is stored", "[cli]") {
   // A ruleset whose samples (at least 50 ms each) cannot fit in its max_time_s (10 ms) makes any
   // run INVALID: the later samples are not taken.
   std::string rules = (t.path / "strict.json").string();
-  std::ofstream(rules) << R"({"schema_version": 1, "id": "strict", "version": "1", "applies_to": ["kernel"],
+  std::ofstream(rules)
+      << R"({"schema_version": 1, "id": "strict", "version": "1", "applies_to": ["kernel"],
     "measurement": {"repetitions": 3, "min_time_s": 0.05, "max_time_s": 0.01},
     "correctness": {"sample_points": 64, "tolerance": {"fp32": 1e-4}}})";
   auto r = ab("run gemm --set M=64 --set N=64 --set K=512 --rules " + rules + " --db " + t.db());
@@ -198,8 +214,10 @@ json two_run_doc() {
     r.ruleset = "kernel-v1";
     r.source = "imported";
     r.tags = {tag};
-    r.started_at = std::string(tag) == "a" ? "2026-01-01T00:00:00.000Z" : "2026-01-02T00:00:00.000Z";
-    for (int i = 0; i < 5; ++i) r.samples.push_back({i, 1e-3 * (1 + 0.01 * i), 10, json::object()});
+    r.started_at =
+        std::string(tag) == "a" ? "2026-01-01T00:00:00.000Z" : "2026-01-02T00:00:00.000Z";
+    for (int i = 0; i < 5; ++i)
+      r.samples.push_back({i, 1e-3 * (1 + 0.01 * i), 10, json::object()});
     r.add_metric("time", 1e-3, "s", direction::lower_is_better);
     runs.push_back(r);
   }
@@ -238,14 +256,15 @@ TEST_CASE("JSON inputs: hostile files are exit 2 and create no database", "[cli]
            {"import " + variant("mllogs.json", dump_json(wrong_mllogs)), "/runs/0/extra/mllogs"},
            {"import " + variant("iter.json", huge_iterations), "outside the 64-bit integer range"},
            {"import " + variant("inf.json", inf_sample), "out of range"},
-           {"import " + variant("latin1.json", "{\"schema_version\": 1, \"x\": \"caf\xE9\"}"), "not valid UTF-8"},
+           {"import " + variant("latin1.json", "{\"schema_version\": 1, \"x\": \"caf\xE9\"}"),
+            "not valid UTF-8"},
        }) {
     INFO(c.args);
     auto r = ab(c.args + " --db " + fresh);
     CHECK(r.rc == 2);
     CHECK_THAT(r.err, Catch::Contains(c.expect));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_FALSE(std::filesystem::exists(fresh));  // nothing created for a failed import
+    CHECK_FALSE(std::filesystem::exists(fresh)); // nothing created for a failed import
   }
   // A selector that is an exported file is read with the same bounds.
   write_text(t.path / "good.json", dump_json(doc));
@@ -286,7 +305,8 @@ TEST_CASE("JSON outputs: stored text that is not UTF-8 never breaks a writer", "
     INFO(r.err);
     CHECK((r.rc == 0 || r.rc == 1));
     CHECK(valid_utf8(r.out));
-    if (!r.out.empty() && args.find("--format junit") == std::string::npos && args.find("report") != 0)
+    if (!r.out.empty() && args.find("--format junit") == std::string::npos &&
+        args.find("report") != 0)
       CHECK_NOTHROW(json::parse(r.out));
   }
   CHECK(valid_utf8(test_cli::slurp(junit)));
@@ -296,5 +316,7 @@ TEST_CASE("JSON outputs: stored text that is not UTF-8 never breaks a writer", "
   CHECK_THAT(x.out, Catch::Contains("caf\xEF\xBF\xBD"));
   // And the export, repaired, imports again.
   write_text(t.path / "again.json", x.out);
-  CHECK(ab("import " + (t.path / "again.json").string() + " --db " + (t.path / "b.db").string()).rc == 0);
+  CHECK(
+      ab("import " + (t.path / "again.json").string() + " --db " + (t.path / "b.db").string()).rc ==
+      0);
 }

@@ -14,20 +14,23 @@ using test_cli::ab;
 
 namespace {
 // A gemm run whose samples are `median` seconds with 1% noise, tagged, started at night `day`.
-run planted(const std::string& tag, double median, int day, stats::rng& g, const std::string& m = "1024") {
+run planted(const std::string& tag, double median, int day, stats::rng& g,
+            const std::string& m = "1024") {
   run r;
   r.uuid = new_uuid();
   r.cfg.workload = "gemm";
   r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", m}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp32"}, {"library", "onednn"},
-                  {"trans_a", "0"}, {"trans_b", "0"}};
+  r.cfg.values = {{"M", m},          {"N", "1024"},         {"K", "1024"},
+                  {"dtype", "fp32"}, {"library", "onednn"}, {"trans_a", "0"},
+                  {"trans_b", "0"}};
   r.system = "ci-box";
   r.ruleset = "kernel-v1";
   r.tags = {tag};
   char date[32];
   std::snprintf(date, sizeof date, "2026-10-%02dT02:00:00.000Z", day);
   r.started_at = r.finished_at = date;
-  for (int i = 0; i < 10; ++i) r.samples.push_back({i, median * (1 + 0.01 * g.normal()), 10, json::object()});
+  for (int i = 0; i < 10; ++i)
+    r.samples.push_back({i, median * (1 + 0.01 * g.normal()), 10, json::object()});
   return r;
 }
 
@@ -36,10 +39,12 @@ void write_doc(const std::string& path, const std::vector<run>& runs) {
 }
 } // namespace
 
-TEST_CASE("compare: a planted 10 percent slowdown fails the job, noise does not", "[cli][compare]") {
+TEST_CASE("compare: a planted 10 percent slowdown fails the job, noise does not",
+          "[cli][compare]") {
   test_cli::temp_dir t;
   stats::rng g(1);
-  std::vector<run> runs = {planted("n1", 1.0, 1, g), planted("n2", 1.10, 2, g), planted("n3", 1.002, 3, g)};
+  std::vector<run> runs = {planted("n1", 1.0, 1, g), planted("n2", 1.10, 2, g),
+                           planted("n3", 1.002, 3, g)};
   std::string doc = (t.path / "runs.json").string();
   write_doc(doc, runs);
   REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
@@ -52,7 +57,9 @@ TEST_CASE("compare: a planted 10 percent slowdown fails the job, noise does not"
   CHECK_THAT(same.out, Catch::Contains("unchanged"));
   // The job summary file is written atomically with -o; JUnit has the failure.
   std::string junit = (t.path / "c.xml").string();
-  CHECK(ab("compare --baseline tag=n1 --candidate tag=n2 --format junit -o " + junit + " --db " + t.db()).rc == 1);
+  CHECK(ab("compare --baseline tag=n1 --candidate tag=n2 --format junit -o " + junit + " --db " +
+           t.db())
+            .rc == 1);
   CHECK_THAT(test_cli::slurp(junit), Catch::Contains("<failure"));
   auto j = ab("compare --baseline tag=n1 --candidate tag=n2 --format json --db " + t.db());
   CHECK(json::parse(j.out)["schema_version"] == 1);
@@ -74,8 +81,9 @@ TEST_CASE("history: a step change is reported at the run where it started", "[cl
   test_cli::temp_dir t;
   stats::rng g(5);
   std::vector<run> runs;
-  for (int day = 1; day <= 24; ++day) runs.push_back(planted("nightly", day <= 14 ? 1.0 : 1.12, day, g));
-  runs[5].samples[0].value *= 1.5;  // one bad sample on one night is not a change
+  for (int day = 1; day <= 24; ++day)
+    runs.push_back(planted("nightly", day <= 14 ? 1.0 : 1.12, day, g));
+  runs[5].samples[0].value *= 1.5; // one bad sample on one night is not a change
   std::string doc = (t.path / "n.json").string();
   write_doc(doc, runs);
   REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
@@ -85,7 +93,7 @@ TEST_CASE("history: a step change is reported at the run where it started", "[cl
   REQUIRE(j["series"].size() == 1);
   auto cps = j["series"][0]["change_points"];
   REQUIRE(cps.size() == 1);
-  CHECK(cps[0]["index"] == 14);  // the 15th night
+  CHECK(cps[0]["index"] == 14); // the 15th night
   CHECK(cps[0]["started_at"].get<std::string>().rfind("2026-10-15", 0) == 0);
   CHECK(cps[0]["regression"] == true);
   CHECK(ab("history gemm --fail-on-regression --db " + t.db()).rc == 1);

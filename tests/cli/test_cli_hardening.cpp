@@ -28,17 +28,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string k_fast = " --rules kernel-quick --rule repetitions=3 --rule min_time_s=0 --rule min_warmup_time_s=0 --quiet ";
+const std::string k_fast = " --rules kernel-quick --rule repetitions=3 --rule min_time_s=0 --rule "
+                           "min_warmup_time_s=0 --quiet ";
 
 int64_t runs_in(const std::string& db) {
-  if (!fs::exists(db)) return -1;
+  if (!fs::exists(db))
+    return -1;
   return store::store::open(db, store::access::read_only).count_runs();
 }
 
 // Every file under `dir` (names only): a failed command must leave this set unchanged.
 std::set<std::string> listing(const fs::path& dir) {
   std::set<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) out.insert(fs::relative(e.path(), dir).string());
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    out.insert(fs::relative(e.path(), dir).string());
   return out;
 }
 
@@ -53,13 +56,14 @@ void seed_pair(const test_cli::temp_dir& t) {
     r.uuid = new_uuid();
     r.cfg.workload = "gemm";
     r.cfg.backend = "cpu";
-    r.cfg.values = {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "fp32"}, {"library", "onednn"},
-                    {"trans_a", "0"}, {"trans_b", "0"}};
+    r.cfg.values = {{"M", "64"},           {"N", "64"},      {"K", "64"},     {"dtype", "fp32"},
+                    {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
     r.system = "box";
     r.ruleset = "kernel-v1";
     r.tags = {tag};
     r.started_at = r.finished_at = "2026-10-01T02:00:00.000Z";
-    for (int i = 0; i < 10; ++i) r.samples.push_back({i, 1e-3 * (1 + 0.01 * g.normal()), 10, json::object()});
+    for (int i = 0; i < 10; ++i)
+      r.samples.push_back({i, 1e-3 * (1 + 0.01 * g.normal()), 10, json::object()});
     r.add_metric("tflops", 1.0, "TFLOP/s", direction::higher_is_better);
     runs.push_back(r);
   }
@@ -71,12 +75,14 @@ void seed_pair(const test_cli::temp_dir& t) {
 
 } // namespace
 
-TEST_CASE("sweep sizes are counted without overflow, and absurd ones are refused even with --force", "[cli][hardening]") {
+TEST_CASE("sweep sizes are counted without overflow, and absurd ones are refused even with --force",
+          "[cli][hardening]") {
   test_cli::temp_dir t;
   // Sixteen sweeps of 16 values: 2^64 configs, which wrapped to 0 and passed the limit.
   std::string sweeps;
   // Distinct keys: a key swept twice is its own error, checked before the count.
-  for (char key = 'a'; key < 'a' + 16; ++key) sweeps += std::string(" --sweep ") + key + "=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16";
+  for (char key = 'a'; key < 'a' + 16; ++key)
+    sweeps += std::string(" --sweep ") + key + "=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16";
   auto r = ab("run gemm" + sweeps + " --db " + t.db() + k_fast);
   CHECK(r.rc == 2);
   CHECK_THAT(r.err, Catch::Contains("more than 2^64 configs"));
@@ -86,36 +92,44 @@ TEST_CASE("sweep sizes are counted without overflow, and absurd ones are refused
   CHECK_THAT(f.err, Catch::Contains("even with --force"));
   // Three million configs: --force does not make them fit in a plan.
   std::string thousand = "1";
-  for (int i = 2; i <= 1000; ++i) thousand += "," + std::to_string(i);
-  auto m = ab("run gemm --sweep M=" + thousand + " --sweep N=" + thousand + " --sweep K=1,2,3 --force --db " + t.db() + k_fast);
+  for (int i = 2; i <= 1000; ++i)
+    thousand += "," + std::to_string(i);
+  auto m = ab("run gemm --sweep M=" + thousand + " --sweep N=" + thousand +
+              " --sweep K=1,2,3 --force --db " + t.db() + k_fast);
   CHECK(m.rc == 2);
   CHECK_THAT(m.err, Catch::Contains("3000000 configs"));
-  CHECK_FALSE(fs::exists(t.db()));  // refused before the database is created
+  CHECK_FALSE(fs::exists(t.db())); // refused before the database is created
 }
 
-TEST_CASE("memory estimates saturate: shapes beyond 2^64 bytes are refused, not estimated small", "[cli][hardening]") {
+TEST_CASE("memory estimates saturate: shapes beyond 2^64 bytes are refused, not estimated small",
+          "[cli][hardening]") {
   test_cli::temp_dir t;
   // fp32 M=N=2^30, K=1.5*2^30 needs exactly 2^64 bytes, which wrapped to an estimate of 0.
-  auto g = ab("run gemm --set M=1073741824 --set N=1073741824 --set K=1610612736 --db " + t.db() + k_fast);
+  auto g = ab("run gemm --set M=1073741824 --set N=1073741824 --set K=1610612736 --db " + t.db() +
+              k_fast);
   CHECK(g.rc == 2);
   CHECK_THAT(g.err, Catch::Contains("host memory"));
   // In a sweep a too-big config is recorded as skipped with the reason, as any that does not fit.
-  auto s = ab("run gemm --set M=1073741824 --set K=1610612736 --sweep N=8,1073741824 --json --db " + t.db() + k_fast);
+  auto s = ab("run gemm --set M=1073741824 --set K=1610612736 --sweep N=8,1073741824 --json --db " +
+              t.db() + k_fast);
   CHECK(s.rc == 0);
   auto j = json::parse(s.out);
   REQUIRE(j["runs"].size() == 2);
   CHECK(j["runs"][1]["status"] == "skipped");
   CHECK_THAT(j["runs"][1]["status_reason"].get<std::string>(), Catch::Contains("64 bits"));
-  // Attention: a shape whose element count overflows 64 bits is refused before any size is computed.
-  auto a = ab("run attention --set batch=4294967296 --set seq_q=4294967296 --set heads=1 --set head_dim=64 --db " +
+  // Attention: a shape whose element count overflows 64 bits is refused before any size is
+  // computed.
+  auto a = ab("run attention --set batch=4294967296 --set seq_q=4294967296 --set heads=1 --set "
+              "head_dim=64 --db " +
               t.db() + " --quiet");
   CHECK(a.rc == 2);
   CHECK_THAT(a.err, Catch::Contains("elements per tensor"));
   // Training: a micro batch of 2^62 sequences.
-  auto tr = ab("run train.llama --set batch=4611686018427387904 --set seq=16 --db " + t.db() + " --quiet");
+  auto tr = ab("run train.llama --set batch=4611686018427387904 --set seq=16 --db " + t.db() +
+               " --quiet");
   CHECK(tr.rc == 2);
   CHECK_THAT(tr.err, Catch::Contains("host memory"));
-  CHECK(runs_in(t.db()) == 2);  // only the skipped records of the sweep
+  CHECK(runs_in(t.db()) == 2); // only the skipped records of the sweep
 }
 
 TEST_CASE("output paths are checked before any work and written atomically", "[cli][hardening]") {
@@ -124,7 +138,8 @@ TEST_CASE("output paths are checked before any work and written atomically", "[c
   auto before = listing(t.path);
   const std::string sel = " --baseline tag=base --candidate tag=cand --db " + t.db();
   // A bad --html used to leave the --json written just before it.
-  auto r = ab("report" + sel + " --json " + (t.path / "a.json").string() + " --html /missing/dir/r.html");
+  auto r = ab("report" + sel + " --json " + (t.path / "a.json").string() +
+              " --html /missing/dir/r.html");
   CHECK(r.rc == 2);
   CHECK_THAT(r.err, Catch::Contains("--html") && Catch::Contains("does not exist"));
   CHECK(listing(t.path) == before);
@@ -142,11 +157,13 @@ TEST_CASE("output paths are checked before any work and written atomically", "[c
   CHECK(x.rc == 2);
   CHECK_THAT(x.err, Catch::Contains("input of this command"));
   CHECK(test_cli::slurp(t.db()) == db_bytes);
-  auto same = ab("report" + sel + " --json " + (t.path / "s").string() + " --html " + (t.path / "s").string());
+  auto same = ab("report" + sel + " --json " + (t.path / "s").string() + " --html " +
+                 (t.path / "s").string());
   CHECK(same.rc == 2);
   CHECK(listing(t.path) == before);
   // The good case still writes both files, and nothing else.
-  auto ok = ab("report" + sel + " --json " + (t.path / "a.json").string() + " --html " + (t.path / "r.html").string());
+  auto ok = ab("report" + sel + " --json " + (t.path / "a.json").string() + " --html " +
+               (t.path / "r.html").string());
   CHECK(ok.rc == 0);
   auto after = listing(t.path);
   after.erase("a.json");
@@ -154,7 +171,8 @@ TEST_CASE("output paths are checked before any work and written atomically", "[c
   CHECK(after == before);
 }
 
-TEST_CASE("write_files_atomic: all or nothing, with the real reason and no temporary file left", "[cli][hardening]") {
+TEST_CASE("write_files_atomic: all or nothing, with the real reason and no temporary file left",
+          "[cli][hardening]") {
   test_cli::temp_dir t;
   fs::create_directories(t.path / "dir");
   // The second output cannot be written: the first must not appear either.
@@ -179,7 +197,8 @@ TEST_CASE("write_files_atomic: all or nothing, with the real reason and no tempo
   CHECK((perms & fs::perms::owner_read) != fs::perms::none);
   mode_t mask = umask(0);
   umask(mask);
-  if (!(mask & S_IROTH)) CHECK((perms & fs::perms::others_read) != fs::perms::none);
+  if (!(mask & S_IROTH))
+    CHECK((perms & fs::perms::others_read) != fs::perms::none);
 }
 
 TEST_CASE("ordinary bad input is exit 2, not an internal error", "[cli][hardening]") {
@@ -212,7 +231,8 @@ TEST_CASE("ordinary bad input is exit 2, not an internal error", "[cli][hardenin
   CHECK_FALSE(fs::exists(t.db()));
 }
 
-TEST_CASE("option values that would disable or invert what they control are refused", "[cli][hardening]") {
+TEST_CASE("option values that would disable or invert what they control are refused",
+          "[cli][hardening]") {
   test_cli::temp_dir t;
   seed_pair(t);
   const std::string cmp = "compare --baseline tag=base --candidate tag=cand --db " + t.db();
@@ -225,7 +245,7 @@ TEST_CASE("option values that would disable or invert what they control are refu
       {imp + " --timeout -1", "--timeout"},
       {imp + " --timeout nan", "'nan'"},
       {imp + " --timeout 1e30", "'1e30'"},
-      {imp + " --timeout 0.0001", "--timeout"},  // 0 whole milliseconds: no timeout for libcurl
+      {imp + " --timeout 0.0001", "--timeout"}, // 0 whole milliseconds: no timeout for libcurl
       {imp + " --connect-timeout -3", "--connect-timeout"},
       {imp + " --retries -5", "--retries"},
       {cmp + " --threshold -5", "--threshold"},
@@ -260,14 +280,19 @@ TEST_CASE("option values that would disable or invert what they control are refu
   // The edges that are fine stay fine.
   CHECK(ab("show --limit 0 --db " + t.db()).rc == 0);
   CHECK(ab(cmp + " --threshold 0 --alpha 0.05").rc == 0);
-  CHECK(ab("compare --baseline 'tag=base&since=2026-10-01' --candidate 'tag=cand&since=2026-09-30T23:59:59Z' --db " + t.db()).rc == 0);
+  CHECK(ab("compare --baseline 'tag=base&since=2026-10-01' --candidate "
+           "'tag=cand&since=2026-09-30T23:59:59Z' --db " +
+           t.db())
+            .rc == 0);
 }
 
-TEST_CASE("names are escaped on the terminal: no raw newline, escape sequence or bidi override", "[cli][hardening]") {
+TEST_CASE("names are escaped on the terminal: no raw newline, escape sequence or bidi override",
+          "[cli][hardening]") {
   test_cli::temp_dir t;
   // ESC ] 0 ; ... BEL sets a terminal's title; U+202E reverses the rest of the line.
   const std::string evil = "\"$(printf 'ev\\033]0;pwned\\007il\\nline2\\342\\200\\256x')\"";
-  auto r = ab("run gemm --set M=8 --set N=8 --set K=8 --system " + evil + " --tag " + evil + " --db " + t.db() + k_fast);
+  auto r = ab("run gemm --set M=8 --set N=8 --set K=8 --system " + evil + " --tag " + evil +
+              " --db " + t.db() + k_fast);
   REQUIRE(r.rc == 0);
   for (const std::string& out : {ab("show --db " + t.db()).out, ab("show 1 --db " + t.db()).out}) {
     INFO(out);
@@ -278,7 +303,8 @@ TEST_CASE("names are escaped on the terminal: no raw newline, escape sequence or
     CHECK_THAT(out, Catch::Contains("ev\\x1b]0;pwned\\x07il\\nline2\\u202ex"));
   }
   // compare's table and the report's summary print the same names (selector label, system).
-  REQUIRE(ab("run gemm --set M=8 --set N=8 --set K=8 --system " + evil + " --db " + t.db() + k_fast).rc == 0);
+  REQUIRE(ab("run gemm --set M=8 --set N=8 --set K=8 --system " + evil + " --db " + t.db() + k_fast)
+              .rc == 0);
   for (const std::string& out :
        {ab("compare --baseline \"tag=\"" + evil + " --candidate run=2 --db " + t.db()).out,
         ab("report --baseline run=1 --candidate run=2 --db " + t.db()).out}) {
@@ -313,7 +339,8 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& err) {
     std::string exe = ACCELBENCH_EXE;
     argv.push_back(exe.data());
     std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
+    for (auto& a : copy)
+      argv.push_back(a.data());
     argv.push_back(nullptr);
     execv(exe.c_str(), argv.data());
     _exit(127);
@@ -324,8 +351,10 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& err) {
 // Waits until `err` contains `text` (true) or the process ended or 120 s passed (false).
 bool wait_for_text(pid_t pid, const fs::path& err, const std::string& text) {
   for (int i = 0; i < 2400; ++i) {
-    if (test_cli::slurp(err).find(text) != std::string::npos) return true;
-    if (waitpid(pid, nullptr, WNOHANG) != 0) return false;
+    if (test_cli::slurp(err).find(text) != std::string::npos)
+      return true;
+    if (waitpid(pid, nullptr, WNOHANG) != 0)
+      return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
@@ -336,7 +365,8 @@ bool wait_for_text(pid_t pid, const fs::path& err, const std::string& text) {
 int wait_exit(pid_t pid) {
   for (int i = 0; i < 2400; ++i) {
     int st = 0;
-    if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   kill(pid, SIGKILL);
@@ -346,14 +376,17 @@ int wait_exit(pid_t pid) {
 
 } // namespace
 
-TEST_CASE("Ctrl-C: the first stops cleanly after the current run, a second exits at once", "[cli][hardening][signal]") {
+TEST_CASE("Ctrl-C: the first stops cleanly after the current run, a second exits at once",
+          "[cli][hardening][signal]") {
   test_cli::temp_dir t;
   const fs::path err = t.path / "err.txt";
   SECTION("one Ctrl-C: the runs so far are stored, exit 130") {
     std::string sweep = "8";
-    for (int i = 9; i < 2000; ++i) sweep += "," + std::to_string(i);
-    pid_t pid = spawn({"run", "gemm", "--set", "N=8", "--set", "K=8", "--sweep", "M=" + sweep, "--rules", "kernel-quick",
-                       "--rule", "repetitions=3", "--rule", "min_time_s=0", "--rule", "min_warmup_time_s=0", "--db", t.db()},
+    for (int i = 9; i < 2000; ++i)
+      sweep += "," + std::to_string(i);
+    pid_t pid = spawn({"run", "gemm", "--set", "N=8", "--set", "K=8", "--sweep", "M=" + sweep,
+                       "--rules", "kernel-quick", "--rule", "repetitions=3", "--rule",
+                       "min_time_s=0", "--rule", "min_warmup_time_s=0", "--db", t.db()},
                       err);
     REQUIRE(wait_for_text(pid, err, "[2/"));
     kill(pid, SIGINT);
@@ -365,9 +398,16 @@ TEST_CASE("Ctrl-C: the first stops cleanly after the current run, a second exits
     CHECK(n < 1992);
   }
   SECTION("two Ctrl-C during a run that would take hours: exit 130 at once, the database intact") {
-    pid_t pid = spawn({"run", "gemm", "--set", "M=64", "--set", "N=64", "--set", "K=64", "--sweep", "dtype=fp32,bf16",
-                       "--rules", "kernel-quick", "--rule", "repetitions=100000", "--rule", "min_time_s=1", "--rule",
-                       "max_time_s=1000000", "--db", t.db()},
+    pid_t pid = spawn({"run",     "gemm",
+                       "--set",   "M=64",
+                       "--set",   "N=64",
+                       "--set",   "K=64",
+                       "--sweep", "dtype=fp32,bf16",
+                       "--rules", "kernel-quick",
+                       "--rule",  "repetitions=100000",
+                       "--rule",  "min_time_s=1",
+                       "--rule",  "max_time_s=1000000",
+                       "--db",    t.db()},
                       err);
     REQUIRE(wait_for_text(pid, err, "[1/"));
     kill(pid, SIGINT);
@@ -375,6 +415,6 @@ TEST_CASE("Ctrl-C: the first stops cleanly after the current run, a second exits
     kill(pid, SIGINT);
     CHECK(wait_exit(pid) == 130);
     CHECK_THAT(test_cli::slurp(err), Catch::Contains("exiting now"));
-    CHECK(runs_in(t.db()) == 0);  // the database opens: nothing half-stored
+    CHECK(runs_in(t.db()) == 0); // the database opens: nothing half-stored
   }
 }

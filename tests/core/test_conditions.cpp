@@ -14,7 +14,8 @@ using namespace accelbench;
 namespace {
 run with_samples(std::vector<double> v) {
   run r;
-  for (size_t i = 0; i < v.size(); ++i) r.samples.push_back(sample{(int64_t)i, v[i], 1});
+  for (size_t i = 0; i < v.size(); ++i)
+    r.samples.push_back(sample{(int64_t)i, v[i], 1});
   return r;
 }
 machine_state state(double wall, double busy, double own, int cores = 2) {
@@ -28,7 +29,8 @@ machine_state state(double wall, double busy, double own, int cores = 2) {
 }
 bool has_warning(const run& r, const std::string& word) {
   for (const auto& w : run_warnings(r))
-    if (w.find(word) != std::string::npos) return true;
+    if (w.find(word) != std::string::npos)
+      return true;
   return false;
 }
 } // namespace
@@ -37,10 +39,11 @@ TEST_CASE("conditions: other processes' CPU excludes our own", "[conditions]") {
   // 10 s of wall on 2 cores: 16 s busy, 12 of them ours -> others used 4 s = 20% of the cores.
   CHECK(other_load(state(0, 0, 0), state(10, 16, 12)) == Approx(0.2));
   CHECK(other_load(state(0, 0, 0), state(10, 12, 12)) == Approx(0.0));
-  CHECK(other_load(state(0, 0, 0), state(0.01, 1, 0)) == 0);  // too short to tell
+  CHECK(other_load(state(0, 0, 0), state(0.01, 1, 0)) == 0); // too short to tell
 }
 
-TEST_CASE("conditions: high CV, a loaded machine and the governor are warnings or INVALID", "[conditions]") {
+TEST_CASE("conditions: high CV, a loaded machine and the governor are warnings or INVALID",
+          "[conditions]") {
   condition_rules rules;
   run noisy = with_samples({1.0, 1.3, 0.7, 1.2, 0.8});
   judge_conditions(noisy, rules, state(0, 0, 0), state(10, 10, 10));
@@ -49,7 +52,7 @@ TEST_CASE("conditions: high CV, a loaded machine and the governor are warnings o
   CHECK(noisy.extra["conditions"]["cv"].get<double>() > 0.05);
 
   run quiet = with_samples({1.0, 1.001, 0.999, 1.0, 1.0});
-  machine_state loaded = state(10, 20, 5);  // others used 15 s of 20
+  machine_state loaded = state(10, 20, 5); // others used 15 s of 20
   loaded.governor = "powersave";
   loaded.turbo = "on";
   judge_conditions(quiet, rules, state(0, 0, 0), loaded);
@@ -86,10 +89,11 @@ TEST_CASE("conditions: a process spinning beside us is measured as load", "[cond
   REQUIRE(before.cores > 0);
   pid_t child = fork();
   REQUIRE(child >= 0);
-  if (child == 0) {  // spin for 0.6 s on one core, then exit
+  if (child == 0) { // spin for 0.6 s on one core, then exit
     auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
     volatile unsigned long x = 0;
-    while (std::chrono::steady_clock::now() < end) x = x + 1;
+    while (std::chrono::steady_clock::now() < end)
+      x = x + 1;
     _exit(0);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -22,8 +22,8 @@ TEST_CASE("the fingerprint covers comparable fields only", "[environment]") {
   std::string f = environment_fingerprint(env);
   CHECK(f.size() == 16);
   json other = env;
-  other["memory"]["available_bytes"] = 1;  // not comparable
-  other["harness"]["git_revision"] = "abc";  // nightly runs compare revisions
+  other["memory"]["available_bytes"] = 1;   // not comparable
+  other["harness"]["git_revision"] = "abc"; // nightly runs compare revisions
   CHECK(environment_fingerprint(other) == f);
   CHECK(environment_differences(env, other).empty());
   other["libraries"]["onednn"] = "9.9.9";
@@ -38,10 +38,12 @@ TEST_CASE("the FMA probe measures a positive peak", "[peak]") {
   CHECK(p.fp32_tflops > 0);
   CHECK(p.threads == 1);
   CHECK(peak_tflops_for(p, "fp32") == p.fp32_tflops);
-  if (p.bf16_tflops > 0) CHECK(peak_tflops_for(p, "bf16") == p.bf16_tflops);
+  if (p.bf16_tflops > 0)
+    CHECK(peak_tflops_for(p, "bf16") == p.bf16_tflops);
 }
 
-TEST_CASE("library names with '~' or '/' are compared as names, not pointer syntax", "[environment]") {
+TEST_CASE("library names with '~' or '/' are compared as names, not pointer syntax",
+          "[environment]") {
   // From an imported document: "a~b" used to be an invalid JSON pointer (an exception, exit 3).
   json a = {{"libraries", {{"a~b", "1"}, {"x/y", "2"}}}};
   json b = {{"libraries", {{"a~b", "1"}, {"x/y", "3"}}}};

@@ -19,7 +19,8 @@ TEST_CASE("the validator enforces the keywords our schemas use", "[schema]") {
     },
     "$defs": {"item": {"type": "object", "required": ["n"]}}
   })"));
-  CHECK(s.validate(json::parse(R"({"a": 2, "b": "x", "c": [{"n": 1}], "d": "abc", "e": 3})")).empty());
+  CHECK(s.validate(json::parse(R"({"a": 2, "b": "x", "c": [{"n": 1}], "d": "abc", "e": 3})"))
+            .empty());
   auto v = s.validate(json::parse(R"({"b": "z"})"));
   REQUIRE(v.size() == 2);
   CHECK_THAT(v[0].message + v[1].message, Catch::Contains("missing required property 'a'"));
@@ -40,7 +41,7 @@ TEST_CASE("every schema in schemas/ is valid JSON with a title", "[schema]") {
                            "catalogue.schema.json"}) {
     INFO(name);
     auto s = load_builtin_schema(name);
-    CHECK(s.validate(json::object()).size() > 0);  // each requires something
+    CHECK(s.validate(json::object()).size() > 0); // each requires something
   }
 }
 
@@ -51,13 +52,15 @@ TEST_CASE("integers must fit in int64 and numbers must be finite", "[schema]") {
   auto big = s.validate(json::parse(R"({"n": 1e19})"));
   REQUIRE(big.size() == 1);
   CHECK(big[0].path == "/n");
-  CHECK_THAT(big[0].message, Catch::Contains("1e+19") && Catch::Contains("outside the 64-bit integer range"));
+  CHECK_THAT(big[0].message,
+             Catch::Contains("1e+19") && Catch::Contains("outside the 64-bit integer range"));
   auto u = s.validate(json::parse(R"({"n": 18446744073709551615})"));
   REQUIRE(u.size() == 1);
   CHECK_THAT(u[0].message, Catch::Contains("18446744073709551615"));
   CHECK_FALSE(s.validate(json::parse(R"({"n": -9.3e18})")).empty());
   // Infinity cannot come from JSON text, but a document built in memory can hold it anywhere.
-  json doc = {{"x", 1.0}, {"free", {{"deep", json::array({1, std::numeric_limits<double>::infinity()})}}}};
+  json doc = {{"x", 1.0},
+              {"free", {{"deep", json::array({1, std::numeric_limits<double>::infinity()})}}}};
   auto inf = s.validate(doc);
   REQUIRE(inf.size() == 1);
   CHECK(inf[0].path == "/free/deep/1");

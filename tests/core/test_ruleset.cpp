@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path write_tmp(const std::string& name, const std::string& text) {
-  fs::path p = fs::temp_directory_path() / ("accelbench-test-" + std::to_string(getpid()) + "-" + name);
+  fs::path p =
+      fs::temp_directory_path() / ("accelbench-test-" + std::to_string(getpid()) + "-" + name);
   std::ofstream(p) << text;
   return p;
 }
@@ -40,12 +41,15 @@ TEST_CASE("built-in rulesets load and resolve their settings", "[ruleset]") {
   CHECK_FALSE(list_rulesets().empty());
 }
 
-TEST_CASE("malformed and schema-invalid rulesets are refused with the file and the problem", "[ruleset]") {
+TEST_CASE("malformed and schema-invalid rulesets are refused with the file and the problem",
+          "[ruleset]") {
   auto bad_json = write_tmp("bad.json", "{ \"schema_version\": 1, ");
-  CHECK_THAT(error_of(bad_json.string()), Catch::Contains("not valid JSON") && Catch::Contains(bad_json.string()));
+  CHECK_THAT(error_of(bad_json.string()),
+             Catch::Contains("not valid JSON") && Catch::Contains(bad_json.string()));
   auto bad_schema = write_tmp("bad2.json", R"({"schema_version": 1, "id": "x", "version": "1",
     "applies_to": ["kernel"], "measurement": {"repetitions": 0}})");
-  CHECK_THAT(error_of(bad_schema.string()), Catch::Contains("/measurement/repetitions") && Catch::Contains("minimum"));
+  CHECK_THAT(error_of(bad_schema.string()),
+             Catch::Contains("/measurement/repetitions") && Catch::Contains("minimum"));
   auto unknown = write_tmp("bad3.json", R"({"schema_version": 1, "id": "x", "version": "1",
     "applies_to": ["kernel"], "measurement": {"cache": "lukewarm"}})");
   CHECK_THAT(error_of(unknown.string()), Catch::Contains("lukewarm"));
@@ -56,7 +60,8 @@ TEST_CASE("malformed and schema-invalid rulesets are refused with the file and t
   fs::remove(unknown);
 }
 
-TEST_CASE("overrides are applied, recorded, validated and limited to overridable keys", "[ruleset]") {
+TEST_CASE("overrides are applied, recorded, validated and limited to overridable keys",
+          "[ruleset]") {
   auto base = load_ruleset("kernel-v1");
   json user;
   auto eff = apply_overrides(base, {{"repetitions", "5"}, {"measurement.cache", "cold"}}, user);
@@ -64,7 +69,7 @@ TEST_CASE("overrides are applied, recorded, validated and limited to overridable
   CHECK(eff.measurement().cache == cache_policy::cold);
   CHECK(user["measurement.repetitions"] == 5);
   CHECK(user["measurement.cache"] == "cold");
-  CHECK(base.measurement().repetitions == 10);  // the base is untouched
+  CHECK(base.measurement().repetitions == 10); // the base is untouched
   CHECK_THROWS_AS(apply_overrides(base, {{"repetitions", "0"}}, user), input_error);
   CHECK_THROWS_WITH(apply_overrides(base, {{"comparison.alpha", "0.5"}}, user),
                     Catch::Contains("does not allow overriding 'comparison.alpha'"));
@@ -73,14 +78,17 @@ TEST_CASE("overrides are applied, recorded, validated and limited to overridable
 TEST_CASE("a mistyped override is blamed on the override, with the nearest setting", "[ruleset]") {
   auto base = load_ruleset("kernel-v1");
   json user;
-  CHECK_THROWS_WITH(apply_overrides(base, {{"repetitons", "3"}}, user),
-                    Catch::StartsWith("--rule repetitons=3: ruleset kernel-v1 has no setting 'measurement.repetitons'; "
-                                      "did you mean 'repetitions'?"));
+  CHECK_THROWS_WITH(
+      apply_overrides(base, {{"repetitons", "3"}}, user),
+      Catch::StartsWith(
+          "--rule repetitons=3: ruleset kernel-v1 has no setting 'measurement.repetitons'; "
+          "did you mean 'repetitions'?"));
   CHECK_THROWS_WITH(apply_overrides(base, {{"measurment.cache", "cold"}}, user),
                     Catch::Contains("has no setting 'measurment'; did you mean 'measurement'?"));
   // Far from every name: no suggestion, the list of settings instead.
   CHECK_THROWS_WITH(apply_overrides(base, {{"zzzzzz", "1"}}, user),
-                    !Catch::Contains("did you mean") && Catch::Contains("repetitions, warmup_iterations"));
+                    !Catch::Contains("did you mean") &&
+                        Catch::Contains("repetitions, warmup_iterations"));
   // A section the schema leaves open takes any name (then the ruleset decides what is overridable).
   auto train = load_ruleset("train-v1");
   CHECK_NOTHROW(apply_overrides(train, {{"training.hyperparameters.base_lr", "0.001"}}, user));

@@ -13,8 +13,8 @@ std::vector<bool> all_converged(size_t n) { return std::vector<bool>(n, true); }
 TEST_CASE("olympic mean: drop the fastest and the slowest, average the rest", "[core][score]") {
   auto a = olympic_mean({5, 1, 3, 2, 4}, all_converged(5));
   CHECK(a.valid);
-  CHECK(a.mean == Approx(3.0));  // mean(2, 3, 4)
-  CHECK(a.used == std::vector<size_t>{3, 2, 4});  // fastest first, as indices into the input
+  CHECK(a.mean == Approx(3.0));                  // mean(2, 3, 4)
+  CHECK(a.used == std::vector<size_t>{3, 2, 4}); // fastest first, as indices into the input
   auto three = olympic_mean({10, 30, 20}, all_converged(3));
   CHECK(three.valid);
   CHECK(three.mean == Approx(20));
@@ -28,7 +28,7 @@ TEST_CASE("olympic mean: a run that did not converge counts as the slowest", "[c
   CHECK(b.mean == Approx((2 + 3 + 5) / 3.0));
   auto c = olympic_mean({10, 1, 20}, {true, false, true});
   CHECK(c.valid);
-  CHECK(c.mean == Approx(20));  // drop the fastest (10) and the non-converged one
+  CHECK(c.mean == Approx(20)); // drop the fastest (10) and the non-converged one
 }
 
 TEST_CASE("olympic mean: more non-converged runs than dropped ones is INVALID", "[core][score]") {
@@ -39,8 +39,10 @@ TEST_CASE("olympic mean: more non-converged runs than dropped ones is INVALID", 
   // unet3d drops 4 at each end: 4 failures of 40 runs still score.
   std::vector<double> t(40);
   std::vector<bool> conv(40, true);
-  for (size_t i = 0; i < t.size(); ++i) t[i] = double(i + 1);
-  for (size_t i = 0; i < 4; ++i) conv[i] = false;
+  for (size_t i = 0; i < t.size(); ++i)
+    t[i] = double(i + 1);
+  for (size_t i = 0; i < 4; ++i)
+    conv[i] = false;
   auto u = olympic_mean(t, conv, 4);
   CHECK(u.valid);
   // Converged: 5..40 (36 runs); the 4 failures are the 4 dropped at the slow end, so only the 4

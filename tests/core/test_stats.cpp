@@ -32,11 +32,12 @@ TEST_CASE("median of odd and even counts, geomean", "[stats]") {
 TEST_CASE("bootstrap CI of the median is seeded, ordered and brackets the median", "[stats]") {
   rng g(7);
   std::vector<double> v;
-  for (int i = 0; i < 50; ++i) v.push_back(10 + g.normal());
+  for (int i = 0; i < 50; ++i)
+    v.push_back(10 + g.normal());
   auto a = bootstrap_median_ci(v, 0.95, 2000, 42);
   auto b = bootstrap_median_ci(v, 0.95, 2000, 42);
   auto c = bootstrap_median_ci(v, 0.95, 2000, 43);
-  CHECK(a == b);  // same seed, same interval
+  CHECK(a == b); // same seed, same interval
   CHECK(a != c);
   double m = median(v);
   CHECK(a.first <= m);

@@ -17,7 +17,7 @@ TEST_CASE("json nesting depth is counted outside strings and bounded", "[text_in
   CHECK(json_nesting_depth(R"({"a":[1,{"b":[]}]})") == 4);
   CHECK(json_nesting_depth(R"({"a":"[[[[[[\"[[["})") == 1);
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  CHECK(json_nesting_depth(deep) == k_max_json_depth + 1);  // stops scanning early
+  CHECK(json_nesting_depth(deep) == k_max_json_depth + 1); // stops scanning early
   try {
     parse_json_input(deep, "deep.json");
     FAIL("a 100,000-level document was accepted");
@@ -73,10 +73,11 @@ TEST_CASE("dump_json never throws on stored invalid text", "[text_input]") {
 TEST_CASE("printable escapes terminal controls and bidi overrides", "[text_input]") {
   CHECK(printable("gpu\nbox") == "gpu\\nbox");
   CHECK(printable("\x1b]0;pwned\x07") == "\\x1b]0;pwned\\x07");
-  CHECK(printable("a\xC2\x9b" "31m") == "a\\u009b31m");          // C1 CSI
-  CHECK(printable("x\xE2\x80\xAEyz") == "x\\u202eyz");            // RIGHT-TO-LEFT OVERRIDE
-  CHECK(printable("x\xE2\x81\xA6y") == "x\\u2066y");              // LEFT-TO-RIGHT ISOLATE
-  CHECK(printable("H100 \xE2\x86\x92 GB200") == "H100 \xE2\x86\x92 GB200");  // ordinary text kept
+  CHECK(printable("a\xC2\x9b"
+                  "31m") == "a\\u009b31m");            // C1 CSI
+  CHECK(printable("x\xE2\x80\xAEyz") == "x\\u202eyz"); // RIGHT-TO-LEFT OVERRIDE
+  CHECK(printable("x\xE2\x81\xA6y") == "x\\u2066y");   // LEFT-TO-RIGHT ISOLATE
+  CHECK(printable("H100 \xE2\x86\x92 GB200") == "H100 \xE2\x86\x92 GB200"); // ordinary text kept
 }
 
 TEST_CASE("read_input_file names directories, missing files and oversized input", "[text_input]") {
@@ -91,19 +92,21 @@ TEST_CASE("read_input_file names directories, missing files and oversized input"
     }
     return std::string("(no error)");
   };
-  CHECK(message([&] { read_input_file(dir, "results file"); }).find("is a directory") != std::string::npos);
-  CHECK(message([&] { read_input_file(dir / "missing.json", "results file"); }).find("cannot read results file") != std::string::npos);
-  {
-    std::ofstream(dir / "small.json") << R"({"a": 1})";
-  }
+  CHECK(message([&] { read_input_file(dir, "results file"); }).find("is a directory") !=
+        std::string::npos);
+  CHECK(message([&] {
+          read_input_file(dir / "missing.json", "results file");
+        }).find("cannot read results file") != std::string::npos);
+  { std::ofstream(dir / "small.json") << R"({"a": 1})"; }
   CHECK(read_input_file(dir / "small.json", "f") == R"({"a": 1})");
   CHECK(read_json_file(dir / "small.json", "f")["a"] == 1);
-  CHECK(message([&] { read_input_file(dir / "small.json", "f", 4); }).find("larger than 4 bytes") != std::string::npos);
+  CHECK(message([&] { read_input_file(dir / "small.json", "f", 4); }).find("larger than 4 bytes") !=
+        std::string::npos);
   // A device without a size: bounded while reading, not by stat().
-  CHECK(message([&] { read_input_file("/dev/zero", "f", 1 << 20); }).find("larger than 1 MiB") != std::string::npos);
-  {
-    std::ofstream(dir / "deep.json") << std::string(100000, '[') << std::string(100000, ']');
-  }
-  CHECK(message([&] { read_json_file(dir / "deep.json", "suite"); }).find("nesting too deep") != std::string::npos);
+  CHECK(message([&] { read_input_file("/dev/zero", "f", 1 << 20); }).find("larger than 1 MiB") !=
+        std::string::npos);
+  { std::ofstream(dir / "deep.json") << std::string(100000, '[') << std::string(100000, ']'); }
+  CHECK(message([&] { read_json_file(dir / "deep.json", "suite"); }).find("nesting too deep") !=
+        std::string::npos);
   fs::remove_all(dir);
 }

@@ -4,7 +4,8 @@
 
 using namespace accelbench;
 
-TEST_CASE("quantities are scaled to the SI prefix that reads best, with three significant digits", "[units]") {
+TEST_CASE("quantities are scaled to the SI prefix that reads best, with three significant digits",
+          "[units]") {
   CHECK(format_quantity(6.981e-04, "TFLOP/s") == "698 MFLOP/s");
   CHECK(format_quantity(0.698, "TFLOP/s") == "698 GFLOP/s");
   CHECK(format_quantity(1.5, "TFLOP/s") == "1.50 TFLOP/s");

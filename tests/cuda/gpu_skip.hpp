@@ -6,9 +6,9 @@
 #include "harness/device/device.hpp"
 #include "tests/skip.hpp"
 
-#define ACCELBENCH_REQUIRE_GPU()                                                                  \
+#define ACCELBENCH_REQUIRE_GPU()                                                                   \
   do {                                                                                             \
     std::string accelbench_gpu_why_;                                                               \
     if (!::accelbench::device::cuda_available(&accelbench_gpu_why_))                               \
-      ACCELBENCH_SKIP("no usable CUDA device: " << accelbench_gpu_why_);                          \
+      ACCELBENCH_SKIP("no usable CUDA device: " << accelbench_gpu_why_);                           \
   } while (0)

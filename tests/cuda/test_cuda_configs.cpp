@@ -35,14 +35,16 @@ bool has_cuda(const workload_spec& s) {
 
 const axis* find_axis(const workload_spec& s, const std::string& name) {
   for (const auto& a : s.axes)
-    if (a.name == name) return &a;
+    if (a.name == name)
+      return &a;
   return nullptr;
 }
 
 // Values that every CUDA kernel of the workload accepts besides the axis under test: the GEMM's
 // narrow dtypes need the TN layout, everything else runs on the defaults.
 std::map<std::string, std::string> base_values(const std::string& workload) {
-  if (workload == "gemm") return {{"trans_b", "1"}};
+  if (workload == "gemm")
+    return {{"trans_b", "1"}};
   return {};
 }
 
@@ -53,9 +55,11 @@ int plan_sweep(const std::string& workload, const axis& a) {
   o.workload = workload;
   o.backend = "cuda";
   for (const auto& [k, v] : base_values(workload))
-    if (k != a.name) o.sets.push_back(k + "=" + v);
+    if (k != a.name)
+      o.sets.push_back(k + "=" + v);
   std::string values;
-  for (const auto& c : a.choices) values += (values.empty() ? "" : ",") + c;
+  for (const auto& c : a.choices)
+    values += (values.empty() ? "" : ",") + c;
   o.sweeps = {a.name + "=" + values};
   o.plan_only = true;
   o.quiet = true;
@@ -81,7 +85,8 @@ TEST_CASE("every choice of every CUDA workload resolves through the registry", "
   int workloads = 0;
   for (const workload* w : all_workloads().all()) {
     const workload_spec& s = w->spec();
-    if (!has_cuda(s)) continue;
+    if (!has_cuda(s))
+      continue;
     ++workloads;
     for (const axis& a : s.axes)
       for (const std::string& choice : a.choices) {
@@ -93,8 +98,10 @@ TEST_CASE("every choice of every CUDA workload resolves through the registry", "
         REQUIRE_NOTHROW(w->validate(cfg));
         w->normalize(cfg);
         const std::string why = w->unavailable_reason(cfg);
-        // Without a device every CUDA config is unavailable, with a reason; never for being unknown.
-        if (!gpu) CHECK_FALSE(why.empty());
+        // Without a device every CUDA config is unavailable, with a reason; never for being
+        // unknown.
+        if (!gpu)
+          CHECK_FALSE(why.empty());
         CHECK(why.find("unknown") == std::string::npos);
         CHECK(why.find("cpu backend") == std::string::npos);
       }
@@ -104,7 +111,8 @@ TEST_CASE("every choice of every CUDA workload resolves through the registry", "
 
 TEST_CASE("the GEMM's every CUDA dtype needs only a device, not another value", "[cuda][configs]") {
   std::string no_device;
-  if (device::cuda_available(&no_device)) return;  // with a device the reasons are the device's
+  if (device::cuda_available(&no_device))
+    return; // with a device the reasons are the device's
   const workload& w = all_workloads().get("gemm");
   for (const auto& d : gemm::cuda_gemm_dtypes()) {
     INFO(d);
@@ -118,20 +126,25 @@ TEST_CASE("the GEMM's every CUDA dtype needs only a device, not another value", 
 TEST_CASE("the run planner accepts every choice of every CUDA workload's axes", "[cuda][configs]") {
   for (const workload* w : all_workloads().all()) {
     const workload_spec& s = w->spec();
-    if (!has_cuda(s)) continue;
+    if (!has_cuda(s))
+      continue;
     for (const axis& a : s.axes) {
-      if (a.choices.empty()) continue;
+      if (a.choices.empty())
+        continue;
       INFO(s.name << " --sweep " << a.name);
       CHECK(plan_sweep(s.name, a) == exit_ok);
     }
   }
 }
 
-TEST_CASE("accelbench run gemm --backend cuda takes an fp8 dtype (refused only for want of a device)",
-          "[cuda][configs]") {
+TEST_CASE(
+    "accelbench run gemm --backend cuda takes an fp8 dtype (refused only for want of a device)",
+    "[cuda][configs]") {
   test_cli::temp_dir tmp;
-  auto r = test_cli::ab("run gemm --backend cuda --set dtype=fp8_e4m3 --set trans_b=1 --set M=256 --set N=256 "
-                        "--set K=256 --rules kernel-quick --quiet --db " + tmp.db());
+  auto r = test_cli::ab(
+      "run gemm --backend cuda --set dtype=fp8_e4m3 --set trans_b=1 --set M=256 --set N=256 "
+      "--set K=256 --rules kernel-quick --quiet --db " +
+      tmp.db());
   INFO(r.err);
   CHECK(r.err.find("unknown dtype") == std::string::npos);
   std::string why;

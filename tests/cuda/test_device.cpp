@@ -1,5 +1,6 @@
 // harness/device: queries that must be safe without a driver, the throttle rule, the dtype table
-// and the memory refusal. Device-only checks are skipped (CTest) with the reason when no GPU is present.
+// and the memory refusal. Device-only checks are skipped (CTest) with the reason when no GPU is
+// present.
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime_api.h>
@@ -10,8 +11,8 @@
 #include "harness/measure/measure.hpp"
 
 #include "harness/device/device.hpp"
-#include "tests/cuda/gpu_skip.hpp"
 #include "harness/device/device_kernel.hpp"
+#include "tests/cuda/gpu_skip.hpp"
 
 using namespace accelbench::device;
 
@@ -48,9 +49,9 @@ TEST_CASE("cuda_version_string decodes the CUDA version encoding", "[cuda]") {
 
 TEST_CASE("throttled means below 90 percent of the reference clock", "[cuda]") {
   CHECK_FALSE(is_throttled(1980, 1980));
-  CHECK_FALSE(is_throttled(1782, 1980));  // exactly 90%
+  CHECK_FALSE(is_throttled(1782, 1980)); // exactly 90%
   CHECK(is_throttled(1781, 1980));
-  CHECK_FALSE(is_throttled(0, 1980));     // unknown clock is not a throttle
+  CHECK_FALSE(is_throttled(0, 1980)); // unknown clock is not a throttle
   CHECK_FALSE(is_throttled(1500, 0));
 }
 
@@ -69,7 +70,7 @@ TEST_CASE("dtype table: which dtypes need which compute capability", "[cuda]") {
   CHECK_FALSE(dtype_unsupported_reason("mxfp8", 9, 0).empty());
   auto u = dtype_unsupported_reason("int4", 10, 0);
   CHECK(u.find("int4") != std::string::npos);
-  CHECK(u.find("fp32") != std::string::npos);  // lists the known ones
+  CHECK(u.find("fp32") != std::string::npos); // lists the known ones
 }
 
 TEST_CASE("memory refusal keeps a 5 percent margin and names both sizes", "[cuda]") {
@@ -107,7 +108,7 @@ TEST_CASE("device_kernel times with events, flushes L2 and reads clocks", "[cuda
   double t1 = k.run_timed(1);
   double t10 = k.run_timed(10);
   CHECK(t1 > 0);
-  CHECK(t10 > 3 * t1);  // ten 64 MiB memsets take longer than one
+  CHECK(t10 > 3 * t1); // ten 64 MiB memsets take longer than one
   // Seconds, not milliseconds: 64 MiB at an implied 0.1 .. 20 TB/s.
   const double bw = 64.0 * (1 << 20) / t1;
   INFO("one 64 MiB memset: " << t1 << " s = " << bw / 1e12 << " TB/s");
@@ -115,7 +116,8 @@ TEST_CASE("device_kernel times with events, flushes L2 and reads clocks", "[cuda
   CHECK(bw < 20e12);
   REQUIRE_NOTHROW(k.flush_cache());
   auto e = k.sample_extra();
-  if (e.empty()) WARN("NVML not available: no clock facts");
+  if (e.empty())
+    WARN("NVML not available: no clock facts");
   else {
     CHECK(e["sm_clock_mhz"].get<int>() > 0);
     CHECK(e.contains("throttled"));
@@ -127,11 +129,13 @@ TEST_CASE("device_kernel times with events, flushes L2 and reads clocks", "[cuda
 TEST_CASE("throttle reasons: NVML's bits by name, and which of them slow the clock", "[cuda]") {
   CHECK(throttle_reason_names(0).empty());
   CHECK(throttle_reason_names(0x1) == std::vector<std::string>{"gpu_idle"});
-  CHECK(throttle_reason_names(0x4 | 0x40) == std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"});
+  CHECK(throttle_reason_names(0x4 | 0x40) ==
+        std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"});
   CHECK(throttle_reason_names(0x1000) == std::vector<std::string>{"unknown_0x1000"});
   CHECK_FALSE(reasons_throttle(0));
-  CHECK_FALSE(reasons_throttle(0x1 | 0x2 | 0x10 | 0x100));  // idle, app clocks, sync boost, display
-  for (uint64_t bit : {0x4ull, 0x8ull, 0x20ull, 0x40ull, 0x80ull}) CHECK(reasons_throttle(bit));
+  CHECK_FALSE(reasons_throttle(0x1 | 0x2 | 0x10 | 0x100)); // idle, app clocks, sync boost, display
+  for (uint64_t bit : {0x4ull, 0x8ull, 0x20ull, 0x40ull, 0x80ull})
+    CHECK(reasons_throttle(bit));
 }
 
 namespace {
@@ -148,7 +152,8 @@ struct copy_kernel : device_kernel {
 };
 } // namespace
 
-TEST_CASE("an upload has landed when it returns: a non-blocking stream reads the new data", "[cuda][gpu]") {
+TEST_CASE("an upload has landed when it returns: a non-blocking stream reads the new data",
+          "[cuda][gpu]") {
   ACCELBENCH_REQUIRE_GPU();
   // Issue 17: from pageable memory cudaMemcpy returns before its DMA lands, and a non-blocking
   // stream is not ordered after it. Large uploads, each read at once by the other stream.
@@ -170,7 +175,8 @@ TEST_CASE("an upload has landed when it returns: a non-blocking stream reads the
   }
 }
 
-TEST_CASE("device kernels warm up until steady and mark every sample's clock and throttling", "[cuda][gpu]") {
+TEST_CASE("device kernels warm up until steady and mark every sample's clock and throttling",
+          "[cuda][gpu]") {
   ACCELBENCH_REQUIRE_GPU();
   memset_kernel k;
   accelbench::measurement_settings m;
@@ -183,7 +189,7 @@ TEST_CASE("device kernels warm up until steady and mark every sample's clock and
   REQUIRE(r.samples.size() == 4);
   const auto& w = r.effective["warmup"];
   INFO(w.dump());
-  CHECK(w["iterations"].get<int64_t>() >= 5);  // steady() needs 5 agreeing iterations
+  CHECK(w["iterations"].get<int64_t>() >= 5); // steady() needs 5 agreeing iterations
   CHECK(w["seconds"].get<double>() < accelbench::measure::k_max_steady_warmup_s + 1.0);
   for (const auto& s : r.samples) {
     if (s.extra.empty()) {

@@ -17,12 +17,13 @@ using namespace accelbench::gemm;
 using namespace accelbench::gemm::testing;
 
 namespace {
-config gemm_cfg(int64_t m, int64_t n, int64_t k, const std::string& dtype, bool ta = false, bool tb = false) {
+config gemm_cfg(int64_t m, int64_t n, int64_t k, const std::string& dtype, bool ta = false,
+                bool tb = false) {
   config c;
   c.workload = "gemm";
   c.backend = "cuda";
-  c.values = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)},
-              {"dtype", dtype}, {"trans_a", ta ? "1" : "0"}, {"trans_b", tb ? "1" : "0"},
+  c.values = {{"M", std::to_string(m)}, {"N", std::to_string(n)},    {"K", std::to_string(k)},
+              {"dtype", dtype},         {"trans_a", ta ? "1" : "0"}, {"trans_b", tb ? "1" : "0"},
               {"library", "cublaslt"}};
   return c;
 }
@@ -32,7 +33,7 @@ TEST_CASE("minifloat decode: known values of e4m3, e5m2, e2m1, ue8m0", "[cuda]")
   CHECK(decode_minifloat(minifloat::e4m3, 0x38) == 1.0f);   // 0.0111.000
   CHECK(decode_minifloat(minifloat::e4m3, 0x7E) == 448.0f); // largest finite
   CHECK(std::isnan(decode_minifloat(minifloat::e4m3, 0x7F)));
-  CHECK(decode_minifloat(minifloat::e4m3, 0x01) == std::ldexp(1.0f, -9));  // smallest subnormal
+  CHECK(decode_minifloat(minifloat::e4m3, 0x01) == std::ldexp(1.0f, -9)); // smallest subnormal
   CHECK(decode_minifloat(minifloat::e5m2, 0x3C) == 1.0f);
   CHECK(decode_minifloat(minifloat::e5m2, 0x7B) == 57344.0f);
   CHECK(std::isinf(decode_minifloat(minifloat::e5m2, 0x7C)));
@@ -51,7 +52,8 @@ TEST_CASE("minifloat encode rounds to nearest even and saturates", "[cuda]") {
     int n = f == minifloat::e2m1 ? 16 : 256;
     for (int c = 0; c < n; ++c) {
       float v = decode_minifloat(f, (uint8_t)c);
-      if (!std::isfinite(v) || v == 0) continue;
+      if (!std::isfinite(v) || v == 0)
+        continue;
       CHECK(decode_minifloat(f, encode_minifloat(f, v)) == v);
     }
   }
@@ -64,12 +66,13 @@ TEST_CASE("minifloat encode rounds to nearest even and saturates", "[cuda]") {
   CHECK(decode_minifloat(minifloat::e2m1, encode_minifloat(minifloat::e2m1, 2.5f)) == 2.0f);
   CHECK(decode_minifloat(minifloat::e2m1, encode_minifloat(minifloat::e2m1, 5.0f)) == 4.0f);
   CHECK(decode_minifloat(minifloat::e2m1, encode_minifloat(minifloat::e2m1, 7.0f)) == 6.0f);
-  CHECK(encode_minifloat(minifloat::ue4m3, -1.0f) == 0);  // unsigned: negatives clamp to 0
+  CHECK(encode_minifloat(minifloat::ue4m3, -1.0f) == 0); // unsigned: negatives clamp to 0
   // The scale formats round-trip too, and ties go to even in e5m2 (1.125 between 1 and 1.25).
   for (auto f : {minifloat::ue4m3, minifloat::ue8m0})
     for (int c = 1; c < 255; ++c) {
       float v = decode_minifloat(f, (uint8_t)c);
-      if (std::isfinite(v) && v > 0) CHECK(decode_minifloat(f, encode_minifloat(f, v)) == v);
+      if (std::isfinite(v) && v > 0)
+        CHECK(decode_minifloat(f, encode_minifloat(f, v)) == v);
     }
   CHECK(decode_minifloat(minifloat::e5m2, encode_minifloat(minifloat::e5m2, 1.125f)) == 1.0f);
   // NaN stays NaN where the format has one.
@@ -83,23 +86,27 @@ TEST_CASE("block scale layout: 128x4 tiles of 512 bytes, 32-row interleave", "[c
   CHECK(block_scale_offset(1, 0, 8) == 16);
   CHECK(block_scale_offset(32, 0, 8) == 4);
   CHECK(block_scale_offset(127, 3, 8) == 31 * 16 + 3 * 4 + 3);
-  CHECK(block_scale_offset(0, 4, 8) == 512);     // next tile along K
-  CHECK(block_scale_offset(128, 0, 8) == 1024);  // next row block after 2 column tiles
+  CHECK(block_scale_offset(0, 4, 8) == 512);    // next tile along K
+  CHECK(block_scale_offset(128, 0, 8) == 1024); // next row block after 2 column tiles
   CHECK(block_scale_bytes(200, 5) == 256 * 8);
   // The mapping is a bijection onto the padded tensor.
   std::vector<int> seen(block_scale_bytes(256, 8), 0);
   for (int r = 0; r < 256; ++r)
-    for (int c = 0; c < 8; ++c) seen[block_scale_offset(r, c, 8)]++;
-  for (int s : seen) CHECK(s == 1);
+    for (int c = 0; c < 8; ++c)
+      seen[block_scale_offset(r, c, 8)]++;
+  for (int s : seen)
+    CHECK(s == 1);
 }
 
-TEST_CASE("every CUDA dtype has an error model, and the ruleset tolerance is not needed", "[cuda]") {
+TEST_CASE("every CUDA dtype has an error model, and the ruleset tolerance is not needed",
+          "[cuda]") {
   for (const auto& d : cuda_gemm_dtypes()) {
     const gemm_error_model m = cuda_error_model(d);
     CHECK_FALSE(m.name.empty());
-    CHECK(m.u_acc <= std::ldexp(1.0, -23));  // every path accumulates in fp32
-    CHECK(m.u_out == (d.rfind("fp8", 0) == 0 ? std::ldexp(1.0, -8) + std::ldexp(1.0, -23)
-                      : (d == "mxfp8" || d == "nvfp4") ? std::ldexp(1.0, -8) : std::ldexp(1.0, -24)));
+    CHECK(m.u_acc <= std::ldexp(1.0, -23)); // every path accumulates in fp32
+    CHECK(m.u_out == (d.rfind("fp8", 0) == 0           ? std::ldexp(1.0, -8) + std::ldexp(1.0, -23)
+                      : (d == "mxfp8" || d == "nvfp4") ? std::ldexp(1.0, -8)
+                                                       : std::ldexp(1.0, -24)));
   }
 }
 
@@ -125,8 +132,9 @@ TEST_CASE("skip reasons: layouts and dtypes refused with the offending value", "
 TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "[cuda][gpu]") {
   ACCELBENCH_REQUIRE_GPU();
   json user;
-  auto rules = apply_overrides(load_ruleset("kernel-v1"),
-                               {{"repetitions", "3"}, {"iterations", "2"}, {"min_warmup_time_s", "0"}}, user);
+  auto rules = apply_overrides(
+      load_ruleset("kernel-v1"),
+      {{"repetitions", "3"}, {"iterations", "2"}, {"min_warmup_time_s", "0"}}, user);
   run_context ctx;
   ctx.rules = &rules;
   ctx.seed = 7;
@@ -170,8 +178,9 @@ TEST_CASE("cuBLASLt: sabotaged outputs at the largest catalogue K are INVALID fo
           "[cuda][gpu]") {
   ACCELBENCH_REQUIRE_GPU();
   json user;
-  auto rules = apply_overrides(load_ruleset("kernel-quick"),
-                               {{"repetitions", "3"}, {"iterations", "1"}, {"min_warmup_time_s", "0"}}, user);
+  auto rules = apply_overrides(
+      load_ruleset("kernel-quick"),
+      {{"repetitions", "3"}, {"iterations", "1"}, {"min_warmup_time_s", "0"}}, user);
   run_context ctx;
   ctx.rules = &rules;
   ctx.seed = 11;
@@ -201,26 +210,31 @@ TEST_CASE("cuBLASLt: sabotaged outputs at the largest catalogue K are INVALID fo
         REQUIRE(out.invalid_reasons.size() == 1);
         CHECK_THAT(out.invalid_reasons[0], Catch::Contains("x the error bound"));
       }
-      gemm_check chk;  // the row needs the two errors only
-      chk.max_ratio = c["max_bound_ratio"].is_number() ? c["max_bound_ratio"].get<double>() : INFINITY;
-      chk.max_normalised =
-          c["max_normalised_error"].is_number() ? c["max_normalised_error"].get<double>() : INFINITY;
+      gemm_check chk; // the row needs the two errors only
+      chk.max_ratio =
+          c["max_bound_ratio"].is_number() ? c["max_bound_ratio"].get<double>() : INFINITY;
+      chk.max_normalised = c["max_normalised_error"].is_number()
+                               ? c["max_normalised_error"].get<double>()
+                               : INFINITY;
       rows.push_back(make_row("cuda (cuBLASLt)", dt, k, what, chk));
     }
   }
   print_table("GEMM correctness verdicts, CUDA (cuBLASLt), M = N = 16:", rows);
 }
 
-TEST_CASE("a CUDA build's gemm spec offers every CUDA dtype (fp16, tf32, fp8, mxfp8, nvfp4)", "[cuda]") {
+TEST_CASE("a CUDA build's gemm spec offers every CUDA dtype (fp16, tf32, fp8, mxfp8, nvfp4)",
+          "[cuda]") {
   // The choices were once set before the axes were, and overwritten: `run gemm --backend cuda
   // --set dtype=fp16` was refused as an unknown dtype (found by the GPU check's dry run, issue 17).
   auto w = make_gemm_workload();
   const axis* dtype = nullptr;
   for (const auto& a : w->spec().axes)
-    if (a.name == "dtype") dtype = &a;
+    if (a.name == "dtype")
+      dtype = &a;
   REQUIRE(dtype);
   CHECK(dtype->choices == cuda_gemm_dtypes());
   for (const char* d : {"fp16", "tf32", "fp8_e4m3", "mxfp8", "nvfp4"})
     CHECK(std::find(dtype->choices.begin(), dtype->choices.end(), d) != dtype->choices.end());
-  CHECK(std::find(w->spec().backends.begin(), w->spec().backends.end(), "cuda") != w->spec().backends.end());
+  CHECK(std::find(w->spec().backends.begin(), w->spec().backends.end(), "cuda") !=
+        w->spec().backends.end());
 }

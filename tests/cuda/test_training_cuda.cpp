@@ -44,7 +44,8 @@ llama_options opts(compute_dtype dt, bool with_head = true) {
 std::vector<int32_t> tokens(size_t n, int64_t vocab, uint64_t seed) {
   std::mt19937_64 g(seed);
   std::vector<int32_t> t(n);
-  for (auto& x : t) x = int32_t(g() % uint64_t(vocab));
+  for (auto& x : t)
+    x = int32_t(g() % uint64_t(vocab));
   return t;
 }
 // The default train.llama config on the cuda backend.
@@ -52,7 +53,8 @@ config cuda_config(const workload& w) {
   config c;
   c.workload = "train.llama";
   c.backend = "cuda";
-  for (auto& a : w.spec().axes) c.values[a.name] = a.default_value;
+  for (auto& a : w.spec().axes)
+    c.values[a.name] = a.default_value;
   return c;
 }
 // ||a - b|| / ||b|| over one tensor.
@@ -65,8 +67,8 @@ double rel_err(const float* a, const float* b, size_t n) {
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 // Every tensor of the GPU copy within `tol` (relative L2) of the CPU's.
-void check_tensors(const llama_model& cpu, const std::vector<float>& gpu, const float* ref, double tol,
-                   const char* what) {
+void check_tensors(const llama_model& cpu, const std::vector<float>& gpu, const float* ref,
+                   double tol, const char* what) {
   for (auto& t : cpu.tensors()) {
     double e = rel_err(gpu.data() + t.offset, ref + t.offset, t.size);
     INFO(t.name << " " << what << " relative error " << e);
@@ -78,7 +80,8 @@ void check_tensors(const llama_model& cpu, const std::vector<float>& gpu, const 
 TEST_CASE("cuda training: memory plan, attention choice, skip reasons", "[cuda]") {
   const auto m = micro();
   size_t n = 0;
-  for (auto& t : parameter_layout(m, opts(compute_dtype::fp32))) n += t.size;
+  for (auto& t : parameter_layout(m, opts(compute_dtype::fp32)))
+    n += t.size;
   auto p32 = cuda::device_plan(m, opts(compute_dtype::fp32));
   auto p16 = cuda::device_plan(m, opts(compute_dtype::bf16));
   // Parameters, gradients and both AdamW moments in fp32.
@@ -96,7 +99,7 @@ TEST_CASE("cuda training: memory plan, attention choice, skip reasons", "[cuda]"
   CHECK(cuda::attention_impl(m, opts(compute_dtype::fp32)) == "native");
   CHECK(cuda::attention_impl(m, opts(compute_dtype::bf16)) == "cudnn");
   auto odd = m;
-  odd.dim = 4 * 12;  // head_dim 12: not a multiple of 8, cuDNN refuses it
+  odd.dim = 4 * 12; // head_dim 12: not a multiple of 8, cuDNN refuses it
   CHECK(cuda::attention_impl(odd, opts(compute_dtype::bf16)) == "native");
 
   std::string why;
@@ -131,10 +134,12 @@ TEST_CASE("cuda training: loss and gradients match the CPU model (fp32)", "[cuda
     gpu.zero_grad();
     const size_t n = size_t(o.batch * o.seq);
     for (uint64_t micro_batch = 0; micro_batch < 2; micro_batch++) {
-      auto in = tokens(n, m.vocab_size, 1 + 2 * micro_batch), tg = tokens(n, m.vocab_size, 2 + 2 * micro_batch);
+      auto in = tokens(n, m.vocab_size, 1 + 2 * micro_batch),
+           tg = tokens(n, m.vocab_size, 2 + 2 * micro_batch);
       const float lc = cpu.forward(in.data(), tg.data());
       const float lg = gpu.forward(in.data(), tg.data());
-      INFO("with_head=" << with_head << " micro batch " << micro_batch << " cpu loss " << lc << " gpu loss " << lg);
+      INFO("with_head=" << with_head << " micro batch " << micro_batch << " cpu loss " << lc
+                        << " gpu loss " << lg);
       CHECK(std::abs(lc - lg) <= 1e-4 * std::max(1.0f, std::abs(lc)));
       cpu.backward(0.5f);
       gpu.backward(0.5f);
@@ -145,7 +150,8 @@ TEST_CASE("cuda training: loss and gradients match the CPU model (fp32)", "[cuda
   }
 }
 
-TEST_CASE("cuda training: AdamW steps with clipping move the GPU parameters as the CPU's", "[cuda][gpu]") {
+TEST_CASE("cuda training: AdamW steps with clipping move the GPU parameters as the CPU's",
+          "[cuda][gpu]") {
   ACCELBENCH_REQUIRE_GPU();
   const auto m = micro();
   const auto o = opts(compute_dtype::fp32);
@@ -156,7 +162,7 @@ TEST_CASE("cuda training: AdamW steps with clipping move the GPU parameters as t
   const std::vector<float> p0(cpu.params(), cpu.params() + cpu.num_params());
   adamw opt(cpu.num_params());
   adamw_config ac;
-  const double max_norm = 0.05;  // below the gradient norm at initialisation: clipping runs
+  const double max_norm = 0.05; // below the gradient norm at initialisation: clipping runs
   for (int step = 0; step < 3; step++) {
     auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 10 + step);
     auto tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 20 + step);
@@ -167,7 +173,8 @@ TEST_CASE("cuda training: AdamW steps with clipping move the GPU parameters as t
     CHECK(std::abs(lc - lg) <= 1e-3);
     cpu.backward(1.0f);
     gpu.backward(1.0f);
-    double nc = clip_grad_norm(cpu.grads(), cpu.num_params(), max_norm), ng = gpu.clip_grad_norm(max_norm);
+    double nc = clip_grad_norm(cpu.grads(), cpu.num_params(), max_norm),
+           ng = gpu.clip_grad_norm(max_norm);
     CHECK(nc > max_norm);
     CHECK(std::abs(nc - ng) <= 1e-3 * nc);
     opt.step(cpu.params(), cpu.grads(), cpu.tensors(), 1e-3, ac);
@@ -192,7 +199,8 @@ TEST_CASE("cuda training: bf16 loss and gradients agree with the CPU's bf16 ones
   cuda::llama_cuda gpu(m, o);
   cpu.init_parameters(5);
   gpu.init_parameters(5);
-  auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 4), tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 5);
+  auto in = tokens(size_t(o.batch * o.seq), m.vocab_size, 4),
+       tg = tokens(size_t(o.batch * o.seq), m.vocab_size, 5);
   const float lc = cpu.forward(in.data(), tg.data()), lg = gpu.forward(in.data(), tg.data());
   INFO("cpu " << lc << " gpu " << lg << " (" << gpu.implementation() << ")");
   // At initialisation the loss is ln V within ~0.01 whatever the blocks compute, so a relative
@@ -206,7 +214,8 @@ TEST_CASE("cuda training: bf16 loss and gradients agree with the CPU's bf16 ones
   check_tensors(cpu, g, cpu.grads(), 5e-2, "bf16 gradient");
 }
 
-TEST_CASE("cuda training: time to train on the GPU reaches the target with an MLPerf log", "[cuda][gpu]") {
+TEST_CASE("cuda training: time to train on the GPU reaches the target with an MLPerf log",
+          "[cuda][gpu]") {
   ACCELBENCH_REQUIRE_GPU();
   auto w = make_training_workload();
   config c = cuda_config(*w);
@@ -259,7 +268,8 @@ TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]")
     // Every step carries the SM clock and throttle facts (issue 17), where NVML reads them.
     for (const auto& smp : out.samples) {
       CHECK(smp.extra.contains("loss"));
-      if (device::clock_facts(0).empty()) continue;
+      if (device::clock_facts(0).empty())
+        continue;
       CHECK(smp.extra.contains("sm_clock_mhz"));
       CHECK(smp.extra.contains("throttled"));
     }

@@ -4,9 +4,10 @@
 //
 // The promise under test (README, "Exit codes"): bad input ends in an accelbench error whose exit
 // code is 2 (input_error, usage_error, storage_error, backend_error, http_error). Anything else is
-// a finding: an internal error (exit 3), any other exception (a json::type_error, std::out_of_range,
-// std::bad_alloc...), a crash, a sanitizer report, a leak, a hang or runaway memory (libFuzzer's
-// -timeout and -rss_limit_mb). A finding aborts, so libFuzzer stops and saves the input.
+// a finding: an internal error (exit 3), any other exception (a json::type_error,
+// std::out_of_range, std::bad_alloc...), a crash, a sanitizer report, a leak, a hang or runaway
+// memory (libFuzzer's -timeout and -rss_limit_mb). A finding aborts, so libFuzzer stops and saves
+// the input.
 #include <unistd.h>
 
 #include <cstdint>

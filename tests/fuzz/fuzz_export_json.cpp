@@ -17,9 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::must_succeed("export of an accepted document", [&] {
       again = dump_json(reporters::results_document(runs, systems, json::array()), 2);
     });
-    fuzz::must_succeed("re-import of our own export", [&] {
-      reporters::read_results_document(again, "re-export.json", nullptr);
-    });
+    fuzz::must_succeed("re-import of our own export",
+                       [&] { reporters::read_results_document(again, "re-export.json", nullptr); });
   });
   return 0;
 }

@@ -55,7 +55,8 @@ private:
   void serve() {
     for (;;) {
       int c = accept(m_fd, nullptr, nullptr);
-      if (c < 0) continue;
+      if (c < 0)
+        continue;
       timeval tv{2, 0};
       setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
       read_request(c);
@@ -66,7 +67,8 @@ private:
       }
       for (size_t off = 0; off < r.size();) {
         ssize_t n = send(c, r.data() + off, r.size() - off, MSG_NOSIGNAL);
-        if (n <= 0) break;
+        if (n <= 0)
+          break;
         off += static_cast<size_t>(n);
       }
       shutdown(c, SHUT_WR);
@@ -81,17 +83,21 @@ private:
     size_t need = std::string::npos;
     for (;;) {
       ssize_t n = recv(c, buf, sizeof buf, 0);
-      if (n <= 0) return;
+      if (n <= 0)
+        return;
       req.append(buf, static_cast<size_t>(n));
       if (need == std::string::npos) {
         size_t end = req.find("\r\n\r\n");
-        if (end == std::string::npos) continue;
+        if (end == std::string::npos)
+          continue;
         size_t body = 0;
         size_t cl = req.find("Content-Length: ");
-        if (cl != std::string::npos && cl < end) body = std::stoul(req.substr(cl + 16));
+        if (cl != std::string::npos && cl < end)
+          body = std::stoul(req.substr(cl + 16));
         need = end + 4 + body;
       }
-      if (req.size() >= need) return;
+      if (req.size() >= need)
+        return;
     }
   }
 
@@ -105,7 +111,7 @@ private:
 struct fixture {
   canned_server server;
   net::http_options http;
-  std::vector<run> runs;  // one published run to POST
+  std::vector<run> runs; // one published run to POST
   json systems = json::array();
 
   fixture() {

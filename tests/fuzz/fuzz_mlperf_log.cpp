@@ -35,9 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::must_succeed("export of an ingested run", [&] {
       doc = dump_json(reporters::results_document({r}, json::array(), json::array()), 2);
     });
-    fuzz::must_succeed("re-import of our own export", [&] {
-      reporters::read_results_document(doc, "re-export.json", nullptr);
-    });
+    fuzz::must_succeed("re-import of our own export",
+                       [&] { reporters::read_results_document(doc, "re-export.json", nullptr); });
   });
   return 0;
 }

@@ -54,9 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::must_succeed("export of the ingested runs", [&] {
       doc = dump_json(reporters::results_document(res.runs, json::array(), json::array()), 2);
     });
-    fuzz::must_succeed("re-import of our own export", [&] {
-      reporters::read_results_document(doc, "re-export.json", nullptr);
-    });
+    fuzz::must_succeed("re-import of our own export",
+                       [&] { reporters::read_results_document(doc, "re-export.json", nullptr); });
     // check-package reads the same description (a one-result package is INVALID).
     dump_json(mlperf::check_package(org_dir()).to_json());
   });

@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const workload* w : fuzz::workloads().all())
         if (name.empty() && (a == w->spec().name || a == w->spec().family || a == "*"))
           name = w->spec().name;
-    if (name.empty()) return;
+    if (name.empty())
+      return;
     cli::run_options o;
     o.workload = name;
     o.rules = file.string();

@@ -22,12 +22,18 @@ cli::run_options options_from(std::string_view text) {
     const size_t sp = line.find(' ');
     const std::string opt = line.substr(0, sp);
     const std::string arg = sp == std::string::npos ? "" : line.substr(sp + 1);
-    if (opt == "workload") o.workload = arg;
-    else if (opt == "backend") o.backend = arg;
-    else if (opt == "set") o.sets.push_back(arg);
-    else if (opt == "sweep") o.sweeps.push_back(arg);
-    else if (opt == "rule") o.rule_overrides.push_back(arg);
-    else if (opt == "rules") o.rules = arg;
+    if (opt == "workload")
+      o.workload = arg;
+    else if (opt == "backend")
+      o.backend = arg;
+    else if (opt == "set")
+      o.sets.push_back(arg);
+    else if (opt == "sweep")
+      o.sweeps.push_back(arg);
+    else if (opt == "rule")
+      o.rule_overrides.push_back(arg);
+    else if (opt == "rules")
+      o.rules = arg;
   }
   return o;
 }

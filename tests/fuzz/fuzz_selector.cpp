@@ -38,7 +38,8 @@ seeded_db& database() {
       ss << in.rdbuf();
       json systems;
       std::vector<run> runs = reporters::read_results_document(ss.str(), name, &systems);
-      for (const auto& sys : systems) db.upsert_system(store::system_from_json(sys));
+      for (const auto& sys : systems)
+        db.upsert_system(store::system_from_json(sys));
       db.insert_runs(runs);
     }
     int64_t n = row_count(db);
@@ -52,12 +53,9 @@ seeded_db& database() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string sel(fuzz::as_text(data, size));
   seeded_db& s = database();
-  fuzz::guarded([&] {
-    cli::parse_selector(sel);
-  });
-  fuzz::guarded([&] {
-    cli::select_runs(s.db, sel, false);
-  });
-  if (row_count(s.db) != s.rows) fuzz::finding("a selector changed the database", sel);
+  fuzz::guarded([&] { cli::parse_selector(sel); });
+  fuzz::guarded([&] { cli::select_runs(s.db, sel, false); });
+  if (row_count(s.db) != s.rows)
+    fuzz::finding("a selector changed the database", sel);
   return 0;
 }

@@ -32,19 +32,21 @@ struct live_server {
   fs::path db, log;
   std::string args;
 
-  live_server(fs::path db_path, fs::path log_path, std::string extra = "") : db(std::move(db_path)), log(std::move(log_path)), args(std::move(extra)) {}
+  live_server(fs::path db_path, fs::path log_path, std::string extra = "")
+      : db(std::move(db_path)), log(std::move(log_path)), args(std::move(extra)) {}
   live_server(const live_server&) = delete;
   live_server& operator=(const live_server&) = delete;
   ~live_server() {
-    if (pid > 0) kill9();
+    if (pid > 0)
+      kill9();
   }
 
   // Starts it (on `port`, or a free one) and waits until it listens; false after 60 s.
   bool start(int on_port = 0) {
     test_cli::spawn_options o;
     o.err = log;
-    pid = test_cli::spawn_sh(fmt::format("exec {} serve --db {} --listen 127.0.0.1:{} {}", k_exe, sh_word(db.string()),
-                                         on_port, args),
+    pid = test_cli::spawn_sh(fmt::format("exec {} serve --db {} --listen 127.0.0.1:{} {}", k_exe,
+                                         sh_word(db.string()), on_port, args),
                              o);
     const std::regex serving(R"(serving https?://127\.0\.0\.1:(\d+)/)");
     for (int i = 0; i < 6000; ++i) {
@@ -76,7 +78,9 @@ struct live_server {
     waitpid(pid, &st, 0);
     pid = -1;
   }
-  std::string url(const std::string& path = "") const { return fmt::format("http://127.0.0.1:{}{}", port, path); }
+  std::string url(const std::string& path = "") const {
+    return fmt::format("http://127.0.0.1:{}{}", port, path);
+  }
   httplib::Client client() const {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(120, 0);
@@ -86,23 +90,27 @@ struct live_server {
 };
 
 // A token from `accelbench token create` (stdout is the token alone).
-inline std::string make_token(const fs::path& db, const std::string& role, const std::string& name = "test") {
-  auto r = test_cli::ab(fmt::format("token create --db {} --role {} --name {}", sh_word(db.string()), role, name));
-  if (r.rc != 0) throw std::runtime_error("token create failed: " + r.err);
+inline std::string make_token(const fs::path& db, const std::string& role,
+                              const std::string& name = "test") {
+  auto r = test_cli::ab(
+      fmt::format("token create --db {} --role {} --name {}", sh_word(db.string()), role, name));
+  if (r.rc != 0)
+    throw std::runtime_error("token create failed: " + r.err);
   std::string t = r.out;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r'))
+    t.pop_back();
   return t;
 }
 
 // A nightly GEMM run: `samples` values around `center` seconds (3% noise), fresh uuid.
-inline run nightly_run(const std::string& system, int m, const std::string& tag, int night, double center,
-                       std::mt19937_64& g, int samples = 10) {
+inline run nightly_run(const std::string& system, int m, const std::string& tag, int night,
+                       double center, std::mt19937_64& g, int samples = 10) {
   run r;
   r.uuid = new_uuid();
   r.cfg.workload = "gemm";
   r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", std::to_string(m)}, {"N", "256"}, {"K", "256"}, {"dtype", "fp32"}, {"library", "onednn"},
-                  {"trans_a", "0"}, {"trans_b", "0"}};
+  r.cfg.values = {{"M", std::to_string(m)}, {"N", "256"},     {"K", "256"},    {"dtype", "fp32"},
+                  {"library", "onednn"},    {"trans_a", "0"}, {"trans_b", "0"}};
   r.system = system;
   r.ruleset = "kernel-v1";
   r.sample_unit = "s";
@@ -113,13 +121,15 @@ inline run nightly_run(const std::string& system, int m, const std::string& tag,
   r.tags = {tag};
   r.environment = {{"accelerator", {{"model", "test accelerator"}, {"count", 1}}}};
   std::normal_distribution<double> noise(0, 0.03);
-  for (int i = 0; i < samples; ++i) r.samples.push_back({i, center * (1 + noise(g)), 1, json::object()});
+  for (int i = 0; i < samples; ++i)
+    r.samples.push_back({i, center * (1 + noise(g)), 1, json::object()});
   r.add_metric("time_s", center, "s", direction::lower_is_better);
   return r;
 }
 
 // A database of `n` runs of `system` (configs M=1..n, one night).
-inline std::vector<std::string> fill_source(const fs::path& db_path, const std::string& system, int n, uint64_t seed,
+inline std::vector<std::string> fill_source(const fs::path& db_path, const std::string& system,
+                                            int n, uint64_t seed,
                                             const std::string& tag = "nightly-2026-12-01") {
   auto db = store::store::open(db_path);
   std::mt19937_64 g(seed);
@@ -133,10 +143,13 @@ inline std::vector<std::string> fill_source(const fs::path& db_path, const std::
   return uuids;
 }
 
-inline int64_t count_runs(const fs::path& db) { return store::store::open(db, store::access::read_only).count_runs(); }
+inline int64_t count_runs(const fs::path& db) {
+  return store::store::open(db, store::access::read_only).count_runs();
+}
 
 inline json body_json(const httplib::Result& r) {
-  if (!r) return json();
+  if (!r)
+    return json();
   json j = parse_json_lenient(r->body);
   return j.is_discarded() ? json() : j;
 }

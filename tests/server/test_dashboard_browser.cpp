@@ -32,7 +32,8 @@ page_result load(const std::string& url, const test_cli::temp_dir& t, const std:
   // Only the server resolves: anything else a page asked for would fail and be logged.
   const std::string cmd = fmt::format(
       "timeout 60 {} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking --disable-component-update --disable-sync --disable-extensions "
+      "--disable-background-networking --disable-component-update --disable-sync "
+      "--disable-extensions "
       "--disable-default-apps --enable-logging=stderr --v=0 "
       "--host-resolver-rules='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1' --user-data-dir={} "
       "--virtual-time-budget=3000 --dump-dom '{}' >{} 2>{} </dev/null",
@@ -55,8 +56,10 @@ void fill(const fs::path& db_path) {
   std::vector<run> runs;
   for (int night = 0; night < 14; ++night)
     for (int m = 1; m <= 2; ++m) {
-      const std::string tag = night == 13 ? k_hostile_tag : fmt::format("nightly-2026-11-{:02d}", night + 1);
-      runs.push_back(nightly_run("h100-node-01", m, tag, night, m == 1 && night >= 7 ? 1.3e-3 : 1e-3, g));
+      const std::string tag =
+          night == 13 ? k_hostile_tag : fmt::format("nightly-2026-11-{:02d}", night + 1);
+      runs.push_back(
+          nightly_run("h100-node-01", m, tag, night, m == 1 && night >= 7 ? 1.3e-3 : 1e-3, g));
       runs.push_back(nightly_run(k_hostile_system, m, tag, night, 0.5e-3, g));
     }
   db.insert_runs(runs);
@@ -64,7 +67,8 @@ void fill(const fs::path& db_path) {
 
 } // namespace
 
-TEST_CASE("dashboard: pages link only within the server and escape stored names", "[server][dashboard]") {
+TEST_CASE("dashboard: pages link only within the server and escape stored names",
+          "[server][dashboard]") {
   test_cli::temp_dir t;
   const fs::path db = t.path / "srv.db";
   fill(db);
@@ -72,21 +76,23 @@ TEST_CASE("dashboard: pages link only within the server and escape stored names"
   REQUIRE(s.start());
   auto c = s.client();
   const std::regex attr(R"re((src|href|xlink:href|action)\s*=\s*"([^"]*)")re", std::regex::icase);
-  for (const std::string path : {"/", "/history", "/compare", "/?system=h100-node-01&since=2025-01-01"}) {
+  for (const std::string path :
+       {"/", "/history", "/compare", "/?system=h100-node-01&since=2025-01-01"}) {
     INFO(path);
     auto res = c.Get(path.c_str());
     REQUIRE(res);
     REQUIRE(res->status == 200);
     CHECK(res->get_header_value("Content-Security-Policy") == server::k_dashboard_csp);
     const std::string& html = res->body;
-    for (auto it = std::sregex_iterator(html.begin(), html.end(), attr); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), attr);
+         it != std::sregex_iterator(); ++it) {
       const std::string v = (*it)[2];
       INFO((*it)[0].str());
       CHECK((v.rfind("/", 0) == 0 && v.rfind("//", 0) != 0));
     }
     CHECK(html.find("<img src=x") == std::string::npos);
     CHECK(html.find("<script>alert") == std::string::npos);
-    CHECK(html.find("<script") == std::string::npos);  // no script at all
+    CHECK(html.find("<script") == std::string::npos); // no script at all
   }
   auto bad = c.Get("/history?colour=red");
   REQUIRE(bad);
@@ -94,9 +100,12 @@ TEST_CASE("dashboard: pages link only within the server and escape stored names"
   CHECK(s.stop() == 0);
 }
 
-TEST_CASE("dashboard: renders in headless Chromium without console errors or outside requests", "[server][dashboard][browser]") {
+TEST_CASE("dashboard: renders in headless Chromium without console errors or outside requests",
+          "[server][dashboard][browser]") {
   if (!fs::exists(k_chromium))
-    ACCELBENCH_SKIP(k_chromium << " not found (scripts/install-deps.sh --test installs the 'chromium' package)");
+    ACCELBENCH_SKIP(
+        k_chromium
+        << " not found (scripts/install-deps.sh --test installs the 'chromium' package)");
   test_cli::temp_dir t;
   const fs::path db = t.path / "srv.db";
   fill(db);
@@ -114,7 +123,9 @@ TEST_CASE("dashboard: renders in headless Chromium without console errors or out
   // One browser per page, all at once: a browser's start-up is most of its time.
   std::vector<std::future<page_result>> loads;
   for (size_t i = 0; i < pages.size(); ++i)
-    loads.push_back(std::async(std::launch::async, [&, i] { return load(s.url(pages[i].path), t, fmt::format("page{}", i)); }));
+    loads.push_back(std::async(std::launch::async, [&, i] {
+      return load(s.url(pages[i].path), t, fmt::format("page{}", i));
+    }));
   for (size_t i = 0; i < pages.size(); ++i) {
     const auto& p = pages[i];
     auto r = loads[i].get();
@@ -128,18 +139,23 @@ TEST_CASE("dashboard: renders in headless Chromium without console errors or out
     // The hostile names are text: no element was made of them.
     CHECK(r.dom.find("<img src=\"x\"") == std::string::npos);
     CHECK(r.dom.find("<script>alert") == std::string::npos);
-    if (p.path == "/") CHECK(r.dom.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
-    if (p.path.rfind("/history", 0) == 0) CHECK(r.dom.find("class=\"cp\"") != std::string::npos);
+    if (p.path == "/")
+      CHECK(r.dom.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
+    if (p.path.rfind("/history", 0) == 0)
+      CHECK(r.dom.find("class=\"cp\"") != std::string::npos);
   }
   CHECK(s.stop() == 0);
   // Everything the browser asked for was one of the server's own pages (or its favicon).
   const std::regex line(R"(accelbench: (GET|POST|HEAD|OPTIONS) (\S+) )");
   const std::string log = test_cli::slurp(s.log);
   std::set<std::string> asked;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it) asked.insert((*it)[2]);
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator();
+       ++it)
+    asked.insert((*it)[2]);
   CHECK(asked.size() >= 4);
   for (const auto& a : asked) {
     INFO(a);
-    CHECK((a == "/" || a == "/history" || a == "/compare" || a == "/report" || a == "/favicon.ico"));
+    CHECK(
+        (a == "/" || a == "/history" || a == "/compare" || a == "/report" || a == "/favicon.ico"));
   }
 }

@@ -18,12 +18,14 @@ using namespace server_test;
 
 namespace {
 
-std::string publish_cmd(const live_server& s, const fs::path& src, const std::string& token, const std::string& extra = "") {
-  return fmt::format("ACCELBENCH_TOKEN={} exec {} publish --url {} --db {} {}", token, k_exe, s.url("/api/v1/runs"),
-                     sh_word(src.string()), extra);
+std::string publish_cmd(const live_server& s, const fs::path& src, const std::string& token,
+                        const std::string& extra = "") {
+  return fmt::format("ACCELBENCH_TOKEN={} exec {} publish --url {} --db {} {}", token, k_exe,
+                     s.url("/api/v1/runs"), sh_word(src.string()), extra);
 }
 
-test_cli::exit_status run_sh(const std::string& script, const fs::path& err, std::chrono::milliseconds limit = 120s) {
+test_cli::exit_status run_sh(const std::string& script, const fs::path& err,
+                             std::chrono::milliseconds limit = 120s) {
   test_cli::spawn_options o;
   o.err = err;
   return test_cli::wait_for(test_cli::spawn_sh(script, o), limit);
@@ -32,14 +34,18 @@ test_cli::exit_status run_sh(const std::string& script, const fs::path& err, std
 // A results document of `runs` as publish sends it, with its idempotency key.
 std::pair<std::string, std::string> document_of(const std::vector<run>& runs) {
   std::vector<std::string> uuids;
-  for (const auto& r : runs) uuids.push_back(r.uuid);
-  return {dump_json(reporters::results_document(runs, json::array(), json::array())), net::idempotency_key_for(uuids)};
+  for (const auto& r : runs)
+    uuids.push_back(r.uuid);
+  return {dump_json(reporters::results_document(runs, json::array(), json::array())),
+          net::idempotency_key_for(uuids)};
 }
 
 httplib::Headers auth(const std::string& token, const std::string& key = "") {
   httplib::Headers h;
-  if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
-  if (!key.empty()) h.emplace("Idempotency-Key", key);
+  if (!token.empty())
+    h.emplace("Authorization", "Bearer " + token);
+  if (!key.empty())
+    h.emplace("Idempotency-Key", key);
   return h;
 }
 
@@ -55,7 +61,8 @@ TEST_CASE("serve: helpers", "[server]") {
   CHECK(server::allows(server::role::admin, server::role::write));
   CHECK(server::allows(server::role::write, server::role::read));
   CHECK_FALSE(server::allows(server::role::read, server::role::write));
-  CHECK(server::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(server::sha256_hex("abc") ==
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[server][token]") {
@@ -79,7 +86,8 @@ TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[ser
   }
   // The secret is nowhere in the database file (nor its WAL).
   std::string bytes;
-  for (const auto& f : fs::directory_iterator(t.path)) bytes += test_cli::slurp(f.path());
+  for (const auto& f : fs::directory_iterator(t.path))
+    bytes += test_cli::slurp(f.path());
   CHECK(bytes.find(w.substr(6)) == std::string::npos);
   CHECK(bytes.find(r.substr(6)) == std::string::npos);
 
@@ -93,10 +101,13 @@ TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[ser
   CHECK(again.err.find("no valid token with id 1") != std::string::npos);
   auto s = store::store::open(db);
   CHECK_FALSE(server::check_token(s, w));
-  CHECK(test_cli::ab(fmt::format("token create --db {} --role root --name x", sh_word(db.string()))).rc == 2);
+  CHECK(test_cli::ab(fmt::format("token create --db {} --role root --name x", sh_word(db.string())))
+            .rc == 2);
 }
 
-TEST_CASE("serve: publish stores each run once, and a retried or duplicated POST stores nothing twice", "[server]") {
+TEST_CASE(
+    "serve: publish stores each run once, and a retried or duplicated POST stores nothing twice",
+    "[server]") {
   test_cli::temp_dir t;
   const fs::path src = t.path / "src.db", db = t.path / "srv.db";
   fill_source(src, "box-a", 5, 1);
@@ -148,7 +159,8 @@ TEST_CASE("serve: 16 concurrent publishers, every run stored exactly once", "[se
   constexpr int k_publishers = 16, k_runs = 12;
   std::set<std::string> all;
   for (int i = 0; i < k_publishers; ++i)
-    for (const auto& u : fill_source(t.path / fmt::format("src{}.db", i), fmt::format("box-{:02d}", i), k_runs, 100 + i))
+    for (const auto& u : fill_source(t.path / fmt::format("src{}.db", i),
+                                     fmt::format("box-{:02d}", i), k_runs, 100 + i))
       all.insert(u);
   live_server s(db, t.path / "server.log", "--quiet");
   REQUIRE(s.start());
@@ -170,11 +182,14 @@ TEST_CASE("serve: 16 concurrent publishers, every run stored exactly once", "[se
   auto runs = st.query(f);
   CHECK(runs.size() == all.size());
   std::set<std::string> stored;
-  for (const auto& r : runs) stored.insert(r.uuid);
+  for (const auto& r : runs)
+    stored.insert(r.uuid);
   CHECK(stored == all);
 }
 
-TEST_CASE("serve: killed with -9 in the middle of a publish and restarted, nothing lost or duplicated", "[server][fault]") {
+TEST_CASE(
+    "serve: killed with -9 in the middle of a publish and restarted, nothing lost or duplicated",
+    "[server][fault]") {
   test_cli::temp_dir t;
   const fs::path src = t.path / "src.db", db = t.path / "srv.db";
   constexpr int k_runs = 60;
@@ -211,7 +226,7 @@ TEST_CASE("serve: killed with -9 in the middle of a publish and restarted, nothi
   std::set<std::string> stored;
   for (const auto& r : runs) {
     stored.insert(r.uuid);
-    CHECK(r.samples.size() == 10);  // no half-stored run
+    CHECK(r.samples.size() == 10); // no half-stored run
   }
   CHECK(stored == std::set<std::string>(uuids.begin(), uuids.end()));
   INFO("runs stored before the kill: " << at_kill);
@@ -221,7 +236,8 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", 
   test_cli::temp_dir t;
   const fs::path db = t.path / "srv.db", src = t.path / "src.db";
   fill_source(src, "box-a", 3, 1);
-  const std::string w = make_token(db, "write"), r = make_token(db, "read"), revoked = make_token(db, "write", "old");
+  const std::string w = make_token(db, "write"), r = make_token(db, "read"),
+                    revoked = make_token(db, "write", "old");
   REQUIRE(test_cli::ab(fmt::format("token revoke 3 --db {}", sh_word(db.string()))).rc == 0);
   live_server s(db, t.path / "server.log", "--max-body-mib 1");
   REQUIRE(s.start());
@@ -245,9 +261,10 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", 
       {"a malformed token", "POST", "/api/v1/runs", "abt_x", good, "application/json", 401},
       {"malformed JSON", "POST", "/api/v1/runs", w, "{\"runs\": [", "application/json", 400},
       {"JSON nested too deep", "POST", "/api/v1/runs", w, deep, "application/json", 400},
-      {"wrong types", "POST", "/api/v1/runs", w, R"({"schema_version": "one", "runs": 7})", "application/json", 400},
-      {"a run without its fields", "POST", "/api/v1/runs", w, R"({"schema_version": 1, "runs": [{"uuid": 5}]})",
+      {"wrong types", "POST", "/api/v1/runs", w, R"({"schema_version": "one", "runs": 7})",
        "application/json", 400},
+      {"a run without its fields", "POST", "/api/v1/runs", w,
+       R"({"schema_version": 1, "runs": [{"uuid": 5}]})", "application/json", 400},
       {"not JSON at all", "POST", "/api/v1/runs", w, good, "text/plain", 415},
       {"an oversized body", "POST", "/api/v1/runs", w, big, "application/json", 413},
       {"an unknown API route", "GET", "/api/v1/nothing", r, "", "", 404},
@@ -261,25 +278,29 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", 
       {"a run id that is not a number", "GET", "/api/v1/runs/abc", r, "", "", 400},
       {"a run that does not exist", "GET", "/api/v1/runs/99999", r, "", "", 404},
       {"compare without a candidate", "GET", "/api/v1/compare?baseline=box-a", r, "", "", 400},
-      {"compare of a selector matching nothing", "GET", "/api/v1/compare?baseline=box-a&candidate=nobody", r, "", "", 404},
+      {"compare of a selector matching nothing", "GET",
+       "/api/v1/compare?baseline=box-a&candidate=nobody", r, "", "", 404},
       {"history without a workload", "GET", "/api/v1/history", r, "", "", 400},
       {"a report in an unknown format", "GET", "/api/v1/report?format=pdf", r, "", "", 400},
   };
   auto c = s.client();
   for (const auto& row : table) {
     INFO(row.what);
-    httplib::Result res = row.method == "POST"   ? c.Post(row.path.c_str(), auth(row.token), row.body, row.type.c_str())
-                          : row.method == "GET"  ? c.Get(row.path.c_str(), auth(row.token))
-                                                 : c.Delete(row.path.c_str(), auth(row.token));
+    httplib::Result res =
+        row.method == "POST" ? c.Post(row.path.c_str(), auth(row.token), row.body, row.type.c_str())
+        : row.method == "GET" ? c.Get(row.path.c_str(), auth(row.token))
+                              : c.Delete(row.path.c_str(), auth(row.token));
     REQUIRE(res);
     CHECK(res->status == row.status);
     json j = body_json(res);
     CHECK(j.is_object());
     CHECK(j.value("status", 0) == row.status);
     CHECK(j.contains("error"));
-    if (j.contains("error")) CHECK(j["error"].is_string());
+    if (j.contains("error"))
+      CHECK(j["error"].is_string());
     CHECK(res->get_header_value("Content-Type").rfind("application/json", 0) == 0);
-    CHECK(res->get_header_value("Access-Control-Allow-Origin").empty());  // no CORS unless configured
+    CHECK(
+        res->get_header_value("Access-Control-Allow-Origin").empty()); // no CORS unless configured
   }
   CHECK(count_runs(db) == before);
   CHECK(s.stop() == 0);
@@ -288,7 +309,8 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", 
   CHECK(log.find(r.substr(6)) == std::string::npos);
 }
 
-TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI does", "[server][api]") {
+TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI does",
+          "[server][api]") {
   test_cli::temp_dir t;
   const fs::path db = t.path / "srv.db";
   std::vector<run> runs;
@@ -315,7 +337,8 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   CHECK(lj["total"] == 3);
   REQUIRE(lj["runs"].size() == 3);
   CHECK(lj["runs"][0]["samples"].size() == 10);
-  CHECK(body_json(c.Get("/api/v1/runs?workload=gemm&limit=5&offset=58", auth(r)))["runs"].size() == 2);
+  CHECK(body_json(c.Get("/api/v1/runs?workload=gemm&limit=5&offset=58", auth(r)))["runs"].size() ==
+        2);
   CHECK(body_json(c.Get("/api/v1/runs?system=nobody", auth(r)))["total"] == 0);
 
   const int64_t id = lj["runs"][0]["id"].get<int64_t>();
@@ -332,8 +355,9 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   CHECK(cj["exit_code"] == 1);
   CHECK(cmp->get_header_value("Accelbench-Exit-Code") == "1");
   CHECK(cj["verdict_counts"]["regressed"] == 1);
-  auto cli = test_cli::ab(fmt::format("compare --db {} --baseline tag=nightly-00 --candidate tag=nightly-19 --format json",
-                                      sh_word(db.string())));
+  auto cli = test_cli::ab(fmt::format(
+      "compare --db {} --baseline tag=nightly-00 --candidate tag=nightly-19 --format json",
+      sh_word(db.string())));
   CHECK(cli.rc == 1);
   json cli_j = parse_json_lenient(cli.out);
   CHECK(cli_j["pairs"] == cj["comparison"]["pairs"]);
@@ -357,7 +381,8 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   REQUIRE(rep);
   CHECK(rep->status == 200);
   CHECK(body_json(rep).contains("pairs"));
-  auto html = c.Get("/api/v1/report?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-19&format=html", auth(r));
+  auto html = c.Get(
+      "/api/v1/report?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-19&format=html", auth(r));
   REQUIRE(html);
   CHECK(html->status == 200);
   CHECK(html->get_header_value("Content-Type").rfind("text/html", 0) == 0);
@@ -368,19 +393,22 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   auto pre = c.Options("/api/v1/runs");
   REQUIRE(pre);
   CHECK(pre->status == 204);
-  CHECK(pre->get_header_value("Access-Control-Allow-Headers").find("Authorization") != std::string::npos);
+  CHECK(pre->get_header_value("Access-Control-Allow-Headers").find("Authorization") !=
+        std::string::npos);
   CHECK(s.stop() == 0);
 }
 
 TEST_CASE("serve: HTTPS with a certificate and key", "[server][tls]") {
   test_cli::temp_dir t;
   const fs::path cert = t.path / "cert.pem", key = t.path / "key.pem";
-  const std::string gen = fmt::format(
-      "openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -days 1 -keyout {} -out {} >/dev/null 2>&1",
-      key.string(), cert.string());
-  if (std::system(gen.c_str()) != 0) ACCELBENCH_SKIP("the openssl command could not make a test certificate");
+  const std::string gen = fmt::format("openssl req -x509 -newkey rsa:2048 -nodes -subj "
+                                      "/CN=127.0.0.1 -days 1 -keyout {} -out {} >/dev/null 2>&1",
+                                      key.string(), cert.string());
+  if (std::system(gen.c_str()) != 0)
+    ACCELBENCH_SKIP("the openssl command could not make a test certificate");
   const fs::path db = t.path / "srv.db";
-  live_server s(db, t.path / "server.log", fmt::format("--public-read --cert {} --key {}", cert.string(), key.string()));
+  live_server s(db, t.path / "server.log",
+                fmt::format("--public-read --cert {} --key {}", cert.string(), key.string()));
   REQUIRE(s.start());
   CHECK(test_cli::slurp(s.log).find("serving https://") != std::string::npos);
   httplib::SSLClient c("127.0.0.1", s.port);
@@ -390,10 +418,11 @@ TEST_CASE("serve: HTTPS with a certificate and key", "[server][tls]") {
   CHECK(h->status == 200);
   CHECK(s.stop() == 0);
   // Half a pair, or files that are not a certificate: exit 2 before anything listens.
-  auto half = test_cli::ab(fmt::format("serve --db {} --listen 127.0.0.1:0 --cert {}", sh_word(db.string()), cert.string()));
+  auto half = test_cli::ab(fmt::format("serve --db {} --listen 127.0.0.1:0 --cert {}",
+                                       sh_word(db.string()), cert.string()));
   CHECK(half.rc == 2);
-  auto wrong = test_cli::ab(
-      fmt::format("serve --db {} --listen 127.0.0.1:0 --cert {} --key {}", sh_word(db.string()), key.string(), key.string()));
+  auto wrong = test_cli::ab(fmt::format("serve --db {} --listen 127.0.0.1:0 --cert {} --key {}",
+                                        sh_word(db.string()), key.string(), key.string()));
   CHECK(wrong.rc == 2);
   CHECK(wrong.err.find("cannot use certificate") != std::string::npos);
 }

@@ -25,8 +25,10 @@ run make_run(const std::string& system, int nsamples, double base) {
   r.cfg.values = {{"M", "64"}, {"dtype", "fp32"}};
   r.system = system;
   r.ruleset = "kernel-v1";
-  r.environment = {{"cpu", {{"model", "test cpu"}}}, {"accelerator", {{"model", "CPU: test"}, {"count", 1}}}};
-  for (int i = 0; i < nsamples; ++i) r.samples.push_back({i, base + 0.001 * i, 4, json::object()});
+  r.environment = {{"cpu", {{"model", "test cpu"}}},
+                   {"accelerator", {{"model", "CPU: test"}, {"count", 1}}}};
+  for (int i = 0; i < nsamples; ++i)
+    r.samples.push_back({i, base + 0.001 * i, 4, json::object()});
   r.add_metric("tflops", 1.25, "TFLOP/s", direction::higher_is_better);
   r.tags = {"nightly", "t1"};
   r.started_at = now_iso8601();
@@ -59,9 +61,9 @@ TEST_CASE("a run round-trips through the store with samples, metrics and tags", 
   r.samples[1].extra = {{"note", "quote \" backslash \\ brace { comma , ünï"}};
   r.samples[2].value = 1e-300;
   r.samples[3].value = 1.0 / 3.0;
-  r.add_metric("tflops", 2.5, "TFLOP/s", direction::higher_is_better);  // the last value wins
+  r.add_metric("tflops", 2.5, "TFLOP/s", direction::higher_is_better); // the last value wins
   r.add_metric("a \"quoted\" metric", -0.1, "", direction::lower_is_better);
-  r.tags.push_back("nightly");  // stored once
+  r.tags.push_back("nightly"); // stored once
   r.tags.push_back("with,comma \"and\" {braces}");
   r.mllog = ":::MLLOG {\"key\": \"run_start\"}\n";
   REQUIRE(db.insert_run(r));
@@ -71,7 +73,7 @@ TEST_CASE("a run round-trips through the store with samples, metrics and tags", 
   CHECK(back->uuid == r.uuid);
   CHECK(back->cfg.key() == r.cfg.key());
   REQUIRE(back->samples.size() == 10);
-  CHECK(back->samples[3].value == 1.0 / 3.0);  // bit for bit
+  CHECK(back->samples[3].value == 1.0 / 3.0); // bit for bit
   CHECK(back->samples[2].value == 1e-300);
   CHECK(back->samples[3].iterations == 4);
   CHECK(back->samples[1].extra == r.samples[1].extra);
@@ -117,13 +119,13 @@ TEST_CASE("queries filter by system, workload, tag, config and accelerator", "[s
   db.insert_run(a);
   db.insert_run(b);
   store::run_filter f;
-  CHECK(db.query(f).at(0).system == "boxB");  // by start time
+  CHECK(db.query(f).at(0).system == "boxB"); // by start time
   f.systems = {"boxA"};
   CHECK(db.query(f).size() == 1);
   f = {};
   f.workloads = {"att*"};
   CHECK(db.query(f).size() == 1);
-  f.workloads = {"ATT*"};  // prefixes ignore ASCII case in both stores
+  f.workloads = {"ATT*"}; // prefixes ignore ASCII case in both stores
   CHECK(db.query(f).size() == 1);
   f.workloads = {"gemm", "attention"};
   CHECK(db.query(f).size() == 2);
@@ -179,7 +181,7 @@ TEST_CASE("a failed insert leaves no half-written run", "[store]") {
   ACCELBENCH_FRESH_DB(t);
   auto db = store::store::open(t->location());
   run r = make_run("boxA", 3);
-  r.samples[2].index = 1;  // duplicate sample index: the samples insert fails mid-run
+  r.samples[2].index = 1; // duplicate sample index: the samples insert fails mid-run
   CHECK_THROWS_AS(db.insert_run(r), storage_error);
   CHECK(db.counts().total() == 0);
   // The store is usable afterwards, and a batch with one bad run stores none of it.
@@ -193,8 +195,9 @@ TEST_CASE("a failed insert leaves no half-written run", "[store]") {
 
 TEST_CASE("an older database migrates forward without losing runs", "[store]") {
   ACCELBENCH_FRESH_DB(t);
-  t->build_version(1);  // a version-1 database, as the first release wrote it
-  t->exec(R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status, valid,
+  t->build_version(1); // a version-1 database, as the first release wrote it
+  t->exec(
+      R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status, valid,
              started_at, finished_at, environment)
              VALUES ('00000000-0000-4000-8000-000000000001', 'gemm', 'cpu', 'gemm/cpu/M=8', '{"M":8}', 'old-box',
              'kernel-v1', 'ok', 1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z',
@@ -205,11 +208,11 @@ TEST_CASE("an older database migrates forward without losing runs", "[store]") {
   auto r = db.get_run(1);
   REQUIRE(r);
   CHECK(r->system == "old-box");
-  CHECK(r->source == "measured");  // column added by migration 2 with its default
+  CHECK(r->source == "measured"); // column added by migration 2 with its default
   CHECK(r->samples.size() == 1);
   auto sys = db.get_system("old-box");
   REQUIRE(sys);
-  CHECK(sys->accelerator_model == "CPU: old");  // migration 2 backfilled systems
+  CHECK(sys->accelerator_model == "CPU: old"); // migration 2 backfilled systems
 }
 
 TEST_CASE("several processes creating and writing one database all succeed", "[store]") {
@@ -249,8 +252,11 @@ TEST_CASE("several processes creating and writing one database all succeed", "[s
   CHECK(db.schema_version() == store::k_schema_version);
 }
 
-TEST_CASE("schema versions this accelbench does not know are refused and the database left unchanged", "[store]") {
-  for (int64_t v : {int64_t{-1}, int64_t{INT_MIN}, int64_t{store::k_schema_version + 1}, int64_t{99}}) {
+TEST_CASE(
+    "schema versions this accelbench does not know are refused and the database left unchanged",
+    "[store]") {
+  for (int64_t v :
+       {int64_t{-1}, int64_t{INT_MIN}, int64_t{store::k_schema_version + 1}, int64_t{99}}) {
     CAPTURE(v);
     ACCELBENCH_FRESH_DB(t);
     fill(*t, 1);
@@ -258,28 +264,36 @@ TEST_CASE("schema versions this accelbench does not know are refused and the dat
     std::string before = t->snapshot();
     for (auto how : {store::access::read_write, store::access::read_only})
       CHECK_THROWS_WITH(store::store::open(t->location(), how),
-                        Catch::Contains("unsupported schema version " + std::to_string(v)) && Catch::Contains(t->shown()));
+                        Catch::Contains("unsupported schema version " + std::to_string(v)) &&
+                            Catch::Contains(t->shown()));
     if (v > store::k_schema_version)
       CHECK_THROWS_WITH(store::store::open(t->location()), Catch::Contains("newer accelbench"));
     CHECK(t->snapshot() == before);
   }
 }
 
-TEST_CASE("a database of another program is refused by every command and left unchanged", "[store]") {
+TEST_CASE("a database of another program is refused by every command and left unchanged",
+          "[store]") {
   ACCELBENCH_FRESH_DB(t);
-  t->exec("CREATE TABLE notes (id INTEGER, body TEXT); INSERT INTO notes (id, body) VALUES (1, 'mine')");
+  t->exec("CREATE TABLE notes (id INTEGER, body TEXT); INSERT INTO notes (id, body) VALUES (1, "
+          "'mine')");
   std::string before = t->snapshot();
   for (auto how : {store::access::read_only, store::access::read_write})
-    CHECK_THROWS_WITH(store::store::open(t->location(), how), Catch::Contains("not an accelbench database") &&
-                                                                 Catch::Contains("notes") && Catch::Contains(t->shown()));
+    CHECK_THROWS_WITH(store::store::open(t->location(), how),
+                      Catch::Contains("not an accelbench database") && Catch::Contains("notes") &&
+                          Catch::Contains(t->shown()));
   CHECK(t->snapshot() == before);
 }
 
 TEST_CASE("a half-created schema is named as such and left unchanged", "[store]") {
-  struct half { const char* what; const char* sql; };
-  for (const auto& h : {half{"systems table at version 0", "CREATE TABLE systems (name TEXT PRIMARY KEY)"},
-                        half{"runs table at version 0", "CREATE TABLE runs (id INTEGER PRIMARY KEY)"},
-                        half{"version 2 without systems", ""}}) {
+  struct half {
+    const char* what;
+    const char* sql;
+  };
+  for (const auto& h :
+       {half{"systems table at version 0", "CREATE TABLE systems (name TEXT PRIMARY KEY)"},
+        half{"runs table at version 0", "CREATE TABLE runs (id INTEGER PRIMARY KEY)"},
+        half{"version 2 without systems", ""}}) {
     CAPTURE(h.what);
     ACCELBENCH_FRESH_DB(t);
     if (*h.sql) {
@@ -292,7 +306,8 @@ TEST_CASE("a half-created schema is named as such and left unchanged", "[store]"
     std::string before = t->snapshot();
     for (auto how : {store::access::read_write, store::access::read_only})
       CHECK_THROWS_WITH(store::store::open(t->location(), how),
-                        (Catch::Contains("partial or foreign schema") || Catch::Contains("not an accelbench database")) &&
+                        (Catch::Contains("partial or foreign schema") ||
+                         Catch::Contains("not an accelbench database")) &&
                             Catch::Contains(t->shown()) && !Catch::Contains("already exists (in"));
     CHECK(t->snapshot() == before);
   }
@@ -301,7 +316,8 @@ TEST_CASE("a half-created schema is named as such and left unchanged", "[store]"
   t->build_version(1);
   t->exec("CREATE TABLE systems (name TEXT)");
   CHECK_THROWS_WITH(store::store::open(t->location()),
-                    Catch::Contains("partial or foreign schema") && Catch::Contains("'systems' already exists"));
+                    Catch::Contains("partial or foreign schema") &&
+                        Catch::Contains("'systems' already exists"));
 }
 
 TEST_CASE("read-only opens refuse every write and change nothing", "[store]") {
@@ -316,11 +332,12 @@ TEST_CASE("read-only opens refuse every write and change nothing", "[store]") {
     CHECK(runs[0].tags == std::vector<std::string>{"nightly", "t1"});
     CHECK(runs[0].find_metric("tflops"));
     run r = make_run("boxB", 1);
-    CHECK_THROWS_WITH(db.insert_run(r), Catch::Contains("read-only") && Catch::Contains(t->shown()));
+    CHECK_THROWS_WITH(db.insert_run(r),
+                      Catch::Contains("read-only") && Catch::Contains(t->shown()));
     store::system_record boxc;
     boxc.name = "boxC";
     CHECK_THROWS_AS(db.upsert_system(boxc), storage_error);
-    CHECK(db.count_runs() == 2);  // still usable after a refused write
+    CHECK(db.count_runs() == 2); // still usable after a refused write
   }
   CHECK(t->snapshot() == before);
   // An empty database (no tables) is not ours to read, and is not given tables by a read.
@@ -328,14 +345,17 @@ TEST_CASE("read-only opens refuse every write and change nothing", "[store]") {
   blank->create_empty();
   std::string empty_before = blank->snapshot();
   CHECK_THROWS_WITH(store::store::open(blank->location(), store::access::read_only),
-                    Catch::Contains("not an accelbench database") && Catch::Contains(blank->shown()));
+                    Catch::Contains("not an accelbench database") &&
+                        Catch::Contains(blank->shown()));
   CHECK(blank->snapshot() == empty_before);
 }
 
-TEST_CASE("an older schema is read-only-opened without upgrading it, and upgraded by a write", "[store]") {
+TEST_CASE("an older schema is read-only-opened without upgrading it, and upgraded by a write",
+          "[store]") {
   ACCELBENCH_FRESH_DB(t);
   t->build_version(1);
-  t->exec(R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status, valid,
+  t->exec(
+      R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status, valid,
              started_at, finished_at) VALUES ('00000000-0000-4000-8000-000000000002', 'gemm', 'cpu', 'gemm/cpu/M=8',
              '{"M":8}', 'old-box', 'kernel-v1', 'ok', 1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z'))");
   std::string before = t->snapshot();
@@ -362,8 +382,10 @@ TEST_CASE("stored text that is not valid JSON reads as empty instead of failing"
     auto db = store::store::open(t->location());
     db.insert_run(r);
   }
-  t->exec("UPDATE runs SET environment = '" + std::string(100000, '[') + "', invalid_reasons = '[1, \"why\", {\"a\": 2}]', "
-          "config = '[1]' WHERE id = " + std::to_string(r.id));
+  t->exec("UPDATE runs SET environment = '" + std::string(100000, '[') +
+          "', invalid_reasons = '[1, \"why\", {\"a\": 2}]', "
+          "config = '[1]' WHERE id = " +
+          std::to_string(r.id));
   auto db = store::store::open(t->location(), store::access::read_only);
   auto back = db.get_run(r.id);
   REQUIRE(back);
@@ -382,7 +404,7 @@ TEST_CASE("db copy moves every run and system, and a rerun stores nothing twice"
     db.upsert_system({"boxA", "NVIDIA H100 80GB", 8, 4, "published", {{"division", "closed"}}});
     for (int i = 0; i < 7; ++i) {
       run r = make_run(i % 2 ? "boxA" : "boxB", 5 + i);
-      r.started_at = "2026-01-01T00:00:00Z";  // ties: the copy keeps their order
+      r.started_at = "2026-01-01T00:00:00Z"; // ties: the copy keeps their order
       r.mllog = i == 3 ? ":::MLLOG {}\n" : "";
       db.insert_run(r);
       uuids.push_back(r.uuid);
@@ -436,7 +458,7 @@ TEST_CASE("tokens of the server: stored as given, listed, revoked once", "[store
   CHECK_FALSE(db.get_token(ib + 100));
   CHECK(db.tokens().size() == 2);
   CHECK(db.revoke_token(ia, "2026-12-03T11:00:00.000Z"));
-  CHECK_FALSE(db.revoke_token(ia, "2026-12-03T12:00:00.000Z"));  // already revoked
+  CHECK_FALSE(db.revoke_token(ia, "2026-12-03T12:00:00.000Z")); // already revoked
   CHECK_FALSE(db.revoke_token(ib + 100, "2026-12-03T12:00:00.000Z"));
   CHECK(db.get_token(ia)->revoked_at == "2026-12-03T11:00:00.000Z");
   // A role outside read, write and admin is refused by the table itself.

@@ -25,7 +25,8 @@ struct temp_db {
   fs::path dir;
   fs::path path;
   temp_db() {
-    dir = fs::temp_directory_path() / ("accelbench-store-" + std::to_string(getpid()) + "-" + new_uuid().substr(0, 8));
+    dir = fs::temp_directory_path() /
+          ("accelbench-store-" + std::to_string(getpid()) + "-" + new_uuid().substr(0, 8));
     fs::create_directories(dir);
     path = dir / "t.db";
   }
@@ -34,7 +35,6 @@ struct temp_db {
     fs::remove_all(dir, ec);
   }
 };
-
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -46,7 +46,8 @@ std::string slurp(const fs::path& p) {
 // The names in a folder, to check that nothing was created or left behind (-wal, -shm, journals).
 std::vector<std::string> listing(const fs::path& dir) {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir))
+    out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -83,38 +84,46 @@ struct write_protect {
     set_immutable(true);
     if (!immutable && geteuid() != 0) {
       before = fs::status(path).permissions();
-      fs::permissions(path, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+      fs::permissions(path,
+                      fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
                       fs::perm_options::remove);
       chmodded = true;
     }
     ok = (immutable || chmodded) && !writable();
   }
   ~write_protect() {
-    if (immutable) set_immutable(false);
-    if (chmodded) fs::permissions(path, before);
+    if (immutable)
+      set_immutable(false);
+    if (chmodded)
+      fs::permissions(path, before);
   }
   void set_immutable(bool on) {
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return;
+    if (fd < 0)
+      return;
     int flags = 0;
     if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
       flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
-      if (ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0) immutable = on;
+      if (ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0)
+        immutable = on;
     }
     ::close(fd);
   }
-  // Whether this process can still change it (creating a file in a folder, opening a file for writing).
+  // Whether this process can still change it (creating a file in a folder, opening a file for
+  // writing).
   bool writable() const {
     if (fs::is_directory(path)) {
       fs::path probe = path / ".probe";
       int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT, 0600);
-      if (fd < 0) return false;
+      if (fd < 0)
+        return false;
       ::close(fd);
       ::unlink(probe.c_str());
       return true;
     }
     int fd = ::open(path.c_str(), O_WRONLY);
-    if (fd < 0) return false;
+    if (fd < 0)
+      return false;
     ::close(fd);
     return true;
   }
@@ -143,7 +152,8 @@ public:
   }
   std::string snapshot() override {
     std::string out = fs::exists(m_t.path) ? slurp(m_t.path) : "<none>";
-    for (const auto& name : listing(m_t.dir)) out += "\n" + name;
+    for (const auto& name : listing(m_t.dir))
+      out += "\n" + name;
     return out;
   }
 
@@ -155,20 +165,25 @@ private:
 std::unique_ptr<db_under_test> fresh_db(std::string&) { return std::make_unique<sqlite_db>(); }
 } // namespace accelbench::testing
 
-
 TEST_CASE("corrupt and unwritable databases are refused with a clear message", "[store]") {
   temp_db t;
-  std::ofstream(t.path) << "this is not a database, just text that is long enough to look like a header......";
-  CHECK_THROWS_WITH(store::store::open(t.path), Catch::Contains("not a valid accelbench database") && Catch::Contains(t.path.string()));
+  std::ofstream(t.path)
+      << "this is not a database, just text that is long enough to look like a header......";
+  CHECK_THROWS_WITH(store::store::open(t.path),
+                    Catch::Contains("not a valid accelbench database") &&
+                        Catch::Contains(t.path.string()));
   // A path below a regular file cannot be created, even by root.
   fs::path under_file = t.path / "x.db";
   CHECK_THROWS_AS(store::store::open(under_file), storage_error);
-  CHECK_THROWS_WITH(store::store::open(t.dir / "missing.db", store::access::read_only), Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(store::store::open(t.dir / "missing.db", store::access::read_only),
+                    Catch::Contains("does not exist"));
 }
 
-TEST_CASE("schema versions this accelbench does not know are refused without touching the file", "[store]") {
+TEST_CASE("schema versions this accelbench does not know are refused without touching the file",
+          "[store]") {
   // -1 used to index the migrations out of bounds and run arbitrary memory as SQL.
-  for (int64_t v : {int64_t{-1}, int64_t{INT_MIN}, int64_t{store::k_schema_version + 1}, int64_t{99}}) {
+  for (int64_t v :
+       {int64_t{-1}, int64_t{INT_MIN}, int64_t{store::k_schema_version + 1}, int64_t{99}}) {
     CAPTURE(v);
     temp_db t;
     make_db(t.path);
@@ -178,7 +193,8 @@ TEST_CASE("schema versions this accelbench does not know are refused without tou
     for (auto how : {store::access::read_write, store::access::read_only}) {
       CHECK_THROWS_AS(store::store::open(t.path, how), storage_error);
       CHECK_THROWS_WITH(store::store::open(t.path, how),
-                        Catch::Contains("unsupported schema version " + std::to_string(v)) && Catch::Contains(t.path.string()));
+                        Catch::Contains("unsupported schema version " + std::to_string(v)) &&
+                            Catch::Contains(t.path.string()));
     }
     if (v > store::k_schema_version)
       CHECK_THROWS_WITH(store::store::open(t.path), Catch::Contains("newer accelbench"));
@@ -188,33 +204,38 @@ TEST_CASE("schema versions this accelbench does not know are refused without tou
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
     store::connection c(raw);
-    CHECK_THROWS_WITH(store::migrate(raw, store::k_schema_version), Catch::Contains("unsupported schema version"));
+    CHECK_THROWS_WITH(store::migrate(raw, store::k_schema_version),
+                      Catch::Contains("unsupported schema version"));
   }
 }
 
-TEST_CASE("an SQLite database of another program is refused by its tables or its application_id", "[store]") {
+TEST_CASE("an SQLite database of another program is refused by its tables or its application_id",
+          "[store]") {
   temp_db t;
-  raw_exec(t.path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('mine')");
+  raw_exec(t.path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes "
+                   "(body) VALUES ('mine')");
   std::string bytes = slurp(t.path);
   auto files = listing(t.dir);
   for (auto how : {store::access::read_only, store::access::read_write})
-    CHECK_THROWS_WITH(store::store::open(t.path, how), Catch::Contains("not an accelbench database") &&
-                                                          Catch::Contains("notes") && Catch::Contains(t.path.string()));
-  CHECK(slurp(t.path) == bytes);  // no accelbench tables added, not switched to WAL
+    CHECK_THROWS_WITH(store::store::open(t.path, how),
+                      Catch::Contains("not an accelbench database") && Catch::Contains("notes") &&
+                          Catch::Contains(t.path.string()));
+  CHECK(slurp(t.path) == bytes); // no accelbench tables added, not switched to WAL
   CHECK(listing(t.dir) == files);
   // Another program's application_id, even with tables that look like ours.
   temp_db u;
   make_db(u.path);
   raw_exec(u.path, "PRAGMA application_id = 1234");
   bytes = slurp(u.path);
-  CHECK_THROWS_WITH(store::store::open(u.path), Catch::Contains("not an accelbench database") && Catch::Contains("0x4d2"));
+  CHECK_THROWS_WITH(store::store::open(u.path),
+                    Catch::Contains("not an accelbench database") && Catch::Contains("0x4d2"));
   CHECK(slurp(u.path) == bytes);
 }
 
 TEST_CASE("read-only opens never change the file and refuse writes", "[store]") {
   temp_db t;
   make_db(t.path, 2);
-  raw_exec(t.path, "PRAGMA journal_mode = WAL");  // as accelbench leaves it
+  raw_exec(t.path, "PRAGMA journal_mode = WAL"); // as accelbench leaves it
   std::string bytes = slurp(t.path);
   auto files = listing(t.dir);
   {
@@ -229,7 +250,7 @@ TEST_CASE("read-only opens never change the file and refuse writes", "[store]") 
     CHECK_THROWS_AS(db.insert_run(r), storage_error);
   }
   CHECK(slurp(t.path) == bytes);
-  CHECK(listing(t.dir) == files);  // no -wal or -shm left behind
+  CHECK(listing(t.dir) == files); // no -wal or -shm left behind
   // A 0-byte file is not turned into a database by a read.
   fs::path empty = t.dir / "empty.json";
   std::ofstream(empty).close();
@@ -239,7 +260,8 @@ TEST_CASE("read-only opens never change the file and refuse writes", "[store]") 
   // An empty SQLite database (no tables) is not ours to read either.
   fs::path blank = t.dir / "blank.db";
   raw_exec(blank, "PRAGMA user_version = 0");
-  CHECK_THROWS_WITH(store::store::open(blank, store::access::read_only), Catch::Contains("not an accelbench database"));
+  CHECK_THROWS_WITH(store::store::open(blank, store::access::read_only),
+                    Catch::Contains("not an accelbench database"));
 }
 
 TEST_CASE("an older schema is read by read-only commands without upgrading the file", "[store]") {
@@ -249,14 +271,15 @@ TEST_CASE("an older schema is read by read-only commands without upgrading the f
     REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
     store::connection c(raw);
     store::migrate(raw, 1);
-    c.exec(R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status, valid,
+    c.exec(
+        R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status, valid,
               started_at, finished_at) VALUES ('00000000-0000-4000-8000-000000000002', 'gemm', 'cpu', 'gemm/cpu/M=8',
               '{"M":8}', 'old-box', 'kernel-v1', 'ok', 1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z'))");
   }
   std::string bytes = slurp(t.path);
   {
     auto db = store::store::open(t.path, store::access::read_only);
-    CHECK(db.schema_version() == store::k_schema_version);  // of the private copy
+    CHECK(db.schema_version() == store::k_schema_version); // of the private copy
     CHECK(db.count_runs() == 1);
     CHECK(db.get_system("old-box"));
   }
@@ -274,19 +297,23 @@ TEST_CASE("an older schema is read by read-only commands without upgrading the f
 TEST_CASE("files that are not databases are refused by name and left unchanged", "[store]") {
   temp_db t;
   for (auto how : {store::access::read_only, store::access::read_write}) {
-    CHECK_THROWS_WITH(store::store::open(t.dir, how), Catch::Contains("is a directory") && Catch::Contains(t.dir.string()));
-    CHECK_THROWS_WITH(store::store::open("/dev/null", how), Catch::Contains("not a regular file") && Catch::Contains("/dev/null"));
+    CHECK_THROWS_WITH(store::store::open(t.dir, how),
+                      Catch::Contains("is a directory") && Catch::Contains(t.dir.string()));
+    CHECK_THROWS_WITH(store::store::open("/dev/null", how),
+                      Catch::Contains("not a regular file") && Catch::Contains("/dev/null"));
   }
   auto check_refused = [&](const fs::path& p, const std::string& word) {
     std::string bytes = slurp(p);
     auto files = listing(t.dir);
     for (auto how : {store::access::read_only, store::access::read_write})
-      CHECK_THROWS_WITH(store::store::open(p, how), Catch::Contains(word) && Catch::Contains(p.string()));
+      CHECK_THROWS_WITH(store::store::open(p, how),
+                        Catch::Contains(word) && Catch::Contains(p.string()));
     CHECK(slurp(p) == bytes);
     CHECK(listing(t.dir) == files);
   };
   fs::path json_file = t.dir / "results.json";
-  std::ofstream(json_file) << R"({"schema_version": 1, "runs": []})" << "\n";
+  std::ofstream(json_file) << R"({"schema_version": 1, "runs": []})"
+                           << "\n";
   check_refused(json_file, "not a valid accelbench database");
   fs::path noise = t.dir / "noise.db";
   {
@@ -315,7 +342,9 @@ TEST_CASE("a write-protected database is refused when it is opened for writing",
   make_db(t.path);
   std::string bytes = slurp(t.path);
   write_protect lock(t.path);
-  if (!lock.ok) ACCELBENCH_SKIP("cannot write-protect a file here (root without the immutable attribute on this file system)");
+  if (!lock.ok)
+    ACCELBENCH_SKIP("cannot write-protect a file here (root without the immutable attribute on "
+                    "this file system)");
   CHECK_THROWS_WITH(store::store::open(t.path),
                     Catch::Contains("database is read-only") && Catch::Contains(t.path.string()));
   // Still readable.
@@ -326,23 +355,29 @@ TEST_CASE("a write-protected database is refused when it is opened for writing",
 TEST_CASE("a database in a read-only folder can be read but not written", "[store]") {
   temp_db t;
   make_db(t.path, 2);
-  raw_exec(t.path, "PRAGMA journal_mode = WAL");  // WAL needs its -shm file, which cannot be created there
+  raw_exec(t.path,
+           "PRAGMA journal_mode = WAL"); // WAL needs its -shm file, which cannot be created there
   std::string bytes = slurp(t.path);
   auto files = listing(t.dir);
   write_protect lock(t.dir);
-  if (!lock.ok) ACCELBENCH_SKIP("cannot write-protect a folder here (root without the immutable attribute on this file system)");
+  if (!lock.ok)
+    ACCELBENCH_SKIP("cannot write-protect a folder here (root without the immutable attribute on "
+                    "this file system)");
   {
     auto db = store::store::open(t.path, store::access::read_only);
     CHECK(db.count_runs() == 2);
     store::run_filter f;
     CHECK(db.query(f).at(1).samples.size() == 3);
   }
-  CHECK_THROWS_WITH(store::store::open(t.path), Catch::Contains("database is read-only") && Catch::Contains(t.path.string()));
+  CHECK_THROWS_WITH(store::store::open(t.path),
+                    Catch::Contains("database is read-only") && Catch::Contains(t.path.string()));
   CHECK(slurp(t.path) == bytes);
   CHECK(listing(t.dir) == files);
 }
 
-TEST_CASE("a database in a read-only folder whose write-ahead log holds changes is refused, not read without them", "[store]") {
+TEST_CASE("a database in a read-only folder whose write-ahead log holds changes is refused, not "
+          "read without them",
+          "[store]") {
   temp_db t;
   fs::path copy = t.dir / "copy";
   fs::create_directories(copy);
@@ -356,7 +391,9 @@ TEST_CASE("a database in a read-only folder whose write-ahead log holds changes 
     fs::copy_file(t.path.string() + "-wal", copy / "t.db-wal");
   }
   write_protect lock(copy);
-  if (!lock.ok) ACCELBENCH_SKIP("cannot write-protect a folder here (root without the immutable attribute on this file system)");
+  if (!lock.ok)
+    ACCELBENCH_SKIP("cannot write-protect a folder here (root without the immutable attribute on "
+                    "this file system)");
   CHECK_THROWS_WITH(store::store::open(copy / "t.db", store::access::read_only),
                     Catch::Contains("write-ahead log") && Catch::Contains("wal_checkpoint"));
 }

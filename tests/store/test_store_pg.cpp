@@ -5,8 +5,8 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 
 namespace accelbench::testing {
 namespace {
-// A schema of its own (a namespace, like a fresh database to accelbench) on the shared server; the snapshot lists the schema's tables and indexes
-// with the rows of every table.
+// A schema of its own (a namespace, like a fresh database to accelbench) on the shared server; the
+// snapshot lists the schema's tables and indexes with the rows of every table.
 class pg_db : public db_under_test {
 public:
   explicit pg_db(pg_server& s) : m_server(s) {
@@ -44,12 +44,19 @@ public:
   }
   std::string snapshot() override {
     std::string objects = m_server.sql(
-        m_uri, "SELECT string_agg(c.relname || ':' || c.relkind::text, ',' ORDER BY c.relname) FROM pg_class c "
-                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()");
+        m_uri, "SELECT string_agg(c.relname || ':' || c.relkind::text, ',' ORDER BY c.relname) "
+               "FROM pg_class c "
+               "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()");
     std::string out = objects;
-    for (const char* table : {"accelbench_schema", "runs", "samples", "metrics", "tags", "systems", "notes"})
+    for (const char* table :
+         {"accelbench_schema", "runs", "samples", "metrics", "tags", "systems", "notes"})
       if (objects.find(std::string(table) + ":r") != std::string::npos)
-        out += fmt::format("|{}={}", table, m_server.sql(m_uri, fmt::format("SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM {} t", table)));
+        out += fmt::format(
+            "|{}={}", table,
+            m_server.sql(
+                m_uri,
+                fmt::format("SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM {} t",
+                            table)));
     return out;
   }
 
@@ -61,7 +68,8 @@ private:
 
 std::unique_ptr<db_under_test> fresh_db(std::string& why_not) {
   why_not = pg_unavailable();
-  if (!why_not.empty()) return nullptr;
+  if (!why_not.empty())
+    return nullptr;
   return std::make_unique<pg_db>(shared_pg_server());
 }
 } // namespace accelbench::testing
@@ -69,9 +77,12 @@ std::unique_ptr<db_under_test> fresh_db(std::string& why_not) {
 using accelbench::testing::make_run;
 
 TEST_CASE("a URI's password never appears in what the store shows", "[store][pg]") {
-  CHECK(store::redact_uri("postgresql://bench:s3cret@db.example:5432/fleet") == "postgresql://bench@db.example:5432/fleet");
-  CHECK(store::redact_uri("postgres://bench:p%40ss@h/fleet?sslmode=require") == "postgres://bench@h/fleet?sslmode=require");
-  CHECK(store::redact_uri("postgresql://h/fleet?password=s3cret&sslmode=disable") == "postgresql://h/fleet?sslmode=disable");
+  CHECK(store::redact_uri("postgresql://bench:s3cret@db.example:5432/fleet") ==
+        "postgresql://bench@db.example:5432/fleet");
+  CHECK(store::redact_uri("postgres://bench:p%40ss@h/fleet?sslmode=require") ==
+        "postgres://bench@h/fleet?sslmode=require");
+  CHECK(store::redact_uri("postgresql://h/fleet?password=s3cret&sslmode=disable") ==
+        "postgresql://h/fleet?sslmode=disable");
   CHECK(store::redact_uri("postgresql://h/fleet?password=s3cret") == "postgresql://h/fleet");
   CHECK(store::redact_uri("postgresql://bench@h/fleet") == "postgresql://bench@h/fleet");
   CHECK(store::redact_uri("postgresql:///fleet?host=/tmp/x") == "postgresql:///fleet?host=/tmp/x");
@@ -80,12 +91,21 @@ TEST_CASE("a URI's password never appears in what the store shows", "[store][pg]
   CHECK_FALSE(store::is_postgres_uri("results/postgresql.db"));
 }
 
-TEST_CASE("bad URIs and unreachable servers are refused in one line without the password", "[store][pg]") {
-  struct bad { const char* uri; const char* shown; const char* word; };
-  for (const auto& b : {bad{"postgresql://bench:s3cret@127.0.0.1:1/fleet", "postgresql://bench@127.0.0.1:1/fleet", "cannot connect"},
-                        bad{"postgresql://bench:s3cret@127.0.0.1:notaport/fleet", "postgresql://bench@127.0.0.1:notaport/fleet", "notaport"},
-                        bad{"postgresql://h/fleet?password=s3cret&nosuchoption=1", "postgresql://h/fleet?nosuchoption=1", "nosuchoption"},
-                        bad{"postgresql:///fleet?host=/nonexistent/folder&password=s3cret", "postgresql:///fleet?host=/nonexistent/folder", "cannot connect"}}) {
+TEST_CASE("bad URIs and unreachable servers are refused in one line without the password",
+          "[store][pg]") {
+  struct bad {
+    const char* uri;
+    const char* shown;
+    const char* word;
+  };
+  for (const auto& b : {bad{"postgresql://bench:s3cret@127.0.0.1:1/fleet",
+                            "postgresql://bench@127.0.0.1:1/fleet", "cannot connect"},
+                        bad{"postgresql://bench:s3cret@127.0.0.1:notaport/fleet",
+                            "postgresql://bench@127.0.0.1:notaport/fleet", "notaport"},
+                        bad{"postgresql://h/fleet?password=s3cret&nosuchoption=1",
+                            "postgresql://h/fleet?nosuchoption=1", "nosuchoption"},
+                        bad{"postgresql:///fleet?host=/nonexistent/folder&password=s3cret",
+                            "postgresql:///fleet?host=/nonexistent/folder", "cannot connect"}}) {
     CAPTURE(b.uri);
     for (auto how : {store::access::read_only, store::access::read_write}) {
       try {
@@ -123,7 +143,7 @@ TEST_CASE("a write that the server refuses rolls the whole run back", "[store][p
   ACCELBENCH_FRESH_DB(t);
   auto db = store::store::open(t->location());
   run r = make_run("boxA", 3);
-  r.tags.push_back(std::string("nul\0byte", 8));  // PostgreSQL text cannot hold NUL
+  r.tags.push_back(std::string("nul\0byte", 8)); // PostgreSQL text cannot hold NUL
   CHECK_THROWS_AS(db.insert_run(r), storage_error);
   CHECK(db.counts().total() == 0);
   run ok = make_run("boxA", 3);
@@ -137,19 +157,23 @@ std::string export_without_ids(const std::string& db, const std::string& env = "
   INFO(r.err);
   REQUIRE(r.rc == 0);
   json doc = json::parse(r.out);
-  doc.erase("exported_at");  // the time of the export, not of the data
-  for (auto& run : doc["runs"]) run.erase("id");
+  doc.erase("exported_at"); // the time of the export, not of the data
+  for (auto& run : doc["runs"])
+    run.erase("id");
   return doc.dump(2);
 }
 } // namespace
 
-TEST_CASE("db copy SQLite -> PostgreSQL -> SQLite gives back byte-identical exports, and reruns copy nothing", "[store][pg][cli]") {
+TEST_CASE("db copy SQLite -> PostgreSQL -> SQLite gives back byte-identical exports, and reruns "
+          "copy nothing",
+          "[store][pg][cli]") {
   ACCELBENCH_FRESH_DB(pg);
   test_cli::temp_dir tmp;
   const std::string a = (tmp.path / "a.db").string(), b = (tmp.path / "b.db").string();
   // Published runs (MLPerf logs, system descriptions) and measured ones with everything set.
   for (const char* doc : {"kernels.json", "training.json"}) {
-    auto r = test_cli::ab(fmt::format("import '{}/results/published/{}' --db '{}'", ACCELBENCH_SOURCE_DIR, doc, a));
+    auto r = test_cli::ab(
+        fmt::format("import '{}/results/published/{}' --db '{}'", ACCELBENCH_SOURCE_DIR, doc, a));
     INFO(r.err);
     REQUIRE(r.rc == 0);
   }
@@ -183,14 +207,17 @@ TEST_CASE("db copy SQLite -> PostgreSQL -> SQLite gives back byte-identical expo
   auto again = test_cli::ab(fmt::format("db copy --from '{}' --to '{}'", a, pg->location()));
   REQUIRE(again.rc == 0);
   CHECK(again.out.find("0 run(s) copied") != std::string::npos);
-  CHECK(store::store::open(pg->location(), store::access::read_only).counts().total() == runs_before.total());
+  CHECK(store::store::open(pg->location(), store::access::read_only).counts().total() ==
+        runs_before.total());
   REQUIRE(test_cli::ab(fmt::format("db copy --from '{}' --to '{}'", pg->location(), b)).rc == 0);
   CHECK(export_without_ids(b) == original);
 }
 
 TEST_CASE("commands read and write a PostgreSQL store given by --db", "[store][pg][cli]") {
   ACCELBENCH_FRESH_DB(pg);
-  auto run = test_cli::ab(fmt::format("run gemm --set M=16 --set N=16 --set K=16 --rule repetitions=3 --quiet --tag pg --db '{}'", pg->location()));
+  auto run = test_cli::ab(fmt::format(
+      "run gemm --set M=16 --set N=16 --set K=16 --rule repetitions=3 --quiet --tag pg --db '{}'",
+      pg->location()));
   INFO(run.err);
   REQUIRE(run.rc == 0);
   auto show = test_cli::ab(fmt::format("show --db '{}' --json", pg->location()));

@@ -43,7 +43,7 @@ public:
   const std::filesystem::path& socket_dir() const { return m_dir; }
 
 private:
-  std::filesystem::path m_dir;  // the temporary folder: data/, the socket, server.log
+  std::filesystem::path m_dir; // the temporary folder: data/, the socket, server.log
   std::string m_user = "accelbench";
   uid_t m_uid = 0;
   gid_t m_gid = 0;

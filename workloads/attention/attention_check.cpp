@@ -28,23 +28,32 @@ check_result compare(const std::vector<double>& got, const std::vector<double>& 
   double ss = 0;
   int64_t n = 0;
   for (double x : ref)
-    if (std::isfinite(x)) { ss += x * x; ++n; }
+    if (std::isfinite(x)) {
+      ss += x * x;
+      ++n;
+    }
   const double rms = n ? std::sqrt(ss / double(n)) : 0.0;
   size_t worst = 0;
   bool any = false;
   for (size_t e = 0; e < got.size(); ++e) {
     const double x = got[e], y = ref[e];
     double err;
-    if (std::isnan(x) || std::isnan(y)) err = k_inf;
-    else if (std::isinf(x) || std::isinf(y)) err = (x == y) ? 0.0 : k_inf;
+    if (std::isnan(x) || std::isnan(y))
+      err = k_inf;
+    else if (std::isinf(x) || std::isinf(y))
+      err = (x == y) ? 0.0 : k_inf;
     else {
       const double denom = std::max(std::fabs(y), rms);
       err = denom > 0 ? std::fabs(x - y) / denom : std::fabs(x - y);
     }
-    if (!any || err > r.max_error) { r.max_error = err; worst = e; any = true; }
+    if (!any || err > r.max_error) {
+      r.max_error = err;
+      worst = e;
+      any = true;
+    }
   }
-  if (any) r.worst = fmt::format("{} = {:.7g}, reference {:.7g}", label(worst), got[worst],
-                                 ref[worst]);
+  if (any)
+    r.worst = fmt::format("{} = {:.7g}, reference {:.7g}", label(worst), got[worst], ref[worst]);
   return r;
 }
 
@@ -69,8 +78,8 @@ struct layout {
 std::vector<double> widen(const float* p, int64_t n) { return std::vector<double>(p, p + n); }
 
 bool use_full(const attention_shape& s, const check_options& opt) {
-  const double work = double(s.batch) * double(s.heads) * double(s.seq_q) * double(s.seq_k) *
-                      double(s.head_dim);
+  const double work =
+      double(s.batch) * double(s.heads) * double(s.seq_q) * double(s.seq_k) * double(s.head_dim);
   return work <= double(opt.full_limit);
 }
 
@@ -96,7 +105,8 @@ struct kv_pair {
   bool first, last;
 };
 std::vector<kv_pair> kv_pairs(int64_t batch, int64_t kv_heads) {
-  if (batch == 1 && kv_heads == 1) return {{0, 0, true, true}};
+  if (batch == 1 && kv_heads == 1)
+    return {{0, 0, true, true}};
   return {{0, 0, true, false}, {batch - 1, kv_heads - 1, false, true}};
 }
 
@@ -104,10 +114,13 @@ std::vector<kv_pair> kv_pairs(int64_t batch, int64_t kv_heads) {
 // seeded random rows.
 std::vector<int64_t> key_rows(int64_t seq_k, const kv_pair& p, int64_t count, uint64_t seed) {
   std::vector<int64_t> out;
-  if (p.first) out.push_back(0);
-  if (p.last && (seq_k > 1 || !p.first)) out.push_back(seq_k - 1);
+  if (p.first)
+    out.push_back(0);
+  if (p.last && (seq_k > 1 || !p.first))
+    out.push_back(seq_k - 1);
   stats::rng g(seed ^ (p.first ? 0 : 0x1a57));
-  while (int64_t(out.size()) < count) out.push_back(int64_t(g.below(size_t(seq_k))));
+  while (int64_t(out.size()) < count)
+    out.push_back(int64_t(g.below(size_t(seq_k))));
   return out;
 }
 
@@ -120,14 +133,14 @@ std::string check_result::reason() const {
 }
 
 nlohmann::json check_result::to_json() const {
-  return {{"max_error", std::isfinite(max_error) ? nlohmann::json(max_error)
-                                                 : nlohmann::json("inf")},
-          {"tolerance", tolerance},
-          {"points", points},
-          {"mode", sampled ? "sampled" : "full"},
-          {"worst", worst},
-          {"ok", ok()},
-          {"error_measure", "|x - ref| / max(|ref|, rms(ref)) against a double reference"}};
+  return {
+      {"max_error", std::isfinite(max_error) ? nlohmann::json(max_error) : nlohmann::json("inf")},
+      {"tolerance", tolerance},
+      {"points", points},
+      {"mode", sampled ? "sampled" : "full"},
+      {"worst", worst},
+      {"ok", ok()},
+      {"error_measure", "|x - ref| / max(|ref|, rms(ref)) against a double reference"}};
 }
 
 void check_result::merge(const check_result& other) {
@@ -140,9 +153,8 @@ void check_result::merge(const check_result& other) {
   sampled = sampled || other.sampled;
 }
 
-check_result check_forward(const attention_shape& s, const float* q, const float* k,
-                           const float* v, const float* o, const float* lse,
-                           const check_options& opt) {
+check_result check_forward(const attention_shape& s, const float* q, const float* k, const float* v,
+                           const float* o, const float* lse, const check_options& opt) {
   check_shape(s);
   layout L{s};
   const int64_t nq = s.batch * s.seq_q * s.heads * s.head_dim;
@@ -151,10 +163,10 @@ check_result check_forward(const attention_shape& s, const float* q, const float
   if (use_full(s, opt)) {
     std::vector<double> ro(static_cast<size_t>(nq)), rl(static_cast<size_t>(nl));
     reference_forward(s, q, k, v, ro.data(), rl.data());
-    res = compare(widen(o, nq), ro, [&](size_t n) { return L.q_label("o", n); }, opt.tolerance,
-                  false);
-    res.merge(compare(widen(lse, nl), rl, [&](size_t n) { return L.lse_label(n); },
-                      opt.tolerance, false));
+    res = compare(
+        widen(o, nq), ro, [&](size_t n) { return L.q_label("o", n); }, opt.tolerance, false);
+    res.merge(compare(
+        widen(lse, nl), rl, [&](size_t n) { return L.lse_label(n); }, opt.tolerance, false));
     return res;
   }
   const int64_t D = s.head_dim;
@@ -174,10 +186,10 @@ check_result check_forward(const attention_shape& s, const float* q, const float
     rl.push_back(l);
     where_l.push_back(li);
   }
-  res = compare(go, ro, [&](size_t n) { return L.q_label("o", where_o[n]); }, opt.tolerance,
-                true);
-  res.merge(compare(gl, rl, [&](size_t n) { return L.lse_label(where_l[n]); }, opt.tolerance,
-                    true));
+  res = compare(
+      go, ro, [&](size_t n) { return L.q_label("o", where_o[n]); }, opt.tolerance, true);
+  res.merge(compare(
+      gl, rl, [&](size_t n) { return L.lse_label(where_l[n]); }, opt.tolerance, true));
   return res;
 }
 
@@ -190,14 +202,15 @@ check_result check_backward(const attention_shape& s, const float* q, const floa
   const int64_t nk = s.batch * s.seq_k * s.kv_heads * s.head_dim;
   check_result res;
   if (use_full(s, opt)) {
-    std::vector<double> rq(static_cast<size_t>(nq)), rk(static_cast<size_t>(nk)), rv(static_cast<size_t>(nk));
+    std::vector<double> rq(static_cast<size_t>(nq)), rk(static_cast<size_t>(nk)),
+        rv(static_cast<size_t>(nk));
     reference_backward(s, q, k, v, d_o, rq.data(), rk.data(), rv.data());
-    res = compare(widen(dq, nq), rq, [&](size_t n) { return L.q_label("dq", n); },
-                  opt.tolerance, false);
-    res.merge(compare(widen(dk, nk), rk, [&](size_t n) { return L.k_label("dk", n); },
-                      opt.tolerance, false));
-    res.merge(compare(widen(dv, nk), rv, [&](size_t n) { return L.k_label("dv", n); },
-                      opt.tolerance, false));
+    res = compare(
+        widen(dq, nq), rq, [&](size_t n) { return L.q_label("dq", n); }, opt.tolerance, false);
+    res.merge(compare(
+        widen(dk, nk), rk, [&](size_t n) { return L.k_label("dk", n); }, opt.tolerance, false));
+    res.merge(compare(
+        widen(dv, nk), rv, [&](size_t n) { return L.k_label("dv", n); }, opt.tolerance, false));
     return res;
   }
   const int64_t D = s.head_dim;
@@ -215,8 +228,8 @@ check_result check_backward(const attention_shape& s, const float* q, const floa
         where.push_back(base + d);
       }
     }
-    res = compare(got, ref, [&](size_t n) { return L.q_label("dq", where[n]); }, opt.tolerance,
-                  true);
+    res = compare(
+        got, ref, [&](size_t n) { return L.q_label("dq", where[n]); }, opt.tolerance, true);
   }
   {
     std::vector<double> gk, rk, gv, rv;
@@ -244,10 +257,10 @@ check_result check_backward(const attention_shape& s, const float* q, const floa
         }
       }
     }
-    res.merge(compare(gk, rk, [&](size_t n) { return L.k_label("dk", where[n]); },
-                      opt.tolerance, true));
-    res.merge(compare(gv, rv, [&](size_t n) { return L.k_label("dv", where[n]); },
-                      opt.tolerance, true));
+    res.merge(compare(
+        gk, rk, [&](size_t n) { return L.k_label("dk", where[n]); }, opt.tolerance, true));
+    res.merge(compare(
+        gv, rv, [&](size_t n) { return L.k_label("dv", where[n]); }, opt.tolerance, true));
   }
   return res;
 }

@@ -13,7 +13,7 @@
 namespace accelbench::attention {
 
 struct check_options {
-  double tolerance = 1e-4;  // ruleset.tolerance(dtype)
+  double tolerance = 1e-4; // ruleset.tolerance(dtype)
   // Rows sampled per checked tensor when the shape is too large for the full reference; the
   // first and last rows are always among them (causal edge cases).
   int64_t sample_rows = 16;
@@ -32,18 +32,17 @@ struct check_result {
   double tolerance = 0;
   int64_t points = 0;
   bool sampled = false;
-  std::string worst;  // "dq[b=0,i=17,h=3,d=5] = 0.1234, reference 0.1201"
+  std::string worst; // "dq[b=0,i=17,h=3,d=5] = 0.1234, reference 0.1201"
   bool ok() const { return max_error <= tolerance; }
   // "max error 3.1e-02 > tolerance 1e-04 at dq[b=0,i=17,h=3,d=5] = ..."
   std::string reason() const;
   nlohmann::json to_json() const;
-  void merge(const check_result& other);  // keeps the worst, adds points
+  void merge(const check_result& other); // keeps the worst, adds points
 };
 
 // Forward: o [batch, seq_q, heads, head_dim] and lse [batch, heads, seq_q].
-check_result check_forward(const attention_shape& s, const float* q, const float* k,
-                           const float* v, const float* o, const float* lse,
-                           const check_options& opt);
+check_result check_forward(const attention_shape& s, const float* q, const float* k, const float* v,
+                           const float* o, const float* lse, const check_options& opt);
 
 // Backward: dq, dk, dv for the upstream gradient d_o, from q, k, v, d_o alone: the reference
 // never reads the kernel's O or lse (a forward wrong in rows the forward check does not sample

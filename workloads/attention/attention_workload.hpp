@@ -13,7 +13,7 @@ namespace accelbench::attention {
 
 // Which passes one iteration runs.
 enum class pass_kind { fwd, bwd, fwd_bwd };
-pass_kind pass_from_string(const std::string& s);  // throws input_error
+pass_kind pass_from_string(const std::string& s); // throws input_error
 
 // The config's shape. Axis conventions: kv_heads = 0 means "= heads" (multi-head attention),
 // seq_k = 0 means "= seq_q" (self-attention), scale = 0 means 1/sqrt(head_dim).
@@ -31,8 +31,8 @@ inline constexpr const char* k_flop_convention =
 // Buffers of one run, fp32 or bf16 (raw bits) according to the dtype; lse always fp32.
 struct attention_buffers {
   bool bf16 = false;
-  std::vector<float> q, k, v, o, d_o, dq, dk, dv;        // fp32 dtype
-  std::vector<uint16_t> q16, k16, v16, o16, do16, dq16, dk16, dv16;  // bf16 dtype
+  std::vector<float> q, k, v, o, d_o, dq, dk, dv;                   // fp32 dtype
+  std::vector<uint16_t> q16, k16, v16, o16, do16, dq16, dk16, dv16; // bf16 dtype
   std::vector<float> lse;
 };
 

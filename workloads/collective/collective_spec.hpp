@@ -12,11 +12,11 @@ namespace accelbench::collective {
 
 enum class op { allreduce, allgather, reduce_scatter, alltoall, broadcast, reduce };
 const std::vector<std::string>& op_names();
-op op_from_string(const std::string& s);  // throws input_error
+op op_from_string(const std::string& s); // throws input_error
 std::string to_string(op o);
 
-const std::vector<std::string>& dtype_names();  // fp32 fp64 bf16 fp16 int8 int32 int64
-size_t dtype_size(const std::string& dtype);    // throws input_error
+const std::vector<std::string>& dtype_names(); // fp32 fp64 bf16 fp16 int8 int32 int64
+size_t dtype_size(const std::string& dtype);   // throws input_error
 
 // The root of broadcast and reduce.
 inline constexpr int k_root = 0;
@@ -29,14 +29,15 @@ inline constexpr int k_root = 0;
 struct shape {
   op kind = op::allreduce;
   std::string dtype = "fp32";
-  size_t elem = 4;           // bytes per element
+  size_t elem = 4; // bytes per element
   int ranks = 1;
   bool inplace = false;
-  uint64_t count = 0;        // elements per block: the whole buffer (allreduce, broadcast, reduce), else one rank's block
-  uint64_t send_count() const;  // elements each rank sends
-  uint64_t recv_count() const;  // elements each rank receives into its output buffer
-  uint64_t size_bytes() const;  // the bytes behind algbw (what nccl-tests calls size)
-  double bus_factor() const;    // busbw = algbw × factor (nccl-tests' definitions)
+  uint64_t count = 0; // elements per block: the whole buffer (allreduce, broadcast, reduce), else
+                      // one rank's block
+  uint64_t send_count() const; // elements each rank sends
+  uint64_t recv_count() const; // elements each rank receives into its output buffer
+  uint64_t size_bytes() const; // the bytes behind algbw (what nccl-tests calls size)
+  double bus_factor() const;   // busbw = algbw × factor (nccl-tests' definitions)
 };
 
 // The shape of `bytes` bytes of `dtype` on `ranks` ranks; count 0 when less than one element per
@@ -66,7 +67,7 @@ void fill_input(const shape& s, int rank, void* send);
 struct check_result {
   uint64_t checked = 0;
   uint64_t wrong = 0;
-  std::string first_wrong;  // "element 17: 3 (expected 4)"
+  std::string first_wrong; // "element 17: 3 (expected 4)"
   json to_json() const;
 };
 check_result check_output(const shape& s, int rank, const void* recv);

@@ -15,8 +15,8 @@
 namespace accelbench::collective {
 
 shape shape_of(const config& cfg) {
-  return make_shape(op_from_string(cfg.at("op")), cfg.at("dtype"), (uint64_t)cfg.get_int("bytes"), dist::size(),
-                    cfg.get_bool("inplace"));
+  return make_shape(op_from_string(cfg.at("op")), cfg.at("dtype"), (uint64_t)cfg.get_int("bytes"),
+                    dist::size(), cfg.get_bool("inplace"));
 }
 
 namespace {
@@ -24,15 +24,18 @@ namespace {
 // The bandwidth metrics of nccl-tests from the time per collective (the slowest rank's).
 void add_bandwidth_metrics(run& out, const shape& s) {
   std::vector<double> t;
-  for (const auto& smp : out.samples) t.push_back(smp.value);
+  for (const auto& smp : out.samples)
+    t.push_back(smp.value);
   const auto sum = stats::summarize(t);
   const double bytes = (double)s.size_bytes();
   const double algbw = bytes / sum.median / 1e9;
   out.add_metric("time", sum.median, "s", direction::lower_is_better);
   out.add_metric("algbw", algbw, "GB/s", direction::higher_is_better);
   out.add_metric("busbw", algbw * s.bus_factor(), "GB/s", direction::higher_is_better);
-  out.add_metric("busbw_ci_low", bytes / sum.ci_high / 1e9 * s.bus_factor(), "GB/s", direction::higher_is_better);
-  out.add_metric("busbw_ci_high", bytes / sum.ci_low / 1e9 * s.bus_factor(), "GB/s", direction::higher_is_better);
+  out.add_metric("busbw_ci_low", bytes / sum.ci_high / 1e9 * s.bus_factor(), "GB/s",
+                 direction::higher_is_better);
+  out.add_metric("busbw_ci_high", bytes / sum.ci_low / 1e9 * s.bus_factor(), "GB/s",
+                 direction::higher_is_better);
   out.add_metric("cv", sum.cv, "", direction::lower_is_better);
 }
 
@@ -43,11 +46,15 @@ void check_on_every_rank(run& out, const shape& s, const void* output) {
   const double wrong = dist::sum_all((double)c.wrong);
   const double checked = dist::sum_all((double)c.checked);
   const std::string first = dist::first_nonempty(c.first_wrong);
-  out.extra["correctness"] = {{"elements_checked", checked}, {"wrong", wrong}, {"exact", true},
-                              {"method", "every element of every rank's output against the value known from the inputs"}};
+  out.extra["correctness"] = {
+      {"elements_checked", checked},
+      {"wrong", wrong},
+      {"exact", true},
+      {"method", "every element of every rank's output against the value known from the inputs"}};
   if (wrong > 0) {
     out.extra["correctness"]["first_wrong"] = first;
-    out.mark_invalid(fmt::format("correctness: {} of {} elements wrong ({})", wrong, checked, first));
+    out.mark_invalid(
+        fmt::format("correctness: {} of {} elements wrong ({})", wrong, checked, first));
   }
 }
 
@@ -57,8 +64,9 @@ void describe(run& out, const shape& s, const std::string& implementation) {
   out.extra["size_bytes"] = s.size_bytes();
   out.extra["count"] = s.count;
   out.extra["bus_factor"] = s.bus_factor();
-  out.extra["bandwidth_definitions"] = "nccl-tests: algbw = size / time; busbw = algbw x 2(n-1)/n (allreduce), "
-                                       "(n-1)/n (allgather, reduce_scatter, alltoall), 1 (broadcast, reduce)";
+  out.extra["bandwidth_definitions"] =
+      "nccl-tests: algbw = size / time; busbw = algbw x 2(n-1)/n (allreduce), "
+      "(n-1)/n (allgather, reduce_scatter, alltoall), 1 (broadcast, reduce)";
 }
 
 class collective_workload : public workload {
@@ -66,8 +74,9 @@ public:
   collective_workload() {
     m_spec.name = "collective";
     m_spec.family = "kernel";
-    m_spec.description = "Collective communication across the ranks of the run (MPI on the cpu, NCCL on cuda); "
-                         "algbw and busbw as nccl-tests define them";
+    m_spec.description =
+        "Collective communication across the ranks of the run (MPI on the cpu, NCCL on cuda); "
+        "algbw and busbw as nccl-tests define them";
     m_spec.backends = {"cpu"};
 #ifdef ACCELBENCH_HAVE_NCCL
     m_spec.backends.push_back("cuda");
@@ -75,9 +84,15 @@ public:
     m_spec.default_ruleset = "kernel-v1";
     m_spec.primary_metric = "busbw";
     m_spec.axes = {
-        {"op", axis_type::string, "allreduce", op_names(), 1, "the collective (sum for the reductions; root 0)"},
-        {"bytes", axis_type::integer, "1048576", {}, 1,
-         "size as nccl-tests prints it: the whole buffer (allreduce, broadcast, reduce), the gathered buffer "
+        {"op", axis_type::string, "allreduce", op_names(), 1,
+         "the collective (sum for the reductions; root 0)"},
+        {"bytes",
+         axis_type::integer,
+         "1048576",
+         {},
+         1,
+         "size as nccl-tests prints it: the whole buffer (allreduce, broadcast, reduce), the "
+         "gathered buffer "
          "(allgather), the input (reduce_scatter), what each rank sends (alltoall)"},
         {"dtype", axis_type::string, "fp32", dtype_names(), 1, "element type"},
         {"inplace", axis_type::boolean, "0", {}, 0, "output in the input buffer"},
@@ -88,10 +103,13 @@ public:
   std::string unavailable_reason(const config& cfg) const override {
     const shape s = shape_of(cfg);
     if (s.count == 0)
-      return fmt::format("bytes={} holds less than one {} element{} at world size {}", cfg.at("bytes"), s.dtype,
-                         s.size_bytes() == 0 && s.ranks > 1 && s.kind != op::allreduce ? " per rank" : "", s.ranks);
+      return fmt::format(
+          "bytes={} holds less than one {} element{} at world size {}", cfg.at("bytes"), s.dtype,
+          s.size_bytes() == 0 && s.ranks > 1 && s.kind != op::allreduce ? " per rank" : "",
+          s.ranks);
 #ifdef ACCELBENCH_HAVE_NCCL
-    if (cfg.backend == "cuda") return nccl_unavailable_reason(s);
+    if (cfg.backend == "cuda")
+      return nccl_unavailable_reason(s);
 #endif
     return mpi_unavailable_reason(s);
   }
@@ -104,7 +122,8 @@ public:
   void execute(const config& cfg, run& out, run_context& ctx) override {
     const shape s = shape_of(cfg);
 #ifdef ACCELBENCH_HAVE_NCCL
-    if (cfg.backend == "cuda") return run_kernel(out, cfg, s, *make_nccl_collective(s), ctx);
+    if (cfg.backend == "cuda")
+      return run_kernel(out, cfg, s, *make_nccl_collective(s), ctx);
 #endif
     auto k = make_mpi_collective(s);
     run_kernel(out, cfg, s, *k, ctx);
@@ -114,7 +133,8 @@ private:
   template <class K>
   void run_kernel(run& out, const config& cfg, const shape& s, K& k, run_context& ctx) {
     describe(out, s, k.implementation());
-    if (!measure::measure_into(out, cfg.key(), k, ctx.rules->measurement())) return;
+    if (!measure::measure_into(out, cfg.key(), k, ctx.rules->measurement()))
+      return;
     add_bandwidth_metrics(out, s);
     k.reset();
     k.run();
@@ -126,7 +146,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<workload> make_collective_workload() { return std::make_unique<collective_workload>(); }
+std::unique_ptr<workload> make_collective_workload() {
+  return std::make_unique<collective_workload>();
+}
 
 void register_collective(registry& reg) {
   // MPI's version is recorded with runs across ranks (environment.distributed.mpi) and in every

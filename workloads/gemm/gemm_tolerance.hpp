@@ -13,9 +13,12 @@
 // The bound, per output element c with products p_k = a_ik b_kj and ref = sum_k p_k:
 //
 //   |c - ref| <= S * (  lambda * sqrt(K) * u_acc * sum_k |p_k|                  (1) accumulation
-//                     + lambda * sqrt(B) * u_blk * sqrt(sum_b (sum_{k in b} |p_k|)^2)  (2) inner sums
-//                     + lambda * u_in * sqrt(sum_k p_k^2) + u_in * |ref|          (3) input rounding
-//                     + u_out * |ref| )                                          (4) output rounding
+//                     + lambda * sqrt(B) * u_blk * sqrt(sum_b (sum_{k in b} |p_k|)^2)  (2) inner
+//                     sums
+//                     + lambda * u_in * sqrt(sum_k p_k^2) + u_in * |ref|          (3) input
+//                     rounding
+//                     + u_out * |ref| )                                          (4) output
+//                     rounding
 //
 // (1) is the probabilistic inner-product bound of Higham & Mary, "A New Approach to Probabilistic
 //     Rounding Error Analysis", SIAM J. Sci. Comput. 41(5), A2815-A2835, 2019 (Theorem 2.4 applied
@@ -58,17 +61,18 @@ inline constexpr double k_bound_safety = 2.0;
 
 // Unit roundoffs of one path's arithmetic (the u's of the bound above).
 struct gemm_error_model {
-  std::string name;        // what the u's describe, e.g. "fp32 accumulation (RN), fp32 output"
-  double u_acc = 0x1p-24;  // (1) the accumulator
-  int64_t block = 0;       // (2) products per reduced-precision partial sum; 0: none
+  std::string name;       // what the u's describe, e.g. "fp32 accumulation (RN), fp32 output"
+  double u_acc = 0x1p-24; // (1) the accumulator
+  int64_t block = 0;      // (2) products per reduced-precision partial sum; 0: none
   double u_blk = 0;
-  double u_in = 0;         // (3) per product, relative
-  double u_out = 0x1p-24;  // (4) output type
+  double u_in = 0;        // (3) per product, relative
+  double u_out = 0x1p-24; // (4) output type
 
   nlohmann::json to_json() const {
-    nlohmann::json j = {{"model", name},     {"u_acc", u_acc},           {"u_in", u_in},
-                        {"u_out", u_out},    {"lambda", k_bound_lambda}, {"safety", k_bound_safety},
-                        {"formula", formula()}};
+    nlohmann::json j = {
+        {"model", name},       {"u_acc", u_acc},           {"u_in", u_in},
+        {"u_out", u_out},      {"lambda", k_bound_lambda}, {"safety", k_bound_safety},
+        {"formula", formula()}};
     if (block > 0) {
       j["block"] = block;
       j["u_blk"] = u_blk;
@@ -77,8 +81,10 @@ struct gemm_error_model {
   }
   std::string formula() const {
     std::string f = "S*(lambda*sqrt(K)*u_acc*sum|ab|";
-    if (block > 0) f += " + lambda*sqrt(block)*u_blk*sqrt(sum_blocks (sum|ab|)^2)";
-    if (u_in > 0) f += " + lambda*u_in*sqrt(sum (ab)^2) + u_in*|ref|";
+    if (block > 0)
+      f += " + lambda*sqrt(block)*u_blk*sqrt(sum_blocks (sum|ab|)^2)";
+    if (u_in > 0)
+      f += " + lambda*u_in*sqrt(sum (ab)^2) + u_in*|ref|";
     return f + " + u_out*|ref|), S = 2, lambda = 6 (Higham & Mary 2019)";
   }
 };
@@ -88,7 +94,11 @@ struct gemm_error_model {
 inline gemm_error_model cpu_error_model(const std::string& dtype) {
   if (dtype != "fp32" && dtype != "bf16")
     throw input_error(fmt::format("no GEMM error model for dtype {} on the cpu backend", dtype));
-  return {dtype + " inputs, fp32 accumulation (round to nearest), fp32 output", 0x1p-24, 0, 0, 0,
+  return {dtype + " inputs, fp32 accumulation (round to nearest), fp32 output",
+          0x1p-24,
+          0,
+          0,
+          0,
           0x1p-24};
 }
 
@@ -107,37 +117,59 @@ inline gemm_error_model cpu_error_model(const std::string& dtype) {
 //    (cuBLAS documentation of that attribute); the period is not documented, DeepSeek-V3 and
 //    CUTLASS promote every 128 products. Modelled as blocks of 128 products at u_blk = 2^-13
 //    (truncation to 13 bits) on top of the truncating fp32 accumulation; a longer period makes
-//    the true error grow with sqrt(period), which the bound's margin (more than 10x) absorbs. Output bf16: u_out = 2^-8 (+ 2^-23 for the fp32 multiply by the fp8
-//    per-tensor scales). The per-tensor fp8 scale is not a power of two, so the reference's
-//    dequantised operand (decoded value times scale, rounded to fp32) is off by up to 2^-24 per
-//    operand: u_in = 2^-23. Block scales (ue8m0, ue4m3 times e2m1) dequantise exactly.
+//    the true error grow with sqrt(period), which the bound's margin (more than 10x) absorbs.
+//    Output bf16: u_out = 2^-8 (+ 2^-23 for the fp32 multiply by the fp8 per-tensor scales). The
+//    per-tensor fp8 scale is not a power of two, so the reference's dequantised operand (decoded
+//    value times scale, rounded to fp32) is off by up to 2^-24 per operand: u_in = 2^-23. Block
+//    scales (ue8m0, ue4m3 times e2m1) dequantise exactly.
 inline gemm_error_model cuda_error_model(const std::string& dtype) {
   constexpr double tc_acc = 0x1p-23;
   if (dtype == "fp32")
-    return {"fp32 inputs, fp32 FMA accumulation (round to nearest), fp32 output", 0x1p-24, 0, 0, 0,
+    return {"fp32 inputs, fp32 FMA accumulation (round to nearest), fp32 output",
+            0x1p-24,
+            0,
+            0,
+            0,
             0x1p-24};
   if (dtype == "tf32")
-    return {"fp32 inputs rounded to tf32 by the device, tensor-core fp32 accumulation (truncating), "
-            "fp32 output",
-            tc_acc, 0, 0, 0x1p-9, 0x1p-24};
+    return {
+        "fp32 inputs rounded to tf32 by the device, tensor-core fp32 accumulation (truncating), "
+        "fp32 output",
+        tc_acc,
+        0,
+        0,
+        0x1p-9,
+        0x1p-24};
   if (dtype == "fp16" || dtype == "bf16")
-    return {dtype + " inputs, tensor-core fp32 accumulation (truncating), fp32 output", tc_acc, 0, 0,
-            0, 0x1p-24};
+    return {dtype + " inputs, tensor-core fp32 accumulation (truncating), fp32 output",
+            tc_acc,
+            0,
+            0,
+            0,
+            0x1p-24};
   if (dtype == "fp8_e4m3" || dtype == "fp8_e5m2")
     return {dtype + " inputs with per-tensor scales, tensor-core partial sums of 128 products at "
                     "13 bits, fp32 accumulation (truncating), bf16 output",
-            tc_acc, 128, 0x1p-13, 0x1p-23, 0x1p-8 + 0x1p-23};
+            tc_acc,
+            128,
+            0x1p-13,
+            0x1p-23,
+            0x1p-8 + 0x1p-23};
   if (dtype == "mxfp8" || dtype == "nvfp4")
     return {dtype + " block-scaled inputs, tensor-core partial sums of 128 products at 13 bits, "
                     "fp32 accumulation (truncating), bf16 output",
-            tc_acc, 128, 0x1p-13, 0, 0x1p-8};
+            tc_acc,
+            128,
+            0x1p-13,
+            0,
+            0x1p-8};
   throw input_error(fmt::format("no GEMM error model for dtype {} on the cuda backend", dtype));
 }
 
 // What the reference accumulates for one output element (in double, in K order).
 struct product_sums {
   double ref = 0, sum_abs = 0, sum_sq = 0;
-  double block_sq = 0;  // sum over blocks of (sum |p| in the block)^2
+  double block_sq = 0; // sum over blocks of (sum |p| in the block)^2
 };
 
 // `product(kk)` returns a_ik * b_kj in double.
@@ -177,9 +209,9 @@ struct gemm_check {
   gemm_error_model model;
   int64_t k = 0;
   int64_t points = 0;
-  double max_ratio = 0;       // worst |c - ref| / bound; VALID when <= 1
-  double max_normalised = 0;  // worst |c - ref| / sum_k |p_k| (any element)
-  int64_t worst_i = 0, worst_j = 0;  // the element of max_ratio
+  double max_ratio = 0;             // worst |c - ref| / bound; VALID when <= 1
+  double max_normalised = 0;        // worst |c - ref| / sum_k |p_k| (any element)
+  int64_t worst_i = 0, worst_j = 0; // the element of max_ratio
   double worst_value = 0, worst_ref = 0, worst_bound = 0;
 
   bool ok() const { return max_ratio <= 1.0; }
@@ -188,7 +220,8 @@ struct gemm_check {
   //  K = 128256, <model name>)"
   std::string reason() const {
     return fmt::format(
-        "error {:.3g}x the error bound at C[{},{}] (got {:.7g}, reference {:.7g}, |error| {:.3e} {} "
+        "error {:.3g}x the error bound at C[{},{}] (got {:.7g}, reference {:.7g}, |error| {:.3e} "
+        "{} "
         "bound {:.3e} = {}); max normalised error |c - ref| / sum|ab| {:.3e} ({} points, K = {}, "
         "{})",
         max_ratio, worst_i, worst_j, worst_value, worst_ref, std::fabs(worst_value - worst_ref),
@@ -207,7 +240,10 @@ struct gemm_check {
              "double reference over the operand values the kernel read"},
             {"bound", model.to_json()},
             {"worst",
-             {{"i", worst_i}, {"j", worst_j}, {"value", finite(worst_value)}, {"reference", worst_ref},
+             {{"i", worst_i},
+              {"j", worst_j},
+              {"value", finite(worst_value)},
+              {"reference", worst_ref},
               {"bound", worst_bound}}}};
   }
 };
@@ -219,7 +255,8 @@ inline std::vector<std::pair<int64_t, int64_t>> check_points(int64_t m, int64_t 
   std::vector<std::pair<int64_t, int64_t>> where;
   if (m * n <= points) {
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) where.emplace_back(i, j);
+      for (int64_t j = 0; j < n; ++j)
+        where.emplace_back(i, j);
     return where;
   }
   where = {{0, 0}, {0, n - 1}, {m - 1, 0}, {m - 1, n - 1}};

@@ -1,5 +1,5 @@
-#include "harness/core/hash.hpp"
 #include "workloads/gemm/gemm_workload.hpp"
+#include "harness/core/hash.hpp"
 
 #include <limits>
 
@@ -29,14 +29,13 @@ gemm_shape shape_of(const config& cfg) {
 
 namespace {
 
-uint64_t seed_of(const std::string& key) {
-  return fnv1a64(key);
-}
+uint64_t seed_of(const std::string& key) { return fnv1a64(key); }
 
 class gemm_kernel : public measure::kernel {
 public:
   gemm_kernel(cpu_gemm& impl, gemm_buffers& buf) : m_impl(impl), m_buf(buf) {}
   void run() override { m_impl.run(m_buf); }
+
 private:
   cpu_gemm& m_impl;
   gemm_buffers& m_buf;
@@ -71,8 +70,13 @@ workload_spec gemm_spec() {
       {"K", axis_type::integer, "1024", {}, 1, "reduction length"},
       {"dtype", axis_type::string, "fp32", dtype_choices(), 1,
        "input type; bf16 accumulates and writes fp32"},
-      {"library", axis_type::string, "onednn", {"onednn", "openblas", "cublaslt"}, 1,
-       "GEMM library: onednn or openblas on the CPU, cublaslt on CUDA (the cuda backend always uses cuBLASLt)"},
+      {"library",
+       axis_type::string,
+       "onednn",
+       {"onednn", "openblas", "cublaslt"},
+       1,
+       "GEMM library: onednn or openblas on the CPU, cublaslt on CUDA (the cuda backend always "
+       "uses cuBLASLt)"},
       {"trans_a", axis_type::boolean, "0", {}, 0, "A stored transposed ([K,M])"},
       {"trans_b", axis_type::boolean, "0", {}, 0, "B stored transposed ([N,K])"},
   };
@@ -89,36 +93,43 @@ public:
     // BLAS takes 32-bit dimensions and leading dimensions.
     constexpr int64_t lim = std::numeric_limits<int32_t>::max();
     for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
-      if (v > lim) throw input_error(fmt::format("parameter {} = {} exceeds the 32-bit BLAS limit", name, v));
+      if (v > lim)
+        throw input_error(fmt::format("parameter {} = {} exceeds the 32-bit BLAS limit", name, v));
   }
 
   void normalize(config& cfg) const override {
     // The cuda backend always runs cuBLASLt: record that rather than the CPU default library.
-    if (cfg.backend == "cuda") cfg.values["library"] = "cublaslt";
+    if (cfg.backend == "cuda")
+      cfg.values["library"] = "cublaslt";
   }
 
   std::string unavailable_reason(const config& cfg) const override {
 #ifdef ACCELBENCH_HAVE_CUDA
-    if (cfg.backend == "cuda") return gemm_cuda_unavailable_reason(cfg);
+    if (cfg.backend == "cuda")
+      return gemm_cuda_unavailable_reason(cfg);
 #endif
     const std::string& dt = cfg.at("dtype");
     if (dt != "fp32" && dt != "bf16")
       return fmt::format("dtype {} is not supported by the cpu backend (fp32, bf16)", dt);
-    if (cfg.at("library") == "cublaslt") return "library cublaslt needs --backend cuda";
+    if (cfg.at("library") == "cublaslt")
+      return "library cublaslt needs --backend cuda";
     if (cfg.at("library") == "openblas" && cfg.at("dtype") == "bf16" && !openblas_has_bf16())
-      return "OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm); use library=onednn for bf16";
+      return "OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm); use library=onednn for "
+             "bf16";
     return {};
   }
 
   uint64_t estimate_host_bytes(const config& cfg) const override {
     auto s = shape_of(cfg);
-    if (cfg.backend == "cuda") return s.bytes();  // host copies for the reference check
+    if (cfg.backend == "cuda")
+      return s.bytes(); // host copies for the reference check
     return s.bytes();
   }
 
   void execute(const config& cfg, run& out, run_context& ctx) override {
 #ifdef ACCELBENCH_HAVE_CUDA
-    if (cfg.backend == "cuda") return gemm_cuda_execute(cfg, out, ctx);
+    if (cfg.backend == "cuda")
+      return gemm_cuda_execute(cfg, out, ctx);
 #endif
     auto s = shape_of(cfg);
     const std::string& library = cfg.at("library");
@@ -127,31 +138,39 @@ public:
     auto buf = make_buffers(s, seed);
     gemm_kernel k(*impl, buf);
     auto m = ctx.rules->measurement();
-    if (!measure::measure_into(out, cfg.key(), k, m)) return;
+    if (!measure::measure_into(out, cfg.key(), k, m))
+      return;
     out.extra["implementation"] = impl->implementation();
     out.extra["flops_per_iteration"] = s.flops();
     out.extra["bytes_per_iteration"] = s.bytes();
 
     std::vector<double> t;
-    for (const auto& smp : out.samples) t.push_back(smp.value);
+    for (const auto& smp : out.samples)
+      t.push_back(smp.value);
     auto sum = stats::summarize(t);
     auto peak = cached_cpu_peak();
     double tflops = s.flops() / sum.median / 1e12;
     double pk = peak_tflops_for(peak, s.dtype);
     out.add_metric("time", sum.median, "s", direction::lower_is_better);
     out.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("tflops_ci_low", s.flops() / sum.ci_high / 1e12, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("tflops_ci_high", s.flops() / sum.ci_low / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_low", s.flops() / sum.ci_high / 1e12, "TFLOP/s",
+                   direction::higher_is_better);
+    out.add_metric("tflops_ci_high", s.flops() / sum.ci_low / 1e12, "TFLOP/s",
+                   direction::higher_is_better);
     out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
     out.add_metric("cv", sum.cv, "", direction::lower_is_better);
-    out.extra["peak"] = {{"tflops", pk}, {"dtype", s.dtype}, {"source", "accelbench FMA probe"},
+    out.extra["peak"] = {{"tflops", pk},
+                         {"dtype", s.dtype},
+                         {"source", "accelbench FMA probe"},
                          {"probe", peak.to_json()}};
 
-    if (m_hook) m_hook(s, buf);
+    if (m_hook)
+      m_hook(s, buf);
     const gemm_check chk = check_gemm(s, buf, ctx.rules->correctness_samples(), seed);
     out.extra["correctness"] = chk.to_json();
     out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
-    if (!chk.ok()) out.mark_invalid("correctness: " + chk.reason());
+    if (!chk.ok())
+      out.mark_invalid("correctness: " + chk.reason());
   }
 
 private:

@@ -233,7 +233,8 @@ log_check check_log(const parsed_log& log, const std::string& benchmark_in,
     if (e && e->value.is_string() && e->value.get<std::string>().empty())
       err(e->line, fmt::format("'{}' has an empty value", e->key));
     else if (e && e->value.is_null())
-      warn(e->line, fmt::format("'{}' has a null value (MLCommons requires only that it is not '')", e->key));
+      warn(e->line, fmt::format("'{}' has a null value (MLCommons requires only that it is not '')",
+                                e->key));
   };
 
   // --- submission_* (common.yaml, closed_common.yaml) ---
@@ -258,8 +259,9 @@ log_check check_log(const parsed_log& log, const std::string& benchmark_in,
       // mlp_compliance.py picks the closed or open rules by the log's own division; that the
       // system description says otherwise is not checked by MLCommons: noted.
       if (!division_in.empty() && v != division_in)
-        warn(e->line, fmt::format("submission_division '{}' differs from the system's division '{}'",
-                                  v, division_in));
+        warn(e->line,
+             fmt::format("submission_division '{}' differs from the system's division '{}'", v,
+                         division_in));
       division = v;
     }
   }
@@ -431,17 +433,18 @@ std::vector<std::string> check_system_description(const json& desc, const std::s
     // MLCommons accepts them: noted only.
     const json& v = desc[f];
     if (!v.is_string() && !(f == "other_software_stack" && v.is_object()))
-      note(fmt::format("field '{}' is not a string ({}); MLCommons checks only that it is present", f,
-                       short_value(v)));
+      note(fmt::format("field '{}' is not a string ({}); MLCommons checks only that it is present",
+                       f, short_value(v)));
   }
   // ... and, from round 4.0, a status of the allowed list (a list or a number is never in it).
   if (desc.contains("status")) {
     const json& st = desc["status"];
     const bool checked = round.empty() || compare_rounds(normalize_round(round), "4.0") >= 0;
     if (!st.is_string() || !table.status_allowed(st, round)) {
-      std::string w = fmt::format("field 'status' is {}, must be one of: {}",
-                                  st.is_string() ? "'" + st.get<std::string>() + "'" : short_value(st),
-                                  fmt::join(table.allowed_status(), "; "));
+      std::string w =
+          fmt::format("field 'status' is {}, must be one of: {}",
+                      st.is_string() ? "'" + st.get<std::string>() + "'" : short_value(st),
+                      fmt::join(table.allowed_status(), "; "));
       if (checked)
         out.push_back(std::move(w));
       else
@@ -450,7 +453,8 @@ std::vector<std::string> check_system_description(const json& desc, const std::s
   }
   // Not checked by MLCommons (the package checker treats any division but "closed" as open).
   if (desc.contains("division") && !(desc["division"] == "closed" || desc["division"] == "open"))
-    note(fmt::format("field 'division' is {}, expected 'closed' or 'open'", short_value(desc["division"])));
+    note(fmt::format("field 'division' is {}, expected 'closed' or 'open'",
+                     short_value(desc["division"])));
   for (const char* f : {"submitter", "system_name"})
     if (desc.contains(f) && desc[f].is_string() && desc[f].get<std::string>().empty())
       note(fmt::format("field '{}' is empty", f));

@@ -127,7 +127,7 @@ std::optional<int64_t> whole_number(const json& v) {
     return v.get<int64_t>();
   if (v.is_number_unsigned())
     return v.get<uint64_t>() <= uint64_t(INT64_MAX) ? std::optional<int64_t>(v.get<int64_t>())
-                                                     : std::nullopt;
+                                                    : std::nullopt;
   if (v.is_number_float()) {
     const double d = v.get<double>();
     if (std::isfinite(d) && d == std::floor(d) && std::abs(d) <= 1e15)
@@ -165,8 +165,7 @@ int64_t count_field(const json& j, const char* key, int64_t lo, int64_t hi,
   std::string shown = j[key].dump();
   if (shown.size() > 40)
     shown = shown.substr(0, 40) + "...";
-  problems.push_back(
-      fmt::format("{} {} is not a whole number from {} to {}", key, shown, lo, hi));
+  problems.push_back(fmt::format("{} {} is not a whole number from {} to {}", key, shown, lo, hi));
   return 0;
 }
 
@@ -494,9 +493,9 @@ void read_scaling(const fs::path& bench_dir, const std::string& rel_bench, resul
         return;
       }
     }
-    diags.push_back({rel, 0,
-                     fmt::format("no numeric scaling_factor in (0, {:g}]; using 1",
-                                 k_max_scaling_factor)});
+    diags.push_back(
+        {rel, 0,
+         fmt::format("no numeric scaling_factor in (0, {:g}]; using 1", k_max_scaling_factor)});
   } catch (const input_error& x) {
     diags.push_back({rel, 0, fmt::format("{}; using a scaling factor of 1", x.what())});
   }

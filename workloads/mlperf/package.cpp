@@ -220,7 +220,8 @@ std::string logs_division(const std::vector<const run*>& runs,
   if (!wanted.empty() && !found.empty() && wanted != found)
     throw input_error(fmt::format(
         "division '{}' does not match the runs' MLPerf logs, which declare submission_division "
-        "'{}': a package must state the division its logs declare; package them in the {} division (logs "
+        "'{}': a package must state the division its logs declare; package them in the {} division "
+        "(logs "
         "cannot be moved to another division after the fact)",
         wanted, found, found));
   return found;
@@ -292,11 +293,11 @@ package_plan plan_package(const std::vector<run>& runs_in, const package_options
 // Where a package is assembled: a temporary folder beside its final place, renamed into place at
 // the end, so that a failure leaves neither a partial package nor an output folder it created.
 struct staging {
-  temp_dir_guard tmp;  // removed at the end, whatever happens
-  fs::path org_dir;    // where ORG is assembled (inside tmp)
-  fs::path created;    // the first folder of OUT that did not exist ("" when OUT exists): tmp is
-                       // renamed to it at the end
-  fs::path final_org;  // OUT/ORG
+  temp_dir_guard tmp;   // removed at the end, whatever happens
+  fs::path org_dir;     // where ORG is assembled (inside tmp)
+  fs::path created;     // the first folder of OUT that did not exist ("" when OUT exists): tmp is
+                        // renamed to it at the end
+  fs::path final_org;   // OUT/ORG
   bool existed = false; // OUT/ORG existed (it is copied first, then swapped)
 };
 
@@ -309,8 +310,8 @@ void prepare_staging(const package_options& opt, staging& s) {
   s.final_org = opt.out_dir / opt.org;
   const fs::file_status st = fs::status(out, ec);
   if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
-    throw input_error(fmt::format("cannot use package output folder '{}': {}",
-                                  opt.out_dir.string(), ec.message()));
+    throw input_error(fmt::format("cannot use package output folder '{}': {}", opt.out_dir.string(),
+                                  ec.message()));
   if (fs::exists(st)) {
     if (!fs::is_directory(st))
       throw input_error(fmt::format("package output folder '{}' exists and is not a folder",

@@ -118,7 +118,8 @@ score_result score(const std::vector<run>& runs, const benchmark_table& table) {
     s.valid = false;
     return s;
   }
-  for (size_t i : o.used) s.runs_used.push_back(runs[i].uuid);
+  for (size_t i : o.used)
+    s.runs_used.push_back(runs[i].uuid);
   s.olympic_mean_min = o.mean;
   s.score_min = s.olympic_mean_min * s.scaling_factor;
   s.valid = valid;

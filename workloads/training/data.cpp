@@ -17,15 +17,20 @@ namespace {
 double entropy_of(const std::vector<double>& p) {
   double h = 0;
   for (double x : p)
-    if (x > 0) h -= x * std::log(x);
+    if (x > 0)
+      h -= x * std::log(x);
   return h;
 }
 } // namespace
 
 markov_source::markov_source(const markov_params& p) : m_p(p) {
-  auto bad = [](const std::string& what) { throw input_error("train.llama: synthetic data " + what); };
-  if (p.vocab < 2 || p.vocab > 65536) bad("vocab must be in [2, 65536], got " + std::to_string(p.vocab));
-  if (p.order < 1) bad("order must be >= 1, got " + std::to_string(p.order));
+  auto bad = [](const std::string& what) {
+    throw input_error("train.llama: synthetic data " + what);
+  };
+  if (p.vocab < 2 || p.vocab > 65536)
+    bad("vocab must be in [2, 65536], got " + std::to_string(p.vocab));
+  if (p.order < 1)
+    bad("order must be >= 1, got " + std::to_string(p.order));
   if (p.branching < 1 || p.branching > p.vocab)
     bad("branching must be in [1, vocab], got " + std::to_string(p.branching));
   if (!(p.epsilon > 0 && p.epsilon < 1))
@@ -36,7 +41,7 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
         " contexts, more than 2^24 can be enumerated");
   const int64_t V = p.vocab, b = p.branching, k = p.order;
   m_contexts = int64_t(ctx + 0.5);
-  const int64_t suffixes = m_contexts / V;  // V^(k-1)
+  const int64_t suffixes = m_contexts / V; // V^(k-1)
 
   // Successor sets and Dirichlet(1) probabilities (normalised exponentials).
   m_succ.resize(size_t(m_contexts * b));
@@ -49,13 +54,15 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
     std::vector<double> e(static_cast<size_t>(b));
     for (int64_t i = 0; i < b; i++) {
       int32_t y;
-      do y = int32_t(r.below(size_t(V)));
+      do
+        y = int32_t(r.below(size_t(V)));
       while (std::find(s, s + i, y) != s + i);
       s[i] = y;
       e[size_t(i)] = -std::log(1.0 - r.uniform());
       sum += e[size_t(i)];
     }
-    for (int64_t i = 0; i < b; i++) w[i] = float(e[size_t(i)] / sum);
+    for (int64_t i = 0; i < b; i++)
+      w[i] = float(e[size_t(i)] / sum);
   }
 
   // Stationary distribution over contexts by power iteration. The uniform part of a step only
@@ -65,9 +72,11 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
   std::vector<double> marg(static_cast<size_t>(suffixes));
   for (int iter = 0; iter < 20000; iter++) {
     std::fill(marg.begin(), marg.end(), 0.0);
-    for (int64_t c = 0; c < m_contexts; c++) marg[size_t(c % suffixes)] += pi[size_t(c)];
+    for (int64_t c = 0; c < m_contexts; c++)
+      marg[size_t(c % suffixes)] += pi[size_t(c)];
     for (int64_t rr = 0; rr < suffixes; rr++)
-      for (int64_t y = 0; y < V; y++) next[size_t(rr * V + y)] = eps / double(V) * marg[size_t(rr)];
+      for (int64_t y = 0; y < V; y++)
+        next[size_t(rr * V + y)] = eps / double(V) * marg[size_t(rr)];
     for (int64_t c = 0; c < m_contexts; c++) {
       const int64_t base = (c % suffixes) * V;
       const double pc = (1.0 - eps) * pi[size_t(c)];
@@ -79,13 +88,16 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
       diff += std::abs(next[i] - pi[i]);
       total += next[i];
     }
-    for (size_t i = 0; i < pi.size(); i++) pi[i] = next[i] / total;
-    if (diff < 1e-14) break;
+    for (size_t i = 0; i < pi.size(); i++)
+      pi[i] = next[i] / total;
+    if (diff < 1e-14)
+      break;
   }
   m_pi = pi;
   m_pi_cdf.resize(pi.size());
   double acc = 0;
-  for (size_t i = 0; i < pi.size(); i++) m_pi_cdf[i] = (acc += pi[i]);
+  for (size_t i = 0; i < pi.size(); i++)
+    m_pi_cdf[i] = (acc += pi[i]);
 
   // H(next | context) = sum_c pi(c) H(P(. | c)), P = (1-eps) S + eps/V.
   const double u = eps / double(V);
@@ -105,18 +117,22 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
   std::vector<double> hj(size_t(k + 1), 0.0);
   for (int64_t j = 1; j <= k; j++) {
     int64_t div = 1;
-    for (int64_t i = j; i < k; i++) div *= V;
+    for (int64_t i = j; i < k; i++)
+      div *= V;
     std::vector<double> mj(size_t(m_contexts / div), 0.0);
-    for (int64_t c = 0; c < m_contexts; c++) mj[size_t(c / div)] += pi[size_t(c)];
+    for (int64_t c = 0; c < m_contexts; c++)
+      mj[size_t(c / div)] += pi[size_t(c)];
     hj[size_t(j)] = entropy_of(mj);
   }
-  for (int64_t t = 0; t + 1 < k; t++) m_h_prefix.push_back(hj[size_t(t + 2)] - hj[size_t(t + 1)]);
+  for (int64_t t = 0; t + 1 < k; t++)
+    m_h_prefix.push_back(hj[size_t(t + 2)] - hj[size_t(t + 1)]);
 }
 
 double markov_source::entropy_floor(int64_t seq) const {
   double s = 0;
   int64_t n = 0;
-  for (int64_t t = 0; t < seq && t < int64_t(m_h_prefix.size()); t++, n++) s += m_h_prefix[size_t(t)];
+  for (int64_t t = 0; t < seq && t < int64_t(m_h_prefix.size()); t++, n++)
+    s += m_h_prefix[size_t(t)];
   s += double(seq - n) * m_h_cond;
   return s / double(seq);
 }
@@ -125,7 +141,8 @@ double markov_source::probability(int64_t context, int32_t y) const {
   const int64_t b = m_p.branching;
   double q = m_p.epsilon / double(m_p.vocab);
   for (int64_t i = 0; i < b; i++)
-    if (m_succ[size_t(context * b + i)] == y) q += (1.0 - m_p.epsilon) * m_prob[size_t(context * b + i)];
+    if (m_succ[size_t(context * b + i)] == y)
+      q += (1.0 - m_p.epsilon) * m_prob[size_t(context * b + i)];
   return q;
 }
 
@@ -165,7 +182,8 @@ void markov_source::sample_window(stats::rng& r, int32_t* out, int64_t n) const 
 }
 
 void markov_stream::fill(int32_t* out, int64_t batch, int64_t seq) {
-  for (int64_t i = 0; i < batch; i++) m_src->sample_window(m_rng, out + i * (seq + 1), seq + 1);
+  for (int64_t i = 0; i < batch; i++)
+    m_src->sample_window(m_rng, out + i * (seq + 1), seq + 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,19 +191,22 @@ void markov_stream::fill(int32_t* out, int64_t batch, int64_t seq) {
 
 void write_shard(const std::filesystem::path& path, const std::vector<uint16_t>& tokens) {
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw input_error("train.llama: cannot write shard " + path.string());
+  if (!out)
+    throw input_error("train.llama: cannot write shard " + path.string());
   int32_t header[256] = {};
   header[0] = shard_magic;
   header[1] = shard_version;
   header[2] = int32_t(tokens.size());
   out.write(reinterpret_cast<const char*>(header), sizeof(header));
   out.write(reinterpret_cast<const char*>(tokens.data()), std::streamsize(tokens.size() * 2));
-  if (!out) throw input_error("train.llama: failed writing shard " + path.string());
+  if (!out)
+    throw input_error("train.llama: failed writing shard " + path.string());
 }
 
 std::vector<uint16_t> read_shard(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error("train.llama: cannot open shard " + path.string());
+  if (!in)
+    throw input_error("train.llama: cannot open shard " + path.string());
   in.seekg(0, std::ios::end);
   const int64_t size = int64_t(in.tellg());
   in.seekg(0);
@@ -204,12 +225,14 @@ std::vector<uint16_t> read_shard(const std::filesystem::path& path) {
   const int64_t count = header[2];
   const int64_t expect = int64_t(sizeof(header)) + 2 * count;
   if (count < 0 || size != expect)
-    throw input_error("train.llama: shard " + path.string() + " is truncated or corrupt: header says " +
-                      std::to_string(count) + " tokens (" + std::to_string(expect) +
-                      " bytes), the file has " + std::to_string(size) + " bytes");
+    throw input_error("train.llama: shard " + path.string() +
+                      " is truncated or corrupt: header says " + std::to_string(count) +
+                      " tokens (" + std::to_string(expect) + " bytes), the file has " +
+                      std::to_string(size) + " bytes");
   std::vector<uint16_t> tokens(static_cast<size_t>(count));
   in.read(reinterpret_cast<char*>(tokens.data()), std::streamsize(count * 2));
-  if (!in) throw input_error("train.llama: failed reading shard " + path.string());
+  if (!in)
+    throw input_error("train.llama: failed reading shard " + path.string());
   return tokens;
 }
 
@@ -223,7 +246,8 @@ void check_vocabulary(const std::vector<uint16_t>& tokens, int64_t vocab,
 }
 
 shard_stream::shard_stream(const std::vector<std::filesystem::path>& shards, int64_t vocab) {
-  if (shards.empty()) throw input_error("train.llama: no token shards given");
+  if (shards.empty())
+    throw input_error("train.llama: no token shards given");
   for (auto& s : shards) {
     auto t = read_shard(s);
     check_vocabulary(t, vocab, s);
@@ -237,8 +261,10 @@ void shard_stream::fill(int32_t* out, int64_t batch, int64_t seq) {
     throw input_error("train.llama: the shards hold " + std::to_string(m_tokens.size()) +
                       " tokens, fewer than one window of seq + 1 = " + std::to_string(need));
   for (int64_t i = 0; i < batch; i++) {
-    if (m_pos + need > m_tokens.size()) m_pos = 0;
-    for (size_t j = 0; j < need; j++) out[size_t(i) * need + j] = m_tokens[m_pos + j];
+    if (m_pos + need > m_tokens.size())
+      m_pos = 0;
+    for (size_t j = 0; j < need; j++)
+      out[size_t(i) * need + j] = m_tokens[m_pos + j];
     m_pos += size_t(seq);
   }
 }
@@ -246,18 +272,22 @@ void shard_stream::fill(int32_t* out, int64_t batch, int64_t seq) {
 std::vector<std::filesystem::path> list_shards(const std::filesystem::path& p,
                                                const std::string& split) {
   namespace fs = std::filesystem;
-  if (fs::is_regular_file(p)) return {p};
+  if (fs::is_regular_file(p))
+    return {p};
   if (!fs::is_directory(p))
-    throw input_error("train.llama: data '" + p.string() + "' is neither 'synthetic', a shard file nor a directory");
+    throw input_error("train.llama: data '" + p.string() +
+                      "' is neither 'synthetic', a shard file nor a directory");
   std::vector<fs::path> out;
   for (auto& e : fs::directory_iterator(p)) {
     auto name = e.path().filename().string();
-    if (e.is_regular_file() && e.path().extension() == ".bin" && name.find(split) != std::string::npos)
+    if (e.is_regular_file() && e.path().extension() == ".bin" &&
+        name.find(split) != std::string::npos)
       out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
   if (out.empty())
-    throw input_error("train.llama: directory " + p.string() + " has no *" + split + "*.bin shards");
+    throw input_error("train.llama: directory " + p.string() + " has no *" + split +
+                      "*.bin shards");
   return out;
 }
 
@@ -267,7 +297,8 @@ std::vector<std::filesystem::path> list_shards(const std::filesystem::path& p,
 batch_loader::batch_loader(std::unique_ptr<token_source> src, int64_t batch, int64_t seq, int depth)
     : m_src(std::move(src)), m_batch(batch), m_seq(seq), m_depth(size_t(std::max(1, depth))) {
   // No source (a blocks-only model reads no tokens): nothing to prefetch.
-  if (m_src) m_thread = std::thread([this] { produce(); });
+  if (m_src)
+    m_thread = std::thread([this] { produce(); });
 }
 
 batch_loader::~batch_loader() {
@@ -276,7 +307,8 @@ batch_loader::~batch_loader() {
     m_stop = true;
   }
   m_cv.notify_all();
-  if (m_thread.joinable()) m_thread.join();
+  if (m_thread.joinable())
+    m_thread.join();
 }
 
 void batch_loader::produce() {
@@ -285,7 +317,8 @@ void batch_loader::produce() {
       {
         std::unique_lock<std::mutex> lock(m_mu);
         m_cv.wait(lock, [&] { return m_stop || m_ready.size() < m_depth; });
-        if (m_stop) return;
+        if (m_stop)
+          return;
       }
       auto t0 = std::chrono::steady_clock::now();
       std::vector<int32_t> b(size_t(m_batch * (m_seq + 1)));
@@ -307,11 +340,13 @@ void batch_loader::produce() {
 }
 
 std::vector<int32_t> batch_loader::next() {
-  if (!m_src) throw error("train.llama: batch_loader::next() without a token source");
+  if (!m_src)
+    throw error("train.llama: batch_loader::next() without a token source");
   auto t0 = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(m_mu);
   m_cv.wait(lock, [&] { return !m_ready.empty() || m_error; });
-  if (m_ready.empty() && m_error) std::rethrow_exception(m_error);
+  if (m_ready.empty() && m_error)
+    std::rethrow_exception(m_error);
   auto b = std::move(m_ready.front());
   m_ready.pop_front();
   lock.unlock();

@@ -26,10 +26,10 @@ namespace accelbench::training {
 // from the stationary distribution (power iteration) and the per-context entropies.
 struct markov_params {
   int64_t vocab = 512;
-  int64_t order = 1;        // k
-  int64_t branching = 4;    // successors per context
-  double epsilon = 0.01;    // uniform mixing weight, (0, 1)
-  uint64_t seed = 1;        // fixes the chain (the "dataset")
+  int64_t order = 1;     // k
+  int64_t branching = 4; // successors per context
+  double epsilon = 0.01; // uniform mixing weight, (0, 1)
+  uint64_t seed = 1;     // fixes the chain (the "dataset")
 };
 
 class markov_source {
@@ -56,12 +56,12 @@ public:
 private:
   markov_params m_p;
   int64_t m_contexts = 0;
-  std::vector<int32_t> m_succ;   // [contexts, branching]
-  std::vector<float> m_prob;     // [contexts, branching], sums to 1 per context
-  std::vector<double> m_pi;      // stationary distribution over contexts
+  std::vector<int32_t> m_succ; // [contexts, branching]
+  std::vector<float> m_prob;   // [contexts, branching], sums to 1 per context
+  std::vector<double> m_pi;    // stationary distribution over contexts
   std::vector<double> m_pi_cdf;
   double m_h_cond = 0;
-  std::vector<double> m_h_prefix;  // H(X_{t+1} | X_0..X_t) for t < k-1
+  std::vector<double> m_h_prefix; // H(X_{t+1} | X_0..X_t) for t < k-1
 };
 
 // ---------------------------------------------------------------------------------------------

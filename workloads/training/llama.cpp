@@ -44,7 +44,8 @@ int64_t padded(int64_t floats) { return (floats + 63) / 64 * 64; }
 // k, v [KVH*HD]; rstd1, rstd2 [1]; lse [NH]; h1, h3, g [F]; each array padded as above.
 int64_t block_act_floats(const model_config& m, int64_t bt) {
   const int64_t c = m.dim, kv = m.kv_dim(), f = m.ffn_dim;
-  return 5 * padded(bt * c) + 2 * padded(bt * kv) + 2 * padded(bt) + padded(bt * m.n_heads) + 3 * padded(bt * f);
+  return 5 * padded(bt * c) + 2 * padded(bt * kv) + 2 * padded(bt) + padded(bt * m.n_heads) +
+         3 * padded(bt * f);
 }
 
 block_acts carve_block_acts(float* p, int64_t bt, const model_config& m) {
@@ -85,13 +86,15 @@ std::vector<param_tensor> parameter_layout(const model_config& cfg, const llama_
     t.name = std::move(name);
     t.shape = std::move(shape);
     t.size = 1;
-    for (auto d : t.shape) t.size *= size_t(d);
+    for (auto d : t.shape)
+      t.size *= size_t(d);
     t.offset = off;
-    t.decay = t.shape.size() >= 2;  // nanoGPT / llm.c: decay matrices, not gains
+    t.decay = t.shape.size() >= 2; // nanoGPT / llm.c: decay matrices, not gains
     off += t.size;
     tensors.push_back(std::move(t));
   };
-  if (opt.with_head) add("tok_emb", {v, c});
+  if (opt.with_head)
+    add("tok_emb", {v, c});
   for (int64_t l = 0; l < layers; l++) {
     std::string p = "layers." + std::to_string(l) + ".";
     add(p + "attn_norm", {c});
@@ -111,8 +114,8 @@ std::vector<param_tensor> parameter_layout(const model_config& cfg, const llama_
   return tensors;
 }
 
-void init_parameter_values(const model_config& cfg, const std::vector<param_tensor>& tensors, uint64_t seed,
-                           float* params, float* x0, float* probe, int64_t n_resid) {
+void init_parameter_values(const model_config& cfg, const std::vector<param_tensor>& tensors,
+                           uint64_t seed, float* params, float* x0, float* probe, int64_t n_resid) {
   stats::rng r(seed);
   const double out_scale = 1.0 / std::sqrt(2.0 * double(cfg.n_layers));
   for (auto& t : tensors) {
@@ -123,37 +126,42 @@ void init_parameter_values(const model_config& cfg, const std::vector<param_tens
     }
     bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
     double sd = 0.02 * (out_proj ? out_scale : 1.0);
-    for (size_t i = 0; i < t.size; i++) p[i] = float(sd * r.normal());
+    for (size_t i = 0; i < t.size; i++)
+      p[i] = float(sd * r.normal());
   }
   if (x0 && probe) {
-    for (int64_t i = 0; i < n_resid; i++) x0[i] = float(r.normal());
-    for (int64_t i = 0; i < n_resid; i++) probe[i] = float(r.normal());
+    for (int64_t i = 0; i < n_resid; i++)
+      x0[i] = float(r.normal());
+    for (int64_t i = 0; i < n_resid; i++)
+      probe[i] = float(r.normal());
   }
 }
 
 memory_plan llama_model::plan(const model_config& cfg, const llama_options& opt) {
   const int64_t layers = resolved_layers(cfg, opt);
   const int64_t bt = opt.batch * opt.seq;
-  const uint64_t p = uint64_t(opt.with_head ? cfg.total_params(layers)
-                                            : layers * cfg.block_params());
+  const uint64_t p =
+      uint64_t(opt.with_head ? cfg.total_params(layers) : layers * cfg.block_params());
   memory_plan mp;
   mp.params = p * 4;
   mp.grads = p * 4;
-  mp.optimizer = p * 8;  // AdamW first and second moments, fp32
+  mp.optimizer = p * 8; // AdamW first and second moments, fp32
   mp.activations =
       uint64_t(layers * block_act_floats(cfg, bt) + global_act_floats(cfg, opt, layers)) * 4;
   uint64_t scratch = uint64_t(bt * scratch_per_token(cfg)) * 4;
   if (opt.dtype == compute_dtype::bf16) {
     // bf16 copies of the two matmul inputs, at most the largest activation and weight matrix.
     int64_t widest = std::max({cfg.dim, cfg.ffn_dim, opt.with_head ? cfg.vocab_size : 0});
-    int64_t weight = widest * cfg.dim;  // every weight matrix is [widest or less, C] or [C, F]
+    int64_t weight = widest * cfg.dim; // every weight matrix is [widest or less, C] or [C, F]
     scratch += uint64_t(bt * widest + std::max(weight, bt * widest)) * 2;
   }
   // The fused attention kernels' workspace (packed K/V, backward accumulators; grow-only, so the
   // backward's, which is the larger), the RoPE table, and a fixed allowance for oneDNN's
   // scratchpads and the runtime's own arenas.
-  const auto as = causal_attention_shape(opt.batch, opt.seq, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim());
-  scratch += std::max(attention::forward_workspace_bytes(as), attention::backward_workspace_bytes(as));
+  const auto as =
+      causal_attention_shape(opt.batch, opt.seq, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim());
+  scratch +=
+      std::max(attention::forward_workspace_bytes(as), attention::backward_workspace_bytes(as));
   scratch += uint64_t(opt.seq * cfg.head_dim()) * 4 + (64ull << 20);
   mp.scratch = scratch;
   return mp;
@@ -188,7 +196,8 @@ llama_model::~llama_model() = default;
 
 const param_tensor& llama_model::tensor(const std::string& name) const {
   for (auto& t : m_tensors)
-    if (t.name == name) return t;
+    if (t.name == name)
+      return t;
   throw input_error("train.llama: no parameter tensor named '" + name + "'");
 }
 
@@ -221,20 +230,19 @@ void llama_model::zero_grad() { std::memset(m_grads.get(), 0, m_num_params * siz
 
 float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
   const int64_t b = m_opt.batch, t = m_opt.seq, bt = b * t, c = m_cfg.dim, kv = m_cfg.kv_dim(),
-                f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads,
-                kvh = m_cfg.n_kv_heads, hd = m_cfg.head_dim();
+                f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads, kvh = m_cfg.n_kv_heads,
+                hd = m_cfg.head_dim();
   const compute_dtype dt = m_opt.dtype;
   const float eps = float(m_cfg.norm_eps);
   float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   auto res = [&](int64_t l) { return g + l * bt * c; };
-  float* tmp = m_scratch.get();  // [BT,C]; free during forward
+  float* tmp = m_scratch.get(); // [BT,C]; free during forward
 
   if (m_opt.with_head) {
     for (int64_t i = 0; i < bt; i++) {
       if (inputs[i] < 0 || inputs[i] >= v || targets[i] < 0 || targets[i] >= v)
         throw input_error("train.llama: token id " +
-                          std::to_string(inputs[i] < 0 || inputs[i] >= v ? inputs[i]
-                                                                         : targets[i]) +
+                          std::to_string(inputs[i] < 0 || inputs[i] >= v ? inputs[i] : targets[i]) +
                           " is outside the vocabulary of " + std::to_string(v) + " tokens");
     }
     std::copy(inputs, inputs + bt, m_inputs.begin());
@@ -274,21 +282,24 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
     rmsnorm_forward(xf, rstdf, res(m_layers), final_norm, bt, c, eps);
     linear_forward(dt, logits, xf, lm_head, bt, c, v);
     softmax_crossentropy_forward(logits, losses, targets, bt, v);
-    for (int64_t i = 0; i < bt; i++) loss += losses[i];  // serial: deterministic
+    for (int64_t i = 0; i < bt; i++)
+      loss += losses[i]; // serial: deterministic
   } else {
     const float* xl = res(m_layers);
     const float* probe = res(m_layers + 1);
-    for (int64_t i = 0; i < bt * c; i++) loss += double(xl[i]) * probe[i];
+    for (int64_t i = 0; i < bt * c; i++)
+      loss += double(xl[i]) * probe[i];
   }
   m_have_forward = true;
   return float(loss / double(bt));
 }
 
 void llama_model::backward(float loss_scale) {
-  if (!m_have_forward) throw error("train.llama: backward() called without a forward()");
+  if (!m_have_forward)
+    throw error("train.llama: backward() called without a forward()");
   const int64_t b = m_opt.batch, t = m_opt.seq, bt = b * t, c = m_cfg.dim, kv = m_cfg.kv_dim(),
-                f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads,
-                kvh = m_cfg.n_kv_heads, hd = m_cfg.head_dim();
+                f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads, kvh = m_cfg.n_kv_heads,
+                hd = m_cfg.head_dim();
   const compute_dtype dt = m_opt.dtype;
   float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   auto res = [&](int64_t l) { return g + l * bt * c; };
@@ -302,7 +313,7 @@ void llama_model::backward(float loss_scale) {
   float* dh1 = dv + bt * kv;
   float* dh3 = dh1 + bt * f;
   float* dg = dh3 + bt * f;
-  const float dloss = loss_scale / float(bt);  // the loss is a mean over B*T tokens
+  const float dloss = loss_scale / float(bt); // the loss is a mean over B*T tokens
 
   if (m_opt.with_head) {
     float* xf = res(m_layers + 1);
@@ -319,7 +330,8 @@ void llama_model::backward(float loss_scale) {
     rmsnorm_backward(dres, d_final_norm, dxn, res(m_layers), final_norm, rstdf, bt, c);
   } else {
     const float* probe = res(m_layers + 1);
-    for (int64_t i = 0; i < bt * c; i++) dres[i] = probe[i] * dloss;
+    for (int64_t i = 0; i < bt * c; i++)
+      dres[i] = probe[i] * dloss;
   }
 
   for (int64_t l = m_layers - 1; l >= 0; l--) {

@@ -15,20 +15,20 @@
 namespace accelbench::training {
 
 struct llama_options {
-  int64_t layers = 0;      // decoder blocks to build; 0: the model's own
-  bool with_head = true;   // false: blocks only (a subset of a large model, for throughput)
-  int64_t batch = 1;       // micro batch B
-  int64_t seq = 128;       // T
+  int64_t layers = 0;    // decoder blocks to build; 0: the model's own
+  bool with_head = true; // false: blocks only (a subset of a large model, for throughput)
+  int64_t batch = 1;     // micro batch B
+  int64_t seq = 128;     // T
   compute_dtype dtype = compute_dtype::fp32;
 };
 
 // One parameter tensor inside the flat parameter buffer.
 struct param_tensor {
-  std::string name;              // "tok_emb", "layers.0.wq", ..., "final_norm", "lm_head"
-  size_t offset = 0;             // in floats
-  std::vector<int64_t> shape;    // row-major
-  size_t size = 0;               // elements
-  bool decay = false;            // AdamW weight decay: matrices yes, norm gains no
+  std::string name;           // "tok_emb", "layers.0.wq", ..., "final_norm", "lm_head"
+  size_t offset = 0;          // in floats
+  std::vector<int64_t> shape; // row-major
+  size_t size = 0;            // elements
+  bool decay = false;         // AdamW weight decay: matrices yes, norm gains no
 };
 
 // Bytes of everything the training step allocates (AdamW moments included).
@@ -48,8 +48,8 @@ std::vector<param_tensor> parameter_layout(const model_config& cfg, const llama_
 // The initial values llama_model::init_parameters draws: params [num_params]; when x0 and probe
 // are given (blocks-only models) also the fixed input residual stream and the loss probe, n_resid
 // = B*T*C floats each, drawn after the parameters from the same generator.
-void init_parameter_values(const model_config& cfg, const std::vector<param_tensor>& tensors, uint64_t seed,
-                           float* params, float* x0, float* probe, int64_t n_resid);
+void init_parameter_values(const model_config& cfg, const std::vector<param_tensor>& tensors,
+                           uint64_t seed, float* params, float* x0, float* probe, int64_t n_resid);
 
 // One decoder block's saved activations, carved from `base` (BT tokens): xn1, rstd1, q, k, v, att,
 // lse, xmid, xn2, rstd2, h1, h3, g, in this order, each starting on a 256-byte boundary. The
@@ -90,7 +90,7 @@ public:
   const float* grads() const { return m_grads.get(); }
   size_t num_params() const { return m_num_params; }
   const std::vector<param_tensor>& tensors() const { return m_tensors; }
-  const param_tensor& tensor(const std::string& name) const;  // throws input_error
+  const param_tensor& tensor(const std::string& name) const; // throws input_error
 
   const model_config& config() const { return m_cfg; }
   const llama_options& options() const { return m_opt; }

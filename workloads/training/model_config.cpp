@@ -49,21 +49,27 @@ void model_config::validate() const {
 int64_t model_config::block_params() const { return decoder_block_params(dim, kv_dim(), ffn_dim); }
 
 int64_t model_config::total_params(int64_t layers) const {
-  if (layers <= 0) layers = n_layers;
+  if (layers <= 0)
+    layers = n_layers;
   return embedding_params() + layers * block_params() + head_params();
 }
 
 double model_flops_per_token(const model_config& m, int64_t layers, int64_t seq, bool with_head) {
-  if (layers <= 0) layers = m.n_layers;
+  if (layers <= 0)
+    layers = m.n_layers;
   double n = double(layers) * double(m.block_params());
-  if (with_head) n += double(m.head_params());
+  if (with_head)
+    n += double(m.head_params());
   return training_flops_per_token(n, layers, m.n_heads, m.head_dim(), seq);
 }
 
-double model_flops_per_token_causal(const model_config& m, int64_t layers, int64_t seq, bool with_head) {
-  if (layers <= 0) layers = m.n_layers;
+double model_flops_per_token_causal(const model_config& m, int64_t layers, int64_t seq,
+                                    bool with_head) {
+  if (layers <= 0)
+    layers = m.n_layers;
   double n = double(layers) * double(m.block_params());
-  if (with_head) n += double(m.head_params());
+  if (with_head)
+    n += double(m.head_params());
   return training_flops_per_token_causal(n, layers, m.n_heads, m.head_dim(), seq);
 }
 
@@ -100,7 +106,8 @@ model_config find_model(const std::filesystem::path& models_json, const std::str
   auto it = all.find(name);
   if (it == all.end()) {
     std::string known;
-    for (auto& [n, m] : all) known += (known.empty() ? "" : ", ") + n;
+    for (auto& [n, m] : all)
+      known += (known.empty() ? "" : ", ") + n;
     throw input_error("train.llama: unknown model '" + name + "' (known: " + known + ")");
   }
   return it->second;

@@ -10,12 +10,12 @@ namespace accelbench::training {
 
 struct model_config {
   std::string name;
-  int64_t dim = 0;         // C: model width
-  int64_t n_layers = 0;    // L
-  int64_t n_heads = 0;     // NH: query heads
-  int64_t n_kv_heads = 0;  // KVH: key/value heads (grouped-query attention)
-  int64_t ffn_dim = 0;     // F: SwiGLU hidden width
-  int64_t vocab_size = 0;  // V
+  int64_t dim = 0;        // C: model width
+  int64_t n_layers = 0;   // L
+  int64_t n_heads = 0;    // NH: query heads
+  int64_t n_kv_heads = 0; // KVH: key/value heads (grouped-query attention)
+  int64_t ffn_dim = 0;    // F: SwiGLU hidden width
+  int64_t vocab_size = 0; // V
   int64_t max_seq_len = 0;
   double rope_theta = 10000.0;
   double norm_eps = 1e-5;
@@ -43,7 +43,8 @@ struct model_config {
 // the embedding table is a lookup and is excluded), L layers, H heads, Q head dim, T sequence.
 double model_flops_per_token(const model_config& m, int64_t layers, int64_t seq, bool with_head);
 // As model_flops_per_token with causal attention counted at the visible pairs only (mfu_causal).
-double model_flops_per_token_causal(const model_config& m, int64_t layers, int64_t seq, bool with_head);
+double model_flops_per_token_causal(const model_config& m, int64_t layers, int64_t seq,
+                                    bool with_head);
 
 // Loads {"models": {name: {...}}} from a models.json; throws input_error on a malformed file.
 std::map<std::string, model_config> load_model_configs(const std::filesystem::path& file);

@@ -15,8 +15,10 @@
 namespace accelbench::training {
 
 compute_dtype compute_dtype_from_string(const std::string& s) {
-  if (s == "fp32") return compute_dtype::fp32;
-  if (s == "bf16") return compute_dtype::bf16;
+  if (s == "fp32")
+    return compute_dtype::fp32;
+  if (s == "bf16")
+    return compute_dtype::bf16;
   throw input_error("train.llama: dtype must be fp32 or bf16, got '" + s + "'");
 }
 
@@ -36,7 +38,8 @@ void convert_bf16(std::vector<uint16_t>& dst, const float* src, int64_t rows, in
   uint16_t* d = dst.data();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; r++)
-    for (int64_t c = 0; c < cols; c++) d[r * cols + c] = float_to_bf16(src[r * ld + c]);
+    for (int64_t c = 0; c < cols; c++)
+      d[r * cols + c] = float_to_bf16(src[r * ld + c]);
 }
 
 struct dnnl_env {
@@ -94,18 +97,18 @@ void matmul(compute_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, 
       attr.set_post_ops(po);
     }
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, e.eng);
-    e.scratchpad.resize(std::max({e.scratchpad.size(), pd.scratchpad_desc().get_size(), size_t(64)}));
+    e.scratchpad.resize(
+        std::max({e.scratchpad.size(), pd.scratchpad_desc().get_size(), size_t(64)}));
     it = e.cache.emplace(key, dnnl::matmul(pd)).first;
   }
   memory am(a_md, e.eng, const_cast<void*>(pa));
   memory bm(b_md, e.eng, const_cast<void*>(pb));
   memory cm(c_md, e.eng, c);
   memory sm({{int64_t(e.scratchpad.size())}, memory::data_type::u8, memory::format_tag::a}, e.eng,
-           e.scratchpad.data());
-  it->second.execute(e.strm, {{DNNL_ARG_SRC, am},
-                              {DNNL_ARG_WEIGHTS, bm},
-                              {DNNL_ARG_DST, cm},
-                              {DNNL_ARG_SCRATCHPAD, sm}});
+            e.scratchpad.data());
+  it->second.execute(
+      e.strm,
+      {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
   e.strm.wait();
 }
 
@@ -114,18 +117,17 @@ void linear_forward(compute_dtype dt, float* out, const float* inp, const float*
   matmul(dt, false, true, bt, oc, c, inp, c, w, c, out, oc, false);
 }
 
-void linear_backward(compute_dtype dt, float* dinp, float* dw, const float* dout,
-                     const float* inp, const float* w, int64_t bt, int64_t c, int64_t oc,
-                     bool accumulate_dinp) {
-  if (dinp) matmul(dt, false, false, bt, c, oc, dout, oc, w, c, dinp, c, accumulate_dinp);
+void linear_backward(compute_dtype dt, float* dinp, float* dw, const float* dout, const float* inp,
+                     const float* w, int64_t bt, int64_t c, int64_t oc, bool accumulate_dinp) {
+  if (dinp)
+    matmul(dt, false, false, bt, c, oc, dout, oc, w, c, dinp, c, accumulate_dinp);
   matmul(dt, true, false, oc, c, bt, dout, oc, inp, c, dw, c, true);
 }
 
 // ---------------------------------------------------------------------------------------------
 // embedding
 
-void embedding_forward(float* out, const int32_t* tokens, const float* wte, int64_t bt,
-                       int64_t c) {
+void embedding_forward(float* out, const int32_t* tokens, const float* wte, int64_t bt, int64_t c) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < bt; i++)
     std::memcpy(out + i * c, wte + int64_t(tokens[i]) * c, size_t(c) * sizeof(float));
@@ -138,7 +140,8 @@ void embedding_backward(float* dwte, const float* dout, const int32_t* tokens, i
   for (int64_t i = 0; i < bt; i++) {
     float* d = dwte + int64_t(tokens[i]) * c;
     const float* g = dout + i * c;
-    for (int64_t j = 0; j < c; j++) d[j] += g[j];
+    for (int64_t j = 0; j < c; j++)
+      d[j] += g[j];
   }
 }
 
@@ -151,33 +154,39 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
   for (int64_t i = 0; i < bt; i++) {
     const float* x = inp + i * c;
     float ss = 0;
-    for (int64_t j = 0; j < c; j++) ss += x[j] * x[j];
+    for (int64_t j = 0; j < c; j++)
+      ss += x[j] * x[j];
     float r = 1.0f / std::sqrt(ss / float(c) + eps);
     rstd[i] = r;
     float* o = out + i * c;
-    for (int64_t j = 0; j < c; j++) o[j] = x[j] * r * weight[j];
+    for (int64_t j = 0; j < c; j++)
+      o[j] = x[j] * r * weight[j];
   }
 }
 
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                       const float* weight, const float* rstd, int64_t bt, int64_t c) {
-  // y_j = x_j r w_j, r = (mean(x^2)+eps)^-1/2  =>  dx_j = r w_j dy_j - x_j r^3/C sum_k(w_k dy_k x_k)
+  // y_j = x_j r w_j, r = (mean(x^2)+eps)^-1/2  =>  dx_j = r w_j dy_j - x_j r^3/C sum_k(w_k dy_k
+  // x_k)
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < bt; i++) {
     const float* x = inp + i * c;
     const float* dy = dout + i * c;
     float r = rstd[i];
     float dot = 0;
-    for (int64_t j = 0; j < c; j++) dot += weight[j] * dy[j] * x[j];
+    for (int64_t j = 0; j < c; j++)
+      dot += weight[j] * dy[j] * x[j];
     float coef = dot * r * r * r / float(c);
     float* dx = dinp + i * c;
-    for (int64_t j = 0; j < c; j++) dx[j] += r * weight[j] * dy[j] - coef * x[j];
+    for (int64_t j = 0; j < c; j++)
+      dx[j] += r * weight[j] * dy[j] - coef * x[j];
   }
   // dweight: parallel over channels, serial over rows, so the order is fixed (deterministic).
 #pragma omp parallel for schedule(static)
   for (int64_t j = 0; j < c; j++) {
     float s = 0;
-    for (int64_t i = 0; i < bt; i++) s += dout[i * c + j] * inp[i * c + j] * rstd[i];
+    for (int64_t i = 0; i < bt; i++)
+      s += dout[i * c + j] * inp[i * c + j] * rstd[i];
     dweight[j] += s;
   }
 }
@@ -234,7 +243,8 @@ void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t
 // ---------------------------------------------------------------------------------------------
 // attention
 
-attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
+attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh,
+                                                  int64_t hd) {
   attention::attention_shape s;
   s.batch = b;
   s.heads = nh;
@@ -243,7 +253,7 @@ attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t 
   s.seq_k = t;
   s.head_dim = hd;
   s.causal = true;
-  s.scale = 0;  // 1/sqrt(head_dim)
+  s.scale = 0; // 1/sqrt(head_dim)
   return s;
 }
 
@@ -255,7 +265,8 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
                         const float* k, const float* v, const float* out, const float* lse,
                         int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
-  attention::flash_backward(causal_attention_shape(b, t, nh, kvh, hd), q, k, v, out, dout, lse, dq, dk, dv);
+  attention::flash_backward(causal_attention_shape(b, t, nh, kvh, hd), q, k, v, out, dout, lse, dq,
+                            dk, dv);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -283,26 +294,29 @@ void swiglu_backward(float* dh1, float* dh3, const float* dout, const float* h1,
 
 void residual_forward(float* out, const float* a, const float* b, int64_t n) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+  for (int64_t i = 0; i < n; i++)
+    out[i] = a[i] + b[i];
 }
 
 // ---------------------------------------------------------------------------------------------
 // cross-entropy
 
-void softmax_crossentropy_forward(float* logits, float* losses, const int32_t* targets,
-                                  int64_t bt, int64_t v) {
+void softmax_crossentropy_forward(float* logits, float* losses, const int32_t* targets, int64_t bt,
+                                  int64_t v) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < bt; i++) {
     float* p = logits + i * v;
     float mx = p[0];
-    for (int64_t j = 1; j < v; j++) mx = std::max(mx, p[j]);
+    for (int64_t j = 1; j < v; j++)
+      mx = std::max(mx, p[j]);
     double sum = 0;
     for (int64_t j = 0; j < v; j++) {
       p[j] = std::exp(p[j] - mx);
       sum += p[j];
     }
     float inv = float(1.0 / sum);
-    for (int64_t j = 0; j < v; j++) p[j] *= inv;
+    for (int64_t j = 0; j < v; j++)
+      p[j] *= inv;
     // -log p[target] from the log-sum-exp, not from the rounded probability (no log(0)).
     losses[i] = float(std::log(sum)) - std::log(p[targets[i]] / inv);
   }
@@ -313,7 +327,8 @@ void crossentropy_softmax_backward(float* probs, const int32_t* targets, int64_t
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < bt; i++) {
     float* p = probs + i * v;
-    for (int64_t j = 0; j < v; j++) p[j] *= dloss;
+    for (int64_t j = 0; j < v; j++)
+      p[j] *= dloss;
     p[targets[i]] -= dloss;
   }
 }

@@ -16,7 +16,7 @@ namespace accelbench::training {
 // products accumulated in fp32 (oneDNN bf16 matmul); everything else (norms, softmax, attention,
 // optimizer, master weights) stays fp32 — mixed precision as in Micikevicius et al. 2018.
 enum class compute_dtype { fp32, bf16 };
-compute_dtype compute_dtype_from_string(const std::string& s);  // throws input_error
+compute_dtype compute_dtype_from_string(const std::string& s); // throws input_error
 std::string to_string(compute_dtype d);
 
 // C[M,N] = (accumulate ? C : 0) + op(A)[M,K] * op(B)[K,N]; row-major with leading dimensions.
@@ -32,13 +32,11 @@ float round_to_bf16(float x);
 void linear_forward(compute_dtype dt, float* out, const float* inp, const float* w, int64_t bt,
                     int64_t c, int64_t oc);
 // dinp[BT,C] (= or += per accumulate_dinp) dout[BT,OC] * w[OC,C];  dw[OC,C] += dout^T * inp
-void linear_backward(compute_dtype dt, float* dinp, float* dw, const float* dout,
-                     const float* inp, const float* w, int64_t bt, int64_t c, int64_t oc,
-                     bool accumulate_dinp);
+void linear_backward(compute_dtype dt, float* dinp, float* dw, const float* dout, const float* inp,
+                     const float* w, int64_t bt, int64_t c, int64_t oc, bool accumulate_dinp);
 
 // out[BT,C] = wte[tokens[bt], :]        tokens[BT], wte[V,C]
-void embedding_forward(float* out, const int32_t* tokens, const float* wte, int64_t bt,
-                       int64_t c);
+void embedding_forward(float* out, const int32_t* tokens, const float* wte, int64_t bt, int64_t c);
 // dwte[V,C] += scatter of dout[BT,C] by tokens (serial over BT: deterministic)
 void embedding_backward(float* dwte, const float* dout, const int32_t* tokens, int64_t bt,
                         int64_t c);
@@ -55,7 +53,7 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
 // Llama: channel pairs (i, i + HD/2) of every head rotated by angle t * theta^(-2i/HD).
 struct rope_table {
   int64_t seq = 0, half = 0;
-  std::vector<float> cos, sin;  // [T, HD/2]
+  std::vector<float> cos, sin; // [T, HD/2]
 };
 rope_table make_rope_table(int64_t seq, int64_t head_dim, double theta);
 // x[B,T,NH,HD] rotated in place
@@ -64,7 +62,8 @@ void rope_forward(float* x, const rope_table& r, int64_t b, int64_t t, int64_t n
 void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd);
 
 // The causal self-attention shape of a model's layer (seq_q = seq_k = t, scale 1/sqrt(hd)).
-attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd);
+attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh,
+                                                  int64_t hd);
 
 // Causal grouped-query attention through the fused kernels of workloads/attention.
 // q, out[B,T,NH,HD]; k, v[B,T,KVH,HD]; lse[B,NH,T]

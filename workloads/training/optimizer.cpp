@@ -7,7 +7,8 @@
 namespace accelbench::training {
 
 double lr_schedule::at(int64_t step) const {
-  if (step < warmup_steps) return base_lr * double(step + 1) / double(warmup_steps);
+  if (step < warmup_steps)
+    return base_lr * double(step + 1) / double(warmup_steps);
   double progress = decay_steps > 0 ? double(step - warmup_steps) / double(decay_steps) : 1.0;
   progress = std::min(1.0, std::max(0.0, progress));
   return end_lr + (base_lr - end_lr) * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
@@ -21,11 +22,13 @@ double sum_of_squares(const float* x, size_t n) {
   for (size_t c = 0; c < chunks; c++) {
     double s = 0;
     size_t end = std::min(n, (c + 1) * chunk);
-    for (size_t i = c * chunk; i < end; i++) s += double(x[i]) * x[i];
+    for (size_t i = c * chunk; i < end; i++)
+      s += double(x[i]) * x[i];
     part[c] = s;
   }
   double total = 0;
-  for (double p : part) total += p;
+  for (double p : part)
+    total += p;
   return total;
 }
 
@@ -35,7 +38,8 @@ double clip_grad_norm(float* grads, size_t n, double max_norm) {
     // torch.nn.utils.clip_grad_norm_ uses max_norm / (norm + 1e-6).
     float s = float(max_norm / (norm + 1e-6));
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) grads[i] *= s;
+    for (size_t i = 0; i < n; i++)
+      grads[i] *= s;
   }
   return norm;
 }

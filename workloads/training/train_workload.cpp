@@ -28,13 +28,13 @@ namespace {
 
 const nlohmann::json& section_of(const ruleset* rules) {
   static const nlohmann::json empty = nlohmann::json::object();
-  if (!rules) return empty;
+  if (!rules)
+    return empty;
   const auto& s = rules->section("training");
   return s.is_object() ? s : empty;
 }
 
-template <class T>
-T get_or(const nlohmann::json& j, const char* key, T fallback) {
+template <class T> T get_or(const nlohmann::json& j, const char* key, T fallback) {
   return j.is_object() && j.contains(key) ? j.at(key).get<T>() : fallback;
 }
 
@@ -42,13 +42,15 @@ T get_or(const nlohmann::json& j, const char* key, T fallback) {
 // so a run can report its own peak.
 void reset_peak_rss() {
   std::ofstream f("/proc/self/clear_refs");
-  if (f) f << "5";
+  if (f)
+    f << "5";
 }
 uint64_t peak_rss_bytes() {
   std::ifstream f("/proc/self/status");
   std::string line;
   while (std::getline(f, line))
-    if (line.rfind("VmHWM:", 0) == 0) return uint64_t(std::stoull(line.substr(6))) * 1024;
+    if (line.rfind("VmHWM:", 0) == 0)
+      return uint64_t(std::stoull(line.substr(6))) * 1024;
   return 0;
 }
 
@@ -72,7 +74,8 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   const auto& tr = section_of(rules);
   s.mode = cfg.at("mode");
   s.model = find_model(data_root() / "workloads/training/models.json", cfg.at("model"));
-  const auto& hyper = tr.contains("hyperparameters") ? tr["hyperparameters"] : nlohmann::json::object();
+  const auto& hyper =
+      tr.contains("hyperparameters") ? tr["hyperparameters"] : nlohmann::json::object();
 
   const int64_t layers = cfg.get_int("layers");
   if (layers > s.model.n_layers)
@@ -84,7 +87,8 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   s.options.with_head = layers == 0 || layers == s.model.n_layers;
 
   int64_t seq = cfg.get_int("seq");
-  if (seq == 0) seq = get_or<int64_t>(tr, "seq", s.model.max_seq_len);
+  if (seq == 0)
+    seq = get_or<int64_t>(tr, "seq", s.model.max_seq_len);
   if (seq > s.model.max_seq_len)
     throw input_error(fmt::format("train.llama: seq = {} exceeds max_seq_len {} of model '{}'", seq,
                                   s.model.max_seq_len, s.model.name));
@@ -92,7 +96,8 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   int64_t batch = cfg.get_int("batch");
   int64_t accum = cfg.get_int("grad_accum");
   const int64_t rules_gb = get_or<int64_t>(tr, "global_batch", 0);
-  if (batch == 0) batch = get_or<int64_t>(tr, "micro_batch", 8);
+  if (batch == 0)
+    batch = get_or<int64_t>(tr, "micro_batch", 8);
   if (accum == 0)
     accum = rules_gb > 0 && rules_gb % batch == 0 ? rules_gb / batch
                                                   : get_or<int64_t>(tr, "grad_accum", 1);
@@ -116,7 +121,8 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   // Bounded before rounding up, where a huge count would overflow (the held-out set is built
   // in memory: a billion windows is already far beyond any machine).
   if (s.hp.eval_samples < 1 || s.hp.eval_samples > (int64_t{1} << 30))
-    throw input_error(fmt::format("train.llama: eval_samples {} is out of range (1 to 2^30)", s.hp.eval_samples));
+    throw input_error(
+        fmt::format("train.llama: eval_samples {} is out of range (1 to 2^30)", s.hp.eval_samples));
   // Evaluation runs in micro batches: round the held-out set up to a whole number of them.
   s.hp.eval_samples = (s.hp.eval_samples + batch - 1) / batch * batch;
 
@@ -147,18 +153,20 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   if (s.mode == "time_to_train" && get_or<std::string>(tr, "division", "closed") == "closed") {
     auto model = get_or<std::string>(tr, "model", s.model.name);
     if (model != s.model.name)
-      s.closed_violations.push_back("closed division fixes model = " + model + ", got " + s.model.name);
+      s.closed_violations.push_back("closed division fixes model = " + model + ", got " +
+                                    s.model.name);
     if (tr.contains("seq") && seq != tr["seq"].get<int64_t>())
-      s.closed_violations.push_back(fmt::format("closed division fixes seq = {}, got {}",
-                                                tr["seq"].get<int64_t>(), seq));
+      s.closed_violations.push_back(
+          fmt::format("closed division fixes seq = {}, got {}", tr["seq"].get<int64_t>(), seq));
     if (rules_gb > 0 && batch * accum != rules_gb)
       s.closed_violations.push_back(fmt::format(
-          "closed division fixes the global batch = {}, got batch {} x grad_accum {} = {}", rules_gb,
-          batch, accum, batch * accum));
+          "closed division fixes the global batch = {}, got batch {} x grad_accum {} = {}",
+          rules_gb, batch, accum, batch * accum));
     if (!s.options.with_head)
       s.closed_violations.push_back("closed division trains the whole model, not a layer subset");
     if (s.runs < s.min_runs)
-      s.closed_violations.push_back(fmt::format("closed division needs {} runs, got {}", s.min_runs, s.runs));
+      s.closed_violations.push_back(
+          fmt::format("closed division needs {} runs, got {}", s.min_runs, s.runs));
   }
   return s;
 }
@@ -169,11 +177,13 @@ uint64_t estimate_bytes(const train_settings& s) {
   constexpr uint64_t max_tokens = uint64_t{1} << 30;
   const uint64_t tokens = sat_product({s.options.batch, s.options.seq + 1});
   const uint64_t eval_tokens = sat_product({s.hp.eval_samples, s.options.seq + 1});
-  if (tokens > max_tokens || eval_tokens > max_tokens) return k_saturated;
+  if (tokens > max_tokens || eval_tokens > max_tokens)
+    return k_saturated;
   uint64_t b = llama_model::plan(s.model, s.options).total();
   // Prefetched batches (depth 2 plus the one in use) and the held-out set.
   b += 3 * tokens * 4;
-  if (s.mode == "time_to_train") b += eval_tokens * 4;
+  if (s.mode == "time_to_train")
+    b += eval_tokens * 4;
   // The Markov chain's tables: successors and probabilities per context, stationary vector.
   if (s.data == "synthetic" && s.options.with_head) {
     double ctx = std::pow(double(s.markov.vocab), double(s.markov.order));
@@ -200,20 +210,50 @@ public:
     m_spec.default_ruleset = "train-v1";
     m_spec.primary_metric = "tokens_per_s";
     m_spec.axes = {
-        {"model", axis_type::string, "tiny", {"tiny", "llama3-8b", "llama3-70b", "llama3-405b"}, 1,
+        {"model",
+         axis_type::string,
+         "tiny",
+         {"tiny", "llama3-8b", "llama3-70b", "llama3-405b"},
+         1,
          "model dimensions (workloads/training/models.json)"},
-        {"layers", axis_type::integer, "0", {}, 0,
-         "decoder blocks; 0 = the model's own; fewer = blocks only, tokens/s projected to the full model"},
-        {"seq", axis_type::integer, "0", {}, 0, "sequence length; 0 = the ruleset's, else the model's"},
+        {"layers",
+         axis_type::integer,
+         "0",
+         {},
+         0,
+         "decoder blocks; 0 = the model's own; fewer = blocks only, tokens/s projected to the full "
+         "model"},
+        {"seq",
+         axis_type::integer,
+         "0",
+         {},
+         0,
+         "sequence length; 0 = the ruleset's, else the model's"},
         {"batch", axis_type::integer, "0", {}, 0, "micro batch (sequences); 0 = the ruleset's"},
-        {"grad_accum", axis_type::integer, "0", {}, 0,
+        {"grad_accum",
+         axis_type::integer,
+         "0",
+         {},
+         0,
          "micro batches per optimizer step; 0 = the ruleset's global batch / batch"},
-        {"dtype", axis_type::string, "fp32", {"fp32", "bf16"}, 1,
+        {"dtype",
+         axis_type::string,
+         "fp32",
+         {"fp32", "bf16"},
+         1,
          "matmul input precision (fp32 master weights either way)"},
-        {"mode", axis_type::string, "throughput", {"throughput", "time_to_train"}, 1,
+        {"mode",
+         axis_type::string,
+         "throughput",
+         {"throughput", "time_to_train"},
+         1,
          "throughput (tokens/s) or time_to_train (MLPerf-style, use --rules train-ttt-v1)"},
         {"steps", axis_type::integer, "10", {}, 1, "throughput: timed steps after warm-up"},
-        {"data", axis_type::string, "synthetic", {}, 1,
+        {"data",
+         axis_type::string,
+         "synthetic",
+         {},
+         1,
          "synthetic (Markov source with a known entropy floor) or a path to llm.c token shards"},
         {"threads", axis_type::integer, "0", {}, 0, "OpenMP threads; 0 = all"},
     };
@@ -224,7 +264,8 @@ public:
   // Throughput and time-to-train are judged by different rules (MLPerf-style rules for the latter).
   std::string default_ruleset(const config& cfg) const override {
     auto it = cfg.values.find("mode");
-    return it != cfg.values.end() && it->second == "time_to_train" ? "train-ttt-v1" : m_spec.default_ruleset;
+    return it != cfg.values.end() && it->second == "time_to_train" ? "train-ttt-v1"
+                                                                   : m_spec.default_ruleset;
   }
 
   void validate(const config& cfg) const override {
@@ -237,26 +278,33 @@ public:
         try {
           files = list_shards(s.data, split);
         } catch (const input_error&) {
-          if (std::string(split) == "train") throw;
-          continue;  // no validation split: evaluation reads the training shards
+          if (std::string(split) == "train")
+            throw;
+          continue; // no validation split: evaluation reads the training shards
         }
-        for (auto& f : files) check_vocabulary(read_shard(f), s.model.vocab_size, f);
+        for (auto& f : files)
+          check_vocabulary(read_shard(f), s.model.vocab_size, f);
       }
     }
   }
 
   uint64_t estimate_host_bytes(const config& cfg) const override {
     auto s = resolve_settings(cfg, nullptr);
-    if (cfg.backend != "cuda") return estimate_bytes(s);
-    if (estimate_bytes(s) == k_saturated) return k_saturated;
+    if (cfg.backend != "cuda")
+      return estimate_bytes(s);
+    if (estimate_bytes(s) == k_saturated)
+      return k_saturated;
     // On CUDA the host holds the data buffers and one copy of the parameters (initialisation).
     uint64_t params = 0;
-    for (const auto& t : parameter_layout(s.model, s.options)) params += t.size;
-    return estimate_bytes(s) - llama_model::plan(s.model, s.options).total() + params * 4 + (64ull << 20);
+    for (const auto& t : parameter_layout(s.model, s.options))
+      params += t.size;
+    return estimate_bytes(s) - llama_model::plan(s.model, s.options).total() + params * 4 +
+           (64ull << 20);
   }
 
   std::string unavailable_reason(const config& cfg) const override {
-    if (cfg.backend != "cuda") return {};
+    if (cfg.backend != "cuda")
+      return {};
 #ifdef ACCELBENCH_HAVE_CUDA
     auto s = resolve_settings(cfg, nullptr);
     return cuda::unavailable_reason(s.model, s.options);
@@ -270,9 +318,11 @@ public:
     scoped_threads threads(s.threads);
     out.effective_settings["training"] = settings_json(s);
     if (cfg.backend == "cuda") {
-      if (auto why = unavailable_reason(cfg); !why.empty()) return out.mark_skipped(why);
+      if (auto why = unavailable_reason(cfg); !why.empty())
+        return out.mark_skipped(why);
 #ifdef ACCELBENCH_HAVE_CUDA
-      return s.mode == "time_to_train" ? run_time_to_train(s, out, ctx, true) : run_throughput_cuda(s, out, ctx);
+      return s.mode == "time_to_train" ? run_time_to_train(s, out, ctx, true)
+                                       : run_throughput_cuda(s, out, ctx);
 #endif
     }
     const uint64_t need = estimate_bytes(s);
@@ -282,7 +332,8 @@ public:
     if (avail > 0 && need > avail) {
       out.mark_failed("train.llama: needs " + gib(need) + " of host memory, " + gib(avail) +
                       " available (model " + s.model.name + ", seq " +
-                      std::to_string(s.options.seq) + ", batch " + std::to_string(s.options.batch) + ")");
+                      std::to_string(s.options.seq) + ", batch " + std::to_string(s.options.batch) +
+                      ")");
       return;
     }
     if (s.mode == "time_to_train")
@@ -331,7 +382,8 @@ private:
 
   void run_throughput(const train_settings& s, run& out, run_context& ctx) {
     std::shared_ptr<const markov_source> src;
-    if (s.data == "synthetic" && s.options.with_head) src = std::make_shared<markov_source>(s.markov);
+    if (s.data == "synthetic" && s.options.with_head)
+      src = std::make_shared<markov_source>(s.markov);
     uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
     reset_peak_rss();
     cpu_trainable model(s.model, s.options);
@@ -340,7 +392,8 @@ private:
     auto peak = cached_cpu_peak();
     const double pk = peak_tflops_for(peak, to_string(s.options.dtype));
     out.extra["peak_rss_bytes"] = rss;
-    out.extra["peak"] = {{"tflops", pk}, {"dtype", to_string(s.options.dtype)}, {"probe", peak.to_json()}};
+    out.extra["peak"] = {
+        {"tflops", pk}, {"dtype", to_string(s.options.dtype)}, {"probe", peak.to_json()}};
     out.extra["implementation"] = model.implementation();
     record_throughput(s, res, model.num_params(), pk, out, ctx);
   }
@@ -349,7 +402,8 @@ private:
   // The same measurement on CUDA device 0; MFU against the device's datasheet peak.
   void run_throughput_cuda(const train_settings& s, run& out, run_context& ctx) {
     std::shared_ptr<const markov_source> src;
-    if (s.data == "synthetic" && s.options.with_head) src = std::make_shared<markov_source>(s.markov);
+    if (s.data == "synthetic" && s.options.with_head)
+      src = std::make_shared<markov_source>(s.markov);
     uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
     const auto st = device::query_cuda(true);
     const auto& gpu = st.gpus.front();
@@ -357,13 +411,17 @@ private:
     try {
       device::set_device(gpu.index);
       cuda::llama_cuda model(s.model, s.options);
-      auto res = measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
+      auto res =
+          measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
       const double pk = device::datasheet_peak_tflops(gpu.name, dt);
       out.extra["device"] = gpu.to_json();
       out.extra["implementation"] = model.implementation();
       out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
       out.extra["device_memory_bytes"] = cuda::device_plan(s.model, s.options).total();
-      out.extra["peak"] = {{"tflops", pk}, {"dtype", dt}, {"source", pk > 0 ? "NVIDIA datasheet, dense" : "unknown device"}};
+      out.extra["peak"] = {{"tflops", pk},
+                           {"dtype", dt},
+                           { "source",
+                             pk > 0 ? "NVIDIA datasheet, dense" : "unknown device" }};
       record_throughput(s, res, model.num_params(), pk, out, ctx);
     } catch (const backend_error& e) {
       out.mark_failed(e.what());
@@ -373,8 +431,8 @@ private:
 
   // Samples and metrics of a throughput measurement (either backend). pk: the peak TFLOP/s MFU is
   // measured against (0: unknown, MFU reported as 0).
-  void record_throughput(const train_settings& s, const throughput_result& res, size_t num_params, double pk,
-                         run& out, run_context& ctx) {
+  void record_throughput(const train_settings& s, const throughput_result& res, size_t num_params,
+                         double pk, run& out, run_context& ctx) {
     const int64_t tokens_per_step = s.options.batch * s.options.seq * s.hp.grad_accum;
     std::vector<double> t, f, b, o;
     out.samples.clear();
@@ -383,10 +441,13 @@ private:
       sample smp;
       smp.index = int64_t(i);
       smp.value = st.total_s;
-      smp.extra = {{"loss", st.loss}, {"forward_s", st.forward_s}, {"backward_s", st.backward_s},
-                   {"optimizer_s", st.optimizer_s}, {"data_wait_s", st.data_s},
+      smp.extra = {{"loss", st.loss},
+                   {"forward_s", st.forward_s},
+                   {"backward_s", st.backward_s},
+                   {"optimizer_s", st.optimizer_s},
+                   {"data_wait_s", st.data_s},
                    {"grad_norm", st.grad_norm}};
-      smp.extra.update(st.facts);  // a GPU's clock and throttling after the step
+      smp.extra.update(st.facts); // a GPU's clock and throttling after the step
       out.samples.push_back(smp);
       t.push_back(st.total_s);
       f.push_back(st.forward_s);
@@ -397,7 +458,8 @@ private:
     out.sample_dir = direction::lower_is_better;
     auto sum = stats::summarize(t);
     const double tps = double(tokens_per_step) / sum.median;
-    const double fpt = model_flops_per_token(s.model, s.options.layers, s.options.seq, s.options.with_head);
+    const double fpt =
+        model_flops_per_token(s.model, s.options.layers, s.options.seq, s.options.with_head);
     const double achieved = fpt * tps / 1e12;
     out.add_metric("tokens_per_s", tps, "tokens/s", direction::higher_is_better);
     out.add_metric("step_time", sum.median, "s", direction::lower_is_better);
@@ -413,7 +475,8 @@ private:
         model_flops_per_token_causal(s.model, s.options.layers, s.options.seq, s.options.with_head);
     out.add_metric("mfu_causal", pk > 0 ? 100.0 * fpt_causal * tps / 1e12 / pk : 0.0, "%",
                    direction::higher_is_better);
-    out.add_metric("loader_tokens_per_s", res.loader_tokens_per_s, "tokens/s", direction::higher_is_better);
+    out.add_metric("loader_tokens_per_s", res.loader_tokens_per_s, "tokens/s",
+                   direction::higher_is_better);
     out.add_metric("cv", sum.cv, "", direction::lower_is_better);
     out.extra["tokens_per_step"] = tokens_per_step;
     out.extra["parameters"] = num_params;
@@ -446,7 +509,8 @@ private:
   }
 
   // on_cuda: the model trains on CUDA device 0 (llama_cuda); the protocol and log are the same.
-  void run_time_to_train(const train_settings& s, run& out, run_context& ctx, bool on_cuda = false) {
+  void run_time_to_train(const train_settings& s, run& out, run_context& ctx,
+                         bool on_cuda = false) {
     const auto& tr = section_of(ctx.rules);
     if (get_or<std::string>(tr, "mode", "") != "time_to_train") {
       out.mark_failed("mode=time_to_train needs a time-to-train ruleset (--rules train-ttt-v1); '" +
@@ -465,7 +529,8 @@ private:
       const auto gpu = device::query_cuda(true).gpus.front();
       device::set_device(gpu.index);
       setup.platform = gpu.name;
-      setup.make_model = [](const model_config& m, const llama_options& o) -> std::unique_ptr<trainable> {
+      setup.make_model = [](const model_config& m,
+                            const llama_options& o) -> std::unique_ptr<trainable> {
         return std::make_unique<cuda::llama_cuda>(m, o);
       };
       out.extra["device"] = gpu.to_json();
@@ -515,7 +580,7 @@ private:
       // MLPerf: each run uses a distinct seed from a proper entropy source, logged ("seed").
       // A harness-given seed (ctx.seed) makes the whole set reproducible instead.
       uint64_t seed = ctx.seed ? mix_seed(ctx.seed, uint64_t(i)) : (uint64_t(rd()) << 32 | rd());
-      seed &= (1ull << 53) - 1;  // exact as a JSON number everywhere
+      seed &= (1ull << 53) - 1; // exact as a JSON number everywhere
       progress_fn progress;
       if (ctx.log && ctx.interactive)
         progress = [&, i](const progress_info& p) {
@@ -523,8 +588,8 @@ private:
           std::string ev = p.last_eval ? fmt::format("{:.4f}", *p.last_eval) : "-";
           *ctx.log << fmt::format("\rrun {}/{} step {}/{} loss {:.4f} eval {} target {:.4f} "
                                   "{:.0f} tok/s ETA {}   ",
-                                  i + 1, s.runs, p.step, p.max_steps, p.loss, ev,
-                                  setup.target_loss, p.tokens_per_s, eta)
+                                  i + 1, s.runs, p.step, p.max_steps, p.loss, ev, setup.target_loss,
+                                  p.tokens_per_s, eta)
                    << std::flush;
         };
       std::unique_ptr<std::ofstream> sink;
@@ -551,17 +616,26 @@ private:
       out.samples.push_back(smp);
       nlohmann::json curve = nlohmann::json::array();
       for (auto& e : r.curve)
-        curve.push_back({{"samples", e.samples}, {"step", e.step}, {"eval_loss", e.eval_loss},
+        curve.push_back({{"samples", e.samples},
+                         {"step", e.step},
+                         {"eval_loss", e.eval_loss},
                          {"time_s", e.time_s}});
-      runs.push_back({{"seed", seed}, {"minutes", r.seconds / 60.0}, {"converged", r.converged},
-                      {"status", r.status}, {"reason", r.reason}, {"steps", r.steps},
-                      {"samples", r.samples}, {"init_s", r.init_s},
-                      {"loader_tokens_per_s", r.loader_tokens_per_s}, {"eval_curve", curve}});
+      runs.push_back({{"seed", seed},
+                      {"minutes", r.seconds / 60.0},
+                      {"converged", r.converged},
+                      {"status", r.status},
+                      {"reason", r.reason},
+                      {"steps", r.steps},
+                      {"samples", r.samples},
+                      {"init_s", r.init_s},
+                      {"loader_tokens_per_s", r.loader_tokens_per_s},
+                      {"eval_curve", curve}});
       logs.push_back(r.mllog);
       all_logs += r.mllog;
       if (!r.init_within_bound)
-        out.mark_invalid(fmt::format("run {}: initialisation took {:.1f} s, above the {:.0f} s bound",
-                                     i + 1, r.init_s, s.max_init_s));
+        out.mark_invalid(
+            fmt::format("run {}: initialisation took {:.1f} s, above the {:.0f} s bound", i + 1,
+                        r.init_s, s.max_init_s));
     }
     out.sample_unit = "min";
     out.sample_dir = direction::lower_is_better;
@@ -574,13 +648,17 @@ private:
     if (s.data == "synthetic") {
       out.extra["entropy_floor"] = floor;
       out.extra["target_rule"] = fmt::format("target = entropy floor {:.6f} + margin {} nats "
-                                             "(eval cross-entropy)", floor, s.margin_nats);
+                                             "(eval cross-entropy)",
+                                             floor, s.margin_nats);
     }
-    out.extra["scoring"] = "olympic mean: drop the fastest and slowest run, average the rest; one "
-                           "non-converged run counts as the slowest, two make the result INVALID, as do "
-                           "fewer than 3 runs";
-    if (!score.valid) out.mark_invalid(score.reason);
-    for (auto& v : s.closed_violations) out.mark_invalid(v);
+    out.extra["scoring"] =
+        "olympic mean: drop the fastest and slowest run, average the rest; one "
+        "non-converged run counts as the slowest, two make the result INVALID, as do "
+        "fewer than 3 runs";
+    if (!score.valid)
+      out.mark_invalid(score.reason);
+    for (auto& v : s.closed_violations)
+      out.mark_invalid(v);
   }
 
   workload_spec m_spec;

@@ -18,22 +18,22 @@ namespace accelbench::training {
 
 // Everything one train.llama run needs, resolved from the config and the effective ruleset.
 struct train_settings {
-  std::string mode;              // throughput | time_to_train
+  std::string mode; // throughput | time_to_train
   model_config model;
   llama_options options;
   train_hparams hp;
-  int64_t steps = 10;            // throughput: timed steps
-  int64_t warmup_steps = 2;      // throughput: untimed steps first
-  int threads = 0;               // resolved (never 0)
+  int64_t steps = 10;       // throughput: timed steps
+  int64_t warmup_steps = 2; // throughput: untimed steps first
+  int threads = 0;          // resolved (never 0)
   std::string data = "synthetic";
-  markov_params markov;          // synthetic data
+  markov_params markov; // synthetic data
   uint64_t eval_seed = 2;
   // time to train
   int64_t runs = 5, min_runs = 5;
   double margin_nats = 0.1;
-  double fixed_target = 0;       // > 0: the target for data without a known floor
+  double fixed_target = 0; // > 0: the target for data without a known floor
   double max_init_s = 0;
-  std::vector<std::string> closed_violations;  // why the run is not closed-division compliant
+  std::vector<std::string> closed_violations; // why the run is not closed-division compliant
   bool subset() const { return !options.with_head; }
 };
 

@@ -45,9 +45,11 @@ void cpu_trainable::optimizer_step(double lr, const adamw_config& c) {
 
 std::string cpu_trainable::implementation() const {
   return m_model.options().dtype == compute_dtype::bf16
-             ? "matmuls: oneDNN, bf16 inputs, fp32 accumulation; attention: accelbench fused FlashAttention-2 "
+             ? "matmuls: oneDNN, bf16 inputs, fp32 accumulation; attention: accelbench fused "
+               "FlashAttention-2 "
                "kernels (fp32); other layers: accelbench (fp32)"
-             : "matmuls: oneDNN (fp32); attention: accelbench fused FlashAttention-2 kernels (fp32); other "
+             : "matmuls: oneDNN (fp32); attention: accelbench fused FlashAttention-2 kernels "
+               "(fp32); other "
                "layers: accelbench (fp32)";
 }
 
@@ -70,7 +72,7 @@ step_stats train_step(trainable& m, batch_loader& data, const train_hparams& hp,
       ptg = tg.data();
     }
     auto t1 = clock_type::now();
-    loss += m.forward(pin, ptg);  // returns the loss: the device has finished the forward
+    loss += m.forward(pin, ptg); // returns the loss: the device has finished the forward
     auto t2 = clock_type::now();
     m.backward(1.0f / float(accum));
     m.synchronize();
@@ -116,7 +118,8 @@ throughput_result measure_throughput(trainable& m, const train_hparams& hp,
                       m.options().seq);
   for (int64_t s = 0; s < warmup_steps + steps; s++) {
     step_stats st = train_step(m, loader, hp, s);
-    if (s < warmup_steps) continue;
+    if (s < warmup_steps)
+      continue;
     st.facts = m.step_facts();
     r.steps.push_back(std::move(st));
   }
@@ -163,13 +166,15 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
   log.point("train_samples", s.hp.max_steps * gb);
   log.point("eval_samples", s.hp.eval_samples);
 
-  std::unique_ptr<trainable> model =
-      s.make_model ? s.make_model(s.model, s.options) : std::make_unique<cpu_trainable>(s.model, s.options);
+  std::unique_ptr<trainable> model = s.make_model
+                                         ? s.make_model(s.model, s.options)
+                                         : std::make_unique<cpu_trainable>(s.model, s.options);
   model->init(seed);
   model->synchronize();
   r.init_s = since(t_init);
   log.end("init_stop");
-  if (s.max_init_s > 0 && r.init_s > s.max_init_s) r.init_within_bound = false;
+  if (s.max_init_s > 0 && r.init_s > s.max_init_s)
+    r.init_within_bound = false;
 
   // The clock starts here, before any data is touched.
   log.start("run_start");
@@ -204,7 +209,8 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
         pi.loss = st.loss;
         pi.elapsed_s = since(t0);
         pi.tokens_per_s = double(tokens) / std::max(1e-9, pi.elapsed_s);
-        if (!r.curve.empty()) pi.last_eval = r.curve.back().eval_loss;
+        if (!r.curve.empty())
+          pi.last_eval = r.curve.back().eval_loss;
         // ETA: extrapolate the last two evaluations linearly to the target.
         if (r.curve.size() >= 2) {
           const auto& a = r.curve[r.curve.size() - 2];
@@ -251,8 +257,8 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
   r.samples = samples;
   r.loader_tokens_per_s = loader->tokens_per_s();
   // mlperf_logging knows two statuses: success, aborted (a run that did not converge is aborted).
-  log.end("run_stop", nullptr, {{"samples_count", samples},
-                                {"status", r.converged ? "success" : "aborted"}});
+  log.end("run_stop", nullptr,
+          {{"samples_count", samples}, {"status", r.converged ? "success" : "aborted"}});
   r.mllog = log.text();
   return r;
 }

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/mllog.hpp"
 #include "workloads/training/data.hpp"
 #include "workloads/training/llama.hpp"
-#include "harness/core/mllog.hpp"
 #include "workloads/training/optimizer.hpp"
 
 namespace accelbench::training {
@@ -25,10 +25,10 @@ struct train_hparams {
   int64_t grad_accum = 1;
   lr_schedule schedule;
   adamw_config adam;
-  double clip_norm = 1.0;        // <= 0: no clipping
-  int64_t max_steps = 1000;      // not reaching the target within this many steps: not converged
-  int64_t eval_every_samples = 0;  // evaluation interval in samples (sequences); 0: every step
-  int64_t eval_samples = 64;     // held-out sequences per evaluation
+  double clip_norm = 1.0;         // <= 0: no clipping
+  int64_t max_steps = 1000;       // not reaching the target within this many steps: not converged
+  int64_t eval_every_samples = 0; // evaluation interval in samples (sequences); 0: every step
+  int64_t eval_samples = 64;      // held-out sequences per evaluation
   int64_t global_batch(int64_t micro_batch) const { return micro_batch * grad_accum; }
 };
 
@@ -64,7 +64,9 @@ public:
   const llama_options& options() const override { return m_model.options(); }
   size_t num_params() const override { return m_model.num_params(); }
   void init(uint64_t seed) override;
-  float forward(const int32_t* inputs, const int32_t* targets) override { return m_model.forward(inputs, targets); }
+  float forward(const int32_t* inputs, const int32_t* targets) override {
+    return m_model.forward(inputs, targets);
+  }
   void zero_grad() override { m_model.zero_grad(); }
   void backward(float loss_scale) override { m_model.backward(loss_scale); }
   double clip_grad_norm(double max_norm) override;
@@ -77,7 +79,8 @@ private:
 };
 
 // Builds the model a time-to-train run trains (inside its untimed initialisation).
-using model_factory = std::function<std::unique_ptr<trainable>(const model_config&, const llama_options&)>;
+using model_factory =
+    std::function<std::unique_ptr<trainable>(const model_config&, const llama_options&)>;
 
 // A source of token batches: called once per run, after the clock has started (MLPerf: data is
 // first touched inside the timed region).
@@ -87,7 +90,7 @@ struct step_stats {
   float loss = 0;
   double grad_norm = 0, lr = 0;
   double forward_s = 0, backward_s = 0, optimizer_s = 0, data_s = 0, total_s = 0;
-  nlohmann::json facts = nlohmann::json::object();  // trainable::step_facts after the step
+  nlohmann::json facts = nlohmann::json::object(); // trainable::step_facts after the step
 };
 
 // One optimizer step: grad_accum micro batches of forward + backward (each loss scaled by
@@ -100,7 +103,7 @@ double evaluate(trainable& m, const std::vector<int32_t>& windows, int64_t n);
 
 // ---------------------------------------------------------------------------------------------
 struct throughput_result {
-  std::vector<step_stats> steps;  // the timed steps
+  std::vector<step_stats> steps; // the timed steps
   double loader_tokens_per_s = 0;
   double init_s = 0;
 };
@@ -111,18 +114,18 @@ throughput_result measure_throughput(trainable& m, const train_hparams& hp,
 // ---------------------------------------------------------------------------------------------
 struct eval_point {
   int64_t samples = 0, step = 0;
-  double eval_loss = 0, time_s = 0;  // time_s: since run_start
+  double eval_loss = 0, time_s = 0; // time_s: since run_start
 };
 
 struct ttt_setup {
   model_config model;
   llama_options options;
   train_hparams hp;
-  double target_loss = 0;        // eval cross-entropy (nats) to reach
-  double max_init_s = 0;         // bound on the untimed initialisation (0: none)
-  source_factory train_data;     // per-run training stream
-  source_factory eval_data;      // the fixed held-out set (seed ignored)
-  model_factory make_model;      // empty: the CPU model (cpu_trainable)
+  double target_loss = 0;    // eval cross-entropy (nats) to reach
+  double max_init_s = 0;     // bound on the untimed initialisation (0: none)
+  source_factory train_data; // per-run training stream
+  source_factory eval_data;  // the fixed held-out set (seed ignored)
+  model_factory make_model;  // empty: the CPU model (cpu_trainable)
   std::string benchmark = "train.llama";
   std::string division = "closed", org = "accelbench", platform = "cpu", status = "onprem";
 };
@@ -130,9 +133,9 @@ struct ttt_setup {
 struct ttt_result {
   uint64_t seed = 0;
   bool converged = false;
-  std::string status;            // success | not_converged | aborted (diverged: NaN/inf loss)
+  std::string status; // success | not_converged | aborted (diverged: NaN/inf loss)
   std::string reason;
-  double seconds = 0;            // run_start .. run_stop
+  double seconds = 0; // run_start .. run_stop
   double init_s = 0;
   bool init_within_bound = true;
   int64_t steps = 0, samples = 0;
@@ -144,7 +147,7 @@ struct ttt_result {
 struct progress_info {
   int64_t step = 0, max_steps = 0;
   double loss = 0, tokens_per_s = 0, elapsed_s = 0;
-  double eta_s = -1;             // estimated seconds to the target; < 0: unknown
+  double eta_s = -1; // estimated seconds to the target; < 0: unknown
   std::optional<double> last_eval;
 };
 using progress_fn = std::function<void(const progress_info&)>;

@@ -80,12 +80,15 @@ TEST_CASE("compare_samples: a 2% change inside noise is never called a change", 
   // pair is inconclusive; with 1% noise the whole CI lies inside the threshold: unchanged.
   int unchanged_3 = 0, unchanged_1 = 0;
   for (uint64_t s = 0; s < 20; ++s) {
-    const auto c3 = compare_samples(noisy(1e-3, 0.03, 10, 100 + s), noisy(1.02e-3, 0.03, 10, 200 + s));
-    const auto c1 = compare_samples(noisy(1e-3, 0.01, 10, 100 + s), noisy(1.02e-3, 0.01, 10, 200 + s));
+    const auto c3 =
+        compare_samples(noisy(1e-3, 0.03, 10, 100 + s), noisy(1.02e-3, 0.03, 10, 200 + s));
+    const auto c1 =
+        compare_samples(noisy(1e-3, 0.01, 10, 100 + s), noisy(1.02e-3, 0.01, 10, 200 + s));
     for (const auto* c : {&c3, &c1}) {
       CHECK(c->result != verdict::regressed);
       CHECK(c->result != verdict::improved);
-      if (c->result == verdict::unchanged) CHECK((c->ratio_ci_low > 0.95 && c->ratio_ci_high < 1.05));
+      if (c->result == verdict::unchanged)
+        CHECK((c->ratio_ci_low > 0.95 && c->ratio_ci_high < 1.05));
     }
     unchanged_3 += c3.result == verdict::unchanged;
     unchanged_1 += c1.result == verdict::unchanged;
@@ -187,7 +190,8 @@ TEST_CASE("compare_sets: the result does not depend on the thread count", "[comp
   }
   CHECK(a.count(verdict::regressed) > 0);
 
-  for (const auto& p : a.pairs) CHECK(p.cmp.has_ci);  // every verdict needs its CI
+  for (const auto& p : a.pairs)
+    CHECK(p.cmp.has_ci); // every verdict needs its CI
 }
 
 TEST_CASE("compare_sets: pairing, unpaired runs, pooling and latest", "[compare]") {
@@ -283,7 +287,8 @@ TEST_CASE("compare_sets: per-workload thresholds, failed runs, exit codes", "[co
   CHECK(exit_code_for(c, true) == exit_inconclusive);
 }
 
-TEST_CASE("compare_sets: an INVALID candidate never enters a ratio, even when faster", "[compare]") {
+TEST_CASE("compare_sets: an INVALID candidate never enters a ratio, even when faster",
+          "[compare]") {
   // A kernel that broke its correctness check and became 2x faster is a regression, not an
   // improvement.
   std::vector<run> base = {make_run("gemm", "64", noisy(1e-3, 0.01, 10, 60))};
@@ -294,7 +299,7 @@ TEST_CASE("compare_sets: an INVALID candidate never enters a ratio, even when fa
   CHECK(c.pairs[0].cmp.result == verdict::regressed);
   CHECK(c.pairs[0].cmp.reason.find("INVALID") != std::string::npos);
   CHECK(c.pairs[0].cmp.reason.find("correctness") != std::string::npos);
-  CHECK(c.workloads[0].pairs == 0);  // no speed-up enters the geomean
+  CHECK(c.workloads[0].pairs == 0); // no speed-up enters the geomean
   CHECK(exit_code_for(c, false) == exit_failed);
   // An INVALID run pooled with VALID ones is left out: the verdict comes from the VALID runs only.
   cand.push_back(make_run("gemm", "64", noisy(1e-3, 0.01, 10, 62)));
@@ -341,7 +346,8 @@ TEST_CASE("compare_sets: geometric mean of direction-aware speed-ups per workloa
   CHECK(t.improved == 1);
 }
 
-TEST_CASE("compare_samples: a large but insignificant change with a straddling CI is inconclusive", "[compare]") {
+TEST_CASE("compare_samples: a large but insignificant change with a straddling CI is inconclusive",
+          "[compare]") {
   // Medians 1.00 and 1.20 (+20%, beyond the 5% threshold), but two of the five candidate samples
   // are as fast as the baseline: with 5 samples a side the U test cannot call it (p >= 0.01) and
   // the bootstrap CI of the ratio reaches from below 1.05 to well above it. Neither "unchanged"

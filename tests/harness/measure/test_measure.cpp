@@ -16,11 +16,12 @@ namespace {
 // A kernel timed "on the device": run_timed(n) reports n milliseconds and counts its calls.
 struct fake_device_kernel : measure::kernel {
   int64_t timed_calls = 0, timed_iterations = 0, flushes = 0, runs = 0;
-  int64_t throw_on_call = -1;  // run_timed call number that throws (-1: never)
+  int64_t throw_on_call = -1; // run_timed call number that throws (-1: never)
   void run() override { ++runs; }
   bool manual_timing() const override { return true; }
   double run_timed(int64_t n) override {
-    if (timed_calls++ == throw_on_call) throw backend_error("device error in sample");
+    if (timed_calls++ == throw_on_call)
+      throw backend_error("device error in sample");
     timed_iterations += n;
     return double(n) * 1e-3;
   }
@@ -36,12 +37,14 @@ measurement_settings fixed(int64_t iterations, int64_t reps, cache_policy c) {
 }
 } // namespace
 
-TEST_CASE("device-timed kernels: hot samples are one timed span, cold ones one per iteration", "[measure]") {
+TEST_CASE("device-timed kernels: hot samples are one timed span, cold ones one per iteration",
+          "[measure]") {
   SECTION("hot") {
     fake_device_kernel k;
     auto r = measure::run_kernel("hot", k, fixed(5, 3, cache_policy::hot));
     REQUIRE(r.samples.size() == 3);
-    for (auto& s : r.samples) CHECK(s.value == Approx(1e-3));  // seconds per iteration
+    for (auto& s : r.samples)
+      CHECK(s.value == Approx(1e-3)); // seconds per iteration
     // One warm-up iteration, then one event pair per sample, not per iteration.
     CHECK(k.timed_calls == 1 + 3);
     CHECK(k.timed_iterations == 1 + 15);
@@ -51,18 +54,19 @@ TEST_CASE("device-timed kernels: hot samples are one timed span, cold ones one p
     fake_device_kernel k;
     auto r = measure::run_kernel("cold", k, fixed(5, 3, cache_policy::cold));
     REQUIRE(r.samples.size() == 3);
-    for (auto& s : r.samples) CHECK(s.value == Approx(1e-3));
-    CHECK(k.timed_calls == 1 + 15);     // each iteration timed alone, after its flush
+    for (auto& s : r.samples)
+      CHECK(s.value == Approx(1e-3));
+    CHECK(k.timed_calls == 1 + 15); // each iteration timed alone, after its flush
     CHECK(k.flushes == 1 + 15);
   }
 }
 
 TEST_CASE("a kernel that throws inside a sample leaves the runner clean", "[measure]") {
   fake_device_kernel bad;
-  bad.throw_on_call = 2;  // call 0 is the warm-up; the second sample fails
+  bad.throw_on_call = 2; // call 0 is the warm-up; the second sample fails
   CHECK_THROWS_WITH(measure::run_kernel("bad", bad, fixed(2, 4, cache_policy::hot)),
                     Catch::Contains("device error in sample"));
-  CHECK(bad.timed_calls == 3);  // no further repetition ran after the failure
+  CHECK(bad.timed_calls == 3); // no further repetition ran after the failure
   // The next measurement runs its own benchmark only (the failed one was unregistered).
   fake_device_kernel good;
   auto r = measure::run_kernel("good", good, fixed(2, 3, cache_policy::hot));
@@ -81,7 +85,8 @@ struct scripted_kernel : measure::kernel {
   void run() override {}
   double run_timed(int64_t n) override {
     double per = calls < slow_calls ? slow : fast;
-    if (calls >= slow_calls) fast /= speedup;
+    if (calls >= slow_calls)
+      fast /= speedup;
     ++calls;
     return per * (double)n;
   }
@@ -96,13 +101,15 @@ measurement_settings auto_iterations(double min_time_s, int64_t reps) {
 }
 } // namespace
 
-TEST_CASE("iterations per sample come from a steady estimate, not one slow warm-up iteration", "[measure]") {
+TEST_CASE("iterations per sample come from a steady estimate, not one slow warm-up iteration",
+          "[measure]") {
   // One 12.7 ms first iteration, then 10 µs: samples must still last min_time_s (20 ms). A count
   // taken from the warm-up alone gives 2 iterations and 0.02 ms samples.
   scripted_kernel k;
   auto r = measure::run_kernel("steady", k, auto_iterations(0.02, 5));
   REQUIRE(r.samples.size() == 5);
-  for (const auto& s : r.samples) CHECK(s.value * (double)s.iterations >= 0.02);
+  for (const auto& s : r.samples)
+    CHECK(s.value * (double)s.iterations >= 0.02);
   CHECK(r.invalid_reasons.empty());
   CHECK(r.effective["iterations_per_sample"].get<int64_t>() >= 2000);
 }
@@ -110,13 +117,14 @@ TEST_CASE("iterations per sample come from a steady estimate, not one slow warm-
 TEST_CASE("a sample shorter than min_time_s triggers one recalibration", "[measure]") {
   // Calibration sees 1 ms per iteration, the samples 0.1 ms: the first pass is short.
   scripted_kernel k;
-  k.slow_calls = 5;  // warm-up, the calibration batches (1 and 10 iterations) and their 2 repeats
+  k.slow_calls = 5; // warm-up, the calibration batches (1 and 10 iterations) and their 2 repeats
   k.slow = 1e-3;
   k.fast = 1e-4;
   auto r = measure::run_kernel("drift", k, auto_iterations(0.02, 3));
   REQUIRE(r.samples.size() == 3);
   CHECK(r.effective.contains("recalibrated"));
-  for (const auto& s : r.samples) CHECK(s.value * (double)s.iterations >= 0.02);
+  for (const auto& s : r.samples)
+    CHECK(s.value * (double)s.iterations >= 0.02);
   CHECK(r.invalid_reasons.empty());
 }
 
@@ -138,7 +146,8 @@ TEST_CASE("samples that stay shorter than min_time_s make the run INVALID", "[me
   CHECK_FALSE(out.valid);
 }
 
-TEST_CASE("max_time_s bounds the samples: later repetitions are not taken and the run is INVALID", "[measure]") {
+TEST_CASE("max_time_s bounds the samples: later repetitions are not taken and the run is INVALID",
+          "[measure]") {
   // 0.3 s per sample, max_time_s 0.5: the repetitions are reduced to 3, and the third would start
   // after the bound.
   struct sleepy : measure::kernel {
@@ -156,9 +165,10 @@ TEST_CASE("max_time_s bounds the samples: later repetitions are not taken and th
   CHECK_THAT(r.invalid_reasons[0], Catch::Contains("max_time_s=0.5") && Catch::Contains("2 of 3"));
 }
 
-TEST_CASE("settled: the last window values within a relative tolerance of their median", "[measure]") {
-  CHECK_FALSE(measure::settled({1.0, 1.0}, 3, 0.01));             // too few values
-  CHECK(measure::settled({5.0, 1.0, 1.005, 0.998}, 3, 0.01));     // the old 5.0 is outside the window
+TEST_CASE("settled: the last window values within a relative tolerance of their median",
+          "[measure]") {
+  CHECK_FALSE(measure::settled({1.0, 1.0}, 3, 0.01));         // too few values
+  CHECK(measure::settled({5.0, 1.0, 1.005, 0.998}, 3, 0.01)); // the old 5.0 is outside the window
   CHECK_FALSE(measure::settled({1.0, 1.0, 1.05}, 3, 0.01));
   CHECK(measure::settled({1.0, 1.0, 1.05}, 3, 0.06));
   CHECK_FALSE(measure::settled({1.0}, 0, 0.5));
@@ -176,18 +186,20 @@ struct warming_kernel : fake_device_kernel {
 };
 } // namespace
 
-TEST_CASE("the warm-up goes on until the kernel is steady and records how long it took", "[measure]") {
+TEST_CASE("the warm-up goes on until the kernel is steady and records how long it took",
+          "[measure]") {
   warming_kernel k;
   k.unsteady = 7;
   auto r = measure::run_kernel("warming", k, fixed(2, 3, cache_policy::hot));
   REQUIRE(r.samples.size() == 3);
   CHECK(k.asked == 8);
-  CHECK(k.last_recent == 8);  // one ruleset warm-up iteration + 7 more
+  CHECK(k.last_recent == 8); // one ruleset warm-up iteration + 7 more
   CHECK(r.effective["warmup"]["iterations"].get<int64_t>() == 8);
   CHECK(r.effective["warmup"]["steady"].get<bool>());
 }
 
-TEST_CASE("a kernel that never settles is measured after the bounded warm-up, marked not steady", "[measure]") {
+TEST_CASE("a kernel that never settles is measured after the bounded warm-up, marked not steady",
+          "[measure]") {
   warming_kernel k;
   k.unsteady = std::numeric_limits<int64_t>::max();
   auto r = measure::run_kernel("never steady", k, fixed(2, 3, cache_policy::hot));

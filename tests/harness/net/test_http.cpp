@@ -346,11 +346,15 @@ TEST_CASE("redirects: http->http is followed, the token stays with its origin", 
     return http_exchange_response{200, R"({"from":"other"})", {}, {}};
   });
   local_http_server server([&](const http_exchange_request& r) {
-    if (r.target == "/old") return http_exchange_response{302, "", {{"Location", "/new"}}, {}};
-    if (r.target == "/away") return http_exchange_response{301, "", {{"Location", other.url("/x")}}, {}};
-    if (r.target == "/loop") return http_exchange_response{307, "", {{"Location", "/loop"}}, {}};
+    if (r.target == "/old")
+      return http_exchange_response{302, "", {{"Location", "/new"}}, {}};
+    if (r.target == "/away")
+      return http_exchange_response{301, "", {{"Location", other.url("/x")}}, {}};
+    if (r.target == "/loop")
+      return http_exchange_response{307, "", {{"Location", "/loop"}}, {}};
     if (r.target == "/remote")
-      return http_exchange_response{302, "", {{"Location", "http://results.example.com/r.json"}}, {}};
+      return http_exchange_response{
+          302, "", {{"Location", "http://results.example.com/r.json"}}, {}};
     return http_exchange_response{200, R"({"from":"server"})", {}, {}};
   });
   net::http_request req;
@@ -371,7 +375,7 @@ TEST_CASE("redirects: http->http is followed, the token stays with its origin", 
   auto away = net::get(req);
   CHECK(away.body == R"({"from":"other"})");
   REQUIRE(other.requests().size() == 1);
-  CHECK(other.requests()[0].header("authorization").empty());  // another port: another origin
+  CHECK(other.requests()[0].header("authorization").empty()); // another port: another origin
 
   req.url = server.url("/loop");
   CHECK_THROWS_WITH(net::get(req), Catch::Contains("more than 5 redirects"));

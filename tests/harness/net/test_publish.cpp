@@ -243,7 +243,8 @@ TEST_CASE("import_results_url reads a results document over HTTP", "[net]") {
       net::import_results_url(server.url("/html"), o);
       FAIL("expected an input_error");
     } catch (const input_error& e) {
-      CHECK_THAT(e.what(), Catch::Contains("not valid JSON") && Catch::Contains("line 1, column 1"));
+      CHECK_THAT(e.what(),
+                 Catch::Contains("not valid JSON") && Catch::Contains("line 1, column 1"));
       CHECK_THAT(e.what(), Catch::Contains(server.url("/html")));
     }
   }

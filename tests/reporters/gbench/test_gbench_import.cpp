@@ -223,7 +223,8 @@ TEST_CASE("gbench import: hostile input is an input error, never a crash", "[gbe
                Contains("-1e999") && Contains("out of range"));
   }
   SECTION("integers beyond int64") {
-    CHECK_THAT(gbench_error(edited(fixture(), "\"iterations\": 1000", "\"iterations\": 18446744073709551615")),
+    CHECK_THAT(gbench_error(edited(fixture(), "\"iterations\": 1000",
+                                   "\"iterations\": 18446744073709551615")),
                Contains("benchmarks[0].iterations") && Contains("64-bit integer range"));
     CHECK_THAT(gbench_error(edited(fixture(), "\"iterations\": 1000", "\"iterations\": 1e19")),
                Contains("benchmarks[0].iterations") && Contains("expected an integer"));
@@ -278,29 +279,35 @@ TEST_CASE("gbench import: the installed Google Benchmark's own JSON output impor
   CHECK(reporters::runs_from_gbench_json(out.str(), "again", "")[0].uuid == r.uuid);
 }
 
-TEST_CASE("gbench import: aggregates only or no benchmarks is an input error that says why", "[gbench]") {
+TEST_CASE("gbench import: aggregates only or no benchmarks is an input error that says why",
+          "[gbench]") {
   json doc = json::parse(fixture());
   json aggregates = json::array();
   for (const auto& b : doc["benchmarks"])
-    if (b.value("run_type", "") == "aggregate") aggregates.push_back(b);
+    if (b.value("run_type", "") == "aggregate")
+      aggregates.push_back(b);
   REQUIRE(!aggregates.empty());
   doc["benchmarks"] = aggregates;
   CHECK_THROWS_WITH(reporters::runs_from_gbench_json(doc.dump(), "agg.json", ""),
                     Contains("agg.json") && Contains("only aggregates") &&
                         Contains("--benchmark_display_aggregates_only=true"));
   doc["benchmarks"] = json::array();
-  CHECK_THROWS_WITH(reporters::runs_from_gbench_json(doc.dump(), "empty.json", ""), Contains("no benchmark results"));
+  CHECK_THROWS_WITH(reporters::runs_from_gbench_json(doc.dump(), "empty.json", ""),
+                    Contains("no benchmark results"));
 }
 
-TEST_CASE("gbench import: a debug build of the library and a high CV are warnings on the runs", "[gbench]") {
+TEST_CASE("gbench import: a debug build of the library and a high CV are warnings on the runs",
+          "[gbench]") {
   auto runs = reporters::runs_from_gbench_json(fixture(), "f.json", "");
   REQUIRE(!runs.empty());
   for (const auto& r : runs) {
-    if (r.samples.empty()) continue;
-    CHECK(r.extra.value("library_build_type", "") == "debug");  // the fixture's context says so
+    if (r.samples.empty())
+      continue;
+    CHECK(r.extra.value("library_build_type", "") == "debug"); // the fixture's context says so
     bool warned = false;
     for (const auto& w : r.extra.value("warnings", json::array()))
-      warned |= w.get<std::string>().find("debug build of the benchmark library") != std::string::npos;
+      warned |=
+          w.get<std::string>().find("debug build of the benchmark library") != std::string::npos;
     CHECK(warned);
   }
 }

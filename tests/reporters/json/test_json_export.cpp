@@ -30,7 +30,9 @@ run sample_run() {
   return r;
 }
 
-json sample_doc() { return reporters::results_document({sample_run()}, json::array(), json::array()); }
+json sample_doc() {
+  return reporters::results_document({sample_run()}, json::array(), json::array());
+}
 
 // The error message of reading `text`, or "(accepted)".
 std::string error_of(const std::string& text) {
@@ -65,13 +67,15 @@ TEST_CASE("deeply nested documents are refused before parsing", "[json_export]")
   CHECK_THAT(error_of(deep), Contains("in.json") && Contains("nesting too deep"));
   json doc = sample_doc();
   std::string nested = std::string(300, '[') + std::string(300, ']');
-  CHECK_THAT(error_of(with_literal(doc, "/runs/0/extra/x"_json_pointer, nested)), Contains("nesting too deep"));
+  CHECK_THAT(error_of(with_literal(doc, "/runs/0/extra/x"_json_pointer, nested)),
+             Contains("nesting too deep"));
 }
 
 TEST_CASE("a document that is not UTF-8 is refused with the position", "[json_export]") {
   std::string text = dump_json(sample_doc(), 2);
   text.replace(text.find("\"box\""), 5, "\"caf\xE9\"");
-  CHECK_THAT(error_of(text), Contains("in.json") && Contains("not valid UTF-8 at line") && Contains("0xe9"));
+  CHECK_THAT(error_of(text),
+             Contains("in.json") && Contains("not valid UTF-8 at line") && Contains("0xe9"));
 }
 
 TEST_CASE("numbers out of range name the field and the value", "[json_export]") {
@@ -104,7 +108,8 @@ TEST_CASE("numbers out of range name the field and the value", "[json_export]") 
   }
 }
 
-TEST_CASE("extra and environment fields that readers convert are typed at import", "[json_export]") {
+TEST_CASE("extra and environment fields that readers convert are typed at import",
+          "[json_export]") {
   json doc = sample_doc();
   struct bad {
     const char* pointer;
@@ -133,7 +138,8 @@ TEST_CASE("stored text that is not UTF-8 cannot break an export", "[json_export]
   r.tags = {"\xFF\xFE"};
   r.extra["note"] = "line from a latin-1 log: \xB5s";
   std::string text;
-  REQUIRE_NOTHROW(text = dump_json(reporters::results_document({r}, json::array(), json::array()), 2));
+  REQUIRE_NOTHROW(text =
+                      dump_json(reporters::results_document({r}, json::array(), json::array()), 2));
   CHECK(valid_utf8(text));
   auto back = reporters::read_results_document(text, "out.json");
   CHECK(back[0].system == "caf\xEF\xBF\xBD");

@@ -14,9 +14,9 @@
 #include "harness/core/json_schema.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
+#include "report_test_helpers.hpp"
 #include "reporters/json/json_export.hpp"
 #include "reporters/report/report_internal.hpp"
-#include "report_test_helpers.hpp"
 
 using namespace accelbench;
 using namespace report_test;
@@ -26,18 +26,20 @@ namespace {
 const report::pair_result* find_pair(const report::report_model& r, const std::string& key_part,
                                      const std::string& cand_system = "") {
   for (const auto& p : r.pairs)
-    if (p.key.find(key_part) != std::string::npos && (cand_system.empty() || p.candidate.system == cand_system))
+    if (p.key.find(key_part) != std::string::npos &&
+        (cand_system.empty() || p.candidate.system == cand_system))
       return &p;
   return nullptr;
 }
 
-report::report_model synthetic_report(store::store& db, const std::string& b = "h100-box", const std::string& c = "b200-box") {
+report::report_model synthetic_report(store::store& db, const std::string& b = "h100-box",
+                                      const std::string& c = "b200-box") {
   auto sb = cli::select_runs(db, "system=" + b);
   auto sc = cli::select_runs(db, "system=" + c);
   return report::build_report(side_of(sb), side_of(sc), fixed_options());
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("report: incomplete beta gives binomial tail probabilities", "[report]") {
   // P(Bin(10, 0.3) >= 4) summed directly.
@@ -49,15 +51,18 @@ TEST_CASE("report: incomplete beta gives binomial tail probabilities", "[report]
   CHECK(report::incomplete_beta(4, 7, 0.3) == Approx(direct).epsilon(1e-10));
   CHECK(report::incomplete_beta(2, 3, 0) == 0);
   CHECK(report::incomplete_beta(2, 3, 1) == 1);
-  CHECK(report::incomplete_beta(50, 50, 0.5) == Approx(0.5).epsilon(1e-9));  // symmetric
-  CHECK(report::incomplete_beta(50, 51, 0.5) == Approx(0.5397946187).epsilon(1e-9));  // P(Bin(100, 1/2) >= 50)
+  CHECK(report::incomplete_beta(50, 50, 0.5) == Approx(0.5).epsilon(1e-9)); // symmetric
+  CHECK(report::incomplete_beta(50, 51, 0.5) ==
+        Approx(0.5397946187).epsilon(1e-9)); // P(Bin(100, 1/2) >= 50)
 }
 
-TEST_CASE("report: exact bootstrap CI of the median agrees with Monte-Carlo resampling", "[report]") {
+TEST_CASE("report: exact bootstrap CI of the median agrees with Monte-Carlo resampling",
+          "[report]") {
   stats::rng g(7);
   for (size_t n : {5u, 21u, 100u, 101u}) {
     std::vector<double> v;
-    for (size_t i = 0; i < n; ++i) v.push_back(10 + g.normal());
+    for (size_t i = 0; i < n; ++i)
+      v.push_back(10 + g.normal());
     std::sort(v.begin(), v.end());
     auto [lo, hi] = report::exact_bootstrap_median_ci(v, 0.95);
     auto [mlo, mhi] = stats::bootstrap_median_ci(v, 0.95, 40000, 3);
@@ -73,11 +78,14 @@ TEST_CASE("report: exact bootstrap CI of the median agrees with Monte-Carlo resa
   CHECK(report::exact_bootstrap_median_ci(one, 0.95) == std::make_pair(3.5, 3.5));
 }
 
-TEST_CASE("report: exact bootstrap CI of a ratio of medians agrees with Monte-Carlo resampling", "[report]") {
+TEST_CASE("report: exact bootstrap CI of a ratio of medians agrees with Monte-Carlo resampling",
+          "[report]") {
   stats::rng g(11);
   std::vector<double> a, b;
-  for (int i = 0; i < 31; ++i) a.push_back(100 + 5 * g.normal());
-  for (int i = 0; i < 25; ++i) b.push_back(210 + 8 * g.normal());
+  for (int i = 0; i < 31; ++i)
+    a.push_back(100 + 5 * g.normal());
+  for (int i = 0; i < 25; ++i)
+    b.push_back(210 + 8 * g.normal());
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   auto [lo, hi] = report::exact_bootstrap_ratio_ci(a, b, 0.95);
@@ -93,7 +101,8 @@ TEST_CASE("report: exact bootstrap CI of a ratio of medians agrees with Monte-Ca
   CHECK(dhi == Approx(2.5));
 }
 
-TEST_CASE("report: the device catalogue matches the accelerator names of MLPerf systems", "[report]") {
+TEST_CASE("report: the device catalogue matches the accelerator names of MLPerf systems",
+          "[report]") {
   auto cat = report::device_catalogue::builtin();
   REQUIRE(cat.match("NVIDIA H100-SXM5-80GB"));
   CHECK(cat.match("NVIDIA H100-SXM5-80GB")->id == "h100-sxm");
@@ -110,7 +119,8 @@ TEST_CASE("report: the device catalogue matches the accelerator names of MLPerf 
   // Every system description in the shared data maps to a GPU of the catalogue.
   size_t seen = 0;
   for (const auto& e : fs::recursive_directory_iterator(mlperf_data())) {
-    if (e.path().extension() != ".json" || e.path().parent_path().filename() != "systems") continue;
+    if (e.path().extension() != ".json" || e.path().parent_path().filename() != "systems")
+      continue;
     json d = json::parse(slurp(e.path()));
     const std::string model = d.value("accelerator_model_name", "");
     const auto* dev = cat.match(model);
@@ -144,7 +154,7 @@ TEST_CASE("report: synthetic store pairs by config and scores each side", "[repo
   auto db = store::store::open(t.path / "r.db");
   fill_synthetic(db);
   auto rep = synthetic_report(db);
-  REQUIRE(rep.pairs.size() == 3);  // two GEMM sizes and one training config
+  REQUIRE(rep.pairs.size() == 3); // two GEMM sizes and one training config
   const auto* g = find_pair(rep, "M=8192");
   REQUIRE(g);
   CHECK(g->family == "kernel");
@@ -160,7 +170,8 @@ TEST_CASE("report: synthetic store pairs by config and scores each side", "[repo
   CHECK(*g->candidate.pct_of_peak == Approx(100 * g->candidate.value / 2250));
   // The last GEMM pair's cuBLAS versions differ: flagged.
   bool flagged = false;
-  for (const auto& f : g->flags) flagged = flagged || f == "environment: libraries.cublas";
+  for (const auto& f : g->flags)
+    flagged = flagged || f == "environment: libraries.cublas";
   CHECK(flagged);
   CHECK(find_pair(rep, "M=4096")->flags.empty());
   // cost per EFLOP: price x hours; energy: TDP x hours.
@@ -180,7 +191,8 @@ TEST_CASE("report: synthetic store pairs by config and scores each side", "[repo
   CHECK(tr->candidate.runs == 2);
   CHECK(tr->candidate.samples == 12);
   bool noted = false;
-  for (const auto& n : tr->notes) noted = noted || n.find("out of memory") != std::string::npos;
+  for (const auto& n : tr->notes)
+    noted = noted || n.find("out of memory") != std::string::npos;
   CHECK(noted);
   // The attention run has no baseline: listed, not dropped.
   REQUIRE(rep.unpaired.size() == 1);
@@ -201,7 +213,8 @@ TEST_CASE("report: golden JSON of the synthetic store", "[report]") {
   fill_synthetic(db);
   auto rep = synthetic_report(db);
   const std::string text = report::to_json(rep).dump(2) + "\n";
-  const fs::path golden = fs::path(ACCELBENCH_SOURCE_DIR) / "tests/reporters/report/golden/report.json";
+  const fs::path golden =
+      fs::path(ACCELBENCH_SOURCE_DIR) / "tests/reporters/report/golden/report.json";
   if (const char* u = std::getenv("ACCELBENCH_UPDATE_GOLDEN"); u && std::string(u) == "1") {
     fs::create_directories(golden.parent_path());
     reporters::write_file_atomic(golden, text);
@@ -221,10 +234,12 @@ TEST_CASE("report: the JSON validates against schemas/report.schema.json", "[rep
   import_mlperf(db);
   auto j = report::to_json(synthetic_report(db));
   auto v = schema.validate(j);
-  for (const auto& x : v) INFO(x.path << ": " << x.message);
+  for (const auto& x : v)
+    INFO(x.path << ": " << x.message);
   CHECK(v.empty());
-  auto ml = report::to_json(report::build_report(side_of(cli::select_runs(db, "accelerator=H100&workload=mlperf.*")),
-                                                 side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options()));
+  auto ml = report::to_json(report::build_report(
+      side_of(cli::select_runs(db, "accelerator=H100&workload=mlperf.*")),
+      side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options()));
   CHECK(schema.validate(ml).empty());
   // The schema is not a rubber stamp.
   json bad = j;
@@ -265,10 +280,12 @@ TEST_CASE("report: hostile system names and tags come out inert in the HTML", "[
   CHECK(html.find("&quot;quoted&quot; &#39;single&#39;") != std::string::npos);
   // Exactly our two script elements: the JSON data block and the table script.
   size_t scripts = 0;
-  for (size_t p = html.find("<script"); p != std::string::npos; p = html.find("<script", p + 1)) ++scripts;
+  for (size_t p = html.find("<script"); p != std::string::npos; p = html.find("<script", p + 1))
+    ++scripts;
   CHECK(scripts == 2);
   size_t closes = 0;
-  for (size_t p = html.find("</script"); p != std::string::npos; p = html.find("</script", p + 1)) ++closes;
+  for (size_t p = html.find("</script"); p != std::string::npos; p = html.find("</script", p + 1))
+    ++closes;
   CHECK(closes == 2);
   // The embedded JSON still holds the names exactly (escaped as \u003c inside the script).
   auto a = html.find("id=\"report-data\">");
@@ -287,8 +304,9 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
   import_mlperf(db);
   auto opt = fixed_options();
   {
-    auto rep = report::build_report(side_of(cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
-                                    side_of(cli::select_runs(db, "tyche_ngpu512_ngc25.04_nemo")), opt);
+    auto rep =
+        report::build_report(side_of(cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
+                             side_of(cli::select_runs(db, "tyche_ngpu512_ngc25.04_nemo")), opt);
     REQUIRE(rep.pairs.size() == 1);
     const auto& p = rep.pairs[0];
     CHECK(p.family == "mlperf");
@@ -298,9 +316,9 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
     CHECK(p.baseline.accelerators == 512);
     CHECK(p.candidate.accelerators == 512);
     CHECK(p.speedup == Approx(269.1216 / 121.7573).epsilon(1e-6));
-    CHECK_FALSE(p.per_accelerator_speedup);  // same count
+    CHECK_FALSE(p.per_accelerator_speedup); // same count
     CHECK(p.baseline.run_values.size() == 3);
-    CHECK(p.speedup_ci_low < p.speedup);  // three runs per side: a real, wide interval
+    CHECK(p.speedup_ci_low < p.speedup); // three runs per side: a real, wide interval
     CHECK(p.speedup_ci_high > p.speedup);
     CHECK_FALSE(p.ci_degenerate);
     CHECK(p.baseline.ci_low < p.baseline.value);
@@ -308,10 +326,11 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
     // Three runs a side: compare cannot test that (it needs 5), so neither does the report: the
     // official scores' ratio is stated, not called faster.
     CHECK(p.verdict == "inconclusive");
-    CHECK(rep.headline.rfind("GB200 (512) vs H100 (512) on MLPerf llama31_405b: 2.21x, inconclusive", 0) == 0);
+    CHECK(rep.headline.rfind(
+              "GB200 (512) vs H100 (512) on MLPerf llama31_405b: 2.21x, inconclusive", 0) == 0);
     CHECK(rep.headline.find("3 vs 3 runs, a test needs 5 per side") != std::string::npos);
     CHECK(rep.headline.find("faster") == std::string::npos);
-    REQUIRE(p.candidate.cost_usd.has_value() == false);  // no default GB200 price
+    REQUIRE(p.candidate.cost_usd.has_value() == false); // no default GB200 price
     REQUIRE(p.baseline.cost_usd);
     CHECK(*p.baseline.cost_usd == Approx(2.69 * 512 * 269.1216 / 60).epsilon(1e-6));
     CHECK(*p.candidate.energy_kwh == Approx(1.2 * 512 * 121.7573 / 60).epsilon(1e-6));
@@ -326,8 +345,9 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
     CHECK(p.candidate.value == Approx(11.2749).margin(5e-5));
     CHECK(p.baseline.run_values.size() == 10);
     size_t used = 0;
-    for (const auto& v : p.baseline.run_values) used += v.used;
-    CHECK(used == 8);  // the olympic mean drops the fastest and the slowest of the 10 runs
+    for (const auto& v : p.baseline.run_values)
+      used += v.used;
+    CHECK(used == 8); // the olympic mean drops the fastest and the slowest of the 10 runs
     // Different MLPerf rounds and NeMo releases: flagged, not hidden.
     bool ruleset = false, framework = false;
     for (const auto& f : p.flags) {
@@ -363,7 +383,8 @@ TEST_CASE("report: scaling efficiency across accelerator counts of one device", 
   f.systems = {"tyche_ngpu512_ngc25.04_nemo"};
   auto runs = db.query(f);
   REQUIRE(runs.size() == 3);
-  db.upsert_system(system_rec("tyche_ngpu2496", "NVIDIA Blackwell GPU (GB200)", 4, 624, "published"));
+  db.upsert_system(
+      system_rec("tyche_ngpu2496", "NVIDIA Blackwell GPU (GB200)", 4, 624, "published"));
   int i = 0;
   for (auto& r : runs) {
     r.id = 0;
@@ -373,22 +394,25 @@ TEST_CASE("report: scaling efficiency across accelerator counts of one device", 
     r.samples[0].value = 27.0 + i++;
   }
   db.insert_runs(runs);
-  auto rep = report::build_report(side_of(cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
-                                  side_of(cli::select_runs(db, "accelerator=GB200")), fixed_options());
-  REQUIRE(rep.pairs.size() == 2);  // one baseline system pairs with each candidate scale
+  auto rep =
+      report::build_report(side_of(cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
+                           side_of(cli::select_runs(db, "accelerator=GB200")), fixed_options());
+  REQUIRE(rep.pairs.size() == 2); // one baseline system pairs with each candidate scale
   const auto* big = find_pair(rep, "llama31_405b", "tyche_ngpu2496");
   REQUIRE(big);
   REQUIRE(big->per_accelerator_speedup);
   // Olympic mean of 27, 28 and 29 minutes times the scaling factor of the copied runs.
   CHECK(big->candidate.value == Approx(28.0 * 1.1538461538461537).epsilon(1e-9));
-  CHECK(*big->per_accelerator_speedup == Approx(269.1216 * 512 / (big->candidate.value * 2496)).epsilon(1e-6));
+  CHECK(*big->per_accelerator_speedup ==
+        Approx(269.1216 * 512 / (big->candidate.value * 2496)).epsilon(1e-6));
   REQUIRE(rep.scaling.size() == 1);
   const auto& s = rep.scaling[0];
   CHECK(s.device_id == "gb200");
   REQUIRE(s.points.size() == 2);
   CHECK(s.points[0].accelerators == 512);
   CHECK(s.points[0].efficiency == 1);
-  CHECK(s.points[1].efficiency == Approx(121.7573 * 512 / (big->candidate.value * 2496)).epsilon(1e-6));
+  CHECK(s.points[1].efficiency ==
+        Approx(121.7573 * 512 / (big->candidate.value * 2496)).epsilon(1e-6));
 }
 
 TEST_CASE("report: published reference results load and compare as published", "[report]") {
@@ -396,8 +420,10 @@ TEST_CASE("report: published reference results load and compare as published", "
   std::vector<run> all;
   std::map<std::string, store::system_record> systems;
   size_t files = 0;
-  for (const auto& e : fs::directory_iterator(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published")) {
-    if (e.path().extension() != ".json") continue;
+  for (const auto& e :
+       fs::directory_iterator(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published")) {
+    if (e.path().extension() != ".json")
+      continue;
     ++files;
     json sys;
     auto runs = reporters::read_results_document(slurp(e.path()), e.path().string(), &sys);
@@ -414,7 +440,8 @@ TEST_CASE("report: published reference results load and compare as published", "
       all.push_back(r);
     }
     for (const auto& s : sys)
-      systems[s["name"]] = system_rec(s["name"], s["accelerator_model"], s["accelerators_per_node"], s["nodes"], "published");
+      systems[s["name"]] = system_rec(s["name"], s["accelerator_model"], s["accelerators_per_node"],
+                                      s["nodes"], "published");
   }
   CHECK(files >= 2);
   auto pick = [&](std::initializer_list<const char*> names) {
@@ -422,13 +449,16 @@ TEST_CASE("report: published reference results load and compare as published", "
     s.label = "published";
     for (const auto& r : all)
       for (const char* n : names)
-        if (r.system == n) s.runs.push_back(r);
+        if (r.system == n)
+          s.runs.push_back(r);
     s.systems = systems;
     cli::score_mlperf_groups(s);
     return s;
   };
-  auto rep = report::build_report(pick({"published-h100-sxm", "published-dgx-h100-8", "published-dgx-h100-64", "together-hgx-h100"}),
-                                  pick({"published-b200", "published-dgx-b200-8", "published-dgx-gb200-64", "together-hgx-b200"}),
+  auto rep = report::build_report(pick({"published-h100-sxm", "published-dgx-h100-8",
+                                        "published-dgx-h100-64", "together-hgx-h100"}),
+                                  pick({"published-b200", "published-dgx-b200-8",
+                                        "published-dgx-gb200-64", "together-hgx-b200"}),
                                   fixed_options());
   const auto* fa = find_pair(rep, "head_dim=128");
   REQUIRE(fa);
@@ -439,17 +469,19 @@ TEST_CASE("report: published reference results load and compare as published", "
   const auto* tg = find_pair(rep, "llama-70b-arch");
   REQUIRE(tg);
   CHECK(tg->speedup == Approx(15264.0 / 8080));
-  CHECK(tg->baseline.per_accelerator == 8080);  // already a per-GPU figure
+  CHECK(tg->baseline.per_accelerator == 8080); // already a per-GPU figure
   const auto* l70 = find_pair(rep, "llama3-70b");
   REQUIRE(l70);
   CHECK(l70->speedup == Approx(4312.0 / 1602));
-  CHECK(*l70->baseline.pct_of_peak == Approx(100.0 * 719 / 1979));  // MFU against the FP8 peak
+  CHECK(*l70->baseline.pct_of_peak == Approx(100.0 * 719 / 1979)); // MFU against the FP8 peak
   CHECK(find_pair(rep, "llama3-8b"));
   bool unpaired_cublas = false;
-  for (const auto& u : rep.unpaired) unpaired_cublas = unpaired_cublas || u.key.find("library=cublas") != std::string::npos;
+  for (const auto& u : rep.unpaired)
+    unpaired_cublas = unpaired_cublas || u.key.find("library=cublas") != std::string::npos;
   CHECK(unpaired_cublas);
   bool note = false;
-  for (const auto& n : rep.notes) note = note || n.find("degenerate") != std::string::npos;
+  for (const auto& n : rep.notes)
+    note = note || n.find("degenerate") != std::string::npos;
   CHECK(note);
 }
 
@@ -478,12 +510,14 @@ TEST_CASE("report command: writes JSON and HTML and prints the answer", "[report
   CHECK(j["schema_version"] == 1);
   CHECK(load_builtin_schema("report.schema.json").validate(j).empty());
   bool priced = false;
-  for (const auto& p : j["prices"]) priced = priced || (p["device"] == "b200" && p["usd_per_accelerator_hour"] == 4.5);
+  for (const auto& p : j["prices"])
+    priced = priced || (p["device"] == "b200" && p["usd_per_accelerator_hour"] == 4.5);
   CHECK(priced);
   CHECK(slurp(o.html_path).rfind("<!DOCTYPE html>", 0) == 0);
 }
 
-TEST_CASE("report command: a selector that matches nothing is an input error listing what exists", "[report][cli]") {
+TEST_CASE("report command: a selector that matches nothing is an input error listing what exists",
+          "[report][cli]") {
   temp_dir t;
   const std::string dbp = (t.path / "r.db").string();
   {
@@ -546,7 +580,8 @@ TEST_CASE("report: a run selected twice on one side counts once", "[report]") {
   auto b = cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo");
   auto c = cli::select_runs(db, "tyche_ngpu512_ngc25.04_nemo");
   auto twice = c;
-  for (const auto& r : c.runs) twice.runs.push_back(r);
+  for (const auto& r : c.runs)
+    twice.runs.push_back(r);
   auto once = report::build_report(side_of(b), side_of(c), fixed_options());
   auto dup = report::build_report(side_of(b), side_of(twice), fixed_options());
   REQUIRE(dup.pairs.size() == 1);
@@ -567,13 +602,16 @@ struct published_set {
 
 published_set load_published() {
   published_set p;
-  for (const auto& e : fs::directory_iterator(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published")) {
-    if (e.path().extension() != ".json") continue;
+  for (const auto& e :
+       fs::directory_iterator(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published")) {
+    if (e.path().extension() != ".json")
+      continue;
     json sys;
     auto runs = reporters::read_results_document(slurp(e.path()), e.path().string(), &sys);
     p.runs.insert(p.runs.end(), runs.begin(), runs.end());
     for (const auto& s : sys)
-      p.systems[s["name"]] = system_rec(s["name"], s["accelerator_model"], s["accelerators_per_node"], s["nodes"], "published");
+      p.systems[s["name"]] = system_rec(s["name"], s["accelerator_model"],
+                                        s["accelerators_per_node"], s["nodes"], "published");
   }
   return p;
 }
@@ -583,7 +621,8 @@ report::side pick(const published_set& p, std::initializer_list<const char*> nam
   s.label = "published";
   for (const auto& r : p.runs)
     for (const char* n : names)
-      if (r.system == n) s.runs.push_back(r);
+      if (r.system == n)
+        s.runs.push_back(r);
   s.systems = p.systems;
   cli::score_mlperf_groups(s);
   return s;
@@ -592,56 +631,72 @@ report::side pick(const published_set& p, std::initializer_list<const char*> nam
 report::report_model published_report() {
   const auto p = load_published();
   return report::build_report(
-      pick(p, {"published-h100-sxm", "published-dgx-h100-8", "published-dgx-h100-64", "together-hgx-h100"}),
-      pick(p, {"published-b200", "published-dgx-b200-8", "published-dgx-gb200-8", "published-dgx-gb200-64", "together-hgx-b200"}),
+      pick(p, {"published-h100-sxm", "published-dgx-h100-8", "published-dgx-h100-64",
+               "together-hgx-h100"}),
+      pick(p, {"published-b200", "published-dgx-b200-8", "published-dgx-gb200-8",
+               "published-dgx-gb200-64", "together-hgx-b200"}),
       fixed_options());
 }
 
-const report::figure_entry* find_figure(const report::report_model& r, const std::string& system, const std::string& key_part) {
+const report::figure_entry* find_figure(const report::report_model& r, const std::string& system,
+                                        const std::string& key_part) {
   for (const auto& f : r.figures)
-    if (f.system == system && f.key.find(key_part) != std::string::npos) return &f;
+    if (f.system == system && f.key.find(key_part) != std::string::npos)
+      return &f;
   return nullptr;
 }
 
-const report::pair_result* pair_of(const report::report_model& r, const std::string& key_part, const std::string& cand) {
+const report::pair_result* pair_of(const report::report_model& r, const std::string& key_part,
+                                   const std::string& cand) {
   for (const auto& p : r.pairs)
-    if (p.key.find(key_part) != std::string::npos && p.candidate.system == cand) return &p;
+    if (p.key.find(key_part) != std::string::npos && p.candidate.system == cand)
+      return &p;
   return nullptr;
 }
 
 // Model FLOPs per token of a Llama-style model, written out here (6N + 12 L H Q T; 6N when seq 0).
-double llama_flops_per_token(double dim, double layers, double heads, double kv_heads, double ffn, double vocab, double seq) {
+double llama_flops_per_token(double dim, double layers, double heads, double kv_heads, double ffn,
+                             double vocab, double seq) {
   const double hd = dim / heads;
   const double block = 2 * dim + dim * dim + 2 * kv_heads * hd * dim + dim * dim + 3 * ffn * dim;
   const double n = layers * block + vocab * dim + dim;
   return 6 * n + 12 * layers * heads * hd * seq;
 }
 
-}  // namespace
+} // namespace
 
-TEST_CASE("report agrees with compare: a speed-up whose CI contains 1 is never called faster or slower", "[report]") {
+TEST_CASE(
+    "report agrees with compare: a speed-up whose CI contains 1 is never called faster or slower",
+    "[report]") {
   temp_dir t;
   auto db = store::store::open(t.path / "r.db");
   db.upsert_system(system_rec("h100-box", "NVIDIA H100-SXM5-80GB", 8, 1));
   db.upsert_system(system_rec("b200-box", "NVIDIA B200-SXM-180GB", 8, 1));
-  std::map<std::string, std::string> v = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"dtype", "bf16"},
-                                          {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  std::map<std::string, std::string> v = {
+      {"M", "4096"},         {"N", "4096"},    {"K", "4096"},   {"dtype", "bf16"},
+      {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
   // Ten noisy samples a side, the candidate's median 10% faster: the CI reaches far across 1.
-  run b = make_run(1, "h100-box", "gemm", v, "s", direction::lower_is_better, 1.0e-3, 0.45e-3, 10, 101);
-  run c = make_run(2, "b200-box", "gemm", v, "s", direction::lower_is_better, 0.9e-3, 0.45e-3, 10, 102);
-  for (run* r : {&b, &c}) r->extra["flops_per_iteration"] = 2.0 * 4096 * 4096 * 4096;
+  run b =
+      make_run(1, "h100-box", "gemm", v, "s", direction::lower_is_better, 1.0e-3, 0.45e-3, 10, 101);
+  run c =
+      make_run(2, "b200-box", "gemm", v, "s", direction::lower_is_better, 0.9e-3, 0.45e-3, 10, 102);
+  for (run* r : {&b, &c})
+    r->extra["flops_per_iteration"] = 2.0 * 4096 * 4096 * 4096;
   std::vector<run> both = {b, c};
   db.insert_runs(both);
   auto rep = synthetic_report(db);
   REQUIRE(rep.pairs.size() == 1);
   const auto& p = rep.pairs[0];
-  INFO(p.speedup << " [" << p.speedup_ci_low << ", " << p.speedup_ci_high << "] " << p.verdict_reason);
+  INFO(p.speedup << " [" << p.speedup_ci_low << ", " << p.speedup_ci_high << "] "
+                 << p.verdict_reason);
   REQUIRE(p.speedup_ci_low < 1);
   REQUIRE(p.speedup_ci_high > 1);
   // compare judges the same samples the same way.
   std::vector<double> sb, sc;
-  for (const auto& x : b.samples) sb.push_back(x.value);
-  for (const auto& x : c.samples) sc.push_back(x.value);
+  for (const auto& x : b.samples)
+    sb.push_back(x.value);
+  for (const auto& x : c.samples)
+    sc.push_back(x.value);
   compare::sample_options so;
   so.dir = direction::lower_is_better;
   CHECK(compare::to_string(compare::compare_samples(sb, sc, so).result) == p.verdict);
@@ -651,7 +706,8 @@ TEST_CASE("report agrees with compare: a speed-up whose CI contains 1 is never c
   // Nowhere: headline, table, HTML, JSON.
   INFO(rep.headline);
   CHECK(rep.headline.find("no significant difference") != std::string::npos);
-  for (const std::string& text : {rep.headline, report::summary_text(rep), report::to_html(rep), report::to_json(rep).dump()}) {
+  for (const std::string& text : {rep.headline, report::summary_text(rep), report::to_html(rep),
+                                  report::to_json(rep).dump()}) {
     // A claim reads "1.69x slower" (the column of verdict counts is named "faster / slower").
     std::smatch m;
     const bool claim = std::regex_search(text, m, std::regex("[0-9]x (faster|slower)"));
@@ -671,19 +727,22 @@ TEST_CASE("report: runs that are INVALID give no samples, as in compare", "[repo
   auto db = store::store::open(t.path / "r.db");
   fill_synthetic(db);
   // A broken but fast kernel: INVALID (its correctness check failed).
-  std::map<std::string, std::string> v = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"dtype", "bf16"},
-                                          {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
-  run broken = make_run(70, "b200-box", "gemm", v, "s", direction::lower_is_better, 1e-5, 1e-7, 15, 70);
+  std::map<std::string, std::string> v = {
+      {"M", "4096"},         {"N", "4096"},    {"K", "4096"},   {"dtype", "bf16"},
+      {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  run broken =
+      make_run(70, "b200-box", "gemm", v, "s", direction::lower_is_better, 1e-5, 1e-7, 15, 70);
   broken.mark_invalid("correctness: max error 1.0 above the tolerance");
   std::vector<run> one = {broken};
   db.insert_runs(one);
   auto rep = synthetic_report(db);
   const auto* g = find_pair(rep, "M=4096");
   REQUIRE(g);
-  CHECK(g->candidate.samples == 15);  // only the VALID run's
+  CHECK(g->candidate.samples == 15); // only the VALID run's
   CHECK(g->candidate.value == Approx(1500).epsilon(0.03));
   bool noted = false;
-  for (const auto& n : g->notes) noted = noted || n.find("is INVALID (correctness") != std::string::npos;
+  for (const auto& n : g->notes)
+    noted = noted || n.find("is INVALID (correctness") != std::string::npos;
   CHECK(noted);
 }
 
@@ -692,8 +751,9 @@ TEST_CASE("report: a side measured under unreliable conditions carries them as f
   auto db = store::store::open(t.path / "r.db");
   fill_synthetic(db);
   // The latest candidate run was measured on a loaded machine (a warning of its ruleset).
-  std::map<std::string, std::string> v = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"dtype", "bf16"},
-                                          {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  std::map<std::string, std::string> v = {
+      {"M", "4096"},         {"N", "4096"},    {"K", "4096"},   {"dtype", "bf16"},
+      {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
   const double flops = 2.0 * 4096 * 4096 * 4096;
   run loaded = make_run(59, "b200-box", "gemm", v, "s", direction::lower_is_better, flops / 1500e12,
                         flops / 1500e12 * 0.02, 15, 71);
@@ -704,12 +764,16 @@ TEST_CASE("report: a side measured under unreliable conditions carries them as f
   const auto* g = find_pair(rep, "M=4096");
   REQUIRE(g);
   CHECK(std::find(g->flags.begin(), g->flags.end(),
-                  "candidate conditions: loaded machine: other processes used 80% of the cores") != g->flags.end());
-  for (const auto& f : g->flags) CHECK(f.rfind("baseline conditions", 0) != 0);
-  CHECK(report::to_json(rep).dump().find("candidate conditions: loaded machine") != std::string::npos);
+                  "candidate conditions: loaded machine: other processes used 80% of the cores") !=
+        g->flags.end());
+  for (const auto& f : g->flags)
+    CHECK(f.rfind("baseline conditions", 0) != 0);
+  CHECK(report::to_json(rep).dump().find("candidate conditions: loaded machine") !=
+        std::string::npos);
 }
 
-TEST_CASE("report: every published figure gets its implied utilisation, and Together's per-GPU figures are implausible as stated",
+TEST_CASE("report: every published figure gets its implied utilisation, and Together's per-GPU "
+          "figures are implausible as stated",
           "[report][plausibility]") {
   auto rep = published_report();
   // Every published figure is in the table and assessed.
@@ -722,9 +786,12 @@ TEST_CASE("report: every published figure gets its implied utilisation, and Toge
   }
   // Kernels: TFLOP/s over the dense BF16 peak of the catalogue.
   const std::vector<std::tuple<const char*, const char*, double, double>> kernels = {
-      {"published-h100-sxm", "library=pyptx", 815, 989},     {"published-b200", "library=pyptx", 1240, 2250},
-      {"published-b200", "library=cublas", 1610, 2250},      {"published-h100-sxm", "head_dim=64", 497, 989},
-      {"published-h100-sxm", "head_dim=128", 648, 989},      {"published-h100-sxm", "head_dim=256", 756, 989},
+      {"published-h100-sxm", "library=pyptx", 815, 989},
+      {"published-b200", "library=pyptx", 1240, 2250},
+      {"published-b200", "library=cublas", 1610, 2250},
+      {"published-h100-sxm", "head_dim=64", 497, 989},
+      {"published-h100-sxm", "head_dim=128", 648, 989},
+      {"published-h100-sxm", "head_dim=256", 756, 989},
       {"published-b200", "head_dim=128", 1613, 2250}};
   for (const auto& [sys, key, tflops, peak] : kernels) {
     const auto* f = find_figure(rep, sys, key);
@@ -738,8 +805,10 @@ TEST_CASE("report: every published figure gets its implied utilisation, and Toge
   const double f70b = llama_flops_per_token(8192, 80, 64, 8, 28672, 128256, 8192);
   const double f70b_6n = llama_flops_per_token(8192, 80, 64, 8, 28672, 128256, 0);
   const std::vector<std::tuple<const char*, const char*, double, double, double>> training = {
-      {"published-dgx-h100-8", "llama3-8b", 14451, f8b, 1979},   {"published-dgx-b200-8", "llama3-8b", 30624, f8b, 4500},
-      {"published-dgx-gb200-8", "llama3-8b", 31508, f8b, 5000},  {"published-dgx-h100-64", "llama3-70b", 1602, f70b, 1979},
+      {"published-dgx-h100-8", "llama3-8b", 14451, f8b, 1979},
+      {"published-dgx-b200-8", "llama3-8b", 30624, f8b, 4500},
+      {"published-dgx-gb200-8", "llama3-8b", 31508, f8b, 5000},
+      {"published-dgx-h100-64", "llama3-70b", 1602, f70b, 1979},
       {"published-dgx-gb200-64", "llama3-70b", 4312, f70b, 5000}};
   for (const auto& [sys, key, tps, fpt, peak] : training) {
     const auto* f = find_figure(rep, sys, key);
@@ -751,8 +820,8 @@ TEST_CASE("report: every published figure gets its implied utilisation, and Toge
   }
   // Together AI: 8,080 and 15,264 tokens/s "per GPU" on a 70B model imply about 340% and 280% of
   // the BF16 peak even at 6N (the sequence length is not published): impossible as stated.
-  const std::vector<std::tuple<const char*, double, double>> together = {{"together-hgx-h100", 8080, 989},
-                                                                        {"together-hgx-b200", 15264, 2250}};
+  const std::vector<std::tuple<const char*, double, double>> together = {
+      {"together-hgx-h100", 8080, 989}, {"together-hgx-b200", 15264, 2250}};
   for (const auto& [sys, tps, peak] : together) {
     const auto* f = find_figure(rep, sys, "llama-70b-arch");
     INFO(sys);
@@ -760,7 +829,7 @@ TEST_CASE("report: every published figure gets its implied utilisation, and Toge
     const auto& c = f->plausibility;
     CHECK(c.implausible());
     CHECK(c.lower_bound);
-    CHECK(f->value == tps);  // kept as the source states it
+    CHECK(f->value == tps); // kept as the source states it
     CHECK(*c.utilisation_pct == Approx(100 * tps * f70b_6n / 1e12 / peak));
     CHECK(*c.utilisation_pct > 250);
     CHECK(c.likely_reading == "per 8-GPU node");
@@ -773,17 +842,20 @@ TEST_CASE("report: every published figure gets its implied utilisation, and Toge
   REQUIRE(tg);
   CHECK_FALSE(tg->in_summary);
   bool why = false;
-  for (const auto& e : tg->excluded_because) why = why || e.find("implausible as stated") != std::string::npos;
+  for (const auto& e : tg->excluded_because)
+    why = why || e.find("implausible as stated") != std::string::npos;
   CHECK(why);
   CHECK(rep.headline.find("llama-70b-arch") == std::string::npos);
   CHECK(rep.headline.find("15264") == std::string::npos);
   // Visible in the JSON (valid against the schema) and the HTML.
   json j = report::to_json(rep);
   auto problems = load_builtin_schema("report.schema.json").validate(j);
-  for (const auto& x : problems) INFO(x.path << ": " << x.message);
+  for (const auto& x : problems)
+    INFO(x.path << ": " << x.message);
   CHECK(problems.empty());
   size_t implausible = 0;
-  for (const auto& f : j["figures"]) implausible += f["plausibility"]["status"] == "implausible as stated";
+  for (const auto& f : j["figures"])
+    implausible += f["plausibility"]["status"] == "implausible as stated";
   CHECK(implausible == 2);
   CHECK(j["pairs"][0]["baseline"]["plausibility"]["utilisation_pct"].is_number());
   const std::string html = report::to_html(rep);
@@ -792,8 +864,9 @@ TEST_CASE("report: every published figure gets its implied utilisation, and Toge
   CHECK(html.find("per 8-GPU node") != std::string::npos);
 }
 
-TEST_CASE("report: headline and geometric means combine like-for-like pairs only, a shared baseline once",
-          "[report][plausibility]") {
+TEST_CASE(
+    "report: headline and geometric means combine like-for-like pairs only, a shared baseline once",
+    "[report][plausibility]") {
   auto rep = published_report();
   // A Hopper-only kernel against a Blackwell one: shown, not summarised.
   const auto* gemm = pair_of(rep, "library=pyptx", "published-b200");
@@ -808,7 +881,8 @@ TEST_CASE("report: headline and geometric means combine like-for-like pairs only
   REQUIRE(fa);
   CHECK_FALSE(fa->like_for_like);
   bool assumed = false;
-  for (const auto& f : fa->flags) assumed = assumed || f.rfind("assumed: ", 0) == 0;
+  for (const auto& f : fa->flags)
+    assumed = assumed || f.rfind("assumed: ", 0) == 0;
   CHECK(assumed);
   const auto* fa4 = find_figure(rep, "published-b200", "head_dim=128");
   REQUIRE(fa4);
@@ -817,8 +891,10 @@ TEST_CASE("report: headline and geometric means combine like-for-like pairs only
   const report::family_summary* kernel = nullptr;
   const report::family_summary* training = nullptr;
   for (const auto& f : rep.summaries) {
-    if (f.family == "kernel") kernel = &f;
-    if (f.family == "training") training = &f;
+    if (f.family == "kernel")
+      kernel = &f;
+    if (f.family == "training")
+      training = &f;
   }
   REQUIRE(kernel);
   CHECK(kernel->pairs == 0);
@@ -827,10 +903,11 @@ TEST_CASE("report: headline and geometric means combine like-for-like pairs only
   REQUIRE(training);
   CHECK(training->pairs == 3);
   CHECK(training->baselines == 2);
-  CHECK(training->excluded == 1);  // Together's
+  CHECK(training->excluded == 1); // Together's
   const double e8b = std::sqrt((30624.0 / 14451) * (31508.0 / 14451));
   CHECK(training->geomean_speedup == Approx(std::sqrt(e8b * (4312.0 / 1602))));
-  CHECK(rep.headline.find("over 3 like-for-like training pairs (2 baselines, each counted once)") != std::string::npos);
+  CHECK(rep.headline.find("over 3 like-for-like training pairs (2 baselines, each counted once)") !=
+        std::string::npos);
   // Published single figures are not tested: stated as published, not called faster.
   const auto* l70 = pair_of(rep, "llama3-70b", "published-dgx-gb200-64");
   REQUIRE(l70);
@@ -839,34 +916,42 @@ TEST_CASE("report: headline and geometric means combine like-for-like pairs only
   CHECK(rep.headline.find("faster") == std::string::npos);
 }
 
-TEST_CASE("report: a measured kernel above the device's peak is flagged as a measurement bug", "[report][plausibility]") {
+TEST_CASE("report: a measured kernel above the device's peak is flagged as a measurement bug",
+          "[report][plausibility]") {
   // The rule the CUDA workloads apply to mark such a run INVALID (harness/core/peak.hpp).
-  CHECK(above_peak_reason(1030, 989, "bf16").empty());         // 4% over: clocks
-  CHECK_FALSE(above_peak_reason(1040, 989, "bf16").empty());   // 5.2% over: no clock does that
+  CHECK(above_peak_reason(1030, 989, "bf16").empty());       // 4% over: clocks
+  CHECK_FALSE(above_peak_reason(1040, 989, "bf16").empty()); // 5.2% over: no clock does that
   CHECK(above_peak_reason(1040, 989, "bf16").find("105%") != std::string::npos);
-  CHECK(above_peak_reason(5000, 0, "unknown").empty());        // unknown peak: nothing to say
+  CHECK(above_peak_reason(5000, 0, "unknown").empty()); // unknown peak: nothing to say
   temp_dir t;
   auto db = store::store::open(t.path / "r.db");
   db.upsert_system(system_rec("h100-box", "NVIDIA H100-SXM5-80GB", 8, 1));
   db.upsert_system(system_rec("b200-box", "NVIDIA B200-SXM-180GB", 8, 1));
-  std::map<std::string, std::string> v = {{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"dtype", "bf16"},
-                                          {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
-  run b = make_run(1, "h100-box", "gemm", v, "TFLOP/s", direction::higher_is_better, 1200, 10, 10, 1);  // 121% of 989
-  run c = make_run(2, "b200-box", "gemm", v, "TFLOP/s", direction::higher_is_better, 1500, 10, 10, 2);
+  std::map<std::string, std::string> v = {
+      {"M", "8192"},         {"N", "8192"},    {"K", "8192"},   {"dtype", "bf16"},
+      {"library", "cublas"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  run b = make_run(1, "h100-box", "gemm", v, "TFLOP/s", direction::higher_is_better, 1200, 10, 10,
+                   1); // 121% of 989
+  run c =
+      make_run(2, "b200-box", "gemm", v, "TFLOP/s", direction::higher_is_better, 1500, 10, 10, 2);
   std::vector<run> both = {b, c};
   db.insert_runs(both);
   auto rep = synthetic_report(db);
   REQUIRE(rep.pairs.size() == 1);
   CHECK(rep.pairs[0].baseline.plausibility.implausible());
-  CHECK(*rep.pairs[0].baseline.plausibility.utilisation_pct == Approx(100 * rep.pairs[0].baseline.value / 989));
+  CHECK(*rep.pairs[0].baseline.plausibility.utilisation_pct ==
+        Approx(100 * rep.pairs[0].baseline.value / 989));
   CHECK(rep.pairs[0].candidate.plausibility.status == "plausible");
   CHECK_FALSE(rep.pairs[0].in_summary);
   // A CPU's peak is our own FMA probe, which matrix units (AMX) can exceed: not flagged.
   db.upsert_system(system_rec("cpu-a", "CPU: Example Xeon", 1, 1));
   db.upsert_system(system_rec("cpu-b", "CPU: Example Xeon 2", 1, 1));
-  run ca = make_run(3, "cpu-a", "gemm", v, "TFLOP/s", direction::higher_is_better, 2.0, 0.01, 10, 3);
-  run cb = make_run(4, "cpu-b", "gemm", v, "TFLOP/s", direction::higher_is_better, 2.1, 0.01, 10, 4);
-  for (run* r : {&ca, &cb}) r->extra["peak"] = {{"tflops", 1.0}, {"source", "FMA probe"}};
+  run ca =
+      make_run(3, "cpu-a", "gemm", v, "TFLOP/s", direction::higher_is_better, 2.0, 0.01, 10, 3);
+  run cb =
+      make_run(4, "cpu-b", "gemm", v, "TFLOP/s", direction::higher_is_better, 2.1, 0.01, 10, 4);
+  for (run* r : {&ca, &cb})
+    r->extra["peak"] = {{"tflops", 1.0}, {"source", "FMA probe"}};
   std::vector<run> cpus = {ca, cb};
   db.insert_runs(cpus);
   auto cpu_rep = synthetic_report(db, "cpu-a", "cpu-b");
@@ -876,7 +961,9 @@ TEST_CASE("report: a measured kernel above the device's peak is flagged as a mea
   CHECK(cpu_rep.pairs[0].in_summary);
 }
 
-TEST_CASE("selector: accelerator=B200 matches the B200 only, accelerator~B200 any model containing it", "[report][cli]") {
+TEST_CASE(
+    "selector: accelerator=B200 matches the B200 only, accelerator~B200 any model containing it",
+    "[report][cli]") {
   CHECK(cli::accelerator_matches("NVIDIA B200-SXM-180GB", "B200", false));
   CHECK(cli::accelerator_matches("NVIDIA Blackwell GPU (B200-SXM-180GB)", "b200", false));
   CHECK_FALSE(cli::accelerator_matches("NVIDIA Blackwell GPU (GB200)", "B200", false));
@@ -889,17 +976,20 @@ TEST_CASE("selector: accelerator=B200 matches the B200 only, accelerator~B200 an
   import_mlperf(db);
   auto exact = cli::select_runs(db, "accelerator=B200");
   std::set<std::string> systems;
-  for (const auto& r : exact.runs) systems.insert(r.system);
+  for (const auto& r : exact.runs)
+    systems.insert(r.system);
   CHECK(systems == std::set<std::string>{"nyx_n1_ngc25.04_nemo"});
   CHECK(exact.systems.size() == 1);
   auto sub = cli::select_runs(db, "accelerator~B200");
   systems.clear();
-  for (const auto& r : sub.runs) systems.insert(r.system);
+  for (const auto& r : sub.runs)
+    systems.insert(r.system);
   CHECK(systems == std::set<std::string>{"nyx_n1_ngc25.04_nemo", "tyche_ngpu512_ngc25.04_nemo"});
-  CHECK_THROWS_AS(cli::select_runs(db, "accelerator=B20"), input_error);  // a token, not a prefix
+  CHECK_THROWS_AS(cli::select_runs(db, "accelerator=B20"), input_error); // a token, not a prefix
 }
 
-TEST_CASE("report: MLPerf energy from the submission's power logs, as the result summarizer", "[report][mlperf]") {
+TEST_CASE("report: MLPerf energy from the submission's power logs, as the result summarizer",
+          "[report][mlperf]") {
   temp_dir t;
   const fs::path org = t.path / "training_v4.0" / "NVIDIA";
   fs::create_directories(org.parent_path());
@@ -910,11 +1000,14 @@ TEST_CASE("report: MLPerf energy from the submission's power logs, as the result
     for (int k = 0; k < 8; ++k) {
       std::string log;
       auto line = [&](int64_t ms, const char* key, const char* value, const char* type) {
-        log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
-                           "\"value\": {}, \"metadata\": {{}}}}\n", ms, type, key, value);
+        log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": "
+                           "\"{}\", \"key\": \"{}\", "
+                           "\"value\": {}, \"metadata\": {{}}}}\n",
+                           ms, type, key, value);
       };
       line(0, "power_measurement_start", "null", "INTERVAL_START");
-      for (int s = 1; s <= 20; ++s) line(1000 * s, "power_reading", "5000", "POINT_IN_TIME");
+      for (int s = 1; s <= 20; ++s)
+        line(1000 * s, "power_reading", "5000", "POINT_IN_TIME");
       line(20000, "power_measurement_stop", "null", "INTERVAL_END");
       fs::create_directories(bench / fmt::format("power/result_{}", i));
       std::ofstream(bench / fmt::format("power/result_{}/node_{}.txt", i, k)) << log;
@@ -933,14 +1026,15 @@ TEST_CASE("report: MLPerf energy from the submission's power logs, as the result
     db.insert_runs(res.runs);
   };
   add(mlperf::ingest(org));
-  add(mlperf::ingest(mlperf_data() / "training_v5.0/NVIDIA"));  // the candidate side, as published
-  auto rep = report::build_report(side_of(cli::select_runs(db, "eos_ngc24.04_nemo")),
-                                  side_of(cli::select_runs(db, "nyx_n1_ngc25.04_nemo")), fixed_options());
+  add(mlperf::ingest(mlperf_data() / "training_v5.0/NVIDIA")); // the candidate side, as published
+  auto rep =
+      report::build_report(side_of(cli::select_runs(db, "eos_ngc24.04_nemo")),
+                           side_of(cli::select_runs(db, "nyx_n1_ngc25.04_nemo")), fixed_options());
   REQUIRE(rep.pairs.size() == 1);
   const auto& b = rep.pairs[0].baseline;
   REQUIRE(b.energy_kwh);
   // 40 kW for the olympic-mean time to train (scaled), in kWh.
   CHECK(*b.energy_kwh == Approx(40.0 * b.value / 60).epsilon(1e-6));
   CHECK(b.energy_source.rfind("MLPerf power logs", 0) == 0);
-  CHECK(rep.pairs[0].candidate.energy_source.rfind("TDP", 0) == 0);  // nyx publishes no power logs
+  CHECK(rep.pairs[0].candidate.energy_source.rfind("TDP", 0) == 0); // nyx publishes no power logs
 }

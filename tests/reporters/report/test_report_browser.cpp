@@ -29,7 +29,8 @@ proc_result run_chromium(const std::string& args, const temp_dir& t) {
   // A fresh profile, no GPU, no background traffic; `timeout` bounds a hung browser.
   const std::string cmd = fmt::format(
       "timeout 60 {} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking --disable-component-update --disable-sync --disable-extensions "
+      "--disable-background-networking --disable-component-update --disable-sync "
+      "--disable-extensions "
       "--disable-default-apps --user-data-dir={} {} >{} 2>{} </dev/null",
       k_chromium, (t.path / "profile").string(), args, out.string(), err.string());
   int st = std::system(cmd.c_str());
@@ -40,22 +41,24 @@ proc_result run_chromium(const std::string& args, const temp_dir& t) {
   return r;
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("report html: no external references in src or href attributes", "[report][html]") {
   temp_dir t;
   auto db = store::store::open(t.path / "r.db");
   fill_synthetic(db);
   import_mlperf(db);
-  auto rep = report::build_report(side_of(cli::select_runs(db, "accelerator=H100")),
-                                  side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options());
+  auto rep =
+      report::build_report(side_of(cli::select_runs(db, "accelerator=H100")),
+                           side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options());
   const std::string html = report::to_html(rep);
   std::regex attr(R"re((src|href|xlink:href|action)\s*=\s*"([^"]*)")re", std::regex::icase);
   size_t n = 0;
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), attr); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), attr); it != std::sregex_iterator();
+       ++it) {
     const std::string v = (*it)[2];
     INFO((*it)[0].str());
-    CHECK(v.rfind("#", 0) == 0);  // in-page anchors only
+    CHECK(v.rfind("#", 0) == 0); // in-page anchors only
     ++n;
   }
   CHECK(n > 0);
@@ -64,9 +67,12 @@ TEST_CASE("report html: no external references in src or href attributes", "[rep
   CHECK(html.find("default-src 'none'") != std::string::npos);
 }
 
-TEST_CASE("report html: renders in headless Chromium without script errors", "[report][html][browser]") {
+TEST_CASE("report html: renders in headless Chromium without script errors",
+          "[report][html][browser]") {
   if (!fs::exists(k_chromium))
-    ACCELBENCH_SKIP(k_chromium << " not found (scripts/install-deps.sh --test installs the 'chromium' package)");
+    ACCELBENCH_SKIP(
+        k_chromium
+        << " not found (scripts/install-deps.sh --test installs the 'chromium' package)");
   temp_dir t;
   auto db = store::store::open(t.path / "r.db");
   fill_synthetic(db, "h100-box", "<script>alert(1)</script> b200 \"box\"");
@@ -96,9 +102,12 @@ TEST_CASE("report html: renders in headless Chromium without script errors", "[r
   const fs::path shot = fs::path(ACCELBENCH_BINARY_DIR) / "report-screenshot.png";
   std::error_code ec;
   fs::remove(shot, ec);
-  auto s = run_chromium(fmt::format("--hide-scrollbars --window-size=1280,2000 --screenshot={} {}", shot.string(), url), t);
+  auto s = run_chromium(fmt::format("--hide-scrollbars --window-size=1280,2000 --screenshot={} {}",
+                                    shot.string(), url),
+                        t);
   INFO("chromium exit " << s.rc << "\nstderr: " << s.err.substr(0, 2000));
   CHECK(s.rc == 0);
   CHECK(fs::exists(shot));
-  if (fs::exists(shot)) CHECK(fs::file_size(shot) > 10000);
+  if (fs::exists(shot))
+    CHECK(fs::file_size(shot) > 10000);
 }

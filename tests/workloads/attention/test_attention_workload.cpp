@@ -58,7 +58,7 @@ TEST_CASE("attention spec", "[attention][workload]") {
   const workload& w = reg.get("attention");
   const workload_spec& s = w.spec();
   CHECK(s.family == "kernel");
-  CHECK(s.backends.front() == "cpu");  // "cuda" follows when the CUDA backend is built
+  CHECK(s.backends.front() == "cpu"); // "cuda" follows when the CUDA backend is built
   CHECK(s.default_ruleset == "kernel-v1");
   CHECK(s.primary_metric == "tflops");
   for (const char* a : {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "causal",
@@ -91,12 +91,17 @@ TEST_CASE("attention validation names the parameter and the value", "[attention]
 TEST_CASE("attention FLOPs: 4*D per visible pair forward, FlashAttention's 2.5x backward",
           "[attention]") {
   attention_shape s;
-  s.batch = 2; s.heads = 16; s.kv_heads = 4; s.seq_q = 1024; s.seq_k = 2048; s.head_dim = 128;
+  s.batch = 2;
+  s.heads = 16;
+  s.kv_heads = 4;
+  s.seq_q = 1024;
+  s.seq_k = 2048;
+  s.head_dim = 128;
   const double fwd = 4.0 * 2 * 16 * 1024 * 2048 * 128;
   CHECK(attention_flops(s, pass_kind::fwd) == fwd);
-  CHECK(attention_flops(s, pass_kind::bwd) == 2.5 * fwd);  // 10 * head_dim per pair
+  CHECK(attention_flops(s, pass_kind::bwd) == 2.5 * fwd); // 10 * head_dim per pair
   CHECK(attention_flops(s, pass_kind::fwd_bwd) == 3.5 * fwd);
-  s.causal = true;  // rows see 1025 .. 2048 keys
+  s.causal = true; // rows see 1025 .. 2048 keys
   const double pairs = 1024.0 * 2048 - 1024.0 * 1023 / 2;
   CHECK(attention_flops(s, pass_kind::fwd) == 4.0 * 2 * 16 * 128 * pairs);
   CHECK(attention_flops(s, pass_kind::bwd) == 2.5 * attention_flops(s, pass_kind::fwd));
@@ -106,13 +111,16 @@ TEST_CASE("unmasked (query, key) pairs: exact for seq_q <, =, > seq_k, causal or
           "[attention]") {
   auto pairs = [](int64_t sq, int64_t sk, bool causal) {
     attention_shape s;
-    s.seq_q = sq; s.seq_k = sk; s.causal = causal;
+    s.seq_q = sq;
+    s.seq_k = sk;
+    s.causal = causal;
     return attention_pairs(s);
   };
   // Bottom-right aligned: row i sees keys j <= i + seq_k - seq_q, as the kernels mask.
   auto counted = [](int64_t sq, int64_t sk) {
     double n = 0;
-    for (int64_t i = 0; i < sq; ++i) n += double(std::clamp<int64_t>(i + sk - sq + 1, 0, sk));
+    for (int64_t i = 0; i < sq; ++i)
+      n += double(std::clamp<int64_t>(i + sk - sq + 1, 0, sk));
     return n;
   };
   for (int64_t sq : {1, 2, 7, 64, 300, 1024})
@@ -121,26 +129,27 @@ TEST_CASE("unmasked (query, key) pairs: exact for seq_q <, =, > seq_k, causal or
       CHECK(pairs(sq, sk, false) == double(sq) * double(sk));
       CHECK(pairs(sq, sk, true) == counted(sq, sk));
     }
-  CHECK(pairs(2048, 2048, true) == 2048.0 * 2049 / 2);  // the diagonal is visible
+  CHECK(pairs(2048, 2048, true) == 2048.0 * 2049 / 2); // the diagonal is visible
   // seq_q < seq_k: halving seq_q * seq_k understated 1024 x 4096 by 1.75x.
   CHECK(pairs(1024, 4096, true) == 3670528.0);
   CHECK(pairs(1024, 4096, true) / (0.5 * 1024 * 4096) == Approx(1.75).epsilon(1e-3));
   // seq_q > seq_k: the first 3072 rows see nothing; halving overstated it 4x.
   CHECK(pairs(4096, 1024, true) == 1024.0 * 1025 / 2);
-  CHECK(pairs(1, 4096, true) == 4096.0);  // decoding one token sees the whole cache
+  CHECK(pairs(1, 4096, true) == 4096.0); // decoding one token sees the whole cache
   CHECK(pairs(4096, 1, true) == 1.0);
 }
 
 TEST_CASE("attention run: samples, metrics and a passing check", "[attention][workload]") {
   auto w = make_attention_workload();
   SECTION("fp32 forward, causal") {
-    const run r = execute(*w, {{"heads", "4"}, {"seq_q", "200"}, {"head_dim", "64"},
-                               {"causal", "1"}});
+    const run r =
+        execute(*w, {{"heads", "4"}, {"seq_q", "200"}, {"head_dim", "64"}, {"causal", "1"}});
     INFO(r.status_reason << " " << r.extra.dump());
     CHECK(r.status == run_status::ok);
     CHECK(r.valid);
     CHECK(r.samples.size() >= 3);
-    for (const sample& s : r.samples) CHECK(s.value > 0);
+    for (const sample& s : r.samples)
+      CHECK(s.value > 0);
     REQUIRE(r.find_metric("tflops") != nullptr);
     CHECK(r.find_metric("tflops")->value > 0);
     CHECK(r.find_metric("time")->dir == direction::lower_is_better);
@@ -149,13 +158,18 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
     const json& c = r.extra.at("correctness");
     CHECK(c.at("ok") == true);
     CHECK(c.at("tolerance") == 1e-4);
-    CHECK(c.at("points").get<int64_t>() == 200 * 4 * 64 + 4 * 200);  // full o and lse
-    CHECK(r.extra.at("flops_per_iteration") == 4.0 * 4 * 64 * (200 * 201 / 2));  // causal pairs
+    CHECK(c.at("points").get<int64_t>() == 200 * 4 * 64 + 4 * 200);             // full o and lse
+    CHECK(r.extra.at("flops_per_iteration") == 4.0 * 4 * 64 * (200 * 201 / 2)); // causal pairs
   }
   SECTION("bf16 fwd_bwd with GQA and seq_k != seq_q") {
-    const run r = execute(*w, {{"heads", "4"}, {"kv_heads", "2"}, {"seq_q", "96"},
-                               {"seq_k", "160"}, {"head_dim", "32"}, {"dtype", "bf16"},
-                               {"pass", "fwd_bwd"}, {"causal", "1"}});
+    const run r = execute(*w, {{"heads", "4"},
+                               {"kv_heads", "2"},
+                               {"seq_q", "96"},
+                               {"seq_k", "160"},
+                               {"head_dim", "32"},
+                               {"dtype", "bf16"},
+                               {"pass", "fwd_bwd"},
+                               {"causal", "1"}});
     INFO(r.extra.dump());
     CHECK(r.valid);
     const json& c = r.extra.at("correctness");
@@ -164,8 +178,8 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
     CHECK(c.at("max_error").get<double>() > 0);
   }
   SECTION("bwd pass on a shape large enough to be sampled") {
-    const run r = execute(*w, {{"heads", "2"}, {"seq_q", "1100"}, {"head_dim", "128"},
-                               {"pass", "bwd"}});
+    const run r =
+        execute(*w, {{"heads", "2"}, {"seq_q", "1100"}, {"head_dim", "128"}, {"pass", "bwd"}});
     INFO(r.extra.dump());
     CHECK(r.valid);
     CHECK(r.extra.at("correctness").at("mode") == "sampled");
@@ -174,7 +188,7 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
 
 TEST_CASE("a wrong attention output makes the run INVALID with the worst error", "[attention]") {
   auto w = make_attention_workload([](const attention_shape& s, attention_buffers& b) {
-    b.o[5] += 1.0f;  // batch 0, row 0, head 0, element 5
+    b.o[5] += 1.0f; // batch 0, row 0, head 0, element 5
   });
   const run r = execute(*w, {{"heads", "2"}, {"seq_q", "64"}, {"head_dim", "16"}});
   CHECK(r.status == run_status::ok);

@@ -24,7 +24,8 @@ std::map<std::string, std::string> values_of(const json& cat, const json& set) {
   std::map<std::string, std::string> out;
   for (const auto& [k, v] : set.items()) {
     json x = v;
-    if (x.is_string() && cat.contains("parameters") && cat["parameters"].contains(x.get<std::string>()))
+    if (x.is_string() && cat.contains("parameters") &&
+        cat["parameters"].contains(x.get<std::string>()))
       x = cat["parameters"][x.get<std::string>()];
     out[k] = x.is_string() ? x.get<std::string>() : x.dump();
   }
@@ -33,7 +34,8 @@ std::map<std::string, std::string> values_of(const json& cat, const json& set) {
 
 const json& config_named(const json& cat, const std::string& name) {
   for (const json& c : cat["configs"])
-    if (c.value("name", "") == name) return c;
+    if (c.value("name", "") == name)
+      return c;
   FAIL("no config " << name);
   static json none;
   return none;
@@ -42,15 +44,14 @@ const json& config_named(const json& cat, const std::string& name) {
 } // namespace
 
 TEST_CASE("catalogues follow the catalogue schema", "[attention][catalogue]") {
-  const json_schema schema = json_schema::load(std::string(ACCELBENCH_SOURCE_DIR) +
-                                               "/schemas/catalogue.schema.json");
-  for (const char* f : {"workloads/attention/catalogues/llama3-8b.json",
-                        "workloads/attention/catalogues/llama3-70b.json",
-                        "workloads/attention/catalogues/llama3-405b.json",
-                        "workloads/gemm/catalogues/llama3-8b.json",
-                        "workloads/gemm/catalogues/llama3-70b.json",
-                        "workloads/gemm/catalogues/llama3-405b.json",
-                        "workloads/gemm/catalogues/deepbench.json"}) {
+  const json_schema schema =
+      json_schema::load(std::string(ACCELBENCH_SOURCE_DIR) + "/schemas/catalogue.schema.json");
+  for (const char* f :
+       {"workloads/attention/catalogues/llama3-8b.json",
+        "workloads/attention/catalogues/llama3-70b.json",
+        "workloads/attention/catalogues/llama3-405b.json",
+        "workloads/gemm/catalogues/llama3-8b.json", "workloads/gemm/catalogues/llama3-70b.json",
+        "workloads/gemm/catalogues/llama3-405b.json", "workloads/gemm/catalogues/deepbench.json"}) {
     INFO(f);
     const json cat = read(f);
     CHECK(schema.validate(cat).empty());
@@ -82,16 +83,20 @@ TEST_CASE("attention catalogues resolve to valid attention configs", "[attention
 
 TEST_CASE("Llama 3 GEMM catalogues carry the models' dimensions", "[catalogue]") {
   // hidden, ffn, (heads + 2 kv_heads) * 128
-  struct dims { const char* name; int hidden, ffn, qkv; };
-  for (const dims& d : {dims{"llama3-8b", 4096, 14336, 6144}, dims{"llama3-70b", 8192, 28672, 10240},
-                        dims{"llama3-405b", 16384, 53248, 18432}}) {
+  struct dims {
+    const char* name;
+    int hidden, ffn, qkv;
+  };
+  for (const dims& d :
+       {dims{"llama3-8b", 4096, 14336, 6144}, dims{"llama3-70b", 8192, 28672, 10240},
+        dims{"llama3-405b", 16384, 53248, 18432}}) {
     INFO(d.name);
     const json cat = read(std::string("workloads/gemm/catalogues/") + d.name + ".json");
-    CHECK(cat["configs"].size() == 15);  // 5 layers x (fwd, dgrad, wgrad)
+    CHECK(cat["configs"].size() == 15); // 5 layers x (fwd, dgrad, wgrad)
     const auto qkv = values_of(cat, config_named(cat, "qkv_fwd")["set"]);
     CHECK(qkv.at("N") == std::to_string(d.qkv));
     CHECK(qkv.at("K") == std::to_string(d.hidden));
-    CHECK(qkv.at("M") == "4096");  // tokens
+    CHECK(qkv.at("M") == "4096"); // tokens
     const auto up = values_of(cat, config_named(cat, "gate_up_dgrad")["set"]);
     CHECK(up.at("N") == std::to_string(d.hidden));
     CHECK(up.at("K") == std::to_string(2 * d.ffn));

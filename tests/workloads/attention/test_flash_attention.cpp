@@ -24,7 +24,8 @@ std::vector<float> randn(size_t n, unsigned seed) {
   std::mt19937 g(seed);
   std::normal_distribution<float> d;
   std::vector<float> v(n);
-  for (float& x : v) x = d(g);
+  for (float& x : v)
+    x = d(g);
   return v;
 }
 
@@ -51,8 +52,8 @@ void run_fast(const attention_shape& s, tensors& t) {
 }
 
 check_result check_all(const attention_shape& s, const tensors& t, const check_options& opt) {
-  check_result r = check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(),
-                                 opt);
+  check_result r =
+      check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt);
   r.merge(check_backward(s, t.q.data(), t.k.data(), t.v.data(), t.d_o.data(), t.dq.data(),
                          t.dk.data(), t.dv.data(), opt));
   return r;
@@ -61,7 +62,12 @@ check_result check_all(const attention_shape& s, const tensors& t, const check_o
 attention_shape shape(int64_t b, int64_t h, int64_t hk, int64_t sq, int64_t sk, int64_t d,
                       bool causal) {
   attention_shape s;
-  s.batch = b; s.heads = h; s.kv_heads = hk; s.seq_q = sq; s.seq_k = sk; s.head_dim = d;
+  s.batch = b;
+  s.heads = h;
+  s.kv_heads = hk;
+  s.seq_q = sq;
+  s.seq_k = sk;
+  s.head_dim = d;
   s.causal = causal;
   return s;
 }
@@ -79,15 +85,15 @@ TEST_CASE("fused kernels match the reference on every ISA variant", "[attention]
   // Odd sizes on purpose: none of seq 77 / 131 / 45 / 200 is a multiple of the 64-row tiles,
   // head_dim 40 / 72 / 8 not a multiple of the 16-float vectors.
   const std::vector<attention_shape> shapes = {
-      shape(2, 4, 2, 77, 77, 40, false),    // GQA, self-attention
-      shape(2, 4, 2, 77, 77, 40, true),     // ... causal
-      shape(1, 3, 1, 45, 131, 72, true),    // MQA, seq_q < seq_k, causal bottom-right
-      shape(1, 2, 2, 131, 45, 8, true),     // seq_q > seq_k causal: first 86 rows see nothing
-      shape(1, 2, 1, 200, 70, 64, false),   // seq_q > seq_k, not causal
-      shape(1, 1, 1, 1, 1, 1, false),       // degenerate
+      shape(2, 4, 2, 77, 77, 40, false),  // GQA, self-attention
+      shape(2, 4, 2, 77, 77, 40, true),   // ... causal
+      shape(1, 3, 1, 45, 131, 72, true),  // MQA, seq_q < seq_k, causal bottom-right
+      shape(1, 2, 2, 131, 45, 8, true),   // seq_q > seq_k causal: first 86 rows see nothing
+      shape(1, 2, 1, 200, 70, 64, false), // seq_q > seq_k, not causal
+      shape(1, 1, 1, 1, 1, 1, false),     // degenerate
   };
   check_options opt;
-  opt.tolerance = 1e-4;  // kernel-v1 fp32
+  opt.tolerance = 1e-4; // kernel-v1 fp32
   for (const std::string& isa : available_isas()) {
     set_kernel_isa(isa);
     for (const attention_shape& s : shapes) {
@@ -100,13 +106,13 @@ TEST_CASE("fused kernels match the reference on every ISA variant", "[attention]
       CHECK_FALSE(r.sampled);
       CHECK(r.points > 0);
       CHECK(r.ok());
-      CHECK(r.max_error < 1e-5);  // fp32 kernel vs double: far inside the ruleset's bound
+      CHECK(r.max_error < 1e-5); // fp32 kernel vs double: far inside the ruleset's bound
     }
   }
 }
 
 TEST_CASE("rows with no visible key give o = 0, lse = +inf and zero gradients", "[attention]") {
-  const attention_shape s = shape(1, 1, 1, 100, 30, 16, true);  // rows 0..69 see no key
+  const attention_shape s = shape(1, 1, 1, 100, 30, 16, true); // rows 0..69 see no key
   tensors t = make(s);
   run_fast(s, t);
   for (int64_t i = 0; i < 70; ++i) {
@@ -119,7 +125,8 @@ TEST_CASE("rows with no visible key give o = 0, lse = +inf and zero gradients", 
   }
   CHECK(std::isfinite(t.lse[70]));
   // Row 70 sees exactly key 0: softmax of one score is 1, so o = v[0] and lse = its score.
-  for (int64_t d = 0; d < 16; ++d) CHECK(t.o[size_t(70 * 16 + d)] == Approx(t.v[size_t(d)]).epsilon(1e-5));
+  for (int64_t d = 0; d < 16; ++d)
+    CHECK(t.o[size_t(70 * 16 + d)] == Approx(t.v[size_t(d)]).epsilon(1e-5));
 }
 
 TEST_CASE("a custom softmax scale is honoured", "[attention]") {
@@ -133,7 +140,8 @@ TEST_CASE("a custom softmax scale is honoured", "[attention]") {
   // ... and differs from the default scale's result (the check would catch a kernel ignoring it).
   attention_shape d = s;
   d.scale = 0;
-  CHECK_FALSE(check_forward(d, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt).ok());
+  CHECK_FALSE(
+      check_forward(d, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt).ok());
 }
 
 TEST_CASE("bf16 storage with fp32 math stays within the bf16 tolerance", "[attention][bf16]") {
@@ -159,7 +167,7 @@ TEST_CASE("bf16 storage with fp32 math stays within the bf16 tolerance", "[atten
     to_float(dk.data(), t.dk.data(), int64_t(nk));
     to_float(dv.data(), t.dv.data(), int64_t(nk));
     check_options opt;
-    opt.tolerance = 2e-2;  // kernel-v1 bf16
+    opt.tolerance = 2e-2; // kernel-v1 bf16
     const check_result r = check_all(s, t, opt);
     INFO(r.reason());
     CHECK(r.ok());
@@ -176,13 +184,13 @@ TEST_CASE("sampled checks of a larger shape pass, and catch a corrupted row", "[
   run_fast(s, t);
   check_options opt;
   opt.tolerance = 1e-4;
-  opt.full_limit = 0;  // force sampling
+  opt.full_limit = 0; // force sampling
   opt.sample_rows = 6;
   check_result r = check_all(s, t, opt);
   INFO(r.reason());
   CHECK(r.sampled);
   CHECK(r.ok());
-  CHECK(r.points == 6 * 64 + 6 + 3 * 6 * 64);  // o rows + lse, then dq, dk, dv rows
+  CHECK(r.points == 6 * 64 + 6 + 3 * 6 * 64); // o rows + lse, then dq, dk, dv rows
 
   // The last row is always sampled: corrupt one element of each output in turn.
   for (std::vector<float>* x : {&t.o, &t.dq}) {
@@ -210,7 +218,8 @@ TEST_CASE("the checker rejects a deliberately wrong kernel", "[attention]") {
   attention_shape wrong = s;
   wrong.causal = false;
   run_fast(wrong, t);
-  check_result r = check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt);
+  check_result r =
+      check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt);
   INFO(r.reason());
   CHECK_FALSE(r.ok());
   CHECK(r.reason().find("> tolerance") != std::string::npos);
@@ -227,17 +236,18 @@ TEST_CASE("the sampled backward check does not trust the kernel's O and lse", "[
   // A forward wrong in a row the forward check does not sample hands the backward a wrong O and
   // lse, and the backward kernel computes dK and dV consistently with them. A reference built from
   // that O and lse agrees with the wrong gradients; one computing its own forward does not.
-  const attention_shape s = shape(1, 2, 1, 300, 300, 32, false);  // two query heads per kv head
+  const attention_shape s = shape(1, 2, 1, 300, 300, 32, false); // two query heads per kv head
   tensors t = make(s, 53);
   check_options opt;
   opt.tolerance = 1e-4;
-  opt.full_limit = 0;  // sampled rows, as for the catalogues' shapes
+  opt.full_limit = 0; // sampled rows, as for the catalogues' shapes
   opt.sample_rows = 4;
   flash_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data());
   // Query row 150 of head 0: lse too large by 1 (its probabilities e times too small), O halved.
   const int64_t row = 150, D = s.head_dim;
   t.lse[size_t(row)] += 1.0f;
-  for (int64_t d = 0; d < D; ++d) t.o[size_t(row * s.heads * D + d)] *= 0.5f;
+  for (int64_t d = 0; d < D; ++d)
+    t.o[size_t(row * s.heads * D + d)] *= 0.5f;
   REQUIRE(check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt).ok());
   flash_backward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.d_o.data(), t.lse.data(),
                  t.dq.data(), t.dk.data(), t.dv.data());
@@ -267,9 +277,9 @@ TEST_CASE("workspace grows linearly with the sequence, never as seq^2", "[attent
   const double w1 = double(backward_workspace_bytes(s)), f1 = double(forward_workspace_bytes(s));
   s.seq_q = s.seq_k = 16384;
   const double w4 = double(backward_workspace_bytes(s)), f4 = double(forward_workspace_bytes(s));
-  CHECK(w4 / w1 < 4.1);  // 4x the length: ~4x the memory (a score matrix would be 16x)
+  CHECK(w4 / w1 < 4.1); // 4x the length: ~4x the memory (a score matrix would be 16x)
   CHECK(f4 / f1 < 4.1);
-  CHECK(w4 < 16.0 * 16384 * 16384 * 4 / 8);  // far below one head-batch of fp32 scores
+  CHECK(w4 < 16.0 * 16384 * 16384 * 4 / 8); // far below one head-batch of fp32 scores
 }
 
 TEST_CASE("bad shapes are input errors naming the field and value", "[attention]") {

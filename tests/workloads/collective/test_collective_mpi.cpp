@@ -24,22 +24,27 @@ namespace {
 const std::string k_exe = ACCELBENCH_EXE;
 const std::string k_mpirun = ACCELBENCH_MPIEXEC;
 
-#define REQUIRE_MPIRUN()                                                                            \
+#define REQUIRE_MPIRUN()                                                                           \
   do {                                                                                             \
-    if (!ACCELBENCH_TEST_HAVE_MPI) ACCELBENCH_SKIP("this build has no MPI");                       \
-    if (k_mpirun.empty()) ACCELBENCH_SKIP("no mpirun found at configure time (apt-get install openmpi-bin)"); \
+    if (!ACCELBENCH_TEST_HAVE_MPI)                                                                 \
+      ACCELBENCH_SKIP("this build has no MPI");                                                    \
+    if (k_mpirun.empty())                                                                          \
+      ACCELBENCH_SKIP("no mpirun found at configure time (apt-get install openmpi-bin)");          \
   } while (0)
 
 // Short, fixed measurements: a fixed iteration count is never judged too short on a loaded machine.
-const std::string k_quick = "--rules kernel-quick --rule iterations=20 --rule repetitions=3 --rule warmup_iterations=1 "
-                            "--rule min_warmup_time_s=0";
+const std::string k_quick =
+    "--rules kernel-quick --rule iterations=20 --rule repetitions=3 --rule warmup_iterations=1 "
+    "--rule min_warmup_time_s=0";
 
 // In the sanitizer build, Open MPI's leaks at MPI_Init/MPI_Finalize are suppressed by name
 // (tests/sanitizers/lsan.supp, leak:libmpi.so); the slow unwinder keeps that name in the stacks of
 // allocations made by components that MPI_Finalize unloads. Ignored without AddressSanitizer.
-const std::string k_asan = std::string(std::getenv("ASAN_OPTIONS") ? std::getenv("ASAN_OPTIONS") : "") +
-                           ":fast_unwind_on_malloc=0";
-const std::string k_no_launcher = "env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK -u SLURM_PROCID ASAN_OPTIONS=" + k_asan;
+const std::string k_asan =
+    std::string(std::getenv("ASAN_OPTIONS") ? std::getenv("ASAN_OPTIONS") : "") +
+    ":fast_unwind_on_malloc=0";
+const std::string k_no_launcher =
+    "env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK -u SLURM_PROCID ASAN_OPTIONS=" + k_asan;
 
 test_cli::spawn_options options(const test_cli::temp_dir& d) {
   test_cli::spawn_options o;
@@ -47,7 +52,9 @@ test_cli::spawn_options options(const test_cli::temp_dir& d) {
   o.out = d.path / "out.txt";
   o.err = d.path / "err.txt";
   // CI runs as root; two ranks on two cores need --oversubscribe.
-  o.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}, {"OMPI_MCA_rmaps_base_oversubscribe", "1"},
+  o.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+           {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
+           {"OMPI_MCA_rmaps_base_oversubscribe", "1"},
            {"ASAN_OPTIONS", k_asan}};
   return o;
 }
@@ -56,12 +63,14 @@ std::string mpirun(int n, const std::string& command) {
   return k_mpirun + " --oversubscribe -np " + std::to_string(n) + " " + command;
 }
 
-test_cli::exit_status run_sh(const std::string& script, const test_cli::spawn_options& o, int limit_s = 120) {
+test_cli::exit_status run_sh(const std::string& script, const test_cli::spawn_options& o,
+                             int limit_s = 120) {
   return test_cli::wait_for(test_cli::spawn_sh(script, o), std::chrono::seconds(limit_s));
 }
 
 int64_t stored_runs(const std::string& db) {
-  if (!fs::exists(db)) return 0;
+  if (!fs::exists(db))
+    return 0;
   return store::store::open(db, store::access::read_only).count_runs();
 }
 
@@ -72,19 +81,25 @@ TEST_CASE("every collective op and dtype, in and out of place, is correct across
   test_cli::temp_dir d;
   auto o = options(d);
   std::string ops, dtypes;
-  for (const auto& x : collective::op_names()) ops += (ops.empty() ? "" : ",") + x;
+  for (const auto& x : collective::op_names())
+    ops += (ops.empty() ? "" : ",") + x;
   // Every dtype in the Release build; under the sanitizers (several times slower, and slower still
-  // with the slow unwinder) the 16-bit types that travel through our own sum op, and one 64-bit type.
-  const std::vector<std::string> types =
-      ACCELBENCH_TEST_SANITIZED ? std::vector<std::string>{"bf16", "fp16", "int64"} : collective::dtype_names();
-  for (const auto& x : types) dtypes += (dtypes.empty() ? "" : ",") + x;
-  auto st = run_sh(mpirun(2, k_exe + " run collective --sweep op=" + ops + " --sweep dtype=" + dtypes +
-                                 " --sweep inplace=0,1 --set bytes=1024 " + k_quick + " --db " + d.db() + " --json --quiet"),
-                   o);
+  // with the slow unwinder) the 16-bit types that travel through our own sum op, and one 64-bit
+  // type.
+  const std::vector<std::string> types = ACCELBENCH_TEST_SANITIZED
+                                             ? std::vector<std::string>{"bf16", "fp16", "int64"}
+                                             : collective::dtype_names();
+  for (const auto& x : types)
+    dtypes += (dtypes.empty() ? "" : ",") + x;
+  auto st =
+      run_sh(mpirun(2, k_exe + " run collective --sweep op=" + ops + " --sweep dtype=" + dtypes +
+                           " --sweep inplace=0,1 --set bytes=1024 " + k_quick + " --db " + d.db() +
+                           " --json --quiet"),
+             o);
   INFO(test_cli::slurp(o.err));
   REQUIRE_FALSE(st.timed_out);
   REQUIRE(st.rc == 0);
-  const json doc = json::parse(test_cli::slurp(o.out));  // rank 0 alone printed
+  const json doc = json::parse(test_cli::slurp(o.out)); // rank 0 alone printed
   const auto& runs = doc["runs"];
   REQUIRE(runs.size() == collective::op_names().size() * types.size() * 2);
   for (const auto& r : runs) {
@@ -96,19 +111,22 @@ TEST_CASE("every collective op and dtype, in and out of place, is correct across
     CHECK(r["environment"]["distributed"]["world_size"] == 2);
     CHECK(r["environment"]["distributed"]["ranks_per_node"] == 2);
     CHECK(r["environment"]["distributed"]["launcher"] == "mpirun");
-    CHECK(r["environment"]["distributed"]["mpi"]["library"].get<std::string>().find("Open MPI") != std::string::npos);
+    CHECK(r["environment"]["distributed"]["mpi"]["library"].get<std::string>().find("Open MPI") !=
+          std::string::npos);
     // busbw = algbw x nccl-tests' factor for the op at 2 ranks; the sample is the slowest rank's.
     double algbw = 0, busbw = 0;
     for (const auto& m : r["metrics"]) {
-      if (m["name"] == "algbw") algbw = m["value"];
-      if (m["name"] == "busbw") busbw = m["value"];
+      if (m["name"] == "algbw")
+        algbw = m["value"];
+      if (m["name"] == "busbw")
+        busbw = m["value"];
     }
     const auto kind = collective::op_from_string(r["config"]["op"]);
     CHECK(busbw == Approx(algbw * collective::bus_factor(kind, 2)));
     for (const auto& s : r["samples"]) {
       REQUIRE(s["extra"]["rank_s"].size() == 2);
-      CHECK(s["value"].get<double>() ==
-            Approx(std::max(s["extra"]["rank_s"][0].get<double>(), s["extra"]["rank_s"][1].get<double>())));
+      CHECK(s["value"].get<double>() == Approx(std::max(s["extra"]["rank_s"][0].get<double>(),
+                                                        s["extra"]["rank_s"][1].get<double>())));
     }
     CHECK(r["extra"]["ranks"]["world_size"] == 2);
   }
@@ -119,13 +137,17 @@ TEST_CASE("every collective op and dtype, in and out of place, is correct across
   CHECK(shown.out.find("spread") != std::string::npos);
 }
 
-TEST_CASE("ranks given different command lines: exit 2 on every rank, naming the argument, nothing stored") {
+TEST_CASE("ranks given different command lines: exit 2 on every rank, naming the argument, nothing "
+          "stored") {
   REQUIRE_MPIRUN();
   test_cli::temp_dir d;
   auto o = options(d);
-  auto st = run_sh(mpirun(2, "sh -c '" + k_exe + " run collective --set bytes=$((1024 * (OMPI_COMM_WORLD_RANK + 1))) " +
-                                 k_quick + " --db " + d.db() + "; rc=$?; echo rank $OMPI_COMM_WORLD_RANK exit $rc >&2; exit $rc'"),
-                   o);
+  auto st =
+      run_sh(mpirun(2, "sh -c '" + k_exe +
+                           " run collective --set bytes=$((1024 * (OMPI_COMM_WORLD_RANK + 1))) " +
+                           k_quick + " --db " + d.db() +
+                           "; rc=$?; echo rank $OMPI_COMM_WORLD_RANK exit $rc >&2; exit $rc'"),
+             o);
   const std::string err = test_cli::slurp(o.err);
   INFO(err);
   REQUIRE_FALSE(st.timed_out);
@@ -136,51 +158,60 @@ TEST_CASE("ranks given different command lines: exit 2 on every rank, naming the
   CHECK_FALSE(fs::exists(d.db()));
 }
 
-TEST_CASE("ranks whose plans differ (the same command, a different rules file): exit 2 naming the setting") {
+TEST_CASE("ranks whose plans differ (the same command, a different rules file): exit 2 naming the "
+          "setting") {
   REQUIRE_MPIRUN();
   test_cli::temp_dir d;
   auto o = options(d);
   for (int r = 0; r < 2; ++r) {
     fs::create_directories(d.path / ("r" + std::to_string(r)));
-    std::ifstream in(std::string(ACCELBENCH_SOURCE_DIR) + "/workloads/gemm/rulesets/kernel-quick.json");
+    std::ifstream in(std::string(ACCELBENCH_SOURCE_DIR) +
+                     "/workloads/gemm/rulesets/kernel-quick.json");
     json rules = json::parse(in);
     rules["measurement"]["repetitions"] = 3 + r;
     std::ofstream(d.path / ("r" + std::to_string(r)) / "rules.json") << rules.dump();
   }
   auto st = run_sh(mpirun(2, "sh -c 'cd r$OMPI_COMM_WORLD_RANK && exec " + k_exe +
-                                 " run collective --set bytes=1024 --rules rules.json --db " + d.db() + "'"),
+                                 " run collective --set bytes=1024 --rules rules.json --db " +
+                                 d.db() + "'"),
                    o);
   const std::string err = test_cli::slurp(o.err);
   INFO(err);
   REQUIRE_FALSE(st.timed_out);
   CHECK(st.rc == 2);
   CHECK(err.find("the ranks disagree on the config") != std::string::npos);
-  CHECK(err.find("/runs/0/ruleset/measurement/repetitions: rank 0 has 3, rank 1 has 4") != std::string::npos);
+  CHECK(err.find("/runs/0/ruleset/measurement/repetitions: rank 0 has 3, rank 1 has 4") !=
+        std::string::npos);
   CHECK_FALSE(fs::exists(d.db()));
 }
 
-TEST_CASE("a rank killed with kill -9 ends the job on every rank in bounded time, nothing half-stored") {
+TEST_CASE(
+    "a rank killed with kill -9 ends the job on every rank in bounded time, nothing half-stored") {
   REQUIRE_MPIRUN();
   test_cli::temp_dir d;
   auto o = options(d);
   // Long enough never to finish: the kill comes while samples are being taken.
   const pid_t job = test_cli::spawn_sh(
-      mpirun(2, "sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec " + k_exe +
-                    " run collective --set bytes=4096 --rules kernel-quick --rule iterations=200000 "
-                    "--rule repetitions=1000 --rule max_time_s=600 --db " + d.db() + "'"),
+      mpirun(2,
+             "sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec " + k_exe +
+                 " run collective --set bytes=4096 --rules kernel-quick --rule iterations=200000 "
+                 "--rule repetitions=1000 --rule max_time_s=600 --db " +
+                 d.db() + "'"),
       o);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!(fs::exists(d.path / "pid.1") && test_cli::slurp(o.err).find("[1/1] collective") != std::string::npos) &&
+  while (!(fs::exists(d.path / "pid.1") &&
+           test_cli::slurp(o.err).find("[1/1] collective") != std::string::npos) &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the samples
+  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // into the samples
   pid_t rank1 = 0;
   std::ifstream(d.path / "pid.1") >> rank1;
   REQUIRE(rank1 > 0);
   const auto killed_at = std::chrono::steady_clock::now();
   REQUIRE(kill(rank1, SIGKILL) == 0);
   const auto st = test_cli::wait_for(job, std::chrono::seconds(60));
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   const std::string err = test_cli::slurp(o.err);
   INFO(err);
   CHECK_FALSE(st.timed_out);
@@ -191,9 +222,11 @@ TEST_CASE("a rank killed with kill -9 ends the job on every rank in bounded time
   CHECK(stored_runs(d.db()) == 0);
 }
 
-TEST_CASE("world size 1 without a launcher is unchanged: no topology, no per-rank times, the same fingerprint") {
+TEST_CASE("world size 1 without a launcher is unchanged: no topology, no per-rank times, the same "
+          "fingerprint") {
   test_cli::temp_dir d;
-  auto r = test_cli::ab("run gemm --set M=32 --set N=32 --set K=32 " + k_quick + " --db " + d.db() + " --json --quiet",
+  auto r = test_cli::ab("run gemm --set M=32 --set N=32 --set K=32 " + k_quick + " --db " + d.db() +
+                            " --json --quiet",
                         k_no_launcher);
   INFO(r.err);
   REQUIRE(r.rc == 0);
@@ -208,24 +241,27 @@ TEST_CASE("world size 1 without a launcher is unchanged: no topology, no per-ran
   CHECK(run["fingerprint"] == environment_fingerprint(run["environment"]));
   json two = run["environment"];
   two["distributed"] = {{"world_size", 2}, {"ranks_per_node", 2}, {"nodes", 1}};
-  CHECK(environment_fingerprint(two) != run["fingerprint"]);  // runs at another scale never compare silently
+  CHECK(environment_fingerprint(two) !=
+        run["fingerprint"]); // runs at another scale never compare silently
 }
 
 TEST_CASE("collective runs on one process without a launcher (an MPI singleton)") {
-  if (!ACCELBENCH_TEST_HAVE_MPI) ACCELBENCH_SKIP("this build has no MPI");
+  if (!ACCELBENCH_TEST_HAVE_MPI)
+    ACCELBENCH_SKIP("this build has no MPI");
   test_cli::temp_dir d;
-  auto r = test_cli::ab("run collective --sweep op=allreduce,allgather --set bytes=4096 " + k_quick + " --db " + d.db() +
-                            " --json --quiet",
+  auto r = test_cli::ab("run collective --sweep op=allreduce,allgather --set bytes=4096 " +
+                            k_quick + " --db " + d.db() + " --json --quiet",
                         k_no_launcher);
   INFO(r.err);
   REQUIRE(r.rc == 0);
-  const json doc = json::parse(r.out);  // kept alive: the loop below walks into it
+  const json doc = json::parse(r.out); // kept alive: the loop below walks into it
   for (const auto& run : doc["runs"]) {
     CHECK(run["validity"] == "VALID");
     CHECK(run["extra"]["world_size"] == 1);
     CHECK(run["extra"]["correctness"]["wrong"] == 0);
     for (const auto& m : run["metrics"])
-      if (m["name"] == "busbw") CHECK(m["value"] == 0.0);  // (n-1)/n at n = 1, as nccl-tests prints
+      if (m["name"] == "busbw")
+        CHECK(m["value"] == 0.0); // (n-1)/n at n = 1, as nccl-tests prints
   }
 }
 
@@ -238,19 +274,22 @@ TEST_CASE("collective on NCCL across the GPUs of this machine") {
   const json e = json::parse(env.out);
   bool gpu = false;
   for (const auto& b : e.value("backends", json::array()))
-    if (b.value("name", "") == "cuda") gpu = b.value("available", false);
-  if (!gpu) ACCELBENCH_SKIP("no usable CUDA device");
+    if (b.value("name", "") == "cuda")
+      gpu = b.value("available", false);
+  if (!gpu)
+    ACCELBENCH_SKIP("no usable CUDA device");
   test_cli::temp_dir d;
   auto o = options(d);
   std::string ops;
-  for (const auto& x : collective::op_names()) ops += (ops.empty() ? "" : ",") + x;
+  for (const auto& x : collective::op_names())
+    ops += (ops.empty() ? "" : ",") + x;
   auto st = run_sh(mpirun(1, k_exe + " run collective --backend cuda --sweep op=" + ops +
-                                 " --sweep dtype=fp32,bf16,int8 --set bytes=1048576 " + k_quick + " --db " + d.db() +
-                                 " --json --quiet"),
+                                 " --sweep dtype=fp32,bf16,int8 --set bytes=1048576 " + k_quick +
+                                 " --db " + d.db() + " --json --quiet"),
                    o, 300);
   INFO(test_cli::slurp(o.err));
   REQUIRE(st.rc == 0);
-  const json doc = json::parse(test_cli::slurp(o.out));  // kept alive: the loop walks into it
+  const json doc = json::parse(test_cli::slurp(o.out)); // kept alive: the loop walks into it
   for (const auto& run : doc["runs"]) {
     CHECK(run["validity"] == "VALID");
     CHECK(run["extra"]["correctness"]["wrong"] == 0);

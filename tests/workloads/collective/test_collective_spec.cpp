@@ -28,12 +28,12 @@ TEST_CASE("sizes as nccl-tests counts them, rounded down to whole elements per r
   CHECK(ar.size_bytes() == 1 << 20);
   CHECK(ar.send_count() == ar.recv_count());
   auto ag = make_shape(op::allgather, "bf16", 1 << 20, 4, false);
-  CHECK(ag.count == (1 << 20) / 2 / 4);  // each rank's block
+  CHECK(ag.count == (1 << 20) / 2 / 4); // each rank's block
   CHECK(ag.send_count() == ag.count);
   CHECK(ag.recv_count() == 4 * ag.count);
   CHECK(ag.size_bytes() == 1 << 20);
   auto rs = make_shape(op::reduce_scatter, "fp64", 1000, 3, false);
-  CHECK(rs.count == 1000 / 8 / 3);  // 41
+  CHECK(rs.count == 1000 / 8 / 3); // 41
   CHECK(rs.send_count() == 123);
   CHECK(rs.recv_count() == 41);
   CHECK(rs.size_bytes() == 123 * 8);
@@ -41,7 +41,7 @@ TEST_CASE("sizes as nccl-tests counts them, rounded down to whole elements per r
   CHECK(a2a.count == 2);
   CHECK(a2a.send_count() == 8);
   CHECK(a2a.recv_count() == 8);
-  CHECK(make_shape(op::allgather, "fp32", 4, 2, false).count == 0);  // less than an element per rank
+  CHECK(make_shape(op::allgather, "fp32", 4, 2, false).count == 0); // less than an element per rank
 }
 
 namespace {
@@ -51,7 +51,8 @@ std::vector<std::vector<int64_t>> simulate(const shape& s) {
   const int n = s.ranks;
   std::vector<std::vector<int64_t>> in(n), out(n);
   for (int r = 0; r < n; ++r)
-    for (uint64_t i = 0; i < s.send_count(); ++i) in[r].push_back(input_value(r, i));
+    for (uint64_t i = 0; i < s.send_count(); ++i)
+      in[r].push_back(input_value(r, i));
   const uint64_t c = s.count;
   for (int r = 0; r < n; ++r) {
     out[r].assign(s.recv_count(), 0);
@@ -59,14 +60,22 @@ std::vector<std::vector<int64_t>> simulate(const shape& s) {
       switch (s.kind) {
       case op::allreduce:
       case op::reduce:
-        for (int q = 0; q < n; ++q) out[r][i] += in[q][i];
+        for (int q = 0; q < n; ++q)
+          out[r][i] += in[q][i];
         break;
-      case op::broadcast: out[r][i] = in[k_root][i]; break;
-      case op::allgather: out[r][i] = in[i / c][i % c]; break;
+      case op::broadcast:
+        out[r][i] = in[k_root][i];
+        break;
+      case op::allgather:
+        out[r][i] = in[i / c][i % c];
+        break;
       case op::reduce_scatter:
-        for (int q = 0; q < n; ++q) out[r][i] += in[q][r * c + i];
+        for (int q = 0; q < n; ++q)
+          out[r][i] += in[q][r * c + i];
         break;
-      case op::alltoall: out[r][i] = in[i / c][r * c + i % c]; break;
+      case op::alltoall:
+        out[r][i] = in[i / c][r * c + i % c];
+        break;
       }
     }
   }
@@ -81,7 +90,8 @@ TEST_CASE("expected values match a direct simulation of every collective") {
       const shape s = make_shape(op_from_string(name), "int64", 8 * 24 * (uint64_t)n, n, false);
       const auto out = simulate(s);
       for (int r = 0; r < n; ++r) {
-        if (s.kind == op::reduce && r != k_root) continue;
+        if (s.kind == op::reduce && r != k_root)
+          continue;
         for (uint64_t i = 0; i < s.recv_count(); ++i) {
           INFO(name << " n=" << n << " rank " << r << " element " << i);
           REQUIRE(expected_value(s, r, i) == out[r][i]);
@@ -94,7 +104,8 @@ TEST_CASE("the checker accepts the right output in every dtype and names a wrong
   for (const auto& dtype : dtype_names()) {
     const shape s = make_shape(op::allreduce, dtype, 64 * dtype_size(dtype), 4, false);
     std::vector<unsigned char> buf(s.recv_count() * s.elem);
-    for (uint64_t i = 0; i < s.recv_count(); ++i) store_value(dtype, buf.data(), i, expected_value(s, 2, i));
+    for (uint64_t i = 0; i < s.recv_count(); ++i)
+      store_value(dtype, buf.data(), i, expected_value(s, 2, i));
     auto ok = check_output(s, 2, buf.data());
     INFO(dtype);
     CHECK(ok.wrong == 0);
@@ -114,7 +125,8 @@ TEST_CASE("inputs are exact small integers whose sums stay exact in bf16 and int
     }
   const shape s = make_shape(op::allreduce, "bf16", 2 * 100, 63, false);
   std::vector<unsigned char> buf(s.recv_count() * s.elem);
-  for (uint64_t i = 0; i < s.recv_count(); ++i) store_value("bf16", buf.data(), i, expected_value(s, 0, i));
+  for (uint64_t i = 0; i < s.recv_count(); ++i)
+    store_value("bf16", buf.data(), i, expected_value(s, 0, i));
   CHECK(check_output(s, 0, buf.data()).wrong == 0);
 }
 
@@ -128,12 +140,13 @@ TEST_CASE("fp16 storage: exact values, rounding to nearest even, and every half 
   CHECK(float_to_fp16(-2.0f) == 0xc000);
   CHECK(float_to_fp16(0.5f) == 0x3800);
   CHECK(float_to_fp16(65504.0f) == 0x7bff);
-  CHECK(float_to_fp16(1e6f) == 0x7c00);                 // overflow: inf
-  CHECK(float_to_fp16(1.0f + 1.0f / 2048) == 0x3c00);   // a tie rounds to even
+  CHECK(float_to_fp16(1e6f) == 0x7c00);               // overflow: inf
+  CHECK(float_to_fp16(1.0f + 1.0f / 2048) == 0x3c00); // a tie rounds to even
   CHECK(float_to_fp16(1.0f + 3.0f / 2048) == 0x3c02);
-  CHECK(float_to_fp16(5.9604645e-8f) == 0x0001);         // the smallest subnormal
+  CHECK(float_to_fp16(5.9604645e-8f) == 0x0001); // the smallest subnormal
   for (uint32_t h = 0; h < 0x10000; ++h) {
-    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;  // NaN
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff))
+      continue; // NaN
     INFO(h);
     REQUIRE(float_to_fp16(fp16_to_float((uint16_t)h)) == h);
   }

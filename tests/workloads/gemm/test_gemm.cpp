@@ -14,8 +14,9 @@ TEST_CASE("both CPU libraries compute correct GEMMs in every layout", "[gemm]") 
     for (std::string dtype : {"fp32", "bf16"})
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
-          if (lib == "openblas" && dtype == "bf16" && !openblas_has_bf16()) continue;
-          gemm_shape s{37, 53, 71, ta, tb, dtype};  // odd sizes: no kernel tile divides them
+          if (lib == "openblas" && dtype == "bf16" && !openblas_has_bf16())
+            continue;
+          gemm_shape s{37, 53, 71, ta, tb, dtype}; // odd sizes: no kernel tile divides them
           INFO(lib << " " << dtype << " ta=" << ta << " tb=" << tb);
           auto buf = make_buffers(s, 11);
           auto k = make_cpu_gemm(lib, s);
@@ -23,7 +24,7 @@ TEST_CASE("both CPU libraries compute correct GEMMs in every layout", "[gemm]") 
           auto chk = check_gemm(s, buf, 100000, 1);
           INFO(chk.reason());
           CHECK(chk.ok());
-          CHECK(chk.points == s.m * s.n);  // small shapes are checked completely
+          CHECK(chk.points == s.m * s.n); // small shapes are checked completely
         }
 }
 
@@ -42,18 +43,20 @@ TEST_CASE("the checker catches a wrong element and says where", "[gemm]") {
 
 TEST_CASE("a deliberately wrong kernel makes the run INVALID with the worst error", "[gemm]") {
   json user;
-  auto rules = apply_overrides(load_ruleset("kernel-quick"), {{"repetitions", "3"}, {"min_time_s", "0"}}, user);
+  auto rules = apply_overrides(load_ruleset("kernel-quick"),
+                               {{"repetitions", "3"}, {"min_time_s", "0"}}, user);
   config cfg;
   cfg.workload = "gemm";
   cfg.backend = "cpu";
-  cfg.values = {{"M", "128"}, {"N", "96"}, {"K", "64"}, {"dtype", "fp32"}, {"library", "onednn"},
-                {"trans_a", "0"}, {"trans_b", "0"}};
+  cfg.values = {{"M", "128"},          {"N", "96"},      {"K", "64"},     {"dtype", "fp32"},
+                {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
   run_context ctx;
   ctx.rules = &rules;
   {
     // Sabotage: scale every output by 1.01, an error far above the fp32 tolerance.
     auto w = make_gemm_workload([](const gemm_shape&, gemm_buffers& b) {
-      for (auto& x : b.c) x *= 1.01f;
+      for (auto& x : b.c)
+        x *= 1.01f;
     });
     run r;
     w->execute(cfg, r, ctx);

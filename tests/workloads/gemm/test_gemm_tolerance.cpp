@@ -58,7 +58,7 @@ TEST_CASE("error bound: the formula's terms, per model", "[gemm][tolerance]") {
   CHECK(cpu_error_model("bf16").u_acc == std::ldexp(1.0, -24));
   CHECK(cuda_error_model("fp32").u_acc == std::ldexp(1.0, -24));
   for (std::string d : {"tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"})
-    CHECK(cuda_error_model(d).u_acc == std::ldexp(1.0, -23));  // tensor cores truncate
+    CHECK(cuda_error_model(d).u_acc == std::ldexp(1.0, -23)); // tensor cores truncate
   CHECK(cuda_error_model("tf32").u_in == std::ldexp(1.0, -9));
   CHECK(cuda_error_model("nvfp4").u_out == std::ldexp(1.0, -8));
   CHECK_THROWS_AS(cpu_error_model("fp16"), input_error);
@@ -67,7 +67,7 @@ TEST_CASE("error bound: the formula's terms, per model", "[gemm][tolerance]") {
 }
 
 TEST_CASE("error bound: NaN, exact zero and a zero bound", "[gemm][tolerance]") {
-  const std::vector<float> a = {0, 0, 1, 2}, b = {0, 0, 3, 4};  // 2x2 x 2x2, row 0 of A is zero
+  const std::vector<float> a = {0, 0, 1, 2}, b = {0, 0, 3, 4}; // 2x2 x 2x2, row 0 of A is zero
   std::vector<float> c = {0, 0, 11, 0};
   auto a_at = [&](int64_t i, int64_t kk) { return a[size_t(i * 2 + kk)]; };
   auto b_at = [&](int64_t kk, int64_t j) { return b[size_t(kk * 2 + j)]; };
@@ -78,7 +78,7 @@ TEST_CASE("error bound: NaN, exact zero and a zero bound", "[gemm][tolerance]") 
   CHECK(r.ok());
   CHECK(r.points == 4);
   CHECK(r.max_ratio == 0);
-  c[0] = 1e-30f;  // any error where every product is 0 (a zero bound) fails
+  c[0] = 1e-30f; // any error where every product is 0 (a zero bound) fails
   r = check_gemm_output(2, 2, 2, a_at, b_at, c_at, cpu_error_model("fp32"), 100, 1);
   CHECK_FALSE(r.ok());
   CHECK(std::isinf(r.max_ratio));
@@ -131,8 +131,12 @@ TEST_CASE("a sabotaged kernel at the largest catalogue K makes the run INVALID, 
     config cfg;
     cfg.workload = "gemm";
     cfg.backend = "cpu";
-    cfg.values = {{"M", "8"},       {"N", "8"},           {"K", std::to_string(largest_catalogue_k)},
-                  {"dtype", dtype}, {"library", "onednn"}, {"trans_a", "0"},
+    cfg.values = {{"M", "8"},
+                  {"N", "8"},
+                  {"K", std::to_string(largest_catalogue_k)},
+                  {"dtype", dtype},
+                  {"library", "onednn"},
+                  {"trans_a", "0"},
                   {"trans_b", "0"}};
     for (sabotage what : all_sabotages) {
       auto w = make_gemm_workload([what](const gemm_shape& s, gemm_buffers& b) {
@@ -154,10 +158,9 @@ TEST_CASE("a sabotaged kernel at the largest catalogue K makes the run INVALID, 
       }
       CHECK_FALSE(r.valid);
       REQUIRE(r.invalid_reasons.size() == 1);
-      CHECK_THAT(r.invalid_reasons[0], Catch::StartsWith("correctness: error ") &&
-                                           Catch::Contains("x the error bound") &&
-                                           Catch::Contains("Higham & Mary") &&
-                                           Catch::Contains("K = 500000"));
+      CHECK_THAT(r.invalid_reasons[0],
+                 Catch::StartsWith("correctness: error ") && Catch::Contains("x the error bound") &&
+                     Catch::Contains("Higham & Mary") && Catch::Contains("K = 500000"));
       CHECK(c["max_bound_ratio"].get<double>() > 1);
       CHECK(c["max_normalised_error"].get<double>() > 0);
     }
@@ -169,7 +172,8 @@ namespace {
 
 // x rounded to `bits` significant bits, to nearest (ties to even) or toward zero.
 double round_bits(double x, int bits, bool truncate) {
-  if (x == 0 || !std::isfinite(x)) return x;
+  if (x == 0 || !std::isfinite(x))
+    return x;
   int e;
   std::frexp(x, &e);
   const double scale = std::ldexp(1.0, bits - e);
@@ -199,15 +203,18 @@ const std::vector<emulated_path> emulated_paths = {
 std::vector<float> emulate(const emulated_path& p, int64_t m, int64_t n, int64_t k,
                            const std::vector<float>& a, const std::vector<float>& b) {
   std::vector<float> c(size_t(m * n));
-  auto dev = [&](float x) { return p.device_bits ? round_bits(x, p.device_bits, true) : double(x); };
+  auto dev = [&](float x) {
+    return p.device_bits ? round_bits(x, p.device_bits, true) : double(x);
+  };
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       const float* ar = &a[size_t(i * k)];
       const float* br = &b[size_t(j * k)];
       double acc = 0, inner = 0;
       for (int64_t k0 = 0; k0 < k; k0 += p.group) {
-        double g = 0;  // products are exact; a tensor-core step sums them exactly
-        for (int64_t kk = k0; kk < std::min(k, k0 + p.group); ++kk) g += dev(ar[kk]) * dev(br[kk]);
+        double g = 0; // products are exact; a tensor-core step sums them exactly
+        for (int64_t kk = k0; kk < std::min(k, k0 + p.group); ++kk)
+          g += dev(ar[kk]) * dev(br[kk]);
         if (p.inner_bits) {
           inner = round_bits(inner + g, p.inner_bits, true);
           const int64_t done = std::min(k, k0 + p.group);
@@ -228,7 +235,8 @@ std::vector<float> operand(int64_t n, int bits, uint64_t seed) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = float(round_bits(u(g), bits, false));
+  for (auto& x : v)
+    x = float(round_bits(u(g), bits, false));
   return v;
 }
 
@@ -254,7 +262,8 @@ TEST_CASE("the CUDA error models admit their paths' rounding (emulated) and reje
         CHECK(chk.ok() == (what == sabotage::none));
         // The legitimate rounding stays well inside the bound: a margin for what the emulation
         // may miss (a longer promotion period, another summation order).
-        if (what == sabotage::none) CHECK(chk.max_ratio < 0.25);
+        if (what == sabotage::none)
+          CHECK(chk.max_ratio < 0.25);
         rows.push_back(make_row("cuda (emulated)", p.dtype, k, what, chk));
       }
     }

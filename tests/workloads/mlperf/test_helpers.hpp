@@ -12,7 +12,9 @@ namespace mlperf_test {
 namespace fs = std::filesystem;
 
 // The published results (the shared folder sits beside the repository).
-inline fs::path shared_data() { return fs::path(ACCELBENCH_SOURCE_DIR "/results/published/mlperf"); }
+inline fs::path shared_data() {
+  return fs::path(ACCELBENCH_SOURCE_DIR "/results/published/mlperf");
+}
 
 // A fresh folder under the system temp dir, removed with the object.
 struct temp_dir {

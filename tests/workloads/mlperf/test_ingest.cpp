@@ -224,8 +224,8 @@ TEST_CASE("ingest: a folder without results is refused", "[mlperf][ingest]") {
 
 namespace {
 
-const fs::path nyx_desc = mlperf_test::shared_data() /
-                          "training_v5.0/NVIDIA/systems/nyx_n1_ngc25.04_nemo.json";
+const fs::path nyx_desc =
+    mlperf_test::shared_data() / "training_v5.0/NVIDIA/systems/nyx_n1_ngc25.04_nemo.json";
 
 std::vector<std::string> synthetic_logs(int n) {
   std::vector<std::string> logs;
@@ -344,9 +344,8 @@ TEST_CASE("ingest: counts of a system description that are not sane are diagnose
     CHECK_FALSE(res.runs.at(0).valid);
   }
   // Sane values (also as JSON numbers, and a CPU-only system) are kept, the runs VALID.
-  for (const auto& [nodes, per_node, total] :
-       std::vector<std::tuple<json, json, int64_t>>{{"3", "8", 24}, {125000, 8, 1000000},
-                                                    {"2", "0", 2}}) {
+  for (const auto& [nodes, per_node, total] : std::vector<std::tuple<json, json, int64_t>>{
+           {"3", "8", 24}, {125000, 8, 1000000}, {"2", "0", 2}}) {
     mlperf_test::temp_dir tmp;
     json desc = published;
     desc["number_of_nodes"] = nodes;
@@ -416,7 +415,8 @@ TEST_CASE("ingest: invalid UTF-8 in logs and system descriptions is replaced, wi
     CHECK_NOTHROW(r.environment.dump());
     CHECK_NOTHROW(r.extra.dump());
   }
-  CHECK(res.runs[0].extra["submission"]["platform"].get<std::string>().rfind("Z\xEF\xBF\xBDrich", 0) == 0);
+  CHECK(res.runs[0].extra["submission"]["platform"].get<std::string>().rfind("Z\xEF\xBF\xBDrich",
+                                                                             0) == 0);
 }
 
 TEST_CASE("ingest: a time to train must be more than 0 and less than a year to be VALID",
@@ -424,7 +424,7 @@ TEST_CASE("ingest: a time to train must be more than 0 and less than a year to b
   mlperf_test::temp_dir tmp;
   auto logs = synthetic_logs(4);
   const int64_t start = time_of(logs[1], "run_start");
-  logs[0] = with_time(logs[0], "run_stop", "1e300");                                  // 1.5e14 min
+  logs[0] = with_time(logs[0], "run_stop", "1e300"); // 1.5e14 min
   logs[1] = with_time(logs[1], "run_stop", std::to_string(start + 2 * 365LL * 86400000)); // 2 years
   logs[2] = with_time(logs[2], "run_stop", std::to_string(time_of(logs[2], "run_start") - 1));
   make_org(tmp.path, mlperf_test::read(nyx_desc), logs);
@@ -452,18 +452,20 @@ TEST_CASE("ingest: entries that are not log files are diagnostics, the rest is i
   auto logs = synthetic_logs(2);
   const fs::path org = make_org(tmp.path, mlperf_test::read(nyx_desc), logs);
   const fs::path bench = org / "results/sys/llama2_70b_lora";
-  fs::create_directories(bench / "result_2.txt");                  // a folder
-  fs::create_symlink("result_3.txt", bench / "result_3.txt");      // a symlink loop
+  fs::create_directories(bench / "result_2.txt");             // a folder
+  fs::create_symlink("result_3.txt", bench / "result_3.txt"); // a symlink loop
   mlperf_test::write(bench / "result_4.txt", "");
-  fs::resize_file(bench / "result_4.txt", k_max_log_bytes + 1);   // too large (sparse)
-  mlperf_test::write(bench / "result_5.txt", "");                  // empty
-  mlperf_test::write(bench / "result_6.txt", std::string("\x7f" "ELF\x02\x01\x01\0\0\xff\xfe", 12));
-  fs::create_symlink("loop", org / "results" / "loop");            // a system folder loop
-  fs::create_directories(org / "results" / "sys\xff" / "llama2_70b_lora");  // not UTF-8
+  fs::resize_file(bench / "result_4.txt", k_max_log_bytes + 1); // too large (sparse)
+  mlperf_test::write(bench / "result_5.txt", "");               // empty
+  mlperf_test::write(bench / "result_6.txt", std::string("\x7f"
+                                                         "ELF\x02\x01\x01\0\0\xff\xfe",
+                                                         12));
+  fs::create_symlink("loop", org / "results" / "loop");                    // a system folder loop
+  fs::create_directories(org / "results" / "sys\xff" / "llama2_70b_lora"); // not UTF-8
   mlperf_test::write(org / "results" / "sys\xff" / "llama2_70b_lora" / "result_0.txt", logs[0]);
-  fs::create_symlink("scaling.json", bench / "scaling.json");      // a scaling.json loop
-  REQUIRE(::mkfifo((bench / "result_7.txt").c_str(), 0600) == 0);  // would block a read
-  fs::create_symlink("/dev/zero", bench / "result_8.txt");          // would never end
+  fs::create_symlink("scaling.json", bench / "scaling.json");     // a scaling.json loop
+  REQUIRE(::mkfifo((bench / "result_7.txt").c_str(), 0600) == 0); // would block a read
+  fs::create_symlink("/dev/zero", bench / "result_8.txt");        // would never end
 
   ingest_result res;
   REQUIRE_NOTHROW(res = ingest(tmp.path.string() + "/")); // a trailing slash too

@@ -138,8 +138,8 @@ TEST_CASE("mllog: a line nested 100,000 levels deep is a diagnostic naming its l
   // It used to recurse in the JSON parser until the stack ran out (exit 139).
   const std::string deep = ":::MLLOG " + std::string(100000, '[') + std::string(100000, ']');
   const std::string text = event_line("a", "1700000000000") + deep + "\n" +
-                           event_line("b", "1700000000001") + ":::MLLOG {\"key\": " +
-                           std::string(300, '{') + "\n";
+                           event_line("b", "1700000000001") +
+                           ":::MLLOG {\"key\": " + std::string(300, '{') + "\n";
   parsed_log log = parse_mllog(text, "deep.txt");
   REQUIRE(log.events.size() == 2);
   CHECK(log.events[1].key == "b");
@@ -171,8 +171,7 @@ TEST_CASE("mllog: time_ms outside 0..year 9999 is a diagnostic, not a wrapped nu
   CHECK(ok.events[1].time_ms == 1700000000000);
 }
 
-TEST_CASE("mllog: invalid UTF-8 is repaired line by line with one diagnostic",
-          "[mlperf][mllog]") {
+TEST_CASE("mllog: invalid UTF-8 is repaired line by line with one diagnostic", "[mlperf][mllog]") {
   // Latin-1 "é" (0xE9) in a value and in framework output, as real logs have.
   const std::string text = "ok line\n" + event_line("submission_platform", "1", "\"caf\xE9\"") +
                            "framework says \xE9\xE8\n" + event_line("x", "2");
@@ -203,13 +202,13 @@ TEST_CASE("mllog: a diagnostic quoting a bad line is valid UTF-8", "[mlperf][mll
   CHECK(accelbench::valid_utf8(log.diagnostics[0].message));
 }
 
-TEST_CASE("mllog: a file larger than the cap, or a folder, is refused by name",
-          "[mlperf][mllog]") {
+TEST_CASE("mllog: a file larger than the cap, or a folder, is refused by name", "[mlperf][mllog]") {
   mlperf_test::temp_dir tmp;
   const auto big = tmp.path / "result_0.txt";
   mlperf_test::write(big, "");
   std::filesystem::resize_file(big, k_max_log_bytes + 1); // sparse: no 64 MiB written
   CHECK_THROWS_AS(parse_mllog_file(big), accelbench::input_error);
-  CHECK_THROWS_WITH(parse_mllog_file(big), Catch::Contains("64 MiB") && Catch::Contains("result_0.txt"));
+  CHECK_THROWS_WITH(parse_mllog_file(big),
+                    Catch::Contains("64 MiB") && Catch::Contains("result_0.txt"));
   CHECK_THROWS_WITH(parse_mllog_file(tmp.path), Catch::Contains("directory"));
 }

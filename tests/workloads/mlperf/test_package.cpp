@@ -308,7 +308,8 @@ TEST_CASE("check: every rule fires on a tampered package", "[mlperf][check]") {
        "required key 'submission_platform' (EXACTLY_ONE) is not logged"},
       {"missing cache_clear", in_two(drop_key("cache_clear")), "'cache_clear' (AT_LEAST_ONE)"},
       {"missing init_stop", in_two(drop_key("init_stop")), "run_start before init_stop"},
-      // The same run_start twice is only a warning (mlp_compliance.py); with another value an error.
+      // The same run_start twice is only a warning (mlp_compliance.py); with another value an
+      // error.
       {"two run_start with different values", in_two([](std::string t) {
          return edit_lines(t, "run_start", [](const std::string& l) {
            return l + std::regex_replace(l, std::regex("\"value\": null"), "\"value\": 1");
@@ -598,7 +599,9 @@ TEST_CASE("check: unreadable entries and nesting too deep are reasons, not crash
        },
        "cannot read"},
       {"a result larger than the cap",
-       [&](const fs::path& org) { fs::resize_file(org / bench / "result_2.txt", k_max_log_bytes + 1); },
+       [&](const fs::path& org) {
+         fs::resize_file(org / bench / "result_2.txt", k_max_log_bytes + 1);
+       },
        "larger than 64 MiB"},
       {"a folder in place of the system description",
        [&](const fs::path& org) {

@@ -91,8 +91,9 @@ TEST_CASE("score: run_benchmark reads measured runs' MLPerf logs", "[mlperf][sco
   run r;
   r.cfg.workload = "train.llama";
   CHECK(run_benchmark(r) == "train.llama");
-  r.mllog = "noise\n:::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT_IN_TIME\", "
-            "\"key\": \"submission_benchmark\", \"value\": \"llama31_8b\", \"metadata\": {}}\nmore\n";
+  r.mllog =
+      "noise\n:::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT_IN_TIME\", "
+      "\"key\": \"submission_benchmark\", \"value\": \"llama31_8b\", \"metadata\": {}}\nmore\n";
   CHECK(run_benchmark(r) == "llama31_8b");
   r.cfg.values["benchmark"] = "llama2_70b_lora";
   CHECK(run_benchmark(r) == "llama2_70b_lora");

@@ -25,9 +25,11 @@ inline double reference_loss(const llama_model& m, const std::vector<double>& p,
     vec y(x.size());
     for (int64_t r = 0; r < B * T; r++) {
       double ss = 0;
-      for (int64_t j = 0; j < C; j++) ss += x[r * C + j] * x[r * C + j];
+      for (int64_t j = 0; j < C; j++)
+        ss += x[r * C + j] * x[r * C + j];
       double rs = 1.0 / std::sqrt(ss / C + cfg.norm_eps);
-      for (int64_t j = 0; j < C; j++) y[r * C + j] = x[r * C + j] * rs * w[j];
+      for (int64_t j = 0; j < C; j++)
+        y[r * C + j] = x[r * C + j] * rs * w[j];
     }
     return y;
   };
@@ -37,7 +39,8 @@ inline double reference_loss(const llama_model& m, const std::vector<double>& p,
     for (int64_t r = 0; r < B * T; r++)
       for (int64_t o = 0; o < O; o++) {
         double s = 0;
-        for (int64_t i = 0; i < I; i++) s += x[r * I + i] * w[o * I + i];
+        for (int64_t i = 0; i < I; i++)
+          s += x[r * I + i] * w[o * I + i];
         y[r * O + o] = s;
       }
     return y;
@@ -57,7 +60,8 @@ inline double reference_loss(const llama_model& m, const std::vector<double>& p,
   };
   vec x(size_t(B * T * C));
   for (int64_t r = 0; r < B * T; r++)
-    for (int64_t j = 0; j < C; j++) x[r * C + j] = W("tok_emb")[in[r] * C + j];
+    for (int64_t j = 0; j < C; j++)
+      x[r * C + j] = W("tok_emb")[in[r] * C + j];
   for (int64_t l = 0; l < L; l++) {
     std::string pre = "layers." + std::to_string(l) + ".";
     vec xn = rmsnorm(x, W(pre + "attn_norm"));
@@ -81,7 +85,8 @@ inline double reference_loss(const llama_model& m, const std::vector<double>& p,
             mx = std::max(mx, s[j]);
           }
           double z = 0;
-          for (auto& e : s) z += (e = std::exp(e - mx));
+          for (auto& e : s)
+            z += (e = std::exp(e - mx));
           for (int64_t j = 0; j <= i; j++)
             for (int64_t e = 0; e < HD; e++)
               att[((b * T + i) * NH + h) * HD + e] +=
@@ -89,21 +94,26 @@ inline double reference_loss(const llama_model& m, const std::vector<double>& p,
         }
       }
     vec ao = linear(att, W(pre + "wo"), C, C);
-    for (size_t i = 0; i < x.size(); i++) x[i] += ao[i];
+    for (size_t i = 0; i < x.size(); i++)
+      x[i] += ao[i];
     vec xn2 = rmsnorm(x, W(pre + "mlp_norm"));
     vec h1 = linear(xn2, W(pre + "w1"), C, F);
     vec h3 = linear(xn2, W(pre + "w3"), C, F);
-    for (size_t i = 0; i < h1.size(); i++) h1[i] = h1[i] / (1.0 + std::exp(-h1[i])) * h3[i];
+    for (size_t i = 0; i < h1.size(); i++)
+      h1[i] = h1[i] / (1.0 + std::exp(-h1[i])) * h3[i];
     vec mo = linear(h1, W(pre + "w2"), F, C);
-    for (size_t i = 0; i < x.size(); i++) x[i] += mo[i];
+    for (size_t i = 0; i < x.size(); i++)
+      x[i] += mo[i];
   }
   vec xf = rmsnorm(x, W("final_norm"));
   vec logits = linear(xf, W("lm_head"), C, V);
   double loss = 0;
   for (int64_t r = 0; r < B * T; r++) {
     double mx = -1e300, z = 0;
-    for (int64_t j = 0; j < V; j++) mx = std::max(mx, logits[r * V + j]);
-    for (int64_t j = 0; j < V; j++) z += std::exp(logits[r * V + j] - mx);
+    for (int64_t j = 0; j < V; j++)
+      mx = std::max(mx, logits[r * V + j]);
+    for (int64_t j = 0; j < V; j++)
+      z += std::exp(logits[r * V + j] - mx);
     loss += std::log(z) + mx - logits[r * V + tg[r]];
   }
   return loss / double(B * T);

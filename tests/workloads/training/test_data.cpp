@@ -15,7 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path temp_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("accelbench_training_" + name + "_" + std::to_string(::getpid()));
+  auto d = fs::temp_directory_path() /
+           ("accelbench_training_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -35,7 +36,8 @@ TEST_CASE("markov source: stationary distribution and exact entropy floor", "[tr
     // Each context's next-token distribution sums to 1.
     for (int64_t c = 0; c < src.contexts(); c += 37) {
       double s = 0;
-      for (int32_t y = 0; y < p.vocab; y++) s += src.probability(c, y);
+      for (int32_t y = 0; y < p.vocab; y++)
+        s += src.probability(c, y);
       CHECK(s == Approx(1.0).epsilon(1e-6));
     }
     // pi is stationary: pi'(suffix, y) = sum_x pi(x, suffix) P(y | x, suffix).
@@ -48,7 +50,8 @@ TEST_CASE("markov source: stationary distribution and exact entropy floor", "[tr
       double s = 0;
       for (int64_t x = 0; x < p.vocab; x++) {
         int64_t c = order == 1 ? x : x * suffixes + suffix;
-        if (order == 1 && suffix != 0) continue;
+        if (order == 1 && suffix != 0)
+          continue;
         s += pi[size_t(c)] * src.probability(c, y);
       }
       worst = std::max(worst, std::abs(s - pi[size_t(c2)]));
@@ -64,7 +67,8 @@ TEST_CASE("markov source: stationary distribution and exact entropy floor", "[tr
     std::vector<int32_t> w(seq + 1);
     std::vector<double> marg_first(size_t(p.vocab), 0.0);
     if (order == 2)
-      for (int64_t c = 0; c < src.contexts(); c++) marg_first[size_t(c / p.vocab)] += pi[size_t(c)];
+      for (int64_t c = 0; c < src.contexts(); c++)
+        marg_first[size_t(c / p.vocab)] += pi[size_t(c)];
     double sum = 0, sum2 = 0;
     for (int64_t i = 0; i < windows; i++) {
       src.sample_window(r, w.data(), seq + 1);
@@ -83,15 +87,17 @@ TEST_CASE("markov source: stationary distribution and exact entropy floor", "[tr
     }
     double mean = sum / windows, se = std::sqrt((sum2 / windows - mean * mean) / windows);
     CHECK(std::abs(mean - src.entropy_floor(seq)) < 4 * se + 1e-3);
-    if (order == 2) CHECK(src.entropy_floor(seq) > src.conditional_entropy());
-    else CHECK(src.entropy_floor(seq) == Approx(src.conditional_entropy()));
+    if (order == 2)
+      CHECK(src.entropy_floor(seq) > src.conditional_entropy());
+    else
+      CHECK(src.entropy_floor(seq) == Approx(src.conditional_entropy()));
   }
 }
 
 TEST_CASE("markov source parameters out of range are input errors", "[training][data]") {
   markov_params p;
   p.vocab = 512;
-  p.order = 3;  // 512^3 contexts
+  p.order = 3; // 512^3 contexts
   REQUIRE_THROWS_AS(markov_source(p), input_error);
   REQUIRE_THROWS_WITH(markov_source(p), Catch::Contains("512^3"));
   p.order = 1;
@@ -102,7 +108,8 @@ TEST_CASE("markov source parameters out of range are input errors", "[training][
 TEST_CASE("llm.c shards: round trip and one-line errors", "[training][data]") {
   auto dir = temp_dir("shards");
   std::vector<uint16_t> tokens;
-  for (int i = 0; i < 1000; i++) tokens.push_back(uint16_t(i % 97));
+  for (int i = 0; i < 1000; i++)
+    tokens.push_back(uint16_t(i % 97));
   write_shard(dir / "d_train_000001.bin", tokens);
   CHECK(read_shard(dir / "d_train_000001.bin") == tokens);
   CHECK(fs::file_size(dir / "d_train_000001.bin") == 1024 + 2000);
@@ -114,11 +121,13 @@ TEST_CASE("llm.c shards: round trip and one-line errors", "[training][data]") {
     f.write(reinterpret_cast<char*>(h), sizeof(h));
   }
   REQUIRE_THROWS_AS(read_shard(dir / "bad.bin"), input_error);
-  REQUIRE_THROWS_WITH(read_shard(dir / "bad.bin"), Catch::Contains("magic 20240519") && Catch::Contains("bad.bin"));
+  REQUIRE_THROWS_WITH(read_shard(dir / "bad.bin"),
+                      Catch::Contains("magic 20240519") && Catch::Contains("bad.bin"));
   // Truncated: header promises 1000 tokens, file holds 500.
   fs::copy_file(dir / "d_train_000001.bin", dir / "cut.bin");
   fs::resize_file(dir / "cut.bin", 1024 + 1000);
-  REQUIRE_THROWS_WITH(read_shard(dir / "cut.bin"), Catch::Contains("truncated") && Catch::Contains("1000 tokens"));
+  REQUIRE_THROWS_WITH(read_shard(dir / "cut.bin"),
+                      Catch::Contains("truncated") && Catch::Contains("1000 tokens"));
   fs::resize_file(dir / "cut.bin", 100);
   REQUIRE_THROWS_WITH(read_shard(dir / "cut.bin"), Catch::Contains("truncated"));
   // Vocabulary smaller than the ids found.
@@ -144,9 +153,11 @@ struct counting_source : token_source {
   int32_t next = 0;
   int64_t fail_after = -1;
   void fill(int32_t* out, int64_t batch, int64_t seq) override {
-    if (fail_after == 0) throw input_error("boom");
+    if (fail_after == 0)
+      throw input_error("boom");
     fail_after--;
-    for (int64_t i = 0; i < batch * (seq + 1); i++) out[i] = next++;
+    for (int64_t i = 0; i < batch * (seq + 1); i++)
+      out[i] = next++;
   }
 };
 } // namespace
@@ -157,7 +168,7 @@ TEST_CASE("batch_loader prefetches in order and passes errors on", "[training][d
     for (int k = 0; k < 5; k++) {
       auto b = l.next();
       REQUIRE(b.size() == 8);
-      CHECK(b[0] == k * 8);  // batches arrive in production order
+      CHECK(b[0] == k * 8); // batches arrive in production order
       CHECK(b[7] == k * 8 + 7);
     }
     CHECK(l.batches_served() == 5);

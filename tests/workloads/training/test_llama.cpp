@@ -22,7 +22,7 @@ model_config micro_config() {
   m.dim = 16;
   m.n_layers = 2;
   m.n_heads = 4;
-  m.n_kv_heads = 2;  // grouped-query: two query heads per kv head
+  m.n_kv_heads = 2; // grouped-query: two query heads per kv head
   m.ffn_dim = 24;
   m.vocab_size = 32;
   m.max_seq_len = 8;
@@ -36,8 +36,10 @@ void random_tokens(std::vector<int32_t>& in, std::vector<int32_t>& tg, int64_t n
   stats::rng r(seed);
   in.resize(size_t(n));
   tg.resize(size_t(n));
-  for (auto& x : in) x = int32_t(r.below(size_t(v)));
-  for (auto& x : tg) x = int32_t(r.below(size_t(v)));
+  for (auto& x : in)
+    x = int32_t(r.below(size_t(v)));
+  for (auto& x : tg)
+    x = int32_t(r.below(size_t(v)));
 }
 
 // Larger weights than the training init, so attention is far from uniform and every path has
@@ -46,17 +48,20 @@ void scale_weights(llama_model& m, float s) {
   for (auto& t : m.tensors()) {
     float* p = m.params() + t.offset;
     if (t.shape.size() == 2)
-      for (size_t i = 0; i < t.size; i++) p[i] *= s;
+      for (size_t i = 0; i < t.size; i++)
+        p[i] *= s;
     else {
       stats::rng r(t.offset + 7);
-      for (size_t i = 0; i < t.size; i++) p[i] = float(0.5 + r.uniform());  // gains != 1
+      for (size_t i = 0; i < t.size; i++)
+        p[i] = float(0.5 + r.uniform()); // gains != 1
     }
   }
 }
 
 } // namespace
 
-TEST_CASE("llama loss and every gradient agree with a naive double reference", "[training][model]") {
+TEST_CASE("llama loss and every gradient agree with a naive double reference",
+          "[training][model]") {
   llama_options o;
   o.batch = 2;
   o.seq = 8;
@@ -91,12 +96,13 @@ TEST_CASE("llama loss and every gradient agree with a naive double reference", "
       scale = std::max(scale, std::abs(fd));
     }
     INFO("tensor " << t.name << ": max |grad - fd| " << worst << ", max |fd| " << scale);
-    CHECK(scale > 1e-6);  // the tensor does influence the loss
+    CHECK(scale > 1e-6); // the tensor does influence the loss
     CHECK(worst <= 2e-3 * scale + 1e-7);
   }
 }
 
-TEST_CASE("llama fp32 gradients match finite differences of the model itself", "[training][model]") {
+TEST_CASE("llama fp32 gradients match finite differences of the model itself",
+          "[training][model]") {
   for (bool with_head : {true, false}) {
     llama_options o;
     o.batch = 2;
@@ -114,7 +120,8 @@ TEST_CASE("llama fp32 gradients match finite differences of the model itself", "
     for (auto& t : m.tensors()) {
       // The two largest-gradient coordinates of each tensor and one drawn at random.
       std::vector<size_t> idx(t.size);
-      for (size_t i = 0; i < t.size; i++) idx[i] = i;
+      for (size_t i = 0; i < t.size; i++)
+        idx[i] = i;
       std::partial_sort(idx.begin(), idx.begin() + 2, idx.end(), [&](size_t a, size_t b) {
         return std::abs(g[t.offset + a]) > std::abs(g[t.offset + b]);
       });
@@ -131,8 +138,8 @@ TEST_CASE("llama fp32 gradients match finite differences of the model itself", "
         double dn = m.forward(in.data(), tg.data());
         *w = keep;
         double fd = (up - dn) / (2.0 * h);
-        INFO((with_head ? "full model, " : "blocks only, ") << t.name << "[" << i << "]: grad "
-                                                           << g[t.offset + i] << ", fd " << fd);
+        INFO((with_head ? "full model, " : "blocks only, ")
+             << t.name << "[" << i << "]: grad " << g[t.offset + i] << ", fd " << fd);
         CHECK(std::abs(fd - g[t.offset + i]) <= 0.03 * gmax + 2e-5);
       }
     }
@@ -157,7 +164,7 @@ TEST_CASE("bf16 matmuls stay close to fp32", "[training][model]") {
   a.backward();
   b.backward();
   CHECK(lb == Approx(la).epsilon(1e-2));
-  CHECK(lb != la);  // bf16 rounding did happen
+  CHECK(lb != la); // bf16 rounding did happen
   double dot = 0, na = 0, nb = 0;
   for (size_t i = 0; i < a.num_params(); i++) {
     dot += double(a.grads()[i]) * b.grads()[i];
@@ -169,8 +176,8 @@ TEST_CASE("bf16 matmuls stay close to fp32", "[training][model]") {
 
 TEST_CASE("round_to_bf16 rounds to nearest even", "[training][model]") {
   CHECK(round_to_bf16(1.0f) == 1.0f);
-  CHECK(round_to_bf16(1.0f + 1.0f / 256) == 1.0f);          // tie -> even (down)
-  CHECK(round_to_bf16(1.0f + 3.0f / 256) == 1.0f + 4.0f / 256);  // tie -> even (up)
+  CHECK(round_to_bf16(1.0f + 1.0f / 256) == 1.0f);              // tie -> even (down)
+  CHECK(round_to_bf16(1.0f + 3.0f / 256) == 1.0f + 4.0f / 256); // tie -> even (up)
   CHECK(round_to_bf16(1.0f + 1.5f / 256) == 1.0f + 2.0f / 256);
   CHECK(std::isnan(round_to_bf16(std::nanf(""))));
 }
@@ -184,7 +191,7 @@ TEST_CASE("inconsistent dimensions and bad tokens are input errors", "[training]
   m.n_kv_heads = 3;
   REQUIRE_THROWS_WITH(m.validate(), Catch::Contains("kv_heads (3) do not divide heads (4)"));
   m = micro_config();
-  m.n_heads = 16;  // head_dim 1: RoPE needs pairs
+  m.n_heads = 16; // head_dim 1: RoPE needs pairs
   m.n_kv_heads = 4;
   REQUIRE_THROWS_WITH(m.validate(), Catch::Contains("head_dim 1 is odd"));
 
@@ -194,7 +201,7 @@ TEST_CASE("inconsistent dimensions and bad tokens are input errors", "[training]
   llama_model model(micro_config(), o);
   model.init_parameters(1);
   std::vector<int32_t> in(8, 3), tg(8, 3);
-  tg[5] = 32;  // vocabulary is 32 tokens: ids 0..31
+  tg[5] = 32; // vocabulary is 32 tokens: ids 0..31
   REQUIRE_THROWS_AS(model.forward(in.data(), tg.data()), input_error);
   REQUIRE_THROWS_WITH(model.forward(in.data(), tg.data()), Catch::Contains("token id 32"));
 }

@@ -10,10 +10,10 @@
 #include <sstream>
 
 #include "harness/core/error.hpp"
+#include "harness/core/mllog.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 #include "workloads/training/data.hpp"
-#include "harness/core/mllog.hpp"
 #include "workloads/training/model_config.hpp"
 #include "workloads/training/train_workload.hpp"
 
@@ -49,7 +49,8 @@ TEST_CASE("train.llama spec and rulesets", "[training][workload]") {
   CHECK(s.name == "train.llama");
   CHECK(s.family == "training");
   // "cuda" follows when the CUDA backend is built.
-  CHECK(s.backends == (build_info::cuda_built() ? std::vector<std::string>{"cpu", "cuda"} : std::vector<std::string>{"cpu"}));
+  CHECK(s.backends == (build_info::cuda_built() ? std::vector<std::string>{"cpu", "cuda"}
+                                                : std::vector<std::string>{"cpu"}));
   CHECK(s.default_ruleset == "train-v1");
   for (const char* a : {"model", "layers", "seq", "batch", "grad_accum", "dtype", "mode", "steps",
                         "data", "threads"})
@@ -64,7 +65,8 @@ TEST_CASE("train.llama spec and rulesets", "[training][workload]") {
   CHECK(ttt.section("training").at("runs") == 5);
   // The closed division lets a user change the number of runs only through the ruleset.
   json user;
-  REQUIRE_THROWS_AS(apply_overrides(ttt, {{"training.hyperparameters.base_lr", "1"}}, user), input_error);
+  REQUIRE_THROWS_AS(apply_overrides(ttt, {{"training.hyperparameters.base_lr", "1"}}, user),
+                    input_error);
 }
 
 TEST_CASE("train.llama input errors", "[training][workload]") {
@@ -73,9 +75,10 @@ TEST_CASE("train.llama input errors", "[training][workload]") {
   REQUIRE_THROWS_WITH(f.w->validate(f.cfg({{"seq", "4096"}})), Catch::Contains("seq = 4096"));
   auto dir = fs::temp_directory_path() / ("accelbench_training_wl_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  write_shard(dir / "x_train_000001.bin", {1, 2, 3, 600});  // tiny's vocabulary is 512
+  write_shard(dir / "x_train_000001.bin", {1, 2, 3, 600}); // tiny's vocabulary is 512
   REQUIRE_THROWS_AS(f.w->validate(f.cfg({{"data", dir.string()}})), input_error);
-  REQUIRE_THROWS_WITH(f.w->validate(f.cfg({{"data", dir.string()}})), Catch::Contains("token id 600"));
+  REQUIRE_THROWS_WITH(f.w->validate(f.cfg({{"data", dir.string()}})),
+                      Catch::Contains("token id 600"));
   write_shard(dir / "x_train_000001.bin", {1, 2, 3});
   REQUIRE_NOTHROW(f.w->validate(f.cfg({{"data", dir.string()}})));
   fs::remove_all(dir);
@@ -83,11 +86,12 @@ TEST_CASE("train.llama input errors", "[training][workload]") {
                       Catch::Contains("/nonexistent/shards"));
 }
 
-TEST_CASE("a config that cannot fit in memory is refused before allocating", "[training][workload]") {
+TEST_CASE("a config that cannot fit in memory is refused before allocating",
+          "[training][workload]") {
   fixture f;
   auto c = f.cfg({{"model", "llama3-405b"}, {"seq", "8192"}, {"batch", "1"}});
   uint64_t need = f.w->estimate_host_bytes(c);
-  CHECK(need > 405e9 * 16);  // weights, gradients and two AdamW moments alone
+  CHECK(need > 405e9 * 16); // weights, gradients and two AdamW moments alone
   auto rules = load_ruleset("train-v1");
   run out;
   std::ostringstream log;
@@ -127,7 +131,8 @@ TEST_CASE("throughput: full model and a projected layer subset", "[training][wor
     CHECK(out.samples[0].extra.contains("loss"));
     // tokens_per_s follows from the median step time: 2 x 32 tokens per step.
     std::vector<double> t;
-    for (auto& s : out.samples) t.push_back(s.value);
+    for (auto& s : out.samples)
+      t.push_back(s.value);
     CHECK(tps->value == Approx(64.0 / stats::median(t)));
     // MFU's FLOPs: PaLM's 6N + 12 L H Q T, the causal attention counted over the full T x T
     // matrix (a halved count would make the attention term 6 L H Q T).
@@ -154,7 +159,7 @@ TEST_CASE("throughput: full model and a projected layer subset", "[training][wor
     const metric* p = out.find_metric("projected_tokens_per_s");
     REQUIRE(p);
     CHECK(p->value > 0);
-    CHECK(p->value < out.find_metric("tokens_per_s")->value);  // 4 blocks + head are slower than 1
+    CHECK(p->value < out.find_metric("tokens_per_s")->value); // 4 blocks + head are slower than 1
     CHECK(out.extra.at("projection").get<std::string>().find("PROJECTION") == 0);
   }
 }
@@ -186,19 +191,20 @@ TEST_CASE("time to train: one record with N runs, logs, and validity", "[trainin
   for (auto& r : out.extra.at("runs")) {
     CHECK(r.at("converged") == false);
     CHECK(r.at("status") == "not_converged");
-    CHECK(r.at("eval_curve").size() == 2);  // eval every 2 samples = every step, 2 steps
+    CHECK(r.at("eval_curve").size() == 2); // eval every 2 samples = every step, 2 steps
     seeds.insert(r.at("seed").get<uint64_t>());
   }
-  CHECK(seeds.size() == 3);  // distinct seeds, logged
+  CHECK(seeds.size() == 3); // distinct seeds, logged
   for (size_t i = 0; i < 3; i++) {
     const mllog::parsed_log log = mllog::parse_mllog(out.extra["mllogs"][i].get<std::string>());
     bool found = false;
     for (const auto& e : log.events)
-      if (e.key == "seed") found = e.value == out.extra["runs"][i]["seed"];
+      if (e.key == "seed")
+        found = e.value == out.extra["runs"][i]["seed"];
     CHECK(found);
   }
   CHECK(out.mllog.size() > 0);
-  CHECK_FALSE(out.valid);  // 3 runs did not converge, and 3 < the 5 the closed division needs
+  CHECK_FALSE(out.valid); // 3 runs did not converge, and 3 < the 5 the closed division needs
   bool saw_runs = false, saw_min = false;
   for (auto& r : out.invalid_reasons) {
     saw_runs |= r.find("did not reach the target") != std::string::npos;
@@ -208,7 +214,8 @@ TEST_CASE("time to train: one record with N runs, logs, and validity", "[trainin
   CHECK(saw_min);
   REQUIRE(out.find_metric("time_to_train_min"));
   CHECK(out.find_metric("time_to_train_min")->dir == direction::lower_is_better);
-  CHECK(out.extra.at("target_eval_loss").get<double>() < out.extra.at("entropy_floor").get<double>());
+  CHECK(out.extra.at("target_eval_loss").get<double>() <
+        out.extra.at("entropy_floor").get<double>());
 
   // The throughput ruleset cannot run time to train: a failed run, not a crash.
   auto v1 = load_ruleset("train-v1");

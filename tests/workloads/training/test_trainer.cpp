@@ -130,18 +130,21 @@ TEST_CASE("gradient accumulation equals one larger batch", "[training][trainer]"
   CHECK(worst <= 1e-5 * scale);
 }
 
-TEST_CASE("time to train: converges to floor + margin and writes a well-formed MLPerf log", "[training][trainer]") {
+TEST_CASE("time to train: converges to floor + margin and writes a well-formed MLPerf log",
+          "[training][trainer]") {
   auto src = small_source();
   auto s = small_setup(src);
   std::vector<int64_t> seen_steps;
-  auto r = train_to_target(s, 4242, nullptr, [&](const progress_info& p) { seen_steps.push_back(p.step); });
+  auto r = train_to_target(s, 4242, nullptr,
+                           [&](const progress_info& p) { seen_steps.push_back(p.step); });
   INFO("status " << r.status << " " << r.reason << ", steps " << r.steps);
   REQUIRE(r.converged);
   CHECK(r.status == "success");
   REQUIRE(!r.curve.empty());
   CHECK(r.curve.back().eval_loss <= s.target_loss);
-  for (size_t i = 0; i + 1 < r.curve.size(); i++) CHECK(r.curve[i].eval_loss > s.target_loss);
-  CHECK(r.curve.back().eval_loss > src->entropy_floor(16) - 0.05);  // cannot beat the floor
+  for (size_t i = 0; i + 1 < r.curve.size(); i++)
+    CHECK(r.curve[i].eval_loss > s.target_loss);
+  CHECK(r.curve.back().eval_loss > src->entropy_floor(16) - 0.05); // cannot beat the floor
   CHECK(r.seconds >= r.curve.back().time_s);
   CHECK(seen_steps.size() == size_t(r.steps));
 
@@ -156,14 +159,32 @@ TEST_CASE("time to train: converges to floor + margin and writes a well-formed M
     CHECK(e.meta_string("file").find("workloads/training/") == 0);
     CHECK(e.metadata.at("lineno").is_number_integer());
   }
-  std::vector<std::string> head = {
-      "cache_clear", "init_start", "submission_benchmark", "submission_division", "submission_org",
-      "submission_platform", "submission_status", "global_batch_size",
-      "gradient_accumulation_steps", "max_sequence_length", "opt_name", "opt_base_learning_rate",
-      "opt_end_learning_rate", "opt_learning_rate_warmup_steps", "opt_learning_rate_decay_steps",
-      "opt_learning_rate_decay_schedule", "opt_adamw_beta_1", "opt_adamw_beta_2",
-      "opt_adamw_epsilon", "opt_adamw_weight_decay", "opt_gradient_clip_norm", "seed",
-      "train_samples", "eval_samples", "init_stop", "run_start"};
+  std::vector<std::string> head = {"cache_clear",
+                                   "init_start",
+                                   "submission_benchmark",
+                                   "submission_division",
+                                   "submission_org",
+                                   "submission_platform",
+                                   "submission_status",
+                                   "global_batch_size",
+                                   "gradient_accumulation_steps",
+                                   "max_sequence_length",
+                                   "opt_name",
+                                   "opt_base_learning_rate",
+                                   "opt_end_learning_rate",
+                                   "opt_learning_rate_warmup_steps",
+                                   "opt_learning_rate_decay_steps",
+                                   "opt_learning_rate_decay_schedule",
+                                   "opt_adamw_beta_1",
+                                   "opt_adamw_beta_2",
+                                   "opt_adamw_epsilon",
+                                   "opt_adamw_weight_decay",
+                                   "opt_gradient_clip_norm",
+                                   "seed",
+                                   "train_samples",
+                                   "eval_samples",
+                                   "init_stop",
+                                   "run_start"};
   REQUIRE(keys.size() > head.size());
   CHECK(std::vector<std::string>(keys.begin(), keys.begin() + long(head.size())) == head);
   // Then blocks of [block_start, block_stop, eval_start, eval_accuracy, eval_stop], run_stop.
@@ -187,9 +208,9 @@ TEST_CASE("time to train: converges to floor + margin and writes a well-formed M
   CHECK(keys[i] == "run_stop");
   CHECK(ev[i].meta_string("status") == "success");
   CHECK(ev[i].type == mllog::event_type::interval_end);
-  CHECK(ev[head.size() - 1].type == mllog::event_type::interval_start);  // run_start
-  CHECK(ev[21].value == 4242);                                           // seed
-  CHECK(ev[11].value.get<double>() == 1e-2);                             // base lr, full precision
+  CHECK(ev[head.size() - 1].type == mllog::event_type::interval_start); // run_start
+  CHECK(ev[21].value == 4242);                                          // seed
+  CHECK(ev[11].value.get<double>() == 1e-2);                            // base lr, full precision
   // The clock: run_start .. run_stop spans the timed region.
   int64_t t0 = ev[head.size() - 1].time_ms, t1 = ev.back().time_ms;
   CHECK(double(t1 - t0) / 1000.0 == Approx(r.seconds).margin(0.05));
@@ -198,7 +219,7 @@ TEST_CASE("time to train: converges to floor + margin and writes a well-formed M
 TEST_CASE("a diverging run is aborted", "[training][trainer]") {
   auto src = small_source();
   auto s = small_setup(src);
-  s.hp.schedule = {1e30, 1e30, 0, 10};  // absurd learning rate, no clipping
+  s.hp.schedule = {1e30, 1e30, 0, 10}; // absurd learning rate, no clipping
   s.hp.clip_norm = 0;
   s.hp.max_steps = 40;
   auto r = train_to_target(s, 1, nullptr);
@@ -214,7 +235,7 @@ TEST_CASE("a diverging run is aborted", "[training][trainer]") {
 TEST_CASE("a run that does not reach the target is not converged", "[training][trainer]") {
   auto src = small_source();
   auto s = small_setup(src);
-  s.target_loss = 0.0;  // below the floor: unreachable
+  s.target_loss = 0.0; // below the floor: unreachable
   s.hp.max_steps = 6;
   s.hp.eval_every_samples = 8 * 3;
   auto r = train_to_target(s, 1, nullptr);
@@ -230,15 +251,21 @@ TEST_CASE("mllog lines have the mlperf_logging shape", "[training][mllog]") {
   log.point("cache_clear", true);
   log.end("run_stop", nullptr, {{"samples_count", 64}, {"status", "success"}});
   log.point("opt_base_learning_rate", 0.1 + 0.2);
-  CHECK(sink.str() == log.text());  // written as it happens
+  CHECK(sink.str() == log.text()); // written as it happens
   std::istringstream in(log.text());
   std::string l1, l2, l3;
   std::getline(in, l1);
   std::getline(in, l2);
   std::getline(in, l3);
-  CHECK(std::regex_search(l1, std::regex(R"(^:::MLLOG \{"namespace": "", "time_ms": \d{13}, "event_type": "POINT_IN_TIME", "key": "cache_clear", "value": true, "metadata": \{"file": ")")));
+  CHECK(std::regex_search(
+      l1,
+      std::regex(
+          R"(^:::MLLOG \{"namespace": "", "time_ms": \d{13}, "event_type": "POINT_IN_TIME", "key": "cache_clear", "value": true, "metadata": \{"file": ")")));
   CHECK(std::regex_search(l1, std::regex(R"(test_trainer\.cpp", "lineno": \d+\}\}$)")));
-  CHECK(std::regex_search(l2, std::regex(R"("event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": \{"file": "[^"]+", "lineno": \d+, "samples_count": 64, "status": "success"\}\}$)")));
+  CHECK(std::regex_search(
+      l2,
+      std::regex(
+          R"("event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": \{"file": "[^"]+", "lineno": \d+, "samples_count": 64, "status": "success"\}\}$)")));
   // Doubles keep round-trip precision, and the reader takes every line the writer wrote.
   const mllog::parsed_log back = mllog::parse_mllog(log.text());
   CHECK(back.diagnostics.empty());

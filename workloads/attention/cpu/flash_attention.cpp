@@ -27,12 +27,18 @@ void check_shape(const attention_shape& s) {
     throw input_error("attention: " + std::string(name) + " must be positive, got " +
                       std::to_string(v));
   };
-  if (s.batch <= 0) bad("batch", s.batch);
-  if (s.heads <= 0) bad("heads", s.heads);
-  if (s.kv_heads <= 0) bad("kv_heads", s.kv_heads);
-  if (s.seq_q <= 0) bad("seq_q", s.seq_q);
-  if (s.seq_k <= 0) bad("seq_k", s.seq_k);
-  if (s.head_dim <= 0) bad("head_dim", s.head_dim);
+  if (s.batch <= 0)
+    bad("batch", s.batch);
+  if (s.heads <= 0)
+    bad("heads", s.heads);
+  if (s.kv_heads <= 0)
+    bad("kv_heads", s.kv_heads);
+  if (s.seq_q <= 0)
+    bad("seq_q", s.seq_q);
+  if (s.seq_k <= 0)
+    bad("seq_k", s.seq_k);
+  if (s.head_dim <= 0)
+    bad("head_dim", s.head_dim);
   if (s.heads % s.kv_heads != 0)
     throw input_error("attention: heads (" + std::to_string(s.heads) +
                       ") must be a multiple of kv_heads (" + std::to_string(s.kv_heads) + ")");
@@ -44,7 +50,7 @@ void check_shape(const attention_shape& s) {
 namespace detail {
 
 namespace {
-int64_t thread_stride_of(int64_t floats) { return round_up(floats, 64); }  // own cache lines
+int64_t thread_stride_of(int64_t floats) { return round_up(floats, 64); } // own cache lines
 } // namespace
 
 workspace_layout forward_layout(const attention_shape& s, int threads) {
@@ -98,9 +104,12 @@ workspace_layout backward_layout(const attention_shape& s, int threads) {
 namespace {
 
 const kernel_variant* variant_by_name(const std::string& name) {
-  if (name == "avx512") return &variant_avx512;
-  if (name == "avx2") return &variant_avx2;
-  if (name == "generic") return &variant_generic;
+  if (name == "avx512")
+    return &variant_avx512;
+  if (name == "avx2")
+    return &variant_avx2;
+  if (name == "generic")
+    return &variant_generic;
   return nullptr;
 }
 
@@ -110,7 +119,8 @@ bool cpu_has(const std::string& name) {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
            __builtin_cpu_supports("fma");
-  if (name == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (name == "avx2")
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return name == "generic";
 }
 
@@ -118,13 +128,17 @@ std::atomic<const kernel_variant*> g_variant{nullptr};
 
 const kernel_variant& current() {
   const kernel_variant* v = g_variant.load();
-  if (v) return *v;
+  if (v)
+    return *v;
   // ACCELBENCH_ATTN_ISA selects a variant this CPU can run; otherwise the best one.
   if (const char* env = std::getenv("ACCELBENCH_ATTN_ISA"))
-    if (variant_by_name(env) && cpu_has(env)) v = variant_by_name(env);
+    if (variant_by_name(env) && cpu_has(env))
+      v = variant_by_name(env);
   for (const char* name : {"avx512", "avx2", "generic"})
-    if (!v && cpu_has(name)) v = variant_by_name(name);
-  if (!v) v = &variant_generic;
+    if (!v && cpu_has(name))
+      v = variant_by_name(name);
+  if (!v)
+    v = &variant_generic;
   g_variant.store(v);
   return *v;
 }
@@ -140,8 +154,9 @@ struct workspace {
       data.reset();
       const size_t bytes = size_t(round_up(n, 16)) * sizeof(float);
       data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      if (!data) throw backend_error("attention: cannot allocate a workspace of " +
-                                     std::to_string(bytes) + " bytes");
+      if (!data)
+        throw backend_error("attention: cannot allocate a workspace of " + std::to_string(bytes) +
+                            " bytes");
       floats = n;
     }
     return data.get();
@@ -157,8 +172,7 @@ void run_forward(const attention_shape& s, elem e, const void* q, const void* k,
 }
 
 void run_backward(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
-                  const void* o, const void* d_o, const float* lse, void* dq, void* dk,
-                  void* dv) {
+                  const void* o, const void* d_o, const float* lse, void* dq, void* dk, void* dv) {
   check_shape(s);
   const workspace_layout L = backward_layout(s, omp_get_max_threads());
   current().backward(s, e, q, k, v, o, d_o, lse, dq, dk, dv, t_workspace.get(L.total), L);
@@ -172,18 +186,19 @@ std::string kernel_isa() { return detail::current().isa; }
 std::vector<std::string> available_isas() {
   std::vector<std::string> out;
   for (const char* name : {"avx512", "avx2", "generic"})
-    if (detail::cpu_has(name)) out.push_back(name);
+    if (detail::cpu_has(name))
+      out.push_back(name);
   return out;
 }
 
 void set_kernel_isa(const std::string& isa) {
   const detail::kernel_variant* v = detail::variant_by_name(isa);
-  if (!v) throw input_error("attention: unknown kernel ISA '" + isa + "' (avx512, avx2, generic)");
+  if (!v)
+    throw input_error("attention: unknown kernel ISA '" + isa + "' (avx512, avx2, generic)");
   if (!detail::cpu_has(isa))
     throw input_error("attention: this CPU cannot run the '" + isa + "' kernels");
   detail::g_variant.store(v);
 }
-
 
 uint64_t forward_workspace_bytes(const attention_shape& s) {
   return uint64_t(detail::forward_layout(s, omp_get_max_threads()).total) * sizeof(float);
@@ -213,10 +228,12 @@ void flash_backward_bf16(const attention_shape& s, const bf16* q, const bf16* k,
 
 // ---------------------------------------------------------------------------------------------
 void to_float(const bf16* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = accelbench::bf16_to_float(in[i]);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = accelbench::bf16_to_float(in[i]);
 }
 void to_bf16(const float* in, bf16* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = accelbench::float_to_bf16(in[i]);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = accelbench::float_to_bf16(in[i]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,14 +253,16 @@ struct ref_index {
   }
   // Keys visible to query row i: [0, end).
   int64_t end(int64_t i) const {
-    if (!s.causal) return s.seq_k;
+    if (!s.causal)
+      return s.seq_k;
     return std::clamp<int64_t>(i + s.seq_k - s.seq_q + 1, 0, s.seq_k);
   }
 };
 
 double dot(const float* a, const float* b, int64_t n) {
   double acc = 0;
-  for (int64_t d = 0; d < n; ++d) acc += double(a[d]) * double(b[d]);
+  for (int64_t d = 0; d < n; ++d)
+    acc += double(a[d]) * double(b[d]);
   return acc;
 }
 
@@ -254,15 +273,18 @@ double softmax_row(const attention_shape& s, const float* q, const float* k, int
   const int64_t end = ix.end(i), hk = h / ix.group(), D = s.head_dim;
   const double scale = s.effective_scale();
   p.assign(size_t(s.seq_k), 0.0);
-  if (end == 0) return k_inf;
+  if (end == 0)
+    return k_inf;
   double mx = -k_inf;
   for (int64_t j = 0; j < end; ++j) {
     p[j] = scale * dot(q + ix.q(b, i, h), k + ix.k(b, j, hk), D);
     mx = std::max(mx, p[j]);
   }
   double sum = 0;
-  for (int64_t j = 0; j < end; ++j) sum += (p[j] = std::exp(p[j] - mx));
-  for (int64_t j = 0; j < end; ++j) p[j] /= sum;
+  for (int64_t j = 0; j < end; ++j)
+    sum += (p[j] = std::exp(p[j] - mx));
+  for (int64_t j = 0; j < end; ++j)
+    p[j] /= sum;
   return mx + std::log(sum);
 }
 
@@ -277,16 +299,19 @@ double reference_forward_row(const attention_shape& s, const float* q, const flo
   std::fill(o_row, o_row + D, 0.0);
   for (int64_t j = 0; j < ix.end(i); ++j) {
     const float* vr = v + ix.k(b, j, hk);
-    for (int64_t d = 0; d < D; ++d) o_row[d] += p[j] * vr[d];
+    for (int64_t d = 0; d < D; ++d)
+      o_row[d] += p[j] * vr[d];
   }
   return lse;
 }
 
 double attention_pairs(const attention_shape& s) {
   const double sq = double(s.seq_q), sk = double(s.seq_k);
-  if (!s.causal) return sq * sk;
+  if (!s.causal)
+    return sq * sk;
   // Summed over the rows, min(seq_k, max(0, i + seq_k - seq_q + 1)) visible keys each.
-  if (s.seq_q <= s.seq_k) return sq * sk - sq * (sq - 1) / 2;
+  if (s.seq_q <= s.seq_k)
+    return sq * sk - sq * (sq - 1) / 2;
   return sk * (sk + 1) / 2;
 }
 
@@ -319,15 +344,18 @@ void reference_dq_row(const attention_shape& s, const float* q, const float* k, 
   const float* dor = d_o + ix.q(b, i, h);
   for (int64_t j = 0; j < end; ++j) {
     const float* vr = v + ix.k(b, j, hk);
-    for (int64_t d = 0; d < D; ++d) o[d] += p[j] * vr[d];
+    for (int64_t d = 0; d < D; ++d)
+      o[d] += p[j] * vr[d];
   }
   double di = 0;
-  for (int64_t d = 0; d < D; ++d) di += double(dor[d]) * o[d];
+  for (int64_t d = 0; d < D; ++d)
+    di += double(dor[d]) * o[d];
   std::fill(dq_row, dq_row + D, 0.0);
   for (int64_t j = 0; j < end; ++j) {
     const double ds = p[j] * (dot(dor, v + ix.k(b, j, hk), D) - di);
     const float* kr = k + ix.k(b, j, hk);
-    for (int64_t d = 0; d < D; ++d) dq_row[d] += scale * ds * kr[d];
+    for (int64_t d = 0; d < D; ++d)
+      dq_row[d] += scale * ds * kr[d];
   }
 }
 
@@ -343,15 +371,16 @@ void reference_row_stats(const attention_shape& s, const float* q, const float* 
       lse[i] = reference_forward_row(s, q, k, v, b, h, i, o.data());
       const float* dor = d_o + ix.q(b, i, h);
       double acc = 0;
-      for (int64_t d = 0; d < D; ++d) acc += double(dor[d]) * o[size_t(d)];
+      for (int64_t d = 0; d < D; ++d)
+        acc += double(dor[d]) * o[size_t(d)];
       di[i] = acc;
     }
   }
 }
 
 void reference_dkv_row(const attention_shape& s, const float* q, const float* k, const float* v,
-                       const float* d_o, const double* lse, const double* di, int64_t b,
-                       int64_t hk, int64_t j, double* dk_row, double* dv_row) {
+                       const float* d_o, const double* lse, const double* di, int64_t b, int64_t hk,
+                       int64_t j, double* dk_row, double* dv_row) {
   ref_index ix{s};
   const int64_t D = s.head_dim, G = ix.group();
   const double scale = s.effective_scale();
@@ -361,9 +390,11 @@ void reference_dkv_row(const attention_shape& s, const float* q, const float* k,
   const float* vr = v + ix.k(b, j, hk);
   for (int64_t g = 0; g < G; ++g)
     for (int64_t i = 0; i < s.seq_q; ++i) {
-      if (j >= ix.end(i)) continue;
+      if (j >= ix.end(i))
+        continue;
       const double l = lse[g * s.seq_q + i];
-      if (std::isinf(l)) continue;
+      if (std::isinf(l))
+        continue;
       const int64_t h = hk * G + g;
       const float* qr = q + ix.q(b, i, h);
       const float* dor = d_o + ix.q(b, i, h);
@@ -400,12 +431,15 @@ void reference_backward(const attention_shape& s, const float* q, const float* k
         std::fill(o.begin(), o.end(), 0.0);
         std::fill(dqr, dqr + D, 0.0);
         for (int64_t j = 0; j < SK; ++j)
-          for (int64_t d = 0; d < D; ++d) o[d] += P[i * SK + j] * v[ix.k(b, j, hk) + d];
+          for (int64_t d = 0; d < D; ++d)
+            o[d] += P[i * SK + j] * v[ix.k(b, j, hk) + d];
         double di = 0;
-        for (int64_t d = 0; d < D; ++d) di += dor[d] * o[d];
+        for (int64_t d = 0; d < D; ++d)
+          di += dor[d] * o[d];
         for (int64_t j = 0; j < SK; ++j) {
           const double p = P[i * SK + j];
-          if (p == 0) continue;
+          if (p == 0)
+            continue;
           const double ds = p * (dot(dor, v + ix.k(b, j, hk), D) - di);
           const float* kr = k + ix.k(b, j, hk);
           const float* qr = q + ix.q(b, i, h);

@@ -15,12 +15,12 @@
 
 namespace accelbench::attention {
 
-using bf16 = uint16_t;  // bfloat16 storage (upper half of an IEEE float), fp32 math
+using bf16 = uint16_t; // bfloat16 storage (upper half of an IEEE float), fp32 math
 
 struct attention_shape {
   int64_t batch = 1, heads = 1, kv_heads = 1, seq_q = 1, seq_k = 1, head_dim = 64;
   bool causal = false;
-  float scale = 0;  // 0: 1/sqrt(head_dim)
+  float scale = 0; // 0: 1/sqrt(head_dim)
   float effective_scale() const;
 };
 
@@ -74,14 +74,15 @@ double reference_forward_row(const attention_shape& s, const float* q, const flo
 void reference_dq_row(const attention_shape& s, const float* q, const float* k, const float* v,
                       const float* d_o, int64_t b, int64_t h, int64_t i, double* dq_row);
 // lse and D_i = rowsum(dO_i * O_i) of every query row of head h in batch b, from the reference's
-// own forward (never a kernel's O and lse): lse[seq_q], di[seq_q]. Costs a forward pass of the head.
+// own forward (never a kernel's O and lse): lse[seq_q], di[seq_q]. Costs a forward pass of the
+// head.
 void reference_row_stats(const attention_shape& s, const float* q, const float* k, const float* v,
                          const float* d_o, int64_t b, int64_t h, double* lse, double* di);
 // dk_row, dv_row [head_dim] of key row j of kv head hk in batch b, given reference_row_stats of
 // the group's query heads hk*G .. hk*G+G-1 (G = heads / kv_heads): lse[g * seq_q + i], di likewise.
 void reference_dkv_row(const attention_shape& s, const float* q, const float* k, const float* v,
-                       const float* d_o, const double* lse, const double* di, int64_t b,
-                       int64_t hk, int64_t j, double* dk_row, double* dv_row);
+                       const float* d_o, const double* lse, const double* di, int64_t b, int64_t hk,
+                       int64_t j, double* dk_row, double* dv_row);
 
 // Whole-array bf16 <-> fp32 (round to nearest even; harness/core/bf16.hpp per element), for
 // callers preparing inputs and checking outputs.

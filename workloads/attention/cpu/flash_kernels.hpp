@@ -31,12 +31,12 @@ enum class elem { f32, bf16 };
 // can be reused across calls (first-touch page faults of a fresh allocation would otherwise cost
 // a few percent of a forward pass at seq 2048).
 struct workspace_layout {
-  int64_t dp = 0;          // padded head_dim
-  int64_t skp = 0;         // padded seq_k (multiple of tile_k)
-  int64_t sqp = 0;         // padded seq_q (multiple of tile_q)
-  int64_t n_kt = 0;        // number of key tiles
-  int64_t n_qt = 0;        // number of query tiles
-  int64_t splits = 1;      // backward: key-tile groups per head, each with its own dQ partial
+  int64_t dp = 0;     // padded head_dim
+  int64_t skp = 0;    // padded seq_k (multiple of tile_k)
+  int64_t sqp = 0;    // padded seq_q (multiple of tile_q)
+  int64_t n_kt = 0;   // number of key tiles
+  int64_t n_qt = 0;   // number of query tiles
+  int64_t splits = 1; // backward: key-tile groups per head, each with its own dQ partial
   int threads = 1;
   // Per kv head: K^T tiles [n_kt][dp][tile_k], K rows [skp][dp], V rows [skp][dp], V^T tiles.
   int64_t kt = 0, kp = 0, vp = 0, vt = 0;
@@ -55,7 +55,7 @@ workspace_layout backward_layout(const attention_shape& s, int threads);
 
 // One ISA variant. `in` points at float or bf16 data according to `e`.
 struct kernel_variant {
-  const char* isa;  // "avx512" | "avx2" | "generic"
+  const char* isa; // "avx512" | "avx2" | "generic"
   void (*forward)(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
                   void* o, float* lse, float* ws, const workspace_layout& L);
   void (*backward)(const attention_shape& s, elem e, const void* q, const void* k, const void* v,

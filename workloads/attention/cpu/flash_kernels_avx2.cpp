@@ -9,7 +9,7 @@ namespace {
 struct isa {
   using vec = __m256;
   static constexpr int W = 8;
-  static constexpr int NV = 2;  // 6 x 2 accumulators = 12 of 16 ymm registers
+  static constexpr int NV = 2; // 6 x 2 accumulators = 12 of 16 ymm registers
   static constexpr int MR = 6;
   static vec zero() { return _mm256_setzero_ps(); }
   static vec set1(float x) { return _mm256_set1_ps(x); }
@@ -44,7 +44,8 @@ struct isa {
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012e-1f));
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421e-1f));
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.f));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
   }
 };

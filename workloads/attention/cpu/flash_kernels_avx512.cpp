@@ -13,7 +13,7 @@ namespace {
 struct isa {
   using vec = __m512;
   static constexpr int W = 16;
-  static constexpr int NV = 4;  // 6 x 4 accumulators = 24 of 32 zmm registers
+  static constexpr int NV = 4; // 6 x 4 accumulators = 24 of 32 zmm registers
   static constexpr int MR = 6;
   static vec zero() { return _mm512_setzero_ps(); }
   static vec set1(float x) { return _mm512_set1_ps(x); }

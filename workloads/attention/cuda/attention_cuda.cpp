@@ -1,7 +1,7 @@
 // The attention workload's CUDA backend (issue 8 §4): device buffers, the timed kernel, metrics
 // and the correctness check against the CPU reference (attention_check.hpp).
-#include "harness/core/hash.hpp"
 #include "workloads/attention/cuda/attention_cuda.hpp"
+#include "harness/core/hash.hpp"
 
 #include <algorithm>
 #include <random>
@@ -27,8 +27,12 @@ std::string impl_of(const config& cfg) {
   return it == cfg.values.end() ? "cudnn" : it->second;
 }
 
-uint64_t q_elems(const attention_shape& s) { return (uint64_t)(s.batch * s.seq_q * s.heads * s.head_dim); }
-uint64_t kv_elems(const attention_shape& s) { return (uint64_t)(s.batch * s.seq_k * s.kv_heads * s.head_dim); }
+uint64_t q_elems(const attention_shape& s) {
+  return (uint64_t)(s.batch * s.seq_q * s.heads * s.head_dim);
+}
+uint64_t kv_elems(const attention_shape& s) {
+  return (uint64_t)(s.batch * s.seq_k * s.kv_heads * s.head_dim);
+}
 uint64_t rows(const attention_shape& s) { return (uint64_t)(s.batch * s.heads * s.seq_q); }
 
 // Device tensors of one run; element size 2 (bf16) or 4 (fp32).
@@ -36,8 +40,8 @@ struct device_tensors {
   size_t es;
   device::device_buffer q, k, v, o, d_o, dq, dk, dv, lse, delta;
   device_tensors(const attention_shape& s, bool bf16, bool backward)
-      : es(bf16 ? 2 : 4), q(q_elems(s) * es), k(kv_elems(s) * es), v(kv_elems(s) * es), o(q_elems(s) * es),
-        lse(rows(s) * 4) {
+      : es(bf16 ? 2 : 4), q(q_elems(s) * es), k(kv_elems(s) * es), v(kv_elems(s) * es),
+        o(q_elems(s) * es), lse(rows(s) * 4) {
     if (backward) {
       d_o = device::device_buffer(q_elems(s) * es);
       dq = device::device_buffer(q_elems(s) * es);
@@ -47,9 +51,11 @@ struct device_tensors {
     }
   }
   void put(device::device_buffer& b, const std::vector<float>& x) {
-    if (es == 4) return b.upload(x.data(), x.size() * 4);
+    if (es == 4)
+      return b.upload(x.data(), x.size() * 4);
     std::vector<uint16_t> h(x.size());
-    for (size_t i = 0; i < x.size(); ++i) h[i] = float_to_bf16(x[i]);
+    for (size_t i = 0; i < x.size(); ++i)
+      h[i] = float_to_bf16(x[i]);
     b.upload(h.data(), h.size() * 2);
   }
   std::vector<float> get(const device::device_buffer& b, uint64_t n) const {
@@ -59,7 +65,8 @@ struct device_tensors {
     } else {
       std::vector<uint16_t> h(n);
       b.download(h.data(), n * 2);
-      for (uint64_t i = 0; i < n; ++i) x[i] = bf16_to_float(h[i]);
+      for (uint64_t i = 0; i < n; ++i)
+        x[i] = bf16_to_float(h[i]);
     }
     return x;
   }
@@ -73,32 +80,42 @@ struct device_tensors {
 // One timed iteration: the passes of the config.
 class attention_kernel : public device::device_kernel {
 public:
-  attention_kernel(const attention_shape& s, bool bf16, pass_kind p, const std::string& impl, device_tensors& t,
-                   int device_index = 0)
+  attention_kernel(const attention_shape& s, bool bf16, pass_kind p, const std::string& impl,
+                   device_tensors& t, int device_index = 0)
       : device::device_kernel(device_index), m_s(s), m_bf16(bf16), m_pass(p), m_t(t) {
     if (impl == "cudnn") {
       m_cudnn = std::make_unique<cudnn::sdpa_forward>(s);
-      if (p != pass_kind::fwd) m_cudnn_bwd = std::make_unique<cudnn::sdpa_backward>(s);
+      if (p != pass_kind::fwd)
+        m_cudnn_bwd = std::make_unique<cudnn::sdpa_backward>(s);
     }
   }
   void forward(void* stream) {
-    if (m_cudnn) m_cudnn->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.lse.as<float>(), stream);
-    else native::forward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.lse.as<float>(), stream);
+    if (m_cudnn)
+      m_cudnn->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.lse.as<float>(), stream);
+    else
+      native::forward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(),
+                      m_t.lse.as<float>(), stream);
   }
   void backward(void* stream) {
     if (m_cudnn_bwd)
-      return m_cudnn_bwd->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.d_o.get(), m_t.lse.as<float>(),
-                              m_t.dq.get(), m_t.dk.get(), m_t.dv.get(), stream);
+      return m_cudnn_bwd->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.d_o.get(),
+                              m_t.lse.as<float>(), m_t.dq.get(), m_t.dk.get(), m_t.dv.get(),
+                              stream);
     native::backward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.d_o.get(),
-                     m_t.lse.as<float>(), m_t.delta.as<float>(), m_t.dq.get(), m_t.dk.get(), m_t.dv.get(), stream);
+                     m_t.lse.as<float>(), m_t.delta.as<float>(), m_t.dq.get(), m_t.dk.get(),
+                     m_t.dv.get(), stream);
   }
   void enqueue(void* stream) override {
-    if (m_pass != pass_kind::bwd) forward(stream);
-    if (m_pass != pass_kind::fwd) backward(stream);
+    if (m_pass != pass_kind::bwd)
+      forward(stream);
+    if (m_pass != pass_kind::fwd)
+      backward(stream);
   }
   std::string engine() const {
-    if (!m_cudnn) return "accelbench native FlashAttention-2-style (CUDA cores, fp32 math)";
-    if (!m_cudnn_bwd) return m_cudnn->engine();
+    if (!m_cudnn)
+      return "accelbench native FlashAttention-2-style (CUDA cores, fp32 math)";
+    if (!m_cudnn_bwd)
+      return m_cudnn->engine();
     return "forward: " + m_cudnn->engine() + "; backward: " + m_cudnn_bwd->engine();
   }
 
@@ -116,13 +133,12 @@ private:
 std::vector<float> random_tensor(uint64_t n, std::mt19937_64& rng, bool bf16) {
   std::normal_distribution<float> u(0.0f, 1.0f);
   std::vector<float> x(n);
-  for (auto& e : x) e = bf16 ? bf16_to_float(float_to_bf16(u(rng))) : u(rng);
+  for (auto& e : x)
+    e = bf16 ? bf16_to_float(float_to_bf16(u(rng))) : u(rng);
   return x;
 }
 
-uint64_t seed_of(const std::string& key) {
-  return fnv1a64(key);
-}
+uint64_t seed_of(const std::string& key) { return fnv1a64(key); }
 
 } // namespace
 
@@ -136,10 +152,12 @@ uint64_t attention_cuda_device_bytes(const config& cfg) {
   const uint64_t es = cfg.at("dtype") == "bf16" ? 2 : 4;
   const bool bwd = pass_from_string(cfg.at("pass")) != pass_kind::fwd;
   uint64_t b = (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
-  if (bwd) b += (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
+  if (bwd)
+    b += (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
   // impl=cudnn backward also holds rowsum(dO*O) and an fp32 dQ accumulator (the plan's own
   // workspace is known only once cuDNN has built it; the 5% margin of memory_refusal covers it).
-  if (bwd && impl_of(cfg) == "cudnn") b += rows(s) * 4 + q_elems(s) * 4;
+  if (bwd && impl_of(cfg) == "cudnn")
+    b += rows(s) * 4 + q_elems(s) * 4;
   return b;
 }
 
@@ -154,9 +172,11 @@ std::string attention_cuda_unavailable_reason(const config& cfg) {
   if (impl == "native" && s.head_dim > 256)
     return fmt::format("impl=native supports head_dim up to 256 (got head_dim={})", s.head_dim);
   if (impl == "cudnn")
-    if (auto r = cudnn::unsupported_reason(s, bf16, bwd); !r.empty()) return r;
+    if (auto r = cudnn::unsupported_reason(s, bf16, bwd); !r.empty())
+      return r;
   std::string why;
-  if (!device::cuda_available(&why)) return "CUDA backend: " + why;
+  if (!device::cuda_available(&why))
+    return "CUDA backend: " + why;
   const auto st = device::query_cuda(true);
   return device::memory_refusal(attention_cuda_device_bytes(cfg), st.gpus.front().free_memory);
 }
@@ -199,7 +219,8 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
       kern.forward(kern.stream());
       device::synchronize("attention forward (setup for pass=bwd)");
     }
-    if (!measure::measure_into(out, cfg.key(), kern, ctx.rules->measurement())) return;
+    if (!measure::measure_into(out, cfg.key(), kern, ctx.rules->measurement()))
+      return;
     const double flops = attention_flops(s, pass);
     out.extra["implementation"] = kern.engine();
     out.extra["impl"] = impl;
@@ -213,19 +234,23 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
           "visible pair against the convention's 10): tflops follows the convention, as for cuDNN";
     }
     std::vector<double> times;
-    for (const auto& smp : out.samples) times.push_back(smp.value);
+    for (const auto& smp : out.samples)
+      times.push_back(smp.value);
     auto sum = stats::summarize(times);
     const double tflops = flops / sum.median / 1e12;
     out.add_metric("time", sum.median, "s", direction::lower_is_better);
     out.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("tflops_ci_low", flops / sum.ci_high / 1e12, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("tflops_ci_high", flops / sum.ci_low / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_low", flops / sum.ci_high / 1e12, "TFLOP/s",
+                   direction::higher_is_better);
+    out.add_metric("tflops_ci_high", flops / sum.ci_low / 1e12, "TFLOP/s",
+                   direction::higher_is_better);
     out.add_metric("cv", sum.cv, "", direction::lower_is_better);
     if (double pk = device::datasheet_peak_tflops(gpu.name, dtype); pk > 0) {
       out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
       out.extra["peak"] = {{"tflops", pk}, {"dtype", dtype}, {"source", "NVIDIA datasheet, dense"}};
       // Faster than the silicon can go is a measurement bug, not a result.
-      if (auto why = above_peak_reason(tflops, pk, "NVIDIA datasheet, " + dtype + " dense"); !why.empty())
+      if (auto why = above_peak_reason(tflops, pk, "NVIDIA datasheet, " + dtype + " dense");
+          !why.empty())
         out.mark_invalid("above peak: " + why);
     }
 
@@ -238,20 +263,22 @@ void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
     auto lse = t.get_lse(rows(s));
     auto chk = check_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data(), opt);
     if (bwd) {
-      auto dq = t.get(t.dq, q_elems(s)), dk = t.get(t.dk, kv_elems(s)), dv = t.get(t.dv, kv_elems(s));
-      chk.merge(check_backward(s, q.data(), k.data(), v.data(), d_o.data(), dq.data(),
-                               dk.data(), dv.data(), opt));
+      auto dq = t.get(t.dq, q_elems(s)), dk = t.get(t.dk, kv_elems(s)),
+           dv = t.get(t.dv, kv_elems(s));
+      chk.merge(check_backward(s, q.data(), k.data(), v.data(), d_o.data(), dq.data(), dk.data(),
+                               dv.data(), opt));
     }
     out.extra["correctness"] = chk.to_json();
-    if (!chk.ok()) out.mark_invalid("correctness: " + chk.reason());
+    if (!chk.ok())
+      out.mark_invalid("correctness: " + chk.reason());
   } catch (const backend_error& e) {
     out.mark_failed(e.what());
   }
 }
 
 host_result run_forward_host(const attention_shape& s, const std::string& impl, bool bf16,
-                             const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                             int device_index) {
+                             const std::vector<float>& q, const std::vector<float>& k,
+                             const std::vector<float>& v, int device_index) {
   device::set_device(device_index);
   device_tensors t(s, bf16, false);
   t.put(t.q, q);
@@ -267,8 +294,8 @@ host_result run_forward_host(const attention_shape& s, const std::string& impl, 
 }
 
 host_result run_backward_host(const attention_shape& s, const std::string& impl, bool bf16,
-                              const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                              const std::vector<float>& d_o) {
+                              const std::vector<float>& q, const std::vector<float>& k,
+                              const std::vector<float>& v, const std::vector<float>& d_o) {
   device_tensors t(s, bf16, true);
   t.put(t.q, q);
   t.put(t.k, k);

@@ -19,7 +19,7 @@
 namespace accelbench::attention {
 
 // The values of the "impl" axis the lead adds to the attention spec when CUDA is built.
-const std::vector<std::string>& cuda_attention_impls();  // {"cudnn", "native"}
+const std::vector<std::string>& cuda_attention_impls(); // {"cudnn", "native"}
 
 // Why this config cannot run on CUDA here, empty when it can: no device, impl/dtype/pass
 // combination not supported (with the reason), not enough free device memory.
@@ -69,15 +69,16 @@ std::string unsupported_reason(const attention_shape& s, bool bf16, bool backwar
 // A built cuDNN SDPA forward graph (execution plan + workspace) for one shape; move-only.
 class sdpa_forward {
 public:
-  explicit sdpa_forward(const attention_shape& s);  // throws backend_error with cuDNN's message
+  explicit sdpa_forward(const attention_shape& s); // throws backend_error with cuDNN's message
   ~sdpa_forward();
   sdpa_forward(sdpa_forward&&) noexcept;
   sdpa_forward& operator=(sdpa_forward&&) noexcept;
   // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log).
   void run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream);
-  std::string engine() const;  // engine id and knobs chosen by the heuristic
+  std::string engine() const; // engine id and knobs chosen by the heuristic
   // Variant packs built so far: one per distinct set of buffers, not one per run.
   int variant_packs_built() const;
+
 private:
   struct impl;
   impl* m_impl = nullptr;
@@ -87,16 +88,16 @@ private:
 // accumulator, the plan's workspace); move-only.
 class sdpa_backward {
 public:
-  explicit sdpa_backward(const attention_shape& s);  // throws backend_error with cuDNN's message
+  explicit sdpa_backward(const attention_shape& s); // throws backend_error with cuDNN's message
   ~sdpa_backward();
   sdpa_backward(sdpa_backward&&) noexcept;
   sdpa_backward& operator=(sdpa_backward&&) noexcept;
   // bf16 q, k, v, o, d_o, dq, dk, dv in our [B, S, heads, D] layout; lse from the forward.
-  void run(const void* q, const void* k, const void* v, const void* o, const void* d_o, const float* lse,
-           void* dq, void* dk, void* dv, void* stream);
+  void run(const void* q, const void* k, const void* v, const void* o, const void* d_o,
+           const float* lse, void* dq, void* dk, void* dv, void* stream);
   std::string engine() const;
   uint64_t scratch_bytes() const;  // device bytes beyond the caller's tensors
-  int variant_packs_built() const;  // as sdpa_forward's
+  int variant_packs_built() const; // as sdpa_forward's
 private:
   struct impl;
   impl* m_impl = nullptr;

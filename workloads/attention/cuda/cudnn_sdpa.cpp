@@ -29,8 +29,8 @@
 // needed.
 #include "workloads/attention/cuda/attention_cuda.hpp"
 
-#include <cudnn_graph.h>
 #include <cuda_runtime_api.h>
+#include <cudnn_graph.h>
 
 #include <cmath>
 #include <deque>
@@ -49,11 +49,12 @@ namespace {
 [[noreturn]] void fail(cudnnStatus_t st, const char* what) {
   char msg[1024] = {0};
   cudnnGetLastErrorString(msg, sizeof msg);
-  throw backend_error(fmt::format("cuDNN {} failed: {} ({}){}", what, cudnnGetErrorString(st), (int)st,
-                                  msg[0] ? std::string(": ") + msg : std::string()));
+  throw backend_error(fmt::format("cuDNN {} failed: {} ({}){}", what, cudnnGetErrorString(st),
+                                  (int)st, msg[0] ? std::string(": ") + msg : std::string()));
 }
 void check(cudnnStatus_t st, const char* what) {
-  if (st != CUDNN_STATUS_SUCCESS) fail(st, what);
+  if (st != CUDNN_STATUS_SUCCESS)
+    fail(st, what);
 }
 
 // A backend descriptor (move-only RAII).
@@ -63,7 +64,8 @@ public:
     check(cudnnBackendCreateDescriptor(t, &m_d), "create descriptor");
   }
   ~desc() {
-    if (m_d) cudnnBackendDestroyDescriptor(m_d);
+    if (m_d)
+      cudnnBackendDestroyDescriptor(m_d);
   }
   desc(desc&& o) noexcept : m_d(o.m_d) { o.m_d = nullptr; }
   desc(const desc&) = delete;
@@ -77,7 +79,8 @@ public:
     return *this;
   }
   template <class T>
-  desc& set_array(cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t, const std::vector<T>& v) {
+  desc& set_array(cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t,
+                  const std::vector<T>& v) {
     check(cudnnBackendSetAttribute(m_d, a, t, (int64_t)v.size(), v.data()), "set attribute");
     return *this;
   }
@@ -96,17 +99,29 @@ private:
 
 // uids of the non-virtual tensors (the variant pack binds pointers by uid).
 enum uid : int64_t {
-  u_q = 1, u_k, u_v, u_o, u_stats, u_scale, u_neg_inf,
-  u_do, u_dq, u_dk, u_dv, u_sum, u_dq_accum, u_one,
+  u_q = 1,
+  u_k,
+  u_v,
+  u_o,
+  u_stats,
+  u_scale,
+  u_neg_inf,
+  u_do,
+  u_dq,
+  u_dk,
+  u_dv,
+  u_sum,
+  u_dq_accum,
+  u_one,
   u_first_virtual = 100
 };
 
 struct graph_builder {
-  std::deque<desc> tensors, ops, aux;  // deque: references stay valid
+  std::deque<desc> tensors, ops, aux; // deque: references stay valid
   int64_t next_uid = u_first_virtual;
 
-  desc& tensor(int64_t id, std::vector<int64_t> dims, std::vector<int64_t> strides, cudnnDataType_t dt,
-               bool is_virtual, bool by_value = false) {
+  desc& tensor(int64_t id, std::vector<int64_t> dims, std::vector<int64_t> strides,
+               cudnnDataType_t dt, bool is_virtual, bool by_value = false) {
     desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     int64_t align = 16;
     t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, id)
@@ -137,14 +152,17 @@ struct graph_builder {
     cudnnDataType_t prec = CUDNN_DATA_FLOAT;
     pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
         .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
-    if (axis >= 0) pw.set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, axis);
+    if (axis >= 0)
+      pw.set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, axis);
     pw.finalize("pointwise descriptor");
     desc op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw)
         .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
         .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-    if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
-    if (t) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
+    if (b)
+      op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+    if (t)
+      op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
     op.finalize("pointwise operation");
     aux.push_back(std::move(pw));
     ops.push_back(std::move(op));
@@ -195,8 +213,12 @@ struct graph_builder {
 
 // Our [B, S, heads, D] memory seen as the logical [B, heads, S, D] (and its transpose [B, heads,
 // D, S]) that cuDNN's SDPA patterns use.
-std::vector<int64_t> bshd_strides(int64_t heads, int64_t s, int64_t d) { return {s * heads * d, d, heads * d, 1}; }
-std::vector<int64_t> bshd_strides_t(int64_t heads, int64_t s, int64_t d) { return {s * heads * d, d, 1, heads * d}; }
+std::vector<int64_t> bshd_strides(int64_t heads, int64_t s, int64_t d) {
+  return {s * heads * d, d, heads * d, 1};
+}
+std::vector<int64_t> bshd_strides_t(int64_t heads, int64_t s, int64_t d) {
+  return {s * heads * d, d, 1, heads * d};
+}
 
 // logits -> logits with the keys after each query set to -inf (top-left causal mask).
 const desc& causal_mask(graph_builder& g, const desc& logits, const std::vector<int64_t>& dims) {
@@ -216,13 +238,18 @@ const desc& causal_mask(graph_builder& g, const desc& logits, const std::vector<
 } // namespace
 
 std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward) {
-  (void)backward;  // forward and backward have the same support here
-  if (!bf16) return "impl=cudnn fused attention needs dtype=bf16 (cuDNN's flash-attention engines take fp16/bf16)";
+  (void)backward; // forward and backward have the same support here
+  if (!bf16)
+    return "impl=cudnn fused attention needs dtype=bf16 (cuDNN's flash-attention engines take "
+           "fp16/bf16)";
   if (s.head_dim % 8 != 0 || s.head_dim > 256)
-    return fmt::format("impl=cudnn needs head_dim a multiple of 8 and at most 256 (got head_dim={})", s.head_dim);
+    return fmt::format(
+        "impl=cudnn needs head_dim a multiple of 8 and at most 256 (got head_dim={})", s.head_dim);
   if (s.causal && s.seq_q != s.seq_k)
-    return fmt::format("impl=cudnn here masks top-left only: causal needs seq_q == seq_k (got seq_q={} seq_k={}); "
-                       "use impl=native", s.seq_q, s.seq_k);
+    return fmt::format(
+        "impl=cudnn here masks top-left only: causal needs seq_q == seq_k (got seq_q={} seq_k={}); "
+        "use impl=native",
+        s.seq_q, s.seq_k);
   return {};
 }
 
@@ -231,25 +258,28 @@ std::string unsupported_reason(const attention_shape& s, bool bf16, bool backwar
 struct sdpa_plan {
   cudnnHandle_t handle = nullptr;
   graph_builder g;
-  std::vector<desc> keep;  // graph, heuristics, configs, plan
+  std::vector<desc> keep; // graph, heuristics, configs, plan
   cudnnBackendDescriptor_t plan = nullptr;
   void* workspace = nullptr;
   int64_t workspace_bytes = 0;
   // The masked logit: -inf from cuDNN 9.10 on; before that the frontend used the lowest finite
   // float, which those engines expect.
-  float scale = 1.0f, neg_inf = cudnnGetVersion() < 91000 ? std::numeric_limits<float>::lowest() : -INFINITY,
+  float scale = 1.0f,
+        neg_inf = cudnnGetVersion() < 91000 ? std::numeric_limits<float>::lowest() : -INFINITY,
         one = 1.0f;
   bool causal = false;
   std::string engine;
 
   sdpa_plan() { check(cudnnCreate(&handle), "cudnnCreate"); }
   ~sdpa_plan() {
-    if (workspace) cudaFree(workspace);
+    if (workspace)
+      cudaFree(workspace);
     keep.clear();
     g.ops.clear();
     g.tensors.clear();
     g.aux.clear();
-    if (handle) cudnnDestroy(handle);
+    if (handle)
+      cudnnDestroy(handle);
   }
   sdpa_plan(const sdpa_plan&) = delete;
   sdpa_plan& operator=(const sdpa_plan&) = delete;
@@ -258,7 +288,8 @@ struct sdpa_plan {
   void finalize(const char* what) {
     desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     std::vector<cudnnBackendDescriptor_t> ops;
-    for (auto& op : g.ops) ops.push_back(op.get());
+    for (auto& op : g.ops)
+      ops.push_back(op.get());
     graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
         .set_array(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
         .finalize("operation graph");
@@ -268,18 +299,19 @@ struct sdpa_plan {
         .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode)
         .finalize("engine heuristics");
     int64_t count = 0;
-    check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                   &count, nullptr),
+    check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
           "heuristic result count");
-    if (count <= 0) throw backend_error(fmt::format("cuDNN found no engine for the {} graph", what));
+    if (count <= 0)
+      throw backend_error(fmt::format("cuDNN found no engine for the {} graph", what));
     std::vector<desc> cfgs;
     std::vector<cudnnBackendDescriptor_t> raw;
     for (int64_t i = 0; i < count; ++i) {
       cfgs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
       raw.push_back(cfgs.back().get());
     }
-    check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                   &count, raw.data()),
+    check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()),
           "heuristic results");
     std::string last_error;
     for (int64_t i = 0; i < count && !plan; ++i) {
@@ -294,28 +326,33 @@ struct sdpa_plan {
         continue;
       }
       int64_t n = 0;
-      check(cudnnBackendGetAttribute(p.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                                     &workspace_bytes),
+      check(cudnnBackendGetAttribute(p.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                     CUDNN_TYPE_INT64, 1, &n, &workspace_bytes),
             "plan workspace size");
       // The engine's global index names the kernel family in cuDNN's logs.
       desc engine_desc(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
       int64_t got = 0, gidx = -1;
       cudnnBackendDescriptor_t ed = engine_desc.get();
-      if (cudnnBackendGetAttribute(cfgs[i].get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                   &got, &ed) == CUDNN_STATUS_SUCCESS)
-        cudnnBackendGetAttribute(ed, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &gidx);
+      if (cudnnBackendGetAttribute(cfgs[i].get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
+                                   &ed) == CUDNN_STATUS_SUCCESS)
+        cudnnBackendGetAttribute(ed, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got,
+                                 &gidx);
       engine = fmt::format("cuDNN {} engine {} (heuristic rank {})", cudnnGetVersion(), gidx, i);
       plan = p.get();
       keep.push_back(std::move(p));
       keep.push_back(std::move(engine_desc));
     }
     if (!plan)
-      throw backend_error(fmt::format("cuDNN could not build any engine for the {} graph: {}", what, last_error));
+      throw backend_error(
+          fmt::format("cuDNN could not build any engine for the {} graph: {}", what, last_error));
     keep.push_back(std::move(graph));
     keep.push_back(std::move(heur));
-    for (auto& c : cfgs) keep.push_back(std::move(c));
+    for (auto& c : cfgs)
+      keep.push_back(std::move(c));
     if (workspace_bytes > 0 && cudaMalloc(&workspace, (size_t)workspace_bytes) != cudaSuccess)
-      throw backend_error(fmt::format("cudaMalloc of the cuDNN workspace ({} bytes) failed", workspace_bytes));
+      throw backend_error(
+          fmt::format("cudaMalloc of the cuDNN workspace ({} bytes) failed", workspace_bytes));
   }
 
   // The variant pack of the last execute and the pointers it binds: built once per set of buffers,
@@ -328,7 +365,8 @@ struct sdpa_plan {
   // Binds device pointers (and the host by-value scalars) by uid and runs the plan on `stream`.
   void execute(std::vector<int64_t> uids, std::vector<void*> ptrs, void* stream, const char* what) {
     check(cudnnSetStream(handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
-    if (!pack || ptrs != pack_ptrs) build_pack(std::move(uids), ptrs);
+    if (!pack || ptrs != pack_ptrs)
+      build_pack(std::move(uids), ptrs);
     check(cudnnBackendExecute(handle, plan, pack->get()), what);
   }
 
@@ -357,12 +395,13 @@ struct sdpa_forward::impl {
 };
 
 sdpa_forward::sdpa_forward(const attention_shape& s) {
-  auto owner = std::make_unique<impl>();  // freed if building the graph throws
+  auto owner = std::make_unique<impl>(); // freed if building the graph throws
   auto& P = owner->p;
   auto& g = P.g;
   P.scale = s.effective_scale();
   P.causal = s.causal;
-  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k, D = s.head_dim;
+  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
+                D = s.head_dim;
   const std::vector<int64_t> sdims = {B, H, Sq, Sk};
 
   auto& q = g.tensor(u_q, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
@@ -388,7 +427,7 @@ sdpa_forward::sdpa_forward(const attention_shape& s) {
   auto& lg = g.virt({B, H, Sq, 1});
   g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, lg);
   g.pointwise(CUDNN_POINTWISE_ADD, mx, &lg, stats);
-  auto& pr = g.virt(sdims);  // fp32, as the frontend's intermediates
+  auto& pr = g.virt(sdims); // fp32, as the frontend's intermediates
   g.pointwise(CUDNN_POINTWISE_DIV, ex, &sum, pr);
   g.matmul(pr, v, o);
   P.finalize("SDPA forward");
@@ -405,32 +444,36 @@ sdpa_forward& sdpa_forward::operator=(sdpa_forward&& o) noexcept {
 std::string sdpa_forward::engine() const { return m_impl->p.engine; }
 int sdpa_forward::variant_packs_built() const { return m_impl->p.packs_built; }
 
-void sdpa_forward::run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream) {
+void sdpa_forward::run(const void* q, const void* k, const void* v, void* o, float* lse,
+                       void* stream) {
   m_impl->p.execute({u_q, u_k, u_v, u_o, u_stats},
-                    {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, lse}, stream,
-                    "SDPA forward execute");
+                    {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, lse},
+                    stream, "SDPA forward execute");
 }
 
 // ---------------------------------------------------------------------------------------------
 struct sdpa_backward::impl {
   sdpa_plan p;
-  void* sum = nullptr;       // fp32 [B,H,Sq]: rowsum(dO * O)
-  void* dq_accum = nullptr;  // fp32 [B,H,Sq,D]
+  void* sum = nullptr;      // fp32 [B,H,Sq]: rowsum(dO * O)
+  void* dq_accum = nullptr; // fp32 [B,H,Sq,D]
   uint64_t sum_bytes = 0, dq_accum_bytes = 0;
   ~impl() {
-    if (sum) cudaFree(sum);
-    if (dq_accum) cudaFree(dq_accum);
+    if (sum)
+      cudaFree(sum);
+    if (dq_accum)
+      cudaFree(dq_accum);
   }
 };
 
 sdpa_backward::sdpa_backward(const attention_shape& s) {
-  auto owner = std::make_unique<impl>();  // freed if building the graph throws
+  auto owner = std::make_unique<impl>(); // freed if building the graph throws
   auto& I = *owner;
   auto& P = I.p;
   auto& g = P.g;
   P.scale = s.effective_scale();
   P.causal = s.causal;
-  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k, D = s.head_dim;
+  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
+                D = s.head_dim;
   const std::vector<int64_t> sdims = {B, H, Sq, Sk};
   const bool gqa = H != KH;
 
@@ -446,7 +489,8 @@ sdpa_backward::sdpa_backward(const attention_shape& s) {
   auto& scale = g.tensor(u_scale, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
   auto& one = g.tensor(u_one, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
   auto& sum = g.tensor(u_sum, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, CUDNN_DATA_FLOAT, false);
-  auto& dq_accum = g.tensor(u_dq_accum, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, CUDNN_DATA_FLOAT, false);
+  auto& dq_accum =
+      g.tensor(u_dq_accum, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, CUDNN_DATA_FLOAT, false);
 
   // sum = rowsum(dO * O)  (FlashAttention-2's D)
   auto& do_o = g.virt({B, H, Sq, D});
@@ -507,7 +551,8 @@ sdpa_backward::sdpa_backward(const attention_shape& s) {
   P.finalize("SDPA backward");
   I.sum_bytes = (uint64_t)(B * H * Sq) * 4;
   I.dq_accum_bytes = (uint64_t)(B * H * Sq * D) * 4;
-  if (cudaMalloc(&I.sum, I.sum_bytes) != cudaSuccess || cudaMalloc(&I.dq_accum, I.dq_accum_bytes) != cudaSuccess)
+  if (cudaMalloc(&I.sum, I.sum_bytes) != cudaSuccess ||
+      cudaMalloc(&I.dq_accum, I.dq_accum_bytes) != cudaSuccess)
     throw backend_error(fmt::format("cudaMalloc of the SDPA backward scratch ({} bytes) failed",
                                     I.sum_bytes + I.dq_accum_bytes));
   m_impl = owner.release();
@@ -532,11 +577,13 @@ void sdpa_backward::run(const void* q, const void* k, const void* v, const void*
   auto& I = *m_impl;
   // Before cuDNN 9.6 the caller zeroed the dQ accumulator (the frontend did it for its users).
   if (cudnnGetVersion() < 90600)
-    if (cudaMemsetAsync(I.dq_accum, 0, I.dq_accum_bytes, static_cast<cudaStream_t>(stream)) != cudaSuccess)
+    if (cudaMemsetAsync(I.dq_accum, 0, I.dq_accum_bytes, static_cast<cudaStream_t>(stream)) !=
+        cudaSuccess)
       throw backend_error("cudaMemsetAsync of the SDPA dQ accumulator failed");
   I.p.execute({u_q, u_k, u_v, u_o, u_do, u_stats, u_dq, u_dk, u_dv, u_sum, u_dq_accum, u_one},
-              {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), const_cast<void*>(o),
-               const_cast<void*>(d_o), const_cast<float*>(lse), dq, dk, dv, I.sum, I.dq_accum, &I.p.one},
+              {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v),
+               const_cast<void*>(o), const_cast<void*>(d_o), const_cast<float*>(lse), dq, dk, dv,
+               I.sum, I.dq_accum, &I.p.one},
               stream, "SDPA backward execute");
 }
 

@@ -24,15 +24,14 @@
 #include <mutex>
 #include <utility>
 
-
 #include "harness/device/device.hpp"
 
 namespace accelbench::attention::native {
 
 namespace {
 
-constexpr int rows_per_block = 32;   // query (or key) rows per block: 32 quads = 128 threads
-constexpr int tile = 32;             // keys (or queries) per shared-memory tile
+constexpr int rows_per_block = 32; // query (or key) rows per block: 32 quads = 128 threads
+constexpr int tile = 32;           // keys (or queries) per shared-memory tile
 constexpr int threads = rows_per_block * 4;
 constexpr float log2e = 1.4426950408889634f;
 
@@ -40,7 +39,9 @@ __device__ inline float to_f(float x) { return x; }
 __device__ inline float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
 template <class T> __device__ inline T from_f(float x);
 template <> __device__ inline float from_f<float>(float x) { return x; }
-template <> __device__ inline __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
+template <> __device__ inline __nv_bfloat16 from_f<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
 
 // Sum over the 4 threads of a quad (lanes 4q..4q+3).
 __device__ inline float quad_sum(float x) {
@@ -77,9 +78,9 @@ __device__ void load_tile(float* smem, const T* g, const params& p, int64_t b, i
 // ---- forward: o, lse for one tile of query rows of one (batch, head) ----
 //   grid (ceil(Sq / 32), H, B), block 128, smem 2 * tile * D floats (K and V tiles)
 template <class T, int DPT>
-__global__ void __launch_bounds__(threads) forward_kernel(params p, const T* __restrict__ q,
-                                                          const T* __restrict__ k, const T* __restrict__ v,
-                                                          T* __restrict__ o, float* __restrict__ lse) {
+__global__ void __launch_bounds__(threads)
+    forward_kernel(params p, const T* __restrict__ q, const T* __restrict__ k,
+                   const T* __restrict__ v, T* __restrict__ o, float* __restrict__ lse) {
   extern __shared__ float smem[];
   float* ks = smem;
   float* vs = smem + tile * p.D;
@@ -87,7 +88,7 @@ __global__ void __launch_bounds__(threads) forward_kernel(params p, const T* __r
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (p.H / p.KVH);
   const int64_t i = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / 4;
   const bool active = i < p.Sq;
-  const int64_t shift = p.Sk - p.Sq;  // bottom-right causal alignment
+  const int64_t shift = p.Sk - p.Sq; // bottom-right causal alignment
 
   float qr[DPT], acc[DPT];
   for (int t = 0; t < DPT; ++t) {
@@ -113,7 +114,8 @@ __global__ void __launch_bounds__(threads) forward_kernel(params p, const T* __r
       float part = 0.0f;
       for (int t = 0; t < DPT; ++t) {
         int d = lane + 4 * t;
-        if (d < p.D) part += qr[t] * ks[jj * p.D + d];
+        if (d < p.D)
+          part += qr[t] * ks[jj * p.D + d];
       }
       float sc = quad_sum(part);
       int64_t j = j0 + jj;
@@ -121,50 +123,58 @@ __global__ void __launch_bounds__(threads) forward_kernel(params p, const T* __r
       s[jj] = visible ? sc : -INFINITY;
       tile_max = fmaxf(tile_max, s[jj]);
     }
-    if (tile_max == -INFINITY) continue;  // nothing visible in this tile for this row
+    if (tile_max == -INFINITY)
+      continue; // nothing visible in this tile for this row
     float m_new = fmaxf(m, tile_max);
-    float corr = exp2f(m - m_new);  // m = -inf the first time: corr = 0, acc and l are 0 anyway
+    float corr = exp2f(m - m_new); // m = -inf the first time: corr = 0, acc and l are 0 anyway
     l *= corr;
-    for (int t = 0; t < DPT; ++t) acc[t] *= corr;
+    for (int t = 0; t < DPT; ++t)
+      acc[t] *= corr;
     for (int jj = 0; jj < tile; ++jj) {
       float pj = exp2f(s[jj] - m_new);
       l += pj;
       for (int t = 0; t < DPT; ++t) {
         int d = lane + 4 * t;
-        if (d < p.D) acc[t] += pj * vs[jj * p.D + d];
+        if (d < p.D)
+          acc[t] += pj * vs[jj * p.D + d];
       }
     }
     m = m_new;
   }
-  if (!active) return;
+  if (!active)
+    return;
   // A row with no visible key: o = 0, lse = +inf (the CPU kernels' convention).
   float inv = l > 0 ? 1.0f / l : 0.0f;
   for (int t = 0; t < DPT; ++t) {
     int64_t d = lane + 4 * t;
-    if (d < p.D) o[q_index(p, b, i, h) + d] = from_f<T>(acc[t] * inv);
+    if (d < p.D)
+      o[q_index(p, b, i, h) + d] = from_f<T>(acc[t] * inv);
   }
-  if (lane == 0) lse[(b * p.H + h) * p.Sq + i] = l > 0 ? (m + log2f(l)) / log2e : INFINITY;
+  if (lane == 0)
+    lse[(b * p.H + h) * p.Sq + i] = l > 0 ? (m + log2f(l)) / log2e : INFINITY;
 }
 
 // ---- backward, step 1: D_i = rowsum(dO_i * O_i) ----
 template <class T>
 __global__ void dot_do_o_kernel(params p, const T* __restrict__ o, const T* __restrict__ d_o,
                                 float* __restrict__ delta) {
-  int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;  // over B*Sq*H
-  if (r >= p.B * p.Sq * p.H) return;
+  int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; // over B*Sq*H
+  if (r >= p.B * p.Sq * p.H)
+    return;
   int64_t h = r % p.H, i = (r / p.H) % p.Sq, b = r / (p.H * p.Sq);
   float s = 0;
-  for (int64_t d = 0; d < p.D; ++d) s += to_f(o[r * p.D + d]) * to_f(d_o[r * p.D + d]);
+  for (int64_t d = 0; d < p.D; ++d)
+    s += to_f(o[r * p.D + d]) * to_f(d_o[r * p.D + d]);
   delta[(b * p.H + h) * p.Sq + i] = s;
 }
 
 // ---- backward, step 2: dQ for one tile of query rows (recomputes P from lse) ----
 //   dS_ij = P_ij (dP_ij - D_i), dP_ij = dO_i . v_j, dQ_i = scale * sum_j dS_ij k_j
 template <class T, int DPT>
-__global__ void __launch_bounds__(threads) dq_kernel(params p, const T* __restrict__ q, const T* __restrict__ k,
-                                                     const T* __restrict__ v, const T* __restrict__ d_o,
-                                                     const float* __restrict__ lse,
-                                                     const float* __restrict__ delta, T* __restrict__ dq) {
+__global__ void __launch_bounds__(threads)
+    dq_kernel(params p, const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+              const T* __restrict__ d_o, const float* __restrict__ lse,
+              const float* __restrict__ delta, T* __restrict__ dq) {
   extern __shared__ float smem[];
   float* ks = smem;
   float* vs = smem + tile * p.D;
@@ -202,19 +212,23 @@ __global__ void __launch_bounds__(threads) dq_kernel(params p, const T* __restri
       float s = quad_sum(ps), dp = quad_sum(pd);
       int64_t j = j0 + jj;
       bool visible = active && j < p.Sk && (!p.causal || j <= i + shift) && lse2 != INFINITY;
-      if (!visible) continue;
+      if (!visible)
+        continue;
       float pij = exp2f(s - lse2);
       float ds = pij * (dp - di);
       for (int t = 0; t < DPT; ++t) {
         int d = lane + 4 * t;
-        if (d < p.D) acc[t] += ds * ks[jj * p.D + d];
+        if (d < p.D)
+          acc[t] += ds * ks[jj * p.D + d];
       }
     }
   }
-  if (!active) return;
+  if (!active)
+    return;
   for (int t = 0; t < DPT; ++t) {
     int64_t d = lane + 4 * t;
-    if (d < p.D) dq[q_index(p, b, i, h) + d] = from_f<T>(acc[t] * p.scale);
+    if (d < p.D)
+      dq[q_index(p, b, i, h) + d] = from_f<T>(acc[t] * p.scale);
   }
 }
 
@@ -222,11 +236,10 @@ __global__ void __launch_bounds__(threads) dq_kernel(params p, const T* __restri
 // heads of its group (GQA) and over all query rows that see it ----
 //   dV_j = sum_i P_ij dO_i,  dK_j = scale * sum_i dS_ij q_i
 template <class T, int DPT>
-__global__ void __launch_bounds__(threads) dkv_kernel(params p, const T* __restrict__ q, const T* __restrict__ k,
-                                                      const T* __restrict__ v, const T* __restrict__ d_o,
-                                                      const float* __restrict__ lse,
-                                                      const float* __restrict__ delta, T* __restrict__ dk,
-                                                      T* __restrict__ dv) {
+__global__ void __launch_bounds__(threads)
+    dkv_kernel(params p, const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+               const T* __restrict__ d_o, const float* __restrict__ lse,
+               const float* __restrict__ delta, T* __restrict__ dk, T* __restrict__ dv) {
   extern __shared__ float smem[];
   float* qs = smem;
   float* dos = smem + tile * p.D;
@@ -272,7 +285,8 @@ __global__ void __launch_bounds__(threads) dkv_kernel(params p, const T* __restr
         float s = quad_sum(ps), dp = quad_sum(pd);
         int64_t i = i0 + ii;
         bool visible = active && i < p.Sq && (!p.causal || j <= i + shift) && lse_s[ii] != INFINITY;
-        if (!visible) continue;
+        if (!visible)
+          continue;
         float pij = exp2f(s - lse_s[ii]);
         float ds = pij * (dp - delta_s[ii]);
         for (int t = 0; t < DPT; ++t) {
@@ -285,7 +299,8 @@ __global__ void __launch_bounds__(threads) dkv_kernel(params p, const T* __restr
       }
     }
   }
-  if (!active) return;
+  if (!active)
+    return;
   for (int t = 0; t < DPT; ++t) {
     int64_t d = lane + 4 * t;
     if (d < p.D) {
@@ -296,7 +311,8 @@ __global__ void __launch_bounds__(threads) dkv_kernel(params p, const T* __restr
 }
 
 params params_of(const attention_shape& s) {
-  return {s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.head_dim, s.causal, s.effective_scale()};
+  return {s.batch, s.heads,    s.kv_heads, s.seq_q,
+          s.seq_k, s.head_dim, s.causal,   s.effective_scale()};
 }
 
 // Opts a kernel into more than 48 KB of dynamic shared memory, once per device, kernel and size
@@ -307,44 +323,53 @@ std::map<std::pair<int, const void*>, size_t> g_smem_allowed;
 int g_smem_opt_ins = 0;
 
 template <class K> void allow_smem(K kernel, size_t bytes) {
-  if (bytes <= 48 * 1024) return;
+  if (bytes <= 48 * 1024)
+    return;
   int dev = 0;
   device::check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
   std::lock_guard<std::mutex> lock(g_smem_mu);
   size_t& have = g_smem_allowed[{dev, reinterpret_cast<const void*>(kernel)}];
-  if (have >= bytes) return;
-  device::check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
-                     "cudaFuncSetAttribute(shared memory)");
+  if (have >= bytes)
+    return;
+  device::check_cuda(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
+      "cudaFuncSetAttribute(shared memory)");
   have = bytes;
   ++g_smem_opt_ins;
 }
 
 template <class T, int DPT>
-void forward_t(const attention_shape& s, const void* q, const void* k, const void* v, void* o, float* lse,
-               cudaStream_t st) {
+void forward_t(const attention_shape& s, const void* q, const void* k, const void* v, void* o,
+               float* lse, cudaStream_t st) {
   auto p = params_of(s);
   size_t smem = 2 * tile * s.head_dim * sizeof(float);
   allow_smem(forward_kernel<T, DPT>, smem);
-  dim3 grid((unsigned)((s.seq_q + rows_per_block - 1) / rows_per_block), (unsigned)s.heads, (unsigned)s.batch);
-  forward_kernel<T, DPT><<<grid, threads, smem, st>>>(p, (const T*)q, (const T*)k, (const T*)v, (T*)o, lse);
+  dim3 grid((unsigned)((s.seq_q + rows_per_block - 1) / rows_per_block), (unsigned)s.heads,
+            (unsigned)s.batch);
+  forward_kernel<T, DPT>
+      <<<grid, threads, smem, st>>>(p, (const T*)q, (const T*)k, (const T*)v, (T*)o, lse);
 }
 
 template <class T, int DPT>
-void backward_t(const attention_shape& s, const void* q, const void* k, const void* v, const void* o,
-                const void* d_o, const float* lse, float* delta, void* dq, void* dk, void* dv, cudaStream_t st) {
+void backward_t(const attention_shape& s, const void* q, const void* k, const void* v,
+                const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
+                void* dv, cudaStream_t st) {
   auto p = params_of(s);
   int64_t rows = s.batch * s.seq_q * s.heads;
-  dot_do_o_kernel<T><<<(unsigned)((rows + 255) / 256), 256, 0, st>>>(p, (const T*)o, (const T*)d_o, delta);
+  dot_do_o_kernel<T>
+      <<<(unsigned)((rows + 255) / 256), 256, 0, st>>>(p, (const T*)o, (const T*)d_o, delta);
   size_t smem = 2 * tile * s.head_dim * sizeof(float);
   allow_smem(dq_kernel<T, DPT>, smem);
-  dim3 gq((unsigned)((s.seq_q + rows_per_block - 1) / rows_per_block), (unsigned)s.heads, (unsigned)s.batch);
-  dq_kernel<T, DPT><<<gq, threads, smem, st>>>(p, (const T*)q, (const T*)k, (const T*)v, (const T*)d_o, lse,
-                                               delta, (T*)dq);
+  dim3 gq((unsigned)((s.seq_q + rows_per_block - 1) / rows_per_block), (unsigned)s.heads,
+          (unsigned)s.batch);
+  dq_kernel<T, DPT><<<gq, threads, smem, st>>>(p, (const T*)q, (const T*)k, (const T*)v,
+                                               (const T*)d_o, lse, delta, (T*)dq);
   size_t smem_kv = smem + 2 * tile * sizeof(float);
   allow_smem(dkv_kernel<T, DPT>, smem_kv);
-  dim3 gk((unsigned)((s.seq_k + rows_per_block - 1) / rows_per_block), (unsigned)s.kv_heads, (unsigned)s.batch);
-  dkv_kernel<T, DPT><<<gk, threads, smem_kv, st>>>(p, (const T*)q, (const T*)k, (const T*)v, (const T*)d_o,
-                                                   lse, delta, (T*)dk, (T*)dv);
+  dim3 gk((unsigned)((s.seq_k + rows_per_block - 1) / rows_per_block), (unsigned)s.kv_heads,
+          (unsigned)s.batch);
+  dkv_kernel<T, DPT><<<gk, threads, smem_kv, st>>>(p, (const T*)q, (const T*)k, (const T*)v,
+                                                   (const T*)d_o, lse, delta, (T*)dk, (T*)dv);
 }
 
 } // namespace
@@ -357,34 +382,44 @@ int smem_opt_ins() {
 double executed_flops(const attention_shape& s, pass_kind p) {
   // Forward: Q K^T and P V (4*D per visible pair). Backward: the dQ kernel does Q K^T, dO V^T
   // and dS K (6*D), the dK/dV kernel Q K^T, dO V^T, P^T dO and dS^T Q (8*D).
-  const double per_pair = 2.0 * (double)s.batch * (double)s.heads * (double)s.head_dim * attention_pairs(s);
+  const double per_pair =
+      2.0 * (double)s.batch * (double)s.heads * (double)s.head_dim * attention_pairs(s);
   const double fwd = 2.0 * per_pair, bwd = 7.0 * per_pair;
   return p == pass_kind::fwd ? fwd : p == pass_kind::bwd ? bwd : fwd + bwd;
 }
 
 // head_dim <= 128 keeps 32 values per thread per operand in registers; up to 256 uses 64.
-void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v, void* o,
-             float* lse, void* stream) {
+void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+             void* o, float* lse, void* stream) {
   auto st = static_cast<cudaStream_t>(stream);
   if (s.head_dim <= 128) {
-    if (bf16) forward_t<__nv_bfloat16, 32>(s, q, k, v, o, lse, st);
-    else forward_t<float, 32>(s, q, k, v, o, lse, st);
+    if (bf16)
+      forward_t<__nv_bfloat16, 32>(s, q, k, v, o, lse, st);
+    else
+      forward_t<float, 32>(s, q, k, v, o, lse, st);
   } else {
-    if (bf16) forward_t<__nv_bfloat16, 64>(s, q, k, v, o, lse, st);
-    else forward_t<float, 64>(s, q, k, v, o, lse, st);
+    if (bf16)
+      forward_t<__nv_bfloat16, 64>(s, q, k, v, o, lse, st);
+    else
+      forward_t<float, 64>(s, q, k, v, o, lse, st);
   }
   device::check_cuda(cudaGetLastError(), "native attention forward launch");
 }
 
-void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v, const void* o,
-              const void* d_o, const float* lse, float* delta, void* dq, void* dk, void* dv, void* stream) {
+void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+              const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
+              void* dv, void* stream) {
   auto st = static_cast<cudaStream_t>(stream);
   if (s.head_dim <= 128) {
-    if (bf16) backward_t<__nv_bfloat16, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
-    else backward_t<float, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
+    if (bf16)
+      backward_t<__nv_bfloat16, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
+    else
+      backward_t<float, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
   } else {
-    if (bf16) backward_t<__nv_bfloat16, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
-    else backward_t<float, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
+    if (bf16)
+      backward_t<__nv_bfloat16, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
+    else
+      backward_t<float, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
   }
   device::check_cuda(cudaGetLastError(), "native attention backward launch");
 }

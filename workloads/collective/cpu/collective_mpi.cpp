@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "harness/core/bf16.hpp"
-#include "harness/core/fp16.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/fp16.hpp"
 #include "harness/dist/dist.hpp"
 #ifdef ACCELBENCH_HAVE_MPI
 #include "harness/dist/dist_mpi.hpp"
@@ -23,32 +23,41 @@ namespace {
 void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
   auto* a = static_cast<const uint16_t*>(in);
   auto* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *len; ++i) b[i] = float_to_bf16(bf16_to_float(a[i]) + bf16_to_float(b[i]));
+  for (int i = 0; i < *len; ++i)
+    b[i] = float_to_bf16(bf16_to_float(a[i]) + bf16_to_float(b[i]));
 }
 
 void fp16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
   auto* a = static_cast<const uint16_t*>(in);
   auto* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *len; ++i) b[i] = float_to_fp16(fp16_to_float(a[i]) + fp16_to_float(b[i]));
+  for (int i = 0; i < *len; ++i)
+    b[i] = float_to_fp16(fp16_to_float(a[i]) + fp16_to_float(b[i]));
 }
 
 MPI_Datatype mpi_type(const std::string& dtype) {
-  if (dtype == "fp32") return MPI_FLOAT;
-  if (dtype == "fp64") return MPI_DOUBLE;
-  if (dtype == "int8") return MPI_INT8_T;
-  if (dtype == "int32") return MPI_INT32_T;
-  if (dtype == "int64") return MPI_INT64_T;
-  return MPI_UINT16_T;  // bf16, fp16
+  if (dtype == "fp32")
+    return MPI_FLOAT;
+  if (dtype == "fp64")
+    return MPI_DOUBLE;
+  if (dtype == "int8")
+    return MPI_INT8_T;
+  if (dtype == "int32")
+    return MPI_INT32_T;
+  if (dtype == "int64")
+    return MPI_INT64_T;
+  return MPI_UINT16_T; // bf16, fp16
 }
 
 MPI_Op sum_op(const std::string& dtype) {
   static MPI_Op bf16 = MPI_OP_NULL, fp16 = MPI_OP_NULL;
   if (dtype == "bf16") {
-    if (bf16 == MPI_OP_NULL) MPI_Op_create(&bf16_sum, 1, &bf16);
+    if (bf16 == MPI_OP_NULL)
+      MPI_Op_create(&bf16_sum, 1, &bf16);
     return bf16;
   }
   if (dtype == "fp16") {
-    if (fp16 == MPI_OP_NULL) MPI_Op_create(&fp16_sum, 1, &fp16);
+    if (fp16 == MPI_OP_NULL)
+      MPI_Op_create(&fp16_sum, 1, &fp16);
     return fp16;
   }
   return MPI_SUM;
@@ -57,7 +66,8 @@ MPI_Op sum_op(const std::string& dtype) {
 class mpi_collective final : public collective_kernel {
 public:
   explicit mpi_collective(const shape& s)
-      : m_s(s), m_rank(dist::rank()), m_type(mpi_type(s.dtype)), m_op(sum_op(s.dtype)), m_comm(dist::world_comm()) {
+      : m_s(s), m_rank(dist::rank()), m_type(mpi_type(s.dtype)), m_op(sum_op(s.dtype)),
+        m_comm(dist::world_comm()) {
     if (s.inplace) {
       m_buf.resize(std::max(s.send_count(), s.recv_count()) * s.elem);
     } else {
@@ -72,21 +82,33 @@ public:
     void* buf = m_buf.data();
     const void* send = m_s.inplace ? MPI_IN_PLACE : (const void*)m_send.data();
     switch (m_s.kind) {
-    case op::allreduce: MPI_Allreduce(send, buf, n, m_type, m_op, m_comm); break;
+    case op::allreduce:
+      MPI_Allreduce(send, buf, n, m_type, m_op, m_comm);
+      break;
     case op::allgather:
-      if (m_s.inplace) MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, n, m_type, m_comm);
-      else MPI_Allgather(send, n, m_type, buf, n, m_type, m_comm);
+      if (m_s.inplace)
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, n, m_type, m_comm);
+      else
+        MPI_Allgather(send, n, m_type, buf, n, m_type, m_comm);
       break;
-    case op::reduce_scatter: MPI_Reduce_scatter_block(send, buf, n, m_type, m_op, m_comm); break;
+    case op::reduce_scatter:
+      MPI_Reduce_scatter_block(send, buf, n, m_type, m_op, m_comm);
+      break;
     case op::alltoall:
-      if (m_s.inplace) MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, n, m_type, m_comm);
-      else MPI_Alltoall(send, n, m_type, buf, n, m_type, m_comm);
+      if (m_s.inplace)
+        MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, n, m_type, m_comm);
+      else
+        MPI_Alltoall(send, n, m_type, buf, n, m_type, m_comm);
       break;
-    case op::broadcast: MPI_Bcast(buf, n, m_type, k_root, m_comm); break;
+    case op::broadcast:
+      MPI_Bcast(buf, n, m_type, k_root, m_comm);
+      break;
     case op::reduce:
       // In place: the root's input is its output buffer; the other ranks send theirs.
-      if (m_s.inplace) MPI_Reduce(m_rank == k_root ? MPI_IN_PLACE : buf, buf, n, m_type, m_op, k_root, m_comm);
-      else MPI_Reduce(send, buf, n, m_type, m_op, k_root, m_comm);
+      if (m_s.inplace)
+        MPI_Reduce(m_rank == k_root ? MPI_IN_PLACE : buf, buf, n, m_type, m_op, k_root, m_comm);
+      else
+        MPI_Reduce(send, buf, n, m_type, m_op, k_root, m_comm);
       break;
     }
   }
@@ -99,7 +121,8 @@ public:
       fill_input(m_s, m_rank, m_send.data());
       // MPI_Bcast broadcasts the root's buffer: the root's input is copied into it once, here,
       // outside the timing.
-      if (m_s.kind == op::broadcast && m_rank == k_root) std::memcpy(m_buf.data(), m_send.data(), m_buf.size());
+      if (m_s.kind == op::broadcast && m_rank == k_root)
+        std::memcpy(m_buf.data(), m_send.data(), m_buf.size());
       return;
     }
     // In place, all-gather's input is this rank's block of the output buffer.
@@ -110,9 +133,10 @@ public:
   std::string implementation() const override {
     static const char* names[] = {"MPI_Allreduce", "MPI_Allgather", "MPI_Reduce_scatter_block",
                                   "MPI_Alltoall",  "MPI_Bcast",     "MPI_Reduce"};
-    return fmt::format("{} ({}{}, {})", names[(int)m_s.kind], m_s.inplace ? "MPI_IN_PLACE, " : "",
-                       m_s.dtype == "bf16" || m_s.dtype == "fp16" ? "16-bit words, accelbench sum op" : "MPI_SUM",
-                       mpi_library_version());
+    return fmt::format(
+        "{} ({}{}, {})", names[(int)m_s.kind], m_s.inplace ? "MPI_IN_PLACE, " : "",
+        m_s.dtype == "bf16" || m_s.dtype == "fp16" ? "16-bit words, accelbench sum op" : "MPI_SUM",
+        mpi_library_version());
   }
 
 private:
@@ -133,7 +157,8 @@ std::string mpi_unavailable_reason(const shape& s) {
     return fmt::format("{} elements per rank exceed MPI's int count (2^31-1)", s.count);
   return {};
 #else
-  return "this build has no MPI (ACCELBENCH_ENABLE_MPI=OFF or Open MPI not found): the cpu backend of collective "
+  return "this build has no MPI (ACCELBENCH_ENABLE_MPI=OFF or Open MPI not found): the cpu backend "
+         "of collective "
          "runs on MPI";
 #endif
 }
@@ -153,7 +178,8 @@ std::string mpi_library_version() {
   int len = 0;
   MPI_Get_library_version(lib, &len);
   std::string v(lib, strnlen(lib, (size_t)std::max(0, len)));
-  if (auto comma = v.find(','); comma != std::string::npos) v.resize(comma);
+  if (auto comma = v.find(','); comma != std::string::npos)
+    v.resize(comma);
   return v;
 #else
   return {};

@@ -17,20 +17,28 @@ namespace accelbench::collective {
 namespace {
 
 void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw backend_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
+  if (e != cudaSuccess)
+    throw backend_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
 }
 
 void nccl_check(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess) throw backend_error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
+  if (r != ncclSuccess)
+    throw backend_error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
 }
 
 ncclDataType_t nccl_type(const std::string& dtype) {
-  if (dtype == "fp32") return ncclFloat32;
-  if (dtype == "fp64") return ncclFloat64;
-  if (dtype == "bf16") return ncclBfloat16;
-  if (dtype == "fp16") return ncclFloat16;
-  if (dtype == "int8") return ncclInt8;
-  if (dtype == "int32") return ncclInt32;
+  if (dtype == "fp32")
+    return ncclFloat32;
+  if (dtype == "fp64")
+    return ncclFloat64;
+  if (dtype == "bf16")
+    return ncclBfloat16;
+  if (dtype == "fp16")
+    return ncclFloat16;
+  if (dtype == "int8")
+    return ncclInt8;
+  if (dtype == "int32")
+    return ncclInt32;
   return ncclInt64;
 }
 
@@ -46,13 +54,15 @@ int local_rank() {
 
 class nccl_collective final : public collective_kernel {
 public:
-  explicit nccl_collective(const shape& s) : m_s(s), m_rank(dist::rank()), m_type(nccl_type(s.dtype)) {
+  explicit nccl_collective(const shape& s)
+      : m_s(s), m_rank(dist::rank()), m_type(nccl_type(s.dtype)) {
     int devices = 0;
     cuda_check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
     m_device = local_rank() % std::max(devices, 1);
     cuda_check(cudaSetDevice(m_device), "cudaSetDevice");
     ncclUniqueId id{};
-    if (dist::is_root()) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    if (dist::is_root())
+      nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, dist::world_comm());
     nccl_check(ncclCommInitRank(&m_comm, dist::size(), id, m_rank), "ncclCommInitRank");
     cuda_check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -62,17 +72,24 @@ public:
     m_recv_bytes = s.recv_count() * s.elem;
     const size_t buf_bytes = s.inplace ? std::max(m_send_bytes, m_recv_bytes) : m_recv_bytes;
     cuda_check(cudaMalloc(&m_buf, std::max<size_t>(buf_bytes, 1)), "cudaMalloc");
-    if (!s.inplace) cuda_check(cudaMalloc(&m_send, std::max<size_t>(m_send_bytes, 1)), "cudaMalloc");
+    if (!s.inplace)
+      cuda_check(cudaMalloc(&m_send, std::max<size_t>(m_send_bytes, 1)), "cudaMalloc");
     reset();
   }
 
   ~nccl_collective() override {
-    if (m_comm) ncclCommDestroy(m_comm);
-    if (m_send) cudaFree(m_send);
-    if (m_buf) cudaFree(m_buf);
-    if (m_start) cudaEventDestroy(m_start);
-    if (m_stop) cudaEventDestroy(m_stop);
-    if (m_stream) cudaStreamDestroy(m_stream);
+    if (m_comm)
+      ncclCommDestroy(m_comm);
+    if (m_send)
+      cudaFree(m_send);
+    if (m_buf)
+      cudaFree(m_buf);
+    if (m_start)
+      cudaEventDestroy(m_start);
+    if (m_stop)
+      cudaEventDestroy(m_stop);
+    if (m_stream)
+      cudaStreamDestroy(m_stream);
   }
 
   void run() override {
@@ -85,7 +102,8 @@ public:
   // `iterations` collectives back to back between one pair of events on the rank's stream.
   double run_timed(int64_t iterations) override {
     cuda_check(cudaEventRecord(m_start, m_stream), "cudaEventRecord");
-    for (int64_t i = 0; i < iterations; ++i) enqueue();
+    for (int64_t i = 0; i < iterations; ++i)
+      enqueue();
     cuda_check(cudaEventRecord(m_stop, m_stream), "cudaEventRecord");
     cuda_check(cudaEventSynchronize(m_stop), "cudaEventSynchronize");
     float ms = 0;
@@ -93,11 +111,12 @@ public:
     return ms / 1e3;
   }
 
-  void flush_cache() override {}  // a collective's buffers are far larger than L2 where it matters
+  void flush_cache() override {} // a collective's buffers are far larger than L2 where it matters
 
   const void* output() override {
     m_host_out.resize(m_recv_bytes);
-    cuda_check(cudaMemcpy(m_host_out.data(), output_ptr(), m_recv_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    cuda_check(cudaMemcpy(m_host_out.data(), output_ptr(), m_recv_bytes, cudaMemcpyDeviceToHost),
+               "cudaMemcpy");
     return m_host_out.data();
   }
 
@@ -106,15 +125,17 @@ public:
     fill_input(m_s, m_rank, in.data());
     const size_t buf_bytes = m_s.inplace ? std::max(m_send_bytes, m_recv_bytes) : m_recv_bytes;
     cuda_check(cudaMemset(m_buf, 0, buf_bytes), "cudaMemset");
-    cuda_check(cudaMemcpy(input_ptr(), in.data(), m_send_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    cuda_check(cudaMemcpy(input_ptr(), in.data(), m_send_bytes, cudaMemcpyHostToDevice),
+               "cudaMemcpy");
     cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 
   std::string implementation() const override {
-    static const char* names[] = {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter",
-                                  "ncclSend/ncclRecv (all-to-all)", "ncclBroadcast", "ncclReduce"};
-    return fmt::format("{} ({}NCCL {}, GPU {})", names[(int)m_s.kind], m_s.inplace ? "in place, " : "", nccl_version(),
-                       m_device);
+    static const char* names[] = {"ncclAllReduce",     "ncclAllGather",
+                                  "ncclReduceScatter", "ncclSend/ncclRecv (all-to-all)",
+                                  "ncclBroadcast",     "ncclReduce"};
+    return fmt::format("{} ({}NCCL {}, GPU {})", names[(int)m_s.kind],
+                       m_s.inplace ? "in place, " : "", nccl_version(), m_device);
   }
 
 private:
@@ -123,12 +144,15 @@ private:
   // In place as nccl-tests: all-gather's input is the rank's block of the output; reduce-scatter's
   // output is the rank's block of the input.
   void* input_ptr() const {
-    if (!m_s.inplace) return m_send;
-    if (m_s.kind == op::allgather) return bytes(m_buf) + (size_t)m_rank * block_bytes();
+    if (!m_s.inplace)
+      return m_send;
+    if (m_s.kind == op::allgather)
+      return bytes(m_buf) + (size_t)m_rank * block_bytes();
     return m_buf;
   }
   void* output_ptr() const {
-    if (m_s.inplace && m_s.kind == op::reduce_scatter) return bytes(m_buf) + (size_t)m_rank * block_bytes();
+    if (m_s.inplace && m_s.kind == op::reduce_scatter)
+      return bytes(m_buf) + (size_t)m_rank * block_bytes();
     return m_buf;
   }
 
@@ -137,21 +161,32 @@ private:
     void* in = input_ptr();
     void* out = output_ptr();
     switch (m_s.kind) {
-    case op::allreduce: nccl_check(ncclAllReduce(in, out, n, m_type, ncclSum, m_comm, m_stream), "ncclAllReduce"); break;
-    case op::allgather: nccl_check(ncclAllGather(in, out, n, m_type, m_comm, m_stream), "ncclAllGather"); break;
+    case op::allreduce:
+      nccl_check(ncclAllReduce(in, out, n, m_type, ncclSum, m_comm, m_stream), "ncclAllReduce");
+      break;
+    case op::allgather:
+      nccl_check(ncclAllGather(in, out, n, m_type, m_comm, m_stream), "ncclAllGather");
+      break;
     case op::reduce_scatter:
-      nccl_check(ncclReduceScatter(in, out, n, m_type, ncclSum, m_comm, m_stream), "ncclReduceScatter");
+      nccl_check(ncclReduceScatter(in, out, n, m_type, ncclSum, m_comm, m_stream),
+                 "ncclReduceScatter");
       break;
     case op::alltoall:
       nccl_check(ncclGroupStart(), "ncclGroupStart");
       for (int r = 0; r < m_s.ranks; ++r) {
-        nccl_check(ncclSend(bytes(in) + (size_t)r * block_bytes(), n, m_type, r, m_comm, m_stream), "ncclSend");
-        nccl_check(ncclRecv(bytes(out) + (size_t)r * block_bytes(), n, m_type, r, m_comm, m_stream), "ncclRecv");
+        nccl_check(ncclSend(bytes(in) + (size_t)r * block_bytes(), n, m_type, r, m_comm, m_stream),
+                   "ncclSend");
+        nccl_check(ncclRecv(bytes(out) + (size_t)r * block_bytes(), n, m_type, r, m_comm, m_stream),
+                   "ncclRecv");
       }
       nccl_check(ncclGroupEnd(), "ncclGroupEnd");
       break;
-    case op::broadcast: nccl_check(ncclBroadcast(in, out, n, m_type, k_root, m_comm, m_stream), "ncclBroadcast"); break;
-    case op::reduce: nccl_check(ncclReduce(in, out, n, m_type, ncclSum, k_root, m_comm, m_stream), "ncclReduce"); break;
+    case op::broadcast:
+      nccl_check(ncclBroadcast(in, out, n, m_type, k_root, m_comm, m_stream), "ncclBroadcast");
+      break;
+    case op::reduce:
+      nccl_check(ncclReduce(in, out, n, m_type, ncclSum, k_root, m_comm, m_stream), "ncclReduce");
+      break;
     }
   }
 
@@ -172,19 +207,22 @@ private:
 
 std::string nccl_unavailable_reason(const shape& s) {
   std::string why;
-  if (!device::cuda_available(&why)) return "no usable CUDA device: " + why;
-  if (s.kind == op::alltoall && s.inplace) return "NCCL has no in-place all-to-all (ncclSend/ncclRecv need two buffers)";
+  if (!device::cuda_available(&why))
+    return "no usable CUDA device: " + why;
+  if (s.kind == op::alltoall && s.inplace)
+    return "NCCL has no in-place all-to-all (ncclSend/ncclRecv need two buffers)";
   return {};
 }
 
 std::unique_ptr<collective_kernel> make_nccl_collective(const shape& s) {
-  dist::require_mpi();  // the unique id travels over MPI
+  dist::require_mpi(); // the unique id travels over MPI
   return std::make_unique<nccl_collective>(s);
 }
 
 std::string nccl_version() {
   int v = 0;
-  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  if (ncclGetVersion(&v) != ncclSuccess)
+    return "unknown";
   // NCCL_VERSION(X,Y,Z): X*10000 + Y*100 + Z since 2.9.
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }

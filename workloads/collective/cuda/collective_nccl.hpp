@@ -13,6 +13,6 @@ namespace accelbench::collective {
 // Why `s` cannot run on NCCL here (no GPU, alltoall in place); empty when it can.
 std::string nccl_unavailable_reason(const shape& s);
 std::unique_ptr<collective_kernel> make_nccl_collective(const shape& s);
-std::string nccl_version();  // "2.27.3"
+std::string nccl_version(); // "2.27.3"
 
 } // namespace accelbench::collective

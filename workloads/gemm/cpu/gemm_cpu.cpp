@@ -29,11 +29,13 @@ gemm_buffers make_buffers(const gemm_shape& s, uint64_t seed) {
   stats::rng g(seed);
   auto fill = [&](std::vector<float>& v, int64_t n) {
     v.resize(n);
-    for (auto& x : v) x = (float)(2.0 * g.uniform() - 1.0);
+    for (auto& x : v)
+      x = (float)(2.0 * g.uniform() - 1.0);
   };
   auto fill16 = [&](std::vector<uint16_t>& v, int64_t n) {
     v.resize(n);
-    for (auto& x : v) x = float_to_bf16((float)(2.0 * g.uniform() - 1.0));
+    for (auto& x : v)
+      x = float_to_bf16((float)(2.0 * g.uniform() - 1.0));
   };
   if (s.dtype == "bf16") {
     fill16(b.a16, s.a_elems());
@@ -47,8 +49,8 @@ gemm_buffers make_buffers(const gemm_shape& s, uint64_t seed) {
 }
 
 using sbgemm_fn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
-                          float, const uint16_t*, blasint, const uint16_t*, blasint, float, float*,
-                          blasint);
+                           float, const uint16_t*, blasint, const uint16_t*, blasint, float, float*,
+                           blasint);
 
 // cblas_sbgemm exists only in OpenBLAS builds made with BUILD_BFLOAT16; look it up at run time so
 // the same binary works with either build.
@@ -103,7 +105,8 @@ class openblas_gemm : public cpu_gemm {
 public:
   explicit openblas_gemm(const gemm_shape& s) : m_s(s) {
     if (s.dtype == "bf16" && !openblas_sbgemm())
-      throw input_error("OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm; Debian builds it without BUILD_BFLOAT16): use library=onednn for bf16");
+      throw input_error("OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm; Debian builds "
+                        "it without BUILD_BFLOAT16): use library=onednn for bf16");
   }
   void run(gemm_buffers& buf) override {
     const auto& s = m_s;
@@ -130,9 +133,12 @@ private:
 } // namespace
 
 std::unique_ptr<cpu_gemm> make_cpu_gemm(const std::string& library, const gemm_shape& s) {
-  if (library == "onednn") return std::make_unique<onednn_gemm>(s);
-  if (library == "openblas") return std::make_unique<openblas_gemm>(s);
-  throw input_error(fmt::format("unknown library '{}' for gemm on cpu (choices: onednn, openblas)", library));
+  if (library == "onednn")
+    return std::make_unique<onednn_gemm>(s);
+  if (library == "openblas")
+    return std::make_unique<openblas_gemm>(s);
+  throw input_error(
+      fmt::format("unknown library '{}' for gemm on cpu (choices: onednn, openblas)", library));
 }
 
 gemm_check check_gemm(const gemm_shape& s, const gemm_buffers& buf, int64_t points, uint64_t seed) {

@@ -15,7 +15,7 @@ namespace accelbench::gemm {
 struct gemm_shape {
   int64_t m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
-  std::string dtype = "fp32";  // fp32 | bf16 (inputs bf16, fp32 accumulation and output)
+  std::string dtype = "fp32"; // fp32 | bf16 (inputs bf16, fp32 accumulation and output)
   int64_t a_elems() const { return m * k; }
   int64_t b_elems() const { return k * n; }
   int64_t c_elems() const { return m * n; }
@@ -36,8 +36,8 @@ struct gemm_buffers {
   std::vector<float> c;
   const void* a() const { return a16.empty() ? (const void*)a32.data() : (const void*)a16.data(); }
   const void* b() const { return b16.empty() ? (const void*)b32.data() : (const void*)b16.data(); }
-  float a_at(const gemm_shape& s, int64_t i, int64_t kk) const;  // op(A)[i,kk] as the kernel read it
-  float b_at(const gemm_shape& s, int64_t kk, int64_t j) const;  // op(B)[kk,j]
+  float a_at(const gemm_shape& s, int64_t i, int64_t kk) const; // op(A)[i,kk] as the kernel read it
+  float b_at(const gemm_shape& s, int64_t kk, int64_t j) const; // op(B)[kk,j]
 };
 
 // Seeded uniform [-1, 1) inputs; C zeroed.
@@ -48,7 +48,7 @@ class cpu_gemm {
 public:
   virtual ~cpu_gemm() = default;
   virtual void run(gemm_buffers& buf) = 0;
-  virtual std::string implementation() const = 0;  // e.g. oneDNN's impl_info_str
+  virtual std::string implementation() const = 0; // e.g. oneDNN's impl_info_str
 };
 
 // library: onednn | openblas. Throws input_error when the library cannot do the dtype.

@@ -1,8 +1,8 @@
 // GEMM on CUDA with cuBLASLt (issue 8 §3). Host code only: cuBLASLt is a host API, and the
 // inputs are prepared (and quantised) on the host so the correctness reference sees exactly the
 // values the device reads.
-#include "harness/core/hash.hpp"
 #include "workloads/gemm/cuda/gemm_cuda.hpp"
+#include "harness/core/hash.hpp"
 
 #include <cublasLt.h>
 #include <cuda_fp16.h>
@@ -30,7 +30,7 @@ namespace accelbench::gemm {
 
 namespace {
 
-constexpr uint64_t workspace_bytes = 32ull << 20;  // issue 8 §3: heuristic selection with 32 MiB
+constexpr uint64_t workspace_bytes = 32ull << 20; // issue 8 §3: heuristic selection with 32 MiB
 
 bool is_fp8(const std::string& d) { return d == "fp8_e4m3" || d == "fp8_e5m2"; }
 bool is_block_scaled(const std::string& d) { return d == "mxfp8" || d == "nvfp4"; }
@@ -39,9 +39,12 @@ int64_t scale_block(const std::string& d) { return d == "nvfp4" ? 16 : 32; }
 
 // Bits per stored element of A and B.
 int input_bits(const std::string& d) {
-  if (d == "fp32" || d == "tf32") return 32;
-  if (d == "fp16" || d == "bf16") return 16;
-  if (d == "nvfp4") return 4;
+  if (d == "fp32" || d == "tf32")
+    return 32;
+  if (d == "fp16" || d == "bf16")
+    return 16;
+  if (d == "nvfp4")
+    return 4;
   return 8;
 }
 // Output element bytes: fp32 for the wide dtypes, bf16 for the narrow ones.
@@ -54,25 +57,26 @@ struct dims {
 };
 
 dims dims_of(const config& cfg) {
-  return {cfg.get_int("M"), cfg.get_int("N"), cfg.get_int("K"), cfg.get_bool("trans_a"),
-          cfg.get_bool("trans_b"), cfg.at("dtype")};
+  return {cfg.get_int("M"),        cfg.get_int("N"),        cfg.get_int("K"),
+          cfg.get_bool("trans_a"), cfg.get_bool("trans_b"), cfg.at("dtype")};
 }
 
 // ---- cuBLASLt RAII (DESIGN.md: move-only wrappers around C handles, errors with context) ----
 void check_lt(cublasStatus_t st, const char* what, const dims& d) {
-  if (st == CUBLAS_STATUS_SUCCESS) return;
-  throw backend_error(fmt::format("cuBLASLt {} failed with status {} for {}x{}x{} {}", what, (int)st,
-                                  d.m, d.n, d.k, d.dtype));
+  if (st == CUBLAS_STATUS_SUCCESS)
+    return;
+  throw backend_error(fmt::format("cuBLASLt {} failed with status {} for {}x{}x{} {}", what,
+                                  (int)st, d.m, d.n, d.k, d.dtype));
 }
 
-template <class H, cublasStatus_t (*Destroy)(H)>
-struct lt_handle {
+template <class H, cublasStatus_t (*Destroy)(H)> struct lt_handle {
   H h = nullptr;
   lt_handle() = default;
   lt_handle(const lt_handle&) = delete;
   lt_handle& operator=(const lt_handle&) = delete;
   ~lt_handle() {
-    if (h) Destroy(h);
+    if (h)
+      Destroy(h);
   }
 };
 using lt_ctx = lt_handle<cublasLtHandle_t, cublasLtDestroy>;
@@ -82,13 +86,15 @@ using lt_pref = lt_handle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDe
 
 // ---- minifloat tables: every finite non-negative value of a format, sorted ----
 struct mf_table {
-  std::vector<std::pair<float, uint8_t>> pos;  // (value, code) sorted by value
+  std::vector<std::pair<float, uint8_t>> pos; // (value, code) sorted by value
 };
 
 int mf_bits(minifloat f) {
   switch (f) {
-  case minifloat::e2m1: return 4;
-  default: return 8;
+  case minifloat::e2m1:
+    return 4;
+  default:
+    return 8;
   }
 }
 
@@ -103,7 +109,8 @@ const mf_table& table_of(minifloat f) {
       int limit = is_unsigned ? (f == minifloat::ue4m3 ? 128 : 256) : codes / 2;
       for (int c = 0; c < limit; ++c) {
         float v = decode_minifloat(f, (uint8_t)c);
-        if (std::isfinite(v)) t[fi].pos.emplace_back(v, (uint8_t)c);
+        if (std::isfinite(v))
+          t[fi].pos.emplace_back(v, (uint8_t)c);
       }
       std::sort(t[fi].pos.begin(), t[fi].pos.end());
     }
@@ -122,27 +129,31 @@ float decode_minifloat(minifloat f, uint8_t b) {
     return sign ? -v : v;
   };
   switch (f) {
-  case minifloat::e4m3: {  // OCP E4M3 "fn": no infinities, S.1111.111 is NaN, max 448
+  case minifloat::e4m3: { // OCP E4M3 "fn": no infinities, S.1111.111 is NaN, max 448
     int s = b >> 7, e = (b >> 3) & 15, m = b & 7;
-    if (e == 15 && m == 7) return NAN;
+    if (e == 15 && m == 7)
+      return NAN;
     return ieee(s, e, m, 3, 7);
   }
-  case minifloat::ue4m3: {  // the unsigned scale type of NVFP4: E4M3 with the sign bit 0
+  case minifloat::ue4m3: { // the unsigned scale type of NVFP4: E4M3 with the sign bit 0
     int e = (b >> 3) & 15, m = b & 7;
-    if ((b & 0x80) || (e == 15 && m == 7)) return NAN;
+    if ((b & 0x80) || (e == 15 && m == 7))
+      return NAN;
     return ieee(0, e, m, 3, 7);
   }
-  case minifloat::e5m2: {  // IEEE-like: exponent 31 is inf/NaN, max 57344
+  case minifloat::e5m2: { // IEEE-like: exponent 31 is inf/NaN, max 57344
     int s = b >> 7, e = (b >> 2) & 31, m = b & 3;
-    if (e == 31) return m ? NAN : (s ? -INFINITY : INFINITY);
+    if (e == 31)
+      return m ? NAN : (s ? -INFINITY : INFINITY);
     return ieee(s, e, m, 2, 15);
   }
-  case minifloat::e2m1: {  // FP4: 0, 0.5, 1, 1.5, 2, 3, 4, 6
+  case minifloat::e2m1: { // FP4: 0, 0.5, 1, 1.5, 2, 3, 4, 6
     int s = (b >> 3) & 1, e = (b >> 1) & 3, m = b & 1;
     return ieee(s, e, m, 1, 1);
   }
-  case minifloat::ue8m0:  // a power of two 2^(b-127); 0xFF is NaN
-    if (b == 0xFF) return NAN;
+  case minifloat::ue8m0: // a power of two 2^(b-127); 0xFF is NaN
+    if (b == 0xFF)
+      return NAN;
     return std::ldexp(1.0f, (int)b - 127);
   }
   return NAN;
@@ -157,29 +168,41 @@ uint8_t encode_minifloat(minifloat f, float x) {
   if (std::isnan(x)) {
     // NaN stays NaN where the format has one (a silent 0 would hide it); FP4 has none.
     switch (f) {
-    case minifloat::e4m3: return 0x7F;
-    case minifloat::e5m2: return 0x7F;
-    case minifloat::ue4m3: return 0x7F;
-    case minifloat::ue8m0: return 0xFF;
-    case minifloat::e2m1: return 0;
+    case minifloat::e4m3:
+      return 0x7F;
+    case minifloat::e5m2:
+      return 0x7F;
+    case minifloat::ue4m3:
+      return 0x7F;
+    case minifloat::ue8m0:
+      return 0xFF;
+    case minifloat::e2m1:
+      return 0;
     }
   }
   if (x < 0) {
-    if (is_unsigned) x = 0;
-    else sign = (uint8_t)(1u << (mf_bits(f) - 1));
+    if (is_unsigned)
+      x = 0;
+    else
+      sign = (uint8_t)(1u << (mf_bits(f) - 1));
     x = std::fabs(x);
   }
   // Saturate (the casts used for FP8 training saturate rather than overflow to NaN).
-  if (x >= t.back().first) return sign | t.back().second;
+  if (x >= t.back().first)
+    return sign | t.back().second;
   auto it = std::lower_bound(t.begin(), t.end(), std::make_pair(x, (uint8_t)0),
                              [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (it == t.begin()) return sign | it->second;
+  if (it == t.begin())
+    return sign | it->second;
   auto lo = std::prev(it);
   float dlo = x - lo->first, dhi = it->first - x;
   uint8_t code;
-  if (dlo < dhi) code = lo->second;
-  else if (dhi < dlo) code = it->second;
-  else code = (lo->second & 1) ? it->second : lo->second;  // tie: even mantissa
+  if (dlo < dhi)
+    code = lo->second;
+  else if (dhi < dlo)
+    code = it->second;
+  else
+    code = (lo->second & 1) ? it->second : lo->second; // tie: even mantissa
   return sign | code;
 }
 
@@ -194,7 +217,7 @@ uint64_t block_scale_bytes(int64_t rows, int64_t scale_cols) {
 }
 
 const std::vector<std::string>& cuda_gemm_dtypes() {
-  static const std::vector<std::string> d = {"fp32", "tf32", "fp16", "bf16",
+  static const std::vector<std::string> d = {"fp32",     "tf32",     "fp16",  "bf16",
                                              "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"};
   return d;
 }
@@ -220,17 +243,20 @@ uint64_t gemm_cuda_device_bytes(const config& cfg) {
 // transb = N; here trans_a = 0, trans_b = 1), 16-byte aligned leading dimensions, K a multiple
 // of the scale block.
 static std::string layout_reason(const dims& d) {
-  if (!is_narrow(d.dtype)) return {};
+  if (!is_narrow(d.dtype))
+    return {};
   if (d.ta || !d.tb)
-    return fmt::format("dtype {} needs both operands K-major (cuBLASLt FP8/block-scaled kernels "
-                       "take the TN layout only): use trans_a=0 trans_b=1 (got trans_a={} trans_b={})",
-                       d.dtype, (int)d.ta, (int)d.tb);
+    return fmt::format(
+        "dtype {} needs both operands K-major (cuBLASLt FP8/block-scaled kernels "
+        "take the TN layout only): use trans_a=0 trans_b=1 (got trans_a={} trans_b={})",
+        d.dtype, (int)d.ta, (int)d.tb);
   int64_t kmul = is_block_scaled(d.dtype) ? 32 : 16;
   if (d.k % kmul != 0)
     return fmt::format("dtype {} needs K to be a multiple of {} (got K={})", d.dtype, kmul, d.k);
   if (d.m % 16 != 0 || d.n % 16 != 0)
     return fmt::format("dtype {} needs M and N to be multiples of 16 (16-byte aligned rows; got "
-                       "M={} N={})", d.dtype, d.m, d.n);
+                       "M={} N={})",
+                       d.dtype, d.m, d.n);
   return {};
 }
 
@@ -239,14 +265,18 @@ std::string gemm_cuda_unavailable_reason(const config& cfg) {
   const auto& known = cuda_gemm_dtypes();
   if (std::find(known.begin(), known.end(), d.dtype) == known.end())
     return device::dtype_unsupported_reason(d.dtype, 0, 0);
-  if (auto r = layout_reason(d); !r.empty()) return r;
-  std::string why;
-  if (!device::cuda_available(&why)) return "CUDA backend: " + why;
-  auto st = device::query_cuda(true);  // free memory now, not at the first query
-  const auto& g = st.gpus.front();
-  if (auto r = device::dtype_unsupported_reason(d.dtype, g.cc_major, g.cc_minor, g.name); !r.empty())
+  if (auto r = layout_reason(d); !r.empty())
     return r;
-  if (auto r = device::memory_refusal(gemm_cuda_device_bytes(cfg), g.free_memory); !r.empty()) return r;
+  std::string why;
+  if (!device::cuda_available(&why))
+    return "CUDA backend: " + why;
+  auto st = device::query_cuda(true); // free memory now, not at the first query
+  const auto& g = st.gpus.front();
+  if (auto r = device::dtype_unsupported_reason(d.dtype, g.cc_major, g.cc_minor, g.name);
+      !r.empty())
+    return r;
+  if (auto r = device::memory_refusal(gemm_cuda_device_bytes(cfg), g.free_memory); !r.empty())
+    return r;
   return {};
 }
 
@@ -256,10 +286,10 @@ namespace {
 // Host copies of the operands: `a_val`/`b_val` hold op(A)[i,k] / B as the device reads them
 // (dequantised, in the stored layout), `a_dev`/`b_dev` the raw bytes uploaded.
 struct host_operand {
-  std::vector<float> val;          // dequantised values in the stored layout
-  std::vector<uint8_t> bytes;      // what is uploaded
-  std::vector<uint8_t> scales;     // block-scale tensor in cuBLASLt's tiled layout (mxfp8, nvfp4)
-  float tensor_scale = 1.0f;       // per-tensor dequantisation scale (fp8)
+  std::vector<float> val;      // dequantised values in the stored layout
+  std::vector<uint8_t> bytes;  // what is uploaded
+  std::vector<uint8_t> scales; // block-scale tensor in cuBLASLt's tiled layout (mxfp8, nvfp4)
+  float tensor_scale = 1.0f;   // per-tensor dequantisation scale (fp8)
 };
 
 // Fills `rows` x `cols` (row-major, inner dimension `cols`) uniform in [-1, 1) and quantises it to
@@ -271,7 +301,8 @@ host_operand make_operand(const std::string& dtype, bool is_a, int64_t rows, int
   h.val.resize(n);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (auto& x : h.val) x = u(rng);
+  for (auto& x : h.val)
+    x = u(rng);
 
   if (dtype == "fp32" || dtype == "tf32") {
     h.bytes.resize(n * 4);
@@ -298,7 +329,8 @@ host_operand make_operand(const std::string& dtype, bool is_a, int64_t rows, int
     // Per-tensor scaling (Transformer Engine's delayed scaling, here with the exact amax): the
     // stored value is x * (fmax / amax) and the device multiplies back by amax / fmax.
     float amax = 0;
-    for (float x : h.val) amax = std::max(amax, std::fabs(x));
+    for (float x : h.val)
+      amax = std::max(amax, std::fabs(x));
     float s = amax > 0 ? minifloat_max(f) / amax : 1.0f;
     h.tensor_scale = 1.0f / s;
     h.bytes.resize(n);
@@ -321,15 +353,18 @@ host_operand make_operand(const std::string& dtype, bool is_a, int64_t rows, int
         // tensors have: every block then has its own scale code, so a scale placed at the wrong
         // offset of the tiled layout changes the result instead of going unnoticed.
         const float mag = std::ldexp(1.0f, (int)((r * 7 + c * 3) % 9) - 4);
-        for (int64_t i = 0; i < blk; ++i) x[i] *= mag;
+        for (int64_t i = 0; i < blk; ++i)
+          x[i] *= mag;
         float amax = 0;
-        for (int64_t i = 0; i < blk; ++i) amax = std::max(amax, std::fabs(x[i]));
+        for (int64_t i = 0; i < blk; ++i)
+          amax = std::max(amax, std::fabs(x[i]));
         uint8_t scode;
         if (fp4) {
           // NVFP4: an E4M3 scale per 16 elements, amax / 6 (the largest FP4 value).
           scode = encode_minifloat(minifloat::ue4m3, std::max(amax / emax, 1.0f / 512));
         } else {
-          // MXFP8 (OCP MX v1.0 §6.3): X = 2^(floor(log2(amax)) - emax_elem), emax_elem = 8 for E4M3.
+          // MXFP8 (OCP MX v1.0 §6.3): X = 2^(floor(log2(amax)) - emax_elem), emax_elem = 8 for
+          // E4M3.
           int e = amax > 0 ? (int)std::floor(std::log2(amax)) - 8 : -127;
           scode = (uint8_t)std::clamp(e + 127, 0, 254);
         }
@@ -339,8 +374,10 @@ host_operand make_operand(const std::string& dtype, bool is_a, int64_t rows, int
           uint64_t idx = (uint64_t)r * cols + c * blk + i;
           uint8_t q = encode_minifloat(ef, x[i] / scale);
           x[i] = decode_minifloat(ef, q) * scale;
-          if (fp4) h.bytes[idx / 2] |= (uint8_t)((q & 0xF) << ((idx & 1) * 4));  // low nibble first
-          else h.bytes[idx] = q;
+          if (fp4)
+            h.bytes[idx / 2] |= (uint8_t)((q & 0xF) << ((idx & 1) * 4)); // low nibble first
+          else
+            h.bytes[idx] = q;
         }
       }
     }
@@ -349,12 +386,18 @@ host_operand make_operand(const std::string& dtype, bool is_a, int64_t rows, int
 }
 
 cudaDataType_t element_type(const std::string& dtype, bool is_a) {
-  if (dtype == "fp32" || dtype == "tf32") return CUDA_R_32F;
-  if (dtype == "fp16") return CUDA_R_16F;
-  if (dtype == "bf16") return CUDA_R_16BF;
-  if (dtype == "fp8_e5m2") return is_a ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3;
-  if (dtype == "fp8_e4m3" || dtype == "mxfp8") return CUDA_R_8F_E4M3;
-  if (dtype == "nvfp4") return CUDA_R_4F_E2M1;
+  if (dtype == "fp32" || dtype == "tf32")
+    return CUDA_R_32F;
+  if (dtype == "fp16")
+    return CUDA_R_16F;
+  if (dtype == "bf16")
+    return CUDA_R_16BF;
+  if (dtype == "fp8_e5m2")
+    return is_a ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3;
+  if (dtype == "fp8_e4m3" || dtype == "mxfp8")
+    return CUDA_R_8F_E4M3;
+  if (dtype == "nvfp4")
+    return CUDA_R_4F_E2M1;
   throw input_error("unknown CUDA GEMM dtype " + dtype);
 }
 
@@ -380,10 +423,11 @@ public:
     m_c.zero();
 
     check_lt(cublasLtCreate(&m_lt.h), "create", d);
-    cublasComputeType_t compute = d.dtype == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    cublasComputeType_t compute =
+        d.dtype == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     check_lt(cublasLtMatmulDescCreate(&m_desc.h, compute, CUDA_R_32F), "matmul desc", d);
-    cublasOperation_t opa = d.tb ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLAS A = our B
-    cublasOperation_t opb = d.ta ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLAS B = our A
+    cublasOperation_t opa = d.tb ? CUBLAS_OP_T : CUBLAS_OP_N; // cuBLAS A = our B
+    cublasOperation_t opb = d.ta ? CUBLAS_OP_T : CUBLAS_OP_N; // cuBLAS B = our A
     set(CUBLASLT_MATMUL_DESC_TRANSA, opa);
     set(CUBLASLT_MATMUL_DESC_TRANSB, opb);
 
@@ -392,7 +436,7 @@ public:
       // accumulator regularly, which cuda_error_model assumes.
       set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});
       m_scales = device::device_buffer(2 * sizeof(float));
-      float s[2] = {hb.tensor_scale, ha.tensor_scale};  // cuBLAS A = our B
+      float s[2] = {hb.tensor_scale, ha.tensor_scale}; // cuBLAS A = our B
       m_scales.upload(s, sizeof s);
       void* pa = m_scales.as<float>();
       void* pb = m_scales.as<float>() + 1;
@@ -414,28 +458,32 @@ public:
     }
 
     // Stored shapes in column-major terms.
-    const int64_t a_rows = d.tb ? d.k : d.n, a_cols = d.tb ? d.n : d.k;  // our B
-    const int64_t b_rows = d.ta ? d.m : d.k, b_cols = d.ta ? d.k : d.m;  // our A
+    const int64_t a_rows = d.tb ? d.k : d.n, a_cols = d.tb ? d.n : d.k; // our B
+    const int64_t b_rows = d.ta ? d.m : d.k, b_cols = d.ta ? d.k : d.m; // our A
     const cudaDataType_t out = narrow ? CUDA_R_16BF : CUDA_R_32F;
-    check_lt(cublasLtMatrixLayoutCreate(&m_la.h, element_type(d.dtype, false), a_rows, a_cols, a_rows),
-             "layout A", d);
-    check_lt(cublasLtMatrixLayoutCreate(&m_lb.h, element_type(d.dtype, true), b_rows, b_cols, b_rows),
-             "layout B", d);
+    check_lt(
+        cublasLtMatrixLayoutCreate(&m_la.h, element_type(d.dtype, false), a_rows, a_cols, a_rows),
+        "layout A", d);
+    check_lt(
+        cublasLtMatrixLayoutCreate(&m_lb.h, element_type(d.dtype, true), b_rows, b_cols, b_rows),
+        "layout B", d);
     check_lt(cublasLtMatrixLayoutCreate(&m_lc.h, out, d.n, d.m, d.n), "layout C", d);
 
     check_lt(cublasLtMatmulPreferenceCreate(&m_pref.h), "preference", d);
     uint64_t ws = workspace_bytes;
-    check_lt(cublasLtMatmulPreferenceSetAttribute(m_pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                  &ws, sizeof ws),
+    check_lt(cublasLtMatmulPreferenceSetAttribute(
+                 m_pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
              "preference workspace", d);
     int found = 0;
     // No algorithm for the problem comes back as CUBLAS_STATUS_NOT_SUPPORTED (or zero results).
-    const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(m_lt.h, m_desc.h, m_la.h, m_lb.h, m_lc.h, m_lc.h,
-                                                             m_pref.h, 1, &m_heur, &found);
+    const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(
+        m_lt.h, m_desc.h, m_la.h, m_lb.h, m_lc.h, m_lc.h, m_pref.h, 1, &m_heur, &found);
     if (hs == CUBLAS_STATUS_NOT_SUPPORTED || (hs == CUBLAS_STATUS_SUCCESS && found == 0) ||
         (hs == CUBLAS_STATUS_SUCCESS && m_heur.state != CUBLAS_STATUS_SUCCESS))
-      throw no_algorithm(fmt::format("cuBLASLt has no algorithm for {}x{}x{} {} (trans_a={}, trans_b={}) "
-                                     "on this device", d.m, d.n, d.k, d.dtype, (int)d.ta, (int)d.tb));
+      throw no_algorithm(
+          fmt::format("cuBLASLt has no algorithm for {}x{}x{} {} (trans_a={}, trans_b={}) "
+                      "on this device",
+                      d.m, d.n, d.k, d.dtype, (int)d.ta, (int)d.tb));
     check_lt(hs, "heuristic", d);
     // The uploads above are ordinary (pageable) copies and the kernel stream is non-blocking:
     // wait for them before the first timed matmul can read the operands.
@@ -482,7 +530,8 @@ public:
     } else {
       std::vector<uint16_t> h(c.size());
       m_c.download(h.data(), h.size() * 2);
-      for (size_t i = 0; i < c.size(); ++i) c[i] = bf16_to_float(h[i]);
+      for (size_t i = 0; i < c.size(); ++i)
+        c[i] = bf16_to_float(h[i]);
     }
     return c;
   }
@@ -501,13 +550,12 @@ private:
   cublasLtMatmulHeuristicResult_t m_heur{};
 };
 
-uint64_t seed_of(const std::string& key) {
-  return fnv1a64(key);
-}
+uint64_t seed_of(const std::string& key) { return fnv1a64(key); }
 
 } // namespace
 
-void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx, const cuda_output_hook& hook) {
+void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx,
+                       const cuda_output_hook& hook) {
   const auto d = dims_of(cfg);
   if (auto why = gemm_cuda_unavailable_reason(cfg); !why.empty()) {
     out.mark_skipped(why);
@@ -526,36 +574,44 @@ void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx, const cuda
     auto hb = make_operand(d.dtype, false, b_rows, b_cols, seed ^ 0x9e3779b97f4a7c15ULL);
     lt_gemm k(d, ha, hb, gpu.index);
 
-    if (!measure::measure_into(out, cfg.key(), k, ctx.rules->measurement())) return;
+    if (!measure::measure_into(out, cfg.key(), k, ctx.rules->measurement()))
+      return;
     const double flops = 2.0 * (double)d.m * (double)d.n * (double)d.k;
     out.extra["algorithm"] = k.algorithm();
     out.extra["implementation"] = "cublasLt";
     out.extra["device"] = gpu.to_json();
     out.extra["flops_per_iteration"] = flops;
     out.extra["output_dtype"] = is_narrow(d.dtype) ? "bf16" : "fp32";
-    if (d.dtype == "fp8_e5m2") out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
+    if (d.dtype == "fp8_e5m2")
+      out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
 
     std::vector<double> t;
     int throttled = 0;
     for (const auto& s : out.samples) {
       t.push_back(s.value);
-      if (s.extra.value("throttled", false)) ++throttled;
+      if (s.extra.value("throttled", false))
+        ++throttled;
     }
     auto sum = stats::summarize(t);
     const double tflops = flops / sum.median / 1e12;
     out.add_metric("time", sum.median, "s", direction::lower_is_better);
     out.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("tflops_ci_low", flops / sum.ci_high / 1e12, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("tflops_ci_high", flops / sum.ci_low / 1e12, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("tflops_ci_low", flops / sum.ci_high / 1e12, "TFLOP/s",
+                   direction::higher_is_better);
+    out.add_metric("tflops_ci_high", flops / sum.ci_low / 1e12, "TFLOP/s",
+                   direction::higher_is_better);
     out.add_metric("cv", sum.cv, "", direction::lower_is_better);
     if (double pk = device::datasheet_peak_tflops(gpu.name, d.dtype); pk > 0) {
       out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
-      out.extra["peak"] = {{"tflops", pk}, {"dtype", d.dtype}, {"source", "NVIDIA datasheet, dense"}};
+      out.extra["peak"] = {
+          {"tflops", pk}, {"dtype", d.dtype}, {"source", "NVIDIA datasheet, dense"}};
       // Faster than the silicon can go is a measurement bug, not a result.
-      if (auto why = above_peak_reason(tflops, pk, "NVIDIA datasheet, " + d.dtype + " dense"); !why.empty())
+      if (auto why = above_peak_reason(tflops, pk, "NVIDIA datasheet, " + d.dtype + " dense");
+          !why.empty())
         out.mark_invalid("above peak: " + why);
     }
-    if (throttled) out.extra["throttled_samples"] = throttled;
+    if (throttled)
+      out.extra["throttled_samples"] = throttled;
 
     // Correctness on sampled outputs (the four corners always), against a double-precision dot
     // product over the dequantised inputs the device read, each element against the error bound
@@ -577,7 +633,8 @@ void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx, const cuda
         cuda_error_model(d.dtype), points, seed + 17);
     out.extra["correctness"] = chk.to_json();
     out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
-    if (!chk.ok()) out.mark_invalid("correctness: " + chk.reason());
+    if (!chk.ok())
+      out.mark_invalid("correctness: " + chk.reason());
   } catch (const no_algorithm& e) {
     out.mark_skipped(e.what());
   } catch (const backend_error& e) {

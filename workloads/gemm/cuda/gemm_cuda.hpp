@@ -33,9 +33,9 @@ uint64_t gemm_cuda_device_bytes(const config& cfg);
 // check (tests corrupt `c` to prove that a wrong result is reported INVALID).
 struct cuda_gemm_output {
   int64_t m, n, k;
-  std::function<double(int64_t, int64_t)> a_at;  // op(A)[i, kk] as the device read it (dequantised)
-  std::function<double(int64_t, int64_t)> b_at;  // op(B)[kk, j]
-  std::vector<float>& c;                         // row-major [M, N], fp32 copy of the output
+  std::function<double(int64_t, int64_t)> a_at; // op(A)[i, kk] as the device read it (dequantised)
+  std::function<double(int64_t, int64_t)> b_at; // op(B)[kk, j]
+  std::vector<float>& c;                        // row-major [M, N], fp32 copy of the output
 };
 using cuda_output_hook = std::function<void(cuda_gemm_output&)>;
 

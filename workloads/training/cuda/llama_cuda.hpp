@@ -63,7 +63,8 @@ public:
   // device::clock_facts of the model's device after the step (SM clock, throttle reasons).
   nlohmann::json step_facts() override;
 
-  // trainable: init = init_parameters (which also resets the AdamW state), optimizer_step = adamw_step.
+  // trainable: init = init_parameters (which also resets the AdamW state), optimizer_step =
+  // adamw_step.
   void init(uint64_t seed) override { init_parameters(seed); }
   void optimizer_step(double lr, const adamw_config& c) override { adamw_step(lr, c); }
 
