@@ -762,7 +762,7 @@ private:
     return st.col_int(0);
   }
   bool insert_run_nt(run& r); // inside an open transaction; false: the uuid is already stored
-  void load_children(std::vector<run>& runs, bool samples, bool log);
+  void load_children(std::vector<run>& runs, bool samples, bool log, bool middle_only = false);
   connection m_db;
 };
 
@@ -827,7 +827,8 @@ INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
   return true;
 }
 
-void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
+void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool log,
+                                   bool middle_only) {
   if (runs.empty())
     return;
   std::map<int64_t, run*> by_id;
@@ -858,9 +859,7 @@ void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool lo
       by_id[st.col_int(0)]->tags.push_back(st.col_text(1));
   }
   if (samples) {
-    statement st(m_db.get(),
-                 "SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id " +
-                     wanted + " ORDER BY run_id, idx");
+    statement st(m_db.get(), samples_sql(wanted, middle_only));
     st.bind(1, id_list);
     while (st.step())
       by_id[st.col_int(0)]->samples.push_back(sample_from_row(statement_row(st)));
@@ -933,7 +932,7 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
   std::vector<run> out;
   while (st.step())
     out.push_back(run_from_row(statement_row(st)));
-  load_children(out, f.with_samples, f.with_log);
+  load_children(out, f.with_samples, f.with_log, f.median_samples_only);
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "harness/cli/compare_commands.hpp"
 #include "harness/net/publish.hpp"
 #include "harness/server/dashboard.hpp"
 #include "harness/server/server.hpp"
@@ -384,6 +385,17 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
       CHECK(series["change_points"][0]["index"] == 10);
     }
   CHECK(with_cp == 1);
+  {
+    // The same series as history_series gives from every sample of every run (the server reads
+    // only the one or two middle samples of each run: median_samples_only).
+    auto st = store::store::open(db, store::access::read_only);
+    store::run_filter f;
+    f.workloads = {"gemm"};
+    f.systems = {"box-h"};
+    cli::history_cli_options o;
+    o.workload = "gemm";
+    CHECK(cli::history_series(st.query(f), o) == hj["series"]);
+  }
 
   auto rep = c.Get("/api/v1/report?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-19", auth(r));
   REQUIRE(rep);

@@ -57,8 +57,8 @@ TEST_CASE("serve: PostgreSQL restarted in the middle of a publish, nothing lost 
   constexpr int k_publishers = 4, k_runs = 40;
   std::set<std::string> all;
   for (int i = 0; i < k_publishers; ++i)
-    for (const auto& u : fill_source(t.path / fmt::format("src{}.db", i),
-                                     fmt::format("box-r{}", i), k_runs, 300 + i))
+    for (const auto& u : fill_source(t.path / fmt::format("src{}.db", i), fmt::format("box-r{}", i),
+                                     k_runs, 300 + i))
       all.insert(u);
   const std::string w = make_token(db, "write");
   live_server s(db, t.path / "server.log");
