@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -89,6 +90,10 @@ TEST_CASE("a URI's password never appears in what the store shows", "[store][pg]
   CHECK(store::is_postgres_uri("postgresql://h/db"));
   CHECK(store::is_postgres_uri("postgres://h/db"));
   CHECK_FALSE(store::is_postgres_uri("results/postgresql.db"));
+  // libpq's version, as the environment's library list records it ("15.5").
+  const std::string v = store::libpq_version();
+  CAPTURE(v);
+  CHECK(std::regex_match(v, std::regex(R"(\d+\.\d+)")));
 }
 
 TEST_CASE("bad URIs and unreachable servers are refused in one line without the password",
