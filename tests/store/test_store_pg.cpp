@@ -224,7 +224,9 @@ TEST_CASE("commands read and write a PostgreSQL store given by --db", "[store][p
       "run gemm --set M=16 --set N=16 --set K=16 --rule repetitions=3 --quiet --tag pg --db '{}'",
       pg->location()));
   INFO(run.err);
-  REQUIRE(run.rc == 0);
+  // Exit 1 is a run judged INVALID (a loaded machine's noise fails the conditions; seen once at
+  // load 10 on 2 cores): it is stored all the same, which is what this case is about.
+  REQUIRE((run.rc == 0 || run.rc == 1));
   auto show = test_cli::ab(fmt::format("show --db '{}' --json", pg->location()));
   INFO(show.err);
   REQUIRE(show.rc == 0);
