@@ -8,7 +8,9 @@
 //     of the dashboard's /history page drawing them;
 //  3. the server-side time of GET /api/v1/compare of two nightly sets of K configs each.
 // Usage: accelbench_bench_server [--publishers 16] [--runs 200] [--samples 10] [--nights 365]
-//        [--configs 100] [--compare-configs 1000] [--reps 3]
+//        [--configs 100] [--compare-configs 1000] [--reps 3] [--postgres]
+// --postgres: the server's database (ingestion only) is on a PostgreSQL 15 server the benchmark
+// starts itself (the tests' server: fsync off, Unix socket), instead of a SQLite file.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -21,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -34,6 +37,9 @@
 #include "harness/net/publish.hpp"
 #include "harness/server/tokens.hpp"
 #include "harness/store/store.hpp"
+#ifdef ACCELBENCH_BENCH_PG_SERVER
+#include "tests/support/pg_server.hpp"
+#endif
 
 using namespace accelbench;
 namespace fs = std::filesystem;
@@ -149,10 +155,30 @@ int main(int argc, char** argv) {
   app.add_option("--configs", configs);
   app.add_option("--compare-configs", cmp_configs);
   app.add_option("--reps", reps);
+  bool postgres = false;
+  app.add_flag("--postgres", postgres);
   CLI11_PARSE(app, argc, argv);
   const fs::path dir =
       fs::temp_directory_path() / fmt::format("accelbench-bench-server-{}", getpid());
   fs::create_directories(dir);
+  fs::path server_db = dir / "server.db";
+#ifdef ACCELBENCH_BENCH_PG_SERVER
+  std::unique_ptr<testing::pg_server> pg;
+  if (postgres) {
+    if (std::string why = testing::pg_unavailable(); !why.empty()) {
+      std::cerr << "bench_server: --postgres: " << why << "\n";
+      return 2;
+    }
+    pg = std::make_unique<testing::pg_server>();
+    server_db = pg->create_database("bench");
+  }
+#else
+  if (postgres) {
+    std::cerr
+        << "bench_server: --postgres needs the tests' PostgreSQL server (a build with tests)\n";
+    return 2;
+  }
+#endif
   std::mt19937_64 g(1);
 
   // ---- 1. ingestion ----
@@ -164,14 +190,14 @@ int main(int argc, char** argv) {
   const size_t total_runs = size_t(publishers) * runs_each, total_samples = total_runs * samples;
   std::string token;
   {
-    auto db = store::store::open(dir / "server.db");
+    auto db = store::store::open(server_db);
     token = server::create_token(db, "bench", server::role::write).token;
   }
   setenv("ACCELBENCH_BENCH_TOKEN", token.c_str(), 1);
   double served_s = 0;
   int64_t stored = 0;
   {
-    server_proc srv(dir / "server.db", dir / "server.log", "");
+    server_proc srv(server_db, dir / "server.log", "");
     net::publish_options po;
     po.url = fmt::format("http://127.0.0.1:{}/api/v1/runs", srv.port);
     po.http.token_env = "ACCELBENCH_BENCH_TOKEN";
@@ -191,7 +217,7 @@ int main(int argc, char** argv) {
     for (auto& t : threads)
       t.join();
     served_s = seconds_since(t0);
-    stored = store::store::open(dir / "server.db", store::access::read_only).count_runs();
+    stored = store::store::open(server_db, store::access::read_only).count_runs();
     if (failures > 0 || stored != (int64_t)total_runs)
       std::cerr << fmt::format("WARNING: {} publisher(s) failed; {} of {} runs stored\n",
                                failures.load(), stored, total_runs);
@@ -218,6 +244,7 @@ int main(int argc, char** argv) {
   std::cout << fmt::format(
       "ingestion: {} publishers x {} runs ({} samples each), {} runs stored exactly once\n",
       publishers, runs_each, samples, stored);
+  std::cout << fmt::format("  server's database: {}\n", postgres ? "PostgreSQL 15" : "SQLite");
   std::cout << fmt::format("  through accelbench serve (HTTP, one run per POST): {:8.0f} runs/s "
                            "{:10.0f} samples/s ({:.2f} s)\n",
                            total_runs / served_s, total_samples / served_s, served_s);

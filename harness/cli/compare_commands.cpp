@@ -192,6 +192,7 @@ int cmd_history(const history_cli_options& o) {
   f.since = o.since;
   for (const auto& s : o.sets)
     f.config.push_back(split_assignment(s, "--set"));
+  f.median_samples_only = true; // history_series needs each run's median, not all its samples
   auto runs = db.query(f);
   if (runs.empty())
     throw input_error(

@@ -6,6 +6,7 @@
 
 #include "harness/core/build_info.hpp"
 #include "harness/core/environment.hpp"
+#include "harness/store/store.hpp"
 #include "workloads/gemm/gemm_workload.hpp"
 #ifdef ACCELBENCH_HAVE_DEVICE
 #include "harness/device/device.hpp"
@@ -24,6 +25,7 @@ namespace accelbench::cli {
 
 void register_all(registry& reg) {
   register_library_version("sqlite", sqlite3_libversion());
+  register_library_version("libpq", store::libpq_version());
 #ifdef ACCELBENCH_HAVE_DEVICE
   {
     auto cs = device::query_cuda();

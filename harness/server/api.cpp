@@ -211,6 +211,7 @@ json history_for(store::store& db, const params& p, bool require_workload) {
   f.since = o.since;
   for (const auto& s : o.sets)
     f.config.push_back(cli::split_assignment(s, "set"));
+  f.median_samples_only = true; // history_series needs each run's median, not all its samples
   auto runs = db.query(f);
   bool regression = false;
   json series = cli::history_series(runs, o, &regression);

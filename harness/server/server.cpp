@@ -32,7 +32,9 @@ namespace {
 
 // Store connections for the request threads: a request takes one for its whole duration and gives
 // it back; a connection that failed (the database went away) is dropped, and the next request
-// opens a fresh one.
+// opens a fresh one. The idle ones are dropped with it: when one connection to a PostgreSQL server
+// failed, the others were most likely cut by the same restart, and each would fail one more request
+// before being replaced.
 class store_pool {
 public:
   explicit store_pool(std::string path) : m_path(std::move(path)) {}
@@ -48,7 +50,10 @@ public:
         m_pool.give_back(std::move(m_store));
     }
     store::store& operator*() { return *m_store; }
-    void discard() { m_store.reset(); }
+    void discard() {
+      m_store.reset();
+      m_pool.drop_idle();
+    }
 
   private:
     store_pool& m_pool;
@@ -66,6 +71,12 @@ public:
     }
     return lease(*this, std::make_unique<store::store>(
                             store::store::open(m_path, store::access::read_write)));
+  }
+
+  void drop_idle() {
+    std::vector<std::unique_ptr<store::store>> dropped;
+    std::lock_guard<std::mutex> lock(m_mutex);
+    dropped.swap(m_free);
   }
 
 private:

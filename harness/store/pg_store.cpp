@@ -15,6 +15,12 @@ namespace accelbench::store {
 
 using namespace detail;
 
+std::string libpq_version() {
+  const int v = PQlibVersion(); // 150005 since PostgreSQL 10: major * 10000 + minor
+  return v >= 100000 ? fmt::format("{}.{}", v / 10000, v % 10000)
+                     : fmt::format("{}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+}
+
 std::string redact_uri(const std::string& uri) {
   std::string out = uri;
   // The query string first (its offsets are after the authority's).
@@ -105,6 +111,11 @@ public:
       PQclear(m_r);
   }
   int rows() const { return PQntuples(m_r); }
+  PGresult* release() {
+    PGresult* r = m_r;
+    m_r = nullptr;
+    return r;
+  }
   const result& at(int row) {
     m_row = row;
     return *this;
@@ -141,18 +152,46 @@ public:
   result exec(const std::string& sql, const std::vector<param>& params = {}) {
     if (params.empty())
       return check(PQexec(m_c, sql.c_str()), sql);
-    std::vector<const char*> values;
-    for (const auto& p : params)
-      values.push_back(p ? p->c_str() : nullptr);
-    auto it = m_prepared.find(sql);
-    if (it == m_prepared.end()) {
-      std::string name = fmt::format("accelbench_{}", m_prepared.size());
-      check(PQprepare(m_c, name.c_str(), sql.c_str(), (int)params.size(), nullptr), sql);
-      it = m_prepared.emplace(sql, name).first;
-    }
-    return check(PQexecPrepared(m_c, it->second.c_str(), (int)params.size(), values.data(), nullptr,
-                                nullptr, 0),
+    auto values = values_of(params);
+    return check(PQexecPrepared(m_c, prepared(sql, params.size()).c_str(), (int)params.size(),
+                                values.data(), nullptr, nullptr, 0),
                  sql);
+  }
+
+  // `sql` once per parameter list, all sent before any answer is read (libpq's pipeline mode): one
+  // round trip for them all instead of one each. Inside the caller's transaction; the results come
+  // back in order, and the first failure throws as exec's would.
+  std::vector<result> exec_pipelined(const std::string& sql,
+                                     const std::vector<std::vector<param>>& lists) {
+    if (lists.empty())
+      return {};
+    const std::string name = prepared(sql, lists.front().size());
+    if (PQenterPipelineMode(m_c) != 1)
+      throw lost("cannot enter pipeline mode");
+    for (const auto& params : lists) {
+      auto values = values_of(params);
+      if (PQsendQueryPrepared(m_c, name.c_str(), (int)params.size(), values.data(), nullptr,
+                              nullptr, 0) != 1)
+        break; // the connection failed: the results below say so
+    }
+    PQpipelineSync(m_c);
+    // Every query's result (each followed by a null), then the sync's; only then are they checked,
+    // so that a failure leaves the connection out of pipeline mode and usable for the rollback.
+    std::vector<PGresult*> raw;
+    for (size_t i = 0; i < lists.size(); ++i) {
+      raw.push_back(PQgetResult(m_c));
+      while (PGresult* more = PQgetResult(m_c))
+        PQclear(more);
+    }
+    PQclear(PQgetResult(m_c)); // PGRES_PIPELINE_SYNC
+    PQexitPipelineMode(m_c);
+    std::vector<result> owned;
+    for (PGresult* r : raw)
+      owned.emplace_back(r);
+    std::vector<result> out;
+    for (size_t i = 0; i < owned.size(); ++i)
+      out.push_back(check(owned[i].release(), sql));
+    return out;
   }
 
   void rollback() {
@@ -161,6 +200,25 @@ public:
   }
 
 private:
+  static std::vector<const char*> values_of(const std::vector<param>& params) {
+    std::vector<const char*> values;
+    for (const auto& p : params)
+      values.push_back(p ? p->c_str() : nullptr);
+    return values;
+  }
+  const std::string& prepared(const std::string& sql, size_t nparams) {
+    auto it = m_prepared.find(sql);
+    if (it == m_prepared.end()) {
+      std::string name = fmt::format("accelbench_{}", m_prepared.size());
+      check(PQprepare(m_c, name.c_str(), sql.c_str(), (int)nparams, nullptr), sql);
+      it = m_prepared.emplace(sql, name).first;
+    }
+    return it->second;
+  }
+  storage_error lost(const std::string& what) const {
+    return storage_error(
+        fmt::format("database '{}': {}: {}", m_shown, what, one_line(PQerrorMessage(m_c))));
+  }
   result check(PGresult* r, const std::string& sql) {
     result res(r);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
@@ -460,12 +518,13 @@ public:
   // One statement, so one transaction of its own: all of the run or nothing.
   bool insert_run(run& r) override { return insert_run_nt(r); }
 
+  // One transaction; the runs' statements travel k_pipeline at a time in one round trip each.
   size_t insert_runs(std::vector<run>& rs) override {
     m_c->exec("BEGIN");
     size_t n = 0;
     try {
-      for (auto& r : rs)
-        n += insert_run_nt(r);
+      for (size_t first = 0; first < rs.size(); first += k_pipeline)
+        n += insert_pipelined(rs, first, std::min(rs.size(), first + k_pipeline));
       m_c->exec("COMMIT");
     } catch (...) {
       m_c->rollback();
@@ -585,7 +644,12 @@ private:
     return t;
   }
   bool insert_run_nt(run& r);
-  void load_children(std::vector<run>& runs, bool samples, bool log);
+  bool finish_insert(run& r, const run_row& w, result& ins);
+  size_t insert_pipelined(std::vector<run>& rs, size_t first, size_t last);
+  // Statements per pipeline: their answers (an id each) stay far below the socket buffers, so
+  // sending them all before reading cannot block both sides.
+  static constexpr size_t k_pipeline = 100;
+  void load_children(std::vector<run>& runs, bool samples, bool log, bool middle_only = false);
   std::unique_ptr<pg_connection> m_c;
 };
 
@@ -617,9 +681,7 @@ SELECT id FROM ins)sql",
   return sql;
 }
 
-bool pg_backend::insert_run_nt(run& r) {
-  assign_uuid(r);
-  run_row w = row_of(r);
+std::vector<param> insert_params(const run& r, const run_row& w) {
   std::vector<param> idx, value, iterations, extra;
   for (const auto& s : r.samples) {
     idx.push_back(std::to_string(s.index));
@@ -635,41 +697,52 @@ bool pg_backend::insert_run_nt(run& r) {
     mdir.push_back(std::string(to_string(m.dir)));
   }
   std::vector<param> tags(w.tags.begin(), w.tags.end());
-  result ins = m_c->exec(insert_run_sql(), {w.uuid,
-                                            w.workload,
-                                            w.backend,
-                                            w.config_key,
-                                            w.config,
-                                            w.system,
-                                            w.ruleset,
-                                            w.user_settings,
-                                            w.effective_settings,
-                                            w.environment,
-                                            w.fingerprint,
-                                            w.status,
-                                            w.status_reason,
-                                            std::to_string(w.valid),
-                                            w.invalid_reasons,
-                                            w.started_at,
-                                            w.finished_at,
-                                            w.harness_revision,
-                                            w.sample_unit,
-                                            w.sample_direction,
-                                            w.extra,
-                                            w.mllog,
-                                            w.source,
-                                            array_literal(idx),
-                                            array_literal(value),
-                                            array_literal(iterations),
-                                            array_literal(extra),
-                                            array_literal(mname),
-                                            array_literal(mvalue),
-                                            array_literal(munit),
-                                            array_literal(mdir),
-                                            array_literal(tags),
-                                            w.system_accelerator,
-                                            std::to_string(w.system_count),
-                                            w.system_source});
+  return {w.uuid,
+          w.workload,
+          w.backend,
+          w.config_key,
+          w.config,
+          w.system,
+          w.ruleset,
+          w.user_settings,
+          w.effective_settings,
+          w.environment,
+          w.fingerprint,
+          w.status,
+          w.status_reason,
+          std::to_string(w.valid),
+          w.invalid_reasons,
+          w.started_at,
+          w.finished_at,
+          w.harness_revision,
+          w.sample_unit,
+          w.sample_direction,
+          w.extra,
+          w.mllog,
+          w.source,
+          array_literal(idx),
+          array_literal(value),
+          array_literal(iterations),
+          array_literal(extra),
+          array_literal(mname),
+          array_literal(mvalue),
+          array_literal(munit),
+          array_literal(mdir),
+          array_literal(tags),
+          w.system_accelerator,
+          std::to_string(w.system_count),
+          w.system_source};
+}
+
+bool pg_backend::insert_run_nt(run& r) {
+  assign_uuid(r);
+  run_row w = row_of(r);
+  result ins = m_c->exec(insert_run_sql(), insert_params(r, w));
+  return finish_insert(r, w, ins);
+}
+
+// The id the statement returned, or (a run already stored: nothing inserted) the stored one's.
+bool pg_backend::finish_insert(run& r, const run_row& w, result& ins) {
   if (ins.rows() == 0) {
     r.id = m_c->exec("SELECT id FROM runs WHERE uuid = $1", {r.uuid}).at(0).integer(0);
     return false;
@@ -678,7 +751,22 @@ bool pg_backend::insert_run_nt(run& r) {
   return true;
 }
 
-void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
+size_t pg_backend::insert_pipelined(std::vector<run>& rs, size_t first, size_t last) {
+  std::vector<run_row> rows;
+  std::vector<std::vector<param>> lists;
+  for (size_t i = first; i < last; ++i) {
+    assign_uuid(rs[i]);
+    rows.push_back(row_of(rs[i]));
+    lists.push_back(insert_params(rs[i], rows.back()));
+  }
+  auto results = m_c->exec_pipelined(insert_run_sql(), lists);
+  size_t n = 0;
+  for (size_t i = first; i < last; ++i)
+    n += finish_insert(rs[i], rows[i - first], results[i - first]);
+  return n;
+}
+
+void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log, bool middle_only) {
   if (runs.empty())
     return;
   std::map<int64_t, run*> by_id;
@@ -709,10 +797,7 @@ void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
     }
   }
   if (samples) {
-    result r = m_c->exec("SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id = "
-                         "ANY($1::bigint[]) "
-                         "ORDER BY run_id, idx",
-                         wanted);
+    result r = m_c->exec(samples_sql("= ANY($1::bigint[])", middle_only), wanted);
     for (int i = 0; i < r.rows(); ++i) {
       r.at(i);
       by_id[r.integer(0)]->samples.push_back(sample_from_row(r));
@@ -785,7 +870,7 @@ std::vector<run> pg_backend::query(const run_filter& f) {
   std::vector<run> out;
   for (int i = 0; i < r.rows(); ++i)
     out.push_back(run_from_row(r.at(i)));
-  load_children(out, f.with_samples, f.with_log);
+  load_children(out, f.with_samples, f.with_log, f.median_samples_only);
   return out;
 }
 

@@ -109,6 +109,17 @@ sample sample_from_row(const row_reader& st) {
   return smp;
 }
 
+std::string samples_sql(const std::string& wanted, bool middle_only) {
+  if (!middle_only)
+    return "SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id " + wanted +
+           " ORDER BY run_id, idx";
+  // Ranks 1..n by value: for n odd the middle is (n+1)/2 = n/2+1, for n even n/2 and n/2+1.
+  return "SELECT run_id, idx, value, iterations, extra FROM (SELECT run_id, idx, value, "
+         "iterations, extra, row_number() OVER (PARTITION BY run_id ORDER BY value, idx) AS k, "
+         "count(*) OVER (PARTITION BY run_id) AS n FROM samples WHERE run_id " +
+         wanted + ") m WHERE k = (n + 1) / 2 OR k = n / 2 + 1 ORDER BY run_id, k";
+}
+
 void assign_uuid(run& r) {
   if (r.uuid.empty())
     r.uuid = new_uuid();

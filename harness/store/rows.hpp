@@ -29,6 +29,11 @@ run run_from_row(const row_reader& row);
 system_record system_from_row(const row_reader& row);
 // A sample row: run_id, idx, value, iterations, extra.
 sample sample_from_row(const row_reader& row);
+// The statement reading the samples of the runs that `wanted` selects (the text after "run_id":
+// "IN (...)" or "= ANY(...)"), in the columns sample_from_row reads: all of them in index order, or
+// with `middle_only` the one or two in the middle of each run's sorted values, chosen by the
+// database (what a median needs; window functions, SQLite >= 3.25 and PostgreSQL alike).
+std::string samples_sql(const std::string& wanted, bool middle_only);
 
 // The values of a new run's row (the runs table, in k_insert_columns order), of its system's
 // row when the system is not stored yet, and its child rows, with what a stored run always has

@@ -38,6 +38,11 @@ struct run_filter {
   std::string source;                                      // measured | published | ""
   std::string since;                                       // ISO date; runs started at or after
   bool with_samples = true;
+  // With with_samples: load only the one or two samples in the middle of each run's sorted values
+  // (selected by the database), which is all a median needs: stats::median of them equals the
+  // median of all the run's samples. What `history` reads: a run's samples then are not all of
+  // them, in value order, so nothing else may use them.
+  bool median_samples_only = false;
   bool with_log = false; // load run.mllog (can be large)
 };
 
@@ -103,6 +108,8 @@ public:
 
 // Whether `location` names a PostgreSQL database (postgresql:// or postgres://) rather than a file.
 bool is_postgres_uri(const std::string& location);
+// The version of the libpq this program runs with ("15.5"), for the environment's library list.
+std::string libpq_version();
 
 class store {
 public:

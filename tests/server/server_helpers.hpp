@@ -89,6 +89,19 @@ struct live_server {
   }
 };
 
+// The server's database for one test case: a SQLite file in `dir` (test_server), or a fresh schema
+// on the program's own PostgreSQL server (test_server_pg: tests/support/pg_server). Each test
+// program defines both functions; server_db_unavailable() says why none can be had ("" when one
+// can), and SERVER_DB skips the case visibly then.
+fs::path server_db(const fs::path& dir);
+std::string server_db_unavailable();
+inline bool server_db_is_file(const fs::path& db) { return !store::is_postgres_uri(db.string()); }
+
+#define SERVER_DB(var, dir)                                                                        \
+  if (const std::string why_no_db_ = server_test::server_db_unavailable(); !why_no_db_.empty())    \
+    ACCELBENCH_SKIP(why_no_db_);                                                                   \
+  const fs::path var = server_test::server_db(dir)
+
 // A token from `accelbench token create` (stdout is the token alone).
 inline std::string make_token(const fs::path& db, const std::string& role,
                               const std::string& name = "test") {

@@ -118,7 +118,12 @@ TEST_CASE("dashboard: renders in headless Chromium without console errors or out
       {"/", "data-systems=\"2\""},
       {"/history?workload=gemm&system=h100-node-01", "data-change-points=\"1\""},
       {"/compare", "data-pairs=\"2\""},
-      {"/report?baseline=accelerator%3DH100&candidate=accelerator%3DB200", "data-js-ok=\"1\""},
+      // The H100-vs-Blackwell report over the whole store: its defaults.
+      {"/report", "data-js-ok=\"1\""},
+      // Every filter at once: one system's two runs of one night.
+      {"/?system=h100-node-01&accelerator=H100&workload=gemm&tag=nightly-2026-11-03&since=2025-01-"
+       "01",
+       "data-runs=\"2\" data-systems=\"1\""},
   };
   // One browser per page, all at once: a browser's start-up is most of its time.
   std::vector<std::future<page_result>> loads;

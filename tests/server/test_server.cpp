@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "harness/cli/compare_commands.hpp"
 #include "harness/net/publish.hpp"
 #include "harness/server/dashboard.hpp"
 #include "harness/server/server.hpp"
@@ -67,7 +68,7 @@ TEST_CASE("serve: helpers", "[server]") {
 
 TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[server][token]") {
   test_cli::temp_dir t;
-  const fs::path db = t.path / "srv.db";
+  SERVER_DB(db, t.path);
   const std::string w = make_token(db, "write", "ci-box");
   const std::string r = make_token(db, "read", "viewer");
   REQUIRE(w.rfind("abt_1_", 0) == 0);
@@ -84,10 +85,15 @@ TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[ser
       CHECK(rec.salt.size() == 32);
     }
   }
-  // The secret is nowhere in the database file (nor its WAL).
+  // The secret is nowhere in the database file (nor its WAL); on PostgreSQL, nowhere in the table.
   std::string bytes;
-  for (const auto& f : fs::directory_iterator(t.path))
-    bytes += test_cli::slurp(f.path());
+  if (server_db_is_file(db))
+    for (const auto& f : fs::directory_iterator(t.path))
+      bytes += test_cli::slurp(f.path());
+  else
+    for (const auto& rec : store::store::open(db).tokens())
+      bytes += rec.name + rec.salt + rec.hash;
+  CHECK_FALSE(bytes.empty());
   CHECK(bytes.find(w.substr(6)) == std::string::npos);
   CHECK(bytes.find(r.substr(6)) == std::string::npos);
 
@@ -107,9 +113,10 @@ TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[ser
 
 TEST_CASE(
     "serve: publish stores each run once, and a retried or duplicated POST stores nothing twice",
-    "[server]") {
+    "[server][publish]") {
   test_cli::temp_dir t;
-  const fs::path src = t.path / "src.db", db = t.path / "srv.db";
+  const fs::path src = t.path / "src.db";
+  SERVER_DB(db, t.path);
   fill_source(src, "box-a", 5, 1);
   const std::string w = make_token(db, "write");
   live_server s(db, t.path / "server.log");
@@ -154,7 +161,7 @@ TEST_CASE(
 
 TEST_CASE("serve: 16 concurrent publishers, every run stored exactly once", "[server][load]") {
   test_cli::temp_dir t;
-  const fs::path db = t.path / "srv.db";
+  SERVER_DB(db, t.path);
   const std::string w = make_token(db, "write");
   constexpr int k_publishers = 16, k_runs = 12;
   std::set<std::string> all;
@@ -191,7 +198,8 @@ TEST_CASE(
     "serve: killed with -9 in the middle of a publish and restarted, nothing lost or duplicated",
     "[server][fault]") {
   test_cli::temp_dir t;
-  const fs::path src = t.path / "src.db", db = t.path / "srv.db";
+  const fs::path src = t.path / "src.db";
+  SERVER_DB(db, t.path);
   constexpr int k_runs = 60;
   auto uuids = fill_source(src, "box-k", k_runs, 5);
   const std::string w = make_token(db, "write");
@@ -234,7 +242,8 @@ TEST_CASE(
 
 TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", "[server][bad]") {
   test_cli::temp_dir t;
-  const fs::path db = t.path / "srv.db", src = t.path / "src.db";
+  const fs::path src = t.path / "src.db";
+  SERVER_DB(db, t.path);
   fill_source(src, "box-a", 3, 1);
   const std::string w = make_token(db, "write"), r = make_token(db, "read"),
                     revoked = make_token(db, "write", "old");
@@ -312,7 +321,7 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", 
 TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI does",
           "[server][api]") {
   test_cli::temp_dir t;
-  const fs::path db = t.path / "srv.db";
+  SERVER_DB(db, t.path);
   std::vector<run> runs;
   std::mt19937_64 g(11);
   // 20 nights of 3 configs on one box; M=2 steps 20% slower from night 10 on.
@@ -376,6 +385,17 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
       CHECK(series["change_points"][0]["index"] == 10);
     }
   CHECK(with_cp == 1);
+  {
+    // The same series as history_series gives from every sample of every run (the server reads
+    // only the one or two middle samples of each run: median_samples_only).
+    auto st = store::store::open(db, store::access::read_only);
+    store::run_filter f;
+    f.workloads = {"gemm"};
+    f.systems = {"box-h"};
+    cli::history_cli_options o;
+    o.workload = "gemm";
+    CHECK(cli::history_series(st.query(f), o) == hj["series"]);
+  }
 
   auto rep = c.Get("/api/v1/report?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-19", auth(r));
   REQUIRE(rep);
@@ -406,7 +426,7 @@ TEST_CASE("serve: HTTPS with a certificate and key", "[server][tls]") {
                                       key.string(), cert.string());
   if (std::system(gen.c_str()) != 0)
     ACCELBENCH_SKIP("the openssl command could not make a test certificate");
-  const fs::path db = t.path / "srv.db";
+  SERVER_DB(db, t.path);
   live_server s(db, t.path / "server.log",
                 fmt::format("--public-read --cert {} --key {}", cert.string(), key.string()));
   REQUIRE(s.start());

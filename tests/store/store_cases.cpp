@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <climits>
+#include <random>
 
 #include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
 #include "tests/skip.hpp"
@@ -466,4 +468,53 @@ TEST_CASE("tokens of the server: stored as given, listed, revoked once", "[store
   bad.role = "root";
   CHECK_THROWS_AS(db.insert_token(bad), storage_error);
   CHECK(db.tokens().size() == 2);
+}
+
+TEST_CASE("history's median-only read gives every run's median exactly", "[store]") {
+  ACCELBENCH_FRESH_DB(t);
+  auto db = store::store::open(t->location());
+  // Odd and even counts, one sample, ties, values stored out of order, negative and tiny values.
+  const std::vector<std::vector<double>> values = {{3.5},
+                                                   {2.0, 1.0},
+                                                   {5.0, 1.0, 3.0},
+                                                   {4.0, 4.0, 1.0, 9.0},
+                                                   {0.1, 0.2, 0.30000000000000004, 0.1},
+                                                   {-1e-300, 2.5e-308, -3.0, 1e300},
+                                                   {}};
+  std::vector<run> runs;
+  std::mt19937_64 g(5);
+  for (size_t i = 0; i < values.size(); ++i) {
+    run r = accelbench::testing::make_run("boxM", 0, 0);
+    r.cfg.values["M"] = std::to_string(i);
+    for (size_t k = 0; k < values[i].size(); ++k)
+      r.samples.push_back({(int)k, values[i][k], 1, json::object()});
+    runs.push_back(r);
+  }
+  for (int i = 0; i < 20; ++i) { // and a few longer random ones
+    run r = accelbench::testing::make_run("boxM", 11 + i, 0);
+    std::normal_distribution<double> d(1e-3, 1e-4);
+    for (auto& s : r.samples)
+      s.value = d(g);
+    runs.push_back(r);
+  }
+  db.insert_runs(runs);
+  store::run_filter all, middle;
+  middle.median_samples_only = true;
+  auto full = db.query(all), mid = db.query(middle);
+  REQUIRE(full.size() == runs.size());
+  REQUIRE(mid.size() == full.size());
+  for (size_t i = 0; i < full.size(); ++i) {
+    CAPTURE(i);
+    CHECK(mid[i].uuid == full[i].uuid);
+    CHECK(mid[i].samples.size() ==
+          std::min<size_t>(full[i].samples.size(), 2 - full[i].samples.size() % 2));
+    if (full[i].samples.empty())
+      continue;
+    std::vector<double> a, b;
+    for (const auto& s : full[i].samples)
+      a.push_back(s.value);
+    for (const auto& s : mid[i].samples)
+      b.push_back(s.value);
+    CHECK(stats::median(a) == stats::median(b)); // bit for bit
+  }
 }
