@@ -30,16 +30,16 @@ command_hook add_run(CLI::App& app, context& ctx);
 command_hook add_show(CLI::App& app, context& ctx);
 command_hook add_export(CLI::App& app, context& ctx);
 command_hook add_import(CLI::App& app, context& ctx);
-command_hook add_publish(CLI::App& app, context& ctx);  // only with ACCELBENCH_HAVE_NET
-command_hook add_db(CLI::App& app, context& ctx);       // db copy
+command_hook add_publish(CLI::App& app, context& ctx); // only with ACCELBENCH_HAVE_NET
+command_hook add_db(CLI::App& app, context& ctx);      // db copy
 command_hook add_delete(CLI::App& app, context& ctx);
 command_hook add_gc(CLI::App& app, context& ctx);
-command_hook add_package(CLI::App& app, context& ctx);  // only with ACCELBENCH_HAVE_MLPERF
+command_hook add_package(CLI::App& app, context& ctx);       // only with ACCELBENCH_HAVE_MLPERF
 command_hook add_check_package(CLI::App& app, context& ctx); // only with ACCELBENCH_HAVE_MLPERF
-command_hook add_report(CLI::App& app, context& ctx);   // only with ACCELBENCH_HAVE_REPORT
-command_hook add_compare(CLI::App& app, context& ctx);  // only with ACCELBENCH_HAVE_COMPARE
-command_hook add_history(CLI::App& app, context& ctx);  // only with ACCELBENCH_HAVE_COMPARE
-command_hook add_serve(CLI::App& app, context& ctx);    // only with ACCELBENCH_HAVE_SERVER
-command_hook add_token(CLI::App& app, context& ctx);    // only with ACCELBENCH_HAVE_SERVER
+command_hook add_report(CLI::App& app, context& ctx);        // only with ACCELBENCH_HAVE_REPORT
+command_hook add_compare(CLI::App& app, context& ctx);       // only with ACCELBENCH_HAVE_COMPARE
+command_hook add_history(CLI::App& app, context& ctx);       // only with ACCELBENCH_HAVE_COMPARE
+command_hook add_serve(CLI::App& app, context& ctx);         // only with ACCELBENCH_HAVE_SERVER
+command_hook add_token(CLI::App& app, context& ctx);         // only with ACCELBENCH_HAVE_SERVER
 
 } // namespace accelbench::cli

@@ -1,8 +1,8 @@
 // accelbench db: database tools (db copy).
 #include <chrono>
 #include <filesystem>
-#include <memory>
 #include <iostream>
+#include <memory>
 
 #include <fmt/format.h>
 

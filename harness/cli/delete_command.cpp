@@ -60,7 +60,8 @@ bool confirmed(size_t n, const std::string& where) {
   return answer == "y" || answer == "Y" || answer == "yes";
 }
 
-int delete_selected(const delete_options& o, const std::vector<run>& runs, const std::string& what) {
+int delete_selected(const delete_options& o, const std::vector<run>& runs,
+                    const std::string& what) {
   if (runs.empty()) {
     std::cout << fmt::format("nothing to delete: {}\n", what);
     return exit_ok;
@@ -139,8 +140,7 @@ int cmd_gc(const delete_options& o) {
 
 void add_confirmation_options(CLI::App* a, delete_options& o) {
   a->add_flag("--dry-run", o.dry_run, "List what would be deleted, change nothing");
-  a->add_flag("-y,--yes", o.yes,
-              "Delete without asking (required when stdin is not a terminal)");
+  a->add_flag("-y,--yes", o.yes, "Delete without asking (required when stdin is not a terminal)");
   add_db_option(a, o.db);
 }
 

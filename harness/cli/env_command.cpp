@@ -1,6 +1,6 @@
 // accelbench env: the detected CPU, the backends and the measured peak.
-#include <memory>
 #include <iostream>
+#include <memory>
 
 #include <fmt/format.h>
 

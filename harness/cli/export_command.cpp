@@ -1,6 +1,6 @@
 // accelbench export: stored runs as one results document (schemas/results.schema.json).
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -79,8 +79,9 @@ int cmd_export(const export_options& o) {
 
 command_hook add_export(CLI::App& app, context&) {
   auto o = std::make_shared<export_options>();
-  auto* exp = app.add_subcommand("export",
-                                 "Export runs as one JSON document (schemas/results.schema.json), CSV or JSON lines");
+  auto* exp = app.add_subcommand(
+      "export",
+      "Export runs as one JSON document (schemas/results.schema.json), CSV or JSON lines");
   add_db_option(exp, o->db);
   exp->add_option("selector", o->selector,
                   "Which runs: system name, system=, accelerator=, tag=, workload=, run=ID,ID, "

@@ -1,10 +1,10 @@
 // accelbench import: results from a file or URL (accelbench export, Google Benchmark JSON, an
 // MLPerf results folder) into the database.
-#include <memory>
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -33,8 +33,8 @@ namespace accelbench::cli {
 namespace {
 
 struct import_options {
-  std::string db, source, format; // format "": detected from the content
-  import_labels labels;           // --tag, --system
+  std::string db, source, format;    // format "": detected from the content
+  import_labels labels;              // --tag, --system
   std::vector<std::string> counters; // gbench: NAME=higher|lower
   net_cli_options net;
 };
@@ -43,24 +43,49 @@ bool is_url(const std::string& s) {
   return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
 }
 
-// import without --format: an MLPerf results folder is a folder (with results/ or
-// result_<i>.txt logs below it); a file is Google Benchmark JSON when it has context and
-// benchmarks, else our export format (whose reader says what is wrong with it). Says which.
-std::string detect_format(const std::string& source, const std::string& text) {
-  std::string format = "accelbench", why = "not Google Benchmark JSON (no context and benchmarks)";
-  if (text.empty() && !is_url(source) && std::filesystem::is_directory(source)) {
-    format = "mlperf";
-    why = "a folder";
+// A folder of MLPerf results: an organisation's results/ folder, or result_<i>.txt logs, within a
+// few levels below it.
+bool looks_like_mlperf_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    if (it.depth() > 4) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    const std::string name = it->path().filename().string();
+    if ((name == "results" && it->is_directory(ec)) ||
+        (name.rfind("result_", 0) == 0 && name.ends_with(".txt")))
+      return true;
   }
+  return false;
+}
+
+// import without --format: a folder that holds MLPerf results, a JSON object with context and
+// benchmarks (Google Benchmark), else our export format (whose reader says what is wrong with the
+// file). `why` says what decided it, for the note on stderr.
+struct detected {
+  std::string format, why;
+};
+
+detected detect_folder(const std::string& source) {
+  if (looks_like_mlperf_folder(source))
+    return {"mlperf", "a folder with MLPerf results"};
+  return {"accelbench", "a folder without MLPerf results"}; // read_input_file says "a directory"
+}
+
+detected detect_text([[maybe_unused]] const std::string& text) {
 #ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
-  else if (reporters::looks_like_gbench_json(text)) {
-    format = "gbench";
-    why = "a JSON object with context and benchmarks";
-  }
+  if (reporters::looks_like_gbench_json(text))
+    return {"gbench", "a JSON object with context and benchmarks"};
 #endif
-  std::cerr << fmt::format("accelbench: import: {} is {}: reading it as --format {}\n",
-                           printable(source), why, format);
-  return format;
+  return {"accelbench", "not Google Benchmark JSON (no context and benchmarks)"};
+}
+
+void say_detected(const std::string& source, const detected& d) {
+  std::cerr << fmt::format("accelbench: import: {} is {}: read as --format {}\n", printable(source),
+                           d.why, d.format);
 }
 
 std::map<std::string, direction> counter_directions(const std::vector<std::string>& args) {
@@ -91,7 +116,8 @@ std::string read_source(const import_options& o, std::string& origin) {
 #ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
 // A user counter whose direction is not known is kept in the samples, not made a metric: said
 // once per counter, with the way to make it one.
-void note_unknown_counters(const std::vector<run>& runs, const reporters::gbench_import_options& g) {
+void note_unknown_counters(const std::vector<run>& runs,
+                           const reporters::gbench_import_options& g) {
   std::set<std::string> unknown;
   for (const auto& r : runs)
     for (const auto& s : r.samples)
@@ -100,9 +126,10 @@ void note_unknown_counters(const std::vector<run>& runs, const reporters::gbench
           if (!reporters::gbench_counter_kind(k, g).known)
             unknown.insert(k);
   for (const auto& k : unknown)
-    std::cerr << fmt::format("accelbench: note: counter '{}' is kept in the samples but not made a "
-                             "metric: its direction is unknown (import --counter {}=higher|lower)\n",
-                             printable(k), printable(k));
+    std::cerr << fmt::format(
+        "accelbench: note: counter '{}' is kept in the samples but not made a "
+        "metric: its direction is unknown (import --counter {}=higher|lower)\n",
+        printable(k), printable(k));
 }
 #endif
 
@@ -146,29 +173,45 @@ int store_imported(const import_options& o, std::vector<run>& runs, const json& 
   return exit_ok;
 }
 
+std::vector<run> read_runs(const import_options& o, const std::string& format,
+                           const std::string& text, const std::string& origin, json& systems) {
+  return format == "gbench" ? runs_from_gbench(text, origin, o)
+                            : reporters::read_results_document(text, origin, &systems);
+}
+
 int cmd_import(const import_options& o) {
-  if (!o.format.empty() && o.format != "accelbench" && o.format != "gbench" &&
-      o.format != "mlperf")
+  if (!o.format.empty() && o.format != "accelbench" && o.format != "gbench" && o.format != "mlperf")
     throw usage_error(
         fmt::format("unknown import format '{}' (accelbench, gbench, mlperf)", o.format));
   if (!o.counters.empty() && !o.format.empty() && o.format != "gbench")
     throw usage_error("--counter applies to Google Benchmark files (--format gbench)");
-  const bool folder = !is_url(o.source) && std::filesystem::is_directory(o.source);
-  std::string format = o.format.empty() && folder ? detect_format(o.source, "") : o.format;
+  detected d{o.format, ""};
+  if (d.format.empty() && !is_url(o.source) && std::filesystem::is_directory(o.source))
+    d = detect_folder(o.source);
 #ifdef ACCELBENCH_HAVE_MLPERF
-  if (format == "mlperf")
+  if (d.format == "mlperf") {
+    if (!d.why.empty())
+      say_detected(o.source, d);
     return cmd_import_mlperf(o.db, o.source, false, o.labels);
+  }
 #endif
   // Read and check everything before the store is touched: a bad file leaves the database as it
-  // was.
+  // was. What was detected is said once the file was read (an error says it in its one line).
   std::string origin;
   const std::string text = read_source(o, origin);
-  if (format.empty())
-    format = detect_format(origin, text);
+  if (d.format.empty())
+    d = detect_text(text);
   json systems = json::array();
-  std::vector<run> runs = format == "gbench"
-                              ? runs_from_gbench(text, origin, o)
-                              : reporters::read_results_document(text, origin, &systems);
+  std::vector<run> runs;
+  try {
+    runs = read_runs(o, d.format, text, origin, systems);
+  } catch (const input_error& e) {
+    if (d.why.empty())
+      throw;
+    throw input_error(fmt::format("{} (read as --format {}: {})", e.what(), d.format, d.why));
+  }
+  if (!d.why.empty())
+    say_detected(origin, d);
   return store_imported(o, runs, systems, origin);
 }
 

@@ -1,8 +1,8 @@
 // accelbench list: workloads, rulesets, suites or catalogues.
 #include <algorithm>
 #include <filesystem>
-#include <memory>
 #include <iostream>
+#include <memory>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -29,8 +29,7 @@ void add_net_options(CLI::App* a, net_cli_options& n) {
               "Allow plain http:// to a non-loopback host (prints a warning)");
   a->add_option("--token-env", n.token_env,
                 "Environment variable holding the bearer token (default ACCELBENCH_TOKEN)");
-  a->add_option("--connect-timeout", n.connect_timeout_s,
-                "Connect timeout in seconds (default 10)")
+  a->add_option("--connect-timeout", n.connect_timeout_s, "Connect timeout in seconds (default 10)")
       ->check(number_in(0.001, 86400, false, false));
   a->add_option("--timeout", n.timeout_s, "Total timeout per request in seconds (default 60)")
       ->check(number_in(0.001, 86400, false, false));

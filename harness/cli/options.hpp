@@ -22,7 +22,7 @@ namespace accelbench::cli {
 
 CLI::Validator number_in(double lo, double hi, bool lo_open, bool hi_open);
 CLI::Validator integer_in(int64_t lo, int64_t hi);
-CLI::Validator unsigned_64(); // any 64-bit unsigned value; "-1" would otherwise wrap
+CLI::Validator unsigned_64();                // any 64-bit unsigned value; "-1" would otherwise wrap
 CLI::Validator text_value(bool allow_empty); // UTF-8, and (unless allowed) not empty
 CLI::Validator date_value();                 // YYYY-MM-DD (optionally THH:MM[:SS])
 

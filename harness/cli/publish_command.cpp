@@ -1,6 +1,6 @@
 // accelbench publish: POST stored results (our export format) to an HTTP(S) endpoint.
-#include <memory>
 #include <iostream>
+#include <memory>
 
 #include <fmt/format.h>
 

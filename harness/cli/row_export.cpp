@@ -28,12 +28,18 @@ json run_columns(const run& r) {
   json config = json::object();
   for (const auto& [k, v] : r.cfg.values)
     config[k] = v;
-  return json{{"run_id", r.id},           {"uuid", r.uuid},
-              {"started_at", r.started_at}, {"system", r.system},
-              {"workload", r.cfg.workload}, {"backend", r.cfg.backend},
-              {"config", config},           {"ruleset", r.ruleset},
-              {"source", r.source},         {"status", to_string(r.status)},
-              {"valid", r.valid},           {"tags", r.tags}};
+  return json{{"run_id", r.id},
+              {"uuid", r.uuid},
+              {"started_at", r.started_at},
+              {"system", r.system},
+              {"workload", r.cfg.workload},
+              {"backend", r.cfg.backend},
+              {"config", config},
+              {"ruleset", r.ruleset},
+              {"source", r.source},
+              {"status", to_string(r.status)},
+              {"valid", r.valid},
+              {"tags", r.tags}};
 }
 
 std::vector<json> run_rows(const run& r) {
@@ -89,10 +95,10 @@ std::string csv_text(const json& v) {
     return v.get<std::string>();
   if (v.is_number_float())
     return fmt::format("{}", v.get<double>());
-  if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); })) {
+  if (v.is_array() &&
+      std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); })) {
     std::string out; // tags: "a;b"
-    for (const auto& e : v)
-    {
+    for (const auto& e : v) {
       if (!out.empty())
         out += ';';
       out += e.get<std::string>();
@@ -107,14 +113,14 @@ std::string csv_text(const json& v) {
 void write_rows(std::ostream& out, const std::vector<run>& runs, const std::string& rows,
                 const std::string& format) {
   if (format != "csv" && format != "jsonl")
-    throw usage_error(fmt::format("--format {}: rows are written as csv or jsonl", printable(format)));
+    throw usage_error(
+        fmt::format("--format {}: rows are written as csv or jsonl", printable(format)));
   auto rows_of = rows == "run"      ? run_rows
                  : rows == "metric" ? metric_rows
                  : rows == "sample" ? sample_rows
                                     : nullptr;
   if (!rows_of)
-    throw usage_error(
-        fmt::format("--rows takes run, metric or sample, not '{}'", printable(rows)));
+    throw usage_error(fmt::format("--rows takes run, metric or sample, not '{}'", printable(rows)));
   bool header = format == "csv";
   for (const auto& r : runs)
     for (const json& row : rows_of(r)) {

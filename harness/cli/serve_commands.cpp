@@ -2,8 +2,8 @@
 // executable only when the server is (ACCELBENCH_HAVE_SERVER; the server library links the
 // command library, so these cannot live in it).
 #ifdef ACCELBENCH_HAVE_SERVER
-#include <memory>
 #include <limits>
+#include <memory>
 
 #include "harness/cli/command.hpp"
 #include "harness/cli/options.hpp"

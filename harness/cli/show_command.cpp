@@ -1,9 +1,9 @@
 // accelbench show: the stored runs as a table, or one run in detail.
+#include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
-#include <iostream>
-#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

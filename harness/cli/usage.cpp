@@ -88,8 +88,6 @@ const std::map<std::string, std::vector<std::string>>& examples() {
         "--quiet"}},
       {"compare",
        {"accelbench compare --baseline tag=before --candidate tag=after",
-        "accelbench compare --baseline tag=nightly-2026-12-01 --candidate tag=nightly-2026-12-02 "
-        "--format markdown",
         "accelbench compare --baseline main.json --candidate tag=pr-123 --format junit -o "
         "junit.xml",
         "accelbench compare --baseline tag=A --candidate tag=B --metric cpu_time"}},
