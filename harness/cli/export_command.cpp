@@ -65,6 +65,11 @@ int cmd_export(const export_options& o) {
   auto f = sel.empty() ? store::run_filter{} : parse_selector(sel);
   f.with_log = o.format == "json";
   auto runs = db.query(f);
+  // As in compare: a selector that matches nothing is a mistake, not an empty export (the filter
+  // flags alone may match nothing, as they always could).
+  if (runs.empty() && !o.selector.empty())
+    throw input_error(fmt::format("selector '{}' matches no runs in {}", printable(sel),
+                                  printable(db.path().string())));
   const std::string text = export_text(o, db, runs);
   if (to_stdout)
     std::cout << text;
