@@ -33,10 +33,10 @@ for f in results/published/*.json; do $ab import "$f" --db "$db" >/dev/null; don
 # Exit 1 means some logs had problems and the rest was imported; anything else stops the job.
 $ab import --format mlperf results/published/mlperf --db "$db" >/dev/null || [[ $? -eq 1 ]]
 $ab report --baseline accelerator=H100 --candidate accelerator=B200 --db "$db" --quiet \
-  --html results/reports/h100-vs-blackwell.html --json results/reports/h100-vs-blackwell.json || true
+  --html results/reports/h100-vs-blackwell.html -o results/reports/h100-vs-blackwell.json || true
 if [[ -n "$previous" ]]; then
   $ab report --baseline "tag=$previous" --candidate "tag=$tag" --db "$db" --quiet \
-    --html "results/reports/$tag-vs-previous.html" --json "results/reports/$tag-vs-previous.json" || true
+    --html "results/reports/$tag-vs-previous.html" -o "results/reports/$tag-vs-previous.json" || true
   echo "accelbench: this job ($tag) against the previous one ($previous):" >&2
   $ab compare --baseline "tag=$previous" --candidate "tag=$tag" --db "$db" || true
   echo "accelbench: report: results/reports/$tag-vs-previous.html" >&2

@@ -55,4 +55,14 @@ std::string short_config(const config& c);
 // when its samples are loaded, too few of them for compare to call a change.
 std::vector<std::string> run_notes(const run& r);
 
+// What import applies to every run it read, whatever the format (accelbench, gbench, mlperf):
+// --tag (added to each run's tags) and --system (the runs' system, and the system record of
+// theirs renamed to it). Throws usage_error when --system would merge runs of several systems.
+struct import_labels {
+  std::vector<std::string> tags;
+  std::string system;
+};
+void apply_import_labels(const import_labels& l, std::vector<run>& runs,
+                         std::vector<store::system_record>& systems);
+
 } // namespace accelbench::cli

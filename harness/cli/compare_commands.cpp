@@ -5,10 +5,14 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "harness/cli/command.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/cli/selector.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/compare/changepoint.hpp"
@@ -32,6 +36,43 @@ void emit(const std::string& text, const std::string& output) {
     std::cout << text;
   else
     write_file_atomic(output, text);
+}
+
+// compare --metric NAME: each run's samples become the per-repetition values of NAME (cpu_time:
+// the CPU time of each repetition; another name: the user counter of that name, with the unit and
+// direction of the run's metric). Runs without a value for every sample are left out.
+void use_metric(selection& side, const std::string& name, const std::string& which) {
+  std::vector<run> kept;
+  std::set<std::string> have;
+  for (auto& r : side.runs) {
+    for (const auto& m : r.metrics)
+      have.insert(m.name);
+    const metric* m = r.find_metric(name);
+    bool all = !r.samples.empty() && (name == "cpu_time" || m);
+    for (auto& s : r.samples) {
+      const json* v = name == "cpu_time"
+                          ? (s.extra.contains("cpu_time_s") ? &s.extra["cpu_time_s"] : nullptr)
+                      : s.extra.contains("counters") && s.extra["counters"].contains(name)
+                          ? &s.extra["counters"][name]
+                          : nullptr;
+      if (!v || !v->is_number()) {
+        all = false;
+        break;
+      }
+      s.value = v->get<double>();
+    }
+    if (!all)
+      continue;
+    r.sample_unit = name == "cpu_time" ? "s" : m->unit;
+    r.sample_dir = name == "cpu_time" ? direction::lower_is_better : m->dir;
+    kept.push_back(std::move(r));
+  }
+  if (kept.empty())
+    throw input_error(fmt::format(
+        "--metric {}: no run of the {} has a value of it for every sample (metrics of its runs: "
+        "{})",
+        printable(name), which, printable(fmt::format("{}", fmt::join(have, ", ")))));
+  side.runs = std::move(kept);
 }
 } // namespace
 
@@ -83,6 +124,10 @@ int cmd_compare(const compare_cli_options& o) {
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
   auto base = select_runs(db, o.baseline);
   auto cand = select_runs(db, o.candidate);
+  if (!o.metric.empty() && o.metric != "time") {
+    use_metric(base, o.metric, "baseline");
+    use_metric(cand, o.metric, "candidate");
+  }
   auto c = compare_selections(base, cand, o);
   std::string text;
   if (o.format == "table")
@@ -226,6 +271,60 @@ int cmd_history(const history_cli_options& o) {
   else
     t.print(std::cout);
   return o.fail_on_regression && regression ? exit_failed : exit_ok;
+}
+
+command_hook add_compare(CLI::App& app, context&) {
+  auto o = std::make_shared<compare_cli_options>();
+  auto* cmp = app.add_subcommand(
+      "compare", "Compare two selections of runs: verdicts per config, exit 1 on a regression");
+  cmp->add_option("--baseline", o->baseline,
+                  "Selector: system name, system=, accelerator=, tag=, workload=, run=ID,ID "
+                  "(joined with &), or a results .json file")
+      ->required();
+  cmp->add_option("--candidate", o->candidate, "Selector (as --baseline)")->required();
+  cmp->add_option("--format", o->format, "table | markdown | junit | json | bmf");
+  cmp->add_option("--metric", o->metric,
+                  "Compare this per-sample metric instead of the time: cpu_time, or a user "
+                  "counter of imported Google Benchmark runs (e.g. items_per_second)")
+      ->check(text_value(false));
+  add_output_option(cmp, o->output);
+  cmp->add_option("--threshold", o->threshold,
+                  "Minimum effect in percent (default: the ruleset's, else 5)")
+      ->check(number_in(0, 1000, false, false));
+  cmp->add_option("--alpha", o->alpha,
+                  "Significance level of the Mann-Whitney U test (default 0.01)")
+      ->check(number_in(0, 1, true, true));
+  cmp->add_flag("--strict", o->strict,
+                "Exit 4 when something is inconclusive and nothing regressed");
+  cmp->add_flag("--color", o->color, "Colour verdicts on a terminal");
+  add_db_option(cmp, o->db);
+  return {cmp, [o] { return cmd_compare(*o); }};
+}
+
+command_hook add_history(CLI::App& app, context&) {
+  auto o = std::make_shared<history_cli_options>();
+  auto* hist = app.add_subcommand(
+      "history", "Find step changes in a nightly series (E-divisive means + t-test)");
+  hist->add_option("workload", o->workload, "Workload (prefix*)")->required();
+  hist->add_option("--set", o->sets, "Only configs with KEY=VALUE (repeatable)");
+  hist->add_option("--system", o->system, "Only this system")->check(text_value(false));
+  hist->add_option("--tag", o->tags, "Only runs with this tag")->check(text_value(false));
+  hist->add_option("--since", o->since, "Only runs started on or after this date (YYYY-MM-DD)")
+      ->check(date_value());
+  hist->add_option("--format", o->format, "table | json");
+  hist->add_option("--min-segment", o->min_segment,
+                   "Fewest nights on each side of a change (default 5)")
+      ->check(integer_in(2, 1000000));
+  hist->add_option("--max-pvalue", o->max_pvalue,
+                   "Significance of a change (Welch t-test, default 0.001)")
+      ->check(number_in(0, 1, true, true));
+  hist->add_option("--window", o->window,
+                   "Analyse in windows of this many nights (0: whole series)")
+      ->check(integer_in(0, 1000000));
+  hist->add_flag("--fail-on-regression", o->fail_on_regression,
+                 "Exit 1 when a change point is a regression");
+  add_db_option(hist, o->db);
+  return {hist, [o] { return cmd_history(*o); }};
 }
 
 } // namespace accelbench::cli

@@ -11,6 +11,7 @@ namespace accelbench::cli {
 
 struct compare_cli_options {
   std::string baseline, candidate, format = "table", output, db;
+  std::string metric;    // "" or "time": the samples; else cpu_time or a user counter
   double threshold = -1; // < 0: per workload from the ruleset (default 5%)
   double alpha = 0.01;
   bool strict = false;

@@ -7,15 +7,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "harness/cli/command.hpp"
+
 #include "harness/core/workload.hpp"
 
 namespace accelbench::cli {
-
-// A command added to the app, and what runs it when it was given (returns the exit code).
-struct command_hook {
-  CLI::App* app = nullptr;
-  std::function<int()> run;
-};
 
 command_hook add_completion(CLI::App& app, const registry& reg);
 command_hook add_man(CLI::App& app);

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/command.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
@@ -30,7 +32,8 @@ json mlperf_scores(const std::vector<run>& runs) {
   return out;
 }
 
-int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet) {
+int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet,
+                      const import_labels& labels) {
   // Parse and check everything first; the store is touched only once the folder was read.
   auto res = mlperf::ingest(dir);
   for (const auto& d : res.diagnostics)
@@ -41,7 +44,7 @@ int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool q
     throw input_error(fmt::format(
         "nothing to import from '{}': no result_<i>.txt log could be read ({} diagnostic(s) above)",
         printable(dir), res.diagnostics.size()));
-  auto db = store::store::open(resolve_db_path(db_path), store::access::read_write);
+  std::vector<store::system_record> records;
   for (const auto& s : res.systems) {
     store::system_record rec;
     rec.name = s.name;
@@ -50,8 +53,15 @@ int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool q
     rec.nodes = s.nodes;
     rec.source = "published";
     rec.description = s.to_json();
-    db.upsert_system(rec);
+    records.push_back(rec);
   }
+  apply_import_labels(labels, res.runs, records);
+  if (!labels.system.empty())
+    for (auto& s : res.systems)
+      s.name = labels.system;
+  auto db = store::store::open(resolve_db_path(db_path), store::access::read_write);
+  for (const auto& rec : records)
+    db.upsert_system(rec);
   size_t n = db.insert_runs(res.runs);
   size_t failed = 0;
   for (const auto& r : res.runs)
@@ -179,6 +189,50 @@ int cmd_check_package(const std::string& dir, const std::string& round, bool as_
       std::cout << "  warning: " << printable(w) << "\n";
   }
   return res.valid ? exit_ok : exit_failed;
+}
+
+command_hook add_package(CLI::App& app, context& ctx) {
+  auto o = std::make_shared<package_cli_options>();
+  auto* pkg =
+      app.add_subcommand("package", "Write an MLPerf Training submission package from stored runs");
+  pkg->add_option("--org", o->org, "Submitting organisation (folder name)")->required();
+  pkg->add_option("--system", o->system, "System name (as stored; also the package's system file)")
+      ->required();
+  pkg->add_option("--division", o->division, "closed | open")
+      ->required()
+      ->check(CLI::IsMember({"closed", "open"}));
+  pkg->add_option("--out", o->out, "Output folder (the package is written under OUT/ORG)")
+      ->required();
+  pkg->add_option("--benchmark", o->benchmarks, "Only these benchmarks (repeatable)");
+  pkg->add_option("--status", o->status,
+                  "System status: Available on-premise | Available cloud | Research, Development, "
+                  "or Internal (RDI) | Preview");
+  pkg->add_option("--system-json", o->system_json,
+                  "JSON file with system-description fields that cannot be detected");
+  add_db_option(pkg, o->db);
+  pkg->add_flag("--force", o->force, "Replace an existing package for this system and benchmark");
+  std::string cmdline;
+  for (int i = 0; i < ctx.argc; ++i)
+    cmdline += (i ? " " : "") + std::string(ctx.argv[i]);
+  return {pkg, [o, cmdline] {
+            o->command_line = cmdline;
+            return cmd_package(*o);
+          }};
+}
+
+command_hook add_check_package(CLI::App& app, context&) {
+  struct options {
+    std::string dir, round;
+    bool as_json = false;
+  };
+  auto o = std::make_shared<options>();
+  auto* chk = app.add_subcommand(
+      "check-package",
+      "Check an MLPerf Training package (DIR/ORG) like the MLCommons package checker");
+  chk->add_option("dir", o->dir, "Organisation folder of a package")->required();
+  chk->add_option("--round", o->round, "Rules round, e.g. 5.0 (default: from the path)");
+  add_json_flag(chk, o->as_json);
+  return {chk, [o] { return cmd_check_package(o->dir, o->round, o->as_json); }};
 }
 
 } // namespace accelbench::cli

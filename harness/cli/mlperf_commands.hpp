@@ -3,12 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli/commands.hpp"
 #include "harness/core/model.hpp"
 #include "harness/store/store.hpp"
 
 namespace accelbench::cli {
 
-int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet);
+int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet,
+                      const import_labels& labels = {});
 
 struct package_cli_options {
   std::string org, system, division, out, status, system_json, db;

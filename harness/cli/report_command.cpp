@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/command.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/cli/report_side.hpp"
 #include "harness/cli/selector.hpp"
 #include "harness/core/error.hpp"
@@ -27,14 +29,14 @@ int cmd_report(const report_cli_options& o) {
     db_path = store::store::default_path().string();
   const std::vector<std::filesystem::path> inputs = {db_path, o.baseline, o.candidate};
   if (!o.json_path.empty())
-    check_output_path(o.json_path, "--json", inputs);
+    check_output_path(o.json_path, "--output", inputs);
   if (!o.html_path.empty())
     check_output_path(o.html_path, "--html", inputs);
   std::error_code same_ec;
   if (!o.json_path.empty() && !o.html_path.empty() &&
       (o.json_path == o.html_path ||
        std::filesystem::equivalent(o.json_path, o.html_path, same_ec)))
-    throw usage_error(fmt::format("--json and --html name the same file '{}'", o.json_path));
+    throw usage_error(fmt::format("--output and --html name the same file '{}'", o.json_path));
   report::options opt;
   opt.devices = o.devices_file.empty() ? report::device_catalogue::builtin()
                                        : report::device_catalogue::load(o.devices_file);
@@ -71,7 +73,9 @@ int cmd_report(const report_cli_options& o) {
     outputs.emplace_back(o.html_path, report::to_html(rep));
   write_files_atomic(outputs);
 
-  if (o.quiet)
+  if (o.json_stdout)
+    std::cout << dump_json(report::to_json(rep), 2) << "\n";
+  else if (o.quiet)
     std::cout << rep.headline << "\n";
   else
     std::cout << report::summary_text(rep);
@@ -86,6 +90,47 @@ int cmd_report(const report_cli_options& o) {
     return exit_failed;
   }
   return exit_ok;
+}
+
+command_hook add_report(CLI::App& app, context&) {
+  auto o = std::make_shared<report_cli_options>();
+  auto* rep = app.add_subcommand(
+      "report", "A-vs-B report (e.g. H100 vs Blackwell) as JSON and a self-contained HTML page");
+  rep->add_option("--baseline", o->baseline,
+                  "Selector: system name, system=, accelerator=, tag=, workload=, run=ID,ID "
+                  "(joined with &), or a results .json file")
+      ->required();
+  rep->add_option("--candidate", o->candidate, "Selector (as --baseline)")->required();
+  add_output_option(rep, o->json_path,
+                    "Write the report JSON (schemas/report.schema.json) to FILE");
+  // --json alone: the report JSON on stdout, as --json elsewhere. --json FILE is the old spelling
+  // of -o FILE (scripts use it): still accepted, with a note on stderr.
+  auto* json_opt =
+      rep->add_option("--json", o->json_arg,
+                      "The report JSON on stdout instead of the summary (--json FILE: deprecated "
+                      "spelling of -o FILE)")
+          ->expected(0, 1)
+          ->check(text_value(true));
+  rep->add_option("--html", o->html_path, "Write the self-contained HTML page");
+  add_db_option(rep, o->db);
+  rep->add_option("--price", o->prices,
+                  "Price per accelerator-hour MODEL=USD (repeatable), e.g. gb200=6.5");
+  rep->add_option("--prices", o->prices_file, "Price table file (replaces results/prices.json)");
+  rep->add_option("--devices", o->devices_file,
+                  "Device catalogue file (replaces results/devices.json)");
+  rep->add_flag("--quiet", o->quiet, "Only the one-sentence answer on stdout");
+  return {rep, [o, json_opt] {
+            if (json_opt->count() > 0 && !o->json_arg.empty()) {
+              if (!o->json_path.empty())
+                throw usage_error("--json FILE and -o FILE both name the report JSON; give -o");
+              std::cerr << "accelbench: note: report --json FILE is deprecated; use -o FILE "
+                           "(--json alone prints the JSON on stdout)\n";
+              o->json_path = o->json_arg;
+            } else if (json_opt->count() > 0) {
+              o->json_stdout = true;
+            }
+            return cmd_report(*o);
+          }};
 }
 
 } // namespace accelbench::cli

@@ -1,5 +1,6 @@
 #pragma once
-// accelbench report --baseline SEL --candidate SEL [--json FILE] [--html FILE] [--db PATH]
+// accelbench report --baseline SEL --candidate SEL [-o FILE.json] [--json] [--html FILE]
+//                   [--db PATH]
 //                   [--price MODEL=USD]... [--prices FILE]
 // Builds an A-vs-B report (reporters/report) from two selectors (harness/cli/selector.hpp),
 // prints the one-sentence answer and the summary table, and writes the JSON and HTML files
@@ -17,7 +18,9 @@ namespace accelbench::cli {
 struct report_cli_options {
   std::string baseline;            // SEL
   std::string candidate;           // SEL
-  std::string json_path;           // "" : not written
+  std::string json_path;           // -o FILE; "" : not written
+  std::string json_arg;            // --json [FILE] as given (FILE: the deprecated spelling of -o)
+  bool json_stdout = false;        // --json alone: the report JSON on stdout
   std::string html_path;           // "" : not written
   std::string db;                  // "" : $ACCELBENCH_DB, else the default database
   std::vector<std::string> prices; // --price MODEL=USD (repeatable), applied after --prices

@@ -11,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/command.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/build_info.hpp"
 #include "harness/core/checked_math.hpp"
@@ -755,6 +757,36 @@ int cmd_run(const registry& reg, const run_options& o) {
     std::cerr << "accelbench: rank " << dist::rank() << ": error: " << printable(e.what()) << "\n";
     dist::abort_job(e.exit_code());
   }
+}
+
+command_hook add_run(CLI::App& app, context& ctx) {
+  auto o = std::make_shared<run_options>();
+  auto* run = app.add_subcommand("run", "Run a workload (or a suite) and store every run");
+  run->add_option("workload", o->workload, "Workload name (see accelbench list)");
+  run->add_option("--backend", o->backend, "Backend: cpu (default) or cuda");
+  run->add_option("--set", o->sets, "Parameter value KEY=VALUE (repeatable)")
+      ->take_all()
+      ->check(text_value(false));
+  run->add_option("--sweep", o->sweeps, "Cartesian sweep KEY=V1,V2,... (repeatable)")
+      ->check(text_value(false));
+  run->add_option("--shapes", o->shapes,
+                  "Run a shape catalogue (e.g. llama3-70b; see accelbench list catalogues)");
+  run->add_option("--rules", o->rules, "Ruleset id or file (default: the workload's)");
+  run->add_option("--rule", o->rule_overrides,
+                  "Override a ruleset setting KEY=VALUE (e.g. repetitions=5)")
+      ->check(text_value(false));
+  run->add_option("--system", o->system, "System name stored with the runs (default: hostname)")
+      ->check(text_value(false));
+  run->add_option("--tag", o->tags, "Tag the runs (repeatable)")->check(text_value(false));
+  run->add_option("--suite", o->suite, "Run a suite by name (quick, nightly) or file");
+  add_db_option(run, o->db);
+  run->add_option("--seed", o->seed, "Seed for workloads that draw one (0: a fresh random seed)")
+      ->check(unsigned_64());
+  run->add_flag("--force", o->force, "Allow sweeps over 10,000 configs");
+  run->add_flag("--quiet", o->quiet, "No progress on stderr");
+  add_json_flag(run, o->json);
+  const registry* reg = &ctx.reg;
+  return {run, [o, reg] { return cmd_run(*reg, *o); }};
 }
 
 } // namespace accelbench::cli

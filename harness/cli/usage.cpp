@@ -58,11 +58,18 @@ const std::map<std::string, std::vector<std::string>>& examples() {
         "accelbench show --tag before --workload 'gemm*'"}},
       {"export",
        {"accelbench export -o results.json",
-        "accelbench export --tag nightly-2026-12-02 --system ci-box -o n.json"}},
+        "accelbench export tag=nightly-2026-12-02 --system ci-box -o n.json",
+        "accelbench export --format csv --rows sample workload=gemm -o samples.csv"}},
       {"import",
-       {"accelbench import results.json",
-        "accelbench import bm.json --format gbench --system ci-box",
+       {"accelbench import results.json --tag from-ci",
+        "accelbench import bm.json --system ci-box --tag pr-123",
         "accelbench import --format mlperf results/published/mlperf"}},
+      {"delete",
+       {"accelbench delete tag=scratch --dry-run", "accelbench delete run=12,13 --yes",
+        "accelbench delete --system old-box --workload 'gemm*'"}},
+      {"gc",
+       {"accelbench gc --keep-days 90 --keep-tag baseline --dry-run",
+        "accelbench gc --keep-days 30 --system ci-box --yes"}},
       {"publish",
        {"ACCELBENCH_TOKEN=... accelbench publish --url https://results.example/api/runs "
         "tag=nightly-2026-12-02",
@@ -77,14 +84,13 @@ const std::map<std::string, std::vector<std::string>>& examples() {
       {"report",
        {"accelbench report --baseline accelerator=H100 --candidate accelerator=B200 --html "
         "h100-vs-b200.html",
-        "accelbench report --baseline tag=before --candidate tag=after --json r.json --html r.html "
+        "accelbench report --baseline tag=before --candidate tag=after -o r.json --html r.html "
         "--quiet"}},
       {"compare",
        {"accelbench compare --baseline tag=before --candidate tag=after",
-        "accelbench compare --baseline tag=nightly-2026-12-01 --candidate tag=nightly-2026-12-02 "
-        "--format markdown",
         "accelbench compare --baseline main.json --candidate tag=pr-123 --format junit -o "
-        "junit.xml"}},
+        "junit.xml",
+        "accelbench compare --baseline tag=A --candidate tag=B --metric cpu_time"}},
       {"history",
        {"accelbench history gemm --set M=2048 --system ci-box",
         "accelbench history 'gemm*' --since 2026-11-01 --fail-on-regression"}},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
@@ -608,6 +609,38 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
                          "revoked_at IS NULL RETURNING id",
                          {std::to_string(id), revoked_at});
     return r.rows() == 1;
+  }
+
+  // One statement per table, in one transaction: the rows of the runs are counted before the
+  // runs go (the foreign keys cascade), then the systems they named that no run names any more.
+  table_counts delete_runs(const std::vector<int64_t>& ids) override {
+    const std::string arr = id_array(ids);
+    m_c->exec("BEGIN");
+    try {
+      result c =
+          m_c->exec("SELECT (SELECT COUNT(*) FROM samples WHERE run_id = ANY($1::bigint[])), "
+                    "(SELECT COUNT(*) FROM metrics WHERE run_id = ANY($1::bigint[])), "
+                    "(SELECT COUNT(*) FROM tags WHERE run_id = ANY($1::bigint[]))",
+                    {arr});
+      c.at(0);
+      table_counts n{0, c.integer(0), c.integer(1), c.integer(2), 0};
+      result runs =
+          m_c->exec("DELETE FROM runs WHERE id = ANY($1::bigint[]) RETURNING system", {arr});
+      n.runs = runs.rows();
+      std::set<std::string> named;
+      for (int i = 0; i < runs.rows(); ++i)
+        named.insert(runs.at(i).text(0));
+      for (const auto& name : named)
+        n.systems += m_c->exec("DELETE FROM systems WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM "
+                               "runs WHERE system = $1) RETURNING name",
+                               {name})
+                         .rows();
+      m_c->exec("COMMIT");
+      return n;
+    } catch (...) {
+      m_c->rollback();
+      throw;
+    }
   }
 
   std::vector<int64_t> run_ids() override {

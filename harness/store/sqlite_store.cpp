@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -633,6 +634,38 @@ public:
     return inserted;
   }
 
+  // One run's rows, counted before the run goes (the foreign keys cascade), then the systems it
+  // named that no run names any more.
+  table_counts delete_runs_nt(const std::vector<int64_t>& ids) {
+    table_counts n;
+    std::set<std::string> systems;
+    for (int64_t id : ids) {
+      statement q(m_db.get(),
+                  "SELECT system, (SELECT COUNT(*) FROM samples WHERE run_id = ?1), "
+                  "(SELECT COUNT(*) FROM metrics WHERE run_id = ?1), "
+                  "(SELECT COUNT(*) FROM tags WHERE run_id = ?1) FROM runs WHERE id = ?1");
+      q.bind(1, id);
+      if (!q.step())
+        continue;
+      systems.insert(q.col_text(0));
+      n.samples += q.col_int(1);
+      n.metrics += q.col_int(2);
+      n.tags += q.col_int(3);
+      statement d(m_db.get(), "DELETE FROM runs WHERE id = ?1");
+      d.bind(1, id);
+      d.step();
+      n.runs += sqlite3_changes(m_db.get());
+    }
+    for (const auto& name : systems) {
+      statement d(m_db.get(), "DELETE FROM systems WHERE name = ?1 AND NOT EXISTS "
+                              "(SELECT 1 FROM runs WHERE system = ?1)");
+      d.bind(1, name);
+      d.step();
+      n.systems += sqlite3_changes(m_db.get());
+    }
+    return n;
+  }
+
   size_t insert_runs(std::vector<run>& rs) override {
     m_db.exec("BEGIN IMMEDIATE");
     size_t n = 0;
@@ -735,6 +768,18 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
     st.bind(1, id).bind(2, revoked_at);
     st.step();
     return sqlite3_changes(m_db.get()) == 1;
+  }
+
+  table_counts delete_runs(const std::vector<int64_t>& ids) override {
+    m_db.exec("BEGIN IMMEDIATE");
+    try {
+      table_counts n = delete_runs_nt(ids);
+      m_db.exec("COMMIT");
+      return n;
+    } catch (...) {
+      rollback(m_db.get());
+      throw;
+    }
   }
 
   void checkpoint() override {

@@ -104,6 +104,7 @@ public:
   virtual std::optional<token_record> get_token(int64_t id) = 0;
   virtual std::vector<token_record> tokens() = 0;
   virtual bool revoke_token(int64_t id, const std::string& revoked_at) = 0;
+  virtual table_counts delete_runs(const std::vector<int64_t>& ids) = 0;
 };
 
 // Whether `location` names a PostgreSQL database (postgresql:// or postgres://) rather than a file.
@@ -163,6 +164,11 @@ public:
   bool revoke_token(int64_t id, const std::string& revoked_at) {
     return m_impl->revoke_token(id, revoked_at);
   }
+
+  // accelbench delete and gc: removes the runs with these ids (ids not stored are ignored) with
+  // their samples, metrics and tags, and the systems they named that no run names any more, in one
+  // transaction: all of it or nothing. Returns the rows removed from each table.
+  table_counts delete_runs(const std::vector<int64_t>& ids) { return m_impl->delete_runs(ids); }
 
 private:
   std::unique_ptr<backend> m_impl;

@@ -10,8 +10,9 @@ using namespace test_cli;
 
 namespace {
 const std::vector<std::string> k_commands = {
-    "env",    "list",    "run",     "show",    "export", "import", "publish", "check-package",
-    "report", "compare", "history", "package", "db",     "serve",  "token"};
+    "env",     "list",          "run",    "show",    "export",  "import",
+    "publish", "check-package", "report", "compare", "history", "package",
+    "db",      "serve",         "token",  "delete",  "gc"};
 
 // Lines of text, without the trailing empty line.
 std::vector<std::string> lines_of(const std::string& s) {

@@ -518,3 +518,41 @@ TEST_CASE("history's median-only read gives every run's median exactly", "[store
     CHECK(stats::median(a) == stats::median(b)); // bit for bit
   }
 }
+
+TEST_CASE("delete_runs removes runs with their rows and the systems no run names any more",
+          "[store]") {
+  ACCELBENCH_FRESH_DB(t);
+  auto db = store::store::open(t->location());
+  run a1 = make_run("boxA", 4), a2 = make_run("boxA", 5), b = make_run("boxB", 6);
+  a2.tags = {"keep"};
+  for (run* r : {&a1, &a2, &b})
+    REQUIRE(db.insert_run(*r));
+  db.upsert_system({"boxA", "CPU: test", 1, 1, "measured", json::object()});
+  db.upsert_system({"boxB", "CPU: test", 1, 1, "measured", json::object()});
+  db.upsert_system({"lonely", "CPU: test", 1, 1, "published", json::object()});
+  const auto before = db.counts();
+
+  // boxB loses its only run, so the system goes; boxA keeps a run; ids not stored are ignored.
+  store::table_counts n = db.delete_runs({b.id, a1.id, 999999});
+  CHECK(n.runs == 2);
+  CHECK(n.samples == 4 + 6);
+  CHECK(n.metrics == 2);
+  CHECK(n.tags == 4);
+  CHECK(n.systems == 1);
+  const auto after = db.counts();
+  CHECK(after.runs == before.runs - 2);
+  CHECK(after.samples == before.samples - 10);
+  CHECK(after.metrics == before.metrics - 2);
+  CHECK(after.tags == before.tags - 4);
+  CHECK(after.systems == before.systems - 1);
+  CHECK_FALSE(db.get_run(a1.id));
+  CHECK_FALSE(db.get_system("boxB"));
+  CHECK(db.get_system("lonely")); // no run of it was deleted: not this command's to remove
+  auto kept = db.get_run(a2.id);
+  REQUIRE(kept);
+  CHECK(kept->samples.size() == 5);
+  CHECK(db.tags() == std::vector<std::string>{"keep"});
+
+  CHECK(db.delete_runs({}).total() == 0);
+  CHECK(db.delete_runs({a1.id}).total() == 0); // already gone
+}

@@ -10,6 +10,7 @@
 #include <benchmark/benchmark.h>
 
 #include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
 #include "reporters/gbench/gbench_import.hpp"
 #include "reporters/json/json_export.hpp"
 
@@ -310,4 +311,36 @@ TEST_CASE("gbench import: a debug build of the library and a high CV are warning
           w.get<std::string>().find("debug build of the benchmark library") != std::string::npos;
     CHECK(warned);
   }
+}
+
+TEST_CASE("gbench import: CPU time and user counters become metrics with their direction",
+          "[gbench]") {
+  auto runs = reporters::runs_from_gbench_json(fixture(), "fixture.json", "");
+  const run& axpy = runs[0];
+  REQUIRE(axpy.find_metric("cpu_time"));
+  CHECK(axpy.find_metric("cpu_time")->unit == "s");
+  CHECK(axpy.find_metric("cpu_time")->dir == direction::lower_is_better);
+  std::vector<double> cpu;
+  for (const auto& s : axpy.samples)
+    cpu.push_back(s.extra.at("cpu_time_s").get<double>());
+  CHECK(axpy.find_metric("cpu_time")->value == Approx(stats::median(cpu)).epsilon(1e-12));
+  REQUIRE(axpy.find_metric("flops"));
+  CHECK(axpy.find_metric("flops")->unit == "FLOP/s");
+  CHECK(axpy.find_metric("flops")->dir == direction::higher_is_better);
+
+  using reporters::gbench_counter_kind;
+  CHECK(gbench_counter_kind("bytes_per_second").unit == "B/s");
+  CHECK(gbench_counter_kind("bytes_per_second").dir == direction::higher_is_better);
+  CHECK(gbench_counter_kind("tokens_per_second").unit == "/s");
+  CHECK(gbench_counter_kind("GFLOPS").known);
+  CHECK(gbench_counter_kind("p99_latency_ns").dir == direction::lower_is_better);
+  CHECK(gbench_counter_kind("cache_misses").dir == direction::lower_is_better);
+  CHECK_FALSE(gbench_counter_kind("widgets").known);
+  reporters::gbench_import_options o;
+  o.counter_directions["widgets"] = direction::lower_is_better;
+  CHECK(gbench_counter_kind("widgets", o).known);
+  CHECK(gbench_counter_kind("widgets", o).dir == direction::lower_is_better);
+  // A user-given direction wins over the name.
+  o.counter_directions["bytes_per_second"] = direction::lower_is_better;
+  CHECK(gbench_counter_kind("bytes_per_second", o).dir == direction::lower_is_better);
 }

@@ -1,0 +1,22 @@
+#pragma once
+// accelbench export --format csv|jsonl: stored runs as rows for spreadsheets and pandas, one row
+// per run, per metric or per sample (--rows). CSV follows RFC 4180: a field holding a comma, a
+// quote, a line break or leading/trailing space is quoted, quotes doubled; numbers are written
+// with the fewest digits that read back to the same double. JSONL: one JSON object per line with
+// the same keys (config and tags as JSON values instead of text).
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/core/model.hpp"
+
+namespace accelbench::cli {
+
+// One CSV field, quoted when it must be.
+std::string csv_field(const std::string& value);
+
+// Throws usage_error when `rows` is not run, metric or sample, or `format` not csv or jsonl.
+void write_rows(std::ostream& out, const std::vector<run>& runs, const std::string& rows,
+                const std::string& format);
+
+} // namespace accelbench::cli

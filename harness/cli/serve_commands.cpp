@@ -1,0 +1,75 @@
+// accelbench serve and accelbench token (harness/server): registered here, built into the
+// executable only when the server is (ACCELBENCH_HAVE_SERVER; the server library links the
+// command library, so these cannot live in it).
+#ifdef ACCELBENCH_HAVE_SERVER
+#include <limits>
+#include <memory>
+
+#include "harness/cli/command.hpp"
+#include "harness/cli/options.hpp"
+#include "harness/server/server.hpp"
+
+namespace accelbench::cli {
+
+command_hook add_serve(CLI::App& app, context&) {
+  struct options {
+    server::serve_options so;
+    size_t max_body_mib = 64;
+  };
+  auto o = std::make_shared<options>();
+  auto* srv = app.add_subcommand(
+      "serve", "Results server for a fleet: HTTP API (/api/v1) and dashboard over a database");
+  add_db_option(srv, o->so.db);
+  srv->add_option("--listen", o->so.listen,
+                  "ADDR:PORT to listen on (default 127.0.0.1:8080; port 0: any free port)");
+  srv->add_flag("--public-read", o->so.public_read,
+                "Serve GET endpoints and the dashboard without a token");
+  srv->add_option("--cert", o->so.cert, "TLS certificate (PEM): serve HTTPS (with --key)");
+  srv->add_option("--key", o->so.key, "TLS private key (PEM)");
+  srv->add_option("--cors-origin", o->so.cors_origin,
+                  "Allow this origin to call the API from a browser (default: no CORS)")
+      ->check(text_value(false));
+  srv->add_option("--max-body-mib", o->max_body_mib, "Largest request body in MiB (default 64)")
+      ->check(integer_in(1, 256));
+  srv->add_option("--threads", o->so.threads, "Request threads (default 32)")
+      ->check(integer_in(1, 1024));
+  srv->add_flag("--quiet", o->so.quiet, "No access log on stderr");
+  return {srv, [o] {
+            o->so.max_body_bytes = o->max_body_mib << 20;
+            return server::cmd_serve(o->so);
+          }};
+}
+
+command_hook add_token(CLI::App& app, context&) {
+  auto o = std::make_shared<server::token_cli_options>();
+  auto* tok =
+      app.add_subcommand("token", "Bearer tokens of accelbench serve: create, list, revoke");
+  tok->require_subcommand(1);
+  auto* create = tok->add_subcommand(
+      "create", "Create a token (printed once; the database keeps a salted hash)");
+  create->add_option("--name", o->name, "Who or what uses it (e.g. ci-h100-07)")
+      ->required()
+      ->check(text_value(false));
+  create->add_option("--role", o->role, "read | write | admin (default read)")
+      ->check(CLI::IsMember({"read", "write", "admin"}));
+  add_db_option(create, o->db);
+  add_json_flag(create, o->json);
+  auto* list = tok->add_subcommand("list", "List tokens (never their secrets)");
+  add_db_option(list, o->db);
+  add_json_flag(list, o->json);
+  auto* revoke = tok->add_subcommand("revoke", "Revoke a token by id");
+  revoke->add_option("id", o->id, "Token id (accelbench token list)")
+      ->required()
+      ->check(integer_in(1, std::numeric_limits<int64_t>::max()));
+  add_db_option(revoke, o->db);
+  return {tok, [o, create, list] {
+            if (*create)
+              return server::cmd_token_create(*o);
+            if (*list)
+              return server::cmd_token_list(*o);
+            return server::cmd_token_revoke(*o);
+          }};
+}
+
+} // namespace accelbench::cli
+#endif
