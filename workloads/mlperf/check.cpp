@@ -234,6 +234,7 @@ private:
       return;
     }
     std::vector<std::string> vals;
+    vals.reserve(evs.size());
     for (const event* e : evs)
       vals.push_back(short_value(e->value));
     err(evs[1]->line,
