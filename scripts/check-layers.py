@@ -17,8 +17,8 @@ import os
 import re
 import sys
 
-MODULE = re.compile(r"\b((?:harness|reporters|workloads)/[a-z_]+)")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:harness|reporters|workloads)/[^"]+)"')
+MODULE = re.compile(r"\b((?:harness|kernels|reporters|workloads)/[a-z_]+)")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:harness|kernels|reporters|workloads)/[^"]+)"')
 READABLE_BY_REPORTERS = {"harness/core", "harness/compare"}
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".inl", ".h", ".in")
 
@@ -72,7 +72,7 @@ def main():
     layers = read_layers(os.path.join(root, "docs", "architecture.md"))
     allowed = read_allowed(os.path.join(root, "docs", "layers-allowed.txt"))
     violations, unknown = [], set()
-    for top in ("harness", "reporters", "workloads"):
+    for top in ("harness", "kernels", "reporters", "workloads"):
         for d, _, files in os.walk(os.path.join(root, top)):
             for f in sorted(files):
                 if not f.endswith(SOURCES):

@@ -24,7 +24,7 @@
 #include <dnnl.h>
 #include <omp.h>
 
-#include "workloads/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/cpu/flash_attention.hpp"
 
 using namespace accelbench::attention;
 

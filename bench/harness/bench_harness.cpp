@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   double fp32_best = 0, bf16_best = 0;
   for (std::string lib : {"onednn", "openblas"})
     for (std::string dtype : {"fp32", "bf16"}) {
-      gemm::gemm_shape s{size, size, size, false, false, dtype};
+      gemm::gemm_shape s{size, size, size, false, false, parse_dtype(dtype)};
       if (lib == "openblas" && dtype == "bf16" && !gemm::openblas_has_bf16()) {
         std::cout << fmt::format("gemm {}³ {:<4} {:<8}: skipped (OpenBLAS built without sbgemm)\n",
                                  size, dtype, lib);

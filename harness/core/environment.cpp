@@ -146,7 +146,7 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
       {"accelerator.model", json::json_pointer("/accelerator/model")},
       {"accelerator.count", json::json_pointer("/accelerator/count")},
   };
-  // A run across ranks (issue 15) is comparable only with runs at the same scale and topology;
+  // A run across ranks (harness/dist) is comparable only with runs at the same scale and topology;
   // a run of one process has no such fields, so its fingerprint is what it always was.
   const json::json_pointer world("/distributed/world_size");
   if (env.contains(world) && env.at(world).is_number() && env.at(world).get<double>() > 1) {
@@ -168,7 +168,9 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
 } // namespace
 
 std::string environment_fingerprint(const json& env) {
-  uint64_t h = 1469598103934665603ULL;
+  // Stored fingerprints started from this basis: keep it, or every stored run's environment
+  // would read as changed (harness/core/hash.hpp).
+  uint64_t h = k_fnv1a64_legacy_basis;
   for (const auto& [name, ptr] : comparable_fields(env)) {
     std::string v = name + "=" + (env.contains(ptr) ? dump_json(env.at(ptr)) : "null") + ";";
     h = fnv1a64(v, h);

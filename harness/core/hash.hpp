@@ -2,20 +2,31 @@
 // FNV-1a, the one home of the hash: 64 bits for seeds derived from config keys and for
 // fingerprints; 128 bits for digests that must not collide across many inputs (a publish batch's
 // Idempotency-Key, the name-based uuids of imported runs). Offset bases and primes from the FNV
-// specification, except fnv1a64's basis, which lacks the specification's last digit
-// (14695981039346656037): stored fingerprints and seeded inputs depend on it, so it stays.
-// Continue a 64-bit hash over several pieces by passing the previous value as `h`.
+// specification. Continue a 64-bit hash over several pieces by passing the previous value as `h`.
 #include <cstdint>
 #include <string_view>
 #include <utility>
 
 namespace accelbench {
 
-inline uint64_t fnv1a64(std::string_view s, uint64_t h = 1469598103934665603ULL) {
+// The specification's offset basis (0xcbf29ce484222325).
+inline constexpr uint64_t k_fnv1a64_basis = 14695981039346656037ULL;
+
+// The basis accelbench's seeds and environment fingerprints have always started from: the
+// specification's basis without its last digit (a typo once in fnv1a64 itself). Every input
+// seeded from a config key and every stored fingerprint depends on it, so those two keep it, by
+// name; anything new hashes with the specification's basis.
+inline constexpr uint64_t k_fnv1a64_legacy_basis = 1469598103934665603ULL;
+
+inline uint64_t fnv1a64(std::string_view s, uint64_t h = k_fnv1a64_basis) {
   for (unsigned char c : s)
     h = (h ^ c) * 1099511628211ULL;
   return h;
 }
+
+// The seed of a run's inputs, from its config key (the same inputs for the same config on every
+// system and in every release).
+inline uint64_t seed_from_key(std::string_view key) { return fnv1a64(key, k_fnv1a64_legacy_basis); }
 
 // FNV-1a 128, as its high and low 64 bits.
 inline std::pair<uint64_t, uint64_t> fnv1a128(std::string_view s) {

@@ -1,5 +1,5 @@
 #pragma once
-// The result model: the nouns every module shares (DESIGN.md, "The result model").
+// The result model: the nouns every module shares (docs/architecture.md, "The nouns").
 // Spec (what a workload accepts) / config (one resolved point) / run (what was measured)
 // are kept apart, as nvbench keeps its benchmark spec, state and summaries apart.
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
-// Facts about the ranks of a multi-process run (issue 15) that need no MPI: how rank 0's plan and
-// another rank's differ, and what the per-rank sample times say about rank skew.
+// Facts about the ranks of a multi-process run (harness/dist) that need no MPI: how rank 0's plan
+// and another rank's differ, and what the per-rank sample times say about rank skew.
 #include <string>
 #include <vector>
 

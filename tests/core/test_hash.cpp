@@ -5,14 +5,22 @@
 
 using namespace accelbench;
 
-TEST_CASE("FNV-1a 64: the offset basis accelbench has always used, and continuation",
-          "[core][hash]") {
-  // Not the specification's basis (14695981039346656037): its last digit is missing. Kept, since
-  // stored fingerprints and every input seeded from a config key depend on it; pinned here so
-  // that it does not change by accident.
-  CHECK(fnv1a64("") == 1469598103934665603ULL);
-  CHECK(fnv1a64("a") == ((1469598103934665603ULL ^ 'a') * 1099511628211ULL));
+TEST_CASE("FNV-1a 64: the specification's values, and continuation", "[core][hash]") {
+  // FNV test vectors (Fowler, Noll, Vo; draft-eastlake-fnv, FNV-1a 64).
+  CHECK(fnv1a64("") == 0xcbf29ce484222325ULL);
+  CHECK(fnv1a64("a") == 0xaf63dc4c8601ec8cULL);
+  CHECK(fnv1a64("foobar") == 0x85944171f73967e8ULL);
   CHECK(fnv1a64("bc", fnv1a64("a")) == fnv1a64("abc")); // continued over pieces
+}
+
+TEST_CASE("seeds from config keys keep the basis they always had", "[core][hash]") {
+  // The legacy basis (the specification's without its last digit) is pinned: every input seeded
+  // from a config key, and so every stored correctness result, depends on it.
+  CHECK(k_fnv1a64_legacy_basis == 1469598103934665603ULL);
+  CHECK(seed_from_key("") == 1469598103934665603ULL);
+  CHECK(seed_from_key("a") == ((1469598103934665603ULL ^ 'a') * 1099511628211ULL));
+  CHECK(seed_from_key("gemm|cpu|M=64") == fnv1a64("gemm|cpu|M=64", k_fnv1a64_legacy_basis));
+  CHECK(seed_from_key("a") != fnv1a64("a"));
 }
 
 TEST_CASE("FNV-1a 128: offset basis and a known value", "[core][hash]") {

@@ -1,5 +1,5 @@
-// workloads/attention/cuda: skip reasons (everywhere), and the native and cuDNN kernels against
-// the double-precision CPU reference on small shapes (GPU only).
+// workloads/attention/cuda and kernels/attention/cuda: skip reasons (everywhere), and the native
+// and cuDNN kernels against the double-precision CPU reference on small shapes (GPU only).
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -44,25 +44,29 @@ std::vector<float> rnd(size_t n, uint64_t seed, bool bf16) {
 } // namespace
 
 TEST_CASE("attention cuda skip reasons name the offending value", "[cuda]") {
-  CHECK(attention_cuda_unavailable_reason(attn_cfg("flash3", "bf16", "fwd")).find("impl=flash3") !=
-        std::string::npos);
+  CHECK(attention_cuda_unavailable_reason(params_of(attn_cfg("flash3", "bf16", "fwd")))
+            .find("impl=flash3") != std::string::npos);
   // cuDNN runs the backward pass too: its skip reason (here, if any) is only about the device.
-  CHECK(attention_cuda_unavailable_reason(attn_cfg("cudnn", "bf16", "bwd")).find("impl=") ==
-        std::string::npos);
-  CHECK(attention_cuda_unavailable_reason(attn_cfg("cudnn", "fp32", "bwd")).find("bf16") !=
-        std::string::npos);
-  CHECK(attention_cuda_unavailable_reason(attn_cfg("cudnn", "fp32", "fwd")).find("bf16") !=
-        std::string::npos);
-  CHECK(attention_cuda_unavailable_reason(attn_cfg("native", "bf16", "fwd", 320))
+  CHECK(attention_cuda_unavailable_reason(params_of(attn_cfg("cudnn", "bf16", "bwd")))
+            .find("impl=") == std::string::npos);
+  CHECK(
+      attention_cuda_unavailable_reason(params_of(attn_cfg("cudnn", "fp32", "bwd"))).find("bf16") !=
+      std::string::npos);
+  CHECK(
+      attention_cuda_unavailable_reason(params_of(attn_cfg("cudnn", "fp32", "fwd"))).find("bf16") !=
+      std::string::npos);
+  CHECK(attention_cuda_unavailable_reason(params_of(attn_cfg("native", "bf16", "fwd", 320)))
             .find("head_dim=320") != std::string::npos);
-  CHECK(attention_cuda_unavailable_reason(attn_cfg("cudnn", "bf16", "fwd", 64, true, 64, 128))
+  CHECK(attention_cuda_unavailable_reason(
+            params_of(attn_cfg("cudnn", "bf16", "fwd", 64, true, 64, 128)))
             .find("seq_q=64") != std::string::npos);
-  CHECK(attention_cuda_device_bytes(attn_cfg("native", "fp32", "fwd")) ==
+  CHECK(attention_cuda_device_bytes(params_of(attn_cfg("native", "fp32", "fwd"))) ==
         (2 * 128 * 4 * 64 + 2 * 128 * 2 * 64) * 4 + 4 * 128 * 4);
   std::string why;
   if (!device::cuda_available(&why))
-    CHECK(attention_cuda_unavailable_reason(attn_cfg("native", "bf16", "fwd")).find(why) !=
-          std::string::npos);
+    CHECK(
+        attention_cuda_unavailable_reason(params_of(attn_cfg("native", "bf16", "fwd"))).find(why) !=
+        std::string::npos);
 }
 
 TEST_CASE("native attention forward and backward match the reference", "[cuda][gpu]") {
@@ -167,7 +171,7 @@ TEST_CASE("attention_cuda_execute fills a valid run", "[cuda][gpu]") {
     auto cfg = attn_cfg(impl, "bf16", pass, 64, true);
     run out;
     out.cfg = cfg;
-    attention_cuda_execute(cfg, out, ctx);
+    attention_cuda_execute(params_of(cfg), out, ctx);
     INFO(impl << " " << pass << ": " << out.status_reason);
     CHECK(out.status == run_status::ok);
     CHECK(out.valid);
@@ -205,7 +209,7 @@ TEST_CASE("native attention runs record executed FLOPs beside the convention's",
   auto cfg = attn_cfg("native", "bf16", "fwd_bwd", 64, true);
   run out;
   out.cfg = cfg;
-  attention_cuda_execute(cfg, out, ctx);
+  attention_cuda_execute(params_of(cfg), out, ctx);
   INFO(out.status_reason);
   REQUIRE(out.status == run_status::ok);
   CHECK(out.valid);

@@ -265,7 +265,8 @@ TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]")
     // mfu_causal, from the same place as mfu for both backends: below it by the halved attention.
     REQUIRE(out.find_metric("mfu_causal"));
     CHECK(out.find_metric("mfu_causal")->value < out.find_metric("mfu")->value);
-    // Every step carries the SM clock and throttle facts (issue 17), where NVML reads them.
+    // Every step carries the SM clock and throttle facts (a throttled step explains a slow one),
+    // where NVML reads them.
     for (const auto& smp : out.samples) {
       CHECK(smp.extra.contains("loss"));
       if (device::clock_facts(0).empty())

@@ -52,6 +52,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/core/dtype.hpp"
 #include "harness/core/error.hpp"
 
 namespace accelbench::gemm {
@@ -91,10 +92,11 @@ struct gemm_error_model {
 
 // The CPU backends: oneDNN and OpenBLAS multiply fp32 or bf16 inputs (a product of two bf16 values
 // is exact in fp32) with fp32 FMAs rounding to nearest, and write fp32.
-inline gemm_error_model cpu_error_model(const std::string& dtype) {
-  if (dtype != "fp32" && dtype != "bf16")
-    throw input_error(fmt::format("no GEMM error model for dtype {} on the cpu backend", dtype));
-  return {dtype + " inputs, fp32 accumulation (round to nearest), fp32 output",
+inline gemm_error_model cpu_error_model(dtype type) {
+  if (type != dtype::fp32 && type != dtype::bf16)
+    throw input_error(
+        fmt::format("no GEMM error model for dtype {} on the cpu backend", dtype_name(type)));
+  return {to_string(type) + " inputs, fp32 accumulation (round to nearest), fp32 output",
           0x1p-24,
           0,
           0,
@@ -122,16 +124,17 @@ inline gemm_error_model cpu_error_model(const std::string& dtype) {
 //    per-tensor fp8 scale is not a power of two, so the reference's dequantised operand (decoded
 //    value times scale, rounded to fp32) is off by up to 2^-24 per operand: u_in = 2^-23. Block
 //    scales (ue8m0, ue4m3 times e2m1) dequantise exactly.
-inline gemm_error_model cuda_error_model(const std::string& dtype) {
+inline gemm_error_model cuda_error_model(dtype type) {
   constexpr double tc_acc = 0x1p-23;
-  if (dtype == "fp32")
+  const std::string name = to_string(type);
+  if (type == dtype::fp32)
     return {"fp32 inputs, fp32 FMA accumulation (round to nearest), fp32 output",
             0x1p-24,
             0,
             0,
             0,
             0x1p-24};
-  if (dtype == "tf32")
+  if (type == dtype::tf32)
     return {
         "fp32 inputs rounded to tf32 by the device, tensor-core fp32 accumulation (truncating), "
         "fp32 output",
@@ -140,30 +143,30 @@ inline gemm_error_model cuda_error_model(const std::string& dtype) {
         0,
         0x1p-9,
         0x1p-24};
-  if (dtype == "fp16" || dtype == "bf16")
-    return {dtype + " inputs, tensor-core fp32 accumulation (truncating), fp32 output",
+  if (type == dtype::fp16 || type == dtype::bf16)
+    return {name + " inputs, tensor-core fp32 accumulation (truncating), fp32 output",
             tc_acc,
             0,
             0,
             0,
             0x1p-24};
-  if (dtype == "fp8_e4m3" || dtype == "fp8_e5m2")
-    return {dtype + " inputs with per-tensor scales, tensor-core partial sums of 128 products at "
-                    "13 bits, fp32 accumulation (truncating), bf16 output",
+  if (is_fp8(type))
+    return {name + " inputs with per-tensor scales, tensor-core partial sums of 128 products at "
+                   "13 bits, fp32 accumulation (truncating), bf16 output",
             tc_acc,
             128,
             0x1p-13,
             0x1p-23,
             0x1p-8 + 0x1p-23};
-  if (dtype == "mxfp8" || dtype == "nvfp4")
-    return {dtype + " block-scaled inputs, tensor-core partial sums of 128 products at 13 bits, "
-                    "fp32 accumulation (truncating), bf16 output",
+  if (is_block_scaled(type))
+    return {name + " block-scaled inputs, tensor-core partial sums of 128 products at 13 bits, "
+                   "fp32 accumulation (truncating), bf16 output",
             tc_acc,
             128,
             0x1p-13,
             0,
             0x1p-8};
-  throw input_error(fmt::format("no GEMM error model for dtype {} on the cuda backend", dtype));
+  throw input_error(fmt::format("no GEMM error model for dtype {} on the cuda backend", name));
 }
 
 // What the reference accumulates for one output element (in double, in K order).

@@ -235,17 +235,13 @@ std::string implausible_duration(double minutes) {
 
 } // namespace
 
-run run_from_log(const std::string& text, const result_context& ctx, std::vector<diagnostic>& diags,
-                 const benchmark_table& table) {
-  const std::string file = ctx.relative_path.empty() ? "<log>" : ctx.relative_path;
-  // Repaired before parsing: a latin-1 byte inside an event's string must not lose the event.
-  const std::string log_text = repair_text_lines(text, file, diags);
-  parsed_log log = parse_mllog(log_text, file);
-  const std::string division =
-      ctx.system_desc && !ctx.system_desc->division.empty() ? ctx.system_desc->division : "";
-  log_check lc = check_log(log, ctx.benchmark, division, ctx.round, table);
-  const benchmark_info* info = table.find(ctx.benchmark);
+namespace {
 
+// The run's identity: uuid, config (benchmark, division, accelerators), system, ruleset,
+// environment, and the log itself.
+run identify_run(const parsed_log& log, const std::string& log_text, const result_context& ctx,
+                 const std::string& division, const benchmark_info* info) {
+  const std::string& file = log.file;
   run r;
   r.uuid = name_uuid(fmt::format("{}/{}", ctx.round.empty() ? "mlperf-training" : ctx.round, file));
   r.cfg.workload = "mlperf." + (info ? info->name : ctx.benchmark);
@@ -269,31 +265,16 @@ run run_from_log(const std::string& text, const result_context& ctx, std::vector
     r.environment = environment_of(*ctx.system_desc);
     r.fingerprint = environment_fingerprint(r.environment);
   }
+  return r;
+}
 
-  // Every compliance problem is a diagnostic of the import and a reason the run is INVALID.
-  for (const auto& e : lc.errors) {
-    diags.push_back(e);
-    r.mark_invalid(e.to_string());
-  }
-  // A run on a system whose description is broken cannot be compared (how many accelerators?).
-  if (!ctx.system_problem.empty())
-    r.mark_invalid(ctx.system_problem);
-
-  // Time to train as the result summarizer's _query_run_start_stop reads it: in log order, the
-  // first run_stop and the last run_start before it (a repeated run_start is only a warning).
-  const event* start = nullptr;
-  const event* stop = nullptr;
-  for (const event& e : log.events) {
-    if (e.key == "run_start")
-      start = &e;
-    if (e.key == "run_stop")
-      stop = &e;
-    if (start && stop)
-      break;
-  }
+// What the run's extra records of the log: where it came from, the convergence and eval curve,
+// the seeds, the hyperparameters and submission_* values as logged, the initialisation time.
+json extra_of(const parsed_log& log, const result_context& ctx, const log_check& lc,
+              const benchmark_info* info) {
   json extra = {{"org", ctx.org},
                 {"round", ctx.round},
-                {"result_file", file},
+                {"result_file", log.file},
                 {"scaling_factor", ctx.scaling_factor},
                 {"has_scaling_json", ctx.has_scaling},
                 {"converged", lc.converged},
@@ -301,11 +282,6 @@ run run_from_log(const std::string& text, const result_context& ctx, std::vector
                 {"eval_curve", lc.quality.eval_curve},
                 {"target", info ? info->quality.to_json() : json(nullptr)},
                 {"known_benchmark", info != nullptr}};
-  if (!info) {
-    diags.push_back(
-        {file, 0,
-         fmt::format("unknown benchmark '{}': ingested without a quality target", ctx.benchmark)});
-  }
   // Seeds: one value when logged once (the published logs do), else the list.
   auto seeds = log.all("seed");
   if (seeds.size() == 1)
@@ -327,32 +303,82 @@ run run_from_log(const std::string& text, const result_context& ctx, std::vector
   extra["submission"] = sub;
   if (const event* is = log.first("init_start"); is && log.first("init_stop"))
     extra["init_time_min"] = (log.first("init_stop")->time_ms - is->time_ms) / 60000.0;
+  return extra;
+}
 
+// Time to train as the result summarizer's _query_run_start_stop reads it: in log order, the
+// first run_stop and the last run_start before it (a repeated run_start is only a warning).
+std::pair<const event*, const event*> timed_span(const parsed_log& log) {
+  const event* start = nullptr;
+  const event* stop = nullptr;
+  for (const event& e : log.events) {
+    if (e.key == "run_start")
+      start = &e;
+    if (e.key == "run_stop")
+      stop = &e;
+    if (start && stop)
+      break;
+  }
+  return {start, stop};
+}
+
+// The one sample and the time_to_train_min metric of a run with both ends, or a failed run.
+void record_time_to_train(run& r, const parsed_log& log, std::vector<diagnostic>& diags) {
+  const auto [start, stop] = timed_span(log);
   if (!start || !stop) {
     const std::string why = !start ? "log has no run_start" : "log has no run_stop";
-    diags.push_back({file, 0, why + " (run recorded as failed)"});
+    diags.push_back({log.file, 0, why + " (run recorded as failed)"});
     r.mark_failed(why);
-    extra["converged"] = false;
+    r.extra["converged"] = false;
     if (start)
       r.started_at = iso8601_from_ms(start->time_ms);
-  } else {
-    // time_ms is bounded by the parser (0..year 9999), so the difference cannot overflow.
-    const double minutes = static_cast<double>(stop->time_ms - start->time_ms) / 60000.0;
-    if (const std::string why = implausible_duration(minutes); !why.empty()) {
-      diagnostic d{file, stop->line, why};
-      diags.push_back(d);
-      r.mark_invalid(d.to_string());
-    }
-    sample s;
-    s.index = 0;
-    s.value = minutes;
-    s.extra = {{"run_start_ms", start->time_ms}, {"run_stop_ms", stop->time_ms}};
-    r.samples.push_back(s);
-    r.add_metric("time_to_train_min", minutes, "min", direction::lower_is_better);
-    r.started_at = iso8601_from_ms(start->time_ms);
-    r.finished_at = iso8601_from_ms(stop->time_ms);
+    return;
   }
-  r.extra = std::move(extra);
+  // time_ms is bounded by the parser (0..year 9999), so the difference cannot overflow.
+  const double minutes = static_cast<double>(stop->time_ms - start->time_ms) / 60000.0;
+  if (const std::string why = implausible_duration(minutes); !why.empty()) {
+    diagnostic d{log.file, stop->line, why};
+    diags.push_back(d);
+    r.mark_invalid(d.to_string());
+  }
+  sample s;
+  s.index = 0;
+  s.value = minutes;
+  s.extra = {{"run_start_ms", start->time_ms}, {"run_stop_ms", stop->time_ms}};
+  r.samples.push_back(s);
+  r.add_metric("time_to_train_min", minutes, "min", direction::lower_is_better);
+  r.started_at = iso8601_from_ms(start->time_ms);
+  r.finished_at = iso8601_from_ms(stop->time_ms);
+}
+
+} // namespace
+
+run run_from_log(const std::string& text, const result_context& ctx, std::vector<diagnostic>& diags,
+                 const benchmark_table& table) {
+  const std::string file = ctx.relative_path.empty() ? "<log>" : ctx.relative_path;
+  // Repaired before parsing: a latin-1 byte inside an event's string must not lose the event.
+  const std::string log_text = repair_text_lines(text, file, diags);
+  parsed_log log = parse_mllog(log_text, file);
+  const std::string division =
+      ctx.system_desc && !ctx.system_desc->division.empty() ? ctx.system_desc->division : "";
+  log_check lc = check_log(log, ctx.benchmark, division, ctx.round, table);
+  const benchmark_info* info = table.find(ctx.benchmark);
+
+  run r = identify_run(log, log_text, ctx, division, info);
+  // Every compliance problem is a diagnostic of the import and a reason the run is INVALID.
+  for (const auto& e : lc.errors) {
+    diags.push_back(e);
+    r.mark_invalid(e.to_string());
+  }
+  // A run on a system whose description is broken cannot be compared (how many accelerators?).
+  if (!ctx.system_problem.empty())
+    r.mark_invalid(ctx.system_problem);
+  if (!info)
+    diags.push_back(
+        {file, 0,
+         fmt::format("unknown benchmark '{}': ingested without a quality target", ctx.benchmark)});
+  r.extra = extra_of(log, ctx, lc, info);
+  record_time_to_train(r, log, diags);
   return r;
 }
 

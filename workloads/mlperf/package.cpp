@@ -344,63 +344,32 @@ void prepare_staging(const package_options& opt, staging& s) {
   }
 }
 
-// Writes one benchmark's files into the staged ORG folder (paths in the result: final ones).
-package_result write_plan(const package_plan& plan, const staging& s) {
-  const package_options& opt = plan.opt;
-  const std::string& benchmark = plan.info->name;
-  const fs::path& org_dir = s.org_dir;
-  const fs::path& final_org = s.final_org;
-  const auto& runs = plan.runs;
-  const fs::path system_file = org_dir / "systems" / (opt.system + ".json");
-  const fs::path results_dir = org_dir / "results" / opt.system / benchmark;
-  const fs::path impl_dir =
-      org_dir / "benchmarks" / benchmark / "implementations" / opt.implementation;
-  const std::string desc_text = dump_json(plan.desc, 4) + "\n";
-  if (!opt.force) {
-    if (fs::exists(results_dir))
-      throw input_error(fmt::format("'{}' already exists; pass --force to replace it",
-                                    (final_org / "results" / opt.system / benchmark).string()));
-    if (fs::exists(system_file) && read_text_file(system_file) != desc_text)
-      throw input_error(
-          fmt::format("'{}' already exists with other content; pass --force to replace it",
-                      (final_org / "systems" / (opt.system + ".json")).string()));
-  }
-  fs::remove_all(results_dir);
-
-  package_result res;
-  res.benchmark = benchmark;
-  res.system_description = plan.desc;
-  write_file(system_file, desc_text);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    std::string text = runs[i]->mllog;
-    if (text.back() != '\n')
-      text += '\n';
-    const fs::path f = results_dir / fmt::format("result_{}.txt", i);
-    write_file(f, text);
-    res.result_files.push_back(final_org / "results" / opt.system / benchmark / f.filename());
-    res.runs_used.push_back(runs[i]->uuid);
-  }
-
-  // README: how to reproduce (training_rules.adoc: the implementation must be available). One
-  // README per benchmark implementation, with one section per system; sections of other systems
-  // already in the package are kept.
-  const run& r0 = *runs.front();
-  const fs::path readme_path = impl_dir / "README.md";
+// The sections of an existing README, by system ("<!-- accelbench:system NAME -->" starts each).
+std::map<std::string, std::string> readme_sections(const fs::path& readme_path) {
   std::map<std::string, std::string> sections;
-  if (fs::exists(readme_path)) {
-    const std::string old = read_text_file(readme_path);
-    const std::string marker = "<!-- accelbench:system ";
-    size_t pos = old.find(marker);
-    while (pos != std::string::npos) {
-      const size_t name_end = old.find(" -->", pos);
-      if (name_end == std::string::npos)
-        break;
-      const std::string name = old.substr(pos + marker.size(), name_end - pos - marker.size());
-      const size_t next = old.find(marker, name_end);
-      sections[name] = old.substr(pos, (next == std::string::npos ? old.size() : next) - pos);
-      pos = next;
-    }
+  if (!fs::exists(readme_path))
+    return sections;
+  const std::string old = read_text_file(readme_path);
+  const std::string marker = "<!-- accelbench:system ";
+  size_t pos = old.find(marker);
+  while (pos != std::string::npos) {
+    const size_t name_end = old.find(" -->", pos);
+    if (name_end == std::string::npos)
+      break;
+    const std::string name = old.substr(pos + marker.size(), name_end - pos - marker.size());
+    const size_t next = old.find(marker, name_end);
+    sections[name] = old.substr(pos, (next == std::string::npos ? old.size() : next) - pos);
+    pos = next;
   }
+  return sections;
+}
+
+// This system's README section: how the runs were made and how to reproduce them, one row per
+// result file.
+std::string readme_section(const package_plan& plan) {
+  const package_options& opt = plan.opt;
+  const auto& runs = plan.runs;
+  const run& r0 = *runs.front();
   std::string section =
       fmt::format("<!-- accelbench:system {} -->\n## Runs on {}\n\n"
                   "- accelbench version: {}\n- revision: {}{}\n- ruleset: {}\n- division: {}\n\n"
@@ -420,14 +389,68 @@ package_result write_plan(const package_plan& plan, const staging& s) {
         fmt::format("| result_{}.txt | {} | {} | {} |\n", i, runs[i]->uuid, runs[i]->started_at,
                     m ? fmt::format("{:.4f}", m->value) : std::string("-"));
   }
-  sections[opt.system] = section + "\n";
+  return section + "\n";
+}
+
+// README: how to reproduce (training_rules.adoc: the implementation must be available). One
+// README per benchmark implementation, with one section per system; sections of other systems
+// already in the package are kept.
+void write_readme(const package_plan& plan, const fs::path& readme_path) {
+  std::map<std::string, std::string> sections = readme_sections(readme_path);
+  sections[plan.opt.system] = readme_section(plan);
   std::string readme = fmt::format(
       "# {} ({} implementation)\n\n"
       "These results were produced with accelbench, a benchmark harness for AI accelerators.\n\n",
-      benchmark, opt.implementation);
+      plan.info->name, plan.opt.implementation);
   for (const auto& [name, text] : sections)
     readme += text;
   write_file(readme_path, readme);
+}
+
+// Refuses to replace a benchmark's results or a different system description without --force.
+void check_overwrite(const package_plan& plan, const staging& s, const fs::path& system_file,
+                     const fs::path& results_dir, const std::string& desc_text) {
+  const package_options& opt = plan.opt;
+  if (opt.force)
+    return;
+  if (fs::exists(results_dir))
+    throw input_error(
+        fmt::format("'{}' already exists; pass --force to replace it",
+                    (s.final_org / "results" / opt.system / plan.info->name).string()));
+  if (fs::exists(system_file) && read_text_file(system_file) != desc_text)
+    throw input_error(
+        fmt::format("'{}' already exists with other content; pass --force to replace it",
+                    (s.final_org / "systems" / (opt.system + ".json")).string()));
+}
+
+// Writes one benchmark's files into the staged ORG folder (paths in the result: final ones).
+package_result write_plan(const package_plan& plan, const staging& s) {
+  const package_options& opt = plan.opt;
+  const std::string& benchmark = plan.info->name;
+  const fs::path& final_org = s.final_org;
+  const auto& runs = plan.runs;
+  const fs::path system_file = s.org_dir / "systems" / (opt.system + ".json");
+  const fs::path results_dir = s.org_dir / "results" / opt.system / benchmark;
+  const fs::path impl_dir =
+      s.org_dir / "benchmarks" / benchmark / "implementations" / opt.implementation;
+  const std::string desc_text = dump_json(plan.desc, 4) + "\n";
+  check_overwrite(plan, s, system_file, results_dir, desc_text);
+  fs::remove_all(results_dir);
+
+  package_result res;
+  res.benchmark = benchmark;
+  res.system_description = plan.desc;
+  write_file(system_file, desc_text);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string text = runs[i]->mllog;
+    if (text.back() != '\n')
+      text += '\n';
+    const fs::path f = results_dir / fmt::format("result_{}.txt", i);
+    write_file(f, text);
+    res.result_files.push_back(final_org / "results" / opt.system / benchmark / f.filename());
+    res.runs_used.push_back(runs[i]->uuid);
+  }
+  write_readme(plan, impl_dir / "README.md");
 
   res.org_dir = final_org;
   res.system_file = final_org / "systems" / (opt.system + ".json");

@@ -10,7 +10,7 @@
 
 #include "harness/core/bf16.hpp"
 #include "harness/core/error.hpp"
-#include "workloads/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/cpu/flash_attention.hpp"
 
 namespace accelbench::training {
 

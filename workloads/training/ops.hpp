@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/cpu/flash_attention.hpp"
 
 namespace accelbench::training {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "harness/core/error.hpp"
+#include "kernels/attention/cpu/flash_attention.hpp"
 #include "workloads/attention/attention_check.hpp"
-#include "workloads/attention/cpu/flash_attention.hpp"
 
 using namespace accelbench::attention;
 

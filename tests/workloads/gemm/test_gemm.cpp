@@ -16,7 +16,8 @@ TEST_CASE("both CPU libraries compute correct GEMMs in every layout", "[gemm]") 
         for (bool tb : {false, true}) {
           if (lib == "openblas" && dtype == "bf16" && !openblas_has_bf16())
             continue;
-          gemm_shape s{37, 53, 71, ta, tb, dtype}; // odd sizes: no kernel tile divides them
+          gemm_shape s{37, 53, 71,
+                       ta, tb, parse_dtype(dtype)}; // odd sizes: no kernel tile divides them
           INFO(lib << " " << dtype << " ta=" << ta << " tb=" << tb);
           auto buf = make_buffers(s, 11);
           auto k = make_cpu_gemm(lib, s);
@@ -29,7 +30,7 @@ TEST_CASE("both CPU libraries compute correct GEMMs in every layout", "[gemm]") 
 }
 
 TEST_CASE("the checker catches a wrong element and says where", "[gemm]") {
-  gemm_shape s{64, 64, 64, false, false, "fp32"};
+  gemm_shape s{64, 64, 64, false, false, dtype::fp32};
   auto buf = make_buffers(s, 5);
   make_cpu_gemm("onednn", s)->run(buf);
   REQUIRE(check_gemm(s, buf, 100000, 1).ok());

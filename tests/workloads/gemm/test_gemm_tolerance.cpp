@@ -33,7 +33,7 @@ TEST_CASE("error bound: the formula's terms, per model", "[gemm][tolerance]") {
   CHECK(s.ref == 100);
   CHECK(s.sum_abs == 100);
   CHECK(s.sum_sq == 100);
-  const gemm_error_model cpu = cpu_error_model("fp32");
+  const gemm_error_model cpu = cpu_error_model(dtype::fp32);
   CHECK(error_bound(cpu, 100, s) ==
         Approx(2 * (6 * 10 * std::ldexp(1.0, -24) * 100 + std::ldexp(1.0, -24) * 100)));
   // Input rounding: lambda * u_in * sqrt(sum p^2) + u_in * |ref| on top.
@@ -45,7 +45,7 @@ TEST_CASE("error bound: the formula's terms, per model", "[gemm][tolerance]") {
   s = reference_sums(100, 32, [](int64_t) { return -1.0; });
   CHECK(s.ref == -100);
   CHECK(s.block_sq == 3 * 32 * 32 + 4 * 4);
-  const gemm_error_model fp8 = cuda_error_model("fp8_e4m3");
+  const gemm_error_model fp8 = cuda_error_model(dtype::fp8_e4m3);
   CHECK(fp8.block == 128);
   // K = 100 < block: the block term uses sqrt(K), not sqrt(128).
   gemm_error_model blk = cpu;
@@ -55,14 +55,15 @@ TEST_CASE("error bound: the formula's terms, per model", "[gemm][tolerance]") {
         Approx(2 * 6 * std::sqrt(32.0) * std::ldexp(1.0, -13) * std::sqrt(3 * 32 * 32 + 16.0)));
 
   // Every path names its arithmetic; unknown dtypes are refused.
-  CHECK(cpu_error_model("bf16").u_acc == std::ldexp(1.0, -24));
-  CHECK(cuda_error_model("fp32").u_acc == std::ldexp(1.0, -24));
+  CHECK(cpu_error_model(dtype::bf16).u_acc == std::ldexp(1.0, -24));
+  CHECK(cuda_error_model(dtype::fp32).u_acc == std::ldexp(1.0, -24));
   for (std::string d : {"tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"})
-    CHECK(cuda_error_model(d).u_acc == std::ldexp(1.0, -23)); // tensor cores truncate
-  CHECK(cuda_error_model("tf32").u_in == std::ldexp(1.0, -9));
-  CHECK(cuda_error_model("nvfp4").u_out == std::ldexp(1.0, -8));
-  CHECK_THROWS_AS(cpu_error_model("fp16"), input_error);
-  CHECK_THROWS_AS(cuda_error_model("int4"), input_error);
+    CHECK(cuda_error_model(parse_dtype(d)).u_acc == std::ldexp(1.0, -23)); // tensor cores truncate
+  CHECK(cuda_error_model(dtype::tf32).u_in == std::ldexp(1.0, -9));
+  CHECK(cuda_error_model(dtype::nvfp4).u_out == std::ldexp(1.0, -8));
+  CHECK_THROWS_AS(cpu_error_model(dtype::fp16), input_error);
+  // An unknown dtype is refused where the config is read, before any error model is asked.
+  CHECK_THROWS_AS(parse_dtype("int4"), input_error);
   CHECK_THAT(cpu.formula(), Catch::Contains("Higham & Mary"));
 }
 
@@ -74,17 +75,17 @@ TEST_CASE("error bound: NaN, exact zero and a zero bound", "[gemm][tolerance]") 
   auto c_at = [&](int64_t i, int64_t j) { return c[size_t(i * 2 + j)]; };
   // C = [[0, 0], [1*0 + 2*3, 1*0 + 2*4]] = [[0, 0], [6, 8]]
   c = {0, 0, 6, 8};
-  auto r = check_gemm_output(2, 2, 2, a_at, b_at, c_at, cpu_error_model("fp32"), 100, 1);
+  auto r = check_gemm_output(2, 2, 2, a_at, b_at, c_at, cpu_error_model(dtype::fp32), 100, 1);
   CHECK(r.ok());
   CHECK(r.points == 4);
   CHECK(r.max_ratio == 0);
   c[0] = 1e-30f; // any error where every product is 0 (a zero bound) fails
-  r = check_gemm_output(2, 2, 2, a_at, b_at, c_at, cpu_error_model("fp32"), 100, 1);
+  r = check_gemm_output(2, 2, 2, a_at, b_at, c_at, cpu_error_model(dtype::fp32), 100, 1);
   CHECK_FALSE(r.ok());
   CHECK(std::isinf(r.max_ratio));
   c[0] = 0;
   c[3] = NAN;
-  r = check_gemm_output(2, 2, 2, a_at, b_at, c_at, cpu_error_model("fp32"), 100, 1);
+  r = check_gemm_output(2, 2, 2, a_at, b_at, c_at, cpu_error_model(dtype::fp32), 100, 1);
   CHECK_FALSE(r.ok());
   CHECK(r.worst_i == 1);
   CHECK(r.worst_j == 1);
@@ -97,7 +98,7 @@ TEST_CASE("the CPU kernels pass the bound, and sabotaged outputs fail it at ever
   for (std::string dtype : {"fp32", "bf16"})
     for (int64_t k : catalogue_ks) {
       // Small M and N keep it fast; every element is checked (64 <= points).
-      const gemm_shape s{8, 8, k, false, false, dtype};
+      const gemm_shape s{8, 8, k, false, false, parse_dtype(dtype)};
       auto buf = make_buffers(s, 97);
       make_cpu_gemm("onednn", s)->run(buf);
       const std::vector<float> real = buf.c;
@@ -257,7 +258,7 @@ TEST_CASE("the CUDA error models admit their paths' rounding (emulated) and reje
         apply_sabotage(what, m, n, k, a_at, b_at, c);
         const gemm_check chk = check_gemm_output(
             m, n, k, a_at, b_at, [&](int64_t i, int64_t j) { return c[size_t(i * n + j)]; },
-            cuda_error_model(p.dtype), 256, 5);
+            cuda_error_model(parse_dtype(p.dtype)), 256, 5);
         INFO(p.dtype << " K=" << k << " " << name_of(what) << ": " << chk.reason());
         CHECK(chk.ok() == (what == sabotage::none));
         // The legitimate rounding stays well inside the bound: a margin for what the emulation

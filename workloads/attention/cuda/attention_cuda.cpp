@@ -1,5 +1,5 @@
-// The attention workload's CUDA backend (issue 8 §4): device buffers, the timed kernel, metrics
-// and the correctness check against the CPU reference (attention_check.hpp).
+// The attention workload's CUDA backend: device buffers, the timed kernel, metrics and the
+// correctness check against the CPU reference (attention_check.hpp).
 #include "workloads/attention/cuda/attention_cuda.hpp"
 #include "harness/core/hash.hpp"
 
@@ -10,22 +10,15 @@
 
 #include "harness/core/bf16.hpp"
 #include "harness/core/error.hpp"
-#include "harness/core/peak.hpp"
-#include "harness/core/stats.hpp"
+#include "harness/core/kernel_metrics.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
 #include "harness/measure/measure.hpp"
 #include "workloads/attention/attention_check.hpp"
-#include "workloads/attention/attention_workload.hpp"
 
 namespace accelbench::attention {
 
 namespace {
-
-std::string impl_of(const config& cfg) {
-  auto it = cfg.values.find("impl");
-  return it == cfg.values.end() ? "cudnn" : it->second;
-}
 
 uint64_t q_elems(const attention_shape& s) {
   return (uint64_t)(s.batch * s.seq_q * s.heads * s.head_dim);
@@ -138,8 +131,6 @@ std::vector<float> random_tensor(uint64_t n, std::mt19937_64& rng, bool bf16) {
   return x;
 }
 
-uint64_t seed_of(const std::string& key) { return fnv1a64(key); }
-
 } // namespace
 
 const std::vector<std::string>& cuda_attention_impls() {
@@ -147,130 +138,147 @@ const std::vector<std::string>& cuda_attention_impls() {
   return v;
 }
 
-uint64_t attention_cuda_device_bytes(const config& cfg) {
-  auto s = shape_of(cfg);
-  const uint64_t es = cfg.at("dtype") == "bf16" ? 2 : 4;
-  const bool bwd = pass_from_string(cfg.at("pass")) != pass_kind::fwd;
+uint64_t attention_cuda_device_bytes(const attention_params& p) {
+  const attention_shape& s = p.shape;
+  const uint64_t es = p.bf16() ? 2 : 4;
   uint64_t b = (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
-  if (bwd)
+  if (p.backward())
     b += (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
   // impl=cudnn backward also holds rowsum(dO*O) and an fp32 dQ accumulator (the plan's own
   // workspace is known only once cuDNN has built it; the 5% margin of memory_refusal covers it).
-  if (bwd && impl_of(cfg) == "cudnn")
+  if (p.backward() && p.impl == "cudnn")
     b += rows(s) * 4 + q_elems(s) * 4;
   return b;
 }
 
-std::string attention_cuda_unavailable_reason(const config& cfg) {
-  auto s = shape_of(cfg);
-  const std::string impl = impl_of(cfg);
-  const bool bf16 = cfg.at("dtype") == "bf16";
-  const bool bwd = pass_from_string(cfg.at("pass")) != pass_kind::fwd;
+std::string attention_cuda_unavailable_reason(const attention_params& p) {
+  const attention_shape& s = p.shape;
   const auto& impls = cuda_attention_impls();
-  if (std::find(impls.begin(), impls.end(), impl) == impls.end())
-    return fmt::format("impl={} is not a CUDA attention implementation (cudnn, native)", impl);
-  if (impl == "native" && s.head_dim > 256)
+  if (std::find(impls.begin(), impls.end(), p.impl) == impls.end())
+    return fmt::format("impl={} is not a CUDA attention implementation (cudnn, native)", p.impl);
+  if (p.impl == "native" && s.head_dim > 256)
     return fmt::format("impl=native supports head_dim up to 256 (got head_dim={})", s.head_dim);
-  if (impl == "cudnn")
-    if (auto r = cudnn::unsupported_reason(s, bf16, bwd); !r.empty())
+  if (p.impl == "cudnn")
+    if (auto r = cudnn::unsupported_reason(s, p.bf16(), p.backward()); !r.empty())
       return r;
   std::string why;
   if (!device::cuda_available(&why))
     return "CUDA backend: " + why;
   const auto st = device::query_cuda(true);
-  return device::memory_refusal(attention_cuda_device_bytes(cfg), st.gpus.front().free_memory);
+  return device::memory_refusal(attention_cuda_device_bytes(p), st.gpus.front().free_memory);
 }
 
-void attention_cuda_execute(const config& cfg, run& out, run_context& ctx) {
-  if (auto why = attention_cuda_unavailable_reason(cfg); !why.empty()) {
+namespace native {
+
+double executed_flops(const attention_shape& s, pass_kind p) {
+  // Forward: Q K^T and P V (4*D per visible pair). Backward: the dQ kernel does Q K^T, dO V^T
+  // and dS K (6*D), the dK/dV kernel Q K^T, dO V^T, P^T dO and dS^T Q (8*D).
+  const double per_pair =
+      2.0 * (double)s.batch * (double)s.heads * (double)s.head_dim * attention_pairs(s);
+  const double fwd = 2.0 * per_pair, bwd = 7.0 * per_pair;
+  return p == pass_kind::fwd ? fwd : p == pass_kind::bwd ? bwd : fwd + bwd;
+}
+
+} // namespace native
+
+namespace {
+
+// Seeded inputs (rounded to bf16 for a bf16 run) uploaded to the device tensors.
+struct host_inputs {
+  std::vector<float> q, k, v, d_o;
+};
+host_inputs upload_inputs(const attention_params& p, device_tensors& t, uint64_t seed) {
+  const attention_shape& s = p.shape;
+  std::mt19937_64 rng(seed);
+  host_inputs in;
+  in.q = random_tensor(q_elems(s), rng, p.bf16());
+  in.k = random_tensor(kv_elems(s), rng, p.bf16());
+  in.v = random_tensor(kv_elems(s), rng, p.bf16());
+  t.put(t.q, in.q);
+  t.put(t.k, in.k);
+  t.put(t.v, in.v);
+  if (p.backward()) {
+    in.d_o = random_tensor(q_elems(s), rng, p.bf16());
+    t.put(t.d_o, in.d_o);
+  }
+  // The kernel stream is non-blocking: nothing may be left of the uploads when it starts (as
+  // the GEMM path; device_buffer::upload also waits for its own copy).
+  device::synchronize("attention inputs upload");
+  return in;
+}
+
+void record_implementation(const attention_params& p, const attention_kernel& kern,
+                           const device::gpu_info& gpu, run& out) {
+  out.extra["implementation"] = kern.engine();
+  out.extra["impl"] = p.impl;
+  out.extra["device"] = gpu.to_json();
+  out.extra["flops_per_iteration"] = p.flops();
+  out.extra["flop_convention"] = k_flop_convention;
+  if (p.impl == "native") {
+    out.extra["executed_flops_per_iteration"] = native::executed_flops(p.shape, p.pass);
+    out.extra["executed_flops_note"] =
+        "the native backward recomputes Q K^T and dO V^T in both of its kernels (14*head_dim per "
+        "visible pair against the convention's 10): tflops follows the convention, as for cuDNN";
+  }
+}
+
+kernel_peak datasheet_peak(const std::string& gpu_name, dtype type) {
+  const std::string dt = to_string(type);
+  kernel_peak pk;
+  pk.source = peak_source::datasheet;
+  pk.tflops = device::datasheet_peak_tflops(gpu_name, dt);
+  pk.record = {{"tflops", pk.tflops}, {"dtype", dt}, {"source", "NVIDIA datasheet, dense"}};
+  pk.what = "NVIDIA datasheet, " + dt + " dense";
+  return pk;
+}
+
+// Correctness against the double-precision CPU reference over the same (rounded) inputs.
+void check_outputs(const attention_params& p, const device_tensors& t, const host_inputs& in,
+                   run& out, const run_context& ctx, uint64_t seed) {
+  const attention_shape& s = p.shape;
+  device::synchronize("attention outputs");
+  check_options opt;
+  opt.tolerance = ctx.rules->tolerance(to_string(p.type));
+  opt.seed = seed;
+  auto o = t.get(t.o, q_elems(s));
+  auto lse = t.get_lse(rows(s));
+  auto chk = check_forward(s, in.q.data(), in.k.data(), in.v.data(), o.data(), lse.data(), opt);
+  if (p.backward()) {
+    auto dq = t.get(t.dq, q_elems(s)), dk = t.get(t.dk, kv_elems(s)), dv = t.get(t.dv, kv_elems(s));
+    chk.merge(check_backward(s, in.q.data(), in.k.data(), in.v.data(), in.d_o.data(), dq.data(),
+                             dk.data(), dv.data(), opt));
+  }
+  out.extra["correctness"] = chk.to_json();
+  if (!chk.ok())
+    out.mark_invalid("correctness: " + chk.reason());
+}
+
+} // namespace
+
+void attention_cuda_execute(const attention_params& p, run& out, run_context& ctx) {
+  if (auto why = attention_cuda_unavailable_reason(p); !why.empty()) {
     out.mark_skipped(why);
     return;
   }
-  const auto s = shape_of(cfg);
-  const auto pass = pass_from_string(cfg.at("pass"));
-  const std::string dtype = cfg.at("dtype"), impl = impl_of(cfg);
-  const bool bf16 = dtype == "bf16";
-  const bool bwd = pass != pass_kind::fwd;
   const auto st = device::query_cuda();
   const auto& gpu = st.gpus.front();
-  const uint64_t seed = ctx.seed ? ctx.seed : seed_of(cfg.key());
+  const uint64_t seed = ctx.seed ? ctx.seed : seed_from_key(p.key);
   try {
     device::set_device(gpu.index);
-    std::mt19937_64 rng(seed);
-    auto q = random_tensor(q_elems(s), rng, bf16);
-    auto k = random_tensor(kv_elems(s), rng, bf16);
-    auto v = random_tensor(kv_elems(s), rng, bf16);
-    device_tensors t(s, bf16, bwd);
-    t.put(t.q, q);
-    t.put(t.k, k);
-    t.put(t.v, v);
-    std::vector<float> d_o;
-    if (bwd) {
-      d_o = random_tensor(q_elems(s), rng, bf16);
-      t.put(t.d_o, d_o);
-    }
-    // The kernel stream is non-blocking: nothing may be left of the uploads when it starts (as
-    // the GEMM path; device_buffer::upload also waits for its own copy).
-    device::synchronize("attention inputs upload");
-    attention_kernel kern(s, bf16, pass, impl, t, gpu.index);
+    device_tensors t(p.shape, p.bf16(), p.backward());
+    const host_inputs in = upload_inputs(p, t, seed);
+    attention_kernel kern(p.shape, p.bf16(), p.pass, p.impl, t, gpu.index);
     // The backward pass reads O and lse: produce them once, untimed (FlashAttention's bwd
     // benchmark does the same).
-    if (pass == pass_kind::bwd) {
+    if (p.pass == pass_kind::bwd) {
       kern.forward(kern.stream());
       device::synchronize("attention forward (setup for pass=bwd)");
     }
-    if (!measure::measure_into(out, cfg.key(), kern, ctx.rules->measurement()))
+    if (!measure::measure_into(out, p.key, kern, ctx.rules->measurement()))
       return;
-    const double flops = attention_flops(s, pass);
-    out.extra["implementation"] = kern.engine();
-    out.extra["impl"] = impl;
-    out.extra["device"] = gpu.to_json();
-    out.extra["flops_per_iteration"] = flops;
-    out.extra["flop_convention"] = k_flop_convention;
-    if (impl == "native") {
-      out.extra["executed_flops_per_iteration"] = native::executed_flops(s, pass);
-      out.extra["executed_flops_note"] =
-          "the native backward recomputes Q K^T and dO V^T in both of its kernels (14*head_dim per "
-          "visible pair against the convention's 10): tflops follows the convention, as for cuDNN";
-    }
-    std::vector<double> times;
-    for (const auto& smp : out.samples)
-      times.push_back(smp.value);
-    auto sum = stats::summarize(times);
-    const double tflops = flops / sum.median / 1e12;
-    out.add_metric("time", sum.median, "s", direction::lower_is_better);
-    out.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("tflops_ci_low", flops / sum.ci_high / 1e12, "TFLOP/s",
-                   direction::higher_is_better);
-    out.add_metric("tflops_ci_high", flops / sum.ci_low / 1e12, "TFLOP/s",
-                   direction::higher_is_better);
-    out.add_metric("cv", sum.cv, "", direction::lower_is_better);
-    if (double pk = device::datasheet_peak_tflops(gpu.name, dtype); pk > 0) {
-      out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
-      out.extra["peak"] = {{"tflops", pk}, {"dtype", dtype}, {"source", "NVIDIA datasheet, dense"}};
-      // Faster than the silicon can go is a measurement bug, not a result.
-      if (auto why = above_peak_reason(tflops, pk, "NVIDIA datasheet, " + dtype + " dense");
-          !why.empty())
-        out.mark_invalid("above peak: " + why);
-    }
-
-    // Correctness against the double-precision CPU reference over the same (rounded) inputs.
-    device::synchronize("attention outputs");
-    check_options opt;
-    opt.tolerance = ctx.rules->tolerance(dtype);
-    opt.seed = seed;
-    auto o = t.get(t.o, q_elems(s));
-    auto lse = t.get_lse(rows(s));
-    auto chk = check_forward(s, q.data(), k.data(), v.data(), o.data(), lse.data(), opt);
-    if (bwd) {
-      auto dq = t.get(t.dq, q_elems(s)), dk = t.get(t.dk, kv_elems(s)),
-           dv = t.get(t.dv, kv_elems(s));
-      chk.merge(check_backward(s, q.data(), k.data(), v.data(), d_o.data(), dq.data(), dk.data(),
-                               dv.data(), opt));
-    }
-    out.extra["correctness"] = chk.to_json();
-    if (!chk.ok())
-      out.mark_invalid("correctness: " + chk.reason());
+    record_implementation(p, kern, gpu, out);
+    add_kernel_metrics(out, p.flops(), datasheet_peak(gpu.name, p.type));
+    check_outputs(p, t, in, out, ctx, seed);
   } catch (const backend_error& e) {
     out.mark_failed(e.what());
   }

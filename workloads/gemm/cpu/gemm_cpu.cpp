@@ -37,7 +37,7 @@ gemm_buffers make_buffers(const gemm_shape& s, uint64_t seed) {
     for (auto& x : v)
       x = float_to_bf16((float)(2.0 * g.uniform() - 1.0));
   };
-  if (s.dtype == "bf16") {
+  if (s.type == dtype::bf16) {
     fill16(b.a16, s.a_elems());
     fill16(b.b16, s.b_elems());
   } else {
@@ -69,7 +69,7 @@ public:
   explicit onednn_gemm(const gemm_shape& s) : m_eng(dnnl::engine::kind::cpu, 0), m_stream(m_eng) {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
-    dt in = s.dtype == "bf16" ? dt::bf16 : dt::f32;
+    dt in = s.type == dtype::bf16 ? dt::bf16 : dt::f32;
     m_a_md = dnnl::memory::desc({s.m, s.k}, in, s.trans_a ? tag::ba : tag::ab);
     m_b_md = dnnl::memory::desc({s.k, s.n}, in, s.trans_b ? tag::ba : tag::ab);
     m_c_md = dnnl::memory::desc({s.m, s.n}, dt::f32, tag::ab);
@@ -78,8 +78,8 @@ public:
       m_pd = dnnl::matmul::primitive_desc(d, m_eng);
       m_prim = dnnl::matmul(m_pd);
     } catch (const dnnl::error& e) {
-      throw input_error(fmt::format("oneDNN cannot run a {} matmul of {}x{}x{} here: {}", s.dtype,
-                                    s.m, s.n, s.k, e.what()));
+      throw input_error(fmt::format("oneDNN cannot run a {} matmul of {}x{}x{} here: {}",
+                                    dtype_name(s.type), s.m, s.n, s.k, e.what()));
     }
   }
   void run(gemm_buffers& buf) override {
@@ -104,7 +104,7 @@ private:
 class openblas_gemm : public cpu_gemm {
 public:
   explicit openblas_gemm(const gemm_shape& s) : m_s(s) {
-    if (s.dtype == "bf16" && !openblas_sbgemm())
+    if (s.type == dtype::bf16 && !openblas_sbgemm())
       throw input_error("OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm; Debian builds "
                         "it without BUILD_BFLOAT16): use library=onednn for bf16");
   }
@@ -113,7 +113,7 @@ public:
     auto ta = s.trans_a ? CblasTrans : CblasNoTrans;
     auto tb = s.trans_b ? CblasTrans : CblasNoTrans;
     blasint lda = s.trans_a ? s.m : s.k, ldb = s.trans_b ? s.k : s.n;
-    if (s.dtype == "bf16")
+    if (s.type == dtype::bf16)
       // OpenBLAS's bfloat16 GEMM (sbgemm): bf16 inputs, fp32 accumulation and output.
       openblas_sbgemm()(CblasRowMajor, ta, tb, s.m, s.n, s.k, 1.0f, buf.a16.data(), lda,
                         buf.b16.data(), ldb, 0.0f, buf.c.data(), s.n);
@@ -122,7 +122,7 @@ public:
                   ldb, 0.0f, buf.c.data(), s.n);
   }
   std::string implementation() const override {
-    return fmt::format("OpenBLAS cblas_{}gemm ({})", m_s.dtype == "bf16" ? "sb" : "s",
+    return fmt::format("OpenBLAS cblas_{}gemm ({})", m_s.type == dtype::bf16 ? "sb" : "s",
                        openblas_get_corename());
   }
 
@@ -145,7 +145,7 @@ gemm_check check_gemm(const gemm_shape& s, const gemm_buffers& buf, int64_t poin
   return check_gemm_output(
       s.m, s.n, s.k, [&](int64_t i, int64_t kk) { return buf.a_at(s, i, kk); },
       [&](int64_t kk, int64_t j) { return buf.b_at(s, kk, j); },
-      [&](int64_t i, int64_t j) { return buf.c[size_t(i * s.n + j)]; }, cpu_error_model(s.dtype),
+      [&](int64_t i, int64_t j) { return buf.c[size_t(i * s.n + j)]; }, cpu_error_model(s.type),
       points, seed);
 }
 

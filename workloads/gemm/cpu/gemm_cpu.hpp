@@ -1,33 +1,18 @@
 #pragma once
-// GEMM on the CPU: C[M,N] = op(A)[M,K] · op(B)[K,N], row-major, fp32 output.
-// A is stored [M,K] (or [K,M] when trans_a), B is stored [K,N] (or [N,K] when trans_b).
+// The GEMM workload's CPU backend (oneDNN, OpenBLAS): C[M,N] = op(A)[M,K] · op(B)[K,N], row-major,
+// fp32 output, for the shape of the spec (workloads/gemm/gemm_spec.hpp).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "harness/core/checked_math.hpp"
 #include "harness/core/model.hpp"
+#include "harness/core/workload.hpp"
+#include "workloads/gemm/gemm_spec.hpp"
 #include "workloads/gemm/gemm_tolerance.hpp"
 
 namespace accelbench::gemm {
-
-struct gemm_shape {
-  int64_t m = 0, n = 0, k = 0;
-  bool trans_a = false, trans_b = false;
-  std::string dtype = "fp32"; // fp32 | bf16 (inputs bf16, fp32 accumulation and output)
-  int64_t a_elems() const { return m * k; }
-  int64_t b_elems() const { return k * n; }
-  int64_t c_elems() const { return m * n; }
-  size_t input_elem_bytes() const { return dtype == "bf16" ? 2 : 4; }
-  double flops() const { return 2.0 * (double)m * (double)n * (double)k; }
-  // Saturates instead of wrapping: fp32 M = N = 2^30, K = 1.5 * 2^30 needs exactly 2^64 bytes,
-  // which wrapped to 0 and passed the host-memory check.
-  uint64_t bytes() const {
-    return sat_add(sat_mul(sat_add(sat_product({m, k}), sat_product({k, n})), input_elem_bytes()),
-                   sat_mul(sat_product({m, n}), 4));
-  }
-};
 
 // Inputs as the kernel sees them: fp32 arrays, or bf16 arrays (raw bits) for dtype bf16.
 struct gemm_buffers {
@@ -56,8 +41,17 @@ std::unique_ptr<cpu_gemm> make_cpu_gemm(const std::string& library, const gemm_s
 
 // Checks `points` output elements (all of them for small shapes, else the four corners and seeded
 // random ones) against a double-precision dot product over the inputs the kernel read, each
-// against the error bound of cpu_error_model(s.dtype) (workloads/gemm/gemm_tolerance.hpp).
+// against the error bound of cpu_error_model(s.type) (workloads/gemm/gemm_tolerance.hpp).
 gemm_check check_gemm(const gemm_shape& s, const gemm_buffers& buf, int64_t points, uint64_t seed);
+
+// Called on the output after measurement and before the correctness check. Tests use it to
+// corrupt the result and prove that a wrong kernel is reported INVALID.
+using output_hook = std::function<void(const gemm_shape&, gemm_buffers&)>;
+
+// One run of the config on `library`: measures, fills metrics and extra, checks the output
+// (INVALID when wrong). `key` is the config's key (the inputs' seed, the measurement's name).
+void gemm_cpu_execute(const gemm_shape& s, const std::string& key, const std::string& library,
+                      run& out, run_context& ctx, const output_hook& hook);
 
 // Whether the OpenBLAS found at run time has a bfloat16 GEMM.
 bool openblas_has_bf16();

@@ -1,4 +1,4 @@
-// GEMM on CUDA with cuBLASLt (issue 8 §3). Host code only: cuBLASLt is a host API, and the
+// GEMM on CUDA with cuBLASLt. Host code only: cuBLASLt is a host API, and the
 // inputs are prepared (and quantised) on the host so the correctness reference sees exactly the
 // values the device reads.
 #include "workloads/gemm/cuda/gemm_cuda.hpp"
@@ -19,8 +19,7 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/checked_math.hpp"
 #include "harness/core/error.hpp"
-#include "harness/core/peak.hpp"
-#include "harness/core/stats.hpp"
+#include "harness/core/kernel_metrics.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
 #include "harness/measure/measure.hpp"
@@ -30,43 +29,25 @@ namespace accelbench::gemm {
 
 namespace {
 
-constexpr uint64_t workspace_bytes = 32ull << 20; // issue 8 §3: heuristic selection with 32 MiB
+constexpr uint64_t workspace_bytes = 32ull << 20; // heuristic selection with 32 MiB of workspace
 
-bool is_fp8(const std::string& d) { return d == "fp8_e4m3" || d == "fp8_e5m2"; }
-bool is_block_scaled(const std::string& d) { return d == "mxfp8" || d == "nvfp4"; }
-bool is_narrow(const std::string& d) { return is_fp8(d) || is_block_scaled(d); }
-int64_t scale_block(const std::string& d) { return d == "nvfp4" ? 16 : 32; }
+bool is_narrow(dtype d) { return is_fp8(d) || is_block_scaled(d); }
+int64_t scale_block(dtype d) { return d == dtype::nvfp4 ? 16 : 32; }
 
 // Bits per stored element of A and B.
-int input_bits(const std::string& d) {
-  if (d == "fp32" || d == "tf32")
-    return 32;
-  if (d == "fp16" || d == "bf16")
-    return 16;
-  if (d == "nvfp4")
-    return 4;
-  return 8;
-}
+int input_bits(dtype d) { return element_bits(d); }
 // Output element bytes: fp32 for the wide dtypes, bf16 for the narrow ones.
-int output_bytes(const std::string& d) { return is_narrow(d) ? 2 : 4; }
+int output_bytes(dtype d) { return is_narrow(d) ? 2 : 4; }
 
-struct dims {
-  int64_t m, n, k;
-  bool ta, tb;
-  std::string dtype;
-};
+// The shape of the spec, under the short names of this file.
+using dims = gemm_shape;
 
-dims dims_of(const config& cfg) {
-  return {cfg.get_int("M"),        cfg.get_int("N"),        cfg.get_int("K"),
-          cfg.get_bool("trans_a"), cfg.get_bool("trans_b"), cfg.at("dtype")};
-}
-
-// ---- cuBLASLt RAII (DESIGN.md: move-only wrappers around C handles, errors with context) ----
+// ---- cuBLASLt RAII (move-only wrappers around C handles, errors with context) ----
 void check_lt(cublasStatus_t st, const char* what, const dims& d) {
   if (st == CUBLAS_STATUS_SUCCESS)
     return;
   throw backend_error(fmt::format("cuBLASLt {} failed with status {} for {}x{}x{} {}", what,
-                                  (int)st, d.m, d.n, d.k, d.dtype));
+                                  (int)st, d.m, d.n, d.k, dtype_name(d.type)));
 }
 
 template <class H, cublasStatus_t (*Destroy)(H)> struct lt_handle {
@@ -224,15 +205,14 @@ const std::vector<std::string>& cuda_gemm_dtypes() {
 
 bool cuda_available(std::string* why) { return device::cuda_available(why); }
 
-uint64_t gemm_cuda_device_bytes(const config& cfg) {
-  auto d = dims_of(cfg);
-  const int bits = input_bits(d.dtype);
+uint64_t gemm_cuda_device_bytes(const gemm_shape& d) {
+  const int bits = input_bits(d.type);
   // Saturating: a huge shape must be refused as too big, not wrap to a size that fits.
   uint64_t a = sat_product({d.m, d.k, bits}) / 8, b = sat_product({d.k, d.n, bits}) / 8;
-  uint64_t c = sat_product({d.m, d.n, output_bytes(d.dtype)});
+  uint64_t c = sat_product({d.m, d.n, output_bytes(d.type)});
   uint64_t s = 0;
-  if (is_block_scaled(d.dtype)) {
-    int64_t sc = d.k / scale_block(d.dtype);
+  if (is_block_scaled(d.type)) {
+    int64_t sc = d.k / scale_block(d.type);
     s = sat_add(block_scale_bytes(d.m, sc), block_scale_bytes(d.n, sc));
   }
   return sat_add(sat_add(sat_add(a, b), sat_add(c, s)), workspace_bytes);
@@ -243,28 +223,25 @@ uint64_t gemm_cuda_device_bytes(const config& cfg) {
 // transb = N; here trans_a = 0, trans_b = 1), 16-byte aligned leading dimensions, K a multiple
 // of the scale block.
 static std::string layout_reason(const dims& d) {
-  if (!is_narrow(d.dtype))
+  if (!is_narrow(d.type))
     return {};
-  if (d.ta || !d.tb)
+  if (d.trans_a || !d.trans_b)
     return fmt::format(
         "dtype {} needs both operands K-major (cuBLASLt FP8/block-scaled kernels "
         "take the TN layout only): use trans_a=0 trans_b=1 (got trans_a={} trans_b={})",
-        d.dtype, (int)d.ta, (int)d.tb);
-  int64_t kmul = is_block_scaled(d.dtype) ? 32 : 16;
+        dtype_name(d.type), (int)d.trans_a, (int)d.trans_b);
+  int64_t kmul = is_block_scaled(d.type) ? 32 : 16;
   if (d.k % kmul != 0)
-    return fmt::format("dtype {} needs K to be a multiple of {} (got K={})", d.dtype, kmul, d.k);
+    return fmt::format("dtype {} needs K to be a multiple of {} (got K={})", dtype_name(d.type),
+                       kmul, d.k);
   if (d.m % 16 != 0 || d.n % 16 != 0)
     return fmt::format("dtype {} needs M and N to be multiples of 16 (16-byte aligned rows; got "
                        "M={} N={})",
-                       d.dtype, d.m, d.n);
+                       dtype_name(d.type), d.m, d.n);
   return {};
 }
 
-std::string gemm_cuda_unavailable_reason(const config& cfg) {
-  auto d = dims_of(cfg);
-  const auto& known = cuda_gemm_dtypes();
-  if (std::find(known.begin(), known.end(), d.dtype) == known.end())
-    return device::dtype_unsupported_reason(d.dtype, 0, 0);
+std::string gemm_cuda_unavailable_reason(const gemm_shape& d) {
   if (auto r = layout_reason(d); !r.empty())
     return r;
   std::string why;
@@ -272,10 +249,10 @@ std::string gemm_cuda_unavailable_reason(const config& cfg) {
     return "CUDA backend: " + why;
   auto st = device::query_cuda(true); // free memory now, not at the first query
   const auto& g = st.gpus.front();
-  if (auto r = device::dtype_unsupported_reason(d.dtype, g.cc_major, g.cc_minor, g.name);
+  if (auto r = device::dtype_unsupported_reason(to_string(d.type), g.cc_major, g.cc_minor, g.name);
       !r.empty())
     return r;
-  if (auto r = device::memory_refusal(gemm_cuda_device_bytes(cfg), g.free_memory); !r.empty())
+  if (auto r = device::memory_refusal(gemm_cuda_device_bytes(d), g.free_memory); !r.empty())
     return r;
   return {};
 }
@@ -292,113 +269,136 @@ struct host_operand {
   float tensor_scale = 1.0f;   // per-tensor dequantisation scale (fp8)
 };
 
+// fp32 and tf32 stored as they are; fp16 and bf16 rounded, the reference reading the rounded
+// values. tf32: the device rounds to tf32 inside the tensor core; the reference keeps the fp32
+// inputs and cuda_error_model's u_in covers the 10-bit mantissa.
+void store_wide(dtype type, host_operand& h) {
+  const uint64_t n = h.val.size();
+  if (type == dtype::fp32 || type == dtype::tf32) {
+    h.bytes.resize(n * 4);
+    std::memcpy(h.bytes.data(), h.val.data(), n * 4);
+    return;
+  }
+  h.bytes.resize(n * 2);
+  auto* p = reinterpret_cast<uint16_t*>(h.bytes.data());
+  for (uint64_t i = 0; i < n; ++i) {
+    if (type == dtype::bf16) {
+      p[i] = float_to_bf16(h.val[i]);
+      h.val[i] = bf16_to_float(p[i]);
+    } else {
+      __half hv = __float2half_rn(h.val[i]);
+      std::memcpy(&p[i], &hv, 2);
+      h.val[i] = __half2float(hv);
+    }
+  }
+}
+
+// FP8 with a per-tensor scale. fp8_e5m2: A (the "gradient" operand) is E5M2 and B is E4M3,
+// because cuBLASLt has no E5M2 x E5M2 kernel (its FP8 table lists E4M3xE4M3, E4M3xE5M2 and
+// E5M2xE4M3 only).
+void quantise_fp8(dtype type, bool is_a, host_operand& h) {
+  const uint64_t n = h.val.size();
+  auto f = (type == dtype::fp8_e5m2 && is_a) ? minifloat::e5m2 : minifloat::e4m3;
+  // Per-tensor scaling (Transformer Engine's delayed scaling, here with the exact amax): the
+  // stored value is x * (fmax / amax) and the device multiplies back by amax / fmax.
+  float amax = 0;
+  for (float x : h.val)
+    amax = std::max(amax, std::fabs(x));
+  float s = amax > 0 ? minifloat_max(f) / amax : 1.0f;
+  h.tensor_scale = 1.0f / s;
+  h.bytes.resize(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    h.bytes[i] = encode_minifloat(f, h.val[i] * s);
+    h.val[i] = decode_minifloat(f, h.bytes[i]) * h.tensor_scale;
+  }
+}
+
+// The scale code of one block of amax `amax`: NVFP4 an E4M3 scale, amax / 6 (the largest FP4
+// value); MXFP8 (OCP MX v1.0 §6.3) X = 2^(floor(log2(amax)) - emax_elem), emax_elem = 8 for E4M3.
+uint8_t block_scale_code(bool fp4, float amax, float emax) {
+  if (fp4)
+    return encode_minifloat(minifloat::ue4m3, std::max(amax / emax, 1.0f / 512));
+  int e = amax > 0 ? (int)std::floor(std::log2(amax)) - 8 : -127;
+  return (uint8_t)std::clamp(e + 127, 0, 254);
+}
+
+// One block of `blk` elements of row r, block column c: spread in magnitude, scaled, quantised.
+void quantise_block(bool fp4, int64_t blk, int64_t r, int64_t c, int64_t cols, int64_t sc,
+                    host_operand& h) {
+  const auto ef = fp4 ? minifloat::e2m1 : minifloat::e4m3;
+  float* x = &h.val[(uint64_t)r * cols + c * blk];
+  // Blocks of different magnitudes (2^-4 .. 2^4, varying along rows and blocks), as real
+  // tensors have: every block then has its own scale code, so a scale placed at the wrong
+  // offset of the tiled layout changes the result instead of going unnoticed.
+  const float mag = std::ldexp(1.0f, (int)((r * 7 + c * 3) % 9) - 4);
+  for (int64_t i = 0; i < blk; ++i)
+    x[i] *= mag;
+  float amax = 0;
+  for (int64_t i = 0; i < blk; ++i)
+    amax = std::max(amax, std::fabs(x[i]));
+  const uint8_t scode = block_scale_code(fp4, amax, minifloat_max(ef));
+  float scale = decode_minifloat(fp4 ? minifloat::ue4m3 : minifloat::ue8m0, scode);
+  h.scales[block_scale_offset(r, c, sc)] = scode;
+  for (int64_t i = 0; i < blk; ++i) {
+    uint64_t idx = (uint64_t)r * cols + c * blk + i;
+    uint8_t q = encode_minifloat(ef, x[i] / scale);
+    x[i] = decode_minifloat(ef, q) * scale;
+    if (fp4)
+      h.bytes[idx / 2] |= (uint8_t)((q & 0xF) << ((idx & 1) * 4)); // low nibble first
+    else
+      h.bytes[idx] = q;
+  }
+}
+
+// MXFP8 and NVFP4: a scale per block of 32 (16) elements along K, in cuBLASLt's tiled layout.
+void quantise_block_scaled(dtype type, int64_t rows, int64_t cols, host_operand& h) {
+  const bool fp4 = type == dtype::nvfp4;
+  const int64_t blk = scale_block(type);
+  const int64_t sc = cols / blk;
+  const uint64_t n = h.val.size();
+  h.scales.assign(block_scale_bytes(rows, sc), 0);
+  h.bytes.assign(fp4 ? n / 2 : n, 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < sc; ++c)
+      quantise_block(fp4, blk, r, c, cols, sc, h);
+}
+
 // Fills `rows` x `cols` (row-major, inner dimension `cols`) uniform in [-1, 1) and quantises it to
-// `dtype`. For the narrow dtypes `cols` is K (the operands are K-major by layout_reason).
-host_operand make_operand(const std::string& dtype, bool is_a, int64_t rows, int64_t cols,
-                          uint64_t seed) {
+// `type`. For the narrow dtypes `cols` is K (the operands are K-major by layout_reason).
+host_operand make_operand(dtype type, bool is_a, int64_t rows, int64_t cols, uint64_t seed) {
   host_operand h;
-  const uint64_t n = (uint64_t)rows * cols;
-  h.val.resize(n);
+  h.val.resize((uint64_t)rows * cols);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (auto& x : h.val)
     x = u(rng);
-
-  if (dtype == "fp32" || dtype == "tf32") {
-    h.bytes.resize(n * 4);
-    std::memcpy(h.bytes.data(), h.val.data(), n * 4);
-    // tf32: the device rounds to tf32 inside the tensor core; the reference keeps the fp32 inputs
-    // and cuda_error_model's u_in covers the 10-bit mantissa.
-  } else if (dtype == "fp16" || dtype == "bf16") {
-    h.bytes.resize(n * 2);
-    auto* p = reinterpret_cast<uint16_t*>(h.bytes.data());
-    for (uint64_t i = 0; i < n; ++i) {
-      if (dtype == "bf16") {
-        p[i] = float_to_bf16(h.val[i]);
-        h.val[i] = bf16_to_float(p[i]);
-      } else {
-        __half hv = __float2half_rn(h.val[i]);
-        std::memcpy(&p[i], &hv, 2);
-        h.val[i] = __half2float(hv);
-      }
-    }
-  } else if (is_fp8(dtype)) {
-    // fp8_e5m2: A (the "gradient" operand) is E5M2 and B is E4M3, because cuBLASLt has no
-    // E5M2 x E5M2 kernel (its FP8 table lists E4M3xE4M3, E4M3xE5M2 and E5M2xE4M3 only).
-    auto f = (dtype == "fp8_e5m2" && is_a) ? minifloat::e5m2 : minifloat::e4m3;
-    // Per-tensor scaling (Transformer Engine's delayed scaling, here with the exact amax): the
-    // stored value is x * (fmax / amax) and the device multiplies back by amax / fmax.
-    float amax = 0;
-    for (float x : h.val)
-      amax = std::max(amax, std::fabs(x));
-    float s = amax > 0 ? minifloat_max(f) / amax : 1.0f;
-    h.tensor_scale = 1.0f / s;
-    h.bytes.resize(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      h.bytes[i] = encode_minifloat(f, h.val[i] * s);
-      h.val[i] = decode_minifloat(f, h.bytes[i]) * h.tensor_scale;
-    }
-  } else if (is_block_scaled(dtype)) {
-    const bool fp4 = dtype == "nvfp4";
-    const int64_t blk = scale_block(dtype);
-    const int64_t sc = cols / blk;
-    const auto ef = fp4 ? minifloat::e2m1 : minifloat::e4m3;
-    const float emax = minifloat_max(ef);
-    h.scales.assign(block_scale_bytes(rows, sc), 0);
-    h.bytes.assign(fp4 ? n / 2 : n, 0);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < sc; ++c) {
-        float* x = &h.val[(uint64_t)r * cols + c * blk];
-        // Blocks of different magnitudes (2^-4 .. 2^4, varying along rows and blocks), as real
-        // tensors have: every block then has its own scale code, so a scale placed at the wrong
-        // offset of the tiled layout changes the result instead of going unnoticed.
-        const float mag = std::ldexp(1.0f, (int)((r * 7 + c * 3) % 9) - 4);
-        for (int64_t i = 0; i < blk; ++i)
-          x[i] *= mag;
-        float amax = 0;
-        for (int64_t i = 0; i < blk; ++i)
-          amax = std::max(amax, std::fabs(x[i]));
-        uint8_t scode;
-        if (fp4) {
-          // NVFP4: an E4M3 scale per 16 elements, amax / 6 (the largest FP4 value).
-          scode = encode_minifloat(minifloat::ue4m3, std::max(amax / emax, 1.0f / 512));
-        } else {
-          // MXFP8 (OCP MX v1.0 §6.3): X = 2^(floor(log2(amax)) - emax_elem), emax_elem = 8 for
-          // E4M3.
-          int e = amax > 0 ? (int)std::floor(std::log2(amax)) - 8 : -127;
-          scode = (uint8_t)std::clamp(e + 127, 0, 254);
-        }
-        float scale = decode_minifloat(fp4 ? minifloat::ue4m3 : minifloat::ue8m0, scode);
-        h.scales[block_scale_offset(r, c, sc)] = scode;
-        for (int64_t i = 0; i < blk; ++i) {
-          uint64_t idx = (uint64_t)r * cols + c * blk + i;
-          uint8_t q = encode_minifloat(ef, x[i] / scale);
-          x[i] = decode_minifloat(ef, q) * scale;
-          if (fp4)
-            h.bytes[idx / 2] |= (uint8_t)((q & 0xF) << ((idx & 1) * 4)); // low nibble first
-          else
-            h.bytes[idx] = q;
-        }
-      }
-    }
-  }
+  if (is_fp8(type))
+    quantise_fp8(type, is_a, h);
+  else if (is_block_scaled(type))
+    quantise_block_scaled(type, rows, cols, h);
+  else
+    store_wide(type, h);
   return h;
 }
 
-cudaDataType_t element_type(const std::string& dtype, bool is_a) {
-  if (dtype == "fp32" || dtype == "tf32")
+cudaDataType_t element_type(dtype type, bool is_a) {
+  switch (type) {
+  case dtype::fp32:
+  case dtype::tf32:
     return CUDA_R_32F;
-  if (dtype == "fp16")
+  case dtype::fp16:
     return CUDA_R_16F;
-  if (dtype == "bf16")
+  case dtype::bf16:
     return CUDA_R_16BF;
-  if (dtype == "fp8_e5m2")
+  case dtype::fp8_e5m2:
     return is_a ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3;
-  if (dtype == "fp8_e4m3" || dtype == "mxfp8")
+  case dtype::fp8_e4m3:
+  case dtype::mxfp8:
     return CUDA_R_8F_E4M3;
-  if (dtype == "nvfp4")
+  case dtype::nvfp4:
     return CUDA_R_4F_E2M1;
-  throw input_error("unknown CUDA GEMM dtype " + dtype);
+  }
+  throw input_error("unknown CUDA GEMM dtype " + to_string(type));
 }
 
 // cuBLASLt has no kernel for the problem on this device: a skip with the reason, not a failure.
@@ -413,10 +413,10 @@ public:
       : device::device_kernel(device_index), m_d(d) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLASLt's "A" is our B,
     // its "B" is our A, m' = N, n' = M. A row-major [R,C] buffer is a column-major [C,R] one.
-    const bool narrow = is_narrow(d.dtype);
+    const bool narrow = is_narrow(d.type);
     m_a = device::device_buffer(ha.bytes.size());
     m_b = device::device_buffer(hb.bytes.size());
-    m_c = device::device_buffer((uint64_t)d.m * d.n * output_bytes(d.dtype));
+    m_c = device::device_buffer((uint64_t)d.m * d.n * output_bytes(d.type));
     m_ws = device::device_buffer(workspace_bytes);
     m_a.upload(ha.bytes.data(), ha.bytes.size());
     m_b.upload(hb.bytes.data(), hb.bytes.size());
@@ -424,14 +424,14 @@ public:
 
     check_lt(cublasLtCreate(&m_lt.h), "create", d);
     cublasComputeType_t compute =
-        d.dtype == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        d.type == dtype::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     check_lt(cublasLtMatmulDescCreate(&m_desc.h, compute, CUDA_R_32F), "matmul desc", d);
-    cublasOperation_t opa = d.tb ? CUBLAS_OP_T : CUBLAS_OP_N; // cuBLAS A = our B
-    cublasOperation_t opb = d.ta ? CUBLAS_OP_T : CUBLAS_OP_N; // cuBLAS B = our A
+    cublasOperation_t opa = d.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N; // cuBLAS A = our B
+    cublasOperation_t opb = d.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N; // cuBLAS B = our A
     set(CUBLASLT_MATMUL_DESC_TRANSA, opa);
     set(CUBLASLT_MATMUL_DESC_TRANSB, opb);
 
-    if (is_fp8(d.dtype)) {
+    if (is_fp8(d.type)) {
       // Fast accumulation off (the default, made explicit): partial sums are promoted to the fp32
       // accumulator regularly, which cuda_error_model assumes.
       set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});
@@ -442,13 +442,13 @@ public:
       void* pb = m_scales.as<float>() + 1;
       set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, pa);
       set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, pb);
-    } else if (is_block_scaled(d.dtype)) {
+    } else if (is_block_scaled(d.type)) {
       m_sa = device::device_buffer(hb.scales.size());
       m_sb = device::device_buffer(ha.scales.size());
       m_sa.upload(hb.scales.data(), hb.scales.size());
       m_sb.upload(ha.scales.data(), ha.scales.size());
-      int32_t mode = d.dtype == "nvfp4" ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3
-                                        : CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
+      int32_t mode = d.type == dtype::nvfp4 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3
+                                            : CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
       set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
       set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
       void* pa = m_sa.get();
@@ -458,14 +458,14 @@ public:
     }
 
     // Stored shapes in column-major terms.
-    const int64_t a_rows = d.tb ? d.k : d.n, a_cols = d.tb ? d.n : d.k; // our B
-    const int64_t b_rows = d.ta ? d.m : d.k, b_cols = d.ta ? d.k : d.m; // our A
+    const int64_t a_rows = d.trans_b ? d.k : d.n, a_cols = d.trans_b ? d.n : d.k; // our B
+    const int64_t b_rows = d.trans_a ? d.m : d.k, b_cols = d.trans_a ? d.k : d.m; // our A
     const cudaDataType_t out = narrow ? CUDA_R_16BF : CUDA_R_32F;
     check_lt(
-        cublasLtMatrixLayoutCreate(&m_la.h, element_type(d.dtype, false), a_rows, a_cols, a_rows),
+        cublasLtMatrixLayoutCreate(&m_la.h, element_type(d.type, false), a_rows, a_cols, a_rows),
         "layout A", d);
     check_lt(
-        cublasLtMatrixLayoutCreate(&m_lb.h, element_type(d.dtype, true), b_rows, b_cols, b_rows),
+        cublasLtMatrixLayoutCreate(&m_lb.h, element_type(d.type, true), b_rows, b_cols, b_rows),
         "layout B", d);
     check_lt(cublasLtMatrixLayoutCreate(&m_lc.h, out, d.n, d.m, d.n), "layout C", d);
 
@@ -483,7 +483,7 @@ public:
       throw no_algorithm(
           fmt::format("cuBLASLt has no algorithm for {}x{}x{} {} (trans_a={}, trans_b={}) "
                       "on this device",
-                      d.m, d.n, d.k, d.dtype, (int)d.ta, (int)d.tb));
+                      d.m, d.n, d.k, dtype_name(d.type), (int)d.trans_a, (int)d.trans_b));
     check_lt(hs, "heuristic", d);
     // The uploads above are ordinary (pageable) copies and the kernel stream is non-blocking:
     // wait for them before the first timed matmul can read the operands.
@@ -499,7 +499,8 @@ public:
              "matmul", m_d);
   }
 
-  // The chosen algorithm's configuration, recorded in run.extra (issue 8 §3).
+  // The chosen algorithm's configuration, recorded in run.extra (which kernel ran, for
+  // comparisons).
   json algorithm() const {
     auto get = [this](cublasLtMatmulAlgoConfigAttributes_t a, auto zero) {
       auto v = zero;
@@ -525,7 +526,7 @@ public:
   // C as fp32 on the host.
   std::vector<float> result() const {
     std::vector<float> c((uint64_t)m_d.m * m_d.n);
-    if (output_bytes(m_d.dtype) == 4) {
+    if (output_bytes(m_d.type) == 4) {
       m_c.download(c.data(), c.size() * 4);
     } else {
       std::vector<uint16_t> h(c.size());
@@ -550,66 +551,53 @@ private:
   cublasLtMatmulHeuristicResult_t m_heur{};
 };
 
-uint64_t seed_of(const std::string& key) { return fnv1a64(key); }
+kernel_peak datasheet_peak(const std::string& gpu_name, dtype type) {
+  const std::string dt = to_string(type);
+  kernel_peak pk;
+  pk.source = peak_source::datasheet;
+  pk.tflops = device::datasheet_peak_tflops(gpu_name, dt);
+  pk.record = {{"tflops", pk.tflops}, {"dtype", dt}, {"source", "NVIDIA datasheet, dense"}};
+  pk.what = "NVIDIA datasheet, " + dt + " dense";
+  return pk;
+}
 
 } // namespace
 
-void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx,
+void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, run_context& ctx,
                        const cuda_output_hook& hook) {
-  const auto d = dims_of(cfg);
-  if (auto why = gemm_cuda_unavailable_reason(cfg); !why.empty()) {
+  if (auto why = gemm_cuda_unavailable_reason(d); !why.empty()) {
     out.mark_skipped(why);
     return;
   }
   const auto st = device::query_cuda();
   const auto& gpu = st.gpus.front();
-  const uint64_t seed = ctx.seed ? ctx.seed : seed_of(cfg.key());
+  const uint64_t seed = ctx.seed ? ctx.seed : seed_from_key(key);
   try {
     device::set_device(gpu.index);
     // Operands in their stored layout: A [M,K] or [K,M]; B [K,N] or [N,K]. The narrow dtypes are
     // K-major (layout_reason), so their blocks run along the stored rows.
-    const int64_t a_rows = d.ta ? d.k : d.m, a_cols = d.ta ? d.m : d.k;
-    const int64_t b_rows = d.tb ? d.n : d.k, b_cols = d.tb ? d.k : d.n;
-    auto ha = make_operand(d.dtype, true, a_rows, a_cols, seed);
-    auto hb = make_operand(d.dtype, false, b_rows, b_cols, seed ^ 0x9e3779b97f4a7c15ULL);
+    const int64_t a_rows = d.trans_a ? d.k : d.m, a_cols = d.trans_a ? d.m : d.k;
+    const int64_t b_rows = d.trans_b ? d.n : d.k, b_cols = d.trans_b ? d.k : d.n;
+    auto ha = make_operand(d.type, true, a_rows, a_cols, seed);
+    auto hb = make_operand(d.type, false, b_rows, b_cols, seed ^ 0x9e3779b97f4a7c15ULL);
     lt_gemm k(d, ha, hb, gpu.index);
 
-    if (!measure::measure_into(out, cfg.key(), k, ctx.rules->measurement()))
+    if (!measure::measure_into(out, key, k, ctx.rules->measurement()))
       return;
     const double flops = 2.0 * (double)d.m * (double)d.n * (double)d.k;
     out.extra["algorithm"] = k.algorithm();
     out.extra["implementation"] = "cublasLt";
     out.extra["device"] = gpu.to_json();
     out.extra["flops_per_iteration"] = flops;
-    out.extra["output_dtype"] = is_narrow(d.dtype) ? "bf16" : "fp32";
-    if (d.dtype == "fp8_e5m2")
+    out.extra["output_dtype"] = is_narrow(d.type) ? "bf16" : "fp32";
+    if (d.type == dtype::fp8_e5m2)
       out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
 
-    std::vector<double> t;
+    add_kernel_metrics(out, flops, datasheet_peak(gpu.name, d.type));
     int throttled = 0;
-    for (const auto& s : out.samples) {
-      t.push_back(s.value);
+    for (const auto& s : out.samples)
       if (s.extra.value("throttled", false))
         ++throttled;
-    }
-    auto sum = stats::summarize(t);
-    const double tflops = flops / sum.median / 1e12;
-    out.add_metric("time", sum.median, "s", direction::lower_is_better);
-    out.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("tflops_ci_low", flops / sum.ci_high / 1e12, "TFLOP/s",
-                   direction::higher_is_better);
-    out.add_metric("tflops_ci_high", flops / sum.ci_low / 1e12, "TFLOP/s",
-                   direction::higher_is_better);
-    out.add_metric("cv", sum.cv, "", direction::lower_is_better);
-    if (double pk = device::datasheet_peak_tflops(gpu.name, d.dtype); pk > 0) {
-      out.add_metric("pct_of_peak", 100.0 * tflops / pk, "%", direction::higher_is_better);
-      out.extra["peak"] = {
-          {"tflops", pk}, {"dtype", d.dtype}, {"source", "NVIDIA datasheet, dense"}};
-      // Faster than the silicon can go is a measurement bug, not a result.
-      if (auto why = above_peak_reason(tflops, pk, "NVIDIA datasheet, " + d.dtype + " dense");
-          !why.empty())
-        out.mark_invalid("above peak: " + why);
-    }
     if (throttled)
       out.extra["throttled_samples"] = throttled;
 
@@ -618,10 +606,10 @@ void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx,
     // of cuda_error_model (workloads/gemm/gemm_tolerance.hpp).
     auto c = k.result();
     auto a_at = [&](int64_t i, int64_t kk) {
-      return (double)ha.val[d.ta ? (uint64_t)kk * d.m + i : (uint64_t)i * d.k + kk];
+      return (double)ha.val[d.trans_a ? (uint64_t)kk * d.m + i : (uint64_t)i * d.k + kk];
     };
     auto b_at = [&](int64_t kk, int64_t j) {
-      return (double)hb.val[d.tb ? (uint64_t)j * d.k + kk : (uint64_t)kk * d.n + j];
+      return (double)hb.val[d.trans_b ? (uint64_t)j * d.k + kk : (uint64_t)kk * d.n + j];
     };
     if (hook) {
       cuda_gemm_output view{d.m, d.n, d.k, a_at, b_at, c};
@@ -630,7 +618,7 @@ void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx,
     const int64_t points = std::max<int64_t>(4, ctx.rules->correctness_samples());
     const gemm_check chk = check_gemm_output(
         d.m, d.n, d.k, a_at, b_at, [&](int64_t i, int64_t j) { return c[(uint64_t)i * d.n + j]; },
-        cuda_error_model(d.dtype), points, seed + 17);
+        cuda_error_model(d.type), points, seed + 17);
     out.extra["correctness"] = chk.to_json();
     out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
     if (!chk.ok())

@@ -1,6 +1,7 @@
 #pragma once
-// GEMM on CUDA through cuBLASLt (issue 8 §3). Plain C++ interface (no CUDA types), called by
-// workloads/gemm/gemm_workload.cpp when the config's backend is "cuda".
+// The GEMM workload's CUDA backend, through cuBLASLt. Plain C++ interface (no CUDA types), called
+// by workloads/gemm/gemm_workload.cpp with the config parsed once (gemm_shape, gemm_spec.hpp) when
+// the config's backend is "cuda".
 //
 // The computation is the CPU backend's: C[M,N] = op(A)[M,K] · op(B)[K,N], row-major, A stored
 // [M,K] ([K,M] when trans_a), B stored [K,N] ([N,K] when trans_b), fp32 accumulation.
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "harness/core/workload.hpp"
+#include "workloads/gemm/gemm_spec.hpp"
 
 namespace accelbench::gemm {
 
@@ -24,10 +26,10 @@ bool cuda_available(std::string* why);
 // Why this config cannot run on this device, empty when it can: no device, dtype needs a newer
 // compute capability (nvfp4 on sm_90), layout the 8/4-bit kernels do not support, K not a
 // multiple of the scale block, not enough free device memory. Cheap: no allocation.
-std::string gemm_cuda_unavailable_reason(const config& cfg);
+std::string gemm_cuda_unavailable_reason(const gemm_shape& s);
 
 // Device bytes the config allocates (A, B, D, scale tensors, 32 MiB workspace).
-uint64_t gemm_cuda_device_bytes(const config& cfg);
+uint64_t gemm_cuda_device_bytes(const gemm_shape& s);
 
 // The device's output and the operands it read, handed to a test hook before the correctness
 // check (tests corrupt `c` to prove that a wrong result is reported INVALID).
@@ -43,7 +45,8 @@ using cuda_output_hook = std::function<void(cuda_gemm_output&)>;
 // (time, tflops with CI, pct_of_peak when the device's peak is known, cv), extra (algorithm,
 // device, correctness against cuda_error_model's bound) and validity. Failures are data
 // (out.mark_failed / mark_skipped).
-void gemm_cuda_execute(const config& cfg, run& out, run_context& ctx,
+// `key` is the config's key (the inputs' seed unless ctx.seed, the measurement's name).
+void gemm_cuda_execute(const gemm_shape& s, const std::string& key, run& out, run_context& ctx,
                        const cuda_output_hook& hook = {});
 
 // ---- pieces exposed for tests (pure host code, no device needed) ----

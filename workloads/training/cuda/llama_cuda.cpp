@@ -14,7 +14,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/device/device.hpp"
-#include "workloads/attention/cuda/attention_cuda.hpp"
+#include "kernels/attention/cuda/attention_kernels.hpp"
 #include "workloads/training/cuda/llama_kernels.hpp"
 
 namespace accelbench::training::cuda {

@@ -6,7 +6,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
-#include "workloads/attention/cpu/flash_kernels.hpp"
+#include "kernels/attention/cpu/flash_kernels.hpp"
 
 namespace {
 
@@ -46,7 +46,7 @@ struct isa {
 
 } // namespace
 
-#include "workloads/attention/cpu/flash_kernels.inl"
+#include "kernels/attention/cpu/flash_kernels.inl"
 
 namespace accelbench::attention::detail {
 const kernel_variant variant_avx512 = {"avx512", &forward_entry, &backward_entry};

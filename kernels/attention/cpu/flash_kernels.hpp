@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "workloads/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/cpu/flash_attention.hpp"
 
 namespace accelbench::attention::detail {
 

@@ -1,4 +1,4 @@
-// cuDNN fused SDPA, forward and backward, through the cuDNN 9 backend graph API (issue 8 §4). The
+// cuDNN fused SDPA, forward and backward, through the cuDNN 9 backend graph API. The
 // cudnn_frontend C++ library is not installed and must not be vendored, so the graphs are built
 // here the way the frontend's SDPA nodes build them (cudnn_frontend, "scaled_dot_product_flash_
 // attention" forward and backward nodes). Forward:
@@ -27,7 +27,7 @@
 // cuDNN's runtime-fusion engines recognise these patterns and run each as one fused
 // flash-attention kernel. Strides describe our [B, S, H, D] memory layout, so no transposes are
 // needed.
-#include "workloads/attention/cuda/attention_cuda.hpp"
+#include "kernels/attention/cuda/attention_kernels.hpp"
 
 #include <cuda_runtime_api.h>
 #include <cudnn_graph.h>
@@ -356,8 +356,8 @@ struct sdpa_plan {
   }
 
   // The variant pack of the last execute and the pointers it binds: built once per set of buffers,
-  // so that a timed loop over the same buffers only executes the plan (issue 17: no descriptor is
-  // created or finalised inside the timed span).
+  // so that a timed loop over the same buffers only executes the plan (no descriptor is created
+  // or finalised inside the timed span, whose time would otherwise count host work).
   std::unique_ptr<desc> pack;
   std::vector<void*> pack_ptrs;
   int packs_built = 0;
@@ -567,10 +567,6 @@ sdpa_backward& sdpa_backward::operator=(sdpa_backward&& o) noexcept {
 
 std::string sdpa_backward::engine() const { return m_impl->p.engine; }
 int sdpa_backward::variant_packs_built() const { return m_impl->p.packs_built; }
-
-uint64_t sdpa_backward::scratch_bytes() const {
-  return m_impl->sum_bytes + m_impl->dq_accum_bytes + (uint64_t)m_impl->p.workspace_bytes;
-}
 
 void sdpa_backward::run(const void* q, const void* k, const void* v, const void* o, const void* d_o,
                         const float* lse, void* dq, void* dk, void* dv, void* stream) {

@@ -2,7 +2,7 @@
 // file only; chosen at run time when AVX-512 is absent).
 #include <immintrin.h>
 
-#include "workloads/attention/cpu/flash_kernels.hpp"
+#include "kernels/attention/cpu/flash_kernels.hpp"
 
 namespace {
 
@@ -52,7 +52,7 @@ struct isa {
 
 } // namespace
 
-#include "workloads/attention/cpu/flash_kernels.inl"
+#include "kernels/attention/cpu/flash_kernels.inl"
 
 namespace accelbench::attention::detail {
 const kernel_variant variant_avx2 = {"avx2", &forward_entry, &backward_entry};

@@ -1,6 +1,6 @@
 // Portable variant of the fused attention kernels: one float per "vector", the compiler's own
 // baseline vectorisation (SSE2 on x86-64). Used when neither AVX-512 nor AVX2+FMA is present.
-#include "workloads/attention/cpu/flash_kernels.hpp"
+#include "kernels/attention/cpu/flash_kernels.hpp"
 
 namespace {
 
@@ -25,7 +25,7 @@ struct isa {
 
 } // namespace
 
-#include "workloads/attention/cpu/flash_kernels.inl"
+#include "kernels/attention/cpu/flash_kernels.inl"
 
 namespace accelbench::attention::detail {
 const kernel_variant variant_generic = {"generic", &forward_entry, &backward_entry};

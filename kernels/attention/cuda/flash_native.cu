@@ -1,5 +1,5 @@
-// A FlashAttention-2-style attention of our own (issue 8 §4, impl=native): readable first, fast
-// second. Same layouts and conventions as the CPU kernels (workloads/attention/cpu/
+// A FlashAttention-2-style attention of our own (impl=native): readable first, fast
+// second. Same layouts and conventions as the CPU kernels (kernels/attention/cpu/
 // flash_attention.hpp): q, o [B, Sq, H, D]; k, v [B, Sk, KVH, D]; lse [B, H, Sq] natural log;
 // GQA query head h reads kv head h / (H / KVH); causal masks bottom-right (j <= i + Sk - Sq).
 //
@@ -14,7 +14,7 @@
 // dK/dV kernels spill (160 / 416 bytes). `#pragma unroll` on the score loops moves the tile into
 // registers but makes this file take 6x longer to compile (2 min per architecture), so it is not
 // done until a GPU measurement says the speed is worth it.
-#include "workloads/attention/cuda/attention_cuda.hpp"
+#include "kernels/attention/cuda/attention_kernels.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -377,15 +377,6 @@ void backward_t(const attention_shape& s, const void* q, const void* k, const vo
 int smem_opt_ins() {
   std::lock_guard<std::mutex> lock(g_smem_mu);
   return g_smem_opt_ins;
-}
-
-double executed_flops(const attention_shape& s, pass_kind p) {
-  // Forward: Q K^T and P V (4*D per visible pair). Backward: the dQ kernel does Q K^T, dO V^T
-  // and dS K (6*D), the dK/dV kernel Q K^T, dO V^T, P^T dO and dS^T Q (8*D).
-  const double per_pair =
-      2.0 * (double)s.batch * (double)s.heads * (double)s.head_dim * attention_pairs(s);
-  const double fwd = 2.0 * per_pair, bwd = 7.0 * per_pair;
-  return p == pass_kind::fwd ? fwd : p == pass_kind::bwd ? bwd : fwd + bwd;
 }
 
 // head_dim <= 128 keeps 32 values per thread per operand in registers; up to 256 uses 64.

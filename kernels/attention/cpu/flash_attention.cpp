@@ -1,6 +1,6 @@
 // Dispatch of the fused attention kernels to an ISA variant, their workspace, the bf16 entry
 // points and the double-precision references.
-#include "workloads/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/cpu/flash_attention.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +14,7 @@
 
 #include "harness/core/bf16.hpp"
 #include "harness/core/error.hpp"
-#include "workloads/attention/cpu/flash_kernels.hpp"
+#include "kernels/attention/cpu/flash_kernels.hpp"
 
 namespace accelbench::attention {
 

@@ -1,0 +1,70 @@
+#pragma once
+// Attention kernels on CUDA, shared by the attention workload's CUDA backend
+// (workloads/attention/cuda) and train.llama's CUDA model (workloads/training/cuda). Plain C++
+// interface (no CUDA types): pointers are device pointers, streams are cudaStream_t passed as
+// void*. Layouts and conventions are the CPU kernels' (kernels/attention/cpu/flash_attention.hpp).
+//
+//   native  FlashAttention-2-style kernels of our own (flash_native.cu): forward and backward,
+//           causal, GQA, fp32 and bf16, head_dim <= 256.
+//   cudnn   cuDNN's fused SDPA through the cuDNN 9 backend graph API (cudnn_sdpa.cpp): forward
+//           and backward, bf16, causal (top-left), GQA.
+#include <string>
+
+#include "kernels/attention/cpu/flash_attention.hpp"
+
+namespace accelbench::attention {
+
+namespace native {
+// How many (device, kernel) shared-memory opt-ins this process has made (each is made once per
+// device: the attribute is per device, so one made on device 0 does not hold on device 1).
+int smem_opt_ins();
+// Device pointers; T = float or bf16 by `bf16`. `delta` is B*H*Sq floats of scratch.
+void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+             void* o, float* lse, void* stream);
+void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+              const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
+              void* dv, void* stream);
+} // namespace native
+
+namespace cudnn {
+// cuDNN's version and whether its SDPA can run the shape here; empty when it can.
+std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward);
+
+// A built cuDNN SDPA forward graph (execution plan + workspace) for one shape; move-only.
+class sdpa_forward {
+public:
+  explicit sdpa_forward(const attention_shape& s); // throws backend_error with cuDNN's message
+  ~sdpa_forward();
+  sdpa_forward(sdpa_forward&&) noexcept;
+  sdpa_forward& operator=(sdpa_forward&&) noexcept;
+  // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log).
+  void run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream);
+  std::string engine() const; // engine id and knobs chosen by the heuristic
+  // Variant packs built so far: one per distinct set of buffers, not one per run.
+  int variant_packs_built() const;
+
+private:
+  struct impl;
+  impl* m_impl = nullptr;
+};
+
+// A built cuDNN SDPA backward graph for one shape, with its scratch (rowsum(dO*O), an fp32 dQ
+// accumulator, the plan's workspace); move-only.
+class sdpa_backward {
+public:
+  explicit sdpa_backward(const attention_shape& s); // throws backend_error with cuDNN's message
+  ~sdpa_backward();
+  sdpa_backward(sdpa_backward&&) noexcept;
+  sdpa_backward& operator=(sdpa_backward&&) noexcept;
+  // bf16 q, k, v, o, d_o, dq, dk, dv in our [B, S, heads, D] layout; lse from the forward.
+  void run(const void* q, const void* k, const void* v, const void* o, const void* d_o,
+           const float* lse, void* dq, void* dk, void* dv, void* stream);
+  std::string engine() const;
+  int variant_packs_built() const; // as sdpa_forward's
+private:
+  struct impl;
+  impl* m_impl = nullptr;
+};
+} // namespace cudnn
+
+} // namespace accelbench::attention

@@ -1,0 +1,228 @@
+// The attention workload's CPU backend (attention_cpu.hpp).
+#include "workloads/attention/cpu/attention_cpu.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/core/hash.hpp"
+#include "harness/core/kernel_metrics.hpp"
+#include "harness/core/peak.hpp"
+#include "harness/core/stats.hpp"
+#include "harness/measure/measure.hpp"
+#include "kernels/attention/cpu/flash_kernels.hpp"
+#include "workloads/attention/attention_check.hpp"
+
+namespace accelbench::attention {
+
+namespace {
+
+int64_t q_elems(const attention_shape& s) { return s.batch * s.seq_q * s.heads * s.head_dim; }
+int64_t k_elems(const attention_shape& s) { return s.batch * s.seq_k * s.kv_heads * s.head_dim; }
+
+// Standard normal inputs: with the 1/sqrt(head_dim) scale, scores are ~N(0, 1), a realistic
+// softmax (neither uniform nor one-hot), so errors in either the max or the sum show.
+void fill(std::vector<float>& x, int64_t n, stats::rng& g) {
+  x.resize(size_t(n));
+  for (float& e : x)
+    e = float(g.normal());
+}
+
+attention_buffers make_buffers(const attention_shape& s, pass_kind p, bool bf16, uint64_t seed) {
+  attention_buffers b;
+  b.bf16 = bf16;
+  stats::rng g(seed);
+  const int64_t nq = q_elems(s), nk = k_elems(s);
+  std::vector<float> q, k, v, d_o;
+  fill(q, nq, g);
+  fill(k, nk, g);
+  fill(v, nk, g);
+  if (needs_backward(p))
+    fill(d_o, nq, g);
+  b.lse.assign(size_t(s.batch * s.heads * s.seq_q), 0.f);
+  if (!bf16) {
+    b.q = std::move(q);
+    b.k = std::move(k);
+    b.v = std::move(v);
+    b.d_o = std::move(d_o);
+    b.o.assign(size_t(nq), 0.f);
+    if (needs_backward(p)) {
+      b.dq.assign(size_t(nq), 0.f);
+      b.dk.assign(size_t(nk), 0.f);
+      b.dv.assign(size_t(nk), 0.f);
+    }
+    return b;
+  }
+  auto cvt = [](const std::vector<float>& in, std::vector<uint16_t>& out) {
+    out.resize(in.size());
+    to_bf16(in.data(), out.data(), int64_t(in.size()));
+  };
+  cvt(q, b.q16);
+  cvt(k, b.k16);
+  cvt(v, b.v16);
+  cvt(d_o, b.do16);
+  b.o16.assign(size_t(nq), 0);
+  if (needs_backward(p)) {
+    b.dq16.assign(size_t(nq), 0);
+    b.dk16.assign(size_t(nk), 0);
+    b.dv16.assign(size_t(nk), 0);
+  }
+  return b;
+}
+
+void run_forward(const attention_shape& s, attention_buffers& b) {
+  if (b.bf16)
+    flash_forward_bf16(s, b.q16.data(), b.k16.data(), b.v16.data(), b.o16.data(), b.lse.data());
+  else
+    flash_forward(s, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.lse.data());
+}
+
+void run_backward(const attention_shape& s, attention_buffers& b) {
+  if (b.bf16)
+    flash_backward_bf16(s, b.q16.data(), b.k16.data(), b.v16.data(), b.o16.data(), b.do16.data(),
+                        b.lse.data(), b.dq16.data(), b.dk16.data(), b.dv16.data());
+  else
+    flash_backward(s, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.d_o.data(), b.lse.data(),
+                   b.dq.data(), b.dk.data(), b.dv.data());
+}
+
+class attention_kernel : public measure::kernel {
+public:
+  attention_kernel(const attention_shape& s, pass_kind p, attention_buffers& b)
+      : m_shape(s), m_pass(p), m_buf(b) {}
+  void run() override {
+    if (m_pass != pass_kind::bwd)
+      run_forward(m_shape, m_buf);
+    if (m_pass != pass_kind::fwd)
+      run_backward(m_shape, m_buf);
+  }
+
+private:
+  attention_shape m_shape;
+  pass_kind m_pass;
+  attention_buffers& m_buf;
+};
+
+// fp32 views of the buffers for the checker (bf16 widens exactly: the reference sees the very
+// inputs the kernel read).
+struct float_views {
+  std::vector<float> store[8];
+  const float* q;
+  const float* k;
+  const float* v;
+  const float* o;
+  const float* d_o;
+  const float* dq;
+  const float* dk;
+  const float* dv;
+};
+float_views views_of(const attention_buffers& b) {
+  float_views f;
+  if (!b.bf16) {
+    f.q = b.q.data();
+    f.k = b.k.data();
+    f.v = b.v.data();
+    f.o = b.o.data();
+    f.d_o = b.d_o.data();
+    f.dq = b.dq.data();
+    f.dk = b.dk.data();
+    f.dv = b.dv.data();
+    return f;
+  }
+  const std::vector<uint16_t>* src[8] = {&b.q16,  &b.k16,  &b.v16,  &b.o16,
+                                         &b.do16, &b.dq16, &b.dk16, &b.dv16};
+  for (int t = 0; t < 8; ++t) {
+    f.store[t].resize(src[t]->size());
+    to_float(src[t]->data(), f.store[t].data(), int64_t(src[t]->size()));
+  }
+  f.q = f.store[0].data();
+  f.k = f.store[1].data();
+  f.v = f.store[2].data();
+  f.o = f.store[3].data();
+  f.d_o = f.store[4].data();
+  f.dq = f.store[5].data();
+  f.dk = f.store[6].data();
+  f.dv = f.store[7].data();
+  return f;
+}
+
+kernel_peak probe_peak(dtype type) {
+  const cpu_peak peak = cached_cpu_peak();
+  kernel_peak pk;
+  pk.tflops = peak_tflops_for(peak, to_string(type));
+  pk.record = {{"tflops", pk.tflops},
+               {"dtype", to_string(type)},
+               {"source", "accelbench FMA probe"},
+               {"probe", peak.to_json()}};
+  return pk;
+}
+
+// The correctness of the outputs against the reference; the run is INVALID when they are wrong.
+void check_outputs(const attention_params& p, const attention_buffers& buf, run& out,
+                   const run_context& ctx, uint64_t seed) {
+  const attention_shape& s = p.shape;
+  check_options opt;
+  opt.tolerance = ctx.rules->tolerance(to_string(p.type));
+  // The ruleset counts sampled output elements; a sampled row holds head_dim of them.
+  opt.sample_rows =
+      std::max<int64_t>(8, (ctx.rules->correctness_samples() + s.head_dim - 1) / s.head_dim);
+  opt.seed = seed;
+  const float_views f = views_of(buf);
+  check_result all = check_forward(s, f.q, f.k, f.v, f.o, buf.lse.data(), opt);
+  json detail = {{"forward", all.to_json()}};
+  if (p.backward()) {
+    const check_result b = check_backward(s, f.q, f.k, f.v, f.d_o, f.dq, f.dk, f.dv, opt);
+    detail["backward"] = b.to_json();
+    all.merge(b);
+  }
+  json c = all.to_json();
+  c["passes"] = detail;
+  out.extra["correctness"] = c;
+  if (!all.ok())
+    out.mark_invalid("correctness: " + all.reason());
+}
+
+} // namespace
+
+uint64_t attention_cpu_host_bytes(const attention_params& p) {
+  const attention_shape& s = p.shape;
+  // validate() bounds every tensor to 2^40 elements, so these sums stay far inside 64 bits.
+  const uint64_t nq = uint64_t(q_elems(s)), nk = uint64_t(k_elems(s));
+  const uint64_t el = p.bf16() ? 2 : 4;
+  uint64_t tensors = 2 * nq + 2 * nk; // q, o, k, v
+  if (p.backward())
+    tensors += 2 * nq + 2 * nk; // d_o, dq, dk, dv
+  uint64_t bytes = tensors * el + uint64_t(s.batch * s.heads * s.seq_q) * 4;
+  bytes += p.backward() ? backward_workspace_bytes(s) : forward_workspace_bytes(s);
+  if (p.bf16())
+    bytes += tensors * 4; // fp32 copies for the correctness check
+  return bytes;
+}
+
+void attention_cpu_execute(const attention_params& p, run& out, run_context& ctx,
+                           const output_hook& hook) {
+  const attention_shape& s = p.shape;
+  const uint64_t seed = seed_from_key(p.key);
+  attention_buffers buf = make_buffers(s, p.pass, p.bf16(), seed);
+  // The backward consumes the forward's O and lse: computed once, outside the timed region.
+  if (p.pass == pass_kind::bwd)
+    run_forward(s, buf);
+
+  attention_kernel k(s, p.pass, buf);
+  if (!measure::measure_into(out, p.key, k, ctx.rules->measurement()))
+    return;
+  const double flops = p.flops();
+  out.extra["flops_per_iteration"] = flops;
+  out.extra["implementation"] = fmt::format("accelbench flash-attention-2 cpu ({}, tiles {}x{})",
+                                            kernel_isa(), detail::tile_q, detail::tile_k);
+  out.extra["flop_convention"] = k_flop_convention;
+  out.extra["resolved"] = {
+      {"kv_heads", s.kv_heads}, {"seq_k", s.seq_k}, {"scale", s.effective_scale()}};
+  add_kernel_metrics(out, flops, probe_peak(p.type));
+
+  if (hook)
+    hook(s, buf);
+  check_outputs(p, buf, out, ctx, seed);
+}
+
+} // namespace accelbench::attention

@@ -1,0 +1,59 @@
+// The GEMM workload's CPU backend run: seeded inputs, the library's kernel timed, the kernel
+// metrics, the check against the error bound of cpu_error_model (gemm_tolerance.hpp).
+#include "workloads/gemm/cpu/gemm_cpu.hpp"
+
+#include "harness/core/hash.hpp"
+#include "harness/core/kernel_metrics.hpp"
+#include "harness/core/peak.hpp"
+#include "harness/measure/measure.hpp"
+
+namespace accelbench::gemm {
+
+namespace {
+
+class gemm_kernel : public measure::kernel {
+public:
+  gemm_kernel(cpu_gemm& impl, gemm_buffers& buf) : m_impl(impl), m_buf(buf) {}
+  void run() override { m_impl.run(m_buf); }
+
+private:
+  cpu_gemm& m_impl;
+  gemm_buffers& m_buf;
+};
+
+kernel_peak probe_peak(dtype type) {
+  const cpu_peak peak = cached_cpu_peak();
+  kernel_peak pk;
+  pk.tflops = peak_tflops_for(peak, to_string(type));
+  pk.record = {{"tflops", pk.tflops},
+               {"dtype", to_string(type)},
+               {"source", "accelbench FMA probe"},
+               {"probe", peak.to_json()}};
+  return pk;
+}
+
+} // namespace
+
+void gemm_cpu_execute(const gemm_shape& s, const std::string& key, const std::string& library,
+                      run& out, run_context& ctx, const output_hook& hook) {
+  auto impl = make_cpu_gemm(library, s);
+  const uint64_t seed = seed_from_key(key);
+  auto buf = make_buffers(s, seed);
+  gemm_kernel k(*impl, buf);
+  if (!measure::measure_into(out, key, k, ctx.rules->measurement()))
+    return;
+  out.extra["implementation"] = impl->implementation();
+  out.extra["flops_per_iteration"] = s.flops();
+  out.extra["bytes_per_iteration"] = s.bytes();
+  add_kernel_metrics(out, s.flops(), probe_peak(s.type));
+
+  if (hook)
+    hook(s, buf);
+  const gemm_check chk = check_gemm(s, buf, ctx.rules->correctness_samples(), seed);
+  out.extra["correctness"] = chk.to_json();
+  out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
+  if (!chk.ok())
+    out.mark_invalid("correctness: " + chk.reason());
+}
+
+} // namespace accelbench::gemm

@@ -1,0 +1,42 @@
+#pragma once
+// The GEMM workload's spec: its axes, the config parsed once into gemm_shape (what the CPU
+// backend, cpu/, and the CUDA backend, cuda/, receive), FLOP and byte accounting. The checker and
+// its error models are gemm_tolerance.hpp.
+//
+// C[M,N] = op(A)[M,K] · op(B)[K,N], row-major. A is stored [M,K] (or [K,M] when trans_a), B is
+// stored [K,N] (or [N,K] when trans_b).
+#include <cstdint>
+
+#include "harness/core/checked_math.hpp"
+#include "harness/core/dtype.hpp"
+#include "harness/core/workload.hpp"
+
+namespace accelbench::gemm {
+
+struct gemm_shape {
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  // cpu: fp32 | bf16 (inputs bf16, fp32 accumulation and output); cuda: every dtype.
+  dtype type = dtype::fp32;
+  int64_t a_elems() const { return m * k; }
+  int64_t b_elems() const { return k * n; }
+  int64_t c_elems() const { return m * n; }
+  // Host bytes of an input element (the CPU's fp32 or bf16 arrays).
+  size_t input_elem_bytes() const { return type == dtype::bf16 ? 2 : 4; }
+  double flops() const { return 2.0 * (double)m * (double)n * (double)k; }
+  // Saturates instead of wrapping: fp32 M = N = 2^30, K = 1.5 * 2^30 needs exactly 2^64 bytes,
+  // which wrapped to 0 and passed the host-memory check.
+  uint64_t bytes() const {
+    return sat_add(sat_mul(sat_add(sat_product({m, k}), sat_product({k, n})), input_elem_bytes()),
+                   sat_mul(sat_product({m, n}), 4));
+  }
+};
+
+// The config's shape and dtype, parsed once (throws input_error on an unknown dtype).
+gemm_shape shape_of(const config& cfg);
+
+// The workload's spec, complete: axes with their choices (every CUDA dtype on a CUDA build),
+// backends of this build.
+workload_spec gemm_spec();
+
+} // namespace accelbench::gemm
