@@ -23,9 +23,10 @@ for ov in 1 0; do
 done
 # The all-reduce at the projection's sizes: 8 B (latency) and the 1 MiB bucket.
 "${mpirun[@]}" "$ab" run collective --set op=allreduce --set dtype=fp32 --sweep bytes=8,1048576 \
-  --rules kernel-quick --rule repetitions=10 --rule min_time_s=0.1 --db "$db" --quiet >/dev/null
+  --rules kernel-quick --rule repetitions=10 --rule min_time_s=0.1 --db "$db" --quiet >/dev/null ||
+  echo "(an all-reduce run was INVALID, e.g. judged noisy on this loaded machine: its figure is still used)"
 "$ab" report --baseline workload=train.llama --candidate workload=collective --db "$db" \
-  --json "$dir/r.json" >/dev/null
+  --json "$dir/r.json" >/dev/null || true # exit 1: no pairs (the sections are still written)
 python3 - "$dir/r.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
