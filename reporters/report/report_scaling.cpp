@@ -57,9 +57,9 @@ bool is_dp_training(const run& r) {
 }
 
 bool is_allreduce(const run& r) {
-  return r.cfg.workload == "collective" && r.status == run_status::ok &&
-         r.cfg.values.count("op") && r.cfg.values.at("op") == "allreduce" && world_size_of(r) > 1 &&
-         find(r, "busbw") && find(r, "time");
+  return r.cfg.workload == "collective" && r.status == run_status::ok && r.cfg.values.count("op") &&
+         r.cfg.values.at("op") == "allreduce" && world_size_of(r) > 1 && find(r, "busbw") &&
+         find(r, "time");
 }
 
 struct family {
@@ -170,8 +170,7 @@ void collective_facts(const std::vector<const run*>& coll, const std::string& sy
       continue;
     if (!smallest || bytes(r) < bytes(smallest))
       smallest = r;
-    if (!nearest ||
-        std::abs(std::log(bytes(r) / want)) < std::abs(std::log(bytes(nearest) / want)))
+    if (!nearest || std::abs(std::log(bytes(r) / want)) < std::abs(std::log(bytes(nearest) / want)))
       nearest = r;
   }
   if (!smallest)
@@ -362,11 +361,12 @@ std::string projection_table(const dp_scaling_series& s) {
   std::ostringstream o;
   if (!s.projection_missing.empty())
     return "<p>No projection: " + html_escape(s.projection_missing) + ".</p>\n";
-  o << fmt::format("<p class=\"projection\">Projection inputs: t_c {:.4g} s, t_b {:.4g} s, G {:.4g} "
-                   "bytes in {} bucket(s), alpha {:.3g} s (from {} ranks), busbw {:.4g} GB/s at "
-                   "{} bytes, overlap {}.</p>\n",
-                   s.compute_s, s.backward_s, s.gradient_bytes, s.buckets, s.alpha_s,
-                   s.alpha_from_ranks, s.busbw_gb_s, s.busbw_at_bytes, s.overlap ? "on" : "off");
+  o << fmt::format(
+      "<p class=\"projection\">Projection inputs: t_c {:.4g} s, t_b {:.4g} s, G {:.4g} "
+      "bytes in {} bucket(s), alpha {:.3g} s (from {} ranks), busbw {:.4g} GB/s at "
+      "{} bytes, overlap {}.</p>\n",
+      s.compute_s, s.backward_s, s.gradient_bytes, s.buckets, s.alpha_s, s.alpha_from_ranks,
+      s.busbw_gb_s, s.busbw_at_bytes, s.overlap ? "on" : "off");
   o << "<table class=\"sortable projection\"><thead><tr><th>world size</th><th>all-reduce s "
        "(projection)</th><th>exposed s (projection)</th><th>step s (projection)</th><th>tokens/s "
        "(projection)</th><th>efficiency (projection)</th></tr></thead><tbody>\n";

@@ -45,8 +45,8 @@ run allreduce_run(int n, int64_t bytes, double time_s, double busbw) {
 }
 
 std::vector<run> family_runs() {
-  return {train_run(1, 1, 1000, 20, "1"), train_run(2, 2, 1800, 21, "1"),
-          train_run(3, 2, 1500, 21, "0"), allreduce_run(1, 8, 1e-5, 0.0016),
+  return {train_run(1, 1, 1000, 20, "1"),       train_run(2, 2, 1800, 21, "1"),
+          train_run(3, 2, 1500, 21, "0"),       allreduce_run(1, 8, 1e-5, 0.0016),
           allreduce_run(2, 1 << 20, 1e-3, 2.0), allreduce_run(3, 64 << 20, 0.1, 1.3)};
 }
 
@@ -88,8 +88,7 @@ TEST_CASE("dp scaling: measured efficiency against the one-rank run, projection 
   const double step_overlap = 0.032 + t_ar / 4, step_serial = 0.032 + t_ar;
   REQUIRE(s.measured[2].projected_tokens_per_s);
   CHECK(*s.measured[2].projected_tokens_per_s == Approx(64 / step_overlap));
-  CHECK(*s.measured[2].projection_error_pct ==
-        Approx(100.0 * (64 / step_overlap - 1800) / 1800));
+  CHECK(*s.measured[2].projection_error_pct == Approx(100.0 * (64 / step_overlap - 1800) / 1800));
   CHECK(*s.measured[1].projected_tokens_per_s == Approx(64 / step_serial));
   // The projected series: powers of two to 1024, efficiency falling with N.
   REQUIRE(s.projection.size() == 11);
@@ -99,8 +98,7 @@ TEST_CASE("dp scaling: measured efficiency against the one-rank run, projection 
   for (size_t i = 1; i < s.projection.size(); i++)
     CHECK(s.projection[i].efficiency <= s.projection[i - 1].efficiency);
   const double t_ar_1024 = 4 * 2 * 1023 * 5e-6 + 2.0 * 1023 / 1024 * 4e6 / 2e9;
-  CHECK(s.projection[10].step_s ==
-        Approx(0.032 + std::max(t_ar_1024 / 4, t_ar_1024 - 0.020)));
+  CHECK(s.projection[10].step_s == Approx(0.032 + std::max(t_ar_1024 / 4, t_ar_1024 - 0.020)));
 }
 
 TEST_CASE("dp scaling: in-job baseline, missing inputs, nothing to show", "[report][scaling]") {

@@ -144,8 +144,7 @@ TEST_CASE("world size 1 runs train.llama exactly as before: no data-parallel rec
   CHECK_FALSE(r["extra"].contains("data_parallel"));
   CHECK_FALSE(r["extra"].contains("parameter_hash"));
   CHECK_FALSE(r["extra"].contains("tokens_per_s_per_rank"));
-  CHECK(r["extra"]["implementation"].get<std::string>().find("data parallel") ==
-        std::string::npos);
+  CHECK(r["extra"]["implementation"].get<std::string>().find("data parallel") == std::string::npos);
   CHECK(r["extra"]["tokens_per_step"] == 32);
   for (const auto& s : r["samples"])
     CHECK_FALSE(s["extra"].contains("rank_s"));
