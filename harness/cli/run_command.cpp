@@ -317,8 +317,9 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
     return;
   }
   // Across ranks, a sample is timed by harness/measure (a barrier before it, the slowest rank's
-  // time): only kernel workloads are measured that way; training across ranks is not built yet.
-  if (dist::distributed() && w->spec().family != "kernel") {
+  // time) for kernel workloads; others run across ranks only when they coordinate their ranks
+  // themselves (train.llama's data parallelism).
+  if (dist::distributed() && w->spec().family != "kernel" && !w->spec().across_ranks) {
     std::string why = fmt::format(
         "workload {} does not run across ranks yet (world size {}); run it as one process", wname,
         dist::size());

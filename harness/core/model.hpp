@@ -58,6 +58,9 @@ struct workload_spec {
   std::vector<std::string> backends; // backends this build can run ("cpu", "cuda")
   std::string default_ruleset;       // ruleset id used when --rules is not given
   std::string primary_metric;        // the metric reports lead with
+  // Runs across ranks (mpirun -np N) by itself: kernel workloads are timed across ranks by
+  // harness/measure; any other workload must say it coordinates its ranks (train.llama does).
+  bool across_ranks = false;
   const axis* find_axis(const std::string& name) const;
 };
 

@@ -5,7 +5,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -174,6 +176,21 @@ void barrier() {
 #endif
 }
 
+void idle_barrier() {
+#ifdef ACCELBENCH_HAVE_MPI
+  if (!distributed())
+    return;
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return;
+    usleep(1000);
+  }
+#endif
+}
+
 double max_all(double v) {
 #ifdef ACCELBENCH_HAVE_MPI
   if (distributed())
@@ -234,6 +251,57 @@ int broadcast(int from_root) {
     MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
 #endif
   return v;
+}
+
+struct sum_request::state {
+#ifdef ACCELBENCH_HAVE_MPI
+  MPI_Request req = MPI_REQUEST_NULL;
+#endif
+};
+
+sum_request::sum_request() = default;
+sum_request::sum_request(sum_request&&) noexcept = default;
+sum_request& sum_request::operator=(sum_request&& o) noexcept {
+  if (this != &o) {
+    wait();
+    m = std::move(o.m);
+  }
+  return *this;
+}
+sum_request::~sum_request() { wait(); }
+
+bool sum_request::test() {
+#ifdef ACCELBENCH_HAVE_MPI
+  if (m && m->req != MPI_REQUEST_NULL) {
+    int done = 0;
+    MPI_Test(&m->req, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  }
+#endif
+  return true;
+}
+
+void sum_request::wait() {
+#ifdef ACCELBENCH_HAVE_MPI
+  if (m && m->req != MPI_REQUEST_NULL)
+    MPI_Wait(&m->req, MPI_STATUS_IGNORE);
+#endif
+}
+
+sum_request start_sum(float* data, size_t n) {
+  sum_request r;
+#ifdef ACCELBENCH_HAVE_MPI
+  if (distributed() && n > 0) {
+    if (n > size_t(std::numeric_limits<int>::max()))
+      throw error(fmt::format("dist: a sum of {} floats exceeds MPI's int count", n));
+    r.m = std::make_unique<sum_request::state>();
+    MPI_Iallreduce(MPI_IN_PLACE, data, int(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r.m->req);
+  }
+#else
+  (void)data;
+  (void)n;
+#endif
+  return r;
 }
 
 std::string first_nonempty(const std::string& text) {

@@ -4,6 +4,8 @@
 // without MPI, the world is this one process and every call below is a no-op that returns the
 // local value. Nothing here includes mpi.h: only dist.cpp and dist_mpi.hpp (for workloads that
 // call MPI collectives themselves) do.
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,12 +45,36 @@ void require_mpi();
 
 // Collectives over the world (the local value at world size 1).
 void barrier();
+// A barrier that sleeps while it waits (MPI_Ibarrier tested every millisecond): ranks that wait
+// for rank 0's solo measurement leave the cores to it.
+void idle_barrier();
 double max_all(double v);
 double sum_all(double v);
 bool any(bool v);
 std::vector<double> gather_all(double v);            // every rank's value, by rank
 std::string broadcast(const std::string& from_root); // rank 0's text on every rank
 int broadcast(int from_root);
+
+// A non-blocking in-place sum of floats over the world (MPI_Iallreduce), so that a gradient
+// bucket's all-reduce overlaps with the computation that follows (train.llama's data-parallel
+// step). At world size 1 it is complete at once and touches nothing. Destroying an unfinished
+// request waits for it (MPI needs the buffer until then).
+class sum_request {
+public:
+  sum_request();
+  sum_request(sum_request&&) noexcept;
+  sum_request& operator=(sum_request&&) noexcept;
+  ~sum_request();
+  bool test(); // drives MPI's progress; true once complete
+  void wait();
+
+private:
+  friend sum_request start_sum(float* data, size_t n);
+  struct state;
+  std::unique_ptr<state> m;
+};
+// n floats at `data` (n < 2^31), summed in place over every rank.
+sum_request start_sum(float* data, size_t n);
 
 // Text of the lowest rank whose `text` is not empty, on every rank (empty when all are empty):
 // how one rank's error or disagreement is told to all.

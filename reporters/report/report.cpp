@@ -1208,6 +1208,17 @@ std::vector<mlperf_group> mlperf_groups(const side& s) {
   return out;
 }
 
+// Every run of both selections (a run selected on both sides once).
+static std::vector<const run*> all_runs(const side& a, const side& b) {
+  std::vector<const run*> out;
+  std::set<std::string> seen;
+  for (const side* s : {&a, &b})
+    for (const auto& r : s->runs)
+      if (r.uuid.empty() || seen.insert(r.uuid).second)
+        out.push_back(&r);
+  return out;
+}
+
 report_model build_report(const side& baseline, const side& candidate, const options& opt) {
   report_model rep;
   rep.generated_at = opt.generated_at.empty() ? now_iso8601() : opt.generated_at;
@@ -1522,6 +1533,7 @@ report_model build_report(const side& baseline, const side& candidate, const opt
       "Confidence intervals: {:.0f}% percentile bootstrap; medians use the exact bootstrap "
       "distribution of the sample median, MLPerf scores resample runs ({} resamples, seed {}).",
       100 * opt.ci_level, opt.resamples, opt.seed));
+  rep.dp_scaling = build_dp_scaling(all_runs(baseline, candidate)); // report_scaling.cpp
   rep.headline = make_headline(rep);
   return rep;
 }
@@ -1683,23 +1695,26 @@ json to_json(const report_model& r) {
                     {"device_name", s.device_name},
                     {"points", pts}});
   }
-  return {{"schema_version", r.schema_version},
-          {"generator",
-           {{"name", "accelbench"},
-            {"version", r.harness_version},
-            {"git_revision", r.harness_revision}}},
-          {"generated_at", r.generated_at},
-          {"baseline", r.baseline_label},
-          {"candidate", r.candidate_label},
-          {"headline", r.headline},
-          {"pairs", pairs},
-          {"unpaired", unp},
-          {"summaries", sums},
-          {"scaling", scal},
-          {"figures", figs},
-          {"devices", r.devices},
-          {"prices", r.prices},
-          {"notes", r.notes}};
+  json doc = {{"schema_version", r.schema_version},
+              {"generator",
+               {{"name", "accelbench"},
+                {"version", r.harness_version},
+                {"git_revision", r.harness_revision}}},
+              {"generated_at", r.generated_at},
+              {"baseline", r.baseline_label},
+              {"candidate", r.candidate_label},
+              {"headline", r.headline},
+              {"pairs", pairs},
+              {"unpaired", unp},
+              {"summaries", sums},
+              {"scaling", scal},
+              {"figures", figs},
+              {"devices", r.devices},
+              {"prices", r.prices},
+              {"notes", r.notes}};
+  if (!r.dp_scaling.empty()) // report_scaling.cpp
+    doc["data_parallel_scaling"] = dp_scaling_json(r.dp_scaling);
+  return doc;
 }
 
 // Names and labels come from the database: each line is made safe for a terminal (control

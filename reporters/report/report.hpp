@@ -253,6 +253,48 @@ struct scaling_series {
   std::vector<scaling_point> points; // by accelerator count
 };
 
+// Data-parallel scaling of measured training runs (issue 15; report_scaling.cpp). A family is
+// one workload on one system with one per-rank config (the same micro batch per rank; the
+// world-size-only settings baseline, steps, overlap and bucket_kib set apart), measured at one
+// or more world sizes (environment.distributed.world_size, 1 without a launcher).
+struct dp_measured_point {
+  int64_t world_size = 1;
+  std::string overlap;                     // "1" | "0" | "" (world size 1: nothing to overlap)
+  double tokens_per_s = 0;                 // global, median over the runs
+  double efficiency = 0;                   // tokens/s / (N x one-rank tokens/s); 0: no reference
+  std::string reference;                   // where the one-rank tokens/s came from
+  std::optional<double> in_job_efficiency; // baseline=1: measured in the same job
+  std::optional<double> projected_tokens_per_s, projection_error_pct;
+  size_t runs = 0;
+};
+struct dp_projected_point {
+  int64_t world_size = 1;
+  double allreduce_s = 0, exposed_s = 0, step_s = 0, tokens_per_s = 0, efficiency = 0;
+};
+struct dp_scaling_series {
+  std::string workload, system, key, label;
+  std::vector<dp_measured_point> measured; // by world size, overlap
+  // The projection (alpha-beta model with overlap; formula in k_dp_projection_formula): empty
+  // points and a reason when an input is missing.
+  std::string projection_missing;
+  double compute_s = 0, backward_s = 0, gradient_bytes = 0, bucket_bytes = 0;
+  int64_t buckets = 1;
+  bool overlap = true;
+  double alpha_s = 0, busbw_gb_s = 0; // from the collective all-reduce runs of the system
+  int64_t busbw_at_bytes = 0, alpha_from_ranks = 0;
+  std::vector<dp_projected_point> projection; // labelled "projection" wherever shown
+};
+extern const char* const k_dp_projection_formula;
+// The projected step at world size n (s's inputs set; rank_tokens: tokens per rank per step).
+dp_projected_point project_at(const dp_scaling_series& s, int64_t n, bool overlap,
+                              double rank_tokens);
+// The data-parallel scaling families of a set of runs (train.llama throughput runs, and the
+// collective all-reduce runs of the same systems for the projection); families with neither two
+// world sizes nor an in-job efficiency are left out.
+std::vector<dp_scaling_series> build_dp_scaling(const std::vector<const run*>& runs);
+json dp_scaling_json(const std::vector<dp_scaling_series>& s);
+std::string dp_scaling_html(const std::vector<dp_scaling_series>& s); // "" when empty
+
 // Every figure (run group) of the two selections, paired or not, with its plausibility and sources.
 struct figure_entry {
   std::string side, system, display, workload, key, label, source;
@@ -273,6 +315,7 @@ struct report_model {
   std::vector<unpaired_group> unpaired;
   std::vector<family_summary> summaries;
   std::vector<scaling_series> scaling;
+  std::vector<dp_scaling_series> dp_scaling; // measured data-parallel scaling and its projection
   std::vector<figure_entry> figures;
   std::vector<std::string> notes;
   json devices = json::array(); // catalogue entries used, with sources

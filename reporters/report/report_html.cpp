@@ -786,6 +786,8 @@ string to_html(const report_model& r) {
     o << "</tbody></table>\n";
   }
 
+  o << dp_scaling_html(r.dp_scaling); // data-parallel scaling: report_scaling.cpp
+
   // ---- provenance
   o << "<h2>Provenance</h2>\n<table class=\"sortable\" "
        "id=\"provenance\"><thead><tr><th>pair</th><th>side</th><th>source</th><th>where "

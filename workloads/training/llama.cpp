@@ -328,6 +328,8 @@ void llama_model::backward(float loss_scale) {
     linear_backward(dt, dxn, d_lm_head, probs, xf, lm_head, bt, c, v, false);
     std::memset(dres, 0, size_t(bt * c) * sizeof(float));
     rmsnorm_backward(dres, d_final_norm, dxn, res(m_layers), final_norm, rstdf, bt, c);
+    if (m_grad_ready)
+      m_grad_ready(m_tensors[nt - 2].offset);
   } else {
     const float* probe = res(m_layers + 1);
     for (int64_t i = 0; i < bt * c; i++)
@@ -353,10 +355,14 @@ void llama_model::backward(float loss_scale) {
     linear_backward(dt, dxn, gr.wk, dk, a.xn1, p.wk, bt, c, kv, true);
     linear_backward(dt, dxn, gr.wv, dv, a.xn1, p.wv, bt, c, kv, true);
     rmsnorm_backward(dres, gr.attn_norm, dxn, res(l), p.attn_norm, a.rstd1, bt, c);
+    if (m_grad_ready) // layer l's tensors start with attn_norm
+      m_grad_ready(size_t(gr.attn_norm - m_grads.get()));
   }
 
   if (m_opt.with_head)
     embedding_backward(m_grads.get() + m_tensors[0].offset, dres, m_inputs.data(), bt, c);
+  if (m_grad_ready)
+    m_grad_ready(0);
   // The probabilities were turned into dlogits in place: a second backward needs a new forward.
   m_have_forward = false;
 }

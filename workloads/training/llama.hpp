@@ -5,6 +5,7 @@
 // matmuls run in the chosen compute dtype (ops.hpp). All buffers are allocated up front from one
 // memory plan, so the estimate the harness checks before allocating is the allocation itself.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +85,11 @@ public:
   // grads += d(loss * loss_scale)/d(params) for the last forward (loss_scale = 1/grad_accum).
   void backward(float loss_scale = 1.0f);
 
+  // Data parallel (issue 15): backward calls `fn` with the offset (in floats) from which every
+  // gradient of this backward is final: after the LM head, after each block (last to first) and
+  // after the embedding. Empty (the default): nothing is called.
+  void set_grad_ready(std::function<void(size_t)> fn) { m_grad_ready = std::move(fn); }
+
   float* params() { return m_params.get(); }
   const float* params() const { return m_params.get(); }
   float* grads() { return m_grads.get(); }
@@ -111,6 +117,7 @@ private:
   rope_table m_rope;
   std::vector<int32_t> m_inputs, m_targets;
   bool m_have_forward = false;
+  std::function<void(size_t)> m_grad_ready;
 };
 
 } // namespace accelbench::training

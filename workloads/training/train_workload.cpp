@@ -17,6 +17,8 @@
 #include "harness/core/peak.hpp"
 #include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/dist/dist.hpp"
+#include "workloads/training/data_parallel.hpp"
 #ifdef ACCELBENCH_HAVE_CUDA
 #include "harness/device/device.hpp"
 #include "workloads/training/cuda/llama_cuda.hpp"
@@ -67,6 +69,17 @@ struct scoped_threads {
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / double(1ull << 30)); }
 
+// The data-parallel settings (used at world size > 1 only; issue 15).
+void resolve_data_parallel(const config& cfg, train_settings& s) {
+  s.overlap = cfg.get_bool("overlap");
+  s.baseline = cfg.get_bool("baseline");
+  const int64_t bucket_kib = cfg.get_int("bucket_kib");
+  if (bucket_kib > (int64_t{1} << 22)) // MPI counts are int: at most 2^31 - 1 floats
+    throw input_error(
+        fmt::format("train.llama: bucket_kib {} is above 4194304 (4 GiB)", bucket_kib));
+  s.bucket_bytes = uint64_t(bucket_kib) * 1024;
+}
+
 } // namespace
 
 train_settings resolve_settings(const config& cfg, const ruleset* rules) {
@@ -98,9 +111,11 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   const int64_t rules_gb = get_or<int64_t>(tr, "global_batch", 0);
   if (batch == 0)
     batch = get_or<int64_t>(tr, "micro_batch", 8);
+  const int64_t replicas = dist::size(); // data parallel: the global batch spans the ranks
   if (accum == 0)
-    accum = rules_gb > 0 && rules_gb % batch == 0 ? rules_gb / batch
-                                                  : get_or<int64_t>(tr, "grad_accum", 1);
+    accum = rules_gb > 0 && rules_gb % (batch * replicas) == 0
+                ? rules_gb / (batch * replicas)
+                : get_or<int64_t>(tr, "grad_accum", 1);
   s.options.batch = batch;
   s.hp.grad_accum = accum;
   s.options.dtype = compute_dtype_from_string(cfg.at("dtype"));
@@ -131,6 +146,7 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   int threads = int(cfg.get_int("threads"));
   s.threads = threads > 0 ? threads : omp_get_num_procs();
   s.data = cfg.at("data");
+  resolve_data_parallel(cfg, s);
 
   const auto& d = tr.contains("data") ? tr["data"] : nlohmann::json::object();
   s.markov.vocab = s.model.vocab_size;
@@ -158,10 +174,11 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
     if (tr.contains("seq") && seq != tr["seq"].get<int64_t>())
       s.closed_violations.push_back(
           fmt::format("closed division fixes seq = {}, got {}", tr["seq"].get<int64_t>(), seq));
-    if (rules_gb > 0 && batch * accum != rules_gb)
+    if (rules_gb > 0 && batch * accum * replicas != rules_gb)
       s.closed_violations.push_back(fmt::format(
-          "closed division fixes the global batch = {}, got batch {} x grad_accum {} = {}",
-          rules_gb, batch, accum, batch * accum));
+          "closed division fixes the global batch = {}, got batch {} x grad_accum {}{} = {}",
+          rules_gb, batch, accum, replicas > 1 ? fmt::format(" x {} ranks", replicas) : "",
+          batch * accum * replicas));
     if (!s.options.with_head)
       s.closed_violations.push_back("closed division trains the whole model, not a layer subset");
     if (s.runs < s.min_runs)
@@ -257,9 +274,38 @@ public:
          "synthetic (Markov source with a known entropy floor) or a path to llm.c token shards"},
         {"threads", axis_type::integer, "0", {}, 0, "OpenMP threads; 0 = all"},
     };
+    for (auto& a : data_parallel_axes())
+      m_spec.axes.push_back(std::move(a));
+    m_spec.across_ranks = true; // data parallel on the CPU backend
   }
 
   const workload_spec& spec() const override { return m_spec; }
+
+  // Settings of a run across ranks (mpirun -np N); recorded, and without effect, at world size 1.
+  static std::vector<axis> data_parallel_axes() {
+    return {
+        {"overlap",
+         axis_type::boolean,
+         "1",
+         {},
+         0,
+         "data parallel (mpirun -np N): all-reduce each gradient bucket as soon as backward has "
+         "finished it (0: after backward)"},
+        {"bucket_kib",
+         axis_type::integer,
+         "25600",
+         {},
+         1,
+         "data parallel: gradient bucket size in KiB (PyTorch DDP's 25 MiB by default)"},
+        {"baseline",
+         axis_type::boolean,
+         "0",
+         {},
+         0,
+         "data parallel: also time the same config on rank 0 alone and record the scaling "
+         "efficiency"},
+    };
+  }
 
   // Throughput and time-to-train are judged by different rules (MLPerf-style rules for the latter).
   std::string default_ruleset(const config& cfg) const override {
@@ -269,6 +315,12 @@ public:
   }
 
   void validate(const config& cfg) const override {
+    if (cfg.backend == "cuda" && dist::distributed())
+      throw input_error(fmt::format(
+          "train.llama --backend cuda does not run across ranks yet (world size {}): data parallel "
+          "training is built on the CPU backend only (NCCL gradient all-reduce is not); use "
+          "--backend cpu or one process",
+          dist::size()));
     auto s = resolve_settings(cfg, nullptr);
     s.model.validate();
     if (s.data != "synthetic") {
@@ -381,6 +433,8 @@ private:
   }
 
   void run_throughput(const train_settings& s, run& out, run_context& ctx) {
+    if (dist::distributed())
+      return run_throughput_dp(s, out, ctx);
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
@@ -428,6 +482,134 @@ private:
     }
   }
 #endif
+
+  // Data parallel over the world (issue 15; see data_parallel.hpp): a step's time is the slowest
+  // rank's (every rank's is kept), tokens/s is global, and the replicas must end identical.
+  void run_throughput_dp(const train_settings& s, run& out, run_context& ctx) {
+    std::shared_ptr<const markov_source> src;
+    if (s.data == "synthetic" && s.options.with_head)
+      src = std::make_shared<markov_source>(s.markov);
+    const uint64_t seed = agreed_seed(ctx);
+    const source_factory global = train_source(s, src);
+    const int n = dist::size();
+    const source_factory mine = [global, n](uint64_t sd) -> std::unique_ptr<token_source> {
+      return std::make_unique<rank_slice_source>(global(sd), n, dist::rank());
+    };
+    run_context root_ctx = ctx;
+    if (!dist::is_root())
+      root_ctx.log = nullptr;
+    reset_peak_rss();
+    {
+      dp_trainable model(s.model, s.options, dp_settings(s));
+      auto res = measure_throughput(model, s.hp, mine, seed, s.warmup_steps, s.steps);
+      const uint64_t rss = peak_rss_bytes();
+      const auto rank_s = slowest_rank_steps(res);
+      const std::string differ = replicas_differ(model, out);
+      auto peak = cached_cpu_peak();
+      const double pk = peak_tflops_for(peak, to_string(s.options.dtype));
+      out.extra["peak_rss_bytes"] = rss;
+      out.extra["peak"] = {
+          {"tflops", pk}, {"dtype", to_string(s.options.dtype)}, {"probe", peak.to_json()}};
+      out.extra["implementation"] = model.implementation();
+      train_settings step = s; // the global step: N micro batches of B
+      step.options.batch = s.options.batch * n;
+      record_throughput(step, res, model.num_params(), pk, out, root_ctx);
+      record_ranks(s, res, rank_s, model.buckets(), model.num_params(), out);
+      if (!differ.empty())
+        out.mark_invalid(differ);
+    }
+    if (s.baseline)
+      record_scaling(s, train_source(s, src), seed, out);
+  }
+
+  // A seed every rank uses (rank 0's): the replicas start from the same parameters.
+  static uint64_t agreed_seed(const run_context& ctx) {
+    const uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
+    return std::stoull(dist::broadcast(std::to_string(seed)));
+  }
+
+  static dp_options dp_settings(const train_settings& s) {
+    dp_options o;
+    o.overlap = s.overlap;
+    o.bucket_bytes = s.bucket_bytes;
+    o.grad_accum = s.hp.grad_accum;
+    return o;
+  }
+
+  // Each step's time becomes the slowest rank's; returns every rank's time per step.
+  static std::vector<std::vector<double>> slowest_rank_steps(throughput_result& res) {
+    std::vector<std::vector<double>> all;
+    for (auto& st : res.steps) {
+      all.push_back(dist::gather_all(st.total_s));
+      st.total_s = *std::max_element(all.back().begin(), all.back().end());
+    }
+    return all;
+  }
+
+  // The parameters' hash on every rank against rank 0's: the reason the run is INVALID, or "".
+  static std::string replicas_differ(dp_trainable& m, run& out) {
+    const std::string mine = parameter_hash(m.params(), m.num_params());
+    const std::string root = dist::broadcast(mine);
+    out.extra["parameter_hash"] = root;
+    return dist::first_nonempty(
+        mine == root ? ""
+                     : fmt::format("the replicas' parameters differ after the run: rank {} has "
+                                   "hash {}, rank 0 has {}",
+                                   dist::rank(), mine, root));
+  }
+
+  // Per-rank step times with the samples, each rank's own tokens/s, the data-parallel layout.
+  static void record_ranks(const train_settings& s, const throughput_result& res,
+                           const std::vector<std::vector<double>>& rank_s, size_t buckets,
+                           size_t params, run& out) {
+    std::vector<double> own;
+    for (size_t i = 0; i < res.steps.size() && i < out.samples.size(); i++) {
+      out.samples[i].extra["rank_s"] = rank_s[i];
+      own.push_back(rank_s[i][size_t(dist::rank())]);
+    }
+    const double rank_tokens = double(s.options.batch * s.options.seq * s.hp.grad_accum);
+    std::vector<double> per_rank;
+    for (double m : dist::gather_all(own.empty() ? 0.0 : stats::median(own)))
+      per_rank.push_back(m > 0 ? rank_tokens / m : 0.0);
+    out.extra["tokens_per_s_per_rank"] = per_rank;
+    out.extra["data_parallel"] = {
+        {"world_size", dist::size()},
+        {"micro_batch_per_rank", s.options.batch},
+        {"global_batch", s.hp.global_batch(s.options.batch) * dist::size()},
+        {"overlap", s.overlap},
+        {"bucket_bytes", s.bucket_bytes},
+        {"buckets", buckets},
+        {"gradient_bytes", uint64_t(params) * sizeof(float)},
+        {"sharding", "each step draws world x B windows from one seeded stream on every rank; "
+                     "rank r trains on windows [r*B, (r+1)*B) of them"},
+        {"allreduce", "sum over MPI on host buffers, divided by the world size"}};
+  }
+
+  // baseline=1: the same config (per-rank batch B) on rank 0 alone while the others wait idle,
+  // then scaling_efficiency = global tokens/s / (N x one-rank tokens/s).
+  static void record_scaling(const train_settings& s, const source_factory& data, uint64_t seed,
+                             run& out) {
+    double one = 0;
+    if (dist::is_root()) {
+      cpu_trainable m(s.model, s.options);
+      auto res = measure_throughput(m, s.hp, data, seed, s.warmup_steps, s.steps);
+      std::vector<double> t;
+      for (const auto& st : res.steps)
+        t.push_back(st.total_s);
+      one = double(s.options.batch * s.options.seq * s.hp.grad_accum) / stats::median(t);
+    }
+    dist::idle_barrier();
+    one = dist::sum_all(one); // rank 0's value on every rank
+    const metric* tps = out.find_metric("tokens_per_s");
+    const double global = tps ? tps->value : 0.0;
+    const double eff = one > 0 ? global / (double(dist::size()) * one) : 0.0;
+    out.add_metric("baseline_tokens_per_s", one, "tokens/s", direction::higher_is_better);
+    out.add_metric("scaling_efficiency", 100.0 * eff, "%", direction::higher_is_better);
+    out.extra["scaling"] = {
+        {"baseline", "the same config (per-rank micro batch) on rank 0 alone, in the same job, "
+                     "while the other ranks waited idle"},
+        {"formula", "scaling_efficiency = global tokens/s / (world_size x one-rank tokens/s)"}};
+  }
 
   // Samples and metrics of a throughput measurement (either backend). pk: the peak TFLOP/s MFU is
   // measured against (0: unknown, MFU reported as 0).
@@ -509,6 +691,10 @@ private:
   }
 
   // on_cuda: the model trains on CUDA device 0 (llama_cuda); the protocol and log are the same.
+  // Across ranks (CPU only) the model is data parallel: each rank trains its slice of each global
+  // batch, every rank evaluates the same held-out set and takes rank 0's result, and the MLPerf
+  // log (rank 0's) carries the scale as MLPerf logs do: submission_platform "Nx<system>" and the
+  // global batch in global_batch_size.
   void run_time_to_train(const train_settings& s, run& out, run_context& ctx,
                          bool on_cuda = false) {
     const auto& tr = section_of(ctx.rules);
@@ -517,6 +703,27 @@ private:
                       (ctx.rules ? ctx.rules->id : std::string("none")) + "' has none");
       return;
     }
+    ttt_setup setup = ttt_base_setup(s, tr, out, on_cuda);
+    double floor = 0;
+    std::shared_ptr<const markov_source> src;
+    if (!ttt_target_and_eval(s, setup, src, floor, out))
+      return;
+    setup.train_data = train_source(s, src);
+    if (dist::distributed())
+      make_data_parallel(s, setup);
+    run_context root_ctx = ctx;
+    if (!dist::is_root())
+      root_ctx.log = nullptr;
+    ttt_tally tally;
+    for (int64_t i = 0; i < s.runs; i++)
+      if (!ttt_one_run(s, setup, root_ctx, i, tally, out))
+        return;
+    ttt_score(s, setup, floor, tally, out);
+  }
+
+  // The model, options, hyperparameters and MLPerf submission fields of a time-to-train run.
+  static ttt_setup ttt_base_setup(const train_settings& s, const nlohmann::json& tr, run& out,
+                                  bool on_cuda) {
     ttt_setup setup;
     setup.model = s.model;
     setup.options = s.options;
@@ -538,9 +745,15 @@ private:
     }
 #else
     (void)on_cuda;
+    (void)out;
 #endif
-    double floor = 0;
-    std::shared_ptr<const markov_source> src;
+    return setup;
+  }
+
+  // The quality target and the held-out set; false (the run marked failed) when there is none.
+  static bool ttt_target_and_eval(const train_settings& s, ttt_setup& setup,
+                                  std::shared_ptr<const markov_source>& src, double& floor,
+                                  run& out) {
     if (s.data == "synthetic") {
       // Building the chain and its stationary distribution is dataset preparation, done once
       // before any run (MLPerf does not time dataset preparation).
@@ -551,99 +764,136 @@ private:
       setup.eval_data = [src, eval_seed](uint64_t) -> std::unique_ptr<token_source> {
         return std::make_unique<markov_stream>(src, eval_seed);
       };
-    } else {
-      if (s.fixed_target <= 0) {
-        out.mark_failed("time_to_train on token shards needs training.target.eval_loss in the "
-                        "ruleset (their entropy floor is unknown)");
-        return;
-      }
-      setup.target_loss = s.fixed_target;
-      std::vector<std::filesystem::path> val;
-      try {
-        val = list_shards(s.data, "val");
-      } catch (const input_error&) {
-        val = list_shards(s.data, "train");
-      }
-      int64_t vocab = s.model.vocab_size;
-      setup.eval_data = [val, vocab](uint64_t) -> std::unique_ptr<token_source> {
-        return std::make_unique<shard_stream>(val, vocab);
-      };
+      return true;
     }
-    setup.train_data = train_source(s, src);
+    if (s.fixed_target <= 0) {
+      out.mark_failed("time_to_train on token shards needs training.target.eval_loss in the "
+                      "ruleset (their entropy floor is unknown)");
+      return false;
+    }
+    setup.target_loss = s.fixed_target;
+    std::vector<std::filesystem::path> val;
+    try {
+      val = list_shards(s.data, "val");
+    } catch (const input_error&) {
+      val = list_shards(s.data, "train");
+    }
+    int64_t vocab = s.model.vocab_size;
+    setup.eval_data = [val, vocab](uint64_t) -> std::unique_ptr<token_source> {
+      return std::make_unique<shard_stream>(val, vocab);
+    };
+    return true;
+  }
 
+  // World size > 1: data-parallel replicas, each fed its slice of the global batches.
+  static void make_data_parallel(const train_settings& s, ttt_setup& setup) {
+    const int n = dist::size();
+    const dp_options dp = dp_settings(s);
+    setup.replicas = n;
+    setup.platform = fmt::format("{}x{}", n, setup.platform);
+    setup.make_model = [dp](const model_config& m,
+                            const llama_options& o) -> std::unique_ptr<trainable> {
+      return std::make_unique<dp_trainable>(m, o, dp);
+    };
+    source_factory global = setup.train_data;
+    setup.train_data = [global, n](uint64_t seed) -> std::unique_ptr<token_source> {
+      return std::make_unique<rank_slice_source>(global(seed), n, dist::rank());
+    };
+  }
+
+  struct ttt_tally {
     std::vector<double> minutes;
     std::vector<bool> converged;
     nlohmann::json runs = nlohmann::json::array(), logs = nlohmann::json::array();
     std::string all_logs;
     std::random_device rd;
-    for (int64_t i = 0; i < s.runs; i++) {
-      // MLPerf: each run uses a distinct seed from a proper entropy source, logged ("seed").
-      // A harness-given seed (ctx.seed) makes the whole set reproducible instead.
-      uint64_t seed = ctx.seed ? mix_seed(ctx.seed, uint64_t(i)) : (uint64_t(rd()) << 32 | rd());
-      seed &= (1ull << 53) - 1; // exact as a JSON number everywhere
-      progress_fn progress;
-      if (ctx.log && ctx.interactive)
-        progress = [&, i](const progress_info& p) {
-          std::string eta = p.eta_s >= 0 ? fmt::format("{:.0f}s", p.eta_s) : "?";
-          std::string ev = p.last_eval ? fmt::format("{:.4f}", *p.last_eval) : "-";
-          *ctx.log << fmt::format("\rrun {}/{} step {}/{} loss {:.4f} eval {} target {:.4f} "
-                                  "{:.0f} tok/s ETA {}   ",
-                                  i + 1, s.runs, p.step, p.max_steps, p.loss, ev, setup.target_loss,
-                                  p.tokens_per_s, eta)
-                   << std::flush;
-        };
-      std::unique_ptr<std::ofstream> sink;
-      if (const char* dir = std::getenv("ACCELBENCH_MLLOG_DIR"))
-        sink = std::make_unique<std::ofstream>(std::filesystem::path(dir) /
-                                               ("result_" + std::to_string(i) + ".txt"));
-      ttt_result r;
-      try {
-        r = train_to_target(setup, seed, sink.get(), progress);
-      } catch (const backend_error& e) {
-        out.mark_failed(fmt::format("run {}: {}", i + 1, e.what()));
-        return;
-      }
-      if (ctx.log)
-        *ctx.log << (ctx.interactive ? "\r" : "")
-                 << fmt::format("run {}/{}: {} in {:.2f} min ({} steps, seed {})\n", i + 1, s.runs,
-                                r.status, r.seconds / 60.0, r.steps, seed);
-      minutes.push_back(r.seconds / 60.0);
-      converged.push_back(r.converged);
-      sample smp;
-      smp.index = i;
-      smp.value = r.seconds / 60.0;
-      smp.extra = {{"seed", seed}, {"converged", r.converged}, {"status", r.status}};
-      out.samples.push_back(smp);
-      nlohmann::json curve = nlohmann::json::array();
-      for (auto& e : r.curve)
-        curve.push_back({{"samples", e.samples},
-                         {"step", e.step},
-                         {"eval_loss", e.eval_loss},
-                         {"time_s", e.time_s}});
-      runs.push_back({{"seed", seed},
-                      {"minutes", r.seconds / 60.0},
-                      {"converged", r.converged},
-                      {"status", r.status},
-                      {"reason", r.reason},
-                      {"steps", r.steps},
-                      {"samples", r.samples},
-                      {"init_s", r.init_s},
-                      {"loader_tokens_per_s", r.loader_tokens_per_s},
-                      {"eval_curve", curve}});
-      logs.push_back(r.mllog);
-      all_logs += r.mllog;
-      if (!r.init_within_bound)
-        out.mark_invalid(
-            fmt::format("run {}: initialisation took {:.1f} s, above the {:.0f} s bound", i + 1,
-                        r.init_s, s.max_init_s));
+  };
+
+  // Run i of a time-to-train set, recorded in `tally` and as a sample; false when it failed.
+  static bool ttt_one_run(const train_settings& s, const ttt_setup& setup, run_context& ctx,
+                          int64_t i, ttt_tally& tally, run& out) {
+    // MLPerf: each run uses a distinct seed from a proper entropy source, logged ("seed").
+    // A harness-given seed (ctx.seed) makes the whole set reproducible instead. Across ranks,
+    // rank 0's seed: the replicas start from the same parameters.
+    uint64_t seed =
+        ctx.seed ? mix_seed(ctx.seed, uint64_t(i)) : (uint64_t(tally.rd()) << 32 | tally.rd());
+    seed &= (1ull << 53) - 1; // exact as a JSON number everywhere
+    if (dist::distributed())
+      seed = std::stoull(dist::broadcast(std::to_string(seed)));
+    std::unique_ptr<std::ofstream> sink;
+    if (const char* dir = std::getenv("ACCELBENCH_MLLOG_DIR"); dir && dist::is_root())
+      sink = std::make_unique<std::ofstream>(std::filesystem::path(dir) /
+                                             ("result_" + std::to_string(i) + ".txt"));
+    ttt_result r;
+    try {
+      r = train_to_target(setup, seed, sink.get(), ttt_progress(s, setup, ctx, i));
+    } catch (const backend_error& e) {
+      out.mark_failed(fmt::format("run {}: {}", i + 1, e.what()));
+      return false;
     }
+    if (ctx.log)
+      *ctx.log << (ctx.interactive ? "\r" : "")
+               << fmt::format("run {}/{}: {} in {:.2f} min ({} steps, seed {})\n", i + 1, s.runs,
+                              r.status, r.seconds / 60.0, r.steps, seed);
+    tally.minutes.push_back(r.seconds / 60.0);
+    tally.converged.push_back(r.converged);
+    sample smp;
+    smp.index = i;
+    smp.value = r.seconds / 60.0;
+    smp.extra = {{"seed", seed}, {"converged", r.converged}, {"status", r.status}};
+    out.samples.push_back(smp);
+    nlohmann::json curve = nlohmann::json::array();
+    for (auto& e : r.curve)
+      curve.push_back({{"samples", e.samples},
+                       {"step", e.step},
+                       {"eval_loss", e.eval_loss},
+                       {"time_s", e.time_s}});
+    tally.runs.push_back({{"seed", seed},
+                          {"minutes", r.seconds / 60.0},
+                          {"converged", r.converged},
+                          {"status", r.status},
+                          {"reason", r.reason},
+                          {"steps", r.steps},
+                          {"samples", r.samples},
+                          {"init_s", r.init_s},
+                          {"loader_tokens_per_s", r.loader_tokens_per_s},
+                          {"eval_curve", curve}});
+    tally.logs.push_back(r.mllog);
+    tally.all_logs += r.mllog;
+    if (!r.init_within_bound)
+      out.mark_invalid(fmt::format("run {}: initialisation took {:.1f} s, above the {:.0f} s bound",
+                                   i + 1, r.init_s, s.max_init_s));
+    return true;
+  }
+
+  // The live progress line of run i (a terminal only).
+  static progress_fn ttt_progress(const train_settings& s, const ttt_setup& setup,
+                                  const run_context& ctx, int64_t i) {
+    if (!ctx.log || !ctx.interactive)
+      return {};
+    std::ostream* log = ctx.log;
+    const double target = setup.target_loss;
+    const int64_t runs = s.runs;
+    return [log, target, runs, i](const progress_info& p) {
+      std::string eta = p.eta_s >= 0 ? fmt::format("{:.0f}s", p.eta_s) : "?";
+      std::string ev = p.last_eval ? fmt::format("{:.4f}", *p.last_eval) : "-";
+      *log << fmt::format("\rrun {}/{} step {}/{} loss {:.4f} eval {} target {:.4f} "
+                          "{:.0f} tok/s ETA {}   ",
+                          i + 1, runs, p.step, p.max_steps, p.loss, ev, target, p.tokens_per_s, eta)
+           << std::flush;
+    };
+  }
+
+  // The olympic-mean score of the set, its records and validity.
+  static void ttt_score(const train_settings& s, const ttt_setup& setup, double floor,
+                        const ttt_tally& tally, run& out) {
     out.sample_unit = "min";
     out.sample_dir = direction::lower_is_better;
-    const olympic_result score = olympic_mean(minutes, converged, 1);
+    const olympic_result score = olympic_mean(tally.minutes, tally.converged, 1);
     out.add_metric("time_to_train_min", score.mean, "min", direction::lower_is_better);
-    out.extra["runs"] = runs;
-    out.extra["mllogs"] = logs;
-    out.mllog = all_logs;
+    out.extra["runs"] = tally.runs;
+    out.extra["mllogs"] = tally.logs;
+    out.mllog = tally.all_logs;
     out.extra["target_eval_loss"] = setup.target_loss;
     if (s.data == "synthetic") {
       out.extra["entropy_floor"] = floor;
@@ -651,6 +901,13 @@ private:
                                              "(eval cross-entropy)",
                                              floor, s.margin_nats);
     }
+    if (setup.replicas > 1)
+      out.extra["data_parallel"] = {
+          {"world_size", setup.replicas},
+          {"micro_batch_per_rank", s.options.batch},
+          {"global_batch", s.hp.global_batch(s.options.batch) * setup.replicas},
+          {"overlap", s.overlap},
+          {"bucket_bytes", s.bucket_bytes}};
     out.extra["scoring"] =
         "olympic mean: drop the fastest and slowest run, average the rest; one "
         "non-converged run counts as the slowest, two make the result INVALID, as do "

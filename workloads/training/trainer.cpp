@@ -81,7 +81,7 @@ step_stats train_step(trainable& m, batch_loader& data, const train_hparams& hp,
     st.forward_s += std::chrono::duration<double>(t2 - t1).count();
     st.backward_s += std::chrono::duration<double>(t3 - t2).count();
   }
-  st.loss = float(loss / double(accum));
+  st.loss = float(m.replica_mean(loss / double(accum)));
   auto t4 = clock_type::now();
   st.grad_norm = m.clip_grad_norm(hp.clip_norm);
   st.lr = hp.schedule.at(step);
@@ -133,7 +133,7 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
   r.seed = seed;
   mllog::mllogger log(sink);
   const int64_t b = s.options.batch, t = s.options.seq;
-  const int64_t gb = s.hp.global_batch(b);
+  const int64_t gb = s.hp.global_batch(b) * std::max<int64_t>(1, s.replicas);
   const int64_t eval_every_steps =
       std::max<int64_t>(1, s.hp.eval_every_samples > 0 ? s.hp.eval_every_samples / gb : 1);
 
@@ -234,7 +234,7 @@ ttt_result train_to_target(const ttt_setup& s, uint64_t seed, std::ostream* sink
     }
     // Evaluation is inside the timed region (MLPerf Training rules, "Timing").
     log.start("eval_start", nullptr, {{"samples_count", samples}});
-    double el = evaluate(*model, eval_windows, s.hp.eval_samples);
+    double el = model->root_value(evaluate(*model, eval_windows, s.hp.eval_samples));
     log.point("eval_accuracy", el, {{"samples_count", samples}});
     log.end("eval_stop", nullptr, {{"samples_count", samples}});
     r.curve.push_back({samples, step, el, since(t0)});

@@ -52,6 +52,11 @@ public:
   virtual void synchronize() {}
   // The engines that run the step, for the run record.
   virtual std::string implementation() const = 0;
+  // Data parallel (issue 15): the mean of a per-replica value (a micro batch's loss) over every
+  // replica, and rank 0's value of something every replica computed (an evaluation), both
+  // identical on every rank. One replica: the value itself.
+  virtual double replica_mean(double local) { return local; }
+  virtual double root_value(double v) { return v; }
   // Facts recorded with each timed step (a GPU's SM clock and throttling); the CPU has none.
   virtual nlohmann::json step_facts() { return nlohmann::json::object(); }
 };
@@ -126,6 +131,7 @@ struct ttt_setup {
   source_factory train_data; // per-run training stream
   source_factory eval_data;  // the fixed held-out set (seed ignored)
   model_factory make_model;  // empty: the CPU model (cpu_trainable)
+  int64_t replicas = 1;      // data-parallel ranks: the global batch is replicas x hp's
   std::string benchmark = "train.llama";
   std::string division = "closed", org = "accelbench", platform = "cpu", status = "onprem";
 };
