@@ -21,6 +21,9 @@
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
 #include "reporters/json/json_export.hpp"
+#ifdef ACCELBENCH_HAVE_REPORT
+#include "reporters/report/history_html.hpp"
+#endif
 
 namespace accelbench::cli {
 
@@ -84,6 +87,7 @@ int cmd_compare(const compare_cli_options& o) {
   auto base = select_runs(db, o.baseline);
   auto cand = select_runs(db, o.candidate);
   auto c = compare_selections(base, cand, o);
+  c.only_changed = o.only_changed;
   std::string text;
   if (o.format == "table")
     text = compare::format_terminal(c, {o.color && o.output.empty() && isatty(STDOUT_FILENO)});
@@ -171,6 +175,29 @@ json history_series(const std::vector<run>& runs, const history_cli_options& o, 
   return out;
 }
 
+namespace {
+
+// --html FILE: checked before any work (it may not replace the database being read).
+void check_history_html(const history_cli_options& o) {
+#ifdef ACCELBENCH_HAVE_REPORT
+  check_output_path(o.html, "--html", {resolve_db_path(o.db)});
+#else
+  throw usage_error("history --html needs the report module, which this build does not have");
+#endif
+}
+
+void write_history_html(const history_cli_options& o, const json& doc) {
+#ifdef ACCELBENCH_HAVE_REPORT
+  if (!o.html.empty())
+    write_file_atomic(o.html, report::history_to_html(doc));
+#else
+  (void)o;
+  (void)doc;
+#endif
+}
+
+} // namespace
+
 int cmd_history(const history_cli_options& o) {
   if (o.format != "table" && o.format != "json")
     throw usage_error(fmt::format("unknown --format '{}' (table, json)", o.format));
@@ -180,6 +207,8 @@ int cmd_history(const history_cli_options& o) {
     throw usage_error(fmt::format("--max-pvalue must be in (0, 1), got {}", o.max_pvalue));
   if (!o.since.empty())
     require_date(o.since, "--since");
+  if (!o.html.empty())
+    check_history_html(o);
   require_text(o.system, "--system");
   for (const auto& t : o.tags)
     require_text(t, "--tag", false);
@@ -218,10 +247,10 @@ int cmd_history(const history_cli_options& o) {
            format_quantity(values.back(), s["unit"].get<std::string>()),
            text.empty() ? "none" : text});
   }
+  const json doc{{"schema_version", 1}, {"workload", o.workload}, {"series", out}};
+  write_history_html(o, doc);
   if (o.format == "json")
-    std::cout << dump_json(json{{"schema_version", 1}, {"workload", o.workload}, {"series", out}},
-                           2)
-              << "\n";
+    std::cout << dump_json(doc, 2) << "\n";
   else
     t.print(std::cout);
   return o.fail_on_regression && regression ? exit_failed : exit_ok;

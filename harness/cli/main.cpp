@@ -836,6 +836,8 @@ int run_command_line(int argc, char** argv) {
   cmp->add_flag("--strict", co.strict,
                 "Exit 4 when something is inconclusive and nothing regressed");
   cmp->add_flag("--color", co.color, "Colour verdicts on a terminal");
+  cmp->add_flag("--only-changed", co.only_changed,
+                "List only regressed and improved configs (table, markdown, json)");
   cmp->add_option("--db", co.db, "Database path");
 
   cli::history_cli_options ho;
@@ -860,6 +862,8 @@ int run_command_line(int argc, char** argv) {
   hist->add_flag("--fail-on-regression", ho.fail_on_regression,
                  "Exit 1 when a change point is a regression");
   hist->add_option("--db", ho.db, "Database path");
+  hist->add_option("--html", ho.html, "Also write the series as a self-contained HTML page")
+      ->check(text_value(false));
 #endif
 
   auto* dbcmd = app.add_subcommand(
