@@ -212,10 +212,10 @@ struct series {
   bool legend = true;         // one legend entry per side, not per run
 };
 
-// Grid, SI tick labels and axis titles of xy_chart's plot area (560 x 300, margins 70/20/30/50).
+// Grid, SI tick labels and axis titles of xy_chart's plot area (560 x 300, margins 100/20/30/50).
 string xy_axes(const scale& sx, const scale& sy, const string& xlabel, const string& ylabel,
                std::array<double, 4> range, bool logx, bool logy) {
-  const int W = 560, H = 300, L = 70, R = 20, T = 30, B = 50;
+  const int W = 560, H = 300, L = 100, R = 20, T = 30, B = 50;
   const auto [y0, y1, x0, x1] = range;
   string o;
   for (double t : ticks(y0, y1, logy))
@@ -230,7 +230,8 @@ string xy_axes(const scale& sx, const scale& sy, const string& xlabel, const str
                    (L + W - R) / 2, H - 10, esc(xlabel));
   o += fmt::format("<text x=\"14\" y=\"{}\" class=\"al\" text-anchor=\"middle\" "
                    "transform=\"rotate(-90 14 {})\">{}</text>",
-                   (T + H - B) / 2, (T + H - B) / 2, esc(ylabel));
+                   (T + H - B) / 2, (T + H - B) / 2,
+                   esc(ylabel.rfind("TFLOP/s", 0) == 0 ? "throughput" : ylabel));
   return o;
 }
 
@@ -258,7 +259,7 @@ string xy_chart(const string& title, const string& xlabel, const string& ylabel,
     y0 /= 1.5, y1 *= 1.5;
   else
     y1 += (y1 - y0) * 0.08;
-  const int W = 560, H = 300, L = 70, R = 20, T = 30, B = 50;
+  const int W = 560, H = 300, L = 100, R = 20, T = 30, B = 50;
   scale sx{x0, x1, double(L), double(W - R), logx}, sy{y0, y1, double(H - B), double(T), logy};
   std::ostringstream o;
   o << fmt::format("<figure class=\"chart\"><svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
