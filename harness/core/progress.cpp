@@ -33,16 +33,27 @@ double progress::now() const {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-std::string progress::line(size_t index, const std::string& label, double elapsed) const {
-  std::string timing = "elapsed " + format_duration(elapsed);
+std::string progress::timing(size_t index, double elapsed) const {
+  std::string t = "elapsed " + format_duration(elapsed);
   if (index > 0 && index < total_) {
     const double left = elapsed / static_cast<double>(index) * static_cast<double>(total_ - index);
-    timing += ", about " + format_duration(left) + " left";
+    t += ", about " + format_duration(left) + " left";
   }
-  return fmt::format("[{}/{}] {} ({})", index + 1, total_, label, timing);
+  return t;
+}
+
+std::string progress::line(size_t index, const std::string& label, double elapsed) const {
+  return fmt::format("[{}/{}] {} ({})", index + 1, total_, label, timing(index, elapsed));
 }
 
 namespace {
+
+size_t columns(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    n += (c & 0xC0) != 0x80;
+  return n;
+}
 
 // Cuts text to width columns (UTF-8 code points), ending in "…" when cut.
 std::string fit(const std::string& s, size_t width) {
@@ -65,13 +76,22 @@ std::string fit(const std::string& s, size_t width) {
 void progress::step(size_t index, const std::string& label) {
   if (opt_.quiet)
     return;
-  const std::string text = line(index, label, now() - start_);
-  if (opt_.terminal) {
-    out() << "\r\033[K" << fit(text, opt_.width) << std::flush;
-    line_open_ = true;
-  } else {
-    out() << "accelbench: " << text << "\n";
+  const double elapsed = now() - start_;
+  if (!opt_.terminal) {
+    out() << "accelbench: " << line(index, label, elapsed) << "\n";
+    return;
   }
+  // On a terminal the label gives way first: the count and the times are what the line is for.
+  const std::string head = fmt::format("[{}/{}] ", index + 1, total_);
+  const std::string tail = " (" + timing(index, elapsed) + ")";
+  std::string text = head + label + tail;
+  if (opt_.width > 0 && columns(text) > opt_.width) {
+    const size_t fixed = columns(head) + columns(tail);
+    text = opt_.width > fixed + 8 ? head + fit(label, opt_.width - fixed) + tail
+                                  : fit(head + label + tail, opt_.width);
+  }
+  out() << "\r\033[K" << text << std::flush;
+  line_open_ = true;
 }
 
 void progress::message(const std::string& text) {

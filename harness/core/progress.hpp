@@ -41,6 +41,7 @@ private:
   double start_ = 0;
   bool line_open_ = false;
   std::ostream& out() const;
+  std::string timing(size_t index, double elapsed_s) const; // "elapsed 12 s, about 36 s left"
   double now() const;
 };
 

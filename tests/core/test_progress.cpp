@@ -52,20 +52,29 @@ TEST_CASE("a log gets one plain line per step; quiet gets nothing", "[progress]"
   CHECK(none.str().empty());
 }
 
-TEST_CASE("a terminal gets one line rewritten, cut to its width with an ellipsis", "[progress]") {
+TEST_CASE("a terminal gets one line rewritten; a long label gives way to the times", "[progress]") {
   fake_clock c;
   std::ostringstream tty;
-  progress p(3, {false, true, 20, &tty, c.fn()});
-  p.step(0, "attention heads=32 seq=4096");
+  progress p(3, {false, true, 40, &tty, c.fn()});
+  p.step(0, "attention heads=32 seq=4096 dtype=bf16");
   const std::string first = tty.str();
   CHECK(first.rfind("\r\033[K", 0) == 0);
   CHECK(first.find('\n') == std::string::npos);
-  CHECK(first.substr(4) == "[1/3] attention hea\u2026"); // 19 columns and the ellipsis
+  // 40 columns: "[1/3] " (6) + the label cut to 18 with its ellipsis + " (elapsed 0.0 s)" (16).
+  CHECK(first.substr(4) == "[1/3] attention heads=3\u2026 (elapsed 0.0 s)");
+  c.t += 30;
   p.message("accelbench: run 1 warning: high CV");
   p.step(1, "x");
   p.finish();
   const std::string all = tty.str();
   CHECK(all.find("\r\033[Kaccelbench: run 1 warning: high CV\n") != std::string::npos);
+  // The times alone are wider than 40 columns here: the line is cut, still one line.
+  CHECK(all.find("\r\033[K[2/3] x (elapsed 30 s, about 1 min 00 s\u2026") != std::string::npos);
   CHECK(all.size() >= 4);
   CHECK(all.substr(all.size() - 4) == "\r\033[K"); // the line is cleared at the end
+  // Too narrow for the times: the whole line is cut.
+  std::ostringstream narrow;
+  progress q(3, {false, true, 12, &narrow, c.fn()});
+  q.step(0, "attention");
+  CHECK(narrow.str().substr(4) == "[1/3] atten\u2026");
 }
