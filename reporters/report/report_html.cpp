@@ -262,9 +262,13 @@ string xy_chart(const string& title, const string& xlabel, const string& ylabel,
   const int W = 560, H = 300, L = 100, R = 20, T = 30, B = 50;
   scale sx{x0, x1, double(L), double(W - R), logx}, sy{y0, y1, double(H - B), double(T), logy};
   std::ostringstream o;
+  // The legend goes under the plot, one row per entry: never over the data.
+  const int legend_rows = static_cast<int>(
+      std::count_if(ss.begin(), ss.end(), [](const series& s) { return s.legend; }));
+  const int HL = H + 16 * legend_rows;
   o << fmt::format("<figure class=\"chart\"><svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
                    "role=\"img\" aria-label=\"{}\">",
-                   W, H, W, H, esc(title));
+                   W, HL, W, HL, esc(title));
   o << fmt::format("<text x=\"{}\" y=\"18\" class=\"ct\">{}</text>", L, esc(title));
   o << xy_axes(sx, sy, xlabel, ylabel, {y0, y1, x0, x1}, logx, logy);
   int li = 0;
@@ -292,8 +296,8 @@ string xy_chart(const string& title, const string& xlabel, const string& ylabel,
       continue;
     o << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text "
                      "x=\"{}\" y=\"{}\" class=\"tl\">{}</text>",
-                     W - R - 200, T + 4 + 14 * li, s.color, W - R - 185, T + 13 + 14 * li,
-                     esc(s.name.substr(0, 32)));
+                     L, H + 16 * li, s.color, L + 15, H + 9 + 16 * li,
+                     esc(s.name.size() > 70 ? s.name.substr(0, 68) + "…" : s.name));
     ++li;
   }
   o << "</svg>";
