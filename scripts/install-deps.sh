@@ -24,6 +24,7 @@ if [[ "${1:-}" == "--test" ]]; then
   # scripts/tidy.sh (clang-tidy over the changed files) and scripts/function-sizes.sh.
   pkgs+=(clang-tidy-14 universal-ctags)
   pkgs+=(clang-format-14)  # scripts/check-format.sh (CTest check_format)
+  pkgs+=(python3-yaml)  # tests/examples: the CI examples parse
 fi
 
 missing=()

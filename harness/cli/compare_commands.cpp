@@ -25,6 +25,9 @@
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
 #include "reporters/json/json_export.hpp"
+#ifdef ACCELBENCH_HAVE_REPORT
+#include "reporters/report/history_html.hpp"
+#endif
 
 namespace accelbench::cli {
 
@@ -129,6 +132,7 @@ int cmd_compare(const compare_cli_options& o) {
     use_metric(cand, o.metric, "candidate");
   }
   auto c = compare_selections(base, cand, o);
+  c.only_changed = o.only_changed;
   std::string text;
   if (o.format == "table")
     text = compare::format_terminal(c, {o.color && o.output.empty() && isatty(STDOUT_FILENO)});
@@ -216,6 +220,29 @@ json history_series(const std::vector<run>& runs, const history_cli_options& o, 
   return out;
 }
 
+namespace {
+
+// --html FILE: checked before any work (it may not replace the database being read).
+void check_history_html(const history_cli_options& o) {
+#ifdef ACCELBENCH_HAVE_REPORT
+  check_output_path(o.html, "--html", {resolve_db_path(o.db)});
+#else
+  throw usage_error("history --html needs the report module, which this build does not have");
+#endif
+}
+
+void write_history_html(const history_cli_options& o, const json& doc) {
+#ifdef ACCELBENCH_HAVE_REPORT
+  if (!o.html.empty())
+    write_file_atomic(o.html, report::history_to_html(doc));
+#else
+  (void)o;
+  (void)doc;
+#endif
+}
+
+} // namespace
+
 int cmd_history(const history_cli_options& o) {
   if (o.format != "table" && o.format != "json")
     throw usage_error(fmt::format("unknown --format '{}' (table, json)", o.format));
@@ -225,6 +252,8 @@ int cmd_history(const history_cli_options& o) {
     throw usage_error(fmt::format("--max-pvalue must be in (0, 1), got {}", o.max_pvalue));
   if (!o.since.empty())
     require_date(o.since, "--since");
+  if (!o.html.empty())
+    check_history_html(o);
   require_text(o.system, "--system");
   for (const auto& t : o.tags)
     require_text(t, "--tag", false);
@@ -264,10 +293,10 @@ int cmd_history(const history_cli_options& o) {
            format_quantity(values.back(), s["unit"].get<std::string>()),
            text.empty() ? "none" : text});
   }
+  const json doc{{"schema_version", 1}, {"workload", o.workload}, {"series", out}};
+  write_history_html(o, doc);
   if (o.format == "json")
-    std::cout << dump_json(json{{"schema_version", 1}, {"workload", o.workload}, {"series", out}},
-                           2)
-              << "\n";
+    std::cout << dump_json(doc, 2) << "\n";
   else
     t.print(std::cout);
   return o.fail_on_regression && regression ? exit_failed : exit_ok;
@@ -297,6 +326,8 @@ command_hook add_compare(CLI::App& app, context&) {
   cmp->add_flag("--strict", o->strict,
                 "Exit 4 when something is inconclusive and nothing regressed");
   cmp->add_flag("--color", o->color, "Colour verdicts on a terminal");
+  cmp->add_flag("--only-changed", o->only_changed,
+                "List only regressed and improved configs (table, markdown, json)");
   add_db_option(cmp, o->db);
   return {cmp, [o] { return cmd_compare(*o); }};
 }
@@ -323,6 +354,8 @@ command_hook add_history(CLI::App& app, context&) {
       ->check(integer_in(0, 1000000));
   hist->add_flag("--fail-on-regression", o->fail_on_regression,
                  "Exit 1 when a change point is a regression");
+  hist->add_option("--html", o->html, "Also write the series as a self-contained HTML page")
+      ->check(text_value(false));
   add_db_option(hist, o->db);
   return {hist, [o] { return cmd_history(*o); }};
 }

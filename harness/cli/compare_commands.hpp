@@ -16,6 +16,7 @@ struct compare_cli_options {
   double alpha = 0.01;
   bool strict = false;
   bool color = false;
+  bool only_changed = false; // list only regressed and improved configs
 };
 int cmd_compare(const compare_cli_options& o);
 // What cmd_compare judges (also `accelbench serve`'s /api/v1/compare): the minimum effect from
@@ -25,6 +26,7 @@ compare::set_comparison compare_selections(const selection& base, const selectio
 
 struct history_cli_options {
   std::string workload, system, since, format = "table", db;
+  std::string html; // also write the series as a self-contained HTML page
   std::vector<std::string> sets, tags;
   size_t min_segment = 5;
   double max_pvalue = 0.001;

@@ -1,5 +1,6 @@
 // accelbench run: plan every config first (bad input stops here, before anything runs or is
 // stored), then execute each config and store it in its own transaction.
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -22,6 +23,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/hash.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/progress.hpp"
 #include "harness/core/ranks.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
@@ -611,6 +613,77 @@ void agree_on_outcome(run& r) {
     r.extra["ranks"] = ranks;
 }
 
+// Runs one planned config into r: a failure inside the workload is data (the run is failed), not
+// a crash of the whole command; the machine's conditions around it are judged.
+void execute_one(const planned& p, run& r, bool interactive, uint64_t seed) {
+  run_context ctx;
+  ctx.rules = &p.rules;
+  ctx.log = &std::cerr;
+  ctx.interactive = interactive;
+  ctx.seed = seed;
+  const machine_state before = read_machine_state();
+  try {
+    const_cast<workload*>(p.w)->execute(p.cfg, r, ctx);
+  } catch (const error& e) {
+    r.mark_failed(e.what());
+  } catch (const std::bad_alloc&) {
+    r.mark_failed("out of memory");
+  }
+  judge_conditions(r, conditions_of(p.rules), before, read_machine_state());
+}
+
+// The run's row of the result table: its headline metric (with the CI of TFLOP/s) or the reason.
+std::vector<std::string> result_row(const registry& reg, const run& r) {
+  const metric* m = headline_metric(reg, r);
+  std::string ci;
+  if (r.status == run_status::ok && m && m->name == "tflops") {
+    auto lo = r.find_metric("tflops_ci_low"), hi = r.find_metric("tflops_ci_high");
+    if (lo && hi)
+      ci = fmt::format("[{}, {}]", format_quantity(lo->value, lo->unit),
+                       format_quantity(hi->value, hi->unit));
+  }
+  return {std::to_string(r.id),
+          r.cfg.workload,
+          short_config(r.cfg),
+          to_string(r.status),
+          r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
+          m ? format_quantity(m->value, m->unit)
+            : (r.status_reason.empty() ? "" : clip(r.status_reason, 60)),
+          ci};
+}
+
+// Why a run is INVALID or skipped, and its warnings, as messages beside the progress line.
+void tell_about(const run& r, progress& bar) {
+  for (const auto& why : r.valid ? std::vector<std::string>{} : r.invalid_reasons)
+    bar.message(fmt::format("accelbench: run {} INVALID: {}", r.id, printable(why)));
+  if (r.status == run_status::skipped)
+    bar.message(fmt::format("accelbench: run {} skipped: {}", r.id, printable(r.status_reason)));
+  for (const auto& w : run_warnings(r))
+    bar.message(fmt::format("accelbench: run {} warning: {}", r.id, printable(w)));
+}
+
+// What was stored: the runs as JSON (--json), else the result table and where they went.
+void print_results(bool as_json, const std::vector<run>& done, const table& t,
+                   const std::string& db_path) {
+  if (as_json) {
+    json arr = json::array();
+    for (const auto& r : done)
+      arr.push_back(to_json(r));
+    std::cout << dump_json(json{{"database", db_path}, {"runs", arr}}, 2) << "\n";
+    return;
+  }
+  t.print(std::cout);
+  std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db_path));
+}
+
+// Columns of the terminal on stderr, for the progress line (80 when it does not say).
+size_t terminal_columns() {
+  winsize ws{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col - 1; // the last column would wrap on some terminals
+  return 79;
+}
+
 int execute_plan(const registry& reg, const run_options& o, std::vector<planned>& plan,
                  const std::string& suite_name) {
   // Only rank 0 prints and stores (issue 15); the other ranks run the same configs in step.
@@ -642,22 +715,16 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
   table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
   std::vector<run> done;
   int worst = exit_ok;
+  progress bar(plan.size(), {quiet, tty, tty ? terminal_columns() : 0, &std::cerr, {}});
   for (size_t i = 0; i < plan.size(); ++i) {
     if (dist::any(g_interrupted != 0)) {
       g_interrupted = 1;
       if (root)
-        std::cerr << "accelbench: interrupted; " << i << " of " << plan.size() << " runs stored\n";
+        bar.message(fmt::format("accelbench: interrupted; {} of {} runs stored", i, plan.size()));
       break;
     }
     auto& p = plan[i];
-    std::string what = printable(
-        fmt::format("[{}/{}] {} {}", i + 1, plan.size(), p.cfg.workload, short_config(p.cfg)));
-    if (!quiet) {
-      if (tty)
-        std::cerr << "\r\033[K" << what << " ..." << std::flush;
-      else
-        std::cerr << "accelbench: " << what << "\n";
-    }
+    bar.step(i, printable(fmt::format("{} {}", p.cfg.workload, short_config(p.cfg))));
     run r;
     r.uuid = new_uuid();
     r.cfg = p.cfg;
@@ -671,25 +738,10 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
     if (!p.label.empty())
       r.extra["catalogue_entry"] = p.label;
     r.started_at = now_iso8601();
-    if (!p.skip_reason.empty()) {
+    if (!p.skip_reason.empty())
       r.mark_skipped(p.skip_reason);
-    } else {
-      run_context ctx;
-      ctx.rules = &p.rules;
-      ctx.log = &std::cerr;
-      ctx.interactive = tty && !quiet;
-      ctx.seed = o.seed;
-      const machine_state before = read_machine_state();
-      try {
-        const_cast<workload*>(p.w)->execute(p.cfg, r, ctx);
-      } catch (const error& e) {
-        // A failure inside a run is data, not a crash of the whole command.
-        r.mark_failed(e.what());
-      } catch (const std::bad_alloc&) {
-        r.mark_failed("out of memory");
-      }
-      judge_conditions(r, conditions_of(p.rules), before, read_machine_state());
-    }
+    else
+      execute_one(p, r, tty && !quiet, o.seed);
     agree_on_outcome(r);
     r.finished_at = now_iso8601();
     if (!root)
@@ -697,48 +749,16 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
     db->insert_run(r);
     if (r.status == run_status::failed || !r.valid)
       worst = exit_failed;
-    const metric* m = headline_metric(reg, r);
-    std::string ci;
-    if (r.status == run_status::ok && m && m->name == "tflops") {
-      auto lo = r.find_metric("tflops_ci_low"), hi = r.find_metric("tflops_ci_high");
-      if (lo && hi)
-        ci = fmt::format("[{}, {}]", format_quantity(lo->value, lo->unit),
-                         format_quantity(hi->value, hi->unit));
-    }
-    std::string status = to_string(r.status);
-    t.add({std::to_string(r.id), r.cfg.workload, short_config(r.cfg), status,
-           r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
-           m ? format_quantity(m->value, m->unit)
-             : (r.status_reason.empty() ? "" : clip(r.status_reason, 60)),
-           ci});
-    if (!r.valid && !quiet)
-      for (const auto& why : r.invalid_reasons)
-        std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id
-                  << " INVALID: " << printable(why) << "\n";
-    if (r.status == run_status::skipped && !quiet)
-      std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id
-                << " skipped: " << printable(r.status_reason) << "\n";
+    t.add(result_row(reg, r));
     if (!quiet)
-      for (const auto& w : run_warnings(r))
-        std::cerr << (tty ? "\r\033[K" : "") << "accelbench: run " << r.id
-                  << " warning: " << printable(w) << "\n";
+      tell_about(r, bar);
     done.push_back(std::move(r));
   }
   sigaction(SIGINT, &prev, nullptr);
   if (!root)
     return dist::broadcast(0); // rank 0's exit code
-  if (tty && !quiet)
-    std::cerr << "\r\033[K" << std::flush;
-  if (o.json) {
-    json arr = json::array();
-    for (const auto& r : done)
-      arr.push_back(to_json(r));
-    std::cout << dump_json(json{{"database", db->path().string()}, {"runs", arr}}, 2) << "\n";
-  } else {
-    t.print(std::cout);
-    std::cout << fmt::format("{} run(s) stored in {}\n", done.size(),
-                             printable(db->path().string()));
-  }
+  bar.finish();
+  print_results(o.json, done, t, db->path().string());
   return dist::broadcast(g_interrupted ? 130 : worst);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <set>
 #include <thread>
@@ -195,7 +196,8 @@ struct side {
   const run* representative = nullptr; // the latest contributing run (or latest at all)
   size_t contributing = 0;
   std::vector<std::string> notes;
-  std::string excluded_reason; // the first run left out, and why
+  std::string excluded_reason;    // the first run left out, and why
+  std::vector<const run*> usable; // the contributing runs, earliest first
 };
 
 // Why a run contributes no samples: failed or skipped, INVALID (e.g. its correctness check
@@ -244,6 +246,7 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
     usable.erase(usable.begin(), usable.end() - 1);
   s.representative = usable.back();
   s.contributing = usable.size();
+  s.usable = usable;
   std::set<std::string> fingerprints, warnings;
   for (const run* r : usable) {
     fingerprints.insert(r->fingerprint);
@@ -283,6 +286,189 @@ unpaired_run make_unpaired(const group_key& k, const std::vector<const run*>& ru
   return u;
 }
 
+std::vector<unpaired_run> unpaired_in(const groups& mine, const groups& other) {
+  std::vector<unpaired_run> out;
+  for (const auto& [k, runs] : mine)
+    if (!other.count(k))
+      out.push_back(make_unpaired(k, runs));
+  return out;
+}
+
+// Everything a pair needs before the judging: its samples, options and the reasons that
+// override the statistics (a broken candidate, incomparable units).
+struct pair_job {
+  pair_result p;
+  std::vector<double> base, cand;
+  sample_options so;
+  bool comparable = true;
+  std::string broken_candidate; // non-empty: regressed for this reason, without a ratio
+};
+
+sample_options options_for(const std::string& workload, direction dir, const set_options& opt) {
+  sample_options so;
+  so.dir = dir;
+  so.alpha = opt.alpha;
+  auto thr = opt.threshold_by_workload.find(workload);
+  so.threshold_pct = thr != opt.threshold_by_workload.end() ? thr->second : opt.threshold_pct;
+  so.min_samples = opt.min_samples;
+  so.resamples = opt.resamples;
+  so.seed = opt.seed;
+  return so;
+}
+
+// The candidate's metrics over its contributing runs, and when and where it ran.
+void describe_candidate(const side& c, pair_result& p) {
+  std::map<std::string, std::vector<const metric*>> by_name;
+  for (const run* r : c.usable) {
+    for (const auto& m : r->metrics)
+      if (std::isfinite(m.value))
+        by_name[m.name].push_back(&m);
+    p.candidate_wall_s += seconds_between(r->started_at, r->finished_at);
+    if (!r->started_at.empty() &&
+        (p.candidate_started_at.empty() || r->started_at < p.candidate_started_at))
+      p.candidate_started_at = r->started_at;
+  }
+  for (const auto& [name, ms] : by_name) {
+    std::vector<double> v;
+    for (const metric* m : ms)
+      v.push_back(m->value);
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    p.candidate_metrics.push_back(
+        {name, ms.back()->unit, ms.back()->dir, stats::median(v), *lo, *hi, v.size()});
+  }
+  if (c.representative && c.representative->environment.is_object())
+    p.candidate_host = c.representative->environment.value("hostname", "");
+}
+
+pair_job make_job(const group_key& k, const std::vector<const run*>& bruns,
+                  const std::vector<const run*>& cruns, const set_options& opt) {
+  side b = gather(bruns, opt.policy, opt.baseline_label);
+  side c = gather(cruns, opt.policy, opt.candidate_label);
+  pair_job jb;
+  pair_result& p = jb.p;
+  p.key = k.first;
+  p.ruleset = k.second;
+  p.workload = c.representative->cfg.workload;
+  p.backend = c.representative->cfg.backend;
+  p.name = k.first + " [" + k.second + "]";
+  p.unit = c.representative->sample_unit;
+  p.baseline_runs = b.contributing;
+  p.candidate_runs = c.contributing;
+  p.notes = b.notes;
+  p.notes.insert(p.notes.end(), c.notes.begin(), c.notes.end());
+  note_low_power(b, opt.baseline_label, p.notes);
+  note_low_power(c, opt.candidate_label, p.notes);
+  describe_candidate(c, p);
+  // A config that was VALID in the baseline and is INVALID or failed in the candidate has
+  // regressed, whatever its speed: it never enters a ratio.
+  if (b.contributing > 0 && c.contributing == 0)
+    jb.broken_candidate = opt.candidate_label + " " + c.excluded_reason + " where " +
+                          opt.baseline_label + " was VALID";
+  jb.so = options_for(p.workload, c.representative->sample_dir, opt);
+  const run& br = *b.representative;
+  const run& cr = *c.representative;
+  if (br.sample_dir != cr.sample_dir || br.sample_unit != cr.sample_unit) {
+    p.notes.push_back("sample unit or direction differs: " + br.sample_unit + " (" +
+                      to_string(br.sample_dir) + ") vs " + cr.sample_unit + " (" +
+                      to_string(cr.sample_dir) + ")");
+    jb.comparable = false;
+  }
+  if (br.fingerprint != cr.fingerprint) {
+    p.environment_differs = true;
+    p.environment_differences = environment_differences(br.environment, cr.environment);
+  }
+  jb.base = std::move(b.samples);
+  jb.cand = std::move(c.samples);
+  return jb;
+}
+
+void judge_range(std::vector<pair_job>& jobs, size_t from, size_t to) {
+  for (size_t i = from; i < to; ++i) {
+    pair_job& jb = jobs[i];
+    jb.p.cmp = compare_samples(jb.base, jb.cand, jb.so);
+    if (!jb.broken_candidate.empty()) {
+      jb.p.cmp.result = verdict::regressed;
+      jb.p.cmp.reason = jb.broken_candidate;
+    } else if (!jb.comparable) {
+      jb.p.cmp.result = verdict::inconclusive;
+      jb.p.cmp.reason = "samples are not comparable (unit or direction differs)";
+    }
+  }
+}
+
+void judge_jobs(std::vector<pair_job>& jobs, size_t wanted_threads) {
+  size_t threads = wanted_threads > 0 ? wanted_threads : std::thread::hardware_concurrency();
+  threads = std::clamp<size_t>(threads, 1, std::max<size_t>(1, jobs.size() / 64));
+  if (threads <= 1) {
+    judge_range(jobs, 0, jobs.size());
+    return;
+  }
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors(threads);
+  for (size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        judge_range(jobs, jobs.size() * t / threads, jobs.size() * (t + 1) / threads);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  for (auto& th : pool)
+    th.join();
+  for (auto& e : errors)
+    if (e)
+      std::rethrow_exception(e);
+}
+
+void count_verdict(workload_summary& s, verdict v) {
+  switch (v) {
+  case verdict::improved:
+    ++s.improved;
+    break;
+  case verdict::regressed:
+    ++s.regressed;
+    break;
+  case verdict::unchanged:
+    ++s.unchanged;
+    break;
+  case verdict::inconclusive:
+    ++s.inconclusive;
+    break;
+  }
+}
+
+void finish_summary(workload_summary& s, const std::vector<double>& speedups) {
+  s.pairs = speedups.size();
+  s.geomean_speedup = speedups.empty() ? 0 : stats::geomean(speedups);
+}
+
+// Geometric mean of direction-aware speed-ups per workload and over every pair: ratios multiply,
+// so the geomean is the only mean that treats a 2x speed-up and a 2x slow-down symmetrically
+// (Fleming & Wallace).
+void summarize(set_comparison& out) {
+  std::map<std::string, std::vector<double>> speedups;
+  std::vector<double> all;
+  std::map<std::string, workload_summary> sums;
+  out.overall = {};
+  out.overall.workload = "OVERALL_GEOMEAN";
+  for (const auto& p : out.pairs) {
+    auto& s = sums[p.workload];
+    s.workload = p.workload;
+    count_verdict(s, p.cmp.result);
+    count_verdict(out.overall, p.cmp.result);
+    const double su = p.cmp.speedup();
+    if (su > 0 && std::isfinite(su)) {
+      speedups[p.workload].push_back(su);
+      all.push_back(su);
+    }
+  }
+  for (auto& [w, s] : sums) {
+    finish_summary(s, speedups[w]);
+    out.workloads.push_back(s);
+  }
+  finish_summary(out.overall, all);
+}
+
 } // namespace
 
 set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<run>& candidate,
@@ -292,111 +478,17 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
   out.candidate_label = opt.candidate_label;
   out.alpha = opt.alpha;
   const groups gb = group_runs(baseline), gc = group_runs(candidate);
-
-  for (const auto& [k, runs] : gb)
-    if (!gc.count(k))
-      out.only_baseline.push_back(make_unpaired(k, runs));
-  for (const auto& [k, runs] : gc)
-    if (!gb.count(k))
-      out.only_candidate.push_back(make_unpaired(k, runs));
+  out.only_baseline = unpaired_in(gb, gc);
+  out.only_candidate = unpaired_in(gc, gb);
 
   // Gather first, then judge: the judging (a bootstrap per pair) dominates the cost and is
   // independent per pair, so it runs on several threads; each pair uses the same seed, so the
   // result does not depend on the thread count.
-  struct job {
-    pair_result p;
-    std::vector<double> base, cand;
-    sample_options so;
-    bool comparable = true;
-    std::string broken_candidate; // non-empty: regressed for this reason, without a ratio
-  };
-  std::vector<job> jobs;
-  for (const auto& [k, cruns] : gc) {
-    auto it = gb.find(k);
-    if (it == gb.end())
-      continue;
-    side b = gather(it->second, opt.policy, opt.baseline_label);
-    side c = gather(cruns, opt.policy, opt.candidate_label);
-
-    job jb;
-    pair_result& p = jb.p;
-    p.key = k.first;
-    p.ruleset = k.second;
-    p.workload = c.representative->cfg.workload;
-    p.backend = c.representative->cfg.backend;
-    p.name = k.first + " [" + k.second + "]";
-    p.unit = c.representative->sample_unit;
-    p.baseline_runs = b.contributing;
-    p.candidate_runs = c.contributing;
-    p.notes = b.notes;
-    p.notes.insert(p.notes.end(), c.notes.begin(), c.notes.end());
-    note_low_power(b, opt.baseline_label, p.notes);
-    note_low_power(c, opt.candidate_label, p.notes);
-    // A config that was VALID in the baseline and is INVALID or failed in the candidate has
-    // regressed, whatever its speed: it never enters a ratio.
-    if (b.contributing > 0 && c.contributing == 0)
-      jb.broken_candidate = opt.candidate_label + " " + c.excluded_reason + " where " +
-                            opt.baseline_label + " was VALID";
-
-    jb.so.dir = c.representative->sample_dir;
-    jb.so.alpha = opt.alpha;
-    auto thr = opt.threshold_by_workload.find(p.workload);
-    jb.so.threshold_pct = thr != opt.threshold_by_workload.end() ? thr->second : opt.threshold_pct;
-    jb.so.min_samples = opt.min_samples;
-    jb.so.resamples = opt.resamples;
-    jb.so.seed = opt.seed;
-    if (b.representative->sample_dir != c.representative->sample_dir ||
-        b.representative->sample_unit != c.representative->sample_unit) {
-      p.notes.push_back("sample unit or direction differs: " + b.representative->sample_unit +
-                        " (" + to_string(b.representative->sample_dir) + ") vs " +
-                        c.representative->sample_unit + " (" +
-                        to_string(c.representative->sample_dir) + ")");
-      jb.comparable = false;
-    }
-    if (b.representative->fingerprint != c.representative->fingerprint) {
-      p.environment_differs = true;
-      p.environment_differences =
-          environment_differences(b.representative->environment, c.representative->environment);
-    }
-    jb.base = std::move(b.samples);
-    jb.cand = std::move(c.samples);
-    jobs.push_back(std::move(jb));
-  }
-
-  auto judge = [&jobs](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      job& jb = jobs[i];
-      jb.p.cmp = compare_samples(jb.base, jb.cand, jb.so);
-      if (!jb.broken_candidate.empty()) {
-        jb.p.cmp.result = verdict::regressed;
-        jb.p.cmp.reason = jb.broken_candidate;
-      } else if (!jb.comparable) {
-        jb.p.cmp.result = verdict::inconclusive;
-        jb.p.cmp.reason = "samples are not comparable (unit or direction differs)";
-      }
-    }
-  };
-  size_t threads = opt.threads > 0 ? opt.threads : std::thread::hardware_concurrency();
-  threads = std::clamp<size_t>(threads, 1, std::max<size_t>(1, jobs.size() / 64));
-  if (threads <= 1) {
-    judge(0, jobs.size());
-  } else {
-    std::vector<std::thread> pool;
-    std::vector<std::exception_ptr> errors(threads);
-    for (size_t t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        try {
-          judge(jobs.size() * t / threads, jobs.size() * (t + 1) / threads);
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
-    for (auto& th : pool)
-      th.join();
-    for (auto& e : errors)
-      if (e)
-        std::rethrow_exception(e);
-  }
+  std::vector<pair_job> jobs;
+  for (const auto& [k, cruns] : gc)
+    if (auto it = gb.find(k); it != gb.end())
+      jobs.push_back(make_job(k, it->second, cruns, opt));
+  judge_jobs(jobs, opt.threads);
   out.pairs.reserve(jobs.size());
   for (auto& jb : jobs)
     out.pairs.push_back(std::move(jb.p));
@@ -405,41 +497,26 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
   std::sort(out.pairs.begin(), out.pairs.end(), by_name);
   std::sort(out.only_baseline.begin(), out.only_baseline.end(), by_name);
   std::sort(out.only_candidate.begin(), out.only_candidate.end(), by_name);
-
-  // Geometric mean of direction-aware speed-ups per workload: ratios multiply, so the geomean is
-  // the only mean that treats a 2x speed-up and a 2x slow-down symmetrically (Fleming & Wallace).
-  std::map<std::string, std::vector<double>> speedups;
-  std::map<std::string, workload_summary> sums;
-  for (const auto& p : out.pairs) {
-    auto& s = sums[p.workload];
-    s.workload = p.workload;
-    switch (p.cmp.result) {
-    case verdict::improved:
-      ++s.improved;
-      break;
-    case verdict::regressed:
-      ++s.regressed;
-      break;
-    case verdict::unchanged:
-      ++s.unchanged;
-      break;
-    case verdict::inconclusive:
-      ++s.inconclusive;
-      break;
-    }
-    const double su = p.cmp.speedup();
-    if (su > 0 && std::isfinite(su))
-      speedups[p.workload].push_back(su);
-  }
-  for (auto& [w, s] : sums) {
-    auto it = speedups.find(w);
-    if (it != speedups.end() && !it->second.empty()) {
-      s.pairs = it->second.size();
-      s.geomean_speedup = stats::geomean(it->second);
-    }
-    out.workloads.push_back(s);
-  }
+  summarize(out);
   return out;
+}
+
+double seconds_between(const std::string& from, const std::string& to) {
+  auto parse = [](const std::string& t, double& out) {
+    std::tm tm{};
+    double sec = 0;
+    if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                    &tm.tm_hour, &tm.tm_min, &sec) != 6)
+      return false;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    out = static_cast<double>(timegm(&tm)) + sec;
+    return true;
+  };
+  double a = 0, b = 0;
+  if (!parse(from, a) || !parse(to, b) || !(b >= a))
+    return 0;
+  return b - a;
 }
 
 int exit_code_for(const set_comparison& c, bool strict) {

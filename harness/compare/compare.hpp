@@ -86,6 +86,15 @@ struct set_options {
   std::string candidate_label = "candidate";
 };
 
+// A metric of the candidate's runs (TFLOP/s, tokens/s...): the median, smallest and largest over
+// the runs that contributed samples. Carried for outputs that track more than the samples (BMF).
+struct metric_summary {
+  std::string name, unit;
+  direction dir = direction::higher_is_better;
+  double median = 0, min = 0, max = 0;
+  size_t runs = 0;
+};
+
 // One paired config.
 struct pair_result {
   std::string key; // cfg.key()
@@ -98,6 +107,11 @@ struct pair_result {
   bool environment_differs = false; // fingerprints of the representative runs differ
   std::vector<std::string> environment_differences; // "cpu.model", "libraries.onednn", ...
   std::vector<std::string> notes; // mixed fingerprints within a side, failed runs, ...
+  std::vector<metric_summary> candidate_metrics; // sorted by name
+  // When and where the candidate was measured (JUnit's time, timestamp and hostname): the summed
+  // wall time of its contributing runs, the earliest start (ISO-8601 UTC), the latest run's host.
+  double candidate_wall_s = 0;
+  std::string candidate_started_at, candidate_host;
 };
 
 // A config present on one side only.
@@ -121,6 +135,10 @@ struct set_comparison {
   std::vector<unpaired_run> only_baseline; // sorted by name
   std::vector<unpaired_run> only_candidate;
   std::vector<workload_summary> workloads; // sorted by workload
+  workload_summary overall;                // every pair ("OVERALL_GEOMEAN", as compare.py)
+  // Listing only: the outputs that list pairs (table, markdown, JSON) show only regressed and
+  // improved ones, and say how many they left out; counts and geomeans still cover every pair.
+  bool only_changed = false;
   size_t count(verdict v) const;
 };
 
@@ -136,5 +154,9 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
 // regressed; with strict, exit_inconclusive when something is inconclusive and nothing regressed;
 // exit_ok otherwise.
 int exit_code_for(const set_comparison& c, bool strict);
+
+// Seconds between two ISO-8601 UTC times ("2026-12-02T10:13:01.123Z"); 0 when either does not
+// parse or the end is before the start.
+double seconds_between(const std::string& from, const std::string& to);
 
 } // namespace accelbench::compare

@@ -27,10 +27,28 @@ int verdict_rank(verdict v) {
   return 4;
 }
 
-std::vector<const pair_result*> ordered(const set_comparison& c) {
+bool changed(const pair_result& p) {
+  return p.cmp.result == verdict::regressed || p.cmp.result == verdict::improved;
+}
+
+// The pairs a listing shows: all, or with only_changed the regressed and improved ones.
+std::vector<const pair_result*> listed(const set_comparison& c) {
   std::vector<const pair_result*> out;
   for (const auto& p : c.pairs)
-    out.push_back(&p);
+    if (!c.only_changed || changed(p))
+      out.push_back(&p);
+  return out;
+}
+
+size_t not_shown(const set_comparison& c) { return c.pairs.size() - listed(c).size(); }
+
+std::string not_shown_line(const set_comparison& c) {
+  return fmt::format("{} unchanged or inconclusive config(s) not shown (--only-changed)",
+                     not_shown(c));
+}
+
+std::vector<const pair_result*> ordered(const set_comparison& c) {
+  std::vector<const pair_result*> out = listed(c);
   std::stable_sort(out.begin(), out.end(), [](const pair_result* a, const pair_result* b) {
     return std::make_pair(verdict_rank(a->cmp.result), a->name) <
            std::make_pair(verdict_rank(b->cmp.result), b->name);
@@ -251,9 +269,13 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
   for (size_t i = 0; i < rows.size(); ++i)
     out += line(rows[i], &verdicts[i]);
   out += printable(counts_line(c)) + "\n";
+  if (c.only_changed && not_shown(c) > 0)
+    out += not_shown_line(c) + "\n";
   for (const auto& s : c.workloads)
     out += fmt::format("geomean speed-up {}: {} over {} configs\n", printable(s.workload),
                        speedup_text(s.geomean_speedup), s.pairs);
+  out += fmt::format("OVERALL_GEOMEAN: {} over {} configs\n",
+                     speedup_text(c.overall.geomean_speedup), c.overall.pairs);
   for (const auto& u : c.only_baseline)
     out += fmt::format("only in {}: {}\n", printable(c.baseline_label), printable(u.name));
   for (const auto& u : c.only_candidate)
@@ -279,7 +301,7 @@ std::string format_markdown(const set_comparison& c) {
                   markdown_escape(c.candidate_label));
   out += fmt::format("{}: {}\n\n", reg > 0 ? "**Regression**" : "**No regression**",
                      markdown_escape(counts_line(c)));
-  if (!c.pairs.empty()) {
+  if (!ordered(c).empty()) {
     out += "| verdict | config | baseline | candidate | change | 95% CI | p |\n";
     out += "|---|---|---:|---:|---:|---:|---:|\n";
     for (const pair_result* p : ordered(c)) {
@@ -293,6 +315,8 @@ std::string format_markdown(const set_comparison& c) {
     }
     out += "\n";
   }
+  if (c.only_changed && not_shown(c) > 0)
+    out += not_shown_line(c) + "\n\n";
   if (!c.workloads.empty()) {
     out += "| workload | configs | geomean speed-up | regressed | inconclusive | improved | "
            "unchanged |\n";
@@ -301,6 +325,10 @@ std::string format_markdown(const set_comparison& c) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_escape(s.workload),
                          s.pairs, speedup_text(s.geomean_speedup), s.regressed, s.inconclusive,
                          s.improved, s.unchanged);
+    const auto& a = c.overall;
+    out += fmt::format("| **OVERALL_GEOMEAN** | {} | **{}** | {} | {} | {} | {} |\n", a.pairs,
+                       speedup_text(a.geomean_speedup), a.regressed, a.inconclusive, a.improved,
+                       a.unchanged);
     out += "\n";
   }
   auto list = [&](const std::vector<unpaired_run>& v, const std::string& label) {
@@ -330,51 +358,83 @@ std::string format_markdown(const set_comparison& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+namespace {
+
+// JUnit's timestamp is xs:dateTime without a zone (the Ant/Jenkins schema); ours are UTC, which
+// the suite's properties say. "2026-12-02T10:13:01.123Z" -> "2026-12-02T10:13:01".
+std::string junit_timestamp(const std::string& iso) { return iso.substr(0, 19); }
+
+std::string suite_timestamp(const set_comparison& c) {
+  std::string first;
+  for (const auto& p : c.pairs)
+    if (!p.candidate_started_at.empty() && (first.empty() || p.candidate_started_at < first))
+      first = p.candidate_started_at;
+  return junit_timestamp(first);
+}
+
+std::string suite_hostname(const set_comparison& c) {
+  for (const auto& p : c.pairs)
+    if (!p.candidate_host.empty())
+      return p.candidate_host;
+  return "unknown";
+}
+
+double suite_time(const set_comparison& c) {
+  double t = 0;
+  for (const auto& p : c.pairs)
+    t += p.candidate_wall_s;
+  return t;
+}
+
+std::string junit_testcase(const pair_result& p) {
+  const auto& m = p.cmp;
+  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">\n",
+                                xml_escape(p.workload), xml_escape(p.name), p.candidate_wall_s);
+  const std::string numbers =
+      fmt::format("{} -> {}, change {} (95% CI {}), p = {}, threshold {:g}%",
+                  median_text(m.baseline_median, m.n_baseline, p.unit),
+                  median_text(m.candidate_median, m.n_candidate, p.unit), change_text(m),
+                  ci_text(m), p_text(m), m.threshold_pct);
+  if (m.result == verdict::regressed)
+    out +=
+        fmt::format("      <failure type=\"regression\" message=\"regressed: {}\">{}</failure>\n",
+                    xml_escape(numbers), xml_escape(m.reason));
+  else if (m.result == verdict::inconclusive)
+    out += fmt::format("      <skipped message=\"inconclusive: {}\"/>\n", xml_escape(m.reason));
+  else
+    out += fmt::format("      <system-out>{}: {}</system-out>\n", to_string(m.result),
+                       xml_escape(numbers));
+  return out + "    </testcase>\n";
+}
+
+} // namespace
+
+// Every pair is a test case, --only-changed or not: CI test reports track cases across builds.
 std::string format_junit(const set_comparison& c, const std::string& suite_name) {
   const size_t tests = c.pairs.size() + c.only_baseline.size() + c.only_candidate.size();
   const size_t failures = c.count(verdict::regressed);
   const size_t skipped =
       c.count(verdict::inconclusive) + c.only_baseline.size() + c.only_candidate.size();
+  const std::string counts =
+      fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\"", tests,
+                  failures, skipped, suite_time(c));
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-                     "skipped=\"{}\">\n",
-                     xml_escape(suite_name), tests, failures, skipped);
-  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-                     "skipped=\"{}\">\n",
-                     xml_escape(suite_name), tests, failures, skipped);
+  out += fmt::format("<testsuites name=\"{}\" {}>\n", xml_escape(suite_name), counts);
+  const std::string ts = suite_timestamp(c);
+  out += fmt::format("  <testsuite name=\"{}\" {}{} hostname=\"{}\">\n", xml_escape(suite_name),
+                     counts, ts.empty() ? "" : fmt::format(" timestamp=\"{}\"", xml_escape(ts)),
+                     xml_escape(suite_hostname(c)));
   out += fmt::format("    <properties>\n      <property name=\"baseline\" value=\"{}\"/>\n"
                      "      <property name=\"candidate\" value=\"{}\"/>\n"
-                     "      <property name=\"alpha\" value=\"{:g}\"/>\n    </properties>\n",
+                     "      <property name=\"alpha\" value=\"{:g}\"/>\n"
+                     "      <property name=\"timestamp_zone\" value=\"UTC\"/>\n"
+                     "    </properties>\n",
                      xml_escape(c.baseline_label), xml_escape(c.candidate_label), c.alpha);
-  for (const auto& p : c.pairs) { // sorted by name: a stable order for CI history
-    const auto& m = p.cmp;
-    const std::string open = fmt::format("    <testcase classname=\"{}\" name=\"{}\"",
-                                         xml_escape(p.workload), xml_escape(p.name));
-    const std::string numbers =
-        fmt::format("{} -> {}, change {} (95% CI {}), p = {}, threshold {:g}%",
-                    median_text(m.baseline_median, m.n_baseline, p.unit),
-                    median_text(m.candidate_median, m.n_candidate, p.unit), change_text(m),
-                    ci_text(m), p_text(m), m.threshold_pct);
-    if (m.result == verdict::regressed) {
-      out += open + ">\n";
-      out +=
-          fmt::format("      <failure type=\"regression\" message=\"regressed: {}\">{}</failure>\n",
-                      xml_escape(numbers), xml_escape(m.reason));
-      out += "    </testcase>\n";
-    } else if (m.result == verdict::inconclusive) {
-      out += open + ">\n";
-      out += fmt::format("      <skipped message=\"inconclusive: {}\"/>\n", xml_escape(m.reason));
-      out += "    </testcase>\n";
-    } else {
-      out += open + ">\n";
-      out += fmt::format("      <system-out>{}: {}</system-out>\n", to_string(m.result),
-                         xml_escape(numbers));
-      out += "    </testcase>\n";
-    }
-  }
+  for (const auto& p : c.pairs) // sorted by name: a stable order for CI history
+    out += junit_testcase(p);
   auto unpaired = [&](const std::vector<unpaired_run>& v, const std::string& label) {
     for (const auto& u : v)
-      out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n      <skipped "
+      out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n      <skipped "
                          "message=\"only in {}\"/>\n    </testcase>\n",
                          xml_escape(u.workload), xml_escape(u.name), xml_escape(label));
   };
@@ -388,6 +448,64 @@ std::string format_junit(const set_comparison& c, const std::string& suite_name)
 namespace {
 
 json number_or_null(double v, bool defined) { return defined ? json(v) : json(nullptr); }
+
+json summary_json(const workload_summary& s) {
+  return {{"workload", s.workload},
+          {"pairs", s.pairs},
+          {"geomean_speedup", number_or_null(s.geomean_speedup, s.geomean_speedup > 0)},
+          {"regressed", s.regressed},
+          {"inconclusive", s.inconclusive},
+          {"improved", s.improved},
+          {"unchanged", s.unchanged}};
+}
+
+json metrics_json(const std::vector<metric_summary>& ms) {
+  json out = json::array();
+  for (const auto& m : ms)
+    out.push_back({{"name", m.name},
+                   {"unit", m.unit},
+                   {"direction", to_string(m.dir)},
+                   {"median", m.median},
+                   {"min", m.min},
+                   {"max", m.max},
+                   {"runs", m.runs}});
+  return out;
+}
+
+json pair_json(const pair_result& p) {
+  const auto& m = p.cmp;
+  const bool def = ratio_defined(m);
+  auto side = [](size_t n, double med, double lo, double hi, size_t runs) {
+    return json{{"n", n}, {"median", med}, {"min", lo}, {"max", hi}, {"runs", runs}};
+  };
+  return {
+      {"name", p.name},
+      {"key", p.key},
+      {"ruleset", p.ruleset},
+      {"workload", p.workload},
+      {"backend", p.backend},
+      {"unit", p.unit},
+      {"direction", to_string(m.dir)},
+      {"threshold_pct", m.threshold_pct},
+      {"baseline",
+       side(m.n_baseline, m.baseline_median, m.baseline_min, m.baseline_max, p.baseline_runs)},
+      {"candidate",
+       side(m.n_candidate, m.candidate_median, m.candidate_min, m.candidate_max, p.candidate_runs)},
+      {"ratio", number_or_null(m.ratio, def)},
+      {"ratio_ci",
+       def && m.has_ci ? json::array({m.ratio_ci_low, m.ratio_ci_high}) : json(nullptr)},
+      {"speedup", number_or_null(m.speedup(), def)},
+      {"u", m.u},
+      {"p_value", m.p_value},
+      {"exact_p", m.exact_p},
+      {"verdict", to_string(m.result)},
+      {"reason", m.reason},
+      {"environment_differs", p.environment_differs},
+      {"environment_differences", p.environment_differences},
+      {"notes", p.notes},
+      {"candidate_metrics", metrics_json(p.candidate_metrics)},
+  };
+}
 
 json unpaired_json(const unpaired_run& u) {
   return {{"name", u.name},
@@ -414,39 +532,8 @@ json to_json(const set_comparison& c) {
                   {"only_baseline", c.only_baseline.size()},
                   {"only_candidate", c.only_candidate.size()}};
   json pairs = json::array();
-  for (const auto& p : c.pairs) {
-    const auto& m = p.cmp;
-    const bool def = ratio_defined(m);
-    auto side = [](size_t n, double med, double lo, double hi, size_t runs) {
-      return json{{"n", n}, {"median", med}, {"min", lo}, {"max", hi}, {"runs", runs}};
-    };
-    pairs.push_back({
-        {"name", p.name},
-        {"key", p.key},
-        {"ruleset", p.ruleset},
-        {"workload", p.workload},
-        {"backend", p.backend},
-        {"unit", p.unit},
-        {"direction", to_string(m.dir)},
-        {"threshold_pct", m.threshold_pct},
-        {"baseline",
-         side(m.n_baseline, m.baseline_median, m.baseline_min, m.baseline_max, p.baseline_runs)},
-        {"candidate", side(m.n_candidate, m.candidate_median, m.candidate_min, m.candidate_max,
-                           p.candidate_runs)},
-        {"ratio", number_or_null(m.ratio, def)},
-        {"ratio_ci",
-         def && m.has_ci ? json::array({m.ratio_ci_low, m.ratio_ci_high}) : json(nullptr)},
-        {"speedup", number_or_null(m.speedup(), def)},
-        {"u", m.u},
-        {"p_value", m.p_value},
-        {"exact_p", m.exact_p},
-        {"verdict", to_string(m.result)},
-        {"reason", m.reason},
-        {"environment_differs", p.environment_differs},
-        {"environment_differences", p.environment_differences},
-        {"notes", p.notes},
-    });
-  }
+  for (const pair_result* p : listed(c))
+    pairs.push_back(pair_json(*p));
   j["pairs"] = std::move(pairs);
   json ob = json::array(), oc = json::array();
   for (const auto& u : c.only_baseline)
@@ -457,39 +544,55 @@ json to_json(const set_comparison& c) {
   j["only_candidate"] = std::move(oc);
   json ws = json::array();
   for (const auto& s : c.workloads)
-    ws.push_back({{"workload", s.workload},
-                  {"pairs", s.pairs},
-                  {"geomean_speedup", number_or_null(s.geomean_speedup, s.geomean_speedup > 0)},
-                  {"regressed", s.regressed},
-                  {"inconclusive", s.inconclusive},
-                  {"improved", s.improved},
-                  {"unchanged", s.unchanged}});
+    ws.push_back(summary_json(s));
   j["workloads"] = std::move(ws);
+  j["overall"] = summary_json(c.overall);
+  j["only_changed"] = c.only_changed;
+  j["not_shown"] = not_shown(c);
   return j;
 }
 
 std::string format_json(const set_comparison& c) { return dump_json(to_json(c), 2) + "\n"; }
 
 // ---------------------------------------------------------------------------------------------
+namespace {
+
+// Bencher's measure for the samples: times (lower is better) go to its built-in "latency" in
+// nanoseconds, higher-is-better samples to "throughput", anything else to a measure named after
+// its unit. Sets the factor that converts a sample into the measure's unit.
+std::string sample_measure(const pair_result& p, double& scale) {
+  scale = 1;
+  if (const double ts = time_scale(p.unit); ts > 0 && p.cmp.dir == direction::lower_is_better) {
+    scale = ts * 1e9;
+    return "latency";
+  }
+  if (p.cmp.dir == direction::higher_is_better)
+    return "throughput";
+  return p.unit.empty() ? "value" : p.unit;
+}
+
+// A metric's measure: its name with the unit, as Bencher shows measure names ("tflops (TFLOP/s)").
+std::string metric_measure(const metric_summary& m) {
+  return m.unit.empty() ? m.name : m.name + " (" + m.unit + ")";
+}
+
+} // namespace
+
 json to_bmf(const set_comparison& c) {
   json j = json::object();
   for (const auto& p : c.pairs) {
     const auto& m = p.cmp;
     if (m.n_candidate == 0)
       continue; // nothing measured: Bencher has no value to track
-    std::string measure;
     double scale = 1;
-    if (const double ts = time_scale(p.unit); ts > 0 && m.dir == direction::lower_is_better) {
-      measure = "latency"; // Bencher's built-in latency measure is in nanoseconds
-      scale = ts * 1e9;
-    } else if (m.dir == direction::higher_is_better) {
-      measure = "throughput";
-    } else {
-      measure = p.unit.empty() ? "value" : p.unit;
-    }
+    const std::string measure = sample_measure(p, scale);
     j[p.name][measure] = {{"value", m.candidate_median * scale},
                           {"lower_value", m.candidate_min * scale},
                           {"upper_value", m.candidate_max * scale}};
+    for (const auto& x : p.candidate_metrics)
+      if (!j[p.name].contains(metric_measure(x)))
+        j[p.name][metric_measure(x)] = {
+            {"value", x.median}, {"lower_value", x.min}, {"upper_value", x.max}};
   }
   return j;
 }

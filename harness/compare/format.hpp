@@ -23,8 +23,10 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
 // counts, one table (regressions first), the geomean per workload, unpaired configs and flags.
 std::string format_markdown(const set_comparison& c);
 
-// JUnit XML: one <testcase> per config; regressed -> <failure> with the numbers in its message;
-// inconclusive and unpaired -> <skipped>; improved and unchanged pass.
+// JUnit XML: one <testcase> per config (with --only-changed too); regressed -> <failure> with the
+// numbers in its message; inconclusive and unpaired -> <skipped>; improved and unchanged pass.
+// time: the candidate runs' wall time (s); the suite has the earliest candidate start as
+// timestamp (UTC, no zone, as the JUnit schema wants) and the candidate's host as hostname.
 std::string format_junit(const set_comparison& c,
                          const std::string& suite_name = "accelbench.compare");
 
@@ -33,10 +35,12 @@ json to_json(const set_comparison& c);
 std::string format_json(const set_comparison& c); // to_json(c).dump(2) + "\n"
 
 // Bencher Metric Format: {"<name>": {"<measure>": {"value", "lower_value", "upper_value"}}} for
-// the candidate side. Times (unit s/ms/us/ns, lower is better) go to Bencher's built-in "latency"
-// measure in nanoseconds; higher-is-better samples to "throughput"; anything else to a measure
-// named after its unit. value is the candidate median; lower/upper are the smallest and largest
-// candidate samples.
+// the candidate side. The samples: times (unit s/ms/us/ns, lower is better) go to Bencher's
+// built-in "latency" measure in nanoseconds; higher-is-better samples to "throughput"; anything
+// else to a measure named after its unit (value: the median; lower/upper: the smallest and largest
+// sample). Then every metric of the candidate's runs (TFLOP/s, tokens/s, % of peak...) as a measure
+// named "<metric> (<unit>)", e.g. "tflops (TFLOP/s)": value the median over the runs,
+// lower/upper the smallest and largest run.
 json to_bmf(const set_comparison& c);
 std::string format_bmf(const set_comparison& c);
 

@@ -3,6 +3,7 @@
 // for sortable tables. Every string that comes from users or logs goes through html_escape; the
 // embedded data goes through json_for_script so "</script>" in a system name stays inert.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/peak.hpp"
+#include "harness/core/units.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::report {
@@ -106,6 +108,53 @@ string num_cell(double v, const string& title = "") {
                      title.empty() ? "" : " title=\"" + esc(title) + "\"", num(v));
 }
 
+// Counts (accelerators, runs, pairs) are whole numbers: "64", never "64.00".
+string int_cell(size_t v) { return fmt::format("<td data-v=\"{0}\" class=\"n\">{0}</td>", v); }
+
+// "1 run", "3 runs".
+string count_of(size_t n, const string& one, const string& many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// Tick labels with SI prefixes: "500 k", "1.5 G", "20 m"; plain between 0.01 and 1000.
+string si_tick(double v) {
+  const double a = std::fabs(v);
+  if (a == 0 || (a >= 0.01 && a < 1000))
+    return fmt::format("{:.3g}", v);
+  static const std::pair<double, const char*> prefixes[] = {
+      {1e15, "P"}, {1e12, "T"}, {1e9, "G"},       {1e6, "M"}, {1e3, "k"},
+      {1, ""},     {1e-3, "m"}, {1e-6, "\u00b5"}, {1e-9, "n"}};
+  for (const auto& [f, p] : prefixes)
+    if (a >= f * 0.9999)
+      return fmt::format("{:.3g} {}", v / f, p);
+  return fmt::format("{:.3g}", v);
+}
+
+// A tick of an axis whose title names a unit format_quantity scales ("TFLOP/s", "FLOP per
+// iteration"): "1.50 PFLOP/s", "2.00 TFLOP"; other axes get SI prefixes alone.
+string axis_tick(double v, const string& axis_title) {
+  for (const char* unit : {"TFLOP/s", "FLOP"})
+    if (axis_title.rfind(unit, 0) == 0)
+      return format_quantity(v, unit);
+  return si_tick(v);
+}
+
+// Links only for http(s) addresses; anything else stays text.
+string link_or_text(const string& s) {
+  if (s.rfind("https://", 0) == 0 || s.rfind("http://", 0) == 0)
+    return "<a href=\"" + esc(s) + "\" rel=\"noopener noreferrer\">" + esc(s) + "</a>";
+  return esc(s);
+}
+
+// A provenance record as one line: its text fields joined with " · ", addresses as links.
+string provenance_line(const json& pv, std::initializer_list<const char*> keys) {
+  string line;
+  for (const char* k : keys)
+    if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty())
+      line += (line.empty() ? "" : " · ") + link_or_text(pv[k].get<string>());
+  return line;
+}
+
 // A small linear or log axis mapping.
 struct scale {
   double d0, d1, r0, r1;
@@ -163,6 +212,29 @@ struct series {
   bool legend = true;         // one legend entry per side, not per run
 };
 
+// Grid, SI tick labels and axis titles of xy_chart's plot area (560 x 300, margins 100/20/30/50).
+string xy_axes(const scale& sx, const scale& sy, const string& xlabel, const string& ylabel,
+               std::array<double, 4> range, bool logx, bool logy) {
+  const int W = 560, H = 300, L = 100, R = 20, T = 30, B = 50;
+  const auto [y0, y1, x0, x1] = range;
+  string o;
+  for (double t : ticks(y0, y1, logy))
+    o += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/><text "
+                     "x=\"{}\" y=\"{:.1f}\" class=\"tl\" text-anchor=\"end\">{}</text>",
+                     L, W - R, sy(t), sy(t), L - 6, sy(t) + 4, esc(axis_tick(t, ylabel)));
+  for (double t : ticks(x0, x1, logx))
+    o += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"grid\"/><text "
+                     "x=\"{:.1f}\" y=\"{}\" class=\"tl\" text-anchor=\"middle\">{}</text>",
+                     sx(t), sx(t), T, H - B, sx(t), H - B + 16, esc(axis_tick(t, xlabel)));
+  o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>",
+                   (L + W - R) / 2, H - 10, esc(xlabel));
+  o += fmt::format("<text x=\"14\" y=\"{}\" class=\"al\" text-anchor=\"middle\" "
+                   "transform=\"rotate(-90 14 {})\">{}</text>",
+                   (T + H - B) / 2, (T + H - B) / 2,
+                   esc(ylabel.rfind("TFLOP/s", 0) == 0 ? "throughput" : ylabel));
+  return o;
+}
+
 // Scatter / line chart with axes and <title> on every point.
 string xy_chart(const string& title, const string& xlabel, const string& ylabel,
                 const std::vector<series>& ss, bool logx, bool logy, const string& note = "") {
@@ -187,30 +259,18 @@ string xy_chart(const string& title, const string& xlabel, const string& ylabel,
     y0 /= 1.5, y1 *= 1.5;
   else
     y1 += (y1 - y0) * 0.08;
-  const int W = 560, H = 300, L = 70, R = 20, T = 30, B = 50;
+  const int W = 560, H = 300, L = 100, R = 20, T = 30, B = 50;
   scale sx{x0, x1, double(L), double(W - R), logx}, sy{y0, y1, double(H - B), double(T), logy};
   std::ostringstream o;
+  // The legend goes under the plot, one row per entry: never over the data.
+  const int legend_rows = static_cast<int>(
+      std::count_if(ss.begin(), ss.end(), [](const series& s) { return s.legend; }));
+  const int HL = H + 16 * legend_rows;
   o << fmt::format("<figure class=\"chart\"><svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
                    "role=\"img\" aria-label=\"{}\">",
-                   W, H, W, H, esc(title));
+                   W, HL, W, HL, esc(title));
   o << fmt::format("<text x=\"{}\" y=\"18\" class=\"ct\">{}</text>", L, esc(title));
-  for (double t : ticks(y0, y1, logy)) {
-    const double y = sy(t);
-    o << fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/><text "
-                     "x=\"{}\" y=\"{:.1f}\" class=\"tl\" text-anchor=\"end\">{}</text>",
-                     L, W - R, y, y, L - 6, y + 4, esc(num(t)));
-  }
-  for (double t : ticks(x0, x1, logx)) {
-    const double x = sx(t);
-    o << fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"grid\"/><text "
-                     "x=\"{:.1f}\" y=\"{}\" class=\"tl\" text-anchor=\"middle\">{}</text>",
-                     x, x, T, H - B, x, H - B + 16, esc(num(t)));
-  }
-  o << fmt::format("<text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>",
-                   (L + W - R) / 2, H - 10, esc(xlabel));
-  o << fmt::format("<text x=\"14\" y=\"{}\" class=\"al\" text-anchor=\"middle\" "
-                   "transform=\"rotate(-90 14 {})\">{}</text>",
-                   (T + H - B) / 2, (T + H - B) / 2, esc(ylabel));
+  o << xy_axes(sx, sy, xlabel, ylabel, {y0, y1, x0, x1}, logx, logy);
   int li = 0;
   for (const auto& s : ss) {
     if (s.line && s.pts.size() > 1) {
@@ -236,8 +296,8 @@ string xy_chart(const string& title, const string& xlabel, const string& ylabel,
       continue;
     o << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text "
                      "x=\"{}\" y=\"{}\" class=\"tl\">{}</text>",
-                     W - R - 200, T + 4 + 14 * li, s.color, W - R - 185, T + 13 + 14 * li,
-                     esc(s.name.substr(0, 32)));
+                     L, H + 16 * li, s.color, L + 15, H + 9 + 16 * li,
+                     esc(s.name.size() > 70 ? s.name.substr(0, 68) + "…" : s.name));
     ++li;
   }
   o << "</svg>";
@@ -246,6 +306,28 @@ string xy_chart(const string& title, const string& xlabel, const string& ylabel,
   o << "</figure>";
   return o.str();
 }
+
+// Ticks of a ratio axis (log scale): the ratios people read (0.5x, 0.8x, 1x, 1.25x, 2x...) that
+// fall inside the range, 1x always among them.
+std::vector<double> ratio_ticks(double lo, double hi) {
+  static const double nice[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.67, 0.8, 0.9, 1,
+                                1.1,  1.25, 1.5,  2,   3,   4,    5,   10,   20,  50,  100};
+  std::vector<double> t;
+  for (double v : nice)
+    if (v >= lo && v <= hi)
+      t.push_back(v);
+  // Neighbours closer than 4% of the axis width overlap as text: keep every other, and 1x.
+  const double span = std::log10(hi) - std::log10(lo);
+  std::vector<double> kept;
+  for (double v : t)
+    if (kept.empty() || (std::log10(v) - std::log10(kept.back())) / span > 0.06)
+      kept.push_back(v);
+    else if (v == 1)
+      kept.back() = 1;
+  return kept;
+}
+
+string ratio_label(double v) { return fmt::format("{:g}\u00d7", v); }
 
 // Horizontal bars with CI whiskers and a reference line (speed-up = 1).
 struct bar {
@@ -274,16 +356,19 @@ string bar_chart(const string& title, const string& xlabel, const std::vector<ba
                    "height=\"{}\" role=\"img\" aria-label=\"{}\">",
                    W, H, W, H, esc(title));
   o << fmt::format("<text x=\"10\" y=\"18\" class=\"ct\">{}</text>", esc(title));
-  for (double t : ticks(x0, x1, logx)) {
+  for (double t : logx ? ratio_ticks(x0, x1) : ticks(x0, x1, false)) {
     const double x = sx(t);
     o << fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"grid\"/><text "
                      "x=\"{:.1f}\" y=\"{}\" class=\"tl\" text-anchor=\"middle\">{}</text>",
-                     x, x, T, H - 35, x, H - 20, esc(num(t)));
+                     x, x, T, H - 35, x, H - 20, esc(logx ? ratio_label(t) : num(t)));
   }
   for (size_t i = 0; i < bars.size(); ++i) {
     const auto& b = bars[i];
     const double y = T + row * double(i);
-    const double xa = sx(logx ? x0 : 0), xb = sx(std::max(b.v, logx ? x0 : 0.0));
+    // A ratio's bar starts at the reference (1x) and runs right when better, left when worse;
+    // a percentage's starts at 0.
+    const double from = sx(logx ? ref : 0), to = sx(std::max(b.v, logx ? x0 : 0.0));
+    const double xa = std::min(from, to), xb = std::max(from, to);
     o << fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tl\" text-anchor=\"end\">{}</text>",
                      L - 8, y + 15,
                      esc(b.label.size() > 66 ? b.label.substr(0, 64) + "…" : b.label));
@@ -307,6 +392,15 @@ string bar_chart(const string& title, const string& xlabel, const std::vector<ba
                    (L + W - R) / 2, H - 4, esc(xlabel));
   o << "</svg></figure>";
   return o.str();
+}
+
+// Per accelerator: "–" with the reason when the count or the figure is unknown, never an empty
+// cell.
+string per_accelerator_cell(const side_score& s) {
+  if (!(s.per_accelerator > 0) || s.per_accelerator_unit.empty())
+    return "<td data-v=\"\" title=\"accelerator count or figure unknown\">–</td>";
+  return fmt::format("<td data-v=\"{}\" class=\"n\">{} <span class=\"u\">{}</span></td>",
+                     exact(s.per_accelerator), num(s.per_accelerator), esc(s.per_accelerator_unit));
 }
 
 string side_cell(const side_score& s) {
@@ -347,6 +441,7 @@ th{background:#f6f6f8;position:sticky;top:0}
 table.sortable th{cursor:pointer;user-select:none}
 table.sortable th.asc::after{content:" \25B2";font-size:10px}table.sortable th.desc::after{content:" \25BC";font-size:10px}
 td[data-v]{font-variant-numeric:tabular-nums}
+td.n{white-space:nowrap;font-variant-numeric:tabular-nums}td.n .note{white-space:normal;min-width:16em}
 .ci{color:var(--mut);font-size:11px}.u{color:var(--mut);font-size:11px}
 .deg{color:#a05a00}
 .badge{font-size:11px;border-radius:3px;padding:0 4px;border:1px solid}
@@ -403,8 +498,10 @@ const char* k_js = R"JS(
 
 } // namespace
 
-string to_html(const report_model& r) {
-  std::ostringstream o;
+namespace {
+
+// One writer per section of the page, in page order.
+void write_head(std::ostringstream& o, const report_model& r) {
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
     << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
        "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
@@ -426,7 +523,9 @@ string to_html(const report_model& r) {
                    "Speed-up &gt; 1 means the candidate is better (direction-aware: time ratios "
                    "are inverted).</p>\n",
                    k_base_color, k_cand_color);
+}
 
+void write_summary(std::ostringstream& o, const report_model& r) {
   // ---- summary table
   o << "<h2>Summary</h2>\n<table class=\"sortable\" "
        "id=\"summary\"><thead><tr><th>pair</th><th>family</th><th>workload / "
@@ -470,6 +569,9 @@ string to_html(const report_model& r) {
     o << "</td></tr>\n";
   }
   o << "</tbody></table>\n";
+}
+
+void write_families(std::ostringstream& o, const report_model& r) {
   if (!r.summaries.empty()) {
     o << "<table class=\"sortable\" id=\"families\"><thead><tr><th>family</th><th>like-for-like "
          "pairs</th><th>baselines (each counted once)</th><th>left out</th>"
@@ -479,8 +581,8 @@ string to_html(const report_model& r) {
       string wl;
       for (const auto& w : f.workloads)
         wl += (wl.empty() ? "" : ", ") + w;
-      o << "<tr><td>" << esc(f.family) << "</td>" << num_cell(double(f.pairs))
-        << num_cell(double(f.baselines)) << num_cell(double(f.excluded))
+      o << "<tr><td>" << esc(f.family) << "</td>" << int_cell(f.pairs) << int_cell(f.baselines)
+        << int_cell(f.excluded)
         << fmt::format("<td>{} / {} / {} / {} / {}</td>", f.faster, f.slower, f.no_difference,
                        f.inconclusive, f.not_tested)
         << (f.pairs ? num_cell(f.geomean_speedup) : string("<td data-v=\"\">–</td>"))
@@ -488,7 +590,9 @@ string to_html(const report_model& r) {
     }
     o << "</tbody></table>\n";
   }
+}
 
+void write_speedup_chart(std::ostringstream& o, const report_model& r) {
   // ---- charts
   o << "<h2>Charts</h2>\n";
   {
@@ -504,8 +608,13 @@ string to_html(const report_model& r) {
                                         : k_neutral_color,
              p.speedup, p.speedup_ci_low, p.speedup_ci_high});
     o << bar_chart("Speed-up per pair (candidate vs baseline), 95% CI whiskers",
-                   "speed-up (x, log scale; dashed line = 1)", bars, 1.0, true);
+                   "speed-up (log scale): bars start at 1\u00d7 (no change) and run right when the "
+                   "candidate is better, left when worse",
+                   bars, 1.0, true);
   }
+}
+
+void write_throughput_charts(std::ostringstream& o, const report_model& r) {
   // Throughput vs problem size (kernel pairs), per side.
   {
     std::map<string, std::pair<series, series>> by_workload;
@@ -532,6 +641,9 @@ string to_html(const report_model& r) {
       o << xy_chart("Throughput vs problem size: " + w, "FLOP per iteration (log)", "TFLOP/s",
                     {bc.first, bc.second}, true, false);
   }
+}
+
+void write_roofline(std::ostringstream& o, const report_model& r) {
   // Roofline: achieved vs the compute roof of each side's device.
   {
     std::vector<bar> bars;
@@ -549,6 +661,9 @@ string to_html(const report_model& r) {
     o << bar_chart("Roofline (compute roof): achieved TFLOP/s or MFU as % of the device peak",
                    "% of peak (dashed line = 100%)", bars, 100.0, false);
   }
+}
+
+void write_eval_curves(std::ostringstream& o, const report_model& r) {
   // Training loss / eval metric vs time (eval curves of the runs).
   {
     for (const auto& p : r.pairs) {
@@ -577,6 +692,9 @@ string to_html(const report_model& r) {
                       "Each line is one run's evaluations (from run.extra.eval_curve).");
     }
   }
+}
+
+void write_mlperf_charts(std::ostringstream& o, const report_model& r) {
   // Time to train per run and scaling with accelerator count.
   {
     std::vector<series> ss;
@@ -610,31 +728,92 @@ string to_html(const report_model& r) {
                     "Efficiency = (T_ref x N_ref) / (T x N) against the smallest scale.");
     }
   }
-  // Sample distributions (strip plots), first 12 pairs.
-  {
-    size_t shown = 0;
-    for (const auto& p : r.pairs) {
-      if (shown >= 12)
-        break;
-      if (p.baseline.sample_values.size() + p.candidate.sample_values.size() < 3)
-        continue;
-      series b{"baseline " + p.baseline.display, k_base_color, {}, false, {}},
-          c{"candidate " + p.candidate.display, k_cand_color, {}, false, {}};
-      for (size_t i = 0; i < p.baseline.sample_values.size(); ++i)
-        b.pts.push_back({1.0 + 0.3 * ((i % 7) / 7.0 - 0.5), p.baseline.sample_values[i]});
-      for (size_t i = 0; i < p.candidate.sample_values.size(); ++i)
-        c.pts.push_back({2.0 + 0.3 * ((i % 7) / 7.0 - 0.5), p.candidate.sample_values[i]});
-      for (const auto& [x, y] : b.pts)
-        b.titles.push_back(fmt::format("{}: {} {}", p.baseline.display, exact(y), p.baseline.unit));
-      for (const auto& [x, y] : c.pts)
-        c.titles.push_back(
-            fmt::format("{}: {} {}", p.candidate.display, exact(y), p.candidate.unit));
-      o << xy_chart(p.id + " sample distribution: " + p.label.substr(0, 50),
-                    "1 = baseline, 2 = candidate", p.baseline.unit, {b, c}, false, false);
-      ++shown;
-    }
-  }
+}
 
+// One category of a strip plot: its samples, spread sideways (deterministically) so that equal
+// values do not hide each other, and their median as a bar.
+struct strip {
+  string label, sublabel, color, unit;
+  const std::vector<double>* values = nullptr;
+};
+
+string strip_points(const strip& st, double cx, const scale& sy) {
+  string o;
+  std::vector<double> v = *st.values;
+  for (size_t i = 0; i < v.size(); ++i)
+    o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\" opacity=\"0.75\">"
+                     "<title>{}: {}</title></circle>",
+                     cx + 60 * ((double(i % 9) / 8.0) - 0.5), sy(v[i]), st.color, esc(st.sublabel),
+                     esc(format_quantity(v[i], st.unit)));
+  if (!v.empty()) {
+    std::sort(v.begin(), v.end());
+    const double med = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    o +=
+        fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#222\" "
+                    "stroke-width=\"2\"><title>median {}</title></line>",
+                    cx - 40, cx + 40, sy(med), sy(med), esc(format_quantity(med, st.unit)));
+  }
+  return o;
+}
+
+// Samples of both sides on a categorical x axis (baseline | candidate), the value axis in SI
+// units from zero, the categories named under the axis: no legend over the data.
+string strip_chart(const string& title, const strip& a, const strip& b) {
+  double hi = 0;
+  for (const auto* st : {&a, &b})
+    for (double v : *st->values)
+      hi = std::max(hi, v);
+  if (!(hi > 0))
+    return "";
+  const int W = 560, H = 300, L = 80, R = 20, T = 30, B = 56;
+  const std::vector<double> yt = ticks(0, hi * 1.08, false);
+  scale sy{0, std::max(hi * 1.08, yt.back()), double(H - B), double(T), false};
+  std::ostringstream o;
+  o << fmt::format("<figure class=\"chart\"><svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
+                   "role=\"img\" aria-label=\"{}\">",
+                   W, H, W, H, esc(title));
+  o << fmt::format("<text x=\"{}\" y=\"18\" class=\"ct\">{}</text>", L, esc(title));
+  for (double t : yt)
+    o << fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/><text "
+                     "x=\"{}\" y=\"{:.1f}\" class=\"tl\" text-anchor=\"end\">{}</text>",
+                     L, W - R, sy(t), sy(t), L - 6, sy(t) + 4, esc(format_quantity(t, a.unit)));
+  const double c1 = L + (W - R - L) * 0.28, c2 = L + (W - R - L) * 0.72;
+  for (const auto& [st, cx] : {std::pair{&a, c1}, std::pair{&b, c2}}) {
+    o << strip_points(*st, cx, sy);
+    o << fmt::format(
+        "<text x=\"{:.1f}\" y=\"{}\" class=\"al\" text-anchor=\"middle\" "
+        "style=\"fill:{}\">{}</text><text x=\"{:.1f}\" y=\"{}\" class=\"tl\" "
+        "text-anchor=\"middle\">{}</text>",
+        cx, H - B + 18, st->color, esc(st->label), cx, H - B + 33,
+        esc(st->sublabel.size() > 40 ? st->sublabel.substr(0, 38) + "…" : st->sublabel));
+  }
+  o << fmt::format("<text x=\"14\" y=\"{}\" class=\"al\" text-anchor=\"middle\" "
+                   "transform=\"rotate(-90 14 {})\">sample ({})</text>",
+                   (T + H - B) / 2, (T + H - B) / 2, esc(a.unit));
+  o << "</svg><figcaption>Each dot is one sample; the black bar is the "
+       "median.</figcaption></figure>";
+  return o.str();
+}
+
+// Sample distributions (strip plots), first 12 pairs.
+void write_strip_plots(std::ostringstream& o, const report_model& r) {
+  size_t shown = 0;
+  for (const auto& p : r.pairs) {
+    if (shown >= 12)
+      break;
+    if (p.baseline.sample_values.size() + p.candidate.sample_values.size() < 3 ||
+        p.baseline.unit != p.candidate.unit)
+      continue;
+    const strip a{"baseline", p.baseline.display, k_base_color, p.baseline.unit,
+                  &p.baseline.sample_values};
+    const strip b{"candidate", p.candidate.display, k_cand_color, p.candidate.unit,
+                  &p.candidate.sample_values};
+    o << strip_chart(p.id + " samples: " + p.label.substr(0, 50), a, b);
+    ++shown;
+  }
+}
+
+void write_details(std::ostringstream& o, const report_model& r) {
   // ---- details per pair
   o << "<h2>Pairs in detail</h2>\n<table class=\"sortable\" "
        "id=\"details\"><thead><tr><th>pair</th><th>side</th><th>system</th><th>accelerators</"
@@ -647,10 +826,7 @@ string to_html(const report_model& r) {
         << esc(p.id.substr(1)) << "\">" << esc(p.id) << "</td><td>"
         << (s == &p.baseline ? "baseline" : "candidate") << "</td><td>" << esc(s->system)
         << "<div class=\"note\">" << esc(s->accelerator_model) << "</div></td>"
-        << num_cell(double(s->accelerators)) << side_cell(*s)
-        << fmt::format("<td data-v=\"{}\">{} <span class=\"u\">{}</span></td>",
-                       exact(s->per_accelerator), num(s->per_accelerator),
-                       esc(s->per_accelerator_unit));
+        << int_cell(s->accelerators) << side_cell(*s) << per_accelerator_cell(*s);
       if (s->pct_of_peak)
         o << fmt::format(
             "<td data-v=\"{}\" title=\"{}\">{:.1f}%{}</td>", exact(*s->pct_of_peak),
@@ -665,19 +841,23 @@ string to_html(const report_model& r) {
       else
         o << "<td data-v=\"\">–</td>";
       if (s->energy_kwh)
-        o << fmt::format("<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">per {}</span></td>",
-                         exact(*s->energy_kwh), esc(s->energy_source), num(*s->energy_kwh),
-                         esc(p.result_unit));
+        o << fmt::format("<td data-v=\"{}\">{} <span class=\"u\">per {}</span><div "
+                         "class=\"note\">method: {}</div></td>",
+                         exact(*s->energy_kwh), num(*s->energy_kwh), esc(p.result_unit),
+                         esc(s->energy_source.empty() ? "not stated" : s->energy_source));
       else
         o << "<td data-v=\"\">–</td>";
       string rv;
       for (const auto& v : s->run_values)
         rv += (rv.empty() ? "" : ", ") + num(v.value) + (v.used ? "" : "*");
-      o << "<td title=\"" << esc(rv) << "\" data-v=\"" << s->runs << "\">" << s->runs
+      o << "<td class=\"n\" title=\"" << esc(rv) << "\" data-v=\"" << s->runs << "\">" << s->runs
         << (s->mlperf ? "<div class=\"note\">" + esc(rv) + "</div>" : "") << "</td>";
       o << "<td>" << badge(s->source) << "</td></tr>\n";
     }
   o << "</tbody></table>\n";
+}
+
+void write_pair_notes(std::ostringstream& o, const report_model& r) {
   for (const auto& p : r.pairs) {
     if (p.notes.empty() && p.environment_differences.empty())
       continue;
@@ -692,7 +872,9 @@ string to_html(const report_model& r) {
     }
     o << "</ul>\n";
   }
+}
 
+void write_plausibility(std::ostringstream& o, const report_model& r) {
   // ---- plausibility of every figure
   o << "<h2>Plausibility of every figure</h2>\n<p class=\"note\">Implied utilisation of the "
        "device's datasheet peak "
@@ -713,12 +895,10 @@ string to_html(const report_model& r) {
     const auto& c = f.plausibility;
     string cited;
     for (const auto& pv : f.provenance) {
-      string line;
-      for (const char* k : {"source", "url", "code_url", "date", "org", "round"})
-        if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty())
-          line += (line.empty() ? "" : " · ") + pv[k].get<string>();
-      if (!line.empty() && cited.find(esc(line)) == string::npos)
-        cited += "<div>" + esc(line) + "</div>";
+      const string line =
+          provenance_line(pv, {"source", "url", "code_url", "date", "org", "round"});
+      if (!line.empty() && cited.find(line) == string::npos)
+        cited += "<div>" + line + "</div>";
     }
     for (const auto& a : f.assumed)
       cited += "<div class=\"warn\">assumed: " + esc(a) + "</div>";
@@ -760,7 +940,9 @@ string to_html(const report_model& r) {
     o << "<td>" << cited << "</td></tr>\n";
   }
   o << "</tbody></table>\n";
+}
 
+void write_unpaired(std::ostringstream& o, const report_model& r) {
   // ---- unpaired
   o << "<h2>Unpaired runs</h2>\n";
   if (r.unpaired.empty())
@@ -771,9 +953,12 @@ string to_html(const report_model& r) {
          "config</th><th>runs</th><th>why</th></tr></thead><tbody>\n";
     for (const auto& u : r.unpaired)
       o << "<tr><td>" << esc(u.side) << "</td><td>" << esc(u.system) << "</td><td>" << esc(u.label)
-        << "</td>" << num_cell(double(u.runs)) << "<td>" << esc(u.reason) << "</td></tr>\n";
+        << "</td>" << int_cell(u.runs) << "<td>" << esc(u.reason) << "</td></tr>\n";
     o << "</tbody></table>\n";
   }
+}
+
+void write_scaling_table(std::ostringstream& o, const report_model& r) {
   if (!r.scaling.empty()) {
     o << "<h2>Scaling</h2>\n<table class=\"sortable\" "
          "id=\"scaling\"><thead><tr><th>benchmark</th><th>device</th><th>system</"
@@ -781,13 +966,18 @@ string to_html(const report_model& r) {
     for (const auto& s : r.scaling)
       for (const auto& pt : s.points)
         o << "<tr><td>" << esc(s.benchmark) << "</td><td>" << esc(s.device_name) << "</td><td>"
-          << esc(pt.system) << "</td>" << num_cell(double(pt.accelerators))
-          << num_cell(pt.score_min) << num_cell(pt.efficiency) << "</tr>\n";
+          << esc(pt.system) << "</td>" << int_cell(pt.accelerators) << num_cell(pt.score_min)
+          << num_cell(pt.efficiency) << "</tr>\n";
     o << "</tbody></table>\n";
   }
+}
 
-  o << dp_scaling_html(r.dp_scaling); // data-parallel scaling: report_scaling.cpp
+// Data-parallel scaling of train.llama and its projection: report_scaling.cpp.
+void write_dp_scaling(std::ostringstream& o, const report_model& r) {
+  o << dp_scaling_html(r.dp_scaling);
+}
 
+void write_provenance(std::ostringstream& o, const report_model& r) {
   // ---- provenance
   o << "<h2>Provenance</h2>\n<table class=\"sortable\" "
        "id=\"provenance\"><thead><tr><th>pair</th><th>side</th><th>source</th><th>where "
@@ -796,13 +986,10 @@ string to_html(const report_model& r) {
     for (const auto* s : {&p.baseline, &p.candidate}) {
       string where;
       for (const auto& pv : s->provenance) {
-        string line;
-        for (const char* k :
-             {"source", "url", "code_url", "date", "conditions", "org", "round", "result_file"})
-          if (pv.contains(k) && pv[k].is_string() && !pv[k].get<string>().empty())
-            line += (line.empty() ? "" : " · ") + pv[k].get<string>();
-        if (!line.empty() && where.find(esc(line)) == string::npos)
-          where += "<div>" + esc(line) + "</div>";
+        const string line = provenance_line(
+            pv, {"source", "url", "code_url", "date", "conditions", "org", "round", "result_file"});
+        if (!line.empty() && where.find(line) == string::npos)
+          where += "<div>" + line + "</div>";
       }
       if (!s->revisions.empty()) {
         string revs;
@@ -814,10 +1001,14 @@ string to_html(const report_model& r) {
       for (const auto& u : s->uuids)
         ids += (ids.empty() ? "" : " ") + u;
       o << "<tr><td>" << esc(p.id) << "</td><td>" << (s == &p.baseline ? "baseline" : "candidate")
-        << "</td><td>" << badge(s->source) << "</td><td>" << where << "</td><td><code title=\""
-        << esc(ids) << "\">" << s->uuids.size() << " run(s)</code></td></tr>\n";
+        << "</td><td>" << badge(s->source) << "</td><td>" << where
+        << "</td><td class=\"n\"><span title=\"" << esc(ids) << "\">"
+        << count_of(s->uuids.size(), "run", "runs") << "</span></td></tr>\n";
     }
   o << "</tbody></table>\n";
+}
+
+void write_devices(std::ostringstream& o, const report_model& r) {
   if (!r.devices.empty()) {
     o << "<h3>Device catalogue entries used</h3><table class=\"sortable\" "
          "id=\"devices\"><thead><tr><th>device</th><th>dense peak TFLOP/s</th><th>HBM "
@@ -831,12 +1022,16 @@ string to_html(const report_model& r) {
       const json& src = d["source"];
       o << "<tr><td>" << esc(d.value("name", string())) << "</td><td>" << esc(pk) << "</td>"
         << num_cell(d.value("hbm_tb_s", 0.0)) << num_cell(d.value("tdp_w", 0.0)) << "<td>"
-        << esc(src.is_object() ? src.value("doc", string()) + " " + src.value("url", string())
-                               : string())
+        << (src.is_object()
+                ? esc(src.value("doc", string())) + " " + link_or_text(src.value("url", string()))
+                : string())
         << "</td></tr>\n";
     }
     o << "</tbody></table>\n";
   }
+}
+
+void write_prices(std::ostringstream& o, const report_model& r) {
   if (!r.prices.empty()) {
     o << "<h3>Prices used</h3><table id=\"prices\"><thead><tr><th>device</th><th>USD per "
          "accelerator-hour</th><th>source</th></tr></thead><tbody>\n";
@@ -846,6 +1041,9 @@ string to_html(const report_model& r) {
         << esc(p.value("source", string())) << "</td></tr>\n";
     o << "</tbody></table>\n";
   }
+}
+
+void write_notes_and_data(std::ostringstream& o, const report_model& r) {
   if (!r.notes.empty()) {
     o << "<h2>Notes</h2><ul>";
     for (const auto& n : r.notes)
@@ -855,6 +1053,37 @@ string to_html(const report_model& r) {
   o << "<script type=\"application/json\" id=\"report-data\">" << json_for_script(to_json(r))
     << "</script>\n";
   o << "<script>" << k_js << "</script>\n</main></body></html>\n";
+}
+
+using section_writer = void (*)(std::ostringstream&, const report_model&);
+const section_writer k_sections[] = {
+    write_head,
+    write_summary,
+    write_families,
+    write_speedup_chart,
+    write_throughput_charts,
+    write_roofline,
+    write_eval_curves,
+    write_mlperf_charts,
+    write_strip_plots,
+    write_details,
+    write_pair_notes,
+    write_plausibility,
+    write_unpaired,
+    write_scaling_table,
+    write_dp_scaling,
+    write_provenance,
+    write_devices,
+    write_prices,
+    write_notes_and_data,
+};
+
+} // namespace
+
+string to_html(const report_model& r) {
+  std::ostringstream o;
+  for (section_writer write : k_sections)
+    write(o, r);
   return o.str();
 }
 

@@ -2,6 +2,7 @@
 // on runs with planted samples imported from a results document.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 
 #include "harness/core/model.hpp"
@@ -11,6 +12,7 @@
 
 using namespace accelbench;
 using test_cli::ab;
+namespace fs = std::filesystem;
 
 namespace {
 // A gemm run whose samples are `median` seconds with 1% noise, tagged, started at night `day`.
@@ -100,4 +102,45 @@ TEST_CASE("history: a step change is reported at the run where it started", "[cl
   auto table = ab("history gemm --db " + t.db());
   CHECK_THAT(table.out, Catch::Contains("REGRESSION"));
   CHECK(ab("history nosuch --db " + t.db()).rc == 2);
+
+  // --html: the same series as a self-contained page, the change point marked at its night.
+  const std::string page = (t.path / "history.html").string();
+  auto html = ab("history gemm --html " + page + " --db " + t.db());
+  CHECK(html.rc == 0);
+  CHECK_THAT(html.out, Catch::Contains("REGRESSION")); // the table still goes to stdout
+  const std::string text = test_cli::slurp(page);
+  CHECK_THAT(text, Catch::Contains("<svg") && Catch::Contains("regression x1.1") &&
+                       Catch::Contains("2026-10-15") && Catch::Contains("1 regression(s)"));
+  CHECK(text.find("src=") == std::string::npos);
+  CHECK(text.find("http") == std::string::npos); // nothing fetched, nothing linked
+  // The page may not replace the database it reads; nothing is written on bad input.
+  auto clash = ab("history gemm --html " + t.db() + " --db " + t.db());
+  CHECK(clash.rc == 2);
+  CHECK_THAT(clash.err, Catch::Contains("--html"));
+  const std::string none = (t.path / "none.html").string();
+  CHECK(ab("history nosuch --html " + none + " --db " + t.db()).rc == 2);
+  CHECK_FALSE(fs::exists(none));
+}
+
+TEST_CASE("compare --only-changed lists what changed; counts still cover every pair",
+          "[cli][compare]") {
+  test_cli::temp_dir t;
+  stats::rng g(7);
+  std::vector<run> runs = {planted("a", 1.0, 1, g), planted("b", 1.2, 2, g),
+                           planted("a", 1.0, 1, g, "2048"), planted("b", 1.0, 2, g, "2048")};
+  std::string doc = (t.path / "runs.json").string();
+  write_doc(doc, runs);
+  REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
+  auto r = ab("compare --baseline tag=a --candidate tag=b --only-changed --db " + t.db());
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("M=1024") && Catch::Contains("regressed"));
+  CHECK(r.out.find("M=2048") == std::string::npos);
+  CHECK_THAT(r.out, Catch::Contains("1 unchanged or inconclusive config(s) not shown"));
+  CHECK_THAT(r.out, Catch::Contains("OVERALL_GEOMEAN"));
+  auto j =
+      ab("compare --baseline tag=a --candidate tag=b --only-changed --format json --db " + t.db());
+  const auto doc_j = json::parse(j.out);
+  CHECK(doc_j["pairs"].size() == 1);
+  CHECK(doc_j["summary"]["pairs"] == 2);
+  CHECK(doc_j["overall"]["pairs"] == 2);
 }

@@ -344,6 +344,49 @@ TEST_CASE("compare_sets: geometric mean of direction-aware speed-ups per workloa
   CHECK(t.workload == "train");
   CHECK(t.geomean_speedup == Approx(1.2).epsilon(0.03)); // higher is better: cand / base
   CHECK(t.improved == 1);
+  // OVERALL_GEOMEAN (as compare.py): every pair's speed-up together, and every verdict counted.
+  CHECK(c.overall.workload == "OVERALL_GEOMEAN");
+  CHECK(c.overall.pairs == 3);
+  const double all =
+      std::cbrt(c.pairs[0].cmp.speedup() * c.pairs[1].cmp.speedup() * c.pairs[2].cmp.speedup());
+  CHECK(c.overall.geomean_speedup == Approx(all).epsilon(1e-12));
+  CHECK(c.overall.improved == 2);
+  CHECK(c.overall.regressed == 1);
+}
+
+TEST_CASE("compare_sets: the candidate's metrics, wall time, start and host", "[compare]") {
+  std::vector<run> base, cand;
+  base.push_back(make_run("gemm", "64", noisy(1e-3, 0.01, 10, 60)));
+  json env = env_with("Xeon", "2.6.3");
+  env["hostname"] = "node-7";
+  for (int i = 0; i < 3; ++i) {
+    cand.push_back(make_run("gemm", "64", noisy(1e-3, 0.01, 10, 61 + i),
+                            "2026-01-02T02:0" + std::to_string(i) + ":30.000Z", env));
+    cand.back().started_at = "2026-01-02T02:0" + std::to_string(i) + ":00.500Z";
+    cand.back().add_metric("tflops", 1.5 + 0.1 * i, "TFLOP/s", direction::higher_is_better);
+  }
+  cand[1].add_metric("tokens_per_s", NAN, "tokens/s", direction::higher_is_better); // not finite
+  const auto c = compare_sets(base, cand);
+  REQUIRE(c.pairs.size() == 1);
+  const auto& p = c.pairs[0];
+  REQUIRE(p.candidate_metrics.size() == 1); // a non-finite value is no measure
+  const auto& m = p.candidate_metrics[0];
+  CHECK(m.name == "tflops");
+  CHECK(m.unit == "TFLOP/s");
+  CHECK(m.median == Approx(1.6));
+  CHECK(m.min == Approx(1.5));
+  CHECK(m.max == Approx(1.7));
+  CHECK(m.runs == 3);
+  CHECK(p.candidate_wall_s == Approx(3 * 29.5));
+  CHECK(p.candidate_started_at == "2026-01-02T02:00:00.500Z");
+  CHECK(p.candidate_host == "node-7");
+}
+
+TEST_CASE("seconds_between reads ISO-8601 UTC times", "[compare]") {
+  CHECK(seconds_between("2026-01-02T23:59:59.500Z", "2026-01-03T00:00:01.000Z") == Approx(1.5));
+  CHECK(seconds_between("2026-01-02T10:00:00Z", "2026-01-02T09:00:00Z") == 0); // backwards
+  CHECK(seconds_between("", "2026-01-02T09:00:00Z") == 0);
+  CHECK(seconds_between("yesterday", "today") == 0);
 }
 
 TEST_CASE("compare_samples: a large but insignificant change with a straddling CI is inconclusive",

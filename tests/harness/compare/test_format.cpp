@@ -61,6 +61,9 @@ pair_result make_pair_result(const std::string& key, const std::string& workload
   c.exact_p = true;
   c.result = v;
   c.reason = "planted " + to_string(v);
+  r.candidate_wall_s = 12.5;
+  r.candidate_started_at = "2026-01-02T02:17:03.250Z";
+  r.candidate_host = "node-7";
   return r;
 }
 
@@ -87,6 +90,11 @@ set_comparison sample_set() {
                               "gemm/cpu/M=8192,dtype=fp32 [kernel-v1]", 2});
   c.workloads.push_back({"attention", 1, 2.5 / 2.51, 0, 0, 1, 0});
   c.workloads.push_back({"gemm", 3, 1.0123, 1, 1, 0, 1});
+  c.overall = {"OVERALL_GEOMEAN", 4, 1.0067, 1, 1, 1, 1};
+  c.pairs[1].candidate_metrics.push_back(
+      {"tflops", "TFLOP/s", direction::higher_is_better, 1.63, 1.6, 1.65, 2});
+  c.pairs[1].candidate_metrics.push_back(
+      {"pct_of_peak", "%", direction::higher_is_better, 41, 40, 42, 2});
   return c;
 }
 
@@ -110,6 +118,68 @@ TEST_CASE("format: JUnit golden", "[compare][format]") {
   CHECK(xml.find("M=64,dtype=&lt;fp8&gt;&amp;&quot;x&quot;") != std::string::npos);
   CHECK(xml.find("<fp8>") == std::string::npos);
   check_golden("compare.junit.xml", xml);
+}
+
+TEST_CASE("format: JUnit carries time, timestamp and hostname", "[compare][format]") {
+  const auto xml = format_junit(sample_set());
+  // The suite: the candidate's summed wall time, its earliest start (no zone, as the JUnit schema
+  // wants; a property says it is UTC) and its host.
+  CHECK(xml.find("<testsuite name=\"accelbench.compare\" tests=\"6\" failures=\"1\" errors=\"0\" "
+                 "skipped=\"3\" time=\"50.000\" timestamp=\"2026-01-02T02:17:03\" "
+                 "hostname=\"node-7\">") != std::string::npos);
+  CHECK(xml.find("<property name=\"timestamp_zone\" value=\"UTC\"/>") != std::string::npos);
+  CHECK(xml.find("name=\"gemm/cpu/M=1024,dtype=fp32 [kernel-v1]\" time=\"12.500\">") !=
+        std::string::npos);
+  // The regression's message has the numbers: medians, change, CI, p and the threshold.
+  CHECK(xml.find("message=\"regressed: 1.200 ms -&gt; 1.320 ms, change +10.0% (95% CI +8.0% .. "
+                 "+12.0%), p = 0.00018, threshold 5%\"") != std::string::npos);
+  // No candidate time known: no timestamp attribute rather than an empty one; host "unknown".
+  auto s = sample_set();
+  for (auto& p : s.pairs) {
+    p.candidate_started_at.clear();
+    p.candidate_host.clear();
+  }
+  const auto bare = format_junit(s);
+  CHECK(bare.find("timestamp=") == std::string::npos);
+  CHECK(bare.find("hostname=\"unknown\"") != std::string::npos);
+}
+
+TEST_CASE("format: OVERALL_GEOMEAN in text, markdown and JSON", "[compare][format]") {
+  const auto s = sample_set();
+  CHECK(format_terminal(s).find("OVERALL_GEOMEAN: 1.007x (+0.7% better) over 4 configs\n") !=
+        std::string::npos);
+  CHECK(format_markdown(s).find("| **OVERALL_GEOMEAN** | 4 | **1.007x (+0.7% better)** | 1 | 1 | 1 "
+                                "| 1 |") != std::string::npos);
+  const auto j = to_json(s);
+  CHECK(j["overall"]["workload"] == "OVERALL_GEOMEAN");
+  CHECK(j["overall"]["geomean_speedup"].get<double>() == Approx(1.0067));
+  CHECK(j["overall"]["pairs"] == 4);
+}
+
+TEST_CASE("format: --only-changed lists regressed and improved pairs only", "[compare][format]") {
+  auto s = sample_set();
+  s.only_changed = true;
+  const auto text = format_terminal(s);
+  CHECK(text.find("gemm/cpu/M=1024") != std::string::npos);                        // regressed
+  CHECK(text.find("gemm/cpu/M=2048") != std::string::npos);                        // improved
+  CHECK(text.find("attention/cpu/L=512,d=64 [kernel-v1]  ") == std::string::npos); // unchanged
+  CHECK(text.find("inconclusive  gemm/cpu/M=64") == std::string::npos);
+  CHECK(text.find("2 unchanged or inconclusive config(s) not shown (--only-changed)") !=
+        std::string::npos);
+  // The counts and geomeans still cover every pair.
+  CHECK(text.find("1 regressed, 1 inconclusive, 1 improved, 1 unchanged") != std::string::npos);
+  const auto md = format_markdown(s);
+  CHECK(md.find("| unchanged | `attention") == std::string::npos);
+  CHECK(md.find("not shown (--only-changed)") != std::string::npos);
+  const auto j = to_json(s);
+  CHECK(j["pairs"].size() == 2);
+  CHECK(j["not_shown"] == 2);
+  CHECK(j["summary"]["pairs"] == 4);
+  const auto schema =
+      json_schema::load(std::string(ACCELBENCH_SOURCE_DIR) + "/schemas/compare.schema.json");
+  CHECK(schema.validate(j).empty());
+  // JUnit keeps every case: CI test reports follow cases from build to build.
+  CHECK(format_junit(s) == format_junit(sample_set()));
 }
 
 TEST_CASE("format: JSON validates against schemas/compare.schema.json", "[compare][format]") {
@@ -148,6 +218,12 @@ TEST_CASE("format: Bencher Metric Format", "[compare][format]") {
   CHECK(gemm.at("latency").at("upper_value").get<double>() == Approx(1.32e6 * 1.01));
   CHECK(b.at("attention/cpu/L=512,d=64 [kernel-v1]").at("throughput").at("value") == 2.51e-3);
   CHECK(b.size() == 4);
+  // Throughput measures of the runs beside the latency: median, smallest and largest run.
+  const auto& tf = gemm.at("tflops (TFLOP/s)");
+  CHECK(tf.at("value") == 1.63);
+  CHECK(tf.at("lower_value") == 1.6);
+  CHECK(tf.at("upper_value") == 1.65);
+  CHECK(gemm.at("pct_of_peak (%)").at("value") == 41);
   CHECK(json::parse(format_bmf(s)) == b);
 }
 

@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "report_test_helpers.hpp"
+#include "reporters/report/history_html.hpp"
 #include "tests/skip.hpp"
 
 using namespace accelbench;
@@ -58,7 +59,14 @@ TEST_CASE("report html: no external references in src or href attributes", "[rep
        ++it) {
     const std::string v = (*it)[2];
     INFO((*it)[0].str());
-    CHECK(v.rfind("#", 0) == 0); // in-page anchors only
+    // Nothing is loaded from elsewhere: src and action are in-page; an href is an in-page anchor
+    // or a source cited as a link (followed only when clicked, never fetched by the page).
+    const bool anchor = v.rfind("#", 0) == 0;
+    const auto at = static_cast<size_t>(it->position());
+    const bool cited = (*it)[1] == "href" &&
+                       (v.rfind("https://", 0) == 0 || v.rfind("http://", 0) == 0) &&
+                       html.rfind("<a ", at) + 3 == at;
+    CHECK((anchor || cited));
     ++n;
   }
   CHECK(n > 0);
@@ -110,4 +118,74 @@ TEST_CASE("report html: renders in headless Chromium without script errors",
   CHECK(fs::exists(shot));
   if (fs::exists(shot))
     CHECK(fs::file_size(shot) > 10000);
+}
+
+namespace {
+
+// A nightly series with a planted step on night 15 (a regression: times went up 12%).
+json history_doc() {
+  json pts = json::array();
+  for (int d = 1; d <= 24; ++d)
+    pts.push_back({{"run_id", d},
+                   {"started_at", fmt::format("2026-10-{:02}T02:00:00.000Z", d)},
+                   {"value", (d <= 14 ? 1.0e-3 : 1.12e-3) * (1 + 0.004 * ((d * 7) % 5 - 2))}});
+  json cp = {
+      {"index", 14},         {"run_id", 15},          {"started_at", "2026-10-15T02:00:00.000Z"},
+      {"mean_before", 1e-3}, {"mean_after", 1.12e-3}, {"magnitude", 1.12},
+      {"p_value", 1e-9},     {"regression", true}};
+  json s = {{"system", "ci-box <b>"},
+            {"config_key", "gemm/cpu/K=1024,M=1024,N=1024,dtype=fp32"},
+            {"ruleset", "kernel-v1"},
+            {"unit", "s"},
+            {"direction", "lower"},
+            {"points", pts},
+            {"change_points", json::array({cp})}};
+  return {{"schema_version", 1}, {"workload", "gemm"}, {"series", json::array({s})}};
+}
+
+} // namespace
+
+TEST_CASE("history html: one chart per series, the change point marked, SI units, escaped",
+          "[report][html][history]") {
+  const std::string html = report::history_to_html(history_doc());
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html.find("regression x1.120") != std::string::npos);
+  CHECK(html.find("stroke-dasharray") != std::string::npos); // the change's line
+  CHECK(html.find(">1.00 ms<") != std::string::npos);        // value axis in SI units
+  CHECK(html.find("2026-10-15") != std::string::npos);
+  CHECK(html.find("ci-box &lt;b&gt;") != std::string::npos);
+  CHECK(html.find("ci-box <b>") == std::string::npos);
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("1 regression(s) and 0 improvement(s)") != std::string::npos);
+}
+
+TEST_CASE("history html: renders in headless Chromium", "[report][html][history][browser]") {
+  if (!fs::exists(k_chromium))
+    ACCELBENCH_SKIP(
+        k_chromium
+        << " not found (scripts/install-deps.sh --test installs the 'chromium' package)");
+  temp_dir t;
+  const fs::path page = t.path / "history.html";
+  std::ofstream(page) << report::history_to_html(history_doc());
+  const std::string url = "file://" + page.string();
+  auto dom = run_chromium("--virtual-time-budget=2000 --dump-dom " + url, t);
+  INFO("chromium exit " << dom.rc << "\nstderr: " << dom.err.substr(0, 2000));
+  REQUIRE(dom.rc == 0);
+  // The browser parsed the SVG: 24 nights as 24 circles, the change point's label.
+  size_t circles = 0;
+  for (size_t at = dom.out.find("<circle"); at != std::string::npos;
+       at = dom.out.find("<circle", at + 1))
+    ++circles;
+  CHECK(circles == 24);
+  CHECK(dom.out.find("regression x1.120") != std::string::npos);
+  const fs::path shot = fs::path(ACCELBENCH_BINARY_DIR) / "history-screenshot.png";
+  std::error_code ec;
+  fs::remove(shot, ec);
+  auto s = run_chromium(fmt::format("--hide-scrollbars --window-size=1100,700 --screenshot={} {}",
+                                    shot.string(), url),
+                        t);
+  INFO("chromium exit " << s.rc << "\nstderr: " << s.err.substr(0, 2000));
+  CHECK(s.rc == 0);
+  CHECK(fs::exists(shot));
 }
