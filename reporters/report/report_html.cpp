@@ -1057,24 +1057,12 @@ void write_notes_and_data(std::ostringstream& o, const report_model& r) {
 
 using section_writer = void (*)(std::ostringstream&, const report_model&);
 const section_writer k_sections[] = {
-    write_head,
-    write_summary,
-    write_families,
-    write_speedup_chart,
-    write_throughput_charts,
-    write_roofline,
-    write_eval_curves,
-    write_mlperf_charts,
-    write_strip_plots,
-    write_details,
-    write_pair_notes,
-    write_plausibility,
-    write_unpaired,
-    write_scaling_table,
-    write_dp_scaling,
-    write_provenance,
-    write_devices,
-    write_prices,
+    write_head,           write_summary,           write_families,
+    write_speedup_chart,  write_throughput_charts, write_roofline,
+    write_eval_curves,    write_mlperf_charts,     write_strip_plots,
+    write_details,        write_pair_notes,        write_plausibility,
+    write_unpaired,       write_scaling_table,     write_dp_scaling,
+    write_provenance,     write_devices,           write_prices,
     write_notes_and_data,
 };
 
