@@ -582,6 +582,23 @@ void take_mlperf_score(const group& g, scored_side& out) {
   }
 }
 
+// The roofline's two figures of a kernel side: its arithmetic intensity (FLOP per byte of least
+// traffic, recorded by the run as bytes_per_iteration) and the device's memory roof.
+void roofline_of(side_score& s, const std::vector<const run*>& ok, const device_spec* dev) {
+  for (const run* r : ok) {
+    if (!r->extra.is_object())
+      continue;
+    const double flops = r->extra.value("flops_per_iteration", 0.0);
+    const double bytes = r->extra.value("bytes_per_iteration", 0.0);
+    if (flops > 0 && bytes > 0) {
+      s.intensity = flops / bytes;
+      break;
+    }
+  }
+  if (dev && dev->hbm_tb_s > 0)
+    s.bandwidth_tb_s = dev->hbm_tb_s;
+}
+
 scored_side score_group(const group& g, const options& opt, const device_catalogue& devices,
                         const json& models, std::vector<std::string>& notes) {
   scored_side out;
@@ -726,6 +743,16 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
     peak = dev->peak_for(dtype.empty() ? "bf16" : dtype);
     peak_src = dev->source.value("doc", dev->name);
   }
+  // A CPU peak is our own probe: when the side beat it, the probe read low (a loaded machine),
+  // and a % of peak above 100 would be a number that cannot be true.
+  if (dev && dev->measured_peak && quantity == "tflops" && peak > 0 &&
+      s.value > peak * (1 + k_peak_margin)) {
+    peak_src = fmt::format("none: the CPU peak on record ({:.3g} TFLOP/s) is below the achieved "
+                           "{:.3g} TFLOP/s, so the probe ran on a loaded machine "
+                           "(accelbench env --reprobe)",
+                           peak, s.value);
+    peak = 0;
+  }
   s.peak_tflops = peak;
   s.peak_source = peak_src;
   if (g.family == "kernel" && quantity == "tflops" && peak > 0 && s.value > 0) {
@@ -748,6 +775,8 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
       s.pct_of_peak_kind = "mfu";
     }
   }
+  if (g.family == "kernel" && quantity == "tflops")
+    roofline_of(s, ok, dev);
   if (g.family == "kernel" && quantity == "tflops")
     for (const run* r : ok) {
       double flops = r->extra.is_object() ? r->extra.value("flops_per_iteration", 0.0) : 0.0;
@@ -1601,6 +1630,8 @@ json side_json(const side_score& s) {
             {"sample_values", s.sample_values},
             {"eval_curves", s.eval_curves},
             {"size_points", sp},
+            {"arithmetic_intensity", opt_num(s.intensity)},
+            {"bandwidth_tb_s", s.bandwidth_tb_s},
             {"plausibility", plausibility_json(s.plausibility)},
             {"assumed", s.assumed}};
   if (s.mlperf)

@@ -173,6 +173,10 @@ struct side_score {
   std::string pct_of_peak_kind;      // "tflops" | "mfu"
   double peak_tflops = 0;
   std::string peak_source;
+  // Roofline (kernels whose runs record bytes_per_iteration): FLOP per byte of the config, and the
+  // memory roof of the device (catalogue hbm_tb_s; 0: unknown).
+  std::optional<double> intensity;
+  double bandwidth_tb_s = 0;
   // MLPerf
   bool mlperf = false;
   bool score_valid = true;

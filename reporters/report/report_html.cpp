@@ -643,8 +643,65 @@ void write_throughput_charts(std::ostringstream& o, const report_model& r) {
   }
 }
 
+// One device's roofs over [x0, x1]: attainable TFLOP/s = min(peak, bandwidth x intensity), the
+// bandwidth in TB/s times FLOP per byte giving TFLOP/s. Without a bandwidth only the flat roof.
+series roof_of(const string& name, double peak, double bw, double x0, double x1) {
+  series roof{name, "#7f7f7f", {}, true};
+  if (bw <= 0)
+    roof.pts = {{x0, peak}, {x1, peak}};
+  else if (peak / bw <= x0)
+    roof.pts = {{x0, peak}, {x1, peak}};
+  else if (peak / bw >= x1)
+    roof.pts = {{x0, bw * x0}, {x1, bw * x1}};
+  else
+    roof.pts = {{x0, bw * x0}, {peak / bw, peak}, {x1, peak}};
+  return roof;
+}
+
+// Roofline proper: each kernel side whose runs record their bytes, at its arithmetic intensity,
+// under the compute and memory roofs of its device.
+void write_intensity_roofline(std::ostringstream& o, const report_model& r) {
+  series base{"baseline", k_base_color, {}, false}, cand{"candidate", k_cand_color, {}, false};
+  std::map<std::pair<double, double>, string> roofs; // (peak, bandwidth) -> device
+  double x0 = 1e300, x1 = 0;
+  for (const auto& p : r.pairs)
+    for (const auto* s : {&p.baseline, &p.candidate}) {
+      if (!s->intensity || s->peak_tflops <= 0 || s->value <= 0 || s->quantity != "tflops")
+        continue;
+      series& into = s == &p.candidate ? cand : base;
+      into.pts.push_back({*s->intensity, s->value});
+      into.titles.push_back(fmt::format(
+          "{} {}: {} FLOP/byte, {} TFLOP/s (roof {} TFLOP/s)", p.id, s->display,
+          exact(*s->intensity), exact(s->value),
+          exact(std::min(s->peak_tflops, s->bandwidth_tb_s > 0 ? s->bandwidth_tb_s * *s->intensity
+                                                               : s->peak_tflops))));
+      roofs.emplace(std::make_pair(s->peak_tflops, s->bandwidth_tb_s),
+                    s->device_name.empty() ? s->display : s->device_name);
+      x0 = std::min(x0, *s->intensity), x1 = std::max(x1, *s->intensity);
+    }
+  if (roofs.empty())
+    return;
+  x0 /= 8, x1 *= 8;
+  std::vector<series> ss;
+  for (const auto& [pb, device] : roofs)
+    ss.push_back(roof_of(
+        fmt::format("roof: {} ({} TFLOP/s, {})", device, exact(pb.first),
+                    pb.second > 0 ? exact(pb.second) + " TB/s" : string("memory roof unknown")),
+        pb.first, pb.second, x0, x1));
+  ss.push_back(base);
+  ss.push_back(cand);
+  o << xy_chart(
+      "Roofline: attainable TFLOP/s vs arithmetic intensity",
+      "arithmetic intensity (FLOP per byte, log)", "TFLOP/s (log)", ss, true, true,
+      "Roofs (grey): min(peak compute, memory bandwidth x intensity) of each device from "
+      "the device catalogue. Bytes are the least traffic of the kernel (each operand read "
+      "once, the output written once), so a point's intensity is an upper bound and its "
+      "distance to the roof a lower bound of what is left.");
+}
+
 void write_roofline(std::ostringstream& o, const report_model& r) {
-  // Roofline: achieved vs the compute roof of each side's device.
+  write_intensity_roofline(o, r);
+  // Achieved vs the compute roof of each side's device (kernels) or MFU (training).
   {
     std::vector<bar> bars;
     for (const auto& p : r.pairs)
@@ -658,7 +715,7 @@ void write_roofline(std::ostringstream& o, const report_model& r) {
                            exact(*s->pct_of_peak), exact(s->peak_tflops), s->peak_source),
                cand ? k_cand_color : k_base_color, *s->pct_of_peak, 0, 0});
         }
-    o << bar_chart("Roofline (compute roof): achieved TFLOP/s or MFU as % of the device peak",
+    o << bar_chart("Achieved TFLOP/s or MFU as % of the device peak",
                    "% of peak (dashed line = 100%)", bars, 100.0, false);
   }
 }

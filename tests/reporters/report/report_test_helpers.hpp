@@ -127,6 +127,8 @@ inline void fill_synthetic(store::store& db, const std::string& base_name = "h10
                      flops / 1500e12 * 0.02, 15, 12 + size);
     for (run* r : {&b, &c}) {
       r->extra["flops_per_iteration"] = flops;
+      // bf16 A and B read once, the fp32 C written once (as the CUDA GEMM records it)
+      r->extra["bytes_per_iteration"] = 2.0 * size * double(size) * 2 + size * double(size) * 4;
       r->environment = {{"libraries", {{"cublas", "13.0"}}}, {"compiler", "nvcc 13"}};
     }
     runs.push_back(b);

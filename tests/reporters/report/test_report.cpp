@@ -226,6 +226,38 @@ TEST_CASE("report: golden JSON of the synthetic store", "[report]") {
   CHECK(report::to_json(synthetic_report(db)).dump(2) + "\n" == text);
 }
 
+TEST_CASE("report: the roofline puts each GEMM at its FLOP per byte under its device's roofs",
+          "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  auto rep = synthetic_report(db);
+  int seen = 0;
+  for (const auto& p : rep.pairs) {
+    if (p.workload != "gemm")
+      continue;
+    const double m = std::stod(p.key.substr(p.key.find("M=") + 2));
+    const double expect = 2 * m * m * m / (4 * m * m + 4 * m * m); // 2MNK / (2(MK+KN) + 4MN)
+    REQUIRE(p.baseline.intensity);
+    CHECK(*p.baseline.intensity == Approx(expect));
+    CHECK(*p.candidate.intensity == Approx(expect));
+    CHECK(p.baseline.bandwidth_tb_s == 3.35); // H100 SXM in results/devices.json
+    CHECK(p.candidate.bandwidth_tb_s == 8.0); // B200 SXM
+    ++seen;
+  }
+  CHECK(seen == 2);
+  // Attention runs record no bytes: no intensity, and the JSON says null.
+  const json j = report::to_json(rep);
+  bool null_seen = false;
+  for (const auto& p : j["pairs"])
+    null_seen |= p["baseline"]["arithmetic_intensity"].is_null();
+  CHECK(null_seen);
+  const std::string html = report::to_html(rep);
+  CHECK(html.find("Roofline: attainable TFLOP/s vs arithmetic intensity") != std::string::npos);
+  CHECK(html.find("roof: H100 SXM (989 TFLOP/s, 3.35 TB/s)") != std::string::npos);
+  CHECK(html.find("roof: B200 SXM (2250 TFLOP/s, 8 TB/s)") != std::string::npos);
+}
+
 TEST_CASE("report: the JSON validates against schemas/report.schema.json", "[report]") {
   auto schema = load_builtin_schema("report.schema.json");
   temp_dir t;

@@ -590,6 +590,11 @@ void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, ru
     out.extra["device"] = gpu.to_json();
     out.extra["flops_per_iteration"] = flops;
     out.extra["output_dtype"] = is_narrow(d.type) ? "bf16" : "fp32";
+    // Least traffic of one GEMM (the report's roofline): A and B read once at their element
+    // width, C written once; block scales of mxfp8/nvfp4 are not counted.
+    out.extra["bytes_per_iteration"] =
+        ((double)d.a_elems() + (double)d.b_elems()) * element_bits(d.type) / 8.0 +
+        (double)d.c_elems() * output_bytes(d.type);
     if (d.type == dtype::fp8_e5m2)
       out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
 
