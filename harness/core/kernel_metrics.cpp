@@ -25,9 +25,10 @@ void add_datasheet_peak(run& out, double tflops, const kernel_peak& peak) {
     out.mark_invalid("above peak: " + why);
 }
 
-// The CPU's FMA probe is a measurement too: one taken on a loaded machine reads low. A run
-// faster than it says the probe is wrong, not the run, so no % of peak is given (0, as for an
-// unknown peak), the record says why and the run carries a warning naming the fix.
+// The CPU's FMA probe is a measurement too: one taken on a loaded machine reads low, and matrix
+// units (AMX) are not what it measures. A run faster than it says the probe is not this run's
+// roof, so no % of peak is given (0, as for an unknown peak), the record says why and the run
+// carries a warning naming the fix.
 void add_cpu_probe_peak(run& out, const kernel_figures& f, const kernel_peak& peak) {
   const double tflops = f.tflops;
   const bool probe_low = peak.tflops > 0 && tflops > peak.tflops * (1 + k_peak_margin);
@@ -41,7 +42,8 @@ void add_cpu_probe_peak(run& out, const kernel_figures& f, const kernel_peak& pe
     out.extra["warnings"] = nlohmann::json::array();
   out.extra["warnings"].push_back(fmt::format(
       "the CPU peak on record ({:.3g} TFLOP/s, FMA probe) is below this run's {:.3g} TFLOP/s: "
-      "the probe ran on a loaded machine; no % of peak given (accelbench env --reprobe)",
+      "the probe ran on a loaded machine (accelbench env --reprobe) or the kernel uses matrix "
+      "units it does not measure; no % of peak given",
       peak.tflops, tflops));
 }
 

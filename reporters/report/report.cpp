@@ -743,13 +743,14 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
     peak = dev->peak_for(dtype.empty() ? "bf16" : dtype);
     peak_src = dev->source.value("doc", dev->name);
   }
-  // A CPU peak is our own probe: when the side beat it, the probe read low (a loaded machine),
-  // and a % of peak above 100 would be a number that cannot be true.
+  // A CPU peak is our own FMA probe: when the side beat it, the probe read low (a loaded machine)
+  // or the kernel uses matrix units it does not measure; a % of peak above 100 would be a number
+  // that cannot be true.
   if (dev && dev->measured_peak && quantity == "tflops" && peak > 0 &&
       s.value > peak * (1 + k_peak_margin)) {
     peak_src = fmt::format("none: the CPU peak on record ({:.3g} TFLOP/s) is below the achieved "
-                           "{:.3g} TFLOP/s, so the probe ran on a loaded machine "
-                           "(accelbench env --reprobe)",
+                           "{:.3g} TFLOP/s: the FMA probe ran on a loaded machine (accelbench "
+                           "env --reprobe) or the kernel uses matrix units it does not measure",
                            peak, s.value);
     peak = 0;
   }

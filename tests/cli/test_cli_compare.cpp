@@ -122,7 +122,7 @@ TEST_CASE("history: a step change is reported at the run where it started", "[cl
   CHECK_FALSE(fs::exists(none));
 }
 
-TEST_CASE("compare --only-changed lists what changed; counts still cover every pair",
+TEST_CASE("compare --only-changed lists what changed, and counts still cover every pair",
           "[cli][compare]") {
   test_cli::temp_dir t;
   stats::rng g(7);

@@ -36,7 +36,7 @@ TEST_CASE("the estimate is the mean step time times the steps left", "[progress]
         "[4/4] gemm M=4 (elapsed 10 min 00 s, about 3 min 20 s left)");
 }
 
-TEST_CASE("a log gets one plain line per step; quiet gets nothing", "[progress]") {
+TEST_CASE("a log gets one plain line per step, and quiet gets nothing", "[progress]") {
   fake_clock c;
   std::ostringstream log, none;
   progress p(2, {false, false, 0, &log, c.fn()});
@@ -52,7 +52,8 @@ TEST_CASE("a log gets one plain line per step; quiet gets nothing", "[progress]"
   CHECK(none.str().empty());
 }
 
-TEST_CASE("a terminal gets one line rewritten; a long label gives way to the times", "[progress]") {
+TEST_CASE("a terminal gets one line rewritten, and a long label gives way to the times",
+          "[progress]") {
   fake_clock c;
   std::ostringstream tty;
   progress p(3, {false, true, 40, &tty, c.fn()});

@@ -975,7 +975,8 @@ TEST_CASE("report: a measured kernel above the device's peak is flagged as a mea
         Approx(100 * rep.pairs[0].baseline.value / 989));
   CHECK(rep.pairs[0].candidate.plausibility.status == "plausible");
   CHECK_FALSE(rep.pairs[0].in_summary);
-  // A CPU's peak is our own FMA probe, which matrix units (AMX) can exceed: not flagged.
+  // A CPU's peak is our own FMA probe, which matrix units (AMX) can exceed: not flagged, and no
+  // % of peak given (it would read 200%).
   db.upsert_system(system_rec("cpu-a", "CPU: Example Xeon", 1, 1));
   db.upsert_system(system_rec("cpu-b", "CPU: Example Xeon 2", 1, 1));
   run ca =
@@ -989,7 +990,9 @@ TEST_CASE("report: a measured kernel above the device's peak is flagged as a mea
   auto cpu_rep = synthetic_report(db, "cpu-a", "cpu-b");
   REQUIRE(cpu_rep.pairs.size() == 1);
   CHECK(cpu_rep.pairs[0].baseline.plausibility.status == "not assessed");
-  CHECK(cpu_rep.pairs[0].baseline.plausibility.reason.find("FMA probe") != std::string::npos);
+  CHECK_FALSE(cpu_rep.pairs[0].baseline.pct_of_peak);
+  CHECK(cpu_rep.pairs[0].baseline.peak_tflops == 0);
+  CHECK(cpu_rep.pairs[0].baseline.peak_source.find("below the achieved") != std::string::npos);
   CHECK(cpu_rep.pairs[0].in_summary);
 }
 

@@ -154,7 +154,9 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
     CHECK(r.find_metric("tflops")->value > 0);
     CHECK(r.find_metric("time")->dir == direction::lower_is_better);
     REQUIRE(r.find_metric("pct_of_peak") != nullptr);
-    CHECK(r.find_metric("pct_of_peak")->value > 0);
+    // 0 only when this machine's cached CPU probe reads below what the run achieved.
+    CHECK((r.find_metric("pct_of_peak")->value > 0 ||
+           r.extra.at("peak").value("below_achieved", false)));
     const json& c = r.extra.at("correctness");
     CHECK(c.at("ok") == true);
     CHECK(c.at("tolerance") == 1e-4);

@@ -74,7 +74,12 @@ TEST_CASE("a deliberately wrong kernel makes the run INVALID with the worst erro
     CHECK(r.valid);
     CHECK(r.samples.size() == 3);
     CHECK(r.find_metric("tflops")->value > 0);
-    CHECK(r.find_metric("pct_of_peak")->value > 0);
+    // A % of peak, unless this machine's cached CPU probe reads below what the run achieved (a
+    // probe taken on a loaded machine): then 0, and the record says so.
+    if (r.extra["peak"].value("below_achieved", false))
+      CHECK(r.find_metric("pct_of_peak")->value == 0);
+    else
+      CHECK(r.find_metric("pct_of_peak")->value > 0);
     CHECK(r.extra["correctness"]["ok"] == true);
     CHECK(r.extra["correctness"]["max_bound_ratio"].get<double>() <= 1.0);
     CHECK(r.extra["correctness"]["bound"]["u_acc"].get<double>() == std::ldexp(1.0, -24));
