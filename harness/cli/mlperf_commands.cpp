@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "harness/cli/options.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/progress.hpp"
 #include "harness/core/text_input.hpp"
 #include "workloads/mlperf/check.hpp"
 #include "workloads/mlperf/ingest.hpp"
@@ -35,7 +37,18 @@ json mlperf_scores(const std::vector<run>& runs) {
 int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet,
                       const import_labels& labels) {
   // Parse and check everything first; the store is touched only once the folder was read.
-  auto res = mlperf::ingest(dir);
+  // Progress per organisation folder, on a terminal only (a log keeps the diagnostics alone).
+  progress::options po = progress::for_stderr(quiet);
+  po.quiet = po.quiet || !po.terminal;
+  std::optional<progress> bar;
+  auto res = mlperf::ingest(dir, mlperf::benchmark_table::builtin(),
+                            [&](size_t i, size_t total, const std::string& org) {
+                              if (!bar)
+                                bar.emplace(total, po);
+                              bar->step(i, "reading " + printable(org));
+                            });
+  if (bar)
+    bar->finish();
   for (const auto& d : res.diagnostics)
     std::cerr << "accelbench: " << printable(d.to_string()) << "\n";
   // Exit 1 means "some logs had problems, the rest was imported"; a folder that gave no run at

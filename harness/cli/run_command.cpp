@@ -676,14 +676,6 @@ void print_results(bool as_json, const std::vector<run>& done, const table& t,
   std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db_path));
 }
 
-// Columns of the terminal on stderr, for the progress line (80 when it does not say).
-size_t terminal_columns() {
-  winsize ws{};
-  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-    return ws.ws_col - 1; // the last column would wrap on some terminals
-  return 79;
-}
-
 int execute_plan(const registry& reg, const run_options& o, std::vector<planned>& plan,
                  const std::string& suite_name) {
   // Only rank 0 prints and stores (issue 15); the other ranks run the same configs in step.
@@ -715,7 +707,7 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
   table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
   std::vector<run> done;
   int worst = exit_ok;
-  progress bar(plan.size(), {quiet, tty, tty ? terminal_columns() : 0, &std::cerr, {}});
+  progress bar(plan.size(), progress::for_stderr(quiet));
   for (size_t i = 0; i < plan.size(); ++i) {
     if (dist::any(g_interrupted != 0)) {
       g_interrupted = 1;

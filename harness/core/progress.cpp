@@ -1,5 +1,8 @@
 #include "harness/core/progress.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <iostream>
 
@@ -105,6 +108,19 @@ void progress::finish() {
   if (line_open_)
     out() << "\r\033[K" << std::flush;
   line_open_ = false;
+}
+
+progress::options progress::for_stderr(bool quiet) {
+  options o;
+  o.quiet = quiet;
+  o.terminal = isatty(STDERR_FILENO) != 0;
+  o.out = &std::cerr;
+  if (o.terminal) {
+    winsize ws{};
+    // The last column would wrap on some terminals; 79 when the terminal does not say.
+    o.width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col - 1 : 79;
+  }
+  return o;
 }
 
 } // namespace accelbench

@@ -22,6 +22,9 @@ public:
   };
 
   progress(size_t total, options opt);
+  // The options for stderr: a rewritten line cut to the terminal's width when stderr is one,
+  // plain lines otherwise, nothing when quiet.
+  static options for_stderr(bool quiet);
 
   // Announces step index (0-based) of total: "[index+1/total] label (elapsed 12 s, about 36 s
   // left)". The estimate is the mean time of the steps done so far times the steps left; there is

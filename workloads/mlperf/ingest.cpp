@@ -597,7 +597,8 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
   return res;
 }
 
-ingest_result ingest(const fs::path& dir, const benchmark_table& table) {
+ingest_result ingest(const fs::path& dir, const benchmark_table& table,
+                     const org_progress& on_org) {
   if (!is_dir(dir))
     throw input_error(fmt::format("'{}' is not a directory", dir.string()));
   ingest_result all;
@@ -619,7 +620,10 @@ ingest_result ingest(const fs::path& dir, const benchmark_table& table) {
     throw input_error(
         fmt::format("no MLPerf organisation folder (<org>/results/...) under '{}'", dir.string()));
   std::sort(orgs.begin(), orgs.end());
-  for (const auto& o : orgs) {
+  for (size_t i = 0; i < orgs.size(); ++i) {
+    const fs::path& o = orgs[i];
+    if (on_org)
+      on_org(i, orgs.size(), o.lexically_relative(dir).string());
     ingest_result r;
     try {
       r = ingest_org(o, table);

@@ -5,6 +5,7 @@
 // Each result file becomes one accelbench::run (source "published"); problems become
 // diagnostics naming file and line, and the rest of the folder is still ingested.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,8 +64,12 @@ ingest_result ingest_org(const std::filesystem::path& org_dir,
 // Ingests an organisation folder, a round folder holding organisations, or a folder holding
 // rounds (searched three levels deep for folders with results/). Throws input_error when `dir`
 // does not exist or holds no organisation folder.
+// `on_org` (optional) is told before each organisation folder is read: its index, the number of
+// organisation folders found and the folder's path relative to `dir` (for progress).
+using org_progress = std::function<void(size_t index, size_t total, const std::string& org)>;
 ingest_result ingest(const std::filesystem::path& dir,
-                     const benchmark_table& table = benchmark_table::builtin());
+                     const benchmark_table& table = benchmark_table::builtin(),
+                     const org_progress& on_org = {});
 
 // Name-based UUID (RFC 4122 version 5, SHA-1) of `name` in accelbench's namespace, so that the
 // same (round, org, system, benchmark, file) always maps to the same run uuid.
