@@ -83,6 +83,7 @@ compare::set_comparison compare_selections(const selection& base, const selectio
                                            const compare_cli_options& o) {
   compare::set_options opt;
   opt.alpha = o.alpha;
+  opt.trust_loaded = o.trust_loaded;
   opt.baseline_label = o.baseline;
   opt.candidate_label = o.candidate;
   if (o.threshold >= 0) {
@@ -326,6 +327,9 @@ command_hook add_compare(CLI::App& app, context&) {
   cmp->add_flag("--strict", o->strict,
                 "Exit 4 when something is inconclusive and nothing regressed");
   cmp->add_flag("--color", o->color, "Colour verdicts on a terminal");
+  cmp->add_flag("--trust-loaded", o->trust_loaded,
+                "Call changes from runs measured while other processes loaded the machine "
+                "(otherwise such pairs are inconclusive)");
   cmp->add_flag("--only-changed", o->only_changed,
                 "List only regressed and improved configs (table, markdown, json)");
   add_db_option(cmp, o->db);

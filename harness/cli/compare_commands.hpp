@@ -17,6 +17,7 @@ struct compare_cli_options {
   bool strict = false;
   bool color = false;
   bool only_changed = false; // list only regressed and improved configs
+  bool trust_loaded = false; // judge pairs measured on a loaded machine like any other
 };
 int cmd_compare(const compare_cli_options& o);
 // What cmd_compare judges (also `accelbench serve`'s /api/v1/compare): the minimum effect from

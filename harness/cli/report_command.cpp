@@ -46,6 +46,7 @@ int cmd_report(const report_cli_options& o) {
     opt.prices.apply_override(p, opt.devices);
   // CPU runs measured before extra.peak existed get this machine's cached peak.
   opt.use_cached_cpu_peak = true;
+  opt.trust_loaded = o.trust_loaded;
 
   // A file selector needs no database; open one only when a side needs it (and never create it).
   auto needs_db = [](const std::string& sel) { return !(sel.ends_with(".json")); };
@@ -119,6 +120,9 @@ command_hook add_report(CLI::App& app, context&) {
   rep->add_option("--devices", o->devices_file,
                   "Device catalogue file (replaces results/devices.json)");
   rep->add_flag("--quiet", o->quiet, "Only the one-sentence answer on stdout");
+  rep->add_flag("--trust-loaded", o->trust_loaded,
+                "Call changes from runs measured while other processes loaded the machine "
+                "(otherwise such pairs are inconclusive)");
   return {rep, [o, json_opt] {
             if (json_opt->count() > 0 && !o->json_arg.empty()) {
               if (!o->json_path.empty())

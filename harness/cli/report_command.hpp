@@ -27,6 +27,7 @@ struct report_cli_options {
   std::string prices_file;         // --prices FILE (replaces results/prices.json)
   std::string devices_file;        // --devices FILE (replaces results/devices.json); optional
   bool quiet = false;              // no table on stdout (the headline is still printed)
+  bool trust_loaded = false;       // call changes from runs measured on a loaded machine
 };
 
 int cmd_report(const report_cli_options& o);

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "harness/compare/mann_whitney.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
@@ -165,6 +167,25 @@ void judge_comparison(sample_comparison& c, const sample_options& opt) {
   judge(c, opt);
 }
 
+std::string load_reason(const std::vector<const run*>& runs, const std::string& label) {
+  std::optional<double> worst;
+  for (const run* r : runs)
+    if (auto share = loaded_share(*r); share && (!worst || *share > *worst))
+      worst = share;
+  if (!worst)
+    return "";
+  return fmt::format("{} ran while other processes used {:.0f}% of the cores", label, 100 * *worst);
+}
+
+void discount_loaded(sample_comparison& c, const std::string& why) {
+  if (why.empty() || (c.result != verdict::regressed && c.result != verdict::improved))
+    return;
+  c.reason = fmt::format("{} (would be {}), but {}: the load moves the times as much as a change "
+                         "would (rerun on a quiet machine, or --trust-loaded)",
+                         c.reason, to_string(c.result), why);
+  c.result = verdict::inconclusive;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 size_t set_comparison::count(verdict v) const {
@@ -302,6 +323,7 @@ struct pair_job {
   sample_options so;
   bool comparable = true;
   std::string broken_candidate; // non-empty: regressed for this reason, without a ratio
+  std::string loaded;           // non-empty: a side ran on a loaded machine (load_reason)
 };
 
 sample_options options_for(const std::string& workload, direction dir, const set_options& opt) {
@@ -377,6 +399,11 @@ pair_job make_job(const group_key& k, const std::vector<const run*>& bruns,
     p.environment_differs = true;
     p.environment_differences = environment_differences(br.environment, cr.environment);
   }
+  if (!opt.trust_loaded) {
+    const std::string lb = load_reason(b.usable, opt.baseline_label);
+    const std::string lc = load_reason(c.usable, opt.candidate_label);
+    jb.loaded = lb.empty() ? lc : lc.empty() ? lb : lb + " and " + lc;
+  }
   jb.base = std::move(b.samples);
   jb.cand = std::move(c.samples);
   return jb;
@@ -386,6 +413,7 @@ void judge_range(std::vector<pair_job>& jobs, size_t from, size_t to) {
   for (size_t i = from; i < to; ++i) {
     pair_job& jb = jobs[i];
     jb.p.cmp = compare_samples(jb.base, jb.cand, jb.so);
+    discount_loaded(jb.p.cmp, jb.loaded);
     if (!jb.broken_candidate.empty()) {
       jb.p.cmp.result = verdict::regressed;
       jb.p.cmp.reason = jb.broken_candidate;

@@ -65,6 +65,14 @@ sample_comparison compare_samples(const std::vector<double>& baseline,
 // ratio_ci_low/high, has_ci and p_value, exactly as compare_samples judges its own.
 void judge_comparison(sample_comparison& c, const sample_options& opt);
 
+// A side whose runs were measured on a loaded machine (harness/core loaded_share): "" when none
+// was, else why, naming the side and the largest share of the cores other processes used.
+std::string load_reason(const std::vector<const run*>& runs, const std::string& label);
+// A regressed or improved verdict becomes inconclusive when a side was measured on a loaded
+// machine (`why` from load_reason, "" when neither): the load moves the times as much as a
+// change of the code would. Unchanged and inconclusive verdicts stay as they are.
+void discount_loaded(sample_comparison& c, const std::string& why);
+
 // ---------------------------------------------------------------------------------------------
 // Two result sets.
 enum class pooling {
@@ -81,7 +89,8 @@ struct set_options {
   pooling policy = pooling::pool;
   int resamples = 2000;
   uint64_t seed = 42;
-  size_t threads = 0; // pairs are judged on this many threads; 0: hardware concurrency
+  size_t threads = 0;        // pairs are judged on this many threads; 0: hardware concurrency
+  bool trust_loaded = false; // judge pairs measured on a loaded machine like any other
   std::string baseline_label = "baseline";
   std::string candidate_label = "candidate";
 };

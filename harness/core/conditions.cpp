@@ -152,6 +152,8 @@ void judge_conditions(run& r, const condition_rules& rules, const machine_state&
   if (r.status == run_status::ok) {
     judge_cv(r, rules, rec);
     const double share = rec["other_processes_cpu_share"].get<double>();
+    rec["max_other_load"] = rules.max_other_load;
+    rec["loaded"] = share > rules.max_other_load && rules.on_loaded != "ignore";
     if (share > rules.max_other_load)
       apply(r, rules.on_loaded,
             fmt::format(
@@ -178,6 +180,20 @@ void judge_imported_conditions(run& r, const condition_rules& rules) {
   }
   if (!rec.empty())
     r.extra["conditions"] = rec;
+}
+
+std::optional<double> loaded_share(const run& r) {
+  if (!r.extra.is_object() || !r.extra.contains("conditions"))
+    return std::nullopt;
+  const json& c = r.extra["conditions"];
+  if (!c.is_object() || !c.contains("other_processes_cpu_share") ||
+      !c["other_processes_cpu_share"].is_number())
+    return std::nullopt;
+  const double share = c["other_processes_cpu_share"].get<double>();
+  const bool loaded = c.contains("loaded") && c["loaded"].is_boolean()
+                          ? c["loaded"].get<bool>()
+                          : share > condition_rules{}.max_other_load;
+  return loaded ? std::optional<double>(share) : std::nullopt;
 }
 
 std::vector<std::string> run_warnings(const run& r) {

@@ -5,6 +5,7 @@
 // build of the library that produced imported Google Benchmark results. Each is recorded in
 // run.extra["conditions"]; the ruleset says whether it makes the run INVALID or is a warning
 // (run.extra["warnings"]), and both are shown by show, compare and the report.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,12 @@ void judge_conditions(run& r, const condition_rules& rules, const machine_state&
 // Judges a run that was not measured here (an import): only the conditions it carries (CV of its
 // samples, the build type of the library that produced it).
 void judge_imported_conditions(run& r, const condition_rules& rules);
+
+// Other processes' share of the cores during `r` when it broke the ruleset's load limit (the
+// "loaded" condition judge_conditions records; a run stored before it: a share above 25%), else
+// nullopt. Such a run's speed says as much about the machine as about the code: compare and the
+// report do not call a change from it (harness/compare discount_loaded).
+std::optional<double> loaded_share(const run& r);
 
 // The warnings recorded in run.extra["warnings"] (empty when none).
 std::vector<std::string> run_warnings(const run& r);

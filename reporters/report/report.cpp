@@ -254,6 +254,7 @@ struct scored_side {
   int dropped_runs = 0;          // MLPerf: runs that did not converge or failed
   double scale = 1;
   const run* representative = nullptr; // latest run: its environment is compared
+  std::vector<const run*> used;        // the runs whose values were used
 };
 
 // The MLPerf score of a resample of a side's converged run times, by the rule the side's score
@@ -633,6 +634,7 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
                                                              : r->invalid_reasons.front()));
   }
   out.representative = latest_of(ok.empty() ? g.runs : ok);
+  out.used = ok;
 
   if (g.family == "mlperf") {
     s.mlperf = true;
@@ -894,6 +896,11 @@ void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, cons
     }
   }
   compare::judge_comparison(cmp, rule);
+  if (!opt.trust_loaded) {
+    const std::string lb = compare::load_reason(b.used, "the baseline");
+    const std::string lc = compare::load_reason(c.used, "the candidate");
+    compare::discount_loaded(cmp, lb.empty() ? lc : lc.empty() ? lb : lb + " and " + lc);
+  }
   p.verdict = compare::to_string(cmp.result);
   p.verdict_reason = cmp.reason;
 }

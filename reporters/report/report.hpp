@@ -112,6 +112,8 @@ struct options {
   // The verdict rule of `accelbench compare` (harness/compare): a pair is called faster or slower
   // only where compare would call it improved or regressed (dir is set per pair).
   compare::sample_options verdict_rule;
+  // Judge pairs measured on a loaded machine like any other (compare --trust-loaded).
+  bool trust_loaded = false;
   // Llama-style model dimensions (workloads/training/models.json format) for the FLOPs per token
   // of training figures that do not report them; empty: that file under data_root().
   std::filesystem::path models_file;

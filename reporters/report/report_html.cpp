@@ -646,7 +646,7 @@ void write_throughput_charts(std::ostringstream& o, const report_model& r) {
 // One device's roofs over [x0, x1]: attainable TFLOP/s = min(peak, bandwidth x intensity), the
 // bandwidth in TB/s times FLOP per byte giving TFLOP/s. Without a bandwidth only the flat roof.
 series roof_of(const string& name, double peak, double bw, double x0, double x1) {
-  series roof{name, "#7f7f7f", {}, true};
+  series roof{name, "#7f7f7f", {}, true, {}, true};
   if (bw <= 0)
     roof.pts = {{x0, peak}, {x1, peak}};
   else if (peak / bw <= x0)
@@ -661,7 +661,8 @@ series roof_of(const string& name, double peak, double bw, double x0, double x1)
 // Roofline proper: each kernel side whose runs record their bytes, at its arithmetic intensity,
 // under the compute and memory roofs of its device.
 void write_intensity_roofline(std::ostringstream& o, const report_model& r) {
-  series base{"baseline", k_base_color, {}, false}, cand{"candidate", k_cand_color, {}, false};
+  series base{"baseline", k_base_color, {}, false, {}, true};
+  series cand{"candidate", k_cand_color, {}, false, {}, true};
   std::map<std::pair<double, double>, string> roofs; // (peak, bandwidth) -> device
   double x0 = 1e300, x1 = 0;
   for (const auto& p : r.pairs)

@@ -408,3 +408,42 @@ TEST_CASE("compare_samples: a large but insignificant change with a straddling C
   const std::vector<double> near = {0.99, 1.02, 1.25, 1.30, 0.98};
   CHECK(compare_samples(base, near).result == verdict::inconclusive);
 }
+
+TEST_CASE("compare_sets: a change measured on a loaded machine is inconclusive, and says why",
+          "[compare]") {
+  std::vector<run> base = {make_run("gemm", "64", noisy(1e-3, 0.01, 10, 31)),
+                           make_run("gemm", "128", noisy(2e-3, 0.01, 10, 32)),
+                           make_run("gemm", "256", noisy(4e-3, 0.01, 10, 33))};
+  std::vector<run> cand = {make_run("gemm", "64", noisy(1.2e-3, 0.01, 10, 34)),
+                           make_run("gemm", "128", noisy(2.4e-3, 0.01, 10, 35)),
+                           make_run("gemm", "256", noisy(4.8e-3, 0.01, 10, 36))};
+  // M=64: the candidate ran loaded (judge_conditions' record); M=128: a run stored before the
+  // "loaded" flag, 60% of the cores busy elsewhere; M=256: a quiet machine (10%).
+  cand[0].extra["conditions"] = {
+      {"other_processes_cpu_share", 0.8}, {"max_other_load", 0.25}, {"loaded", true}};
+  cand[1].extra["conditions"] = {{"other_processes_cpu_share", 0.6}};
+  cand[2].extra["conditions"] = {
+      {"other_processes_cpu_share", 0.1}, {"max_other_load", 0.25}, {"loaded", false}};
+  set_options opt;
+  opt.candidate_label = "tag=after";
+  const auto c = compare_sets(base, cand, opt);
+  REQUIRE(c.pairs.size() == 3);
+  const auto& m128 = c.pairs[0]; // sorted by key: M=128, M=256, M=64
+  const auto& m256 = c.pairs[1];
+  const auto& m64 = c.pairs[2];
+  CHECK(m64.cmp.result == verdict::inconclusive);
+  CHECK_THAT(m64.cmp.reason, Catch::Contains("would be regressed") &&
+                                 Catch::Contains("tag=after ran while other processes used 80%"));
+  CHECK(m128.cmp.result == verdict::inconclusive);
+  CHECK_THAT(m128.cmp.reason, Catch::Contains("60%"));
+  CHECK(m256.cmp.result == verdict::regressed); // the quiet one is judged as ever
+  // Asked to trust the load, the statistics decide alone.
+  opt.trust_loaded = true;
+  const auto t = compare_sets(base, cand, opt);
+  for (const auto& p : t.pairs)
+    CHECK(p.cmp.result == verdict::regressed);
+  // A ruleset that ignores the load records loaded = false: not discounted.
+  cand[0].extra["conditions"]["loaded"] = false;
+  opt.trust_loaded = false;
+  CHECK(compare_sets(base, cand, opt).pairs[2].cmp.result == verdict::regressed);
+}
