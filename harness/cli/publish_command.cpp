@@ -49,8 +49,12 @@ int cmd_publish(const publish_options& o) {
   po.http = http_options_from(n);
   po.batch_size = std::max<size_t>(1, n.batch_size);
   auto res = net::publish_runs(runs, systems, po);
-  std::cout << fmt::format("published {} run(s) to {} in {} request(s) ({} attempt(s))\n", res.runs,
-                           net::redact_url(url), res.requests, res.attempts);
+  std::cout << fmt::format(
+      "published {} run(s) to {} in {} request(s) ({} attempt(s)){}\n", res.runs,
+      net::redact_url(url), res.requests, res.attempts,
+      res.already_present > 0
+          ? fmt::format("; {} of them the server held already, stored once", res.already_present)
+          : "");
   return exit_ok;
 }
 

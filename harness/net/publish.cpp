@@ -55,6 +55,15 @@ json systems_of(const std::vector<const run*>& batch, const json& systems) {
   return out;
 }
 
+// How many runs an accelbench server said it held already ("already_present" of its answer);
+// 0 for any other answer (other servers need not answer JSON at all).
+std::size_t already_present_in(const std::string& body) {
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("already_present") && j["already_present"].is_number_unsigned())
+    return j["already_present"].get<std::size_t>();
+  return 0;
+}
+
 } // namespace
 
 std::string idempotency_key_for(const std::vector<std::string>& run_uuids) {
@@ -112,6 +121,7 @@ publish_result publish_runs(const std::vector<run>& runs, const json& systems,
                       excerpt(resp.body, options.http), result.runs, runs.size()),
           resp.status);
     result.runs += part.size();
+    result.already_present += already_present_in(resp.body);
     result.requests += 1;
     result.idempotency_keys.push_back(resp.idempotency_key);
   }

@@ -22,9 +22,11 @@ struct publish_options {
 };
 
 struct publish_result {
-  std::size_t runs = 0;                      // runs accepted by the server (2xx)
-  std::size_t requests = 0;                  // documents POSTed and accepted
-  int attempts = 0;                          // HTTP attempts, retries included
+  std::size_t runs = 0; // runs accepted by the server (2xx)
+  std::size_t already_present =
+      0;                    // of them, runs the server said it held already (accelbench serve)
+  std::size_t requests = 0; // documents POSTed and accepted
+  int attempts = 0;         // HTTP attempts, retries included
   std::vector<std::string> idempotency_keys; // one per request, in order
 };
 

@@ -126,9 +126,13 @@ TEST_CASE(
   INFO(test_cli::slurp(t.path / "p1.err"));
   REQUIRE(first.rc == 0);
   CHECK(count_runs(db) == 5);
-  auto second = run_sh(publish_cmd(s, src, w, "--batch-size 2"), t.path / "p2.err");
+  const fs::path out2 = t.path / "p2.out";
+  auto second = run_sh(publish_cmd(s, src, w, "--batch-size 2 > " + sh_word(out2.string())),
+                       t.path / "p2.err");
   REQUIRE(second.rc == 0);
   CHECK(count_runs(db) == 5);
+  // ... and says so: every run of the three batches was there already.
+  CHECK_THAT(test_cli::slurp(out2), Catch::Contains("5 of them the server held already"));
 
   // The same POST twice, as a retry after a lost answer would send it.
   std::mt19937_64 g(7);
