@@ -33,8 +33,14 @@ PY
 "$exe" list catalogues | grep -q deepbench || fail "the installed catalogues are not listed"
 
 # A run resolves its ruleset and schemas from the install and stores in ~/.local/share/accelbench.
-"$exe" run gemm --set M=64 --set N=64 --set K=64 --rules kernel-quick --quiet >run.out 2>run.err ||
-  { cat run.err; fail "a small gemm run failed"; }
+# Exit 1 is a run judged INVALID (a loaded CI machine can break the ruleset's conditions): it is
+# stored all the same, which is what this test is about; any other failure is one.
+rc=0
+"$exe" run gemm --set M=64 --set N=64 --set K=64 --rules kernel-quick --quiet >run.out 2>run.err || rc=$?
+if (( rc != 0 && rc != 1 )); then
+  cat run.out run.err
+  fail "a small gemm run failed (exit $rc)"
+fi
 [[ -f "$HOME/.local/share/accelbench/accelbench.db" ]] || fail "the database is not in the user's data folder"
 [[ ! -e "$share/results/accelbench.db" ]] || fail "the run wrote into the installed data folder"
 "$exe" show --json >show.json || fail "show failed"
