@@ -49,6 +49,17 @@ void add_cpu_probe_peak(run& out, const kernel_figures& f, const kernel_peak& pe
 
 } // namespace
 
+kernel_peak cpu_probe_peak(dtype type) {
+  const cpu_peak peak = cached_cpu_peak();
+  kernel_peak pk;
+  pk.tflops = peak_tflops_for(peak, to_string(type));
+  pk.record = {{"tflops", pk.tflops},
+               {"dtype", to_string(type)},
+               {"source", "accelbench FMA probe"},
+               {"probe", peak.to_json()}};
+  return pk;
+}
+
 kernel_figures add_kernel_metrics(run& out, double flops, const kernel_peak& peak) {
   std::vector<double> times;
   times.reserve(out.samples.size());

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/dtype.hpp"
 #include "harness/core/model.hpp"
 #include "harness/core/stats.hpp"
 
@@ -27,6 +28,9 @@ struct kernel_figures {
   stats::summary sum; // of the samples' values (seconds per iteration)
   double tflops = 0;  // at the median
 };
+
+// The CPU's FMA-probe peak for `type` (cached; measured once per machine), as its record.
+kernel_peak cpu_probe_peak(dtype type);
 
 // Adds the metrics above to `out` (from out.samples) for `flops` per iteration.
 kernel_figures add_kernel_metrics(run& out, double flops, const kernel_peak& peak);

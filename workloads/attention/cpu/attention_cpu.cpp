@@ -146,17 +146,6 @@ float_views views_of(const attention_buffers& b) {
   return f;
 }
 
-kernel_peak probe_peak(dtype type) {
-  const cpu_peak peak = cached_cpu_peak();
-  kernel_peak pk;
-  pk.tflops = peak_tflops_for(peak, to_string(type));
-  pk.record = {{"tflops", pk.tflops},
-               {"dtype", to_string(type)},
-               {"source", "accelbench FMA probe"},
-               {"probe", peak.to_json()}};
-  return pk;
-}
-
 // The correctness of the outputs against the reference; the run is INVALID when they are wrong.
 void check_outputs(const attention_params& p, const attention_buffers& buf, run& out,
                    const run_context& ctx, uint64_t seed) {
@@ -218,7 +207,7 @@ void attention_cpu_execute(const attention_params& p, run& out, run_context& ctx
   out.extra["flop_convention"] = k_flop_convention;
   out.extra["resolved"] = {
       {"kv_heads", s.kv_heads}, {"seq_k", s.seq_k}, {"scale", s.effective_scale()}};
-  add_kernel_metrics(out, flops, probe_peak(p.type));
+  add_kernel_metrics(out, flops, cpu_probe_peak(p.type));
 
   if (hook)
     hook(s, buf);

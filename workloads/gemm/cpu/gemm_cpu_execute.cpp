@@ -21,17 +21,6 @@ private:
   gemm_buffers& m_buf;
 };
 
-kernel_peak probe_peak(dtype type) {
-  const cpu_peak peak = cached_cpu_peak();
-  kernel_peak pk;
-  pk.tflops = peak_tflops_for(peak, to_string(type));
-  pk.record = {{"tflops", pk.tflops},
-               {"dtype", to_string(type)},
-               {"source", "accelbench FMA probe"},
-               {"probe", peak.to_json()}};
-  return pk;
-}
-
 } // namespace
 
 void gemm_cpu_execute(const gemm_shape& s, const std::string& key, const std::string& library,
@@ -45,7 +34,7 @@ void gemm_cpu_execute(const gemm_shape& s, const std::string& key, const std::st
   out.extra["implementation"] = impl->implementation();
   out.extra["flops_per_iteration"] = s.flops();
   out.extra["bytes_per_iteration"] = s.bytes();
-  add_kernel_metrics(out, s.flops(), probe_peak(s.type));
+  add_kernel_metrics(out, s.flops(), cpu_probe_peak(s.type));
 
   if (hook)
     hook(s, buf);
