@@ -6,9 +6,11 @@
 // call MPI collectives themselves) do.
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "harness/core/error.hpp"
 #include "harness/core/model.hpp"
 
 namespace accelbench::dist {
@@ -79,6 +81,32 @@ sum_request start_sum(float* data, size_t n);
 // Text of the lowest rank whose `text` is not empty, on every rank (empty when all are empty):
 // how one rank's error or disagreement is told to all.
 std::string first_nonempty(const std::string& text);
+
+// Runs make() on every rank and agrees on its outcome before anyone goes on: when it threw on
+// some rank (out of memory, an error), every rank throws an error naming the lowest such rank,
+// what it could not do and why. Used around the allocations that precede collectives (a
+// replica's model and buffers), so a rank that cannot allocate is reported by every rank instead
+// of leaving its peers waiting in a collective it never joins. At world size 1, make() as is.
+template <class F> auto on_every_rank(const std::string& what, F&& make) -> decltype(make()) {
+  if (!distributed())
+    return make();
+  decltype(make()) made{};
+  std::string failure;
+  try {
+    made = make();
+  } catch (const std::bad_alloc&) {
+    failure = "out of memory";
+  } catch (const error& e) {
+    failure = e.what();
+  }
+  const std::string first = first_nonempty(
+      failure.empty() ? ""
+                      : "rank " + std::to_string(rank()) + " of " + std::to_string(size()) +
+                            " could not " + what + ": " + failure);
+  if (!first.empty())
+    throw backend_error(first);
+  return made;
+}
 
 // The topology of the job: world_size, ranks_per_node, nodes, hosts (name and ranks), launcher,
 // mpi library and version. Null at world size 1 without a launcher. Collective.

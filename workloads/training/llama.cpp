@@ -190,6 +190,9 @@ llama_model::llama_model(const model_config& cfg, const llama_options& opt)
   m_rope = make_rope_table(opt.seq, cfg.head_dim(), cfg.rope_theta);
   m_inputs.resize(size_t(bt));
   m_targets.resize(size_t(bt));
+  // The attention kernels' workspace is part of the plan above: taken now, not at the first step.
+  attention::reserve_workspace(
+      causal_attention_shape(opt.batch, opt.seq, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim()));
 }
 
 llama_model::~llama_model() = default;

@@ -377,15 +377,9 @@ public:
                                        : run_throughput_cuda(s, out, ctx);
 #endif
     }
-    const uint64_t need = estimate_bytes(s);
-    const uint64_t avail = read_memory_info().available_bytes;
-    out.extra["memory_estimate_bytes"] = need;
-    // Refused before allocating: the estimate is the allocation (llama_model::plan).
-    if (avail > 0 && need > avail) {
-      out.mark_failed("train.llama: needs " + gib(need) + " of host memory, " + gib(avail) +
-                      " available (model " + s.model.name + ", seq " +
-                      std::to_string(s.options.seq) + ", batch " + std::to_string(s.options.batch) +
-                      ")");
+    out.extra["memory_estimate_bytes"] = estimate_bytes(s);
+    if (const std::string why = memory_refusal(s); !why.empty()) {
+      out.mark_failed(why);
       return;
     }
     if (s.mode == "time_to_train")
@@ -395,6 +389,21 @@ public:
   }
 
 private:
+  // Refused before allocating: the estimate is the allocation (llama_model::plan). Across ranks
+  // the lowest rank short of memory is named on every rank, so all refuse together.
+  static std::string memory_refusal(const train_settings& s) {
+    const uint64_t need = estimate_bytes(s);
+    const uint64_t avail = read_memory_info().available_bytes;
+    std::string why;
+    if (avail > 0 && need > avail)
+      why = "train.llama: needs " + gib(need) + " of host memory, " + gib(avail) +
+            " available (model " + s.model.name + ", seq " + std::to_string(s.options.seq) +
+            ", batch " + std::to_string(s.options.batch) + ")";
+    if (!dist::distributed())
+      return why;
+    return dist::first_nonempty(why.empty() ? why : fmt::format("rank {}: {}", dist::rank(), why));
+  }
+
   static nlohmann::json settings_json(const train_settings& s) {
     return {{"mode", s.mode},
             {"model", s.model.name},
@@ -500,7 +509,10 @@ private:
       root_ctx.log = nullptr;
     reset_peak_rss();
     {
-      dp_trainable model(s.model, s.options, dp_settings(s));
+      const auto replica = dist::on_every_rank("allocate its replica of the model", [&] {
+        return std::make_unique<dp_trainable>(s.model, s.options, dp_settings(s));
+      });
+      dp_trainable& model = *replica;
       auto res = measure_throughput(model, s.hp, mine, seed, s.warmup_steps, s.steps);
       const uint64_t rss = peak_rss_bytes();
       const auto rank_s = slowest_rank_steps(res);
@@ -793,7 +805,9 @@ private:
     setup.platform = fmt::format("{}x{}", n, setup.platform);
     setup.make_model = [dp](const model_config& m,
                             const llama_options& o) -> std::unique_ptr<trainable> {
-      return std::make_unique<dp_trainable>(m, o, dp);
+      return dist::on_every_rank(
+          "allocate its replica of the model",
+          [&]() -> std::unique_ptr<trainable> { return std::make_unique<dp_trainable>(m, o, dp); });
     };
     source_factory global = setup.train_data;
     setup.train_data = [global, n](uint64_t seed) -> std::unique_ptr<token_source> {

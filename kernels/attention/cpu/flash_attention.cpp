@@ -207,6 +207,12 @@ uint64_t backward_workspace_bytes(const attention_shape& s) {
   return uint64_t(detail::backward_layout(s, omp_get_max_threads()).total) * sizeof(float);
 }
 
+void reserve_workspace(const attention_shape& s) {
+  const int threads = omp_get_max_threads();
+  detail::t_workspace.get(std::max(detail::forward_layout(s, threads).total,
+                                   detail::backward_layout(s, threads).total));
+}
+
 void flash_forward(const attention_shape& s, const float* q, const float* k, const float* v,
                    float* o, float* lse) {
   detail::run_forward(s, detail::elem::f32, q, k, v, o, lse);

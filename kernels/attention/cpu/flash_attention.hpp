@@ -104,5 +104,9 @@ void set_kernel_isa(const std::string& isa);
 // estimate_host_bytes.
 uint64_t forward_workspace_bytes(const attention_shape& s);
 uint64_t backward_workspace_bytes(const attention_shape& s);
+// Grows the calling thread's workspace now to what forward and backward calls of shape s need,
+// so that an allocation failure surfaces here (backend_error) and not in the middle of a step:
+// a data-parallel replica reserves it while constructing, before any collective.
+void reserve_workspace(const attention_shape& s);
 
 } // namespace accelbench::attention

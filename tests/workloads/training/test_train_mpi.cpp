@@ -18,14 +18,19 @@
 // fails it.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/store/store.hpp"
 #include "tests/cli/cli_helpers.hpp"
 #include "tests/skip.hpp"
 #include "tests/workloads/mpi_fixture.hpp"
@@ -54,7 +59,7 @@ std::vector<double> losses(const json& r) {
   return v;
 }
 
-double metric(const json& r, const std::string& name) {
+double metric_value(const json& r, const std::string& name) {
   for (const auto& m : r["metrics"])
     if (m["name"] == name)
       return m["value"].get<double>();
@@ -70,6 +75,13 @@ json one_process(const std::string& sets, int want_rc = 0) {
   REQUIRE_FALSE(st.timed_out);
   REQUIRE(st.rc == want_rc);
   return only_run(o);
+}
+
+// Runs in the job's database (0 when the job never created it).
+int64_t stored_runs(const test_cli::temp_dir& d) {
+  if (!fs::exists(d.db()))
+    return 0;
+  return store::store::open(d.db(), store::access::read_only).count_runs();
 }
 
 json two_ranks(const std::string& sets, int want_rc = 0) {
@@ -128,9 +140,10 @@ TEST_CASE("baseline=1 records the one-rank tokens/s and the scaling efficiency",
   const json r = two_ranks(" --set batch=2 --set steps=3 --set baseline=1");
   INFO(r["extra"].dump());
   CHECK(r["validity"] == "VALID");
-  const double one = metric(r, "baseline_tokens_per_s"), global = metric(r, "tokens_per_s");
+  const double one = metric_value(r, "baseline_tokens_per_s"),
+               global = metric_value(r, "tokens_per_s");
   CHECK(one > 0);
-  CHECK(metric(r, "scaling_efficiency") == Approx(100.0 * global / (2.0 * one)));
+  CHECK(metric_value(r, "scaling_efficiency") == Approx(100.0 * global / (2.0 * one)));
   CHECK(r["extra"]["scaling"]["formula"].get<std::string>().find("world_size") !=
         std::string::npos);
 }
@@ -191,4 +204,76 @@ TEST_CASE("time to train across 2 ranks: rank 0's MLPerf log carries the scale",
   const std::string log = r["extra"]["mllogs"][0];
   CHECK(log.find("\"key\": \"submission_platform\", \"value\": \"2xcpu\"") != std::string::npos);
   CHECK(log.find("\"key\": \"global_batch_size\", \"value\": 4") != std::string::npos);
+}
+
+// Faults. A rank killed in the middle of data-parallel training (its peer waits in a gradient
+// all-reduce): the launcher ends the job on every rank in bounded time and nothing is stored.
+TEST_CASE("a rank killed with kill -9 during data-parallel training ends the job, nothing stored",
+          "[training][mpi]") {
+  REQUIRE_MPIRUN();
+  test_cli::temp_dir d;
+  auto o = options(d);
+  // Far more steps than the test waits for: the kill comes while steps are being taken.
+  const pid_t job = test_cli::spawn_sh(
+      mpirun(2, "sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec " + k_exe + k_train +
+                    " --set batch=2 --set steps=1000000 --set bucket_kib=256 --db " + d.db() + "'"),
+      o);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!(fs::exists(d.path / "pid.1") &&
+           test_cli::slurp(o.err).find("[1/1] train.llama") != std::string::npos) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::seconds(1)); // into the steps
+  pid_t rank1 = 0;
+  std::ifstream(d.path / "pid.1") >> rank1;
+  REQUIRE(rank1 > 0);
+  const auto killed_at = std::chrono::steady_clock::now();
+  REQUIRE(kill(rank1, SIGKILL) == 0);
+  const auto st = test_cli::wait_for(job, std::chrono::seconds(60));
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  const std::string err = test_cli::slurp(o.err);
+  INFO(err);
+  CHECK_FALSE(st.timed_out);
+  CHECK(took < 30);
+  CHECK(st.rc != 0);
+  CHECK(err.find("rank 0 of 2: the launcher ended the job") != std::string::npos);
+  CHECK(stored_runs(d) == 0);
+}
+
+// A rank that cannot allocate its replica (here: rank 1 alone under `ulimit -v`, an address
+// space that holds MPI but not also the ~1.1 GB the model at batch 96 plans) is reported by every
+// rank: the run is stored once, failed, naming the rank; no rank waits in a collective its peer
+// never joins. 1.9 GB: a rank of the CUDA build (cuBLAS/cuDNN mapped) takes ~1.2 GB of address
+// space before it allocates the model here (less without CUDA), so MPI starts and the model
+// (with the rest) does not fit. Rank 0 touches the ~1.1 GB before the ranks agree.
+TEST_CASE("a rank that cannot allocate its replica is reported on every rank, the run failed",
+          "[training][mpi]") {
+  REQUIRE_MPIRUN();
+#if defined(__SANITIZE_ADDRESS__)
+  ACCELBENCH_SKIP("AddressSanitizer reserves terabytes of address space: ulimit -v cannot be used");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  ACCELBENCH_SKIP("AddressSanitizer reserves terabytes of address space: ulimit -v cannot be used");
+#endif
+#endif
+  test_cli::temp_dir d;
+  auto o = options(d);
+  const std::string cmd = k_exe +
+                          " run train.llama --set model=tiny --set seq=128 --set batch=96 "
+                          "--set threads=1 --set steps=2 --rule warmup_iterations=0 --seed 7 "
+                          "--json --db " +
+                          d.db();
+  auto st = run_sh(k_mpirun + " --oversubscribe -np 1 " + cmd +
+                       " : -np 1 sh -c 'ulimit -v 1900000; exec " + cmd + "'",
+                   o);
+  const std::string err = test_cli::slurp(o.err);
+  INFO(err);
+  REQUIRE_FALSE(st.timed_out);
+  CHECK(st.rc == 1);
+  const json r = only_run(o);
+  CHECK(r["status"] == "failed");
+  const std::string why = r["status_reason"];
+  CHECK(why.find("rank 1 of 2 could not allocate its replica of the model") != std::string::npos);
+  CHECK(stored_runs(d) == 1);
 }
