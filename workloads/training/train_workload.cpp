@@ -67,6 +67,14 @@ struct scoped_threads {
   ~scoped_threads() { omp_set_num_threads(saved); }
 };
 
+// The dtype axis' choices: the names of the dtypes training runs.
+std::vector<std::string> dtype_choices() {
+  std::vector<std::string> names;
+  for (compute_dtype d : k_training_dtypes)
+    names.push_back(to_string(d));
+  return names;
+}
+
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / double(1ull << 30)); }
 
 // The data-parallel settings (used at world size > 1 only; issue 15).
@@ -217,7 +225,7 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   resolve_layers(cfg, s);
   resolve_seq(cfg, tr, s);
   resolve_batch(cfg, tr, s);
-  s.options.dtype = compute_dtype_from_string(cfg.at("dtype"));
+  s.options.dtype = parse_compute_dtype(cfg.at("dtype"));
   resolve_optimizer(tr, s);
   resolve_evaluation(tr, s);
   s.steps = cfg.get_int("steps");
@@ -298,11 +306,7 @@ public:
          {},
          0,
          "micro batches per optimizer step; 0 = the ruleset's global batch / batch"},
-        {"dtype",
-         axis_type::string,
-         "fp32",
-         {"fp32", "bf16"},
-         1,
+        {"dtype", axis_type::string, to_string(dtype::fp32), dtype_choices(), 1,
          "matmul input precision (fp32 master weights either way)"},
         {"mode",
          axis_type::string,
