@@ -21,9 +21,9 @@ double entropy_of(const std::vector<double>& p) {
       h -= x * std::log(x);
   return h;
 }
-} // namespace
 
-markov_source::markov_source(const markov_params& p) : m_p(p) {
+// Throws input_error naming the first parameter out of range (vocab^order > 2^24 included).
+void check_markov_params(const markov_params& p) {
   auto bad = [](const std::string& what) {
     throw input_error("train.llama: synthetic data " + what);
   };
@@ -35,18 +35,31 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
     bad("branching must be in [1, vocab], got " + std::to_string(p.branching));
   if (!(p.epsilon > 0 && p.epsilon < 1))
     bad("epsilon must be in (0, 1), got " + std::to_string(p.epsilon));
-  double ctx = std::pow(double(p.vocab), double(p.order));
-  if (ctx > double(1 << 24))
+  if (std::pow(double(p.vocab), double(p.order)) > double(1 << 24))
     bad("has vocab^order = " + std::to_string(p.vocab) + "^" + std::to_string(p.order) +
         " contexts, more than 2^24 can be enumerated");
-  const int64_t V = p.vocab, b = p.branching, k = p.order;
-  m_contexts = int64_t(ctx + 0.5);
-  const int64_t suffixes = m_contexts / V; // V^(k-1)
+}
+} // namespace
 
-  // Successor sets and Dirichlet(1) probabilities (normalised exponentials).
+markov_source::markov_source(const markov_params& p) : m_p(p) {
+  check_markov_params(p);
+  m_contexts = int64_t(std::pow(double(p.vocab), double(p.order)) + 0.5);
+  draw_successors();
+  m_pi = stationary_distribution();
+  m_pi_cdf.resize(m_pi.size());
+  double acc = 0;
+  for (size_t i = 0; i < m_pi.size(); i++)
+    m_pi_cdf[i] = (acc += m_pi[i]);
+  m_h_cond = conditional_entropy_of(m_pi);
+  m_h_prefix = prefix_entropies(m_pi);
+}
+
+// Successor sets and Dirichlet(1) probabilities (normalised exponentials).
+void markov_source::draw_successors() {
+  const int64_t V = m_p.vocab, b = m_p.branching;
   m_succ.resize(size_t(m_contexts * b));
   m_prob.resize(size_t(m_contexts * b));
-  stats::rng r(p.seed);
+  stats::rng r(m_p.seed);
   for (int64_t c = 0; c < m_contexts; c++) {
     int32_t* s = &m_succ[size_t(c * b)];
     float* w = &m_prob[size_t(c * b)];
@@ -64,10 +77,14 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
     for (int64_t i = 0; i < b; i++)
       w[i] = float(e[size_t(i)] / sum);
   }
+}
 
-  // Stationary distribution over contexts by power iteration. The uniform part of a step only
-  // needs the marginal of the context's last k-1 tokens: pi'(r*V + y) += eps/V * sum_x pi(x, r).
-  const double eps = p.epsilon;
+// Stationary distribution over contexts by power iteration. The uniform part of a step only
+// needs the marginal of the context's last k-1 tokens: pi'(r*V + y) += eps/V * sum_x pi(x, r).
+std::vector<double> markov_source::stationary_distribution() const {
+  const int64_t V = m_p.vocab, b = m_p.branching;
+  const int64_t suffixes = m_contexts / V; // V^(k-1)
+  const double eps = m_p.epsilon;
   std::vector<double> pi(size_t(m_contexts), 1.0 / double(m_contexts)), next(pi.size());
   std::vector<double> marg(static_cast<size_t>(suffixes));
   for (int iter = 0; iter < 20000; iter++) {
@@ -93,13 +110,13 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
     if (diff < 1e-14)
       break;
   }
-  m_pi = pi;
-  m_pi_cdf.resize(pi.size());
-  double acc = 0;
-  for (size_t i = 0; i < pi.size(); i++)
-    m_pi_cdf[i] = (acc += pi[i]);
+  return pi;
+}
 
-  // H(next | context) = sum_c pi(c) H(P(. | c)), P = (1-eps) S + eps/V.
+// H(next | context) = sum_c pi(c) H(P(. | c)), P = (1-eps) S + eps/V.
+double markov_source::conditional_entropy_of(const std::vector<double>& pi) const {
+  const int64_t V = m_p.vocab, b = m_p.branching;
+  const double eps = m_p.epsilon;
   const double u = eps / double(V);
   double h = 0;
   for (int64_t c = 0; c < m_contexts; c++) {
@@ -110,10 +127,13 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
     }
     h += pi[size_t(c)] * hc;
   }
-  m_h_cond = h;
+  return h;
+}
 
-  // Prefix entropies for the first k-1 positions of a window: marginals of the first j tokens.
-  // H(X_{t+1} | X_0..X_t) = H(first t+2 tokens) - H(first t+1 tokens).
+// Prefix entropies for the first k-1 positions of a window: marginals of the first j tokens.
+// H(X_{t+1} | X_0..X_t) = H(first t+2 tokens) - H(first t+1 tokens).
+std::vector<double> markov_source::prefix_entropies(const std::vector<double>& pi) const {
+  const int64_t V = m_p.vocab, k = m_p.order;
   std::vector<double> hj(size_t(k + 1), 0.0);
   for (int64_t j = 1; j <= k; j++) {
     int64_t div = 1;
@@ -124,8 +144,10 @@ markov_source::markov_source(const markov_params& p) : m_p(p) {
       mj[size_t(c / div)] += pi[size_t(c)];
     hj[size_t(j)] = entropy_of(mj);
   }
+  std::vector<double> out;
   for (int64_t t = 0; t + 1 < k; t++)
-    m_h_prefix.push_back(hj[size_t(t + 2)] - hj[size_t(t + 1)]);
+    out.push_back(hj[size_t(t + 2)] - hj[size_t(t + 1)]);
+  return out;
 }
 
 double markov_source::entropy_floor(int64_t seq) const {

@@ -54,6 +54,12 @@ public:
   int64_t contexts() const { return m_contexts; }
 
 private:
+  // The steps of the constructor, in order; each reads what the ones before it filled.
+  void draw_successors();
+  std::vector<double> stationary_distribution() const;
+  double conditional_entropy_of(const std::vector<double>& pi) const;
+  std::vector<double> prefix_entropies(const std::vector<double>& pi) const;
+
   markov_params m_p;
   int64_t m_contexts = 0;
   std::vector<int32_t> m_succ; // [contexts, branching]

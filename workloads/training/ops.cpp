@@ -1,5 +1,6 @@
 #include "workloads/training/ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -14,15 +15,13 @@
 
 namespace accelbench::training {
 
-compute_dtype compute_dtype_from_string(const std::string& s) {
-  if (s == "fp32")
-    return compute_dtype::fp32;
-  if (s == "bf16")
-    return compute_dtype::bf16;
-  throw input_error("train.llama: dtype must be fp32 or bf16, got '" + s + "'");
+compute_dtype parse_compute_dtype(const std::string& name) {
+  const auto d = dtype_from_name(name);
+  if (d &&
+      std::find(k_training_dtypes.begin(), k_training_dtypes.end(), *d) != k_training_dtypes.end())
+    return *d;
+  throw input_error("train.llama: dtype must be fp32 or bf16, got '" + name + "'");
 }
-
-std::string to_string(compute_dtype d) { return d == compute_dtype::bf16 ? "bf16" : "fp32"; }
 
 // ---------------------------------------------------------------------------------------------
 // matmul

@@ -4,10 +4,12 @@
 // heads, KVH key/value heads, HD head dim, F SwiGLU width, V vocabulary, BT = B*T). Backward
 // functions ACCUMULATE into parameter gradients (+=) so that gradient accumulation over micro
 // batches needs no extra buffers; for activation gradients each comment says = or +=.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "harness/core/dtype.hpp"
 #include "kernels/attention/cpu/flash_attention.hpp"
 
 namespace accelbench::training {
@@ -15,9 +17,12 @@ namespace accelbench::training {
 // fp32: every matmul in fp32. bf16: matmul inputs rounded to bfloat16 (round to nearest even),
 // products accumulated in fp32 (oneDNN bf16 matmul); everything else (norms, softmax, attention,
 // optimizer, master weights) stays fp32 — mixed precision as in Micikevicius et al. 2018.
-enum class compute_dtype { fp32, bf16 };
-compute_dtype compute_dtype_from_string(const std::string& s); // throws input_error
-std::string to_string(compute_dtype d);
+// The core's typed dtype (harness/core/dtype.hpp, named by its to_string); training runs two of
+// its values, and parse_compute_dtype refuses the others where the config is read.
+using compute_dtype = accelbench::dtype;
+inline constexpr std::array<compute_dtype, 2> k_training_dtypes = {dtype::fp32, dtype::bf16};
+// The config's "dtype" -> fp32 or bf16; throws input_error naming any other value.
+compute_dtype parse_compute_dtype(const std::string& name);
 
 // C[M,N] = (accumulate ? C : 0) + op(A)[M,K] * op(B)[K,N]; row-major with leading dimensions.
 // Runs through oneDNN's matmul primitive (cached per shape), OpenMP-parallel.

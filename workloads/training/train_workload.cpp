@@ -67,6 +67,14 @@ struct scoped_threads {
   ~scoped_threads() { omp_set_num_threads(saved); }
 };
 
+// The dtype axis' choices: the names of the dtypes training runs.
+std::vector<std::string> dtype_choices() {
+  std::vector<std::string> names;
+  for (compute_dtype d : k_training_dtypes)
+    names.push_back(to_string(d));
+  return names;
+}
+
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / double(1ull << 30)); }
 
 // The data-parallel settings (used at world size > 1 only; issue 15).
@@ -82,14 +90,15 @@ void resolve_data_parallel(const config& cfg, train_settings& s) {
 
 } // namespace
 
-train_settings resolve_settings(const config& cfg, const ruleset* rules) {
-  train_settings s;
-  const auto& tr = section_of(rules);
-  s.mode = cfg.at("mode");
-  s.model = find_model(data_root() / "workloads/training/models.json", cfg.at("model"));
-  const auto& hyper =
-      tr.contains("hyperparameters") ? tr["hyperparameters"] : nlohmann::json::object();
+namespace {
 
+const nlohmann::json& member_or_empty(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  return j.contains(key) ? j[key] : empty;
+}
+
+// The model's layers that run: all of them (0 or the model's count) or a leading subset.
+void resolve_layers(const config& cfg, train_settings& s) {
   const int64_t layers = cfg.get_int("layers");
   if (layers > s.model.n_layers)
     throw input_error(fmt::format("train.llama: layers = {} exceeds the {} layers of model '{}'",
@@ -98,7 +107,10 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   // A subset of the model's layers runs the decoder blocks alone (no embedding, no LM head):
   // it is a throughput probe whose tokens/s is projected to the full model.
   s.options.with_head = layers == 0 || layers == s.model.n_layers;
+}
 
+// The sequence length: the config's, else the ruleset's, else the model's maximum.
+void resolve_seq(const config& cfg, const nlohmann::json& tr, train_settings& s) {
   int64_t seq = cfg.get_int("seq");
   if (seq == 0)
     seq = get_or<int64_t>(tr, "seq", s.model.max_seq_len);
@@ -106,6 +118,11 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
     throw input_error(fmt::format("train.llama: seq = {} exceeds max_seq_len {} of model '{}'", seq,
                                   s.model.max_seq_len, s.model.name));
   s.options.seq = seq;
+}
+
+// The micro batch and the accumulation steps; unset, the accumulation makes up the ruleset's
+// global batch over every data-parallel rank.
+void resolve_batch(const config& cfg, const nlohmann::json& tr, train_settings& s) {
   int64_t batch = cfg.get_int("batch");
   int64_t accum = cfg.get_int("grad_accum");
   const int64_t rules_gb = get_or<int64_t>(tr, "global_batch", 0);
@@ -118,8 +135,11 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
                 : get_or<int64_t>(tr, "grad_accum", 1);
   s.options.batch = batch;
   s.hp.grad_accum = accum;
-  s.options.dtype = compute_dtype_from_string(cfg.at("dtype"));
+}
 
+// The optimizer's hyperparameters and the step bound (ruleset "hyperparameters", "max_steps").
+void resolve_optimizer(const nlohmann::json& tr, train_settings& s) {
+  const auto& hyper = member_or_empty(tr, "hyperparameters");
   s.hp.schedule.base_lr = get_or<double>(hyper, "base_lr", 3e-3);
   s.hp.schedule.end_lr = get_or<double>(hyper, "end_lr", 3e-4);
   s.hp.schedule.warmup_steps = get_or<int64_t>(hyper, "warmup_steps", 0);
@@ -131,6 +151,10 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   s.hp.max_steps = get_or<int64_t>(tr, "max_steps", 1000);
   s.hp.schedule.decay_steps =
       get_or<int64_t>(hyper, "decay_steps", s.hp.max_steps - s.hp.schedule.warmup_steps);
+}
+
+// How often and on how many held-out sequences a time-to-train run evaluates.
+void resolve_evaluation(const nlohmann::json& tr, train_settings& s) {
   s.hp.eval_every_samples = get_or<int64_t>(tr, "eval_every_samples", 0);
   s.hp.eval_samples = get_or<int64_t>(tr, "eval_samples", 64);
   // Bounded before rounding up, where a huge count would overflow (the held-out set is built
@@ -139,52 +163,81 @@ train_settings resolve_settings(const config& cfg, const ruleset* rules) {
     throw input_error(
         fmt::format("train.llama: eval_samples {} is out of range (1 to 2^30)", s.hp.eval_samples));
   // Evaluation runs in micro batches: round the held-out set up to a whole number of them.
+  const int64_t batch = s.options.batch;
   s.hp.eval_samples = (s.hp.eval_samples + batch - 1) / batch * batch;
+}
 
-  s.steps = cfg.get_int("steps");
-  s.warmup_steps = rules ? rules->measurement().warmup_iterations : 2;
-  int threads = int(cfg.get_int("threads"));
-  s.threads = threads > 0 ? threads : omp_get_num_procs();
-  s.data = cfg.at("data");
-  resolve_data_parallel(cfg, s);
-
-  const auto& d = tr.contains("data") ? tr["data"] : nlohmann::json::object();
+// The synthetic Markov source (ruleset "data") and the held-out set's seed.
+void resolve_markov(const nlohmann::json& tr, train_settings& s) {
+  const auto& d = member_or_empty(tr, "data");
   s.markov.vocab = s.model.vocab_size;
   s.markov.order = get_or<int64_t>(d, "order", 1);
   s.markov.branching = get_or<int64_t>(d, "branching", 4);
   s.markov.epsilon = get_or<double>(d, "epsilon", 0.01);
   s.markov.seed = get_or<uint64_t>(d, "seed", 1);
   s.eval_seed = get_or<uint64_t>(d, "eval_seed", 2);
+}
 
+// How many runs a time-to-train result takes and the quality target they train to.
+void resolve_target(const nlohmann::json& tr, train_settings& s) {
   s.runs = get_or<int64_t>(tr, "runs", 5);
   s.min_runs = get_or<int64_t>(tr, "min_runs", s.runs);
   s.max_init_s = get_or<double>(tr, "max_init_s", 0.0);
-  const auto& target = tr.contains("target") ? tr["target"] : nlohmann::json::object();
+  const auto& target = member_or_empty(tr, "target");
   s.margin_nats = get_or<double>(target, "margin_nats", 0.1);
   s.fixed_target = get_or<double>(target, "eval_loss", 0.0);
+}
 
-  // Closed division (MLPerf Training rules): the model, sequence length, global batch,
-  // optimizer hyperparameters, data and target are fixed by the ruleset; a user may change only
-  // what "user_changeable" lists (the micro-batch/accumulation split, dtype, threads).
-  if (s.mode == "time_to_train" && get_or<std::string>(tr, "division", "closed") == "closed") {
-    auto model = get_or<std::string>(tr, "model", s.model.name);
-    if (model != s.model.name)
-      s.closed_violations.push_back("closed division fixes model = " + model + ", got " +
-                                    s.model.name);
-    if (tr.contains("seq") && seq != tr["seq"].get<int64_t>())
-      s.closed_violations.push_back(
-          fmt::format("closed division fixes seq = {}, got {}", tr["seq"].get<int64_t>(), seq));
-    if (rules_gb > 0 && batch * accum * replicas != rules_gb)
-      s.closed_violations.push_back(fmt::format(
-          "closed division fixes the global batch = {}, got batch {} x grad_accum {}{} = {}",
-          rules_gb, batch, accum, replicas > 1 ? fmt::format(" x {} ranks", replicas) : "",
-          batch * accum * replicas));
-    if (!s.options.with_head)
-      s.closed_violations.push_back("closed division trains the whole model, not a layer subset");
-    if (s.runs < s.min_runs)
-      s.closed_violations.push_back(
-          fmt::format("closed division needs {} runs, got {}", s.min_runs, s.runs));
-  }
+// Closed division (MLPerf Training rules): the model, sequence length, global batch,
+// optimizer hyperparameters, data and target are fixed by the ruleset; a user may change only
+// what "user_changeable" lists (the micro-batch/accumulation split, dtype, threads).
+std::vector<std::string> closed_division_violations(const nlohmann::json& tr,
+                                                    const train_settings& s) {
+  std::vector<std::string> v;
+  auto model = get_or<std::string>(tr, "model", s.model.name);
+  if (model != s.model.name)
+    v.push_back("closed division fixes model = " + model + ", got " + s.model.name);
+  const int64_t seq = s.options.seq;
+  if (tr.contains("seq") && seq != tr["seq"].get<int64_t>())
+    v.push_back(
+        fmt::format("closed division fixes seq = {}, got {}", tr["seq"].get<int64_t>(), seq));
+  const int64_t rules_gb = get_or<int64_t>(tr, "global_batch", 0);
+  const int64_t batch = s.options.batch, accum = s.hp.grad_accum, replicas = dist::size();
+  if (rules_gb > 0 && batch * accum * replicas != rules_gb)
+    v.push_back(fmt::format(
+        "closed division fixes the global batch = {}, got batch {} x grad_accum {}{} = {}",
+        rules_gb, batch, accum, replicas > 1 ? fmt::format(" x {} ranks", replicas) : "",
+        batch * accum * replicas));
+  if (!s.options.with_head)
+    v.push_back("closed division trains the whole model, not a layer subset");
+  if (s.runs < s.min_runs)
+    v.push_back(fmt::format("closed division needs {} runs, got {}", s.min_runs, s.runs));
+  return v;
+}
+
+} // namespace
+
+train_settings resolve_settings(const config& cfg, const ruleset* rules) {
+  train_settings s;
+  const auto& tr = section_of(rules);
+  s.mode = cfg.at("mode");
+  s.model = find_model(data_root() / "workloads/training/models.json", cfg.at("model"));
+  resolve_layers(cfg, s);
+  resolve_seq(cfg, tr, s);
+  resolve_batch(cfg, tr, s);
+  s.options.dtype = parse_compute_dtype(cfg.at("dtype"));
+  resolve_optimizer(tr, s);
+  resolve_evaluation(tr, s);
+  s.steps = cfg.get_int("steps");
+  s.warmup_steps = rules ? rules->measurement().warmup_iterations : 2;
+  int threads = int(cfg.get_int("threads"));
+  s.threads = threads > 0 ? threads : omp_get_num_procs();
+  s.data = cfg.at("data");
+  resolve_data_parallel(cfg, s);
+  resolve_markov(tr, s);
+  resolve_target(tr, s);
+  if (s.mode == "time_to_train" && get_or<std::string>(tr, "division", "closed") == "closed")
+    s.closed_violations = closed_division_violations(tr, s);
   return s;
 }
 
@@ -253,11 +306,7 @@ public:
          {},
          0,
          "micro batches per optimizer step; 0 = the ruleset's global batch / batch"},
-        {"dtype",
-         axis_type::string,
-         "fp32",
-         {"fp32", "bf16"},
-         1,
+        {"dtype", axis_type::string, to_string(dtype::fp32), dtype_choices(), 1,
          "matmul input precision (fp32 master weights either way)"},
         {"mode",
          axis_type::string,
