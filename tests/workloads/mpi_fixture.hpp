@@ -48,6 +48,31 @@ inline std::string mpirun(int n, const std::string& command) {
   return k_mpirun + " --oversubscribe -np " + std::to_string(n) + " " + command;
 }
 
+// Two ranks where rank 1 alone runs under `ulimit -v KIB` (an address space that holds MPI but
+// not what the command then allocates): the way the tests make one rank unable to allocate.
+inline std::string mpirun_rank1_limited(const std::string& command, long kib) {
+  return k_mpirun + " --oversubscribe -np 1 " + command + " : -np 1 sh -c 'ulimit -v " +
+         std::to_string(kib) + "; exec " + command + "'";
+}
+
+// AddressSanitizer reserves terabytes of address space, so `ulimit -v` cannot be used under it.
+#if defined(__SANITIZE_ADDRESS__)
+#define ACCELBENCH_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ACCELBENCH_TEST_ASAN 1
+#endif
+#endif
+#ifdef ACCELBENCH_TEST_ASAN
+#define SKIP_UNDER_ASAN()                                                                          \
+  ACCELBENCH_SKIP("AddressSanitizer reserves terabytes of address space: ulimit -v cannot be "     \
+                  "used")
+#else
+#define SKIP_UNDER_ASAN()                                                                          \
+  do {                                                                                             \
+  } while (0)
+#endif
+
 inline test_cli::exit_status run_sh(const std::string& script, const test_cli::spawn_options& o,
                                     int limit_s = 120) {
   return test_cli::wait_for(test_cli::spawn_sh(script, o), std::chrono::seconds(limit_s));

@@ -125,7 +125,9 @@ public:
     if (cfg.backend == "cuda")
       return run_kernel(out, cfg, s, *make_nccl_collective(s), ctx);
 #endif
-    auto k = make_mpi_collective(s);
+    // Buffers are allocated before any collective; a rank that cannot is named on every rank.
+    auto k = dist::on_every_rank("allocate its collective buffers",
+                                 [&] { return make_mpi_collective(s); });
     run_kernel(out, cfg, s, *k, ctx);
   }
 

@@ -182,6 +182,29 @@ TEST_CASE(
   CHECK(stored_runs(d.db()) == 0);
 }
 
+// A rank that cannot allocate its buffers (rank 1 alone under `ulimit -v`: MPI fits, 1 GiB of
+// send and receive buffers for a 512 MiB all-reduce does not, see test_train_mpi for the sizes)
+// is named on every rank: one failed run, no rank left waiting in a collective.
+TEST_CASE("a rank that cannot allocate its buffers is reported on every rank, the run failed") {
+  REQUIRE_MPIRUN();
+  SKIP_UNDER_ASAN();
+  test_cli::temp_dir d;
+  auto o = options(d);
+  const std::string cmd =
+      k_exe + " run collective --set bytes=536870912 --rules kernel-quick --json --db " + d.db();
+  const auto st = run_sh(mpirun_rank1_limited(cmd, 1900000), o);
+  const std::string err = test_cli::slurp(o.err);
+  INFO(err);
+  REQUIRE_FALSE(st.timed_out);
+  CHECK(st.rc == 1);
+  const json r = json::parse(test_cli::slurp(o.out))["runs"][0];
+  CHECK(r["status"] == "failed");
+  CHECK(r["status_reason"].get<std::string>().find(
+            "rank 1 of 2 could not allocate its collective buffers: out of memory") !=
+        std::string::npos);
+  CHECK(stored_runs(d.db()) == 1);
+}
+
 TEST_CASE("world size 1 without a launcher is unchanged: no topology, no per-rank times, the same "
           "fingerprint") {
   test_cli::temp_dir d;

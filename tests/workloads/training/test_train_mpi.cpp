@@ -250,13 +250,7 @@ TEST_CASE("a rank killed with kill -9 during data-parallel training ends the job
 TEST_CASE("a rank that cannot allocate its replica is reported on every rank, the run failed",
           "[training][mpi]") {
   REQUIRE_MPIRUN();
-#if defined(__SANITIZE_ADDRESS__)
-  ACCELBENCH_SKIP("AddressSanitizer reserves terabytes of address space: ulimit -v cannot be used");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  ACCELBENCH_SKIP("AddressSanitizer reserves terabytes of address space: ulimit -v cannot be used");
-#endif
-#endif
+  SKIP_UNDER_ASAN();
   test_cli::temp_dir d;
   auto o = options(d);
   const std::string cmd = k_exe +
@@ -264,9 +258,7 @@ TEST_CASE("a rank that cannot allocate its replica is reported on every rank, th
                           "--set threads=1 --set steps=2 --rule warmup_iterations=0 --seed 7 "
                           "--json --db " +
                           d.db();
-  auto st = run_sh(k_mpirun + " --oversubscribe -np 1 " + cmd +
-                       " : -np 1 sh -c 'ulimit -v 1900000; exec " + cmd + "'",
-                   o);
+  auto st = run_sh(mpirun_rank1_limited(cmd, 1900000), o);
   const std::string err = test_cli::slurp(o.err);
   INFO(err);
   REQUIRE_FALSE(st.timed_out);
