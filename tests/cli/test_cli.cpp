@@ -4,9 +4,9 @@
 #include <sqlite3.h>
 
 #include "harness/core/json_schema.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
-#include "reporters/json/json_export.hpp"
 #include "tests/cli/cli_helpers.hpp"
 
 #include <algorithm>
@@ -221,7 +221,7 @@ json two_run_doc() {
     r.add_metric("time", 1e-3, "s", direction::lower_is_better);
     runs.push_back(r);
   }
-  return reporters::results_document(runs, json::array(), json::array());
+  return results_document(runs, json::array(), json::array());
 }
 
 void write_text(const std::filesystem::path& p, const std::string& text) {

@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "harness/core/model.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/stats.hpp"
-#include "reporters/json/json_export.hpp"
 #include "tests/cli/cli_helpers.hpp"
 
 using namespace accelbench;
@@ -37,7 +37,7 @@ run planted(const std::string& tag, double median, int day, stats::rng& g,
 }
 
 void write_doc(const std::string& path, const std::vector<run>& runs) {
-  std::ofstream(path) << reporters::results_document(runs, json::array(), json::array()).dump();
+  std::ofstream(path) << results_document(runs, json::array(), json::array()).dump();
 }
 } // namespace
 

@@ -17,9 +17,9 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/store/store.hpp"
-#include "reporters/json/json_export.hpp"
 #include "tests/cli/cli_helpers.hpp"
 
 using namespace accelbench;
@@ -68,7 +68,7 @@ void seed_pair(const test_cli::temp_dir& t) {
     runs.push_back(r);
   }
   std::string doc = (t.path / "seed.json").string();
-  std::ofstream(doc) << reporters::results_document(runs, json::array(), json::array()).dump();
+  std::ofstream(doc) << results_document(runs, json::array(), json::array()).dump();
   REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
   fs::remove(doc);
 }

@@ -1,5 +1,5 @@
 // harness/core/score.hpp: MLPerf's olympic mean, the one scoring rule of time-to-train results
-// (workloads/training, workloads/mlperf and the report all score through it).
+// (workloads/training, importers/mlperf and the report all score through it).
 #include <catch2/catch.hpp>
 
 #include "harness/core/score.hpp"

@@ -7,11 +7,11 @@
 #include <set>
 
 #include "harness/cli/compare_commands.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/net/publish.hpp"
 #include "harness/server/dashboard.hpp"
 #include "harness/server/server.hpp"
 #include "harness/server/tokens.hpp"
-#include "reporters/json/json_export.hpp"
 #include "server_helpers.hpp"
 #include "tests/skip.hpp"
 
@@ -37,7 +37,7 @@ std::pair<std::string, std::string> document_of(const std::vector<run>& runs) {
   std::vector<std::string> uuids;
   for (const auto& r : runs)
     uuids.push_back(r.uuid);
-  return {dump_json(reporters::results_document(runs, json::array(), json::array())),
+  return {dump_json(accelbench::results_document(runs, json::array(), json::array())),
           net::idempotency_key_for(uuids)};
 }
 

@@ -10,8 +10,8 @@
 #include <set>
 
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/net/publish.hpp"
-#include "reporters/json/json_export.hpp"
 #include "server_helpers.hpp"
 #include "tests/skip.hpp"
 #include "tests/support/pg_server.hpp"
@@ -33,7 +33,8 @@ namespace {
 httplib::Result post_while_down(const live_server& s, const std::string& token, uint64_t seed) {
   std::mt19937_64 g(seed);
   std::vector<run> one = {nightly_run("box-down", 1, "nightly-down", 0, 1e-3, g)};
-  const std::string doc = dump_json(reporters::results_document(one, json::array(), json::array()));
+  const std::string doc =
+      dump_json(accelbench::results_document(one, json::array(), json::array()));
   httplib::Headers h = {{"Authorization", "Bearer " + token},
                         {"Idempotency-Key", net::idempotency_key_for({one[0].uuid})}};
   return s.client().Post("/api/v1/runs", h, doc, "application/json");

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
-#include "reporters/json/json_export.hpp"
 
 using namespace accelbench;
 using Catch::Contains;
@@ -30,14 +30,12 @@ run sample_run() {
   return r;
 }
 
-json sample_doc() {
-  return reporters::results_document({sample_run()}, json::array(), json::array());
-}
+json sample_doc() { return results_document({sample_run()}, json::array(), json::array()); }
 
 // The error message of reading `text`, or "(accepted)".
 std::string error_of(const std::string& text) {
   try {
-    reporters::read_results_document(text, "in.json");
+    read_results_document(text, "in.json");
   } catch (const input_error& e) {
     return e.what();
   }
@@ -55,7 +53,7 @@ std::string with_literal(json doc, const json::json_pointer& where, const std::s
 } // namespace
 
 TEST_CASE("an export reads back unchanged", "[json_export]") {
-  auto runs = reporters::read_results_document(dump_json(sample_doc(), 2), "in.json");
+  auto runs = read_results_document(dump_json(sample_doc(), 2), "in.json");
   REQUIRE(runs.size() == 1);
   CHECK(runs[0].uuid == sample_run().uuid);
   CHECK(runs[0].samples[1].iterations == 10);
@@ -102,7 +100,7 @@ TEST_CASE("numbers out of range name the field and the value", "[json_export]") 
                Contains("/runs/0/samples/0/iterations"));
   }
   SECTION("a config integer beyond int64 keeps its written form") {
-    auto runs = reporters::read_results_document(
+    auto runs = read_results_document(
         with_literal(doc, "/runs/0/config/M"_json_pointer, "18446744073709551615"), "in.json");
     CHECK(runs[0].cfg.values.at("M") == "18446744073709551615");
   }
@@ -138,9 +136,8 @@ TEST_CASE("stored text that is not UTF-8 cannot break an export", "[json_export]
   r.tags = {"\xFF\xFE"};
   r.extra["note"] = "line from a latin-1 log: \xB5s";
   std::string text;
-  REQUIRE_NOTHROW(text =
-                      dump_json(reporters::results_document({r}, json::array(), json::array()), 2));
+  REQUIRE_NOTHROW(text = dump_json(results_document({r}, json::array(), json::array()), 2));
   CHECK(valid_utf8(text));
-  auto back = reporters::read_results_document(text, "out.json");
+  auto back = read_results_document(text, "out.json");
   CHECK(back[0].system == "caf\xEF\xBF\xBD");
 }

@@ -1,4 +1,4 @@
-#include "workloads/mlperf/benchmarks.hpp"
+#include "importers/mlperf/benchmarks.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 
 namespace accelbench::mlperf {
 namespace detail {
-// Generated from benchmarks.json at build time (workloads/mlperf/CMakeLists.txt).
+// Generated from benchmarks.json at build time (importers/mlperf/CMakeLists.txt).
 const char* benchmarks_json();
 } // namespace detail
 

@@ -1,4 +1,4 @@
-#include "reporters/gbench/gbench_import.hpp"
+#include "importers/gbench/gbench_import.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -16,7 +16,7 @@
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 
-namespace accelbench::reporters {
+namespace accelbench::importers {
 
 namespace {
 
@@ -446,4 +446,4 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
   return out;
 }
 
-} // namespace accelbench::reporters
+} // namespace accelbench::importers

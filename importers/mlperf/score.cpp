@@ -1,4 +1,4 @@
-#include "workloads/mlperf/score.hpp"
+#include "importers/mlperf/score.hpp"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "workloads/mlperf/mllog.hpp"
+#include "importers/mlperf/mllog.hpp"
 
 namespace accelbench::mlperf {
 

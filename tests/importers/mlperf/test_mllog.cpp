@@ -2,8 +2,8 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
+#include "importers/mlperf/mllog.hpp"
 #include "test_helpers.hpp"
-#include "workloads/mlperf/mllog.hpp"
 
 using namespace accelbench::mlperf;
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/core/model.hpp"
-#include "workloads/mlperf/mllog.hpp"
+#include "importers/mlperf/mllog.hpp"
 
 namespace accelbench::mlperf {
 
@@ -63,7 +63,7 @@ quality_outcome evaluate_quality(const quality_spec& q, const parsed_log& log);
 
 class benchmark_table {
 public:
-  // The table compiled into the library from workloads/mlperf/benchmarks.json.
+  // The table compiled into the library from importers/mlperf/benchmarks.json.
   static const benchmark_table& builtin();
   // Throws input_error naming the first malformed entry.
   static benchmark_table from_json(const json& doc);

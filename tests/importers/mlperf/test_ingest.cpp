@@ -6,9 +6,9 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
+#include "importers/mlperf/ingest.hpp"
+#include "importers/mlperf/synthetic.hpp"
 #include "test_helpers.hpp"
-#include "workloads/mlperf/ingest.hpp"
-#include "workloads/mlperf/synthetic.hpp"
 
 using namespace accelbench;
 using namespace accelbench::mlperf;

@@ -12,7 +12,7 @@
 
 #include "harness/core/model.hpp"
 #include "harness/core/score.hpp"
-#include "workloads/mlperf/benchmarks.hpp"
+#include "importers/mlperf/benchmarks.hpp"
 
 namespace accelbench::mlperf {
 

@@ -5,12 +5,12 @@
 #include <set>
 
 #include "harness/core/error.hpp"
+#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/ingest.hpp"
+#include "importers/mlperf/package.hpp"
+#include "importers/mlperf/score.hpp"
+#include "importers/mlperf/synthetic.hpp"
 #include "test_helpers.hpp"
-#include "workloads/mlperf/check.hpp"
-#include "workloads/mlperf/ingest.hpp"
-#include "workloads/mlperf/package.hpp"
-#include "workloads/mlperf/score.hpp"
-#include "workloads/mlperf/synthetic.hpp"
 
 using namespace accelbench;
 using namespace accelbench::mlperf;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "harness/core/model.hpp"
-#include "workloads/mlperf/benchmarks.hpp"
-#include "workloads/mlperf/mllog.hpp"
+#include "importers/mlperf/benchmarks.hpp"
+#include "importers/mlperf/mllog.hpp"
 
 namespace accelbench::mlperf {
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "harness/core/model.hpp"
-#include "workloads/mlperf/mllog.hpp"
-#include "workloads/mlperf/score.hpp"
+#include "importers/mlperf/mllog.hpp"
+#include "importers/mlperf/score.hpp"
 
 namespace accelbench::mlperf {
 

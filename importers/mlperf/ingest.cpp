@@ -1,4 +1,4 @@
-#include "workloads/mlperf/ingest.hpp"
+#include "importers/mlperf/ingest.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,8 +14,8 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
-#include "workloads/mlperf/check.hpp"
-#include "workloads/mlperf/power.hpp"
+#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/power.hpp"
 
 namespace accelbench::mlperf {
 

@@ -2,9 +2,9 @@
 
 #include <map>
 
+#include "importers/mlperf/ingest.hpp"
+#include "importers/mlperf/score.hpp"
 #include "test_helpers.hpp"
-#include "workloads/mlperf/ingest.hpp"
-#include "workloads/mlperf/score.hpp"
 
 using namespace accelbench;
 using namespace accelbench::mlperf;

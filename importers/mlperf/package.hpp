@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/core/model.hpp"
-#include "workloads/mlperf/benchmarks.hpp"
+#include "importers/mlperf/benchmarks.hpp"
 
 namespace accelbench::mlperf {
 

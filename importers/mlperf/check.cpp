@@ -1,4 +1,4 @@
-#include "workloads/mlperf/check.hpp"
+#include "importers/mlperf/check.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "harness/core/error.hpp"
-#include "workloads/mlperf/benchmarks.hpp"
+#include "importers/mlperf/benchmarks.hpp"
 
 using namespace accelbench;
 using namespace accelbench::mlperf;

@@ -1,9 +1,9 @@
-#include "workloads/mlperf/synthetic.hpp"
+#include "importers/mlperf/synthetic.hpp"
 
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
-#include "workloads/mlperf/mllog.hpp"
+#include "importers/mlperf/mllog.hpp"
 
 namespace accelbench::mlperf {
 

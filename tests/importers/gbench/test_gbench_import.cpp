@@ -1,4 +1,4 @@
-// Google Benchmark JSON → runs (reporters/gbench). Two inputs: fixtures/gbench_1_7_1.json (the
+// Google Benchmark JSON → runs (importers/gbench). Two inputs: fixtures/gbench_1_7_1.json (the
 // real output of a small program run with libbenchmark 1.7.1 --benchmark_format=json; only the
 // date, host, executable and the cache list — empty on the VM that produced it — were edited),
 // and the output of the installed Google Benchmark produced in-process by the last test.
@@ -10,9 +10,9 @@
 #include <benchmark/benchmark.h>
 
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/stats.hpp"
-#include "reporters/gbench/gbench_import.hpp"
-#include "reporters/json/json_export.hpp"
+#include "importers/gbench/gbench_import.hpp"
 
 using namespace accelbench;
 using Catch::Matchers::Contains;
@@ -20,7 +20,7 @@ using Catch::Matchers::Contains;
 namespace {
 std::string fixture() {
   std::ifstream in(std::string(ACCELBENCH_SOURCE_DIR) +
-                   "/tests/reporters/gbench/fixtures/gbench_1_7_1.json");
+                   "/tests/importers/gbench/fixtures/gbench_1_7_1.json");
   REQUIRE(in);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -37,7 +37,7 @@ const run& find(const std::vector<run>& runs, const std::string& bench) {
 
 TEST_CASE("gbench import: one run per benchmark, one sample per repetition, aggregates skipped",
           "[gbench]") {
-  auto runs = reporters::runs_from_gbench_json(fixture(), "fixture.json", "");
+  auto runs = importers::runs_from_gbench_json(fixture(), "fixture.json", "");
   REQUIRE(runs.size() == 3); // BM_axpy, BM_sleepish, BM_err; the 8 aggregate entries are not runs
   CHECK(runs[0].cfg.values.at("benchmark") == "BM_axpy/256/iterations:1000/repeats:3");
   CHECK(runs[1].cfg.values.at("benchmark") == "BM_sleepish/iterations:10/repeats:2/threads:2");
@@ -80,7 +80,7 @@ TEST_CASE("gbench import: one run per benchmark, one sample per repetition, aggr
 }
 
 TEST_CASE("gbench import: a benchmark that reported an error is a failed run", "[gbench]") {
-  auto runs = reporters::runs_from_gbench_json(fixture(), "fixture.json", "lab-A");
+  auto runs = importers::runs_from_gbench_json(fixture(), "fixture.json", "lab-A");
   const run& err = find(runs, "BM_err/iterations:5");
   CHECK(err.status == run_status::failed);
   CHECK_THAT(err.status_reason, Contains("device not found"));
@@ -91,8 +91,8 @@ TEST_CASE("gbench import: a benchmark that reported an error is a failed run", "
 
 TEST_CASE("gbench import: uuids are deterministic, so a re-import is idempotent", "[gbench]") {
   std::string text = fixture();
-  auto a = reporters::runs_from_gbench_json(text, "a.json", "");
-  auto b = reporters::runs_from_gbench_json(text, "copy/of/a.json", "other-system-name");
+  auto a = importers::runs_from_gbench_json(text, "a.json", "");
+  auto b = importers::runs_from_gbench_json(text, "copy/of/a.json", "other-system-name");
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i)
     CHECK(a[i].uuid == b[i].uuid);
@@ -105,16 +105,16 @@ TEST_CASE("gbench import: uuids are deterministic, so a re-import is idempotent"
   // Another invocation (another date) of the same benchmarks is another set of runs.
   std::string later = text;
   later.replace(later.find("2026-12-02T12:46:48"), 19, "2026-12-03T12:46:48");
-  auto c = reporters::runs_from_gbench_json(later, "b.json", "");
+  auto c = importers::runs_from_gbench_json(later, "b.json", "");
   CHECK(c[0].uuid != a[0].uuid);
   // And another host.
   std::string elsewhere = text;
   elsewhere.replace(elsewhere.find("bench-host-01"), 13, "bench-host-02");
-  CHECK(reporters::runs_from_gbench_json(elsewhere, "c.json", "")[0].uuid != a[0].uuid);
+  CHECK(importers::runs_from_gbench_json(elsewhere, "c.json", "")[0].uuid != a[0].uuid);
 }
 
 TEST_CASE("gbench import: the environment comes from the context", "[gbench]") {
-  auto runs = reporters::runs_from_gbench_json(fixture(), "fixture.json", "");
+  auto runs = importers::runs_from_gbench_json(fixture(), "fixture.json", "");
   const json& env = runs[0].environment;
   CHECK(env.at("hostname") == "bench-host-01");
   CHECK(env.at("cpu").at("logical_cores") == 2);
@@ -132,9 +132,9 @@ TEST_CASE("gbench import: the environment comes from the context", "[gbench]") {
 }
 
 TEST_CASE("gbench import: runs pass the results document schema", "[gbench]") {
-  auto runs = reporters::runs_from_gbench_json(fixture(), "fixture.json", "");
-  std::string doc = reporters::results_document(runs, json::array(), json::array()).dump();
-  auto back = reporters::read_results_document(doc, "round trip");
+  auto runs = importers::runs_from_gbench_json(fixture(), "fixture.json", "");
+  std::string doc = results_document(runs, json::array(), json::array()).dump();
+  auto back = read_results_document(doc, "round trip");
   REQUIRE(back.size() == runs.size());
   CHECK(back[0].uuid == runs[0].uuid);
   CHECK(back[0].samples.size() == 3);
@@ -144,15 +144,15 @@ TEST_CASE("gbench import: runs pass the results document schema", "[gbench]") {
 TEST_CASE("gbench import: malformed input names its position", "[gbench]") {
   SECTION("a JSON syntax error gives line and column") {
     std::string text = "{\n  \"context\": {\n    \"date\": oops\n  }\n}";
-    CHECK_THROWS_AS(reporters::runs_from_gbench_json(text, "bad.json", ""), input_error);
-    CHECK_THROWS_WITH(reporters::runs_from_gbench_json(text, "bad.json", ""),
+    CHECK_THROWS_AS(importers::runs_from_gbench_json(text, "bad.json", ""), input_error);
+    CHECK_THROWS_WITH(importers::runs_from_gbench_json(text, "bad.json", ""),
                       Contains("bad.json") && Contains("line 3, column"));
   }
   SECTION("a missing field gives its path") {
     std::string text = fixture();
     auto p = text.find("\"time_unit\": \"us\",");
     text.replace(p, std::string("\"time_unit\": \"us\",").size(), "");
-    CHECK_THROWS_WITH(reporters::runs_from_gbench_json(text, "f.json", ""),
+    CHECK_THROWS_WITH(importers::runs_from_gbench_json(text, "f.json", ""),
                       Contains("f.json") && Contains("benchmarks[0].time_unit") &&
                           Contains("missing"));
   }
@@ -160,27 +160,27 @@ TEST_CASE("gbench import: malformed input names its position", "[gbench]") {
     std::string text = fixture();
     auto p = text.find("\"time_unit\": \"ms\"");
     text.replace(p, std::string("\"time_unit\": \"ms\"").size(), "\"time_unit\": \"fortnights\"");
-    CHECK_THROWS_WITH(reporters::runs_from_gbench_json(text, "f.json", ""),
+    CHECK_THROWS_WITH(importers::runs_from_gbench_json(text, "f.json", ""),
                       Contains("benchmarks[7].time_unit") && Contains("'fortnights'"));
     std::string t2 = fixture();
     auto q = t2.find("\"iterations\": 1000");
     t2.replace(q, std::string("\"iterations\": 1000").size(), "\"iterations\": \"many\"");
-    CHECK_THROWS_WITH(reporters::runs_from_gbench_json(t2, "f.json", ""),
+    CHECK_THROWS_WITH(importers::runs_from_gbench_json(t2, "f.json", ""),
                       Contains("benchmarks[0].iterations") && Contains("\"many\""));
   }
   SECTION("not Google Benchmark output at all") {
-    CHECK_THROWS_WITH(reporters::runs_from_gbench_json("[1,2]", "x.json", ""),
+    CHECK_THROWS_WITH(importers::runs_from_gbench_json("[1,2]", "x.json", ""),
                       Contains("expected an object"));
-    CHECK_THROWS_WITH(reporters::runs_from_gbench_json(R"({"runs": []})", "x.json", ""),
+    CHECK_THROWS_WITH(importers::runs_from_gbench_json(R"({"runs": []})", "x.json", ""),
                       Contains("context") && Contains("missing"));
-    CHECK_FALSE(reporters::looks_like_gbench_json(R"({"schema_version": 1, "runs": []})"));
-    CHECK(reporters::looks_like_gbench_json(fixture()));
+    CHECK_FALSE(importers::looks_like_gbench_json(R"({"schema_version": 1, "runs": []})"));
+    CHECK(importers::looks_like_gbench_json(fixture()));
   }
   SECTION("a repetition seen twice") {
     std::string text = fixture();
     auto p = text.find("\"repetition_index\": 1,");
     text.replace(p, std::string("\"repetition_index\": 1,").size(), "\"repetition_index\": 0,");
-    CHECK_THROWS_WITH(reporters::runs_from_gbench_json(text, "f.json", ""),
+    CHECK_THROWS_WITH(importers::runs_from_gbench_json(text, "f.json", ""),
                       Contains("benchmarks[1].repetition_index") && Contains("appears twice"));
   }
 }
@@ -195,7 +195,7 @@ std::string edited(std::string text, const std::string& from, const std::string&
 
 std::string gbench_error(const std::string& text) {
   try {
-    reporters::runs_from_gbench_json(text, "g.json", "");
+    importers::runs_from_gbench_json(text, "g.json", "");
   } catch (const input_error& e) {
     return e.what();
   }
@@ -207,7 +207,7 @@ TEST_CASE("gbench import: hostile input is an input error, never a crash", "[gbe
   SECTION("100,000 levels of nesting") {
     CHECK_THAT(gbench_error(std::string(100000, '[') + std::string(100000, ']')),
                Contains("g.json") && Contains("nesting too deep"));
-    CHECK_FALSE(reporters::looks_like_gbench_json(std::string(100000, '{')));
+    CHECK_FALSE(importers::looks_like_gbench_json(std::string(100000, '{')));
   }
   SECTION("negative times") {
     CHECK_THAT(gbench_error(edited(fixture(), "\"real_time\": ", "\"real_time\": -")),
@@ -233,11 +233,11 @@ TEST_CASE("gbench import: hostile input is an input error, never a crash", "[gbe
   SECTION("bytes that are not UTF-8 are repaired and counted, and the runs export") {
     std::string text = edited(fixture(), "\"label\": \"fp32\"", "\"label\": \"caf\xE9 \xFF\"");
     size_t repaired = 0;
-    auto runs = reporters::runs_from_gbench_json(text, "g.json", "", &repaired);
+    auto runs = importers::runs_from_gbench_json(text, "g.json", "", &repaired);
     CHECK(repaired == 2);
     CHECK(runs[0].samples[0].extra.at("label") == "caf\xEF\xBF\xBD \xEF\xBF\xBD");
-    std::string doc = reporters::results_document(runs, json::array(), json::array()).dump();
-    CHECK(reporters::read_results_document(doc, "round trip").size() == runs.size());
+    std::string doc = results_document(runs, json::array(), json::array()).dump();
+    CHECK(read_results_document(doc, "round trip").size() == runs.size());
   }
 }
 
@@ -260,7 +260,7 @@ TEST_CASE("gbench import: the installed Google Benchmark's own JSON output impor
   reporter.SetErrorStream(&err);
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
   REQUIRE(ran >= 1);
-  auto runs = reporters::runs_from_gbench_json(out.str(), "in-process", "");
+  auto runs = importers::runs_from_gbench_json(out.str(), "in-process", "");
   REQUIRE(runs.size() == 1);
   const run& r = runs[0];
   CHECK(r.cfg.workload == "gbench.BM_import_probe");
@@ -277,7 +277,7 @@ TEST_CASE("gbench import: the installed Google Benchmark's own JSON output impor
     CHECK(r.samples[i].value < 1e-3); // 64 additions take well under a millisecond
   }
   CHECK(r.system == raw["context"]["host_name"].get<std::string>());
-  CHECK(reporters::runs_from_gbench_json(out.str(), "again", "")[0].uuid == r.uuid);
+  CHECK(importers::runs_from_gbench_json(out.str(), "again", "")[0].uuid == r.uuid);
 }
 
 TEST_CASE("gbench import: aggregates only or no benchmarks is an input error that says why",
@@ -289,17 +289,17 @@ TEST_CASE("gbench import: aggregates only or no benchmarks is an input error tha
       aggregates.push_back(b);
   REQUIRE(!aggregates.empty());
   doc["benchmarks"] = aggregates;
-  CHECK_THROWS_WITH(reporters::runs_from_gbench_json(doc.dump(), "agg.json", ""),
+  CHECK_THROWS_WITH(importers::runs_from_gbench_json(doc.dump(), "agg.json", ""),
                     Contains("agg.json") && Contains("only aggregates") &&
                         Contains("--benchmark_display_aggregates_only=true"));
   doc["benchmarks"] = json::array();
-  CHECK_THROWS_WITH(reporters::runs_from_gbench_json(doc.dump(), "empty.json", ""),
+  CHECK_THROWS_WITH(importers::runs_from_gbench_json(doc.dump(), "empty.json", ""),
                     Contains("no benchmark results"));
 }
 
 TEST_CASE("gbench import: a debug build of the library and a high CV are warnings on the runs",
           "[gbench]") {
-  auto runs = reporters::runs_from_gbench_json(fixture(), "f.json", "");
+  auto runs = importers::runs_from_gbench_json(fixture(), "f.json", "");
   REQUIRE(!runs.empty());
   for (const auto& r : runs) {
     if (r.samples.empty())
@@ -315,7 +315,7 @@ TEST_CASE("gbench import: a debug build of the library and a high CV are warning
 
 TEST_CASE("gbench import: CPU time and user counters become metrics with their direction",
           "[gbench]") {
-  auto runs = reporters::runs_from_gbench_json(fixture(), "fixture.json", "");
+  auto runs = importers::runs_from_gbench_json(fixture(), "fixture.json", "");
   const run& axpy = runs[0];
   REQUIRE(axpy.find_metric("cpu_time"));
   CHECK(axpy.find_metric("cpu_time")->unit == "s");
@@ -328,7 +328,7 @@ TEST_CASE("gbench import: CPU time and user counters become metrics with their d
   CHECK(axpy.find_metric("flops")->unit == "FLOP/s");
   CHECK(axpy.find_metric("flops")->dir == direction::higher_is_better);
 
-  using reporters::gbench_counter_kind;
+  using importers::gbench_counter_kind;
   CHECK(gbench_counter_kind("bytes_per_second").unit == "B/s");
   CHECK(gbench_counter_kind("bytes_per_second").dir == direction::higher_is_better);
   CHECK(gbench_counter_kind("tokens_per_second").unit == "/s");
@@ -336,7 +336,7 @@ TEST_CASE("gbench import: CPU time and user counters become metrics with their d
   CHECK(gbench_counter_kind("p99_latency_ns").dir == direction::lower_is_better);
   CHECK(gbench_counter_kind("cache_misses").dir == direction::lower_is_better);
   CHECK_FALSE(gbench_counter_kind("widgets").known);
-  reporters::gbench_import_options o;
+  importers::gbench_import_options o;
   o.counter_directions["widgets"] = direction::lower_is_better;
   CHECK(gbench_counter_kind("widgets", o).known);
   CHECK(gbench_counter_kind("widgets", o).dir == direction::lower_is_better);

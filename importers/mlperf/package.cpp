@@ -1,4 +1,4 @@
-#include "workloads/mlperf/package.hpp"
+#include "importers/mlperf/package.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -12,9 +12,9 @@
 #include "harness/core/build_info.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
-#include "workloads/mlperf/check.hpp"
-#include "workloads/mlperf/mllog.hpp"
-#include "workloads/mlperf/score.hpp"
+#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/mllog.hpp"
+#include "importers/mlperf/score.hpp"
 
 namespace accelbench::mlperf {
 

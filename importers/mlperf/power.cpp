@@ -1,4 +1,4 @@
-#include "workloads/mlperf/power.hpp"
+#include "importers/mlperf/power.hpp"
 
 #include <algorithm>
 #include <cmath>

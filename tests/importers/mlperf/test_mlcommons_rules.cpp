@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/ingest.hpp"
+#include "importers/mlperf/power.hpp"
+#include "importers/mlperf/score.hpp"
 #include "test_helpers.hpp"
-#include "workloads/mlperf/check.hpp"
-#include "workloads/mlperf/ingest.hpp"
-#include "workloads/mlperf/power.hpp"
-#include "workloads/mlperf/score.hpp"
 
 using namespace accelbench;
 using namespace accelbench::mlperf;

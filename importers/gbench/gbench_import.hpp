@@ -8,7 +8,7 @@
 
 #include "harness/core/model.hpp"
 
-namespace accelbench::reporters {
+namespace accelbench::importers {
 
 // Converts Google Benchmark's JSON output into runs:
 //  - benchmarks with "run_type": "iteration" become samples (aggregates such as _mean, _median,
@@ -58,4 +58,4 @@ counter_kind gbench_counter_kind(const std::string& name, const gbench_import_op
 // "benchmarks"): lets `accelbench import` guess the format of a file.
 bool looks_like_gbench_json(const std::string& text);
 
-} // namespace accelbench::reporters
+} // namespace accelbench::importers

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "workloads/mlperf/benchmarks.hpp"
-#include "workloads/mlperf/mllog.hpp"
+#include "importers/mlperf/benchmarks.hpp"
+#include "importers/mlperf/mllog.hpp"
 
 namespace accelbench::mlperf {
 
