@@ -1,7 +1,7 @@
-// Our export format (reporters/json: `accelbench import FILE`, `import URL`, selector files).
-// Property: any input is either refused with an exit-2 error, or accepted; what was accepted can
-// be exported again without error and the export reads back (an import never stores something
-// our own export then rejects).
+// Our export format (harness/core/results_document: `accelbench import FILE`, `import URL`,
+// selector files). Property: any input is either refused with an exit-2 error, or accepted; what
+// was accepted can be exported again without error and the export reads back (an import never
+// stores something our own export then rejects).
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
