@@ -31,12 +31,17 @@ function(accelbench_instrument tgt)
   endif()
 endfunction()
 
-# accelbench_add_test(name SOURCES ... LIBS ... [TIMEOUT s]): one Catch2 executable per module,
-# discovered by CTest; each test case may run TIMEOUT seconds (300 by default).
+# accelbench_add_test(name SOURCES ... LIBS ... [TIMEOUT s] [PREFIX p]): one Catch2 executable per
+# module, discovered by CTest as "<name>:<test case>" (or "<p>:<test case>": PREFIX keeps the CTest
+# names of test cases that moved to an executable of their own); each test case may run TIMEOUT
+# seconds (300 by default).
 function(accelbench_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT;PREFIX" "SOURCES;LIBS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
+  endif()
+  if(NOT T_PREFIX)
+    set(T_PREFIX ${name})
   endif()
   add_executable(${name} ${T_SOURCES})
   accelbench_target_defaults(${name})
@@ -49,8 +54,8 @@ function(accelbench_add_test name)
   if(ACCELBENCH_SANITIZE)
     set(env ENVIRONMENT "LSAN_OPTIONS=suppressions=${ACCELBENCH_SOURCE_DIR}/tests/sanitizers/lsan.supp")
   endif()
-  # A test case that cannot run here exits 77 (tests/skip.hpp) and is reported as skipped. A name
-  # that CTest cannot pass back to Catch (it splits names at ';') matches no test case: -w NoTests
-  # makes that a failure instead of an empty pass.
-  catch_discover_tests(${name} TEST_PREFIX "${name}:" EXTRA_ARGS -w NoTests PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77 ${env})
+  # A test case that cannot run here exits 77 (tests/support/skip.hpp) and is reported as skipped. A
+  # name that CTest cannot pass back to Catch (it splits names at ';') matches no test case: -w
+  # NoTests makes that a failure instead of an empty pass.
+  catch_discover_tests(${name} TEST_PREFIX "${T_PREFIX}:" EXTRA_ARGS -w NoTests PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77 ${env})
 endfunction()

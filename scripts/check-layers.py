@@ -7,8 +7,8 @@ bottom, and modules named on one line share a layer. A module is the first two p
 (workloads/attention/cuda belongs to workloads/attention). A file may include its own module and
 the modules of the layers below; an include of a module of the same layer (sideways) or of a layer
 above (up) is a violation, unless docs/layers-allowed.txt lists the pair with its reason.
-Reporters read the result model only: an include of a workload, the store, measure or device from
-reporters/ is a violation too, although those layers are below.
+Reporters and importers read and write the result model only: an include of a workload, the store,
+measure or device from reporters/ or importers/ is a violation too, although those layers are below.
 
 Usage: scripts/check-layers.py [--root DIR] [--count]   (exit 1 on a violation; --count prints
 the number of violations, allowed ones included, and always exits 0)."""
@@ -17,9 +17,9 @@ import os
 import re
 import sys
 
-MODULE = re.compile(r"\b((?:harness|kernels|reporters|workloads)/[a-z_]+)")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:harness|kernels|reporters|workloads)/[^"]+)"')
-READABLE_BY_REPORTERS = {"harness/core", "harness/compare"}
+MODULE = re.compile(r"\b((?:harness|importers|kernels|reporters|workloads)/[a-z_]+)")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:harness|importers|kernels|reporters|workloads)/[^"]+)"')
+RESULT_MODEL_ONLY = {"harness/core", "harness/compare"}
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".inl", ".h", ".in")
 
 
@@ -72,7 +72,7 @@ def main():
     layers = read_layers(os.path.join(root, "docs", "architecture.md"))
     allowed = read_allowed(os.path.join(root, "docs", "layers-allowed.txt"))
     violations, unknown = [], set()
-    for top in ("harness", "kernels", "reporters", "workloads"):
+    for top in ("harness", "importers", "kernels", "reporters", "workloads"):
         for d, _, files in os.walk(os.path.join(root, top)):
             for f in sorted(files):
                 if not f.endswith(SOURCES):
@@ -95,8 +95,8 @@ def main():
                     if layers[dst] <= layers[src]:
                         kind = "up" if layers[dst] < layers[src] else "sideways"
                         violations.append((path, n, src, dst, kind))
-                    elif src.startswith("reporters/") and dst not in READABLE_BY_REPORTERS:
-                        violations.append((path, n, src, dst, "a reporter reads the result model only"))
+                    elif src.startswith(("reporters/", "importers/")) and dst not in RESULT_MODEL_ONLY:
+                        violations.append((path, n, src, dst, "reporters and importers use the result model only"))
     if args.count:
         print(len(violations))
         return 0

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Lists the production functions longer than a limit (80 lines by default), longest first, with
 # their count: the figure readability-function-size checks, readable without a compile database.
-# Usage: scripts/function-sizes.sh [limit]   (run from anywhere; reads harness/ kernels/ workloads/ reporters/)
+# Usage: scripts/function-sizes.sh [limit]   (run from anywhere; reads harness/ importers/ kernels/ workloads/ reporters/)
 set -euo pipefail
 limit=${1:-80}
 cd "$(dirname "$0")/.."
 command -v ctags >/dev/null || { echo "function-sizes: needs universal-ctags (apt-get install universal-ctags)" >&2; exit 2; }
-git ls-files -- harness kernels workloads reporters | grep -E '\.(cpp|cu|hpp|inl)$' |
+git ls-files -- harness importers kernels workloads reporters | grep -E '\.(cpp|cu|hpp|inl)$' |
   ctags -L - --languages=C++ --map-C++=+.cu --map-C++=+.inl --kinds-C++=f --fields=+ne \
         --output-format=json -o - 2>/dev/null |
   python3 -c '

@@ -298,7 +298,7 @@ PY
 )"
   say "accelbench CUDA: ${avail:-unknown (python3 absent or env failed)}"
 
-  # ---- CUDA tests: exit 0 passed, 77 skipped (tests/skip.hpp), anything else failed ----
+  # ---- CUDA tests: exit 0 passed, 77 skipped (tests/support/skip.hpp), anything else failed ----
   local t trc
   for t in test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training; do
     trc=0
@@ -306,7 +306,7 @@ PY
     if [ "$trc" -eq 0 ]; then
       say "PASS $t"; passed+=("$t")
     elif [ "$trc" -eq 77 ]; then
-      # The junit reporter keeps each case's output (the SKIPPED: lines of tests/skip.hpp) in its
+      # The junit reporter keeps each case's output (the SKIPPED: lines of tests/support/skip.hpp) in its
       # <testcase> (and all of it once more for the suite): count the cases.
       say "SKIPPED $t ($(awk '/<testcase/ {c = 1} /<\/testcase>/ {c = 0} c && /^SKIPPED:/ {n++} END {print n + 0}' "$OUT/$t.xml" 2>/dev/null) case(s): $(grep -m1 '^SKIPPED:' "$OUT/$t.xml" 2>/dev/null | cut -c10-))"
       skipped+=("$t")

@@ -20,10 +20,10 @@ tidy=$(command -v clang-tidy-14 || command -v clang-tidy || true)
 [[ -f $build/compile_commands.json ]] || { echo "tidy: no $build/compile_commands.json: build first (scripts/build.sh)" >&2; exit 2; }
 git rev-parse -q --verify "$base^{commit}" >/dev/null || base=HEAD
 if ((all)); then
-  mapfile -t files < <(git ls-files -- 'harness/*.cpp' 'kernels/*.cpp' 'reporters/*.cpp' 'workloads/*.cpp')
+  mapfile -t files < <(git ls-files -- 'harness/*.cpp' 'importers/*.cpp' 'kernels/*.cpp' 'reporters/*.cpp' 'workloads/*.cpp')
 else
-  mapfile -t files < <({ git diff --name-only --diff-filter=AMR "$base" -- 'harness/*.cpp' 'kernels/*.cpp' 'reporters/*.cpp' 'workloads/*.cpp';
-                         git ls-files --others --exclude-standard -- 'harness/*.cpp' 'kernels/*.cpp' 'reporters/*.cpp' 'workloads/*.cpp'; } | sort -u)
+  mapfile -t files < <({ git diff --name-only --diff-filter=AMR "$base" -- 'harness/*.cpp' 'importers/*.cpp' 'kernels/*.cpp' 'reporters/*.cpp' 'workloads/*.cpp';
+                         git ls-files --others --exclude-standard -- 'harness/*.cpp' 'importers/*.cpp' 'kernels/*.cpp' 'reporters/*.cpp' 'workloads/*.cpp'; } | sort -u)
 fi
 # Only files the build compiles (CUDA sources and files of modules left out have no entry).
 mapfile -t files < <(for f in "${files[@]}"; do grep -q "\"file\": \".*/$f\"" "$build/compile_commands.json" && echo "$f"; done)

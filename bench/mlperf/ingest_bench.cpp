@@ -14,10 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "workloads/mlperf/check.hpp"
-#include "workloads/mlperf/ingest.hpp"
-#include "workloads/mlperf/score.hpp"
-#include "workloads/mlperf/synthetic.hpp"
+#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/ingest.hpp"
+#include "importers/mlperf/score.hpp"
+#include "importers/mlperf/synthetic.hpp"
 
 namespace fs = std::filesystem;
 using namespace accelbench::mlperf;

@@ -24,7 +24,6 @@
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
-#include "reporters/json/json_export.hpp"
 #ifdef ACCELBENCH_HAVE_REPORT
 #include "reporters/report/history_html.hpp"
 #endif

@@ -12,8 +12,8 @@
 #include "harness/cli/selector.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
-#include "reporters/json/json_export.hpp"
 #ifdef ACCELBENCH_HAVE_MLPERF
 #include "harness/cli/mlperf_commands.hpp"
 #endif
@@ -41,7 +41,7 @@ std::string export_text(const export_options& o, store::store& db, const std::ve
 #ifdef ACCELBENCH_HAVE_MLPERF
     scores = mlperf_scores(runs);
 #endif
-    return dump_json(reporters::results_document(runs, systems_json(db), scores), 2) + "\n";
+    return dump_json(results_document(runs, systems_json(db), scores), 2) + "\n";
   }
   std::ostringstream out;
   write_rows(out, runs, o.rows.empty() ? "run" : o.rows, o.format);

@@ -16,8 +16,8 @@
 #include "harness/cli/options.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
-#include "reporters/json/json_export.hpp"
 #ifdef ACCELBENCH_HAVE_MLPERF
 #include "harness/cli/mlperf_commands.hpp"
 #endif
@@ -25,7 +25,7 @@
 #include "harness/net/publish.hpp"
 #endif
 #ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
-#include "reporters/gbench/gbench_import.hpp"
+#include "importers/gbench/gbench_import.hpp"
 #endif
 
 namespace accelbench::cli {
@@ -77,7 +77,7 @@ detected detect_folder(const std::string& source) {
 
 detected detect_text([[maybe_unused]] const std::string& text) {
 #ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
-  if (reporters::looks_like_gbench_json(text))
+  if (importers::looks_like_gbench_json(text))
     return {"gbench", "a JSON object with context and benchmarks"};
 #endif
   return {"accelbench", "not Google Benchmark JSON (no context and benchmarks)"};
@@ -117,13 +117,13 @@ std::string read_source(const import_options& o, std::string& origin) {
 // A user counter whose direction is not known is kept in the samples, not made a metric: said
 // once per counter, with the way to make it one.
 void note_unknown_counters(const std::vector<run>& runs,
-                           const reporters::gbench_import_options& g) {
+                           const importers::gbench_import_options& g) {
   std::set<std::string> unknown;
   for (const auto& r : runs)
     for (const auto& s : r.samples)
       if (s.extra.contains("counters"))
         for (const auto& [k, v] : s.extra["counters"].items())
-          if (!reporters::gbench_counter_kind(k, g).known)
+          if (!importers::gbench_counter_kind(k, g).known)
             unknown.insert(k);
   for (const auto& k : unknown)
     std::cerr << fmt::format(
@@ -137,13 +137,13 @@ std::vector<run> runs_from_gbench([[maybe_unused]] const std::string& text,
                                   [[maybe_unused]] const std::string& origin,
                                   [[maybe_unused]] const import_options& o) {
 #ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
-  reporters::gbench_import_options g;
+  importers::gbench_import_options g;
   g.system = o.labels.system;
   if (g.system.empty())
     g.system = capture_environment().value("hostname", "localhost");
   g.counter_directions = counter_directions(o.counters);
   size_t repaired = 0;
-  auto runs = reporters::runs_from_gbench_json(text, origin, g, &repaired);
+  auto runs = importers::runs_from_gbench_json(text, origin, g, &repaired);
   if (repaired > 0)
     std::cerr << fmt::format(
         "accelbench: warning: {}: {} byte(s) that are not UTF-8 replaced with U+FFFD\n",
@@ -176,7 +176,7 @@ int store_imported(const import_options& o, std::vector<run>& runs, const json& 
 std::vector<run> read_runs(const import_options& o, const std::string& format,
                            const std::string& text, const std::string& origin, json& systems) {
   return format == "gbench" ? runs_from_gbench(text, origin, o)
-                            : reporters::read_results_document(text, origin, &systems);
+                            : read_results_document(text, origin, &systems);
 }
 
 int cmd_import(const import_options& o) {

@@ -14,10 +14,10 @@
 #include "harness/core/error.hpp"
 #include "harness/core/progress.hpp"
 #include "harness/core/text_input.hpp"
-#include "workloads/mlperf/check.hpp"
-#include "workloads/mlperf/ingest.hpp"
-#include "workloads/mlperf/package.hpp"
-#include "workloads/mlperf/score.hpp"
+#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/ingest.hpp"
+#include "importers/mlperf/package.hpp"
+#include "importers/mlperf/score.hpp"
 
 namespace accelbench::cli {
 

@@ -15,7 +15,6 @@
 #include "harness/core/output_file.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
-#include "reporters/json/json_export.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::cli {

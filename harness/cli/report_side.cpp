@@ -1,8 +1,8 @@
 #include "harness/cli/report_side.hpp"
 
 #ifdef ACCELBENCH_HAVE_MLPERF
-#include "workloads/mlperf/power.hpp"
-#include "workloads/mlperf/score.hpp"
+#include "importers/mlperf/power.hpp"
+#include "importers/mlperf/score.hpp"
 #endif
 
 namespace accelbench::cli {

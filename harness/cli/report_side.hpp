@@ -1,6 +1,6 @@
 #pragma once
 // A side of a report as the CLI hands it over: its runs, the systems they name, and the MLPerf
-// scores of its MLPerf groups, computed here by workloads/mlperf (the report is a pure reader of
+// scores of its MLPerf groups, computed here by importers/mlperf (the report is a pure reader of
 // the result model and scores nothing itself).
 #include <map>
 #include <string>

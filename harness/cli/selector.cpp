@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
-#include "reporters/json/json_export.hpp"
 
 namespace accelbench::cli {
 
@@ -225,8 +225,7 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
   // selector that matches nothing).
   if (allow_files && sel.ends_with(".json") && fs::exists(sel, ec)) {
     json systems;
-    out.runs =
-        reporters::read_results_document(read_input_file(sel, "results file"), sel, &systems);
+    out.runs = read_results_document(read_input_file(sel, "results file"), sel, &systems);
     for (const auto& s : systems) {
       auto rec = store::system_from_json(s);
       out.systems[rec.name] = rec;

@@ -3,7 +3,7 @@
 // line, as MLCommons' mlperf_logging library writes them and its compliance checker (mlp_parser)
 // reads them. The reader collects malformed lines as diagnostics, never throws, so one bad line
 // does not lose the rest of a folder; the writer (mllogger) is what train.llama logs its runs with.
-// Part of the result model (run::mllog), so workloads/training and workloads/mlperf share it.
+// Part of the result model (run::mllog), so workloads/training and importers/mlperf share it.
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>

@@ -1,7 +1,7 @@
 #pragma once
 // Time-to-train scoring, the one home of the rule: MLPerf's olympic mean, and the score of one
 // (ruleset, system, benchmark) as the result model carries it. Used by workloads/training (its own
-// time-to-train runs), workloads/mlperf (ingested and packaged submissions) and reporters/report
+// time-to-train runs), importers/mlperf (ingested and packaged submissions) and reporters/report
 // (which receives the scores as data and never scores itself).
 #include <optional>
 #include <string>
@@ -32,7 +32,7 @@ olympic_result olympic_mean(const std::vector<double>& times, const std::vector<
 // Returns 0 when fewer than 2m + 1 times are given.
 double olympic_mean_of(std::vector<double> times, int max_dropped);
 
-// The time-to-train score of one (ruleset, system, benchmark): computed by workloads/mlperf from
+// The time-to-train score of one (ruleset, system, benchmark): computed by importers/mlperf from
 // the runs, read by the report.
 struct ttt_score {
   std::string benchmark;

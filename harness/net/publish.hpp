@@ -1,7 +1,7 @@
 #pragma once
 // Publishing results to a results server, and importing them from one.
-// Wire format: our export format (reporters/json, schemas/results.schema.json), so what a
-// server receives is exactly what `accelbench export` writes and `accelbench import` reads.
+// Wire format: our export format (harness/core/results_document, schemas/results.schema.json), so
+// what a server receives is exactly what `accelbench export` writes and `accelbench import` reads.
 #include <cstddef>
 #include <string>
 #include <vector>

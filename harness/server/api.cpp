@@ -11,9 +11,9 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/compare_commands.hpp"
 #include "harness/compare/format.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/net/publish.hpp"
-#include "reporters/json/json_export.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::server {
@@ -258,7 +258,7 @@ ingest_result ingest(store::store& db, const std::string& body,
   json systems = json::array();
   std::vector<run> runs;
   try {
-    runs = reporters::read_results_document(body, "request body", &systems);
+    runs = read_results_document(body, "request body", &systems);
   } catch (const input_error& e) {
     throw api_error(400, e.what());
   }

@@ -3,7 +3,7 @@
 // parameters: no HTTP here (harness/server/server.cpp maps requests to these and errors to status
 // codes), so each endpoint reuses the CLI's own pieces: selectors (harness/cli/selector), compare
 // and history (harness/cli/compare_commands, harness/compare), the report (reporters/report) and
-// the results document (reporters/json).
+// the results document (harness/core/results_document).
 #include <map>
 #include <string>
 

@@ -88,7 +88,7 @@ struct side {
   std::vector<run> runs;
   std::map<std::string, system_record> systems; // every system the runs name
   // The MLPerf scores of the side's MLPerf groups, by mlperf_group::key. The report never scores
-  // MLPerf runs itself: the caller scores each group of mlperf_groups() (workloads/mlperf) and
+  // MLPerf runs itself: the caller scores each group of mlperf_groups() (importers/mlperf) and
   // hands the result in; a group without one is shown with an invalid score that says so.
   std::map<std::string, ttt_score> mlperf_scores;
 };

@@ -14,9 +14,9 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/core/results_document.hpp"
 #include "harness/net/http.hpp"
 #include "harness/net/publish.hpp"
-#include "reporters/json/json_export.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 #ifndef ACCELBENCH_SOURCE_DIR
@@ -128,7 +128,7 @@ struct fixture {
     std::ifstream in(std::string(ACCELBENCH_SOURCE_DIR) + "/results/published/kernels.json");
     std::stringstream ss;
     ss << in.rdbuf();
-    std::vector<run> all = reporters::read_results_document(ss.str(), "kernels.json", &systems);
+    std::vector<run> all = read_results_document(ss.str(), "kernels.json", &systems);
     runs.push_back(all.front());
   }
 };

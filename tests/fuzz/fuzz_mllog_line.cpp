@@ -1,8 +1,8 @@
-// The MLLOG line parser (workloads/mlperf/mllog: one ":::MLLOG {json}" line of a framework log).
+// The MLLOG line parser (importers/mlperf/mllog: one ":::MLLOG {json}" line of a framework log).
 // Malformed lines are diagnostics, never exceptions. Property: parse_mllog never throws, and each
 // event it accepts, written back by format_event, parses again as exactly that one event.
+#include "importers/mlperf/mllog.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
-#include "workloads/mlperf/mllog.hpp"
 
 using namespace accelbench;
 

@@ -1,11 +1,11 @@
-// The MLPerf log parser as `import --format mlperf` uses it (workloads/mlperf/ingest:
+// The MLPerf log parser as `import --format mlperf` uses it (importers/mlperf/ingest:
 // run_from_log, with the compliance checks of check_log), on one result_N.txt. Property: never
 // throws (problems are diagnostics and INVALID/failed runs), and the run it makes can be exported
 // and read back by our own export format.
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
-#include "reporters/json/json_export.hpp"
+#include "importers/mlperf/ingest.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
-#include "workloads/mlperf/ingest.hpp"
 
 using namespace accelbench;
 
@@ -33,10 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::must_succeed("run_from_log", [&] { r = mlperf::run_from_log(text, ctx, diags); });
     std::string doc;
     fuzz::must_succeed("export of an ingested run", [&] {
-      doc = dump_json(reporters::results_document({r}, json::array(), json::array()), 2);
+      doc = dump_json(results_document({r}, json::array(), json::array()), 2);
     });
     fuzz::must_succeed("re-import of our own export",
-                       [&] { reporters::read_results_document(doc, "re-export.json", nullptr); });
+                       [&] { read_results_document(doc, "re-export.json", nullptr); });
   });
   return 0;
 }

@@ -6,11 +6,11 @@
 // and read back.
 #include <filesystem>
 
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
-#include "reporters/json/json_export.hpp"
+#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/ingest.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
-#include "workloads/mlperf/check.hpp"
-#include "workloads/mlperf/ingest.hpp"
 
 #ifndef ACCELBENCH_SOURCE_DIR
 #error "ACCELBENCH_SOURCE_DIR must name the source tree (for the published log used as result)"
@@ -52,10 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     std::string doc;
     fuzz::must_succeed("export of the ingested runs", [&] {
-      doc = dump_json(reporters::results_document(res.runs, json::array(), json::array()), 2);
+      doc = dump_json(results_document(res.runs, json::array(), json::array()), 2);
     });
     fuzz::must_succeed("re-import of our own export",
-                       [&] { reporters::read_results_document(doc, "re-export.json", nullptr); });
+                       [&] { read_results_document(doc, "re-export.json", nullptr); });
     // check-package reads the same description (a one-result package is INVALID).
     dump_json(mlperf::check_package(org_dir()).to_json());
   });

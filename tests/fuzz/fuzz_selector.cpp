@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "harness/cli/selector.hpp"
-#include "reporters/json/json_export.hpp"
+#include "harness/core/results_document.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 #ifndef ACCELBENCH_SOURCE_DIR
@@ -37,7 +37,7 @@ seeded_db& database() {
       std::stringstream ss;
       ss << in.rdbuf();
       json systems;
-      std::vector<run> runs = reporters::read_results_document(ss.str(), name, &systems);
+      std::vector<run> runs = read_results_document(ss.str(), name, &systems);
       for (const auto& sys : systems)
         db.upsert_system(store::system_from_json(sys));
       db.insert_runs(runs);

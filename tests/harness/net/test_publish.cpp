@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/results_document.hpp"
 #include "harness/net/publish.hpp"
 #include "local_http_server.hpp"
 #include "net_test_support.hpp"
-#include "reporters/json/json_export.hpp"
 
 using namespace accelbench;
 using namespace accelbench::testing;
@@ -49,7 +49,7 @@ struct results_server {
     bool known = by_key.count(key) > 0;
     if (!known) {
       json systems;
-      by_key[key] = reporters::read_results_document(r.body, "POST body", &systems);
+      by_key[key] = read_results_document(r.body, "POST body", &systems);
       last_systems = systems;
     }
     if (fail_first_after_store && requests == 1)
@@ -217,7 +217,7 @@ TEST_CASE("import_results_url reads a results document over HTTP", "[net]") {
   captured_log log;
   std::vector<run> runs = {make_run("sysA", 8), make_run("sysB", 16)};
   json systems = json::array({{{"name", "sysA"}}, {{"name", "sysB"}}});
-  std::string doc = reporters::results_document(runs, systems, json::array()).dump(2);
+  std::string doc = results_document(runs, systems, json::array()).dump(2);
   local_http_server server([&](const http_exchange_request& r) {
     if (r.target == "/results.json")
       return http_exchange_response{200, doc, {}, {}};

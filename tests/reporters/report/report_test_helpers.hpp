@@ -15,8 +15,8 @@
 #include "harness/cli/report_side.hpp"
 #include "harness/cli/selector.hpp"
 #include "harness/store/store.hpp"
+#include "importers/mlperf/ingest.hpp"
 #include "reporters/report/report.hpp"
-#include "workloads/mlperf/ingest.hpp"
 
 namespace report_test {
 

@@ -12,10 +12,11 @@
 #include "harness/cli/report_command.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/output_file.hpp"
 #include "harness/core/peak.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/stats.hpp"
 #include "report_test_helpers.hpp"
-#include "reporters/json/json_export.hpp"
 #include "reporters/report/report_internal.hpp"
 
 using namespace accelbench;
@@ -217,7 +218,7 @@ TEST_CASE("report: golden JSON of the synthetic store", "[report]") {
       fs::path(ACCELBENCH_SOURCE_DIR) / "tests/reporters/report/golden/report.json";
   if (const char* u = std::getenv("ACCELBENCH_UPDATE_GOLDEN"); u && std::string(u) == "1") {
     fs::create_directories(golden.parent_path());
-    reporters::write_file_atomic(golden, text);
+    write_file_atomic(golden, text);
     WARN("golden file rewritten: " << golden.string());
   }
   REQUIRE(fs::exists(golden));
@@ -458,7 +459,7 @@ TEST_CASE("report: published reference results load and compare as published", "
       continue;
     ++files;
     json sys;
-    auto runs = reporters::read_results_document(slurp(e.path()), e.path().string(), &sys);
+    auto runs = read_results_document(slurp(e.path()), e.path().string(), &sys);
     REQUIRE_FALSE(runs.empty());
     for (const auto& r : runs) {
       INFO(e.path().filename().string() << ": " << r.uuid);
@@ -639,7 +640,7 @@ published_set load_published() {
     if (e.path().extension() != ".json")
       continue;
     json sys;
-    auto runs = reporters::read_results_document(slurp(e.path()), e.path().string(), &sys);
+    auto runs = read_results_document(slurp(e.path()), e.path().string(), &sys);
     p.runs.insert(p.runs.end(), runs.begin(), runs.end());
     for (const auto& s : sys)
       p.systems[s["name"]] = system_rec(s["name"], s["accelerator_model"],

@@ -11,7 +11,7 @@
 
 #include "report_test_helpers.hpp"
 #include "reporters/report/history_html.hpp"
-#include "tests/skip.hpp"
+#include "tests/support/skip.hpp"
 
 using namespace accelbench;
 using namespace report_test;

@@ -12,9 +12,9 @@
 
 #include "harness/core/environment.hpp"
 #include "harness/store/store.hpp"
-#include "tests/cli/cli_helpers.hpp"
-#include "tests/skip.hpp"
-#include "tests/workloads/mpi_fixture.hpp"
+#include "tests/support/cli_helpers.hpp"
+#include "tests/support/mpi_fixture.hpp"
+#include "tests/support/skip.hpp"
 #include "workloads/collective/collective_spec.hpp"
 
 using namespace accelbench;

@@ -1,7 +1,7 @@
 // The GEMM correctness verdict (workloads/gemm/gemm_tolerance.hpp): the error bound itself, the
 // real CPU kernels against it at the catalogues' K, sabotaged outputs that must be INVALID where
 // the old flat tolerances called them VALID, and the CUDA paths' arithmetic emulated on the CPU
-// (the real CUDA kernels are checked the same way in tests/cuda/test_gemm_cuda.cpp).
+// (the real CUDA kernels are checked the same way in tests/workloads/gemm/cuda/test_gemm_cuda.cpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>

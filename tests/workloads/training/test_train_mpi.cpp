@@ -31,9 +31,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/store/store.hpp"
-#include "tests/cli/cli_helpers.hpp"
-#include "tests/skip.hpp"
-#include "tests/workloads/mpi_fixture.hpp"
+#include "tests/support/cli_helpers.hpp"
+#include "tests/support/mpi_fixture.hpp"
+#include "tests/support/skip.hpp"
 
 using namespace accelbench;
 using namespace accelbench::test_mpi;

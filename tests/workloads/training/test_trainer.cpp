@@ -1,5 +1,6 @@
 // The training loop: determinism, gradient accumulation, convergence to the entropy floor with a
-// well-formed MLPerf log and divergence handling (olympic scoring: tests/core/test_score.cpp).
+// well-formed MLPerf log and divergence handling (olympic scoring:
+// tests/harness/core/test_score.cpp).
 #include <catch2/catch.hpp>
 
 #include <omp.h>

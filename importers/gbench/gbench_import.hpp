@@ -1,0 +1,61 @@
+#pragma once
+// Import of Google Benchmark results (--benchmark_format=json or --benchmark_out=FILE, as written
+// by Google Benchmark 1.7.x): one run per benchmark (run_name), one sample per repetition.
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/core/model.hpp"
+
+namespace accelbench::importers {
+
+// Converts Google Benchmark's JSON output into runs:
+//  - benchmarks with "run_type": "iteration" become samples (aggregates such as _mean, _median,
+//    _stddev, _cv, BigO and RMS are skipped: every statistic is recomputed from raw samples);
+//  - one run per run_name, samples in repetition_index order, value = real_time converted from
+//    time_unit to seconds per iteration, iterations = "iterations", cpu time and user counters in
+//    the sample's extra;
+//  - workload "gbench.<family>" (the name up to the first '/'), backend "cpu", config
+//    {benchmark: run_name, threads: N}; source "imported", ruleset "gbench-import";
+//  - metrics (medians over the repetitions): time, cpu_time, and every user counter (flops,
+//    bytes_per_second, items_per_second, custom rates) whose direction is known, from
+//    gbench_counter_kind; compare --metric NAME compares them sample by sample;
+//  - uuid: deterministic from (context date, host_name, executable, run_name), so importing the
+//    same file twice adds nothing the second time;
+//  - environment from the context (host_name, num_cpus, mhz_per_cpu, cpu_scaling_enabled,
+//    library_build_type, caches, load_avg); a benchmark that reported an error is a failed run.
+// `system` names the system the runs are stored under (empty: the context's host_name).
+// Throws input_error naming `origin` and the line/column of a JSON syntax error ("nesting too
+// deep" past 256 levels), or the path of a missing, mistyped or out-of-range field
+// (benchmarks[3].time_unit, a negative real_time, an integer beyond int64, a number beyond a
+// double) with the offending value. Bytes that are not UTF-8 are replaced with U+FFFD;
+// `repaired` (if given) gets how many.
+std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
+                                       const std::string& system, std::size_t* repaired = nullptr);
+
+struct gbench_import_options {
+  std::string system; // empty: the context's host_name
+  // A user counter's direction where its name does not tell it (import --counter NAME=higher).
+  std::map<std::string, direction> counter_directions;
+};
+std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
+                                       const gbench_import_options& o,
+                                       std::size_t* repaired = nullptr);
+
+// What a user counter is: its unit (from its name: bytes_per_second B/s, items_per_second
+// items/s, *flop* FLOP/s, other *_per_second /s) and whether its direction is known: given in
+// `o`, else a rate is better higher and a time, latency, miss, cycle or stall count lower. A
+// counter whose direction is not known stays in the samples' extra only (import says so).
+struct counter_kind {
+  std::string unit;
+  bool known = false;
+  direction dir = direction::higher_is_better;
+};
+counter_kind gbench_counter_kind(const std::string& name, const gbench_import_options& o = {});
+
+// True when `text` looks like Google Benchmark output (an object with "context" and
+// "benchmarks"): lets `accelbench import` guess the format of a file.
+bool looks_like_gbench_json(const std::string& text);
+
+} // namespace accelbench::importers

@@ -1,0 +1,287 @@
+#include "importers/mlperf/benchmarks.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.hpp"
+
+namespace accelbench::mlperf {
+namespace detail {
+// Generated from benchmarks.json at build time (importers/mlperf/CMakeLists.txt).
+const char* benchmarks_json();
+} // namespace detail
+
+bool quality_target::reached(double v) const {
+  const bool main = dir == direction::lower_is_better ? v <= target : v >= target;
+  if (!main)
+    return false;
+  if (!limit)
+    return true;
+  if (dir == direction::lower_is_better)
+    return limit_inclusive ? v >= *limit : v > *limit;
+  return limit_inclusive ? v <= *limit : v < *limit;
+}
+
+json quality_spec::to_json() const {
+  json j = {{"metric", metric}};
+  if (targets.size() == 1) {
+    j["target"] = targets[0].target;
+    j["direction"] = accelbench::to_string(targets[0].dir);
+  } else {
+    j["targets"] = json::array();
+    for (const auto& t : targets)
+      j["targets"].push_back({{"metric", t.metadata_metric},
+                              {"target", t.target},
+                              {"direction", accelbench::to_string(t.dir)}});
+  }
+  return j;
+}
+
+quality_outcome evaluate_quality(const quality_spec& q, const parsed_log& log) {
+  quality_outcome out;
+  // Multi-metric evaluations (stable_diffusion) log one eval_accuracy per metric and eval point;
+  // the compliance checker aggregates them by samples_count (closed_stable_diffusion.yaml BEGIN).
+  const bool multi =
+      q.targets.size() > 1 || (q.targets.size() == 1 && !q.targets[0].metadata_metric.empty());
+  std::map<double, std::map<std::string, double>> points; // position -> metric -> value
+  std::vector<double> order;
+  for (const event& e : log.events) {
+    if (e.key != "eval_accuracy" || !e.value.is_number())
+      continue;
+    json point = json::object();
+    double pos = -1;
+    if (e.has_meta("samples_count")) {
+      point["samples_count"] = e.metadata["samples_count"];
+      pos = e.meta_number("samples_count", -1);
+    }
+    if (e.has_meta("epoch_num")) {
+      point["epoch_num"] = e.metadata["epoch_num"];
+      if (pos < 0)
+        pos = e.meta_number("epoch_num", -1);
+    }
+    point["value"] = e.value;
+    const std::string metric = e.meta_string("metric");
+    if (!metric.empty())
+      point["metric"] = metric;
+    out.eval_curve.push_back(point);
+
+    const double v = e.value.get<double>();
+    if (!multi) {
+      ++out.eval_points;
+      if (!out.reached && !q.targets.empty() && q.targets[0].reached(v)) {
+        out.reached = true;
+        out.reached_line = e.line;
+      }
+      continue;
+    }
+    if (metric.empty())
+      continue;
+    if (!points.count(pos))
+      order.push_back(pos);
+    points[pos][metric] = v;
+    if (out.reached)
+      continue;
+    bool all = true;
+    for (const auto& t : q.targets) {
+      auto it = points[pos].find(t.metadata_metric);
+      if (it == points[pos].end() || !t.reached(it->second))
+        all = false;
+    }
+    if (all) {
+      out.reached = true;
+      out.reached_line = e.line;
+    }
+  }
+  if (multi)
+    out.eval_points = order.size();
+  return out;
+}
+
+namespace {
+
+hparam_rule rule_from_json(const json& j, const std::string& where) {
+  if (!j.is_object() || !j.contains("key") || !j["key"].is_string())
+    throw input_error(fmt::format("benchmark table: rule without a 'key' in {}", where));
+  hparam_rule r;
+  r.key = j["key"];
+  r.req = j.value("req", "");
+  if (!r.req.empty() && r.req != "EXACTLY_ONE" && r.req != "AT_LEAST_ONE")
+    throw input_error(
+        fmt::format("benchmark table: unknown req '{}' for '{}' in {}", r.req, r.key, where));
+  if (j.contains("check")) {
+    r.check = j["check"];
+    static const std::set<std::string> ops = {
+        "eq",          "ne",          "gt",     "ge",           "lt",
+        "le",          "in",          "mul_eq", "eq_ceil_diff", "eq_const_minus",
+        "div_integer", "log2_integer"};
+    if (!r.check.is_object() || !ops.count(r.check.value("op", "")))
+      throw input_error(
+          fmt::format("benchmark table: unknown check op for '{}' in {}", r.key, where));
+  }
+  if (j.contains("rounds"))
+    for (const auto& x : j["rounds"])
+      r.rounds.push_back(normalize_round(x.get<std::string>()));
+  if (j.contains("when"))
+    for (auto it = j["when"].begin(); it != j["when"].end(); ++it)
+      r.when[it.key()] = it.value();
+  return r;
+}
+
+quality_target target_from_json(const json& j) {
+  quality_target t;
+  t.metadata_metric = j.value("metadata_metric", "");
+  t.target = j.at("target").get<double>();
+  t.dir = direction_from_string(j.at("direction").get<std::string>());
+  if (j.contains("limit"))
+    t.limit = j["limit"].get<double>();
+  t.limit_inclusive = j.value("limit_inclusive", false);
+  return t;
+}
+
+} // namespace
+
+benchmark_table benchmark_table::from_json(const json& doc) {
+  benchmark_table t;
+  t.m_doc = doc;
+  try {
+    for (auto it = doc.at("benchmarks").begin(); it != doc.at("benchmarks").end(); ++it) {
+      const json& b = it.value();
+      benchmark_info info;
+      info.name = it.key();
+      info.description = b.value("description", "");
+      if (b.contains("aliases"))
+        info.aliases = b["aliases"].get<std::vector<std::string>>();
+      info.required_runs = b.at("required_runs").get<int>();
+      info.max_dropped = b.value("max_dropped", 1);
+      const json& q = b.at("quality");
+      info.quality.metric = q.at("metric").get<std::string>();
+      info.quality.eval_metadata = q.value("eval_metadata", "samples_count");
+      info.quality.min_eval_points = q.value("min_eval_points", 1);
+      if (q.contains("targets")) {
+        for (const auto& x : q["targets"])
+          info.quality.targets.push_back(target_from_json(x));
+      } else {
+        info.quality.targets.push_back(target_from_json(q));
+      }
+      if (b.contains("closed_rules"))
+        for (const auto& r : b["closed_rules"])
+          info.closed_rules.push_back(rule_from_json(r, info.name));
+      t.m_benchmarks.push_back(std::move(info));
+    }
+    for (auto it = doc.at("rounds").begin(); it != doc.at("rounds").end(); ++it)
+      t.m_rounds[normalize_round(it.key())] = it.value().get<std::vector<std::string>>();
+    const json& st = doc.at("system_status");
+    t.m_allowed_status = st.at("allowed").get<std::vector<std::string>>();
+    t.m_legacy_status = st.value("legacy_allowed", std::vector<std::string>{});
+    t.m_strict_status_since = normalize_round(st.value("strict_since", ""));
+    for (auto it = doc.at("init_time_limit_min").begin(); it != doc.at("init_time_limit_min").end();
+         ++it)
+      t.m_init_limit[it.key()] = it.value().get<double>();
+    if (doc.contains("closed_common"))
+      for (const auto& r : doc["closed_common"])
+        t.m_closed_common.push_back(rule_from_json(r, "closed_common"));
+  } catch (const json::exception& e) {
+    throw input_error(fmt::format("benchmark table is malformed: {}", e.what()));
+  }
+  return t;
+}
+
+const benchmark_table& benchmark_table::builtin() {
+  static const benchmark_table table = from_json(json::parse(detail::benchmarks_json()));
+  return table;
+}
+
+const benchmark_info* benchmark_table::find(std::string_view name) const {
+  for (const auto& b : m_benchmarks) {
+    if (b.name == name)
+      return &b;
+    for (const auto& a : b.aliases)
+      if (a == name)
+        return &b;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> benchmark_table::names() const {
+  std::vector<std::string> out;
+  for (const auto& b : m_benchmarks)
+    out.push_back(b.name);
+  return out;
+}
+
+const std::vector<std::string>* benchmark_table::round_benchmarks(const std::string& round) const {
+  auto it = m_rounds.find(normalize_round(round));
+  return it == m_rounds.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> benchmark_table::rounds() const {
+  std::vector<std::string> out;
+  for (const auto& [round, _] : m_rounds)
+    out.push_back(round);
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) { return compare_rounds(a, b) < 0; });
+  return out;
+}
+
+bool benchmark_table::status_allowed(const std::string& status, const std::string& round) const {
+  if (std::find(m_allowed_status.begin(), m_allowed_status.end(), status) != m_allowed_status.end())
+    return true;
+  // system_desc_checker.py enforces the strict list from v4.1; earlier rounds accepted the
+  // legacy spellings case-insensitively (e.g. "onprem" in the v4.0 results).
+  const std::string r = normalize_round(round);
+  if (r.empty() || compare_rounds(r, m_strict_status_since) >= 0)
+    return false;
+  std::string low = status;
+  std::transform(low.begin(), low.end(), low.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  for (const auto& s : m_allowed_status) {
+    std::string l = s;
+    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (l == low)
+      return true;
+  }
+  return std::find(m_legacy_status.begin(), m_legacy_status.end(), low) != m_legacy_status.end();
+}
+
+double benchmark_table::init_limit_min(const std::string& division) const {
+  auto it = m_init_limit.find(division);
+  if (it != m_init_limit.end())
+    return it->second;
+  return m_init_limit.count("closed") ? m_init_limit.at("closed") : 30;
+}
+
+std::string normalize_round(std::string_view s) {
+  static const std::regex re(R"((\d+)\.(\d+)(?:\.\d+)?)");
+  std::cmatch m;
+  if (!std::regex_search(s.begin(), s.end(), m, re))
+    return {};
+  return m[1].str() + "." + m[2].str();
+}
+
+std::string round_from_path(const std::filesystem::path& p) {
+  static const std::regex re(R"(^training(?:_results)?_v(\d+\.\d+)$)");
+  std::string found;
+  for (const auto& part : std::filesystem::absolute(p).lexically_normal()) {
+    std::smatch m;
+    const std::string s = part.string();
+    if (std::regex_match(s, m, re))
+      found = m[1].str();
+  }
+  return found;
+}
+
+int compare_rounds(const std::string& a, const std::string& b) {
+  auto parse = [](const std::string& s) {
+    std::pair<int, int> v{0, 0};
+    std::sscanf(s.c_str(), "%d.%d", &v.first, &v.second);
+    return v;
+  };
+  auto x = parse(a), y = parse(b);
+  return x < y ? -1 : (y < x ? 1 : 0);
+}
+
+} // namespace accelbench::mlperf

@@ -1,0 +1,63 @@
+#pragma once
+// Compliance checks for MLPerf Training logs and submission packages, mirroring what MLCommons'
+// package checker verifies (mlperf_logging: compliance_checker common.yaml / closed_*.yaml,
+// system_desc_checker, seed_checker, benchmark_meta result counts). RCP checks are not done.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "importers/mlperf/benchmarks.hpp"
+#include "importers/mlperf/mllog.hpp"
+
+namespace accelbench::mlperf {
+
+// Fields every system description must have (system_desc_checker.py, required_fields).
+const std::vector<std::string>& required_system_fields();
+
+// The compliance verdict for one log.
+struct log_check {
+  std::vector<diagnostic> errors;   // the file does not comply (each names file and line)
+  std::vector<diagnostic> warnings; // tolerated: an EXACTLY_ONE key repeated with one value...
+  quality_outcome quality;          // eval curve and whether the target was reached
+  std::string stop_status;          // run_stop metadata status ("success", "aborted"; "" if none)
+  bool known_benchmark = false;
+  // run_stop with status "success" and (closed division, known benchmark) the quality target
+  // reached: a run the result summarizer counts rather than drops.
+  bool converged = false;
+  bool compliant() const { return errors.empty(); }
+};
+
+// Checks one parsed log. `benchmark` is the result folder's name (may be empty: taken from
+// submission_benchmark); `division` "closed" | "open" (empty: from submission_division);
+// `round` "5.0" (empty: rules restricted to some rounds are skipped).
+log_check check_log(const parsed_log& log, const std::string& benchmark,
+                    const std::string& division, const std::string& round,
+                    const benchmark_table& table = benchmark_table::builtin());
+
+// Problems with a system description as MLCommons' system_desc_checker sees them: a missing
+// required field, a status outside the allowed list (from round 4.0). What it does not check
+// (values that are lists or numbers, an odd division, empty names) goes to `warnings`.
+std::vector<std::string>
+check_system_description(const json& desc, const std::string& round,
+                         const benchmark_table& table = benchmark_table::builtin(),
+                         std::vector<std::string>* warnings = nullptr);
+
+struct check_options {
+  std::string round; // "5.0"; empty: from the path (training_v5.0) or round-neutral checks
+  const benchmark_table* table = nullptr; // nullptr: the built-in table
+};
+
+struct check_result {
+  bool valid = false;
+  std::vector<std::string> reasons;  // why INVALID (empty when VALID)
+  std::vector<std::string> warnings; // tolerated problems (one non-compliant run, stray files)
+  std::string round;                 // round the checks used ("" if unknown)
+  size_t systems = 0;
+  size_t result_files = 0;
+  json to_json() const; // {"valid", "verdict", "reasons", "warnings", ...}
+};
+
+// Checks an organisation folder DIR/ORG (systems/, results/, benchmarks/).
+check_result check_package(const std::filesystem::path& org_dir, const check_options& opt = {});
+
+} // namespace accelbench::mlperf

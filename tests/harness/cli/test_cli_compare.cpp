@@ -1,0 +1,146 @@
+// End-to-end tests of compare, history and report selectors through the accelbench executable,
+// on runs with planted samples imported from a results document.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/core/model.hpp"
+#include "harness/core/results_document.hpp"
+#include "harness/core/stats.hpp"
+#include "tests/support/cli_helpers.hpp"
+
+using namespace accelbench;
+using test_cli::ab;
+namespace fs = std::filesystem;
+
+namespace {
+// A gemm run whose samples are `median` seconds with 1% noise, tagged, started at night `day`.
+run planted(const std::string& tag, double median, int day, stats::rng& g,
+            const std::string& m = "1024") {
+  run r;
+  r.uuid = new_uuid();
+  r.cfg.workload = "gemm";
+  r.cfg.backend = "cpu";
+  r.cfg.values = {{"M", m},          {"N", "1024"},         {"K", "1024"},
+                  {"dtype", "fp32"}, {"library", "onednn"}, {"trans_a", "0"},
+                  {"trans_b", "0"}};
+  r.system = "ci-box";
+  r.ruleset = "kernel-v1";
+  r.tags = {tag};
+  char date[32];
+  std::snprintf(date, sizeof date, "2026-10-%02dT02:00:00.000Z", day);
+  r.started_at = r.finished_at = date;
+  for (int i = 0; i < 10; ++i)
+    r.samples.push_back({i, median * (1 + 0.01 * g.normal()), 10, json::object()});
+  return r;
+}
+
+void write_doc(const std::string& path, const std::vector<run>& runs) {
+  std::ofstream(path) << results_document(runs, json::array(), json::array()).dump();
+}
+} // namespace
+
+TEST_CASE("compare: a planted 10 percent slowdown fails the job, noise does not",
+          "[cli][compare]") {
+  test_cli::temp_dir t;
+  stats::rng g(1);
+  std::vector<run> runs = {planted("n1", 1.0, 1, g), planted("n2", 1.10, 2, g),
+                           planted("n3", 1.002, 3, g)};
+  std::string doc = (t.path / "runs.json").string();
+  write_doc(doc, runs);
+  REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
+
+  auto bad = ab("compare --baseline tag=n1 --candidate tag=n2 --format markdown --db " + t.db());
+  CHECK(bad.rc == 1);
+  CHECK_THAT(bad.out, Catch::Contains("regressed"));
+  auto same = ab("compare --baseline tag=n1 --candidate tag=n3 --db " + t.db());
+  CHECK(same.rc == 0);
+  CHECK_THAT(same.out, Catch::Contains("unchanged"));
+  // The job summary file is written atomically with -o; JUnit has the failure.
+  std::string junit = (t.path / "c.xml").string();
+  CHECK(ab("compare --baseline tag=n1 --candidate tag=n2 --format junit -o " + junit + " --db " +
+           t.db())
+            .rc == 1);
+  CHECK_THAT(test_cli::slurp(junit), Catch::Contains("<failure"));
+  auto j = ab("compare --baseline tag=n1 --candidate tag=n2 --format json --db " + t.db());
+  CHECK(json::parse(j.out)["schema_version"] == 1);
+
+  // Bad input: nothing matches (the message lists what exists), nothing in common, bad format.
+  auto none = ab("compare --baseline tag=nope --candidate tag=n2 --db " + t.db());
+  CHECK(none.rc == 2);
+  CHECK_THAT(none.err, Catch::Contains("ci-box") && Catch::Contains("n1"));
+  stats::rng g2(2);
+  write_doc(doc, {planted("other", 1.0, 4, g2, "2048")});
+  REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
+  auto disjoint = ab("compare --baseline tag=n1 --candidate tag=other --db " + t.db());
+  CHECK(disjoint.rc == 2);
+  CHECK_THAT(disjoint.err, Catch::Contains("no config in common"));
+  CHECK(ab("compare --baseline tag=n1 --candidate tag=n2 --format yaml --db " + t.db()).rc == 2);
+}
+
+TEST_CASE("history: a step change is reported at the run where it started", "[cli][history]") {
+  test_cli::temp_dir t;
+  stats::rng g(5);
+  std::vector<run> runs;
+  for (int day = 1; day <= 24; ++day)
+    runs.push_back(planted("nightly", day <= 14 ? 1.0 : 1.12, day, g));
+  runs[5].samples[0].value *= 1.5; // one bad sample on one night is not a change
+  std::string doc = (t.path / "n.json").string();
+  write_doc(doc, runs);
+  REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
+  auto h = ab("history gemm --set M=1024 --format json --db " + t.db());
+  REQUIRE(h.rc == 0);
+  auto j = json::parse(h.out);
+  REQUIRE(j["series"].size() == 1);
+  auto cps = j["series"][0]["change_points"];
+  REQUIRE(cps.size() == 1);
+  CHECK(cps[0]["index"] == 14); // the 15th night
+  CHECK(cps[0]["started_at"].get<std::string>().rfind("2026-10-15", 0) == 0);
+  CHECK(cps[0]["regression"] == true);
+  CHECK(ab("history gemm --fail-on-regression --db " + t.db()).rc == 1);
+  auto table = ab("history gemm --db " + t.db());
+  CHECK_THAT(table.out, Catch::Contains("REGRESSION"));
+  CHECK(ab("history nosuch --db " + t.db()).rc == 2);
+
+  // --html: the same series as a self-contained page, the change point marked at its night.
+  const std::string page = (t.path / "history.html").string();
+  auto html = ab("history gemm --html " + page + " --db " + t.db());
+  CHECK(html.rc == 0);
+  CHECK_THAT(html.out, Catch::Contains("REGRESSION")); // the table still goes to stdout
+  const std::string text = test_cli::slurp(page);
+  CHECK_THAT(text, Catch::Contains("<svg") && Catch::Contains("regression x1.1") &&
+                       Catch::Contains("2026-10-15") && Catch::Contains("1 regression(s)"));
+  CHECK(text.find("src=") == std::string::npos);
+  CHECK(text.find("http") == std::string::npos); // nothing fetched, nothing linked
+  // The page may not replace the database it reads; nothing is written on bad input.
+  auto clash = ab("history gemm --html " + t.db() + " --db " + t.db());
+  CHECK(clash.rc == 2);
+  CHECK_THAT(clash.err, Catch::Contains("--html"));
+  const std::string none = (t.path / "none.html").string();
+  CHECK(ab("history nosuch --html " + none + " --db " + t.db()).rc == 2);
+  CHECK_FALSE(fs::exists(none));
+}
+
+TEST_CASE("compare --only-changed lists what changed, and counts still cover every pair",
+          "[cli][compare]") {
+  test_cli::temp_dir t;
+  stats::rng g(7);
+  std::vector<run> runs = {planted("a", 1.0, 1, g), planted("b", 1.2, 2, g),
+                           planted("a", 1.0, 1, g, "2048"), planted("b", 1.0, 2, g, "2048")};
+  std::string doc = (t.path / "runs.json").string();
+  write_doc(doc, runs);
+  REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
+  auto r = ab("compare --baseline tag=a --candidate tag=b --only-changed --db " + t.db());
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("M=1024") && Catch::Contains("regressed"));
+  CHECK(r.out.find("M=2048") == std::string::npos);
+  CHECK_THAT(r.out, Catch::Contains("1 unchanged or inconclusive config(s) not shown"));
+  CHECK_THAT(r.out, Catch::Contains("OVERALL_GEOMEAN"));
+  auto j =
+      ab("compare --baseline tag=a --candidate tag=b --only-changed --format json --db " + t.db());
+  const auto doc_j = json::parse(j.out);
+  CHECK(doc_j["pairs"].size() == 1);
+  CHECK(doc_j["summary"]["pairs"] == 2);
+  CHECK(doc_j["overall"]["pairs"] == 2);
+}

@@ -1,0 +1,144 @@
+// The results document (harness/core/results_document.hpp): our export format read back at the
+// import boundary. Every value a reader later converts (integers, doubles, the typed
+// extra/environment fields) is checked here, so that a bad document is an input error naming the
+// field, never a crash or a wrapped number later.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
+#include "harness/core/text_input.hpp"
+
+using namespace accelbench;
+using Catch::Contains;
+
+namespace {
+
+run sample_run() {
+  run r;
+  r.uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  r.cfg.workload = "gemm";
+  r.cfg.backend = "cpu";
+  r.cfg.values = {{"M", "64"}, {"dtype", "fp32"}};
+  r.system = "box";
+  r.ruleset = "kernel-v1";
+  r.source = "imported";
+  r.samples = {{0, 1.5e-3, 10, json::object()}, {1, 1.6e-3, 10, json::object()}};
+  r.add_metric("tflops", 12.5, "TFLOP/s", direction::higher_is_better);
+  r.environment = {{"hostname", "box"}, {"accelerator", {{"model", "CPU: x"}, {"count", 1}}}};
+  r.extra = {{"implementation", "onednn"}, {"flops_per_iteration", 1e6}};
+  return r;
+}
+
+json sample_doc() { return results_document({sample_run()}, json::array(), json::array()); }
+
+// The error message of reading `text`, or "(accepted)".
+std::string error_of(const std::string& text) {
+  try {
+    read_results_document(text, "in.json");
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+// `doc` as text with `literal` written as is (1e400, 18446744073709551615: values a json object
+// cannot hold) at `where`.
+std::string with_literal(json doc, const json::json_pointer& where, const std::string& literal) {
+  doc[where] = "@@LITERAL@@";
+  std::string text = dump_json(doc);
+  return text.replace(text.find("\"@@LITERAL@@\""), 13, literal);
+}
+
+} // namespace
+
+TEST_CASE("an export reads back unchanged", "[json_export]") {
+  auto runs = read_results_document(dump_json(sample_doc(), 2), "in.json");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].uuid == sample_run().uuid);
+  CHECK(runs[0].samples[1].iterations == 10);
+  CHECK(runs[0].cfg.values.at("M") == "64");
+}
+
+TEST_CASE("deeply nested documents are refused before parsing", "[json_export]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK_THAT(error_of(deep), Contains("in.json") && Contains("nesting too deep"));
+  json doc = sample_doc();
+  std::string nested = std::string(300, '[') + std::string(300, ']');
+  CHECK_THAT(error_of(with_literal(doc, "/runs/0/extra/x"_json_pointer, nested)),
+             Contains("nesting too deep"));
+}
+
+TEST_CASE("a document that is not UTF-8 is refused with the position", "[json_export]") {
+  std::string text = dump_json(sample_doc(), 2);
+  text.replace(text.find("\"box\""), 5, "\"caf\xE9\"");
+  CHECK_THAT(error_of(text),
+             Contains("in.json") && Contains("not valid UTF-8 at line") && Contains("0xe9"));
+}
+
+TEST_CASE("numbers out of range name the field and the value", "[json_export]") {
+  json doc = sample_doc();
+  SECTION("a sample of 1e400 overflows a double") {
+    CHECK_THAT(error_of(with_literal(doc, "/runs/0/samples/0/value"_json_pointer, "1e400")),
+               Contains("in.json") && Contains("1e400") && Contains("out of range"));
+  }
+  SECTION("anywhere in the document, typed by the schema or not") {
+    CHECK_THAT(error_of(with_literal(doc, "/runs/0/extra/custom"_json_pointer, "-1e999")),
+               Contains("-1e999") && Contains("out of range"));
+  }
+  SECTION("iterations of 1e19 would wrap to INT64_MIN") {
+    CHECK_THAT(error_of(with_literal(doc, "/runs/0/samples/0/iterations"_json_pointer, "1e19")),
+               Contains("/runs/0/samples/0/iterations") && Contains("1e+19") &&
+                   Contains("outside the 64-bit integer range"));
+  }
+  SECTION("an id of 2^64-1 would wrap to -1") {
+    CHECK_THAT(error_of(with_literal(doc, "/runs/0/id"_json_pointer, "18446744073709551615")),
+               Contains("/runs/0/id") && Contains("18446744073709551615"));
+  }
+  SECTION("iterations below 1 are refused") {
+    CHECK_THAT(error_of(with_literal(doc, "/runs/0/samples/0/iterations"_json_pointer, "0")),
+               Contains("/runs/0/samples/0/iterations"));
+  }
+  SECTION("a config integer beyond int64 keeps its written form") {
+    auto runs = read_results_document(
+        with_literal(doc, "/runs/0/config/M"_json_pointer, "18446744073709551615"), "in.json");
+    CHECK(runs[0].cfg.values.at("M") == "18446744073709551615");
+  }
+}
+
+TEST_CASE("extra and environment fields that readers convert are typed at import",
+          "[json_export]") {
+  json doc = sample_doc();
+  struct bad {
+    const char* pointer;
+    json value;
+  };
+  for (const auto& b : std::vector<bad>{{"/runs/0/extra/mllogs", "not a list"},
+                                        {"/runs/0/extra/mllogs", json::array({1, 2})},
+                                        {"/runs/0/extra/implementation", 3},
+                                        {"/runs/0/extra/flops_per_iteration", "many"},
+                                        {"/runs/0/extra/scaling_factor", json::object()},
+                                        {"/runs/0/extra/per_accelerator", "yes"},
+                                        {"/runs/0/extra/peak", json::object({{"tflops", "fast"}})},
+                                        {"/runs/0/environment/accelerator", "H100"},
+                                        {"/runs/0/environment/accelerator/count", "eight"},
+                                        {"/runs/0/environment/accelerator/count", 1e30}}) {
+    INFO(b.pointer << " = " << b.value.dump());
+    json d = doc;
+    d[json::json_pointer(b.pointer)] = b.value;
+    CHECK_THAT(error_of(dump_json(d)), Contains("in.json is invalid") && Contains(b.pointer));
+  }
+}
+
+TEST_CASE("stored text that is not UTF-8 cannot break an export", "[json_export]") {
+  run r = sample_run();
+  r.system = "caf\xE9";
+  r.tags = {"\xFF\xFE"};
+  r.extra["note"] = "line from a latin-1 log: \xB5s";
+  std::string text;
+  REQUIRE_NOTHROW(text = dump_json(results_document({r}, json::array(), json::array()), 2));
+  CHECK(valid_utf8(text));
+  auto back = read_results_document(text, "out.json");
+  CHECK(back[0].system == "caf\xEF\xBF\xBD");
+}

@@ -1,0 +1,203 @@
+// harness/device: queries that must be safe without a driver, the throttle rule, the dtype table
+// and the memory refusal. Device-only checks are skipped (CTest) with the reason when no GPU is
+// present.
+#include <catch2/catch.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "harness/measure/measure.hpp"
+
+#include "harness/device/device.hpp"
+#include "harness/device/device_kernel.hpp"
+#include "tests/support/gpu_skip.hpp"
+
+using namespace accelbench::device;
+
+TEST_CASE("query_cuda reports devices or a reason, never throws", "[cuda]") {
+  cuda_status s;
+  REQUIRE_NOTHROW(s = query_cuda());
+  CHECK(s.built);
+  CHECK(s.runtime_version >= 12000);
+  CHECK(!s.cublas_version.empty());
+  CHECK(s.cudnn_version.rfind("9.", 0) == 0);
+  if (s.available) {
+    REQUIRE(!s.gpus.empty());
+    CHECK(s.gpus[0].sms > 0);
+    CHECK(s.gpus[0].total_memory > 0);
+    CHECK(s.reason.empty());
+  } else {
+    CHECK(s.gpus.empty());
+    CHECK((s.reason.rfind("no driver", 0) == 0 || s.reason.rfind("no device", 0) == 0 ||
+           s.reason.rfind("no usable device", 0) == 0));
+    std::string why;
+    CHECK_FALSE(cuda_available(&why));
+    CHECK(why == s.reason);
+    WARN("no CUDA device: " << s.reason);
+  }
+  auto j = s.to_json();
+  CHECK(j["cuda_built"] == true);
+  CHECK(j.contains("gpus"));
+}
+
+TEST_CASE("cuda_version_string decodes the CUDA version encoding", "[cuda]") {
+  CHECK(cuda_version_string(12080) == "12.8");
+  CHECK(cuda_version_string(13000) == "13.0");
+}
+
+TEST_CASE("throttled means below 90 percent of the reference clock", "[cuda]") {
+  CHECK_FALSE(is_throttled(1980, 1980));
+  CHECK_FALSE(is_throttled(1782, 1980)); // exactly 90%
+  CHECK(is_throttled(1781, 1980));
+  CHECK_FALSE(is_throttled(0, 1980)); // unknown clock is not a throttle
+  CHECK_FALSE(is_throttled(1500, 0));
+}
+
+TEST_CASE("dtype table: which dtypes need which compute capability", "[cuda]") {
+  CHECK(dtype_unsupported_reason("bf16", 9, 0).empty());
+  CHECK(dtype_unsupported_reason("fp8_e4m3", 9, 0).empty());
+  CHECK(dtype_unsupported_reason("fp8_e5m2", 8, 9).empty());
+  CHECK_FALSE(dtype_unsupported_reason("fp8_e4m3", 8, 0).empty());
+  CHECK(dtype_unsupported_reason("nvfp4", 10, 0).empty());
+  CHECK(dtype_unsupported_reason("mxfp8", 12, 0).empty());
+  auto r = dtype_unsupported_reason("nvfp4", 9, 0, "NVIDIA H100 80GB HBM3");
+  CHECK(r.find("nvfp4") != std::string::npos);
+  CHECK(r.find("10.0") != std::string::npos);
+  CHECK(r.find("9.0") != std::string::npos);
+  CHECK(r.find("H100") != std::string::npos);
+  CHECK_FALSE(dtype_unsupported_reason("mxfp8", 9, 0).empty());
+  auto u = dtype_unsupported_reason("int4", 10, 0);
+  CHECK(u.find("int4") != std::string::npos);
+  CHECK(u.find("fp32") != std::string::npos); // lists the known ones
+}
+
+TEST_CASE("memory refusal keeps a 5 percent margin and names both sizes", "[cuda]") {
+  const uint64_t gib = 1ull << 30;
+  CHECK(memory_refusal(10 * gib, 80 * gib).empty());
+  CHECK(memory_refusal(76 * gib, 80 * gib).empty());
+  auto r = memory_refusal(77 * gib, 80 * gib);
+  CHECK(r.find("77.00 GiB") != std::string::npos);
+  CHECK(r.find("80.00 GiB") != std::string::npos);
+  CHECK_FALSE(memory_refusal(1, 0).empty());
+}
+
+TEST_CASE("datasheet peaks: known devices, dense rates, unknown is 0", "[cuda]") {
+  CHECK(datasheet_peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == Approx(989.4));
+  CHECK(datasheet_peak_tflops("NVIDIA H100 PCIe", "bf16") == Approx(756));
+  CHECK(datasheet_peak_tflops("NVIDIA H200", "fp8_e4m3") == Approx(1978.9));
+  CHECK(datasheet_peak_tflops("NVIDIA GB200", "nvfp4") == Approx(10000));
+  CHECK(datasheet_peak_tflops("NVIDIA B200", "nvfp4") == Approx(9000));
+  CHECK(datasheet_peak_tflops("NVIDIA H100 80GB HBM3", "nvfp4") == 0);
+  CHECK(datasheet_peak_tflops("NVIDIA A100-SXM4-80GB", "bf16") == 0);
+}
+
+namespace {
+struct memset_kernel : device_kernel {
+  device_buffer buf{64ull << 20};
+  void enqueue(void* stream) override { memset_async(buf.get(), 1, buf.size(), stream); }
+};
+} // namespace
+
+TEST_CASE("device_kernel times with events, flushes L2 and reads clocks", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  memset_kernel k;
+  CHECK(k.manual_timing());
+  k.run();
+  double t1 = k.run_timed(1);
+  double t10 = k.run_timed(10);
+  CHECK(t1 > 0);
+  CHECK(t10 > 3 * t1); // ten 64 MiB memsets take longer than one
+  // Seconds, not milliseconds: 64 MiB at an implied 0.1 .. 20 TB/s.
+  const double bw = 64.0 * (1 << 20) / t1;
+  INFO("one 64 MiB memset: " << t1 << " s = " << bw / 1e12 << " TB/s");
+  CHECK(bw > 0.1e12);
+  CHECK(bw < 20e12);
+  REQUIRE_NOTHROW(k.flush_cache());
+  auto e = k.sample_extra();
+  if (e.empty())
+    WARN("NVML not available: no clock facts");
+  else {
+    CHECK(e["sm_clock_mhz"].get<int>() > 0);
+    CHECK(e.contains("throttled"));
+  }
+  // Refused before allocating: more than the whole device.
+  CHECK_FALSE(memory_refusal(query_cuda().gpus[0].total_memory * 2, free_device_memory()).empty());
+}
+
+TEST_CASE("throttle reasons: NVML's bits by name, and which of them slow the clock", "[cuda]") {
+  CHECK(throttle_reason_names(0).empty());
+  CHECK(throttle_reason_names(0x1) == std::vector<std::string>{"gpu_idle"});
+  CHECK(throttle_reason_names(0x4 | 0x40) ==
+        std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"});
+  CHECK(throttle_reason_names(0x1000) == std::vector<std::string>{"unknown_0x1000"});
+  CHECK_FALSE(reasons_throttle(0));
+  CHECK_FALSE(reasons_throttle(0x1 | 0x2 | 0x10 | 0x100)); // idle, app clocks, sync boost, display
+  for (uint64_t bit : {0x4ull, 0x8ull, 0x20ull, 0x40ull, 0x80ull})
+    CHECK(reasons_throttle(bit));
+}
+
+namespace {
+// Copies `src` into `dst` on the kernel's non-blocking stream: it sees whatever has landed.
+struct copy_kernel : device_kernel {
+  const device_buffer& src;
+  device_buffer& dst;
+  copy_kernel(const device_buffer& s, device_buffer& d) : src(s), dst(d) {}
+  void enqueue(void* stream) override {
+    check_cuda(cudaMemcpyAsync(dst.get(), src.get(), src.size(), cudaMemcpyDeviceToDevice,
+                               static_cast<cudaStream_t>(stream)),
+               "copy");
+  }
+};
+} // namespace
+
+TEST_CASE("an upload has landed when it returns: a non-blocking stream reads the new data",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  // Issue 17: from pageable memory cudaMemcpy returns before its DMA lands, and a non-blocking
+  // stream is not ordered after it. Large uploads, each read at once by the other stream.
+  const size_t n = 64u << 20;
+  device_buffer src(n), dst(n);
+  copy_kernel k(src, dst);
+  std::vector<uint8_t> h(n), back(n);
+  for (int round = 1; round <= 8; ++round) {
+    std::fill(h.begin(), h.end(), uint8_t(round));
+    src.upload(h.data(), n);
+    k.run();
+    dst.download(back.data(), n);
+    INFO("round " << round);
+    REQUIRE(std::count(back.begin(), back.end(), uint8_t(round)) == (long)n);
+    src.zero();
+    k.run();
+    dst.download(back.data(), n);
+    REQUIRE(std::count(back.begin(), back.end(), uint8_t(0)) == (long)n);
+  }
+}
+
+TEST_CASE("device kernels warm up until steady and mark every sample's clock and throttling",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  memset_kernel k;
+  accelbench::measurement_settings m;
+  m.iterations = 5;
+  m.repetitions = 4;
+  m.warmup_iterations = 1;
+  m.min_warmup_time_s = 0.0;
+  auto r = accelbench::measure::run_kernel("memset warm-up", k, m);
+  REQUIRE(r.error.empty());
+  REQUIRE(r.samples.size() == 4);
+  const auto& w = r.effective["warmup"];
+  INFO(w.dump());
+  CHECK(w["iterations"].get<int64_t>() >= 5); // steady() needs 5 agreeing iterations
+  CHECK(w["seconds"].get<double>() < accelbench::measure::k_max_steady_warmup_s + 1.0);
+  for (const auto& s : r.samples) {
+    if (s.extra.empty()) {
+      WARN("NVML not available: no clock facts");
+      break;
+    }
+    CHECK(s.extra["sm_clock_mhz"].get<int>() > 0);
+    CHECK(s.extra.contains("throttled"));
+    CHECK(s.extra.contains("throttle_reasons"));
+  }
+}

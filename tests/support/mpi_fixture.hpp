@@ -1,0 +1,81 @@
+#pragma once
+// accelbench under mpirun as a user runs it (issue 15): two ranks, as root with --oversubscribe,
+// as CI runs on two cores. Shared by the MPI tests of the collective and train.llama workloads;
+// each test target defines ACCELBENCH_EXE, ACCELBENCH_MPIEXEC and ACCELBENCH_TEST_HAVE_MPI.
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "tests/support/cli_helpers.hpp"
+#include "tests/support/skip.hpp"
+
+namespace accelbench::test_mpi {
+
+inline const std::string k_exe = ACCELBENCH_EXE;
+inline const std::string k_mpirun = ACCELBENCH_MPIEXEC;
+
+#define REQUIRE_MPIRUN()                                                                           \
+  do {                                                                                             \
+    if (!ACCELBENCH_TEST_HAVE_MPI)                                                                 \
+      ACCELBENCH_SKIP("this build has no MPI");                                                    \
+    if (accelbench::test_mpi::k_mpirun.empty())                                                    \
+      ACCELBENCH_SKIP("no mpirun found at configure time (apt-get install openmpi-bin)");          \
+  } while (0)
+
+// In the sanitizer build, Open MPI's leaks at MPI_Init/MPI_Finalize are suppressed by name
+// (tests/sanitizers/lsan.supp, leak:libmpi.so); the slow unwinder keeps that name in the stacks of
+// allocations made by components that MPI_Finalize unloads. Ignored without AddressSanitizer.
+inline const std::string k_asan =
+    std::string(std::getenv("ASAN_OPTIONS") ? std::getenv("ASAN_OPTIONS") : "") +
+    ":fast_unwind_on_malloc=0";
+inline const std::string k_no_launcher =
+    "env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK -u SLURM_PROCID ASAN_OPTIONS=" + k_asan;
+
+inline test_cli::spawn_options options(const test_cli::temp_dir& d) {
+  test_cli::spawn_options o;
+  o.cwd = d.path;
+  o.out = d.path / "out.txt";
+  o.err = d.path / "err.txt";
+  // CI runs as root; two ranks on two cores need --oversubscribe.
+  o.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+           {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
+           {"OMPI_MCA_rmaps_base_oversubscribe", "1"},
+           {"ASAN_OPTIONS", k_asan}};
+  return o;
+}
+
+inline std::string mpirun(int n, const std::string& command) {
+  return k_mpirun + " --oversubscribe -np " + std::to_string(n) + " " + command;
+}
+
+// Two ranks where rank 1 alone runs under `ulimit -v KIB` (an address space that holds MPI but
+// not what the command then allocates): the way the tests make one rank unable to allocate.
+inline std::string mpirun_rank1_limited(const std::string& command, long kib) {
+  return k_mpirun + " --oversubscribe -np 1 " + command + " : -np 1 sh -c 'ulimit -v " +
+         std::to_string(kib) + "; exec " + command + "'";
+}
+
+// AddressSanitizer reserves terabytes of address space, so `ulimit -v` cannot be used under it.
+#if defined(__SANITIZE_ADDRESS__)
+#define ACCELBENCH_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ACCELBENCH_TEST_ASAN 1
+#endif
+#endif
+#ifdef ACCELBENCH_TEST_ASAN
+#define SKIP_UNDER_ASAN()                                                                          \
+  ACCELBENCH_SKIP("AddressSanitizer reserves terabytes of address space: ulimit -v cannot be "     \
+                  "used")
+#else
+#define SKIP_UNDER_ASAN()                                                                          \
+  do {                                                                                             \
+  } while (0)
+#endif
+
+inline test_cli::exit_status run_sh(const std::string& script, const test_cli::spawn_options& o,
+                                    int limit_s = 120) {
+  return test_cli::wait_for(test_cli::spawn_sh(script, o), std::chrono::seconds(limit_s));
+}
+
+} // namespace accelbench::test_mpi
