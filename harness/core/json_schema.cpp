@@ -72,21 +72,23 @@ std::string short_dump(const json& v) {
 }
 } // namespace
 
-void json_schema::check(const json& s, const json& v, const std::string& path,
-                        std::vector<schema_violation>& out) const {
-  if (s.is_boolean()) {
-    if (!s.get<bool>())
-      out.push_back({path, "no value is allowed here"});
-    return;
-  }
-  if (!s.is_object())
-    return;
-  auto fail = [&](std::string msg) { out.push_back({path.empty() ? "/" : path, std::move(msg)}); };
+namespace {
+// One schema node checked against one value, one method per group of keywords. Subschemas go
+// back through `recurse` (json_schema::check, which resolves $ref).
+template <class Recurse> struct node_check {
+  const json& s;
+  const json& v;
+  const std::string& path;
+  std::vector<schema_violation>& out;
+  const Recurse& recurse;
 
-  if (auto it = s.find("$ref"); it != s.end())
-    check(resolve(it->get<std::string>()), v, path, out);
+  void fail(std::string msg) { out.push_back({path.empty() ? "/" : path, std::move(msg)}); }
 
-  if (auto it = s.find("type"); it != s.end()) {
+  // false when the value has the wrong type (other keywords would only repeat the problem).
+  bool type_holds() {
+    auto it = s.find("type");
+    if (it == s.end())
+      return true;
     bool ok = false;
     if (it->is_string())
       ok = type_matches(it->get<std::string>(), v);
@@ -96,26 +98,31 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
     if (!ok) {
       fail(fmt::format("expected {}, got {}", it->is_string() ? it->get<std::string>() : it->dump(),
                        short_dump(v)));
-      return; // other keywords would only repeat the problem
+      return false;
     }
     const bool wants_integer = it->is_string()
                                    ? *it == "integer"
                                    : std::find(it->begin(), it->end(), "integer") != it->end();
     if (wants_integer && is_integral(v) && !fits_int64(v)) {
       fail(fmt::format("{} is outside the 64-bit integer range", short_dump(v)));
-      return;
+      return false;
     }
+    return true;
   }
-  if (auto it = s.find("enum"); it != s.end()) {
-    bool ok = false;
-    for (const auto& e : *it)
-      ok |= (e == v);
-    if (!ok)
-      fail(fmt::format("{} is not one of {}", short_dump(v), it->dump()));
+
+  void enum_and_const() {
+    if (auto it = s.find("enum"); it != s.end()) {
+      bool ok = false;
+      for (const auto& e : *it)
+        ok |= (e == v);
+      if (!ok)
+        fail(fmt::format("{} is not one of {}", short_dump(v), it->dump()));
+    }
+    if (auto it = s.find("const"); it != s.end() && *it != v)
+      fail(fmt::format("{} must be {}", short_dump(v), it->dump()));
   }
-  if (auto it = s.find("const"); it != s.end() && *it != v)
-    fail(fmt::format("{} must be {}", short_dump(v), it->dump()));
-  if (v.is_number()) {
+
+  void number_bounds() {
     double x = v.get<double>();
     if (auto it = s.find("minimum"); it != s.end() && x < it->get<double>())
       fail(fmt::format("{} is below the minimum {}", short_dump(v), it->dump()));
@@ -124,7 +131,8 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
     if (auto it = s.find("exclusiveMinimum"); it != s.end() && x <= it->get<double>())
       fail(fmt::format("{} must be greater than {}", short_dump(v), it->dump()));
   }
-  if (v.is_string()) {
+
+  void string_rules() {
     const auto& str = v.get_ref<const std::string&>();
     if (auto it = s.find("minLength"); it != s.end() && str.size() < it->get<size_t>())
       fail(fmt::format("string shorter than {}", it->dump()));
@@ -134,76 +142,113 @@ void json_schema::check(const json& s, const json& v, const std::string& path,
         fail(fmt::format("{} does not match pattern {}", short_dump(v), it->dump()));
     }
   }
-  if (v.is_array()) {
+
+  void array_rules() {
     if (auto it = s.find("minItems"); it != s.end() && v.size() < it->get<size_t>())
       fail(fmt::format("array has {} items, fewer than {}", v.size(), it->dump()));
     if (auto it = s.find("maxItems"); it != s.end() && v.size() > it->get<size_t>())
       fail(fmt::format("array has {} items, more than {}", v.size(), it->dump()));
     if (auto it = s.find("items"); it != s.end())
       for (size_t i = 0; i < v.size(); ++i)
-        check(*it, v[i], path + "/" + std::to_string(i), out);
+        recurse(*it, v[i], path + "/" + std::to_string(i), out);
   }
-  if (v.is_object()) {
+
+  void object_rules() {
     if (auto it = s.find("required"); it != s.end())
       for (const auto& r : *it)
         if (!v.contains(r.get<std::string>()))
           fail(fmt::format("missing required property '{}'", r.get<std::string>()));
+    for (const auto& [k, val] : v.items())
+      property(k, val);
+  }
+
+  // One property: by name (properties), by pattern (patternProperties), else additionalProperties.
+  void property(const std::string& k, const json& val) {
     const json* props = s.contains("properties") ? &s.at("properties") : nullptr;
     const json* pprops = s.contains("patternProperties") ? &s.at("patternProperties") : nullptr;
-    for (const auto& [k, val] : v.items()) {
-      std::string p = path + "/" + k;
-      bool matched = false;
-      if (props && props->contains(k)) {
-        matched = true;
-        check(props->at(k), val, p, out);
-      }
-      if (pprops)
-        for (const auto& [pat, sub] : pprops->items())
-          if (std::regex_search(k, std::regex(pat))) {
-            matched = true;
-            check(sub, val, p, out);
-          }
-      if (!matched) {
-        if (auto it = s.find("additionalProperties"); it != s.end()) {
-          if (it->is_boolean() && !it->get<bool>())
-            out.push_back({p, fmt::format("unknown property '{}'", k)});
-          else if (it->is_object())
-            check(*it, val, p, out);
+    std::string p = path + "/" + k;
+    bool matched = false;
+    if (props && props->contains(k)) {
+      matched = true;
+      recurse(props->at(k), val, p, out);
+    }
+    if (pprops)
+      for (const auto& [pat, sub] : pprops->items())
+        if (std::regex_search(k, std::regex(pat))) {
+          matched = true;
+          recurse(sub, val, p, out);
         }
-      }
+    if (matched)
+      return;
+    if (auto it = s.find("additionalProperties"); it != s.end()) {
+      if (it->is_boolean() && !it->get<bool>())
+        out.push_back({p, fmt::format("unknown property '{}'", k)});
+      else if (it->is_object())
+        recurse(*it, val, p, out);
     }
   }
-  if (auto it = s.find("allOf"); it != s.end())
-    for (const auto& sub : *it)
-      check(sub, v, path, out);
-  if (auto it = s.find("anyOf"); it != s.end()) {
-    bool ok = false;
-    std::vector<schema_violation> first;
-    for (const auto& sub : *it) {
-      std::vector<schema_violation> tmp;
-      check(sub, v, path, tmp);
-      if (tmp.empty()) {
-        ok = true;
-        break;
+
+  void combinators() {
+    if (auto it = s.find("allOf"); it != s.end())
+      for (const auto& sub : *it)
+        recurse(sub, v, path, out);
+    if (auto it = s.find("anyOf"); it != s.end())
+      any_of(*it);
+    if (auto it = s.find("oneOf"); it != s.end()) {
+      int n = 0;
+      for (const auto& sub : *it) {
+        std::vector<schema_violation> tmp;
+        recurse(sub, v, path, tmp);
+        n += tmp.empty();
       }
+      if (n != 1)
+        fail(fmt::format("matches {} of oneOf (exactly one required)", n));
+    }
+  }
+
+  // No match: the first alternative's violations explain it.
+  void any_of(const json& subs) {
+    std::vector<schema_violation> first;
+    for (const auto& sub : subs) {
+      std::vector<schema_violation> tmp;
+      recurse(sub, v, path, tmp);
+      if (tmp.empty())
+        return;
       if (first.empty())
         first = tmp;
     }
-    if (!ok) {
-      fail("matches none of anyOf");
-      out.insert(out.end(), first.begin(), first.end());
-    }
+    fail("matches none of anyOf");
+    out.insert(out.end(), first.begin(), first.end());
   }
-  if (auto it = s.find("oneOf"); it != s.end()) {
-    int n = 0;
-    for (const auto& sub : *it) {
-      std::vector<schema_violation> tmp;
-      check(sub, v, path, tmp);
-      n += tmp.empty();
-    }
-    if (n != 1)
-      fail(fmt::format("matches {} of oneOf (exactly one required)", n));
+};
+} // namespace
+
+void json_schema::check(const json& s, const json& v, const std::string& path,
+                        std::vector<schema_violation>& out) const {
+  if (s.is_boolean()) {
+    if (!s.get<bool>())
+      out.push_back({path, "no value is allowed here"});
+    return;
   }
+  if (!s.is_object())
+    return;
+  if (auto it = s.find("$ref"); it != s.end())
+    check(resolve(it->get<std::string>()), v, path, out);
+  auto recurse = [this](const json& sub, const json& inst, const std::string& p,
+                        std::vector<schema_violation>& o) { check(sub, inst, p, o); };
+  node_check<decltype(recurse)> node{s, v, path, out, recurse};
+  if (!node.type_holds())
+    return;
+  node.enum_and_const();
+  if (v.is_number())
+    node.number_bounds();
+  if (v.is_string())
+    node.string_rules();
+  if (v.is_array())
+    node.array_rules();
+  if (v.is_object())
+    node.object_rules();
+  node.combinators();
 }
 
 std::optional<std::string> first_non_finite_number(const json& v, const std::string& path) {
