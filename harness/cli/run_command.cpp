@@ -71,8 +71,13 @@ std::string format_value(double v) {
 
 std::string short_config(const config& c) {
   std::string s;
-  for (const auto& [k, v] : c.values)
-    s += (s.empty() ? "" : " ") + k + "=" + v;
+  for (const auto& [k, v] : c.values) {
+    if (!s.empty())
+      s += ' ';
+    s += k;
+    s += '=';
+    s += v;
+  }
   return s;
 }
 
@@ -248,10 +253,10 @@ expand(const std::string& workload, const std::map<std::string, std::string>& se
       }
       for (const auto& [k, v] : axis_sets)
         vals[k] = v;
-      base.push_back({e.value("name", ""), vals});
+      base.emplace_back(e.value("name", ""), vals);
     }
   } else {
-    base.push_back({"", sets});
+    base.emplace_back("", sets);
   }
   check_config_count(base.size(), sweeps, force);
   auto out = base;
@@ -261,7 +266,7 @@ expand(const std::string& workload, const std::map<std::string, std::string>& se
       for (const auto& v : vs) {
         auto copy = vals;
         copy[k] = v;
-        next.push_back({label, copy});
+        next.emplace_back(label, copy);
       }
     out = std::move(next);
   }
@@ -432,7 +437,7 @@ parse_sweeps(const std::vector<std::string>& args) {
       if (seen == k)
         throw usage_error(fmt::format(
             "--sweep {} is given twice: give every value in one --sweep {}=V1,V2", k, k));
-    out.push_back({k, vals});
+    out.emplace_back(k, vals);
   }
   return out;
 }
@@ -530,7 +535,7 @@ std::vector<planned> make_plan(const registry& reg, const run_options& o, std::s
         std::vector<std::string> vals;
         for (const auto& x : v)
           vals.push_back(value_text(x));
-        sweeps.push_back({k, vals});
+        sweeps.emplace_back(k, vals);
       }
       std::string rules = !o.rules.empty() ? o.rules : e.value("rules", suite.value("rules", ""));
       std::string backend = e.value("backend", o.backend);

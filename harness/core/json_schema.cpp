@@ -24,7 +24,7 @@ json_schema load_builtin_schema(const std::string& name) {
 }
 
 const json& json_schema::resolve(const std::string& ref) const {
-  if (ref.rfind("#", 0) != 0)
+  if (ref.rfind('#', 0) != 0)
     throw input_error(fmt::format("schema $ref '{}' is not local", ref));
   json::json_pointer ptr(ref.substr(1));
   if (!m_root.contains(ptr))
@@ -63,6 +63,13 @@ bool type_matches(const std::string& t, const json& v) {
   if (t == "null")
     return v.is_null();
   return false;
+}
+// The JSON pointer of a member or element below `path`.
+std::string child_path(const std::string& path, const std::string& key) {
+  std::string p = path;
+  p += '/';
+  p += key;
+  return p;
 }
 std::string short_dump(const json& v) {
   std::string s = dump_json(v);
@@ -150,7 +157,7 @@ template <class Recurse> struct node_check {
       fail(fmt::format("array has {} items, more than {}", v.size(), it->dump()));
     if (auto it = s.find("items"); it != s.end())
       for (size_t i = 0; i < v.size(); ++i)
-        recurse(*it, v[i], path + "/" + std::to_string(i), out);
+        recurse(*it, v[i], child_path(path, std::to_string(i)), out);
   }
 
   void object_rules() {
@@ -166,7 +173,7 @@ template <class Recurse> struct node_check {
   void property(const std::string& k, const json& val) {
     const json* props = s.contains("properties") ? &s.at("properties") : nullptr;
     const json* pprops = s.contains("patternProperties") ? &s.at("patternProperties") : nullptr;
-    std::string p = path + "/" + k;
+    std::string p = child_path(path, k);
     bool matched = false;
     if (props && props->contains(k)) {
       matched = true;
@@ -256,11 +263,11 @@ std::optional<std::string> first_non_finite_number(const json& v, const std::str
     return path.empty() ? "/" : path;
   if (v.is_object())
     for (const auto& [k, sub] : v.items())
-      if (auto p = first_non_finite_number(sub, path + "/" + k))
+      if (auto p = first_non_finite_number(sub, child_path(path, k)))
         return p;
   if (v.is_array())
     for (std::size_t i = 0; i < v.size(); ++i)
-      if (auto p = first_non_finite_number(v[i], path + "/" + std::to_string(i)))
+      if (auto p = first_non_finite_number(v[i], child_path(path, std::to_string(i))))
         return p;
   return std::nullopt;
 }

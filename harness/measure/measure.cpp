@@ -33,7 +33,7 @@ size_t llc_bytes() {
     if (s.back() == 'K')
       mult = 1024;
     if (s.back() == 'M')
-      mult = 1024 * 1024;
+      mult = size_t(1024) * 1024;
     try {
       size_t v = std::stoull(s) * mult;
       best = std::max(best, v);

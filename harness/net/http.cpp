@@ -157,8 +157,12 @@ attempt perform_once(method m, const http_request& req, const std::string& key,
   headers.append("Expect:");
   if (m == method::post)
     headers.append("Content-Type: " + req.content_type);
-  for (const auto& [name, value] : req.headers)
-    headers.append(name + ": " + value);
+  for (const auto& [name, value] : req.headers) {
+    std::string line = name;
+    line += ": ";
+    line += value;
+    headers.append(line);
+  }
 
   curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");

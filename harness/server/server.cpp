@@ -172,7 +172,7 @@ using body_fn = std::function<void(store::store&, const httplib::Request&, httpl
 
 // A route: authorization, the store lease, the mapping of errors to statuses, and the server-side
 // time in a Server-Timing header (what the benchmark reads).
-httplib::Server::Handler route(server_state& st, role need, body_fn fn) {
+httplib::Server::Handler route(server_state& st, role need, const body_fn& fn) {
   return [&st, need, fn](const httplib::Request& req, httplib::Response& res) {
     const auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = thread_cpu_ms();
@@ -359,8 +359,10 @@ void add_policies(httplib::Server& svr, server_state& st) {
         send_error(res, res.status, why);
         return httplib::Server::HandlerResponse::Handled;
       }));
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                               std::exception_ptr) { send_error(res, 500, "internal error"); });
+  svr.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
+        send_error(res, 500, "internal error");
+      });
   svr.set_post_routing_handler([&st](const httplib::Request&, httplib::Response& res) {
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Cache-Control", "no-store");

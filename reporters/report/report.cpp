@@ -100,13 +100,12 @@ system_facts facts_of(const run& r, const side& s) {
 }
 
 std::string format_count(int64_t n) {
-  std::string s = std::to_string(n), out;
-  int c = 0;
-  for (auto it = s.rbegin(); it != s.rend(); ++it) {
-    if (c && c % 3 == 0)
-      out.insert(out.begin(), ',');
-    out.insert(out.begin(), *it);
-    ++c;
+  const std::string s = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) { // a comma before every third digit from the right
+    if (i > 0 && (s.size() - i) % 3 == 0)
+      out += ',';
+    out += s[i];
   }
   return out;
 }
@@ -470,10 +469,10 @@ void add_likely_reading(plausibility_check& c, const side_score& s, const std::s
   if (family == "training" && per_accel_unit) {
     std::vector<std::pair<int64_t, std::string>> readings;
     if (facts.per_node > 1)
-      readings.push_back({facts.per_node, fmt::format("per {}-{} node", facts.per_node, unit)});
+      readings.emplace_back(facts.per_node, fmt::format("per {}-{} node", facts.per_node, unit));
     if (facts.accelerators > facts.per_node)
-      readings.push_back(
-          {facts.accelerators, fmt::format("per system of {} {}s", facts.accelerators, unit)});
+      readings.emplace_back(facts.accelerators,
+                            fmt::format("per system of {} {}s", facts.accelerators, unit));
     for (const auto& [n, what] : readings) {
       const double u = *c.utilisation_pct / double(n);
       if (u > limit)
@@ -551,7 +550,7 @@ void take_mlperf_score(const group& g, scored_side& out) {
   const ttt_score* sc = g.mlperf_score;
   if (!sc) {
     s.score_valid = false;
-    s.score_reasons.push_back(
+    s.score_reasons.emplace_back(
         "no MLPerf score was given for these runs (this build has no MLPerf module)");
     for (const run* r : g.runs)
       s.run_values.push_back({r->uuid, r->samples.empty() ? 0.0 : r->samples.front().value, false});
@@ -811,7 +810,7 @@ void add_size_points(side_score& s, const group& g, const std::vector<const run*
     if (flops > 0) {
       run_series rs = series_of(*r, g.family);
       if (!rs.values.empty())
-        s.size_points.push_back({flops, median_of(rs.values)});
+        s.size_points.emplace_back(flops, median_of(rs.values));
     }
   }
 }
@@ -903,8 +902,13 @@ std::string pair_label(const run& r, const std::string& family) {
   auto model = r.cfg.values.find("model");
   std::string vals;
   for (const auto& [k, v] : r.cfg.values)
-    if (!(family == "training" && k == "model"))
-      vals += (vals.empty() ? "" : " ") + k + "=" + v;
+    if (!(family == "training" && k == "model")) {
+      if (!vals.empty())
+        vals += ' ';
+      vals += k;
+      vals += '=';
+      vals += v;
+    }
   if (family == "training" && model != r.cfg.values.end())
     return model->second + (vals.empty() ? "" : " " + vals);
   return r.cfg.workload + (vals.empty() ? "" : " " + vals);
@@ -1007,7 +1011,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
     return;
   }
   if (!(bs.value > 0) || !(cs.value > 0)) {
-    p.notes.push_back("a side has no positive score: no speed-up");
+    p.notes.emplace_back("a side has no positive score: no speed-up");
     return;
   }
   const bool lower = bs.dir == direction::lower_is_better;
@@ -1044,7 +1048,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
     p.ci_degenerate = b.values.size() == 1 && c.values.size() == 1;
   }
   if (p.ci_degenerate)
-    p.notes.push_back(
+    p.notes.emplace_back(
         "one sample per side (a published figure): the 95% CI is degenerate (the point itself)");
   if (bs.accelerators != cs.accelerators && bs.per_accelerator > 0 && cs.per_accelerator > 0) {
     p.per_accelerator_speedup =
@@ -1141,7 +1145,7 @@ void judge_like_for_like(pair_result& p, const scored_side& b, const scored_side
 // on no assumption; the rest are shown with the reason.
 void decide_summary(pair_result& p) {
   if (!(p.speedup > 0))
-    p.excluded_because.push_back("no speed-up");
+    p.excluded_because.emplace_back("no speed-up");
   if (!p.like_for_like) {
     std::string why;
     for (const auto& x : p.not_like_for_like)
@@ -1400,7 +1404,7 @@ private:
                    fmt::format("no {} run with this {}", base ? "candidate" : "baseline",
                                g.family == "mlperf" ? "benchmark" : "config and ruleset"));
       if (g.family == "mlperf")
-        mlperf_groups_.push_back({&g, score_of(g).first.score});
+        mlperf_groups_.emplace_back(&g, score_of(g).first.score);
     }
   }
 
@@ -1412,14 +1416,14 @@ private:
     if (b.size() == 1 || c.size() == 1) {
       for (const auto& [sb, g1] : b)
         for (const auto& [sc, g2] : c)
-          matches.push_back({&g1, &g2});
+          matches.emplace_back(&g1, &g2);
       return matches;
     }
     std::set<std::string> pb, pc;
     for (const auto& [sb, g1] : b)
       for (const auto& [sc, g2] : c)
         if (!pb.count(sb) && !pc.count(sc) && g1.facts.accelerators == g2.facts.accelerators) {
-          matches.push_back({&g1, &g2});
+          matches.emplace_back(&g1, &g2);
           pb.insert(sb);
           pc.insert(sc);
         }
@@ -1462,8 +1466,8 @@ private:
 
   void note_mlperf_pair(pair_result& p, const group& g1, const group& g2, const scored_side& b,
                         const scored_side& c) {
-    mlperf_groups_.push_back({&g1, b.score});
-    mlperf_groups_.push_back({&g2, c.score});
+    mlperf_groups_.emplace_back(&g1, b.score);
+    mlperf_groups_.emplace_back(&g2, c.score);
     for (const auto* s : {&b.score, &c.score})
       if (!s->score_valid)
         p.notes.push_back(
@@ -1625,9 +1629,10 @@ private:
     for (const auto& [g, sc] : mlperf_groups_)
       measured = measured || sc.energy_source.rfind("MLPerf power logs", 0) == 0;
     if (!measured)
-      rep_.notes.push_back("MLPerf energy: none of these submissions publishes power logs (power/ "
-                           "folders), so energy per "
-                           "training run is estimated from TDP x time x accelerators.");
+      rep_.notes.emplace_back(
+          "MLPerf energy: none of these submissions publishes power logs (power/ "
+          "folders), so energy per "
+          "training run is estimated from TDP x time x accelerators.");
   }
 
   // Every figure of both selections, paired or not, with its plausibility.
@@ -1697,12 +1702,13 @@ private:
     for (const auto& p : rep_.pairs)
       any_degenerate = any_degenerate || p.ci_degenerate;
     if (any_degenerate)
-      rep_.notes.push_back("Published figures carry one sample (the figure itself): their "
-                           "confidence intervals are degenerate and say nothing about "
-                           "run-to-run spread.");
+      rep_.notes.emplace_back("Published figures carry one sample (the figure itself): their "
+                              "confidence intervals are degenerate and say nothing about "
+                              "run-to-run spread.");
     if (rep_.pairs.empty())
-      rep_.notes.push_back("No pairs: nothing in the two selections shares a workload and config "
-                           "key (see the unpaired list).");
+      rep_.notes.emplace_back(
+          "No pairs: nothing in the two selections shares a workload and config "
+          "key (see the unpaired list).");
     rep_.notes.push_back(fmt::format(
         "Confidence intervals: {:.0f}% percentile bootstrap; medians use the exact bootstrap "
         "distribution of the sample median, MLPerf scores resample runs ({} resamples, seed {}).",
