@@ -71,8 +71,13 @@ std::string format_value(double v) {
 
 std::string short_config(const config& c) {
   std::string s;
-  for (const auto& [k, v] : c.values)
-    s += (s.empty() ? "" : " ") + k + "=" + v;
+  for (const auto& [k, v] : c.values) {
+    if (!s.empty())
+      s += ' ';
+    s += k;
+    s += '=';
+    s += v;
+  }
   return s;
 }
 
@@ -248,10 +253,10 @@ expand(const std::string& workload, const std::map<std::string, std::string>& se
       }
       for (const auto& [k, v] : axis_sets)
         vals[k] = v;
-      base.push_back({e.value("name", ""), vals});
+      base.emplace_back(e.value("name", ""), vals);
     }
   } else {
-    base.push_back({"", sets});
+    base.emplace_back("", sets);
   }
   check_config_count(base.size(), sweeps, force);
   auto out = base;
@@ -261,7 +266,7 @@ expand(const std::string& workload, const std::map<std::string, std::string>& se
       for (const auto& v : vs) {
         auto copy = vals;
         copy[k] = v;
-        next.push_back({label, copy});
+        next.emplace_back(label, copy);
       }
     out = std::move(next);
   }
@@ -277,6 +282,103 @@ ruleset pick_rules(const workload& w, const std::string& rules_name,
   return apply_overrides(base, overrides, user);
 }
 
+// A config recorded as skipped, with the reason (a suite or batch goes on without it).
+planned skipped_plan(const workload* w, const std::string& wname, const std::string& backend,
+                     const std::map<std::string, std::string>& sets, std::string why) {
+  planned p;
+  p.w = w;
+  p.cfg.workload = wname;
+  p.cfg.backend = backend;
+  p.cfg.values = sets;
+  p.skip_reason = std::move(why);
+  return p;
+}
+
+// Why the workload cannot run on this backend in this build ("" when it can).
+std::string backend_refusal(const workload& w, const std::string& wname,
+                            const std::string& backend) {
+  for (const auto& b : w.spec().backends)
+    if (b == backend)
+      return "";
+  return backend == "cuda" ? fmt::format("backend cuda is unavailable for {}: this build has no "
+                                         "CUDA backend for it (see accelbench env)",
+                                         wname)
+                           : fmt::format("unknown backend '{}' for workload {} (available: {})",
+                                         backend, wname, fmt::join(w.spec().backends, ", "));
+}
+
+// Across ranks, a sample is timed by harness/measure (a barrier before it, the slowest rank's
+// time) for kernel workloads; others run across ranks only when they coordinate their ranks
+// themselves (train.llama's data parallelism). Returns why the workload cannot ("" when it can).
+std::string ranks_refusal(const workload& w, const std::string& wname) {
+  if (!dist::distributed() || w.spec().family == "kernel" || w.spec().across_ranks)
+    return "";
+  return fmt::format(
+      "workload {} does not run across ranks yet (world size {}); run it as one process", wname,
+      dist::size());
+}
+
+// Rules by name, resolved once each: the user's, else each config's default.
+class rules_cache {
+public:
+  rules_cache(const workload& w, const std::string& rules_arg,
+              const std::map<std::string, std::string>& overrides)
+      : w_(w), rules_arg_(rules_arg), overrides_(overrides) {}
+
+  const std::pair<ruleset, json>& for_config(const config& cfg) {
+    std::string name = rules_arg_.empty() ? w_.default_ruleset(cfg) : rules_arg_;
+    auto it = by_name_.find(name);
+    if (it == by_name_.end()) {
+      json user;
+      ruleset r = pick_rules(w_, name, overrides_, user);
+      it = by_name_.emplace(name, std::make_pair(std::move(r), std::move(user))).first;
+    }
+    return it->second;
+  }
+
+private:
+  const workload& w_;
+  const std::string& rules_arg_;
+  const std::map<std::string, std::string>& overrides_;
+  std::map<std::string, std::pair<ruleset, json>> by_name_;
+};
+
+// Why this config cannot run here: the workload's own reason, or more host memory than is
+// available ("" when it can).
+std::string config_refusal(const workload& w, const config& cfg, uint64_t avail) {
+  std::string why = w.unavailable_reason(cfg);
+  uint64_t need = w.estimate_host_bytes(cfg);
+  if (why.empty() && need == k_saturated)
+    why = "needs more host memory than 64 bits can count (2^64 bytes or more)";
+  if (why.empty() && avail > 0 && need > avail * 9 / 10)
+    why = fmt::format("needs {:.2f} GiB of host memory, more than the {:.2f} GiB available",
+                      need / 1073741824.0, avail / 1073741824.0);
+  return why;
+}
+
+// One expanded config, resolved, validated and given its rules. A single run (not `many`) refuses
+// before allocating; a catalogue, sweep or suite records the skip.
+planned plan_config(const workload& w, const std::string& backend, const std::string& label,
+                    const std::map<std::string, std::string>& vals, rules_cache& rules, bool many,
+                    uint64_t avail) {
+  planned p;
+  p.w = &w;
+  p.cfg = resolve_config(w.spec(), backend, vals); // bad values: exit 2 before anything runs
+  w.validate(p.cfg);
+  w.normalize(p.cfg);
+  const auto& [r, user] = rules.for_config(p.cfg);
+  p.rules = r;
+  p.user = user;
+  p.label = label;
+  std::string why = config_refusal(w, p.cfg, avail);
+  if (!why.empty()) {
+    if (!many)
+      throw input_error(fmt::format("{}: {}", p.cfg.key(), why));
+    p.skip_reason = why;
+  }
+  return p;
+}
+
 void plan_request(const registry& reg, const std::string& wname, const std::string& backend,
                   const std::map<std::string, std::string>& sets,
                   const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
@@ -285,99 +387,31 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
                   std::vector<planned>& out) {
   const workload* w = reg.find(wname);
   if (!w) {
+    // A suite may name a workload this build does not have (e.g. a CUDA-only one): skipped.
     if (batch) {
-      // A suite may name a workload this build does not have (e.g. a CUDA-only one): skipped.
-      planned p;
-      p.cfg.workload = wname;
-      p.cfg.backend = backend;
-      p.cfg.values = sets;
-      p.skip_reason = fmt::format("workload {} is not available in this build", wname);
-      out.push_back(std::move(p));
+      out.push_back(skipped_plan(nullptr, wname, backend, sets,
+                                 fmt::format("workload {} is not available in this build", wname)));
       return;
     }
     reg.get(wname); // throws the listing error
   }
-  bool backend_known = false;
-  for (const auto& b : w->spec().backends)
-    backend_known |= b == backend;
-  if (!backend_known) {
-    std::string why = backend == "cuda"
-                          ? fmt::format("backend cuda is unavailable for {}: this build has no "
-                                        "CUDA backend for it (see accelbench env)",
-                                        wname)
-                          : fmt::format("unknown backend '{}' for workload {} (available: {})",
-                                        backend, wname, fmt::join(w->spec().backends, ", "));
+  std::string why = backend_refusal(*w, wname, backend);
+  if (why.empty())
+    why = ranks_refusal(*w, wname);
+  if (!why.empty()) {
     if (!batch)
       throw input_error(why);
-    planned p;
-    p.w = w;
-    p.cfg.workload = wname;
-    p.cfg.backend = backend;
-    p.cfg.values = sets;
-    p.skip_reason = why;
-    out.push_back(std::move(p));
+    out.push_back(skipped_plan(w, wname, backend, sets, why));
     return;
   }
-  // Across ranks, a sample is timed by harness/measure (a barrier before it, the slowest rank's
-  // time) for kernel workloads; others run across ranks only when they coordinate their ranks
-  // themselves (train.llama's data parallelism).
-  if (dist::distributed() && w->spec().family != "kernel" && !w->spec().across_ranks) {
-    std::string why = fmt::format(
-        "workload {} does not run across ranks yet (world size {}); run it as one process", wname,
-        dist::size());
-    if (!batch)
-      throw input_error(why);
-    planned p;
-    p.w = w;
-    p.cfg.workload = wname;
-    p.cfg.backend = backend;
-    p.cfg.values = sets;
-    p.skip_reason = why;
-    out.push_back(std::move(p));
-    return;
-  }
-  // Rules by name, resolved once each: the user's, else each config's default.
-  std::map<std::string, std::pair<ruleset, json>> rules_by_name;
-  auto rules_for = [&](const config& cfg) -> const std::pair<ruleset, json>& {
-    std::string name = rules_arg.empty() ? w->default_ruleset(cfg) : rules_arg;
-    auto it = rules_by_name.find(name);
-    if (it == rules_by_name.end()) {
-      json user;
-      ruleset r = pick_rules(*w, name, overrides, user);
-      it = rules_by_name.emplace(name, std::make_pair(std::move(r), std::move(user))).first;
-    }
-    return it->second;
-  };
+  rules_cache rules(*w, rules_arg, overrides);
   if (!rules_arg.empty())
-    rules_for(config{}); // a bad --rules is an error even before configs resolve
+    rules.for_config(config{}); // a bad --rules is an error even before configs resolve
   auto configs = expand(wname, sets, sweeps, shapes, force);
   bool many = batch || configs.size() > 1 || !shapes.empty();
   auto avail = read_memory_info().available_bytes;
-  for (auto& [label, vals] : configs) {
-    planned p;
-    p.w = w;
-    p.cfg = resolve_config(w->spec(), backend, vals); // bad values: exit 2 before anything runs
-    w->validate(p.cfg);
-    w->normalize(p.cfg);
-    const auto& [rules, user] = rules_for(p.cfg);
-    p.rules = rules;
-    p.user = user;
-    p.label = label;
-    std::string why = w->unavailable_reason(p.cfg);
-    uint64_t need = w->estimate_host_bytes(p.cfg);
-    if (why.empty() && need == k_saturated)
-      why = "needs more host memory than 64 bits can count (2^64 bytes or more)";
-    if (why.empty() && avail > 0 && need > avail * 9 / 10)
-      why = fmt::format("needs {:.2f} GiB of host memory, more than the {:.2f} GiB available",
-                        need / 1073741824.0, avail / 1073741824.0);
-    if (!why.empty()) {
-      // A single run refuses before allocating; a catalogue, sweep or suite records the skip.
-      if (!many)
-        throw input_error(fmt::format("{}: {}", p.cfg.key(), why));
-      p.skip_reason = why;
-    }
-    out.push_back(std::move(p));
-  }
+  for (auto& [label, vals] : configs)
+    out.push_back(plan_config(*w, backend, label, vals, rules, many, avail));
 }
 
 std::vector<std::pair<std::string, std::vector<std::string>>>
@@ -403,7 +437,7 @@ parse_sweeps(const std::vector<std::string>& args) {
       if (seen == k)
         throw usage_error(fmt::format(
             "--sweep {} is given twice: give every value in one --sweep {}=V1,V2", k, k));
-    out.push_back({k, vals});
+    out.emplace_back(k, vals);
   }
   return out;
 }
@@ -501,7 +535,7 @@ std::vector<planned> make_plan(const registry& reg, const run_options& o, std::s
         std::vector<std::string> vals;
         for (const auto& x : v)
           vals.push_back(value_text(x));
-        sweeps.push_back({k, vals});
+        sweeps.emplace_back(k, vals);
       }
       std::string rules = !o.rules.empty() ? o.rules : e.value("rules", suite.value("rules", ""));
       std::string backend = e.value("backend", o.backend);

@@ -33,7 +33,7 @@ size_t llc_bytes() {
     if (s.back() == 'K')
       mult = 1024;
     if (s.back() == 'M')
-      mult = 1024 * 1024;
+      mult = size_t(1024) * 1024;
     try {
       size_t v = std::stoull(s) * mult;
       best = std::max(best, v);
@@ -191,94 +191,134 @@ struct pass_result {
   int64_t cut = 0; // repetitions not taken because max_time_s was reached
 };
 
-// Runs `reps` samples of `iters` iterations through Google Benchmark's runner. Repetitions that
-// would start after max_time_s has passed are not taken.
-pass_result run_samples(const std::string& name, kernel& k, const measurement_settings& m,
-                        int64_t iters, int64_t reps) {
-  const bool cold = m.cache == cache_policy::cold;
-  static const std::string k_time_up = "max_time_s reached";
-  std::vector<json> extras;
+// The error Google Benchmark reports for a repetition not taken because max_time_s was reached.
+constexpr const char* k_time_up = "max_time_s reached";
+
+// What the repetitions of one pass leave behind for run_samples, besides Google Benchmark's
+// samples.
+struct pass_state {
+  std::vector<json> extras; // per sample, the kernel's sample_extra()
   std::vector<std::vector<double>>
       rank_seconds; // per sample, every rank's seconds (world size > 1)
   std::exception_ptr failure;
   int64_t cut = 0;
-  const auto started = clk::now();
-  // Every sample is timed by us and handed to Google Benchmark as manual time: device timers for
-  // GPU kernels, steady_clock around the kernel loop for host kernels. Google Benchmark's own
-  // timer also reads the process CPU clock at every start and stop, which costs about a
-  // microsecond in a VM; two steady_clock reads per sample cost a few tens of nanoseconds.
-  // An exception inside a sample (a device error, say) must not escape Google Benchmark: the
-  // benchmark would stay registered and the next measurement would run it again over a kernel
-  // that no longer exists. It ends the benchmark as an error and is rethrown once GB is clean.
-  //
-  // Across ranks (issue 15): whether to take a sample is agreed (a failure or max_time_s on any
-  // rank stops all), each sample starts after a barrier, and its time is the slowest rank's (as a
-  // step of data-parallel training is); every rank's time is kept with the sample.
-  auto body = [&](benchmark::State& st) {
-    const bool failed = dist::any(failure != nullptr);
-    if (failed || dist::any(seconds_since(started) > m.max_time_s)) {
-      if (!failed)
-        ++cut;
-      st.SkipWithError(failed ? "an earlier repetition failed (on this or another rank)"
-                              : k_time_up.c_str());
-      for (auto _ : st) {
-      }
-      return;
+  clk::time_point started = clk::now();
+};
+
+// Across ranks, whether to take a sample is agreed: a failure or max_time_s on any rank stops all.
+// A repetition not taken is ended as an error with no iterations timed.
+bool skip_repetition(benchmark::State& st, const measurement_settings& m, pass_state& ps) {
+  const bool failed = dist::any(ps.failure != nullptr);
+  if (!failed && !dist::any(seconds_since(ps.started) > m.max_time_s))
+    return false;
+  if (!failed)
+    ++ps.cut;
+  st.SkipWithError(failed ? "an earlier repetition failed (on this or another rank)" : k_time_up);
+  for (auto _ : st) {
+  }
+  return true;
+}
+
+// The iterations of one sample, each span of time booked as it is measured.
+template <class Book>
+inline void time_iterations(benchmark::State& st, kernel& k, bool cold, const Book& book) {
+  if (k.manual_timing() && cold) {
+    // Device timers, cold: the flush is enqueued before the start event, one iteration per
+    // timed span.
+    for (auto _ : st) {
+      k.flush_cache();
+      book(k.run_timed(1));
     }
-    dist::barrier();
-    double here = 0; // this rank's seconds for the sample
-    auto book = [&](double t) {
-      here += t;
-      st.SetIterationTime(t);
-    };
-    try {
-      if (k.manual_timing() && cold) {
-        // Device timers, cold: the flush is enqueued before the start event, one iteration per
-        // timed span.
-        for (auto _ : st) {
-          k.flush_cache();
-          book(k.run_timed(1));
-        }
-      } else if (k.manual_timing()) {
-        // Device timers, hot: all iterations of the sample back to back between one pair of
-        // events (per-iteration events would time the host's launch latency too), booked on the
-        // last iteration as below.
-        const auto n = st.max_iterations;
-        benchmark::IterationCount i = 0;
-        for (auto _ : st)
-          if (++i == n)
-            book(k.run_timed(n));
-      } else if (cold) {
-        // The flush runs between iterations, outside the timed span.
-        for (auto _ : st) {
-          k.flush_cache();
-          auto t0 = clk::now();
-          k.run();
-          book(seconds_since(t0));
-        }
-      } else {
-        // Hot: back to back; one timed span over all iterations of the sample (the manual times
-        // of a sample add up, so the span is booked on the last iteration).
-        const auto n = st.max_iterations;
-        benchmark::IterationCount i = 0;
-        clk::time_point t0;
-        for (auto _ : st) {
-          if (i == 0)
-            t0 = clk::now(); // after Google Benchmark started its own (unused) timer
-          k.run();
-          if (++i == n)
-            book(seconds_since(t0));
-        }
-      }
-      extras.push_back(k.sample_extra());
-    } catch (const std::exception& e) {
-      failure = std::current_exception();
-      st.SkipWithError(e.what());
+  } else if (k.manual_timing()) {
+    // Device timers, hot: all iterations of the sample back to back between one pair of
+    // events (per-iteration events would time the host's launch latency too), booked on the
+    // last iteration as below.
+    const auto n = st.max_iterations;
+    benchmark::IterationCount i = 0;
+    for (auto _ : st)
+      if (++i == n)
+        book(k.run_timed(n));
+  } else if (cold) {
+    // The flush runs between iterations, outside the timed span.
+    for (auto _ : st) {
+      k.flush_cache();
+      auto t0 = clk::now();
+      k.run();
+      book(seconds_since(t0));
     }
-    if (dist::distributed())
-      rank_seconds.push_back(dist::gather_all(here));
+  } else {
+    // Hot: back to back; one timed span over all iterations of the sample (the manual times
+    // of a sample add up, so the span is booked on the last iteration).
+    const auto n = st.max_iterations;
+    benchmark::IterationCount i = 0;
+    clk::time_point t0;
+    for (auto _ : st) {
+      if (i == 0)
+        t0 = clk::now(); // after Google Benchmark started its own (unused) timer
+      k.run();
+      if (++i == n)
+        book(seconds_since(t0));
+    }
+  }
+}
+
+// One repetition of the pass (Google Benchmark calls it once per sample). Every sample is timed
+// by us and handed to Google Benchmark as manual time: device timers for GPU kernels,
+// steady_clock around the kernel loop for host kernels. Google Benchmark's own timer also reads
+// the process CPU clock at every start and stop, which costs about a microsecond in a VM; two
+// steady_clock reads per sample cost a few tens of nanoseconds.
+// An exception inside a sample (a device error, say) must not escape Google Benchmark: the
+// benchmark would stay registered and the next measurement would run it again over a kernel
+// that no longer exists. It ends the benchmark as an error and is rethrown once GB is clean.
+// Across ranks each sample starts after a barrier, and its time is the slowest rank's (as a
+// step of data-parallel training is); every rank's time is kept with the sample.
+void take_sample(benchmark::State& st, kernel& k, const measurement_settings& m, pass_state& ps) {
+  if (skip_repetition(st, m, ps))
+    return;
+  dist::barrier();
+  double here = 0; // this rank's seconds for the sample
+  auto book = [&](double t) {
+    here += t;
+    st.SetIterationTime(t);
   };
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), body);
+  try {
+    time_iterations(st, k, m.cache == cache_policy::cold, book);
+    ps.extras.push_back(k.sample_extra());
+  } catch (const std::exception& e) {
+    ps.failure = std::current_exception();
+    st.SkipWithError(e.what());
+  }
+  if (dist::distributed())
+    ps.rank_seconds.push_back(dist::gather_all(here));
+}
+
+// The kernel's extras and, across ranks, every rank's time per iteration go with each sample,
+// whose value becomes the slowest rank's seconds per iteration.
+void attach_pass_state(std::vector<sample>& samples, const pass_state& ps) {
+  for (size_t i = 0; i < samples.size() && i < ps.extras.size(); ++i)
+    if (!ps.extras[i].empty())
+      samples[i].extra = ps.extras[i];
+  for (size_t i = 0; i < samples.size() && i < ps.rank_seconds.size(); ++i) {
+    auto& smp = samples[i];
+    const double n = (double)smp.iterations;
+    json per_rank = json::array();
+    double slowest = 0;
+    for (double t : ps.rank_seconds[i]) {
+      per_rank.push_back(t / n);
+      slowest = std::max(slowest, t);
+    }
+    smp.value = slowest / n; // seconds per iteration on the slowest rank
+    smp.extra["rank_s"] = per_rank;
+  }
+}
+
+// Runs `reps` samples of `iters` iterations through Google Benchmark's runner. Repetitions that
+// would start after max_time_s has passed are not taken.
+pass_result run_samples(const std::string& name, kernel& k, const measurement_settings& m,
+                        int64_t iters, int64_t reps) {
+  pass_state ps;
+  auto* b = benchmark::RegisterBenchmark(name.c_str(),
+                                         [&](benchmark::State& st) { take_sample(st, k, m, ps); });
   b->Iterations(iters)->Repetitions((int)reps)->ReportAggregatesOnly(false);
   b->UseManualTime();
   b->Unit(benchmark::kSecond);
@@ -286,28 +326,14 @@ pass_result run_samples(const std::string& name, kernel& k, const measurement_se
   sample_reporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   benchmark::ClearRegisteredBenchmarks();
-  if (failure)
-    std::rethrow_exception(failure);
+  if (ps.failure)
+    std::rethrow_exception(ps.failure);
 
-  for (size_t i = 0; i < rep.samples.size() && i < extras.size(); ++i)
-    if (!extras[i].empty())
-      rep.samples[i].extra = extras[i];
-  for (size_t i = 0; i < rep.samples.size() && i < rank_seconds.size(); ++i) {
-    auto& smp = rep.samples[i];
-    const double n = (double)smp.iterations;
-    json per_rank = json::array();
-    double slowest = 0;
-    for (double t : rank_seconds[i]) {
-      per_rank.push_back(t / n);
-      slowest = std::max(slowest, t);
-    }
-    smp.value = slowest / n; // seconds per iteration on the slowest rank
-    smp.extra["rank_s"] = per_rank;
-  }
+  attach_pass_state(rep.samples, ps);
   pass_result out;
   out.samples = std::move(rep.samples);
   out.error = rep.error == k_time_up ? "" : rep.error;
-  out.cut = cut;
+  out.cut = ps.cut;
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -156,8 +157,12 @@ attempt perform_once(method m, const http_request& req, const std::string& key,
   headers.append("Expect:");
   if (m == method::post)
     headers.append("Content-Type: " + req.content_type);
-  for (const auto& [name, value] : req.headers)
-    headers.append(name + ": " + value);
+  for (const auto& [name, value] : req.headers) {
+    std::string line = name;
+    line += ": ";
+    line += value;
+    headers.append(line);
+  }
 
   curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -238,81 +243,120 @@ void check_options(const http_options& o) {
     throw input_error(fmt::format("HTTP attempts must be at least 1, got {}", o.max_attempts));
 }
 
-http_response perform(method m, const http_request& req) {
+// What a request adds to its headers, checked: headers, the token and the idempotency key go on
+// the wire as they are, so a line break in one would let it add headers of its own.
+struct request_secrets {
+  std::string token, key;
+};
+
+request_secrets checked_request(const http_request& req) {
   const http_options& o = req.options;
-  check_options(o);
-  check_url(req.url, o);
-  global_init();
   for (const auto& [name, value] : req.headers)
     if (has_control_char(name) || has_control_char(value) || name.find(':') != std::string::npos)
       throw input_error(fmt::format("HTTP header '{}' has a line break, control character or colon "
                                     "in its name or value",
                                     redact_token(name, o)));
-  std::string token = req.send_token ? read_token(o) : std::string();
-  if (has_control_char(token))
+  request_secrets s;
+  s.token = req.send_token ? read_token(o) : std::string();
+  if (has_control_char(s.token))
     // The value is not shown: it is the secret.
     throw input_error(fmt::format("the token in ${} contains a line break or control character "
                                   "(check how the secret is stored)",
                                   o.token_env));
-  std::string key = req.idempotency_key.empty() ? new_uuid() : req.idempotency_key;
-  if (has_control_char(key))
-    throw input_error(fmt::format("Idempotency-Key '{}' contains a control character", key));
+  s.key = req.idempotency_key.empty() ? new_uuid() : req.idempotency_key;
+  if (has_control_char(s.key))
+    throw input_error(fmt::format("Idempotency-Key '{}' contains a control character", s.key));
+  return s;
+}
 
+// Said on every request, never once per process: a forgotten --insecure in a nightly job must
+// stay visible in every log.
+void warn_unprotected(method m, const http_request& req, const std::string& shown) {
+  const http_options& o = req.options;
+  if (o.insecure)
+    emit(o, fmt::format("warning: TLS certificate verification is OFF (--insecure) for {} {}",
+                        method_name(m), shown));
+  if (o.allow_plain_http && to_lower(req.url).rfind("http://", 0) == 0)
+    emit(o, fmt::format("warning: sending over plain http (not encrypted): {} {}", method_name(m),
+                        shown));
+}
+
+// A transport failure: thrown when retrying cannot help or the attempts are spent, otherwise the
+// delay before the next attempt.
+std::chrono::milliseconds transport_retry_delay(method m, const std::string& shown, int n,
+                                                int max_attempts, const attempt& a,
+                                                const http_options& o) {
+  if (a.too_large)
+    throw http_error(fmt::format("{} {}: response larger than {} bytes, refused", method_name(m),
+                                 shown, o.max_response_bytes),
+                     0);
+  std::string what =
+      redact_token(fmt::format("{} {} failed after {} attempt(s): {} (curl error {})",
+                               method_name(m), shown, n, a.curl_message, (int)a.code),
+                   o);
+  if (!retryable(a.code) || n >= max_attempts)
+    throw http_error(what, 0);
+  return backoff_delay(n, o);
+}
+
+http_response response_of(attempt& a, const std::string& key, int n) {
+  http_response r;
+  r.status = a.status;
+  r.body = std::move(a.body);
+  r.headers = std::move(a.headers);
+  r.redirect_url = std::move(a.redirect_url);
+  r.idempotency_key = key;
+  r.attempts = n;
+  return r;
+}
+
+// A response: the delay before the next attempt, or nothing when the response is the answer (its
+// status is not worth a retry, the attempts are spent, or the server asks for longer than we wait).
+std::optional<std::chrono::milliseconds> status_retry_delay(method m, const std::string& shown,
+                                                            int n, int max_attempts,
+                                                            const http_response& r,
+                                                            const http_options& o) {
+  if (!retryable_status(r.status) || n >= max_attempts)
+    return std::nullopt;
+  auto it = r.headers.find("retry-after");
+  auto asked =
+      it == r.headers.end() ? std::chrono::milliseconds{-1} : parse_retry_after(it->second);
+  if (asked.count() < 0)
+    return backoff_delay(n, o);
+  // Honour the server's Retry-After (RFC 9110 §10.2.3): never earlier than asked. When it asks
+  // for longer than we are willing to wait, stop and let the caller report it.
+  if (asked > o.retry_after_max) {
+    emit(o, fmt::format("{} {}: HTTP {}, server asks to retry after {} (more than the {} we "
+                        "wait); giving up",
+                        method_name(m), shown, r.status, seconds_text(asked),
+                        seconds_text(o.retry_after_max)));
+    return std::nullopt;
+  }
+  return asked;
+}
+
+http_response perform(method m, const http_request& req) {
+  const http_options& o = req.options;
+  check_options(o);
+  check_url(req.url, o);
+  global_init();
+  const request_secrets sec = checked_request(req);
   const std::string shown = redact_url(req.url);
   const int max_attempts = std::max(1, o.max_attempts);
   for (int n = 1;; ++n) {
-    // Said on every request, never once per process: a forgotten --insecure in a nightly job
-    // must stay visible in every log.
-    if (o.insecure)
-      emit(o, fmt::format("warning: TLS certificate verification is OFF (--insecure) for {} {}",
-                          method_name(m), shown));
-    if (o.allow_plain_http && to_lower(req.url).rfind("http://", 0) == 0)
-      emit(o, fmt::format("warning: sending over plain http (not encrypted): {} {}", method_name(m),
-                          shown));
-
-    attempt a = perform_once(m, req, key, token);
+    warn_unprotected(m, req, shown);
+    attempt a = perform_once(m, req, sec.key, sec.token);
     std::chrono::milliseconds delay{-1};
     std::string why;
     if (a.code != CURLE_OK) {
-      if (a.too_large)
-        throw http_error(fmt::format("{} {}: response larger than {} bytes, refused",
-                                     method_name(m), shown, o.max_response_bytes),
-                         0);
-      std::string what =
-          redact_token(fmt::format("{} {} failed after {} attempt(s): {} (curl error {})",
-                                   method_name(m), shown, n, a.curl_message, (int)a.code),
-                       o);
-      if (!retryable(a.code) || n >= max_attempts)
-        throw http_error(what, 0);
-      delay = backoff_delay(n, o);
+      delay = transport_retry_delay(m, shown, n, max_attempts, a, o);
       why = a.curl_message;
     } else {
-      http_response r;
-      r.status = a.status;
-      r.body = std::move(a.body);
-      r.headers = std::move(a.headers);
-      r.redirect_url = std::move(a.redirect_url);
-      r.idempotency_key = key;
-      r.attempts = n;
-      if (!retryable_status(r.status) || n >= max_attempts)
+      http_response r = response_of(a, sec.key, n);
+      const auto wait = status_retry_delay(m, shown, n, max_attempts, r, o);
+      if (!wait)
         return r;
-      auto it = r.headers.find("retry-after");
-      auto asked =
-          it == r.headers.end() ? std::chrono::milliseconds{-1} : parse_retry_after(it->second);
-      if (asked.count() >= 0) {
-        // Honour the server's Retry-After (RFC 9110 §10.2.3): never earlier than asked. When it
-        // asks for longer than we are willing to wait, stop and let the caller report it.
-        if (asked > o.retry_after_max) {
-          emit(o, fmt::format("{} {}: HTTP {}, server asks to retry after {} (more than the {} we "
-                              "wait); giving up",
-                              method_name(m), shown, r.status, seconds_text(asked),
-                              seconds_text(o.retry_after_max)));
-          return r;
-        }
-        delay = asked;
-      } else {
-        delay = backoff_delay(n, o);
-      }
+      delay = *wait;
       why = fmt::format("HTTP {}", r.status);
     }
     emit(o, fmt::format("{} {}: {}; retrying in {} (attempt {} of {})", method_name(m), shown, why,

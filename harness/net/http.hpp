@@ -24,7 +24,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
 
-typedef void CURL;
+using CURL = void; // as curl.h declares it
 struct curl_slist;
 
 namespace accelbench::net {

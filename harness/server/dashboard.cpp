@@ -314,6 +314,83 @@ std::string page_history(store::store& db, const params& raw) {
   return o.str();
 }
 
+namespace {
+
+// The comparison's pairs, regressions first, at most 100 rows (the rest are in /api/v1/compare).
+void write_compare_table(std::ostringstream& o, const compare::set_comparison& c) {
+  std::vector<const compare::pair_result*> pairs;
+  for (const auto& pr : c.pairs)
+    pairs.push_back(&pr);
+  auto rank = [](compare::verdict v) {
+    return v == compare::verdict::regressed      ? 0
+           : v == compare::verdict::improved     ? 1
+           : v == compare::verdict::inconclusive ? 2
+                                                 : 3;
+  };
+  std::stable_sort(pairs.begin(), pairs.end(), [&](const auto* a, const auto* b) {
+    return rank(a->cmp.result) < rank(b->cmp.result);
+  });
+  o << "<table><tr><th>config</th><th>verdict</th><th>ratio</th><th>95% "
+       "CI</th><th>p</th><th>why</th></tr>";
+  for (size_t i = 0; i < pairs.size() && i < 100; ++i) {
+    const auto& pr = *pairs[i];
+    const std::string v = compare::to_string(pr.cmp.result);
+    o << fmt::format(
+        "<tr><td>{}</td><td "
+        "class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{:.2g}</td><td>{}</td></tr>",
+        esc(pr.name), v, v, pr.cmp.ratio > 0 ? fmt::format("{:.3f}", pr.cmp.ratio) : "—",
+        pr.cmp.has_ci ? fmt::format("[{:.3f}, {:.3f}]", pr.cmp.ratio_ci_low, pr.cmp.ratio_ci_high)
+                      : "—",
+        pr.cmp.p_value, esc(pr.cmp.reason));
+  }
+  o << "</table>";
+  if (pairs.size() > 100)
+    o << fmt::format("<p class=\"muted\">{} more pair(s) in /api/v1/compare</p>",
+                     pairs.size() - 100);
+}
+
+// One system's section: its two latest tags compared as `accelbench compare` would. Returns
+// whether a comparison was made (false: fewer than two tags, or a name a selector cannot hold).
+bool write_system_comparison(std::ostringstream& o, store::store& db, const params& p,
+                             const std::string& system, const std::vector<const run*>& runs) {
+  auto tags = latest_two_tags(runs);
+  if (tags.size() < 2)
+    return false;
+  std::string extra;
+  for (const auto& k : {"workload", "since"})
+    if (auto it = p.find(k); it != p.end() && it->second.find('&') == std::string::npos)
+      extra += fmt::format("&{}={}", k, it->second);
+  cli::compare_cli_options co;
+  co.baseline = fmt::format("system={}&tag={}{}", system, tags[0], extra);
+  co.candidate = fmt::format("system={}&tag={}{}", system, tags[1], extra);
+  o << "<section><h2>" << esc(system) << ": " << esc(tags[0]) << " → " << esc(tags[1]) << "</h2>";
+  if (system.find('&') != std::string::npos || tags[0].find('&') != std::string::npos ||
+      tags[1].find('&') != std::string::npos) {
+    o << "<p class=\"muted\">a name with '&amp;' cannot be written as a selector</p></section>";
+    return false;
+  }
+  compare::set_comparison c;
+  try {
+    c = cli::compare_selections(cli::select_runs(db, co.baseline, true, false),
+                                cli::select_runs(db, co.candidate, true, false), co);
+  } catch (const input_error& e) {
+    o << "<p class=\"muted\">" << esc(e.what()) << "</p></section>";
+    return false;
+  }
+  o << fmt::format(
+      "<p data-pairs=\"{}\">{} pair(s): <span class=\"regressed\">{} regressed</span>, <span "
+      "class=\"improved\">{} improved</span>, {} unchanged, <span class=\"inconclusive\">{} "
+      "inconclusive</span>.</p>",
+      c.pairs.size(), c.pairs.size(), c.count(compare::verdict::regressed),
+      c.count(compare::verdict::improved), c.count(compare::verdict::unchanged),
+      c.count(compare::verdict::inconclusive));
+  write_compare_table(o, c);
+  o << "</section>";
+  return true;
+}
+
+} // namespace
+
 std::string page_compare(store::store& db, const params& raw) {
   allow_only(raw, {"system", "accelerator", "workload", "tag", "since"});
   const params p = without_blanks(raw);
@@ -331,70 +408,8 @@ std::string page_compare(store::store& db, const params& raw) {
        "test, a bootstrap CI "
        "excluding 1 and the minimum effect.</p>";
   size_t compared = 0;
-  for (const auto& [system, runs] : by_system) {
-    auto tags = latest_two_tags(runs);
-    if (tags.size() < 2)
-      continue;
-    std::string extra;
-    for (const auto& k : {"workload", "since"})
-      if (auto it = p.find(k); it != p.end() && it->second.find('&') == std::string::npos)
-        extra += fmt::format("&{}={}", k, it->second);
-    cli::compare_cli_options co;
-    co.baseline = fmt::format("system={}&tag={}{}", system, tags[0], extra);
-    co.candidate = fmt::format("system={}&tag={}{}", system, tags[1], extra);
-    o << "<section><h2>" << esc(system) << ": " << esc(tags[0]) << " → " << esc(tags[1]) << "</h2>";
-    if (system.find('&') != std::string::npos || tags[0].find('&') != std::string::npos ||
-        tags[1].find('&') != std::string::npos) {
-      o << "<p class=\"muted\">a name with '&amp;' cannot be written as a selector</p></section>";
-      continue;
-    }
-    compare::set_comparison c;
-    try {
-      c = cli::compare_selections(cli::select_runs(db, co.baseline, true, false),
-                                  cli::select_runs(db, co.candidate, true, false), co);
-    } catch (const input_error& e) {
-      o << "<p class=\"muted\">" << esc(e.what()) << "</p></section>";
-      continue;
-    }
-    ++compared;
-    o << fmt::format(
-        "<p data-pairs=\"{}\">{} pair(s): <span class=\"regressed\">{} regressed</span>, <span "
-        "class=\"improved\">{} improved</span>, {} unchanged, <span class=\"inconclusive\">{} "
-        "inconclusive</span>.</p>",
-        c.pairs.size(), c.pairs.size(), c.count(compare::verdict::regressed),
-        c.count(compare::verdict::improved), c.count(compare::verdict::unchanged),
-        c.count(compare::verdict::inconclusive));
-    std::vector<const compare::pair_result*> pairs;
-    for (const auto& pr : c.pairs)
-      pairs.push_back(&pr);
-    auto rank = [](compare::verdict v) {
-      return v == compare::verdict::regressed      ? 0
-             : v == compare::verdict::improved     ? 1
-             : v == compare::verdict::inconclusive ? 2
-                                                   : 3;
-    };
-    std::stable_sort(pairs.begin(), pairs.end(), [&](const auto* a, const auto* b) {
-      return rank(a->cmp.result) < rank(b->cmp.result);
-    });
-    o << "<table><tr><th>config</th><th>verdict</th><th>ratio</th><th>95% "
-         "CI</th><th>p</th><th>why</th></tr>";
-    for (size_t i = 0; i < pairs.size() && i < 100; ++i) {
-      const auto& pr = *pairs[i];
-      const std::string v = compare::to_string(pr.cmp.result);
-      o << fmt::format(
-          "<tr><td>{}</td><td "
-          "class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{:.2g}</td><td>{}</td></tr>",
-          esc(pr.name), v, v, pr.cmp.ratio > 0 ? fmt::format("{:.3f}", pr.cmp.ratio) : "—",
-          pr.cmp.has_ci ? fmt::format("[{:.3f}, {:.3f}]", pr.cmp.ratio_ci_low, pr.cmp.ratio_ci_high)
-                        : "—",
-          pr.cmp.p_value, esc(pr.cmp.reason));
-    }
-    o << "</table>";
-    if (pairs.size() > 100)
-      o << fmt::format("<p class=\"muted\">{} more pair(s) in /api/v1/compare</p>",
-                       pairs.size() - 100);
-    o << "</section>";
-  }
+  for (const auto& [system, runs] : by_system)
+    compared += write_system_comparison(o, db, p, system, runs);
   if (compared == 0)
     o << "<p data-compared=\"0\">No system has two tags to compare.</p>";
   o << k_page_end;

@@ -172,7 +172,7 @@ using body_fn = std::function<void(store::store&, const httplib::Request&, httpl
 
 // A route: authorization, the store lease, the mapping of errors to statuses, and the server-side
 // time in a Server-Timing header (what the benchmark reads).
-httplib::Server::Handler route(server_state& st, role need, body_fn fn) {
+httplib::Server::Handler route(server_state& st, role need, const body_fn& fn) {
   return [&st, need, fn](const httplib::Request& req, httplib::Response& res) {
     const auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = thread_cpu_ms();
@@ -223,7 +223,8 @@ void send_page(httplib::Response& res, const std::string& html) {
   res.set_content(html, "text/html; charset=utf-8");
 }
 
-void add_routes(httplib::Server& svr, server_state& st) {
+// GET /api/v1/health: answered without a role, 503 while the database is not reachable.
+void add_health_route(httplib::Server& svr, server_state& st) {
   svr.Get("/api/v1/health", [&st](const httplib::Request& req, httplib::Response& res) {
     try {
       auto lease = st.pool.acquire();
@@ -237,6 +238,32 @@ void add_routes(httplib::Server& svr, server_state& st) {
       send_error(res, 503, "the database is not available");
     }
   });
+}
+
+// POST /api/v1/runs: one run document as JSON, stored once per Idempotency-Key.
+void post_run(store::store& db, const httplib::Request& req, httplib::Response& res) {
+  const std::string type = req.get_header_value("Content-Type");
+  if (type.rfind("application/json", 0) != 0)
+    throw api_error(
+        415, fmt::format("POST /api/v1/runs takes application/json, not '{}'", printable(type)));
+  if (!req.params.empty())
+    throw api_error(400, "POST /api/v1/runs takes no query parameters");
+  auto r = ingest(db, req.body, req.get_header_value("Idempotency-Key"));
+  if (r.status == 200)
+    res.set_header("Idempotent-Replayed", "true");
+  send_json(res, r.body, r.status);
+}
+
+// The report page carries its own policy (it runs one inline script of its own).
+void send_report(httplib::Response& res, const document& doc) {
+  if (doc.content_type.rfind("text/html", 0) == 0)
+    res.set_header("Content-Security-Policy",
+                   "default-src 'none'; style-src 'unsafe-inline'; script-src "
+                   "'unsafe-inline'; img-src data:");
+  res.set_content(doc.body, doc.content_type);
+}
+
+void add_api_routes(httplib::Server& svr, server_state& st) {
   svr.Get("/api/v1/runs",
           route(st, role::read,
                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
@@ -247,21 +274,7 @@ void add_routes(httplib::Server& svr, server_state& st) {
                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
                   send_json(res, one_run(db, req.matches[1], params_of(req)));
                 }));
-  svr.Post("/api/v1/runs",
-           route(st, role::write,
-                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-                   const std::string type = req.get_header_value("Content-Type");
-                   if (type.rfind("application/json", 0) != 0)
-                     throw api_error(
-                         415, fmt::format("POST /api/v1/runs takes application/json, not '{}'",
-                                          printable(type)));
-                   if (!req.params.empty())
-                     throw api_error(400, "POST /api/v1/runs takes no query parameters");
-                   auto r = ingest(db, req.body, req.get_header_value("Idempotency-Key"));
-                   if (r.status == 200)
-                     res.set_header("Idempotent-Replayed", "true");
-                   send_json(res, r.body, r.status);
-                 }));
+  svr.Post("/api/v1/runs", route(st, role::write, post_run));
   svr.Get("/api/v1/compare",
           route(st, role::read,
                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
@@ -277,14 +290,11 @@ void add_routes(httplib::Server& svr, server_state& st) {
   svr.Get("/api/v1/report",
           route(st, role::read,
                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-                  auto doc = report(db, params_of(req));
-                  // The report page carries its own policy (it runs one inline script of its own).
-                  if (doc.content_type.rfind("text/html", 0) == 0)
-                    res.set_header("Content-Security-Policy",
-                                   "default-src 'none'; style-src 'unsafe-inline'; script-src "
-                                   "'unsafe-inline'; img-src data:");
-                  res.set_content(doc.body, doc.content_type);
+                  send_report(res, report(db, params_of(req)));
                 }));
+}
+
+void add_page_routes(httplib::Server& svr, server_state& st) {
   svr.Get("/", route(st, role::read,
                      [](store::store& db, const httplib::Request& req, httplib::Response& res) {
                        send_page(res, page_fleet(db, params_of(req)));
@@ -311,7 +321,10 @@ void add_routes(httplib::Server& svr, server_state& st) {
                                  "'unsafe-inline'; img-src data:");
                   res.set_content(doc.body, doc.content_type);
                 }));
-  // Known paths with a method they do not take.
+}
+
+// Known paths with a method they do not take.
+void add_method_guards(httplib::Server& svr) {
   auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
     res.set_header("Allow", req.path == "/api/v1/runs" ? "GET, POST" : "GET");
     send_error(res, 405, fmt::format("{} is not allowed on {}", req.method, printable(req.path)));
@@ -324,6 +337,13 @@ void add_routes(httplib::Server& svr, server_state& st) {
   svr.Post(R"(/api/v1/(?!runs$).*)", not_allowed);
   for (const char* pattern : {"/", "/history", "/compare", "/report"})
     svr.Post(pattern, not_allowed);
+}
+
+void add_routes(httplib::Server& svr, server_state& st) {
+  add_health_route(svr, st);
+  add_api_routes(svr, st);
+  add_page_routes(svr, st);
+  add_method_guards(svr);
 }
 
 void add_policies(httplib::Server& svr, server_state& st) {
@@ -339,8 +359,10 @@ void add_policies(httplib::Server& svr, server_state& st) {
         send_error(res, res.status, why);
         return httplib::Server::HandlerResponse::Handled;
       }));
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                               std::exception_ptr) { send_error(res, 500, "internal error"); });
+  svr.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
+        send_error(res, 500, "internal error");
+      });
   svr.set_post_routing_handler([&st](const httplib::Request&, httplib::Response& res) {
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Cache-Control", "no-store");

@@ -100,13 +100,12 @@ system_facts facts_of(const run& r, const side& s) {
 }
 
 std::string format_count(int64_t n) {
-  std::string s = std::to_string(n), out;
-  int c = 0;
-  for (auto it = s.rbegin(); it != s.rend(); ++it) {
-    if (c && c % 3 == 0)
-      out.insert(out.begin(), ',');
-    out.insert(out.begin(), *it);
-    ++c;
+  const std::string s = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) { // a comma before every third digit from the right
+    if (i > 0 && (s.size() - i) % 3 == 0)
+      out += ',';
+    out += s[i];
   }
   return out;
 }
@@ -470,10 +469,10 @@ void add_likely_reading(plausibility_check& c, const side_score& s, const std::s
   if (family == "training" && per_accel_unit) {
     std::vector<std::pair<int64_t, std::string>> readings;
     if (facts.per_node > 1)
-      readings.push_back({facts.per_node, fmt::format("per {}-{} node", facts.per_node, unit)});
+      readings.emplace_back(facts.per_node, fmt::format("per {}-{} node", facts.per_node, unit));
     if (facts.accelerators > facts.per_node)
-      readings.push_back(
-          {facts.accelerators, fmt::format("per system of {} {}s", facts.accelerators, unit)});
+      readings.emplace_back(facts.accelerators,
+                            fmt::format("per system of {} {}s", facts.accelerators, unit));
     for (const auto& [n, what] : readings) {
       const double u = *c.utilisation_pct / double(n);
       if (u > limit)
@@ -551,7 +550,7 @@ void take_mlperf_score(const group& g, scored_side& out) {
   const ttt_score* sc = g.mlperf_score;
   if (!sc) {
     s.score_valid = false;
-    s.score_reasons.push_back(
+    s.score_reasons.emplace_back(
         "no MLPerf score was given for these runs (this build has no MLPerf module)");
     for (const run* r : g.runs)
       s.run_values.push_back({r->uuid, r->samples.empty() ? 0.0 : r->samples.front().value, false});
@@ -600,10 +599,8 @@ void roofline_of(side_score& s, const std::vector<const run*>& ok, const device_
     s.bandwidth_tb_s = dev->hbm_tb_s;
 }
 
-scored_side score_group(const group& g, const options& opt, const device_catalogue& devices,
-                        const json& models, std::vector<std::string>& notes) {
-  scored_side out;
-  side_score& s = out.score;
+// The side's name, hardware and provenance; the matching catalogue device (nullptr when none).
+const device_spec* identify_side(side_score& s, const group& g, const device_catalogue& devices) {
   s.system = g.system;
   s.accelerator_model = g.facts.accelerator_model;
   s.accelerators = g.family == "kernel" ? 1 : g.facts.accelerators; // a kernel runs on one device
@@ -618,9 +615,12 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
   add_provenance(s, g.runs);
   add_eval_curves(s, g.runs);
   s.assumed = assumed_of(g.runs);
+  return dev;
+}
 
-  // As in compare: failed, skipped and INVALID runs (a broken kernel that came out fast) give no
-  // samples. MLPerf runs are judged by the official scoring rule instead.
+// As in compare: failed, skipped and INVALID runs (a broken kernel that came out fast) give no
+// samples. MLPerf runs are judged by the official scoring rule instead.
+std::vector<const run*> usable_runs(const group& g, std::vector<std::string>& notes) {
   std::vector<const run*> ok;
   for (const run* r : g.runs) {
     if (r->status == run_status::ok && (r->valid || g.family == "mlperf"))
@@ -633,45 +633,55 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
                                   r->invalid_reasons.empty() ? std::string("no reason given")
                                                              : r->invalid_reasons.front()));
   }
-  out.representative = latest_of(ok.empty() ? g.runs : ok);
-  out.used = ok;
+  return ok;
+}
 
-  if (g.family == "mlperf") {
-    s.mlperf = true;
-    s.quantity = "time_to_train_min";
-    s.unit = "min";
-    s.dir = direction::lower_is_better;
-    take_mlperf_score(g, out);
-    s.samples = s.run_values.size();
-    for (const auto& rv : s.run_values)
-      s.sample_values.push_back(rv.value);
-    // Bootstrap over the runs of the olympic mean: the spread of the score if the submitter
-    // had drawn other seeds. With 3 runs the interval is wide, as it should be.
-    if (!out.run_times.empty()) {
-      if (out.run_times.size() == 1) {
-        s.ci_low = s.ci_high = s.value;
-        s.ci_degenerate = true;
-      } else {
-        stats::rng g2(opt.seed);
-        std::vector<double> boot, rs(out.run_times.size());
-        for (int b = 0; b < opt.resamples; ++b) {
-          for (auto& x : rs)
-            x = out.run_times[g2.below(out.run_times.size())];
-          boot.push_back(resampled_score(out, rs));
-        }
-        std::sort(boot.begin(), boot.end());
-        const double a = (1 - opt.ci_level) / 2;
-        s.ci_low = stats::quantile_sorted(boot, a);
-        s.ci_high = stats::quantile_sorted(boot, 1 - a);
-      }
-    }
-    s.per_accelerator = s.value * double(s.accelerators);
-    s.per_accelerator_unit = "accelerator-min";
-    s.plausibility.reason = "time to train: no FLOP count to compare with the peak";
-    return out;
+// Bootstrap over the runs of the olympic mean: the spread of the score if the submitter had drawn
+// other seeds. With 3 runs the interval is wide, as it should be.
+void mlperf_bootstrap_ci(scored_side& out, const options& opt) {
+  side_score& s = out.score;
+  if (out.run_times.empty())
+    return;
+  if (out.run_times.size() == 1) {
+    s.ci_low = s.ci_high = s.value;
+    s.ci_degenerate = true;
+    return;
   }
+  stats::rng g2(opt.seed);
+  std::vector<double> boot, rs(out.run_times.size());
+  for (int b = 0; b < opt.resamples; ++b) {
+    for (auto& x : rs)
+      x = out.run_times[g2.below(out.run_times.size())];
+    boot.push_back(resampled_score(out, rs));
+  }
+  std::sort(boot.begin(), boot.end());
+  const double a = (1 - opt.ci_level) / 2;
+  s.ci_low = stats::quantile_sorted(boot, a);
+  s.ci_high = stats::quantile_sorted(boot, 1 - a);
+}
 
-  // Kernels and training: pool the samples of the group's ok runs.
+// An MLPerf side: time to train by the official score, per accelerator as accelerator-minutes.
+void score_mlperf_side(const group& g, const options& opt, scored_side& out) {
+  side_score& s = out.score;
+  s.mlperf = true;
+  s.quantity = "time_to_train_min";
+  s.unit = "min";
+  s.dir = direction::lower_is_better;
+  take_mlperf_score(g, out);
+  s.samples = s.run_values.size();
+  for (const auto& rv : s.run_values)
+    s.sample_values.push_back(rv.value);
+  mlperf_bootstrap_ci(out, opt);
+  s.per_accelerator = s.value * double(s.accelerators);
+  s.per_accelerator_unit = "accelerator-min";
+  s.plausibility.reason = "time to train: no FLOP count to compare with the peak";
+}
+
+// Kernels and training: pool the samples of the group's ok runs (those in the first run's unit).
+// Returns whether the figure is already per accelerator.
+bool pool_samples(const group& g, const std::vector<const run*>& ok, scored_side& out,
+                  std::vector<std::string>& notes) {
+  side_score& s = out.score;
   std::string unit, quantity;
   direction dir = direction::higher_is_better;
   bool first = true, per_accel_unit = false;
@@ -692,40 +702,47 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
     s.run_values.push_back({r->uuid, median_of(rs.values), true});
     out.values.insert(out.values.end(), rs.values.begin(), rs.values.end());
   }
-  per_accel_unit = per_accel_unit || unit_is_per_accelerator(unit);
   s.quantity = quantity;
   s.unit = unit;
   s.dir = dir;
+  return per_accel_unit || unit_is_per_accelerator(unit);
+}
+
+// The median of the pooled samples, its exact bootstrap interval and the chart's samples.
+void summarize_samples(scored_side& out, const options& opt) {
+  side_score& s = out.score;
   std::sort(out.values.begin(), out.values.end());
   s.samples = out.values.size();
-  if (!out.values.empty()) {
-    s.value = stats::median(out.values);
-    auto [lo, hi] = exact_bootstrap_median_ci(out.values, opt.ci_level);
-    s.ci_low = lo;
-    s.ci_high = hi;
-    s.ci_degenerate = out.values.size() == 1;
-    // An evenly spaced subset keeps the distribution chart small for big runs.
-    size_t step = std::max<size_t>(1, out.values.size() / k_max_distribution_samples);
-    for (size_t i = 0; i < out.values.size(); i += step)
-      s.sample_values.push_back(out.values[i]);
-  }
+  if (out.values.empty())
+    return;
+  s.value = stats::median(out.values);
+  auto [lo, hi] = exact_bootstrap_median_ci(out.values, opt.ci_level);
+  s.ci_low = lo;
+  s.ci_high = hi;
+  s.ci_degenerate = out.values.size() == 1;
+  // An evenly spaced subset keeps the distribution chart small for big runs.
+  size_t step = std::max<size_t>(1, out.values.size() / k_max_distribution_samples);
+  for (size_t i = 0; i < out.values.size(); i += step)
+    s.sample_values.push_back(out.values[i]);
+}
 
-  const bool throughput = dir == direction::higher_is_better;
+void set_per_accelerator(side_score& s, bool per_accel_unit) {
   if (per_accel_unit) {
     s.per_accelerator = s.value;
-    s.per_accelerator_unit = unit;
-  } else if (throughput) {
+    s.per_accelerator_unit = s.unit;
+  } else if (s.dir == direction::higher_is_better) {
     s.per_accelerator = s.value / double(s.accelerators);
-    s.per_accelerator_unit = unit + " per accelerator";
+    s.per_accelerator_unit = s.unit + " per accelerator";
   } else {
     s.per_accelerator = s.value * double(s.accelerators);
-    s.per_accelerator_unit = "accelerator x " + unit;
+    s.per_accelerator_unit = "accelerator x " + s.unit;
   }
+}
 
-  // % of peak: kernels against the catalogue (or measured CPU) peak for the config's dtype;
-  // training as MFU (reported by the run, or model TFLOP/s per accelerator over the peak).
-  const run* rep = out.representative;
-  const std::string dtype = rep ? dtype_of(*rep) : "";
+// The peak a side is measured against, for the config's dtype: a CPU's own FMA probe (recorded by
+// a run, or cached), otherwise the catalogue's datasheet figure.
+void find_peak(side_score& s, const device_spec* dev, const std::vector<const run*>& ok,
+               const options& opt, const std::string& dtype) {
   double peak = 0;
   std::string peak_src;
   if (dev && dev->measured_peak) {
@@ -748,7 +765,7 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
   // A CPU peak is our own FMA probe: when the side beat it, the probe read low (a loaded machine)
   // or the kernel uses matrix units it does not measure; a % of peak above 100 would be a number
   // that cannot be true.
-  if (dev && dev->measured_peak && quantity == "tflops" && peak > 0 &&
+  if (dev && dev->measured_peak && s.quantity == "tflops" && peak > 0 &&
       s.value > peak * (1 + k_peak_margin)) {
     peak_src = fmt::format("none: the CPU peak on record ({:.3g} TFLOP/s) is below the achieved "
                            "{:.3g} TFLOP/s: the FMA probe ran on a loaded machine (accelbench "
@@ -758,7 +775,13 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
   }
   s.peak_tflops = peak;
   s.peak_source = peak_src;
-  if (g.family == "kernel" && quantity == "tflops" && peak > 0 && s.value > 0) {
+}
+
+// % of peak: kernels against the peak for the config's dtype; training as MFU (reported by the
+// run, or model TFLOP/s per accelerator over the peak).
+void add_pct_of_peak(side_score& s, const group& g, const std::vector<const run*>& ok) {
+  const double peak = s.peak_tflops;
+  if (g.family == "kernel" && s.quantity == "tflops" && peak > 0 && s.value > 0) {
     s.pct_of_peak = 100.0 * s.value / peak;
     s.pct_of_peak_kind = "tflops";
   } else if (g.family == "training") {
@@ -778,17 +801,42 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
       s.pct_of_peak_kind = "mfu";
     }
   }
-  if (g.family == "kernel" && quantity == "tflops")
-    roofline_of(s, ok, dev);
-  if (g.family == "kernel" && quantity == "tflops")
-    for (const run* r : ok) {
-      double flops = r->extra.is_object() ? r->extra.value("flops_per_iteration", 0.0) : 0.0;
-      if (flops > 0) {
-        run_series rs = series_of(*r, g.family);
-        if (!rs.values.empty())
-          s.size_points.push_back({flops, median_of(rs.values)});
-      }
+}
+
+// A kernel's TFLOP/s against its size (FLOP per iteration), one point per run.
+void add_size_points(side_score& s, const group& g, const std::vector<const run*>& ok) {
+  for (const run* r : ok) {
+    double flops = r->extra.is_object() ? r->extra.value("flops_per_iteration", 0.0) : 0.0;
+    if (flops > 0) {
+      run_series rs = series_of(*r, g.family);
+      if (!rs.values.empty())
+        s.size_points.emplace_back(flops, median_of(rs.values));
     }
+  }
+}
+
+scored_side score_group(const group& g, const options& opt, const device_catalogue& devices,
+                        const json& models, std::vector<std::string>& notes) {
+  scored_side out;
+  side_score& s = out.score;
+  const device_spec* dev = identify_side(s, g, devices);
+  std::vector<const run*> ok = usable_runs(g, notes);
+  out.representative = latest_of(ok.empty() ? g.runs : ok);
+  out.used = ok;
+  if (g.family == "mlperf") {
+    score_mlperf_side(g, opt, out);
+    return out;
+  }
+  const bool per_accel_unit = pool_samples(g, ok, out, notes);
+  summarize_samples(out, opt);
+  set_per_accelerator(s, per_accel_unit);
+  const std::string dtype = out.representative ? dtype_of(*out.representative) : "";
+  find_peak(s, dev, ok, opt, dtype);
+  add_pct_of_peak(s, g, ok);
+  if (g.family == "kernel" && s.quantity == "tflops") {
+    roofline_of(s, ok, dev);
+    add_size_points(s, g, ok);
+  }
   s.plausibility = assess_plausibility(s, g.family, dtype, ok, g.facts, models, per_accel_unit,
                                        dev && dev->measured_peak);
   return out;
@@ -854,8 +902,13 @@ std::string pair_label(const run& r, const std::string& family) {
   auto model = r.cfg.values.find("model");
   std::string vals;
   for (const auto& [k, v] : r.cfg.values)
-    if (!(family == "training" && k == "model"))
-      vals += (vals.empty() ? "" : " ") + k + "=" + v;
+    if (!(family == "training" && k == "model")) {
+      if (!vals.empty())
+        vals += ' ';
+      vals += k;
+      vals += '=';
+      vals += v;
+    }
   if (family == "training" && model != r.cfg.values.end())
     return model->second + (vals.empty() ? "" : " " + vals);
   return r.cfg.workload + (vals.empty() ? "" : " " + vals);
@@ -958,7 +1011,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
     return;
   }
   if (!(bs.value > 0) || !(cs.value > 0)) {
-    p.notes.push_back("a side has no positive score: no speed-up");
+    p.notes.emplace_back("a side has no positive score: no speed-up");
     return;
   }
   const bool lower = bs.dir == direction::lower_is_better;
@@ -995,7 +1048,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
     p.ci_degenerate = b.values.size() == 1 && c.values.size() == 1;
   }
   if (p.ci_degenerate)
-    p.notes.push_back(
+    p.notes.emplace_back(
         "one sample per side (a published figure): the 95% CI is degenerate (the point itself)");
   if (bs.accelerators != cs.accelerators && bs.per_accelerator > 0 && cs.per_accelerator > 0) {
     p.per_accelerator_speedup =
@@ -1092,7 +1145,7 @@ void judge_like_for_like(pair_result& p, const scored_side& b, const scored_side
 // on no assumption; the rest are shown with the reason.
 void decide_summary(pair_result& p) {
   if (!(p.speedup > 0))
-    p.excluded_because.push_back("no speed-up");
+    p.excluded_because.emplace_back("no speed-up");
   if (!p.like_for_like) {
     std::string why;
     for (const auto& x : p.not_like_for_like)
@@ -1256,38 +1309,71 @@ static std::vector<const run*> all_runs(const side& a, const side& b) {
   return out;
 }
 
-report_model build_report(const side& baseline, const side& candidate, const options& opt) {
-  report_model rep;
-  rep.generated_at = opt.generated_at.empty() ? now_iso8601() : opt.generated_at;
-  rep.harness_version = opt.harness_version.empty() ? build_info::version() : opt.harness_version;
-  rep.harness_revision =
-      opt.harness_revision.empty() ? build_info::git_revision() : opt.harness_revision;
-  rep.baseline_label = baseline.label;
-  rep.candidate_label = candidate.label;
+namespace {
 
-  const device_catalogue& devices = opt.devices;
-  const json models = load_models(opt);
-  group_map gb = group_runs(baseline), gc = group_runs(candidate);
-  // Each group is scored once, for its pairs, the figures table and the scaling series alike.
-  std::map<const group*, std::pair<scored_side, std::vector<std::string>>> scored;
-  auto score_of = [&](const group& g) -> const std::pair<scored_side, std::vector<std::string>>& {
-    auto it = scored.find(&g);
-    if (it == scored.end()) {
+using scored_group = std::pair<scored_side, std::vector<std::string>>; // score, notes
+
+// Builds one report: pairs the two sides' groups by key and system, scores each group once (for
+// its pairs, the figures table and the scaling series alike), then adds the family summaries,
+// scaling series, figures, devices and notes.
+class report_builder {
+public:
+  report_builder(const side& baseline, const side& candidate, const options& opt)
+      : baseline_(baseline), candidate_(candidate), opt_(opt), devices_(opt.devices),
+        models_(load_models(opt)), gb_(group_runs(baseline)), gc_(group_runs(candidate)) {}
+
+  report_model build() {
+    describe_report();
+    for (const auto& key : all_keys())
+      pair_key(key);
+    finish_pairs();
+    summarize_families();
+    add_scaling();
+    note_mlperf_energy();
+    add_figures();
+    note_implausible();
+    add_devices();
+    add_closing_notes();
+    rep_.dp_scaling = build_dp_scaling(all_runs(baseline_, candidate_)); // report_scaling.cpp
+    rep_.headline = make_headline(rep_);
+    return std::move(rep_);
+  }
+
+private:
+  using systems = std::map<std::string, group>; // system -> group
+  using scaling_points = std::map<std::pair<std::string, std::string>,
+                                  std::map<std::string, scaling_point>>; // (benchmark, device)
+
+  void describe_report() {
+    rep_.generated_at = opt_.generated_at.empty() ? now_iso8601() : opt_.generated_at;
+    rep_.harness_version =
+        opt_.harness_version.empty() ? build_info::version() : opt_.harness_version;
+    rep_.harness_revision =
+        opt_.harness_revision.empty() ? build_info::git_revision() : opt_.harness_revision;
+    rep_.baseline_label = baseline_.label;
+    rep_.candidate_label = candidate_.label;
+  }
+
+  const scored_group& score_of(const group& g) {
+    auto it = scored_.find(&g);
+    if (it == scored_.end()) {
       std::vector<std::string> n;
-      scored_side sc = score_group(g, opt, devices, models, n);
-      it = scored.emplace(&g, std::make_pair(std::move(sc), std::move(n))).first;
+      scored_side sc = score_group(g, opt_, devices_, models_, n);
+      it = scored_.emplace(&g, std::make_pair(std::move(sc), std::move(n))).first;
     }
     return it->second;
-  };
-  std::set<std::string> keys;
-  for (const auto& [k, v] : gb)
-    keys.insert(k);
-  for (const auto& [k, v] : gc)
-    keys.insert(k);
+  }
 
-  std::set<std::string> used_devices;
-  std::vector<std::pair<const group*, side_score>> mlperf_groups; // for scaling
-  auto unpaired = [&](const group& g, const std::string& sd, const std::string& why) {
+  std::set<std::string> all_keys() const {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : gb_)
+      keys.insert(k);
+    for (const auto& [k, v] : gc_)
+      keys.insert(k);
+    return keys;
+  }
+
+  void add_unpaired(const group& g, const std::string& sd, const std::string& why) {
     unpaired_group u;
     u.side = sd;
     u.workload = g.workload;
@@ -1296,132 +1382,176 @@ report_model build_report(const side& baseline, const side& candidate, const opt
     u.runs = g.runs.size();
     u.label = pair_label(*g.runs.front(), g.family);
     u.reason = why;
-    rep.unpaired.push_back(std::move(u));
-  };
+    rep_.unpaired.push_back(std::move(u));
+  }
 
-  for (const auto& key : keys) {
-    auto ib = gb.find(key);
-    auto ic = gc.find(key);
-    if (ib == gb.end() || ic == gc.end()) {
-      const bool base = ib != gb.end();
-      for (const auto& [sys, g] : base ? ib->second : ic->second) {
-        unpaired(g, base ? "baseline" : "candidate",
-                 fmt::format("no {} run with this {}", base ? "candidate" : "baseline",
-                             g.family == "mlperf" ? "benchmark" : "config and ruleset"));
-        if (g.family == "mlperf")
-          mlperf_groups.push_back({&g, score_of(g).first.score});
-      }
-      continue;
+  void pair_key(const std::string& key) {
+    auto ib = gb_.find(key);
+    auto ic = gc_.find(key);
+    if (ib == gb_.end() || ic == gc_.end()) {
+      const bool base = ib != gb_.end();
+      one_sided(base ? ib->second : ic->second, base);
+      return;
     }
-    // Several systems on a side: one baseline system pairs with every candidate system (and the
-    // reverse); otherwise systems pair by equal accelerator count, the rest are unpaired.
+    for (const auto& [g1, g2] : match_systems(ib->second, ic->second))
+      add_pair(key, *g1, *g2);
+  }
+
+  // A key on one side only: its groups are unpaired (MLPerf ones still count for scaling).
+  void one_sided(const systems& groups, bool base) {
+    for (const auto& [sys, g] : groups) {
+      add_unpaired(g, base ? "baseline" : "candidate",
+                   fmt::format("no {} run with this {}", base ? "candidate" : "baseline",
+                               g.family == "mlperf" ? "benchmark" : "config and ruleset"));
+      if (g.family == "mlperf")
+        mlperf_groups_.emplace_back(&g, score_of(g).first.score);
+    }
+  }
+
+  // Several systems on a side: one baseline system pairs with every candidate system (and the
+  // reverse); otherwise systems pair by equal accelerator count, the rest are unpaired.
+  std::vector<std::pair<const group*, const group*>> match_systems(const systems& b,
+                                                                   const systems& c) {
     std::vector<std::pair<const group*, const group*>> matches;
+    if (b.size() == 1 || c.size() == 1) {
+      for (const auto& [sb, g1] : b)
+        for (const auto& [sc, g2] : c)
+          matches.emplace_back(&g1, &g2);
+      return matches;
+    }
     std::set<std::string> pb, pc;
-    if (ib->second.size() == 1 || ic->second.size() == 1) {
-      for (const auto& [sb, g1] : ib->second)
-        for (const auto& [sc, g2] : ic->second)
-          matches.push_back({&g1, &g2});
-    } else {
-      for (const auto& [sb, g1] : ib->second)
-        for (const auto& [sc, g2] : ic->second)
-          if (!pb.count(sb) && !pc.count(sc) && g1.facts.accelerators == g2.facts.accelerators) {
-            matches.push_back({&g1, &g2});
-            pb.insert(sb);
-            pc.insert(sc);
-          }
-      for (const auto& [sb, g1] : ib->second)
-        if (!pb.count(sb))
-          unpaired(g1, "baseline",
-                   "several systems on both sides and none with the same accelerator count");
-      for (const auto& [sc, g2] : ic->second)
-        if (!pc.count(sc))
-          unpaired(g2, "candidate",
-                   "several systems on both sides and none with the same accelerator count");
-    }
-    for (const auto& [g1, g2] : matches) {
-      pair_result p;
-      p.family = g1->family;
-      p.workload = g1->workload;
-      p.key = key;
-      p.label = pair_label(*g1->runs.front(), p.family);
-      scored_side b = score_of(*g1).first;
-      scored_side c = score_of(*g2).first;
-      for (const group* g : {g1, g2})
-        for (const auto& n : score_of(*g).second)
-          p.notes.push_back(n);
-      if (p.family == "mlperf") {
-        mlperf_groups.push_back({g1, b.score});
-        mlperf_groups.push_back({g2, c.score});
-        for (const auto* s : {&b.score, &c.score})
-          if (!s->score_valid)
-            p.notes.push_back(fmt::format("{}: the MLPerf score is INVALID ({})", s->system,
-                                          s->score_reasons.empty() ? "no reason given"
-                                                                   : s->score_reasons.front()));
-      }
-      cost_and_energy(b.score, p.family, opt, devices, g1->runs);
-      cost_and_energy(c.score, p.family, opt, devices, g2->runs);
-      p.result_unit = result_unit_of(b.score);
-      p.baseline = b.score;
-      p.candidate = c.score;
-      compare_sides(p, b, c, opt);
-      flag_differences(p, b, c);
-      judge_like_for_like(p, b, c);
-      describe_pair(p, opt);
-      decide_summary(p);
-      for (const auto* s : {&p.baseline, &p.candidate}) {
-        if (!s->device_id.empty())
-          used_devices.insert(s->device_id);
-        else
-          p.notes.push_back(fmt::format(
-              "{}: accelerator '{}' is not in the device catalogue (no peak, TDP or price)",
-              s->system, s->accelerator_model));
-        if (!s->device_id.empty() && !s->cost_usd && s->device_id != "cpu")
-          p.notes.push_back(fmt::format("{}: no price for {} (pass --price {}=USD)", s->system,
-                                        s->device_id, s->device_id));
-      }
-      rep.pairs.push_back(std::move(p));
-    }
-  }
-  // Deduplicate pair notes (a side's failed-run notes appear once per pair it is in).
-  for (auto& p : rep.pairs) {
-    std::vector<std::string> seen;
-    for (auto& n : p.notes)
-      if (std::find(seen.begin(), seen.end(), n) == seen.end())
-        seen.push_back(n);
-    p.notes = seen;
+    for (const auto& [sb, g1] : b)
+      for (const auto& [sc, g2] : c)
+        if (!pb.count(sb) && !pc.count(sc) && g1.facts.accelerators == g2.facts.accelerators) {
+          matches.emplace_back(&g1, &g2);
+          pb.insert(sb);
+          pc.insert(sc);
+        }
+    const char* why = "several systems on both sides and none with the same accelerator count";
+    for (const auto& [sb, g1] : b)
+      if (!pb.count(sb))
+        add_unpaired(g1, "baseline", why);
+    for (const auto& [sc, g2] : c)
+      if (!pc.count(sc))
+        add_unpaired(g2, "candidate", why);
+    return matches;
   }
 
-  std::stable_sort(rep.pairs.begin(), rep.pairs.end(),
-                   [](const pair_result& a, const pair_result& b) {
-                     return std::make_tuple(family_rank(a.family), a.workload, a.key,
-                                            a.baseline.system, a.candidate.system) <
-                            std::make_tuple(family_rank(b.family), b.workload, b.key,
-                                            b.baseline.system, b.candidate.system);
-                   });
-  // Two sides on the same hardware (measured vs measured): tell them apart by system name.
-  for (size_t i = 0; i < rep.pairs.size(); ++i) {
-    auto& p = rep.pairs[i];
-    p.id = fmt::format("p{}", i + 1);
-    if (p.baseline.display == p.candidate.display) {
-      p.baseline.display = p.baseline.system;
-      p.candidate.display = p.candidate.system;
+  void add_pair(const std::string& key, const group& g1, const group& g2) {
+    pair_result p;
+    p.family = g1.family;
+    p.workload = g1.workload;
+    p.key = key;
+    p.label = pair_label(*g1.runs.front(), p.family);
+    scored_side b = score_of(g1).first;
+    scored_side c = score_of(g2).first;
+    for (const group* g : {&g1, &g2})
+      for (const auto& n : score_of(*g).second)
+        p.notes.push_back(n);
+    if (p.family == "mlperf")
+      note_mlperf_pair(p, g1, g2, b, c);
+    cost_and_energy(b.score, p.family, opt_, devices_, g1.runs);
+    cost_and_energy(c.score, p.family, opt_, devices_, g2.runs);
+    p.result_unit = result_unit_of(b.score);
+    p.baseline = b.score;
+    p.candidate = c.score;
+    compare_sides(p, b, c, opt_);
+    flag_differences(p, b, c);
+    judge_like_for_like(p, b, c);
+    describe_pair(p, opt_);
+    decide_summary(p);
+    note_pair_devices(p);
+    rep_.pairs.push_back(std::move(p));
+  }
+
+  void note_mlperf_pair(pair_result& p, const group& g1, const group& g2, const scored_side& b,
+                        const scored_side& c) {
+    mlperf_groups_.emplace_back(&g1, b.score);
+    mlperf_groups_.emplace_back(&g2, c.score);
+    for (const auto* s : {&b.score, &c.score})
+      if (!s->score_valid)
+        p.notes.push_back(
+            fmt::format("{}: the MLPerf score is INVALID ({})", s->system,
+                        s->score_reasons.empty() ? "no reason given" : s->score_reasons.front()));
+  }
+
+  // The pair's devices are listed in the report; a device without a catalogue entry or price is
+  // named in the pair's notes.
+  void note_pair_devices(pair_result& p) {
+    for (const auto* s : {&p.baseline, &p.candidate}) {
+      if (!s->device_id.empty())
+        used_devices_.insert(s->device_id);
+      else
+        p.notes.push_back(fmt::format(
+            "{}: accelerator '{}' is not in the device catalogue (no peak, TDP or price)",
+            s->system, s->accelerator_model));
+      if (!s->device_id.empty() && !s->cost_usd && s->device_id != "cpu")
+        p.notes.push_back(fmt::format("{}: no price for {} (pass --price {}=USD)", s->system,
+                                      s->device_id, s->device_id));
     }
   }
-  std::sort(rep.unpaired.begin(), rep.unpaired.end(),
-            [](const unpaired_group& a, const unpaired_group& b) {
-              return std::tie(a.side, a.key, a.system) < std::tie(b.side, b.key, b.system);
-            });
+
+  void finish_pairs() {
+    // Deduplicate pair notes (a side's failed-run notes appear once per pair it is in).
+    for (auto& p : rep_.pairs) {
+      std::vector<std::string> seen;
+      for (auto& n : p.notes)
+        if (std::find(seen.begin(), seen.end(), n) == seen.end())
+          seen.push_back(n);
+      p.notes = seen;
+    }
+    std::stable_sort(rep_.pairs.begin(), rep_.pairs.end(),
+                     [](const pair_result& a, const pair_result& b) {
+                       return std::make_tuple(family_rank(a.family), a.workload, a.key,
+                                              a.baseline.system, a.candidate.system) <
+                              std::make_tuple(family_rank(b.family), b.workload, b.key,
+                                              b.baseline.system, b.candidate.system);
+                     });
+    // Two sides on the same hardware (measured vs measured): tell them apart by system name.
+    for (size_t i = 0; i < rep_.pairs.size(); ++i) {
+      auto& p = rep_.pairs[i];
+      p.id = fmt::format("p{}", i + 1);
+      if (p.baseline.display == p.candidate.display) {
+        p.baseline.display = p.baseline.system;
+        p.candidate.display = p.candidate.system;
+      }
+    }
+    std::sort(rep_.unpaired.begin(), rep_.unpaired.end(),
+              [](const unpaired_group& a, const unpaired_group& b) {
+                return std::tie(a.side, a.key, a.system) < std::tie(b.side, b.key, b.system);
+              });
+  }
 
   // Geometric mean per family, over like-for-like, plausible pairs (a shared baseline once).
-  std::map<std::string, family_summary> fams;
-  for (const auto& p : rep.pairs) {
-    auto& f = fams[p.family];
+  void summarize_families() {
+    std::map<std::string, family_summary> fams;
+    for (const auto& p : rep_.pairs)
+      count_verdict(fams[p.family], p);
+    for (auto& [name, f] : fams) {
+      std::vector<const pair_result*> ps;
+      for (const auto& p : rep_.pairs)
+        if (p.family == name)
+          ps.push_back(&p);
+      const summary_mean m = summary_geomean(ps);
+      f.pairs = m.pairs;
+      f.baselines = m.entries;
+      f.geomean_speedup = m.speedup;
+      f.geomean_per_accelerator_speedup = m.per_accelerator;
+      rep_.summaries.push_back(f);
+    }
+    std::sort(rep_.summaries.begin(), rep_.summaries.end(),
+              [](const family_summary& a, const family_summary& b) {
+                return family_rank(a.family) < family_rank(b.family);
+              });
+  }
+
+  static void count_verdict(family_summary& f, const pair_result& p) {
     f.family = p.family;
     if (std::find(f.workloads.begin(), f.workloads.end(), p.workload) == f.workloads.end())
       f.workloads.push_back(p.workload);
     if (!p.in_summary) {
       ++f.excluded;
-      continue;
+      return;
     }
     const std::string& v = p.verdict;
     ++(v == "improved"       ? f.faster
@@ -1430,47 +1560,44 @@ report_model build_report(const side& baseline, const side& candidate, const opt
        : v == "inconclusive" ? f.inconclusive
                              : f.not_tested);
   }
-  for (auto& [name, f] : fams) {
-    std::vector<const pair_result*> ps;
-    for (const auto& p : rep.pairs)
-      if (p.family == name)
-        ps.push_back(&p);
-    const summary_mean m = summary_geomean(ps);
-    f.pairs = m.pairs;
-    f.baselines = m.entries;
-    f.geomean_speedup = m.speedup;
-    f.geomean_per_accelerator_speedup = m.per_accelerator;
-    rep.summaries.push_back(f);
-  }
-  std::sort(rep.summaries.begin(), rep.summaries.end(),
-            [](const family_summary& a, const family_summary& b) {
-              return family_rank(a.family) < family_rank(b.family);
-            });
 
   // Scaling: one device family at several accelerator counts on one benchmark.
-  std::map<std::pair<std::string, std::string>, std::map<std::string, scaling_point>> by;
-  std::map<std::string, std::string> dev_names;
-  for (const auto& [g, s] : mlperf_groups) {
-    if (s.device_id.empty() || !(s.value > 0) || !s.score_valid)
-      continue;
-    scaling_point pt;
-    pt.system = s.system;
-    pt.accelerators = g->facts.accelerators;
-    pt.score_min = s.value;
-    pt.side = "";
-    by[{benchmark_of(*g->runs.front()), s.device_id}][s.system] = pt;
-    dev_names[s.device_id] = s.device_name;
+  void add_scaling() {
+    scaling_points by;
+    std::map<std::string, std::string> dev_names;
+    for (const auto& [g, s] : mlperf_groups_) {
+      if (s.device_id.empty() || !(s.value > 0) || !s.score_valid)
+        continue;
+      scaling_point pt;
+      pt.system = s.system;
+      pt.accelerators = g->facts.accelerators;
+      pt.score_min = s.value;
+      pt.side = "";
+      by[{benchmark_of(*g->runs.front()), s.device_id}][s.system] = pt;
+      dev_names[s.device_id] = s.device_name;
+    }
+    for (auto& [k, pts] : by)
+      if (accelerator_counts(pts).size() >= 2)
+        rep_.scaling.push_back(scaling_series_of(k, pts, dev_names[k.second]));
+    if (rep_.scaling.empty() && !by.empty())
+      note_scaling_gaps(by, dev_names);
   }
-  for (auto& [k, pts] : by) {
+
+  static std::set<int64_t> accelerator_counts(const std::map<std::string, scaling_point>& pts) {
     std::set<int64_t> counts;
     for (const auto& [sys, pt] : pts)
       counts.insert(pt.accelerators);
-    if (counts.size() < 2)
-      continue;
+    return counts;
+  }
+
+  // Efficiency against the smallest system: accelerator-minutes of the reference over the point's.
+  static scaling_series scaling_series_of(const std::pair<std::string, std::string>& k,
+                                          const std::map<std::string, scaling_point>& pts,
+                                          const std::string& device_name) {
     scaling_series ser;
     ser.benchmark = k.first;
     ser.device_id = k.second;
-    ser.device_name = dev_names[k.second];
+    ser.device_name = device_name;
     for (const auto& [sys, pt] : pts)
       ser.points.push_back(pt);
     std::sort(ser.points.begin(), ser.points.end(),
@@ -1481,98 +1608,129 @@ report_model build_report(const side& baseline, const side& candidate, const opt
     for (auto& pt : ser.points)
       pt.efficiency =
           (ref.score_min * double(ref.accelerators)) / (pt.score_min * double(pt.accelerators));
-    rep.scaling.push_back(std::move(ser));
+    return ser;
   }
-  if (rep.scaling.empty() && !by.empty()) {
+
+  void note_scaling_gaps(const scaling_points& by, std::map<std::string, std::string>& dev_names) {
     std::string have;
-    for (const auto& [k, pts] : by) {
-      std::set<int64_t> counts;
-      for (const auto& [sys, pt] : pts)
-        counts.insert(pt.accelerators);
+    for (const auto& [k, pts] : by)
       have += fmt::format("{}{} on {} at {}", have.empty() ? "" : "; ", k.first,
-                          dev_names[k.second], fmt::join(counts, ", "));
-    }
-    rep.notes.push_back("Scaling efficiency needs one MLPerf benchmark at two or more accelerator "
-                        "counts of one device; "
-                        "these selections have " +
-                        have + " accelerators.");
+                          dev_names[k.second], fmt::join(accelerator_counts(pts), ", "));
+    rep_.notes.push_back("Scaling efficiency needs one MLPerf benchmark at two or more accelerator "
+                         "counts of one device; "
+                         "these selections have " +
+                         have + " accelerators.");
   }
-  if (!mlperf_groups.empty()) {
+
+  void note_mlperf_energy() {
+    if (mlperf_groups_.empty())
+      return;
     bool measured = false;
-    for (const auto& [g, sc] : mlperf_groups)
+    for (const auto& [g, sc] : mlperf_groups_)
       measured = measured || sc.energy_source.rfind("MLPerf power logs", 0) == 0;
     if (!measured)
-      rep.notes.push_back("MLPerf energy: none of these submissions publishes power logs (power/ "
-                          "folders), so energy per "
-                          "training run is estimated from TDP x time x accelerators.");
+      rep_.notes.emplace_back(
+          "MLPerf energy: none of these submissions publishes power logs (power/ "
+          "folders), so energy per "
+          "training run is estimated from TDP x time x accelerators.");
   }
 
   // Every figure of both selections, paired or not, with its plausibility.
-  for (const auto* gm : {&gb, &gc})
-    for (const auto& [key, systems] : *gm)
-      for (const auto& [sys, g] : systems) {
-        const side_score& sc = score_of(g).first.score;
-        figure_entry f;
-        f.side = gm == &gb ? "baseline" : "candidate";
-        f.system = g.system;
-        f.display = sc.display;
-        f.workload = g.workload;
-        f.key = g.key;
-        f.label = pair_label(*g.runs.front(), g.family);
-        f.source = sc.source;
-        f.value = sc.value;
-        f.unit = sc.unit;
-        f.dtype = dtype_of(*g.runs.front());
-        f.provenance = sc.provenance;
-        f.assumed = sc.assumed;
-        f.plausibility = sc.plausibility;
-        if (!sc.device_id.empty())
-          used_devices.insert(sc.device_id);
-        rep.figures.push_back(std::move(f));
+  void add_figures() {
+    for (const auto* gm : {&gb_, &gc_})
+      for (const auto& [key, groups] : *gm)
+        for (const auto& [sys, g] : groups)
+          rep_.figures.push_back(figure_of(g, gm == &gb_ ? "baseline" : "candidate"));
+  }
+
+  figure_entry figure_of(const group& g, const std::string& sd) {
+    const side_score& sc = score_of(g).first.score;
+    figure_entry f;
+    f.side = sd;
+    f.system = g.system;
+    f.display = sc.display;
+    f.workload = g.workload;
+    f.key = g.key;
+    f.label = pair_label(*g.runs.front(), g.family);
+    f.source = sc.source;
+    f.value = sc.value;
+    f.unit = sc.unit;
+    f.dtype = dtype_of(*g.runs.front());
+    f.provenance = sc.provenance;
+    f.assumed = sc.assumed;
+    f.plausibility = sc.plausibility;
+    if (!sc.device_id.empty())
+      used_devices_.insert(sc.device_id);
+    return f;
+  }
+
+  void note_implausible() {
+    size_t implausible = 0;
+    for (const auto& f : rep_.figures)
+      implausible += f.plausibility.implausible();
+    if (implausible)
+      rep_.notes.push_back(fmt::format(
+          "{} figure(s) imply more than the device's datasheet peak (+{:.0f}% for clocks): they "
+          "are kept as their sources state them, marked implausible as stated with the most "
+          "likely reading, and left out of the headline and the geometric means.",
+          implausible, 100 * k_peak_margin));
+  }
+
+  // The catalogue entry and price of every device the report names.
+  void add_devices() {
+    for (const auto& id : used_devices_)
+      if (const device_spec* d = devices_.find(id)) {
+        json pk = json::object();
+        for (const auto& [k, v] : d->peak_tflops)
+          pk[k] = v;
+        rep_.devices.push_back({{"id", d->id},
+                                {"name", d->name},
+                                {"peak_tflops", pk},
+                                {"hbm_tb_s", d->hbm_tb_s},
+                                {"tdp_w", d->tdp_w},
+                                {"measured_peak", d->measured_peak},
+                                {"source", d->source}});
+        if (const price_entry* p = opt_.prices.find(id))
+          rep_.prices.push_back({{"device", id},
+                                 {"usd_per_accelerator_hour", p->usd_per_hour},
+                                 {"source", p->source}});
       }
-  size_t implausible = 0;
-  for (const auto& f : rep.figures)
-    implausible += f.plausibility.implausible();
-  if (implausible)
-    rep.notes.push_back(fmt::format(
-        "{} figure(s) imply more than the device's datasheet peak (+{:.0f}% for clocks): they are "
-        "kept as their sources state them, marked implausible as stated with the most likely "
-        "reading, and left out of the headline and the geometric means.",
-        implausible, 100 * k_peak_margin));
+  }
 
-  for (const auto& id : used_devices)
-    if (const device_spec* d = devices.find(id)) {
-      json pk = json::object();
-      for (const auto& [k, v] : d->peak_tflops)
-        pk[k] = v;
-      rep.devices.push_back({{"id", d->id},
-                             {"name", d->name},
-                             {"peak_tflops", pk},
-                             {"hbm_tb_s", d->hbm_tb_s},
-                             {"tdp_w", d->tdp_w},
-                             {"measured_peak", d->measured_peak},
-                             {"source", d->source}});
-      if (const price_entry* p = opt.prices.find(id))
-        rep.prices.push_back(
-            {{"device", id}, {"usd_per_accelerator_hour", p->usd_per_hour}, {"source", p->source}});
-    }
+  void add_closing_notes() {
+    bool any_degenerate = false;
+    for (const auto& p : rep_.pairs)
+      any_degenerate = any_degenerate || p.ci_degenerate;
+    if (any_degenerate)
+      rep_.notes.emplace_back("Published figures carry one sample (the figure itself): their "
+                              "confidence intervals are degenerate and say nothing about "
+                              "run-to-run spread.");
+    if (rep_.pairs.empty())
+      rep_.notes.emplace_back(
+          "No pairs: nothing in the two selections shares a workload and config "
+          "key (see the unpaired list).");
+    rep_.notes.push_back(fmt::format(
+        "Confidence intervals: {:.0f}% percentile bootstrap; medians use the exact bootstrap "
+        "distribution of the sample median, MLPerf scores resample runs ({} resamples, seed {}).",
+        100 * opt_.ci_level, opt_.resamples, opt_.seed));
+  }
 
-  bool any_degenerate = false;
-  for (const auto& p : rep.pairs)
-    any_degenerate = any_degenerate || p.ci_degenerate;
-  if (any_degenerate)
-    rep.notes.push_back("Published figures carry one sample (the figure itself): their confidence "
-                        "intervals are degenerate and say nothing about run-to-run spread.");
-  if (rep.pairs.empty())
-    rep.notes.push_back("No pairs: nothing in the two selections shares a workload and config key "
-                        "(see the unpaired list).");
-  rep.notes.push_back(fmt::format(
-      "Confidence intervals: {:.0f}% percentile bootstrap; medians use the exact bootstrap "
-      "distribution of the sample median, MLPerf scores resample runs ({} resamples, seed {}).",
-      100 * opt.ci_level, opt.resamples, opt.seed));
-  rep.dp_scaling = build_dp_scaling(all_runs(baseline, candidate)); // report_scaling.cpp
-  rep.headline = make_headline(rep);
-  return rep;
+  const side& baseline_;
+  const side& candidate_;
+  const options& opt_;
+  const device_catalogue& devices_;
+  const json models_;
+  const group_map gb_, gc_;
+  std::map<const group*, scored_group> scored_; // each group scored once
+  std::set<std::string> used_devices_;
+  std::vector<std::pair<const group*, side_score>> mlperf_groups_; // for scaling
+  report_model rep_;
+};
+
+} // namespace
+
+report_model build_report(const side& baseline, const side& candidate, const options& opt) {
+  return report_builder(baseline, candidate, opt).build();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1650,90 +1808,95 @@ json side_json(const side_score& s) {
   return j;
 }
 
+json pair_json(const pair_result& p) {
+  return {
+      {"id", p.id},
+      {"family", p.family},
+      {"workload", p.workload},
+      {"key", p.key},
+      {"label", p.label},
+      {"result_unit", p.result_unit},
+      {"baseline", side_json(p.baseline)},
+      {"candidate", side_json(p.candidate)},
+      {"speedup", p.speedup},
+      {"speedup_ci",
+       {{"low", p.speedup_ci_low}, {"high", p.speedup_ci_high}, {"degenerate", p.ci_degenerate}}},
+      {"per_accelerator_speedup", opt_num(p.per_accelerator_speedup)},
+      {"verdict", p.verdict},
+      {"verdict_reason", p.verdict_reason},
+      {"p_value", opt_num(p.p_value)},
+      {"statement", p.statement},
+      {"qualifier", p.qualifier},
+      {"like_for_like", p.like_for_like},
+      {"not_like_for_like", p.not_like_for_like},
+      {"in_summary", p.in_summary},
+      {"excluded_because", p.excluded_because},
+      {"flags", p.flags},
+      {"environment_differences", p.environment_differences},
+      {"notes", p.notes}};
+}
+
+json unpaired_json(const unpaired_group& u) {
+  return {{"side", u.side},   {"workload", u.workload}, {"key", u.key},      {"system", u.system},
+          {"label", u.label}, {"runs", u.runs},         {"reason", u.reason}};
+}
+
+json summary_json(const family_summary& f) {
+  return {{"family", f.family},
+          {"pairs", f.pairs},
+          {"baselines", f.baselines},
+          {"excluded_pairs", f.excluded},
+          {"verdicts",
+           {{"faster", f.faster},
+            {"slower", f.slower},
+            {"no_difference", f.no_difference},
+            {"inconclusive", f.inconclusive},
+            {"not_tested", f.not_tested}}},
+          {"geomean_speedup", f.geomean_speedup},
+          {"geomean_per_accelerator_speedup", opt_num(f.geomean_per_accelerator_speedup)},
+          {"workloads", f.workloads}};
+}
+
+json figure_json(const figure_entry& f) {
+  return {{"side", f.side},
+          {"system", f.system},
+          {"display", f.display},
+          {"workload", f.workload},
+          {"key", f.key},
+          {"label", f.label},
+          {"source", f.source},
+          {"value", f.value},
+          {"unit", f.unit},
+          {"dtype", f.dtype},
+          {"provenance", f.provenance},
+          {"assumed", f.assumed},
+          {"plausibility", plausibility_json(f.plausibility)}};
+}
+
+json scaling_json(const scaling_series& s) {
+  json pts = json::array();
+  for (const auto& p : s.points)
+    pts.push_back({{"system", p.system},
+                   {"accelerators", p.accelerators},
+                   {"score_min", p.score_min},
+                   {"efficiency", p.efficiency}});
+  return {{"benchmark", s.benchmark},
+          {"device", s.device_id},
+          {"device_name", s.device_name},
+          {"points", pts}};
+}
+
+// One JSON array of the report's items, each written by its writer.
+template <class T, class F> json array_of(const std::vector<T>& items, F&& write) {
+  json out = json::array();
+  for (const auto& x : items)
+    out.push_back(write(x));
+  return out;
+}
+
 } // namespace
 
 json to_json(const report_model& r) {
-  json pairs = json::array();
-  for (const auto& p : r.pairs) {
-    pairs.push_back({{"id", p.id},
-                     {"family", p.family},
-                     {"workload", p.workload},
-                     {"key", p.key},
-                     {"label", p.label},
-                     {"result_unit", p.result_unit},
-                     {"baseline", side_json(p.baseline)},
-                     {"candidate", side_json(p.candidate)},
-                     {"speedup", p.speedup},
-                     {"speedup_ci",
-                      {{"low", p.speedup_ci_low},
-                       {"high", p.speedup_ci_high},
-                       {"degenerate", p.ci_degenerate}}},
-                     {"per_accelerator_speedup", opt_num(p.per_accelerator_speedup)},
-                     {"verdict", p.verdict},
-                     {"verdict_reason", p.verdict_reason},
-                     {"p_value", opt_num(p.p_value)},
-                     {"statement", p.statement},
-                     {"qualifier", p.qualifier},
-                     {"like_for_like", p.like_for_like},
-                     {"not_like_for_like", p.not_like_for_like},
-                     {"in_summary", p.in_summary},
-                     {"excluded_because", p.excluded_because},
-                     {"flags", p.flags},
-                     {"environment_differences", p.environment_differences},
-                     {"notes", p.notes}});
-  }
-  json unp = json::array();
-  for (const auto& u : r.unpaired)
-    unp.push_back({{"side", u.side},
-                   {"workload", u.workload},
-                   {"key", u.key},
-                   {"system", u.system},
-                   {"label", u.label},
-                   {"runs", u.runs},
-                   {"reason", u.reason}});
-  json sums = json::array();
-  for (const auto& f : r.summaries)
-    sums.push_back({{"family", f.family},
-                    {"pairs", f.pairs},
-                    {"baselines", f.baselines},
-                    {"excluded_pairs", f.excluded},
-                    {"verdicts",
-                     {{"faster", f.faster},
-                      {"slower", f.slower},
-                      {"no_difference", f.no_difference},
-                      {"inconclusive", f.inconclusive},
-                      {"not_tested", f.not_tested}}},
-                    {"geomean_speedup", f.geomean_speedup},
-                    {"geomean_per_accelerator_speedup", opt_num(f.geomean_per_accelerator_speedup)},
-                    {"workloads", f.workloads}});
-  json figs = json::array();
-  for (const auto& f : r.figures)
-    figs.push_back({{"side", f.side},
-                    {"system", f.system},
-                    {"display", f.display},
-                    {"workload", f.workload},
-                    {"key", f.key},
-                    {"label", f.label},
-                    {"source", f.source},
-                    {"value", f.value},
-                    {"unit", f.unit},
-                    {"dtype", f.dtype},
-                    {"provenance", f.provenance},
-                    {"assumed", f.assumed},
-                    {"plausibility", plausibility_json(f.plausibility)}});
-  json scal = json::array();
-  for (const auto& s : r.scaling) {
-    json pts = json::array();
-    for (const auto& p : s.points)
-      pts.push_back({{"system", p.system},
-                     {"accelerators", p.accelerators},
-                     {"score_min", p.score_min},
-                     {"efficiency", p.efficiency}});
-    scal.push_back({{"benchmark", s.benchmark},
-                    {"device", s.device_id},
-                    {"device_name", s.device_name},
-                    {"points", pts}});
-  }
   json doc = {{"schema_version", r.schema_version},
               {"generator",
                {{"name", "accelbench"},
@@ -1743,11 +1906,11 @@ json to_json(const report_model& r) {
               {"baseline", r.baseline_label},
               {"candidate", r.candidate_label},
               {"headline", r.headline},
-              {"pairs", pairs},
-              {"unpaired", unp},
-              {"summaries", sums},
-              {"scaling", scal},
-              {"figures", figs},
+              {"pairs", array_of(r.pairs, pair_json)},
+              {"unpaired", array_of(r.unpaired, unpaired_json)},
+              {"summaries", array_of(r.summaries, summary_json)},
+              {"scaling", array_of(r.scaling, scaling_json)},
+              {"figures", array_of(r.figures, figure_json)},
               {"devices", r.devices},
               {"prices", r.prices},
               {"notes", r.notes}};

@@ -465,6 +465,105 @@ struct sdpa_backward::impl {
   }
 };
 
+namespace {
+
+// The backward graph's tensors in memory (bound by the variant pack) and its by-value scalars.
+struct backward_io {
+  const desc &q, &kt, &vt, &o, &d_o, &stats, &dq, &dk, &dv, &scale, &one, &sum, &dq_accum;
+};
+
+backward_io declare_backward_io(graph_builder& g, const attention_shape& s) {
+  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
+                D = s.head_dim;
+  const auto bf16 = CUDNN_DATA_BFLOAT16;
+  const auto f32 = CUDNN_DATA_FLOAT;
+  // A braced list is evaluated in order: the descriptors are made in the order written.
+  return {g.tensor(u_q, {B, H, Sq, D}, bshd_strides(H, Sq, D), bf16, false),
+          g.tensor(u_k, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), bf16, false),
+          g.tensor(u_v, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), bf16, false),
+          g.tensor(u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), bf16, false),
+          g.tensor(u_do, {B, H, Sq, D}, bshd_strides(H, Sq, D), bf16, false),
+          g.tensor(u_stats, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, f32, false),
+          g.tensor(u_dq, {B, H, Sq, D}, bshd_strides(H, Sq, D), bf16, false),
+          g.tensor(u_dk, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), bf16, false),
+          g.tensor(u_dv, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), bf16, false),
+          g.tensor(u_scale, {1, 1, 1, 1}, {1, 1, 1, 1}, f32, false, true),
+          g.tensor(u_one, {1, 1, 1, 1}, {1, 1, 1, 1}, f32, false, true),
+          g.tensor(u_sum, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, f32, false),
+          g.tensor(u_dq_accum, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, f32, false)};
+}
+
+std::vector<int64_t> score_dims(const attention_shape& s) {
+  return {s.batch, s.heads, s.seq_q, s.seq_k};
+}
+
+// sum = rowsum(dO * O)  (FlashAttention-2's D)
+void add_row_sum(graph_builder& g, const backward_io& t, const attention_shape& s) {
+  auto& do_o = g.virt({s.batch, s.heads, s.seq_q, s.head_dim});
+  g.pointwise(CUDNN_POINTWISE_MUL, t.d_o, &t.o, do_o);
+  auto& rs = g.virt({s.batch, s.heads, s.seq_q, 1});
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, do_o, rs);
+  g.pointwise(CUDNN_POINTWISE_MUL, rs, &t.one, t.sum);
+}
+
+// P = exp(mask(Q K^T * scale) - Stats)
+const desc& add_probabilities(graph_builder& g, const backward_io& t, const attention_shape& s) {
+  const std::vector<int64_t> sdims = score_dims(s);
+  auto& s1 = g.virt(sdims);
+  g.matmul(t.q, t.kt, s1);
+  auto& s2 = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_MUL, s1, &t.scale, s2);
+  const desc* logits = s.causal ? &causal_mask(g, s2, sdims) : &s2;
+  auto& s3 = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_SUB, *logits, &t.stats, s3);
+  auto& p = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_EXP, s3, nullptr, p);
+  return p;
+}
+
+// out = x^T y for scores x [B,H,Sq,Sk] (dV = P^T dO, dK = dS^T Q): per query head, then summed
+// over each GQA group.
+void add_transposed_product(graph_builder& g, const desc& x, const desc& y, const desc& out,
+                            const attention_shape& s) {
+  const int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Sk = s.seq_k;
+  auto& xt = g.virt_strided({B, H, Sk, Sq}, {H * Sq * Sk, Sq * Sk, 1, Sk}, CUDNN_DATA_BFLOAT16);
+  g.reshape(x, xt);
+  if (s.heads == s.kv_heads) {
+    g.matmul(xt, y, out);
+    return;
+  }
+  auto& full = g.virt({B, H, Sk, s.head_dim}, CUDNN_DATA_BFLOAT16);
+  g.matmul(xt, y, full);
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, out);
+}
+
+// dS = (dO V^T - sum) * P * scale
+const desc& add_score_grad(graph_builder& g, const backward_io& t, const desc& p,
+                           const attention_shape& s) {
+  const std::vector<int64_t> sdims = score_dims(s);
+  auto& dp = g.virt(sdims);
+  g.matmul(t.d_o, t.vt, dp);
+  auto& t1 = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_SUB, dp, &t.sum, t1);
+  auto& t2 = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_MUL, t1, &p, t2);
+  auto& ds = g.virt(sdims);
+  g.pointwise(CUDNN_POINTWISE_MUL, t2, &t.scale, ds);
+  return ds;
+}
+
+// dQ = dS K, accumulated in fp32, then cast into our layout
+void add_query_grad(graph_builder& g, const backward_io& t, const desc& ds,
+                    const attention_shape& s) {
+  auto& k = g.virt_strided({s.batch, s.kv_heads, s.seq_k, s.head_dim},
+                           bshd_strides(s.kv_heads, s.seq_k, s.head_dim), CUDNN_DATA_BFLOAT16);
+  g.reshape(t.kt, k);
+  g.matmul(ds, k, t.dq_accum);
+  g.pointwise(CUDNN_POINTWISE_IDENTITY, t.dq_accum, nullptr, t.dq);
+}
+
+} // namespace
+
 sdpa_backward::sdpa_backward(const attention_shape& s) {
   auto owner = std::make_unique<impl>(); // freed if building the graph throws
   auto& I = *owner;
@@ -472,83 +571,16 @@ sdpa_backward::sdpa_backward(const attention_shape& s) {
   auto& g = P.g;
   P.scale = s.effective_scale();
   P.causal = s.causal;
-  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
-                D = s.head_dim;
-  const std::vector<int64_t> sdims = {B, H, Sq, Sk};
-  const bool gqa = H != KH;
-
-  auto& q = g.tensor(u_q, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
-  auto& kt = g.tensor(u_k, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
-  auto& vt = g.tensor(u_v, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
-  auto& o = g.tensor(u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
-  auto& d_o = g.tensor(u_do, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
-  auto& stats = g.tensor(u_stats, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, CUDNN_DATA_FLOAT, false);
-  auto& dq = g.tensor(u_dq, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
-  auto& dk = g.tensor(u_dk, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
-  auto& dv = g.tensor(u_dv, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
-  auto& scale = g.tensor(u_scale, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
-  auto& one = g.tensor(u_one, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
-  auto& sum = g.tensor(u_sum, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, CUDNN_DATA_FLOAT, false);
-  auto& dq_accum =
-      g.tensor(u_dq_accum, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, CUDNN_DATA_FLOAT, false);
-
-  // sum = rowsum(dO * O)  (FlashAttention-2's D)
-  auto& do_o = g.virt({B, H, Sq, D});
-  g.pointwise(CUDNN_POINTWISE_MUL, d_o, &o, do_o);
-  auto& rs = g.virt({B, H, Sq, 1});
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, do_o, rs);
-  g.pointwise(CUDNN_POINTWISE_MUL, rs, &one, sum);
-
-  // P = exp(mask(Q K^T * scale) - Stats)
-  auto& s1 = g.virt(sdims);
-  g.matmul(q, kt, s1);
-  auto& s2 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_MUL, s1, &scale, s2);
-  const desc* logits = s.causal ? &causal_mask(g, s2, sdims) : &s2;
-  auto& s3 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_SUB, *logits, &stats, s3);
-  auto& p = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_EXP, s3, nullptr, p);
-
-  // dV = P^T dO  (per query head, then summed over each GQA group)
-  auto& pt = g.virt_strided({B, H, Sk, Sq}, {H * Sq * Sk, Sq * Sk, 1, Sk}, CUDNN_DATA_BFLOAT16);
-  g.reshape(p, pt);
-  if (!gqa) {
-    g.matmul(pt, d_o, dv);
-  } else {
-    auto& dv_full = g.virt({B, H, Sk, D}, CUDNN_DATA_BFLOAT16);
-    g.matmul(pt, d_o, dv_full);
-    g.reduction(CUDNN_REDUCE_TENSOR_ADD, dv_full, dv);
-  }
-
-  // dS = (dO V^T - sum) * P * scale
-  auto& dp = g.virt(sdims);
-  g.matmul(d_o, vt, dp);
-  auto& t1 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_SUB, dp, &sum, t1);
-  auto& t2 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_MUL, t1, &p, t2);
-  auto& ds = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_MUL, t2, &scale, ds);
-
-  // dK = dS^T Q
-  auto& dst = g.virt_strided({B, H, Sk, Sq}, {H * Sq * Sk, Sq * Sk, 1, Sk}, CUDNN_DATA_BFLOAT16);
-  g.reshape(ds, dst);
-  if (!gqa) {
-    g.matmul(dst, q, dk);
-  } else {
-    auto& dk_full = g.virt({B, H, Sk, D}, CUDNN_DATA_BFLOAT16);
-    g.matmul(dst, q, dk_full);
-    g.reduction(CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
-  }
-
-  // dQ = dS K, accumulated in fp32, then cast into our layout
-  auto& k = g.virt_strided({B, KH, Sk, D}, bshd_strides(KH, Sk, D), CUDNN_DATA_BFLOAT16);
-  g.reshape(kt, k);
-  g.matmul(ds, k, dq_accum);
-  g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_accum, nullptr, dq);
-
+  const backward_io t = declare_backward_io(g, s);
+  add_row_sum(g, t, s);
+  const desc& p = add_probabilities(g, t, s);
+  add_transposed_product(g, p, t.d_o, t.dv, s); // dV = P^T dO
+  const desc& ds = add_score_grad(g, t, p, s);
+  add_transposed_product(g, ds, t.q, t.dk, s); // dK = dS^T Q
+  add_query_grad(g, t, ds, s);
   P.finalize("SDPA backward");
+
+  const int64_t B = s.batch, H = s.heads, Sq = s.seq_q, D = s.head_dim;
   I.sum_bytes = (uint64_t)(B * H * Sq) * 4;
   I.dq_accum_bytes = (uint64_t)(B * H * Sq * D) * 4;
   if (cudaMalloc(&I.sum, I.sum_bytes) != cudaSuccess ||
