@@ -97,9 +97,8 @@ std::unique_ptr<dp_trainable> make_data_parallel(const model_config& cfg, const 
   // A rank that could not build its replica tells every rank, before any all-reduce waits for it.
   if (auto first = dist::first_nonempty(why); !first.empty())
     throw backend_error(first);
-  auto sum =
-      std::make_unique<nccl_bucket_sum>(comm, model->device_grads(), model->num_params(),
-                                        model->stream());
+  auto sum = std::make_unique<nccl_bucket_sum>(comm, model->device_grads(), model->num_params(),
+                                               model->stream());
   return std::make_unique<dp_trainable>(std::move(model), std::move(sum), dp);
 }
 
