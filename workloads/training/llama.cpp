@@ -6,16 +6,12 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
+#include "workloads/training/llama_layout.hpp"
 
 namespace accelbench::training {
 
 namespace {
 
-// Backward scratch per token, shared by all blocks: dres, dxn, dq, datt [C]; dk, dv [KVH*HD];
-// dh1, dh3, dg [F].
-int64_t scratch_per_token(const model_config& m) {
-  return 4 * m.dim + 2 * m.kv_dim() + 3 * m.ffn_dim;
-}
 // Floats of the global (non-block) activations: the residual stream at every block boundary, and
 // with the head the final norm, the logits/probabilities and per-token losses; blocks-only
 // models keep a loss probe instead.
@@ -31,9 +27,6 @@ int64_t global_act_floats(const model_config& m, const llama_options& o, int64_t
 
 } // namespace
 
-struct llama_model::layer_params {
-  float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *w1, *w3, *w2;
-};
 namespace {
 // Each array of block_acts starts on a 256-byte boundary (64 floats): what cuBLASLt's fastest
 // kernels and cuDNN's tensors assume of their operands, whatever B*T is.
@@ -148,7 +141,7 @@ memory_plan llama_model::plan(const model_config& cfg, const llama_options& opt)
   mp.optimizer = p * 8; // AdamW first and second moments, fp32
   mp.activations =
       uint64_t(layers * block_act_floats(cfg, bt) + global_act_floats(cfg, opt, layers)) * 4;
-  uint64_t scratch = uint64_t(bt * scratch_per_token(cfg)) * 4;
+  uint64_t scratch = uint64_t(llama_layout(cfg, opt).scratch_floats(false)) * 4;
   if (opt.dtype == compute_dtype::bf16) {
     // bf16 copies of the two matmul inputs, at most the largest activation and weight matrix.
     int64_t widest = std::max({cfg.dim, cfg.ffn_dim, opt.with_head ? cfg.vocab_size : 0});
@@ -173,12 +166,12 @@ llama_model::llama_model(const model_config& cfg, const llama_options& opt)
   if (opt.batch <= 0 || opt.seq <= 0)
     throw input_error("train.llama: batch and seq must be positive, got batch " +
                       std::to_string(opt.batch) + ", seq " + std::to_string(opt.seq));
-  m_tensors = parameter_layout(cfg, opt);
-  m_num_params = m_tensors.empty() ? 0 : m_tensors.back().offset + m_tensors.back().size;
+  m_layout = std::make_unique<const llama_layout>(cfg, opt);
+  m_num_params = m_layout->num_params();
   const int64_t bt = opt.batch * opt.seq;
   m_acts_floats =
       size_t(m_layers * block_act_floats(cfg, bt) + global_act_floats(cfg, opt, m_layers));
-  m_scratch_floats = size_t(bt * scratch_per_token(cfg));
+  m_scratch_floats = m_layout->scratch_floats(false);
   // new float[] without value-initialisation: pages are touched when first written.
   m_params.reset(new float[m_num_params]);
   m_grads.reset(new float[m_num_params]);
@@ -197,18 +190,13 @@ llama_model::llama_model(const model_config& cfg, const llama_options& opt)
 
 llama_model::~llama_model() = default;
 
+const std::vector<param_tensor>& llama_model::tensors() const { return m_layout->tensors(); }
+
 const param_tensor& llama_model::tensor(const std::string& name) const {
-  for (auto& t : m_tensors)
+  for (auto& t : m_layout->tensors())
     if (t.name == name)
       return t;
   throw input_error("train.llama: no parameter tensor named '" + name + "'");
-}
-
-llama_model::layer_params llama_model::lp(float* base, int64_t l) const {
-  // Tensors of block l are 9 consecutive entries after the optional embedding.
-  size_t first = (m_opt.with_head ? 1 : 0) + size_t(l) * 9;
-  auto at = [&](size_t i) { return base + m_tensors[first + i].offset; };
-  return {at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8)};
 }
 
 block_acts llama_model::la(int64_t l) const {
@@ -225,7 +213,7 @@ void llama_model::init_parameters(uint64_t seed) {
     x0 = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, m_opt.batch * m_opt.seq));
     probe = x0 + (m_layers + 1) * n;
   }
-  init_parameter_values(m_cfg, m_tensors, seed, m_params.get(), x0, probe, n);
+  init_parameter_values(m_cfg, m_layout->tensors(), seed, m_params.get(), x0, probe, n);
   m_have_forward = false;
 }
 
@@ -239,7 +227,7 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
   const float eps = float(m_cfg.norm_eps);
   float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   auto res = [&](int64_t l) { return g + l * bt * c; };
-  float* tmp = m_scratch.get(); // [BT,C]; free during forward
+  float* tmp = m_layout->scratch(m_scratch.get(), false).dres; // [BT,C]; free during forward
 
   if (m_opt.with_head) {
     for (int64_t i = 0; i < bt; i++) {
@@ -250,11 +238,11 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
     }
     std::copy(inputs, inputs + bt, m_inputs.begin());
     std::copy(targets, targets + bt, m_targets.begin());
-    embedding_forward(res(0), inputs, m_params.get() + m_tensors[0].offset, bt, c);
+    embedding_forward(res(0), inputs, m_params.get() + m_layout->tok_emb(), bt, c);
   }
 
   for (int64_t l = 0; l < m_layers; l++) {
-    layer_params p = lp(m_params.get(), l);
+    block_tensors p = m_layout->block(m_params.get(), l);
     block_acts a = la(l);
     const float* x = res(l);
     rmsnorm_forward(a.xn1, a.rstd1, x, p.attn_norm, bt, c, eps);
@@ -280,8 +268,8 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
     float* rstdf = xf + bt * c;
     float* logits = rstdf + bt;
     float* losses = logits + bt * v;
-    const float* final_norm = m_params.get() + m_tensors[m_tensors.size() - 2].offset;
-    const float* lm_head = m_params.get() + m_tensors.back().offset;
+    const float* final_norm = m_params.get() + m_layout->final_norm();
+    const float* lm_head = m_params.get() + m_layout->lm_head();
     rmsnorm_forward(xf, rstdf, res(m_layers), final_norm, bt, c, eps);
     linear_forward(dt, logits, xf, lm_head, bt, c, v);
     softmax_crossentropy_forward(logits, losses, targets, bt, v);
@@ -306,33 +294,26 @@ void llama_model::backward(float loss_scale) {
   const compute_dtype dt = m_opt.dtype;
   float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   auto res = [&](int64_t l) { return g + l * bt * c; };
-  float* s = m_scratch.get();
-  float* dres = s;
-  float* dxn = dres + bt * c;
-  float* dq = dxn + bt * c;
-  float* datt = dq + bt * c;
-  float* dk = datt + bt * c;
-  float* dv = dk + bt * kv;
-  float* dh1 = dv + bt * kv;
-  float* dh3 = dh1 + bt * f;
-  float* dg = dh3 + bt * f;
+  const llama_layout& L = *m_layout;
+  const backward_scratch sc = L.scratch(m_scratch.get(), false);
+  float *dres = sc.dres, *dxn = sc.dxn, *dq = sc.dq, *datt = sc.datt, *dk = sc.dk, *dv = sc.dv,
+        *dh1 = sc.dh1, *dh3 = sc.dh3, *dg = sc.dg;
   const float dloss = loss_scale / float(bt); // the loss is a mean over B*T tokens
 
   if (m_opt.with_head) {
     float* xf = res(m_layers + 1);
     float* rstdf = xf + bt * c;
     float* probs = rstdf + bt;
-    const size_t nt = m_tensors.size();
-    const float* final_norm = m_params.get() + m_tensors[nt - 2].offset;
-    const float* lm_head = m_params.get() + m_tensors[nt - 1].offset;
-    float* d_final_norm = m_grads.get() + m_tensors[nt - 2].offset;
-    float* d_lm_head = m_grads.get() + m_tensors[nt - 1].offset;
+    const float* final_norm = m_params.get() + L.final_norm();
+    const float* lm_head = m_params.get() + L.lm_head();
+    float* d_final_norm = m_grads.get() + L.final_norm();
+    float* d_lm_head = m_grads.get() + L.lm_head();
     crossentropy_softmax_backward(probs, m_targets.data(), bt, v, dloss);
     linear_backward(dt, dxn, d_lm_head, probs, xf, lm_head, bt, c, v, false);
     std::memset(dres, 0, size_t(bt * c) * sizeof(float));
     rmsnorm_backward(dres, d_final_norm, dxn, res(m_layers), final_norm, rstdf, bt, c);
     if (m_grad_ready)
-      m_grad_ready(m_tensors[nt - 2].offset);
+      m_grad_ready(L.final_norm());
   } else {
     const float* probe = res(m_layers + 1);
     for (int64_t i = 0; i < bt * c; i++)
@@ -340,8 +321,8 @@ void llama_model::backward(float loss_scale) {
   }
 
   for (int64_t l = m_layers - 1; l >= 0; l--) {
-    layer_params p = lp(m_params.get(), l);
-    layer_params gr = lp(m_grads.get(), l);
+    block_tensors p = L.block(m_params.get(), l);
+    block_tensors gr = L.block(m_grads.get(), l);
     block_acts a = la(l);
     // MLP: out = xmid + swiglu(xn2 W1^T, xn2 W3^T) W2^T
     linear_backward(dt, dg, gr.w2, dres, a.g, p.w2, bt, f, c, false);
@@ -358,12 +339,12 @@ void llama_model::backward(float loss_scale) {
     linear_backward(dt, dxn, gr.wk, dk, a.xn1, p.wk, bt, c, kv, true);
     linear_backward(dt, dxn, gr.wv, dv, a.xn1, p.wv, bt, c, kv, true);
     rmsnorm_backward(dres, gr.attn_norm, dxn, res(l), p.attn_norm, a.rstd1, bt, c);
-    if (m_grad_ready) // layer l's tensors start with attn_norm
-      m_grad_ready(size_t(gr.attn_norm - m_grads.get()));
+    if (m_grad_ready)
+      m_grad_ready(L.block_offset(l));
   }
 
   if (m_opt.with_head)
-    embedding_backward(m_grads.get() + m_tensors[0].offset, dres, m_inputs.data(), bt, c);
+    embedding_backward(m_grads.get() + L.tok_emb(), dres, m_inputs.data(), bt, c);
   if (m_grad_ready)
     m_grad_ready(0);
   // The probabilities were turned into dlogits in place: a second backward needs a new forward.

@@ -62,6 +62,8 @@ struct block_acts {
 int64_t block_act_floats(const model_config& m, int64_t bt);
 block_acts carve_block_acts(float* base, int64_t bt, const model_config& m);
 
+class llama_layout; // llama_layout.hpp: parameter offsets, blocks, backward scratch
+
 class llama_model {
 public:
   llama_model(const model_config& cfg, const llama_options& opt);
@@ -95,7 +97,7 @@ public:
   float* grads() { return m_grads.get(); }
   const float* grads() const { return m_grads.get(); }
   size_t num_params() const { return m_num_params; }
-  const std::vector<param_tensor>& tensors() const { return m_tensors; }
+  const std::vector<param_tensor>& tensors() const;
   const param_tensor& tensor(const std::string& name) const; // throws input_error
 
   const model_config& config() const { return m_cfg; }
@@ -103,15 +105,13 @@ public:
   int64_t layers() const { return m_layers; }
 
 private:
-  struct layer_params;
-  layer_params lp(float* base, int64_t l) const;
   block_acts la(int64_t l) const;
 
   model_config m_cfg;
   llama_options m_opt;
   int64_t m_layers = 0;
   size_t m_num_params = 0;
-  std::vector<param_tensor> m_tensors;
+  std::unique_ptr<const llama_layout> m_layout;
   std::unique_ptr<float[]> m_params, m_grads, m_acts, m_scratch;
   size_t m_acts_floats = 0, m_scratch_floats = 0;
   rope_table m_rope;

@@ -22,6 +22,9 @@
 #ifdef ACCELBENCH_HAVE_CUDA
 #include "harness/device/device.hpp"
 #include "workloads/training/cuda/llama_cuda.hpp"
+#ifdef ACCELBENCH_HAVE_NCCL
+#include "workloads/training/cuda/data_parallel_cuda.hpp"
+#endif
 #endif
 
 namespace accelbench::training {
@@ -364,12 +367,14 @@ public:
   }
 
   void validate(const config& cfg) const override {
+#if !defined(ACCELBENCH_HAVE_NCCL)
     if (cfg.backend == "cuda" && dist::distributed())
       throw input_error(fmt::format(
-          "train.llama --backend cuda does not run across ranks yet (world size {}): data parallel "
-          "training is built on the CPU backend only (NCCL gradient all-reduce is not); use "
-          "--backend cpu or one process",
+          "train.llama --backend cuda across ranks (world size {}) needs NCCL, and this accelbench "
+          "was built without it (nccl.h and libnccl in the CUDA toolkit, and MPI); use --backend "
+          "cpu or one process",
           dist::size()));
+#endif
     auto s = resolve_settings(cfg, nullptr);
     s.model.validate();
     if (s.data != "synthetic") {
@@ -513,6 +518,8 @@ private:
 #ifdef ACCELBENCH_HAVE_CUDA
   // The same measurement on CUDA device 0; MFU against the device's datasheet peak.
   void run_throughput_cuda(const train_settings& s, run& out, run_context& ctx) {
+    if (dist::distributed())
+      return run_throughput_dp(s, out, ctx, true);
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
@@ -543,7 +550,9 @@ private:
 
   // Data parallel over the world (issue 15; see data_parallel.hpp): a step's time is the slowest
   // rank's (every rank's is kept), tokens/s is global, and the replicas must end identical.
-  void run_throughput_dp(const train_settings& s, run& out, run_context& ctx) {
+  // on_cuda: each rank's replica on its own GPU, NCCL on device buffers.
+  void run_throughput_dp(const train_settings& s, run& out, run_context& ctx,
+                         bool on_cuda = false) {
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
@@ -558,29 +567,75 @@ private:
       root_ctx.log = nullptr;
     reset_peak_rss();
     {
-      const auto replica = dist::on_every_rank("allocate its replica of the model", [&] {
-        return std::make_unique<dp_trainable>(s.model, s.options, dp_settings(s));
+      const auto model = dist::on_every_rank("allocate its replica of the model", [&] {
+        return make_dp(s.model, s.options, dp_settings(s), on_cuda);
       });
-      dp_trainable& model = *replica;
-      auto res = measure_throughput(model, s.hp, mine, seed, s.warmup_steps, s.steps);
+      auto res = measure_throughput(*model, s.hp, mine, seed, s.warmup_steps, s.steps);
       const uint64_t rss = peak_rss_bytes();
       const auto rank_s = slowest_rank_steps(res);
-      const std::string differ = replicas_differ(model, out);
-      auto peak = cached_cpu_peak();
-      const double pk = peak_tflops_for(peak, to_string(s.options.dtype));
+      const std::string differ = replicas_differ(*model, out);
+      const double pk = record_peak(s, on_cuda, out);
       out.extra["peak_rss_bytes"] = rss;
-      out.extra["peak"] = {
-          {"tflops", pk}, {"dtype", to_string(s.options.dtype)}, {"probe", peak.to_json()}};
-      out.extra["implementation"] = model.implementation();
+      out.extra["implementation"] = model->implementation();
       train_settings step = s; // the global step: N micro batches of B
       step.options.batch = s.options.batch * n;
-      record_throughput(step, res, model.num_params(), pk, out, root_ctx);
-      record_ranks(s, res, rank_s, model.buckets(), model.num_params(), out);
+      record_throughput(step, res, model->num_params(), pk, out, root_ctx);
+      record_ranks(s, res, rank_s, *model, out);
       if (!differ.empty())
         out.mark_invalid(differ);
     }
     if (s.baseline)
-      record_scaling(s, train_source(s, src), seed, out);
+      record_scaling(s, train_source(s, src), seed, on_cuda, out);
+  }
+
+  // This rank's replica: the CPU model summing with MPI, or (on_cuda) the CUDA model on this
+  // rank's GPU summing with NCCL. The callers agree on its outcome (dist::on_every_rank).
+  static std::unique_ptr<dp_trainable> make_dp(const model_config& m, const llama_options& o,
+                                               const dp_options& dp, bool on_cuda) {
+#ifdef ACCELBENCH_HAVE_NCCL
+    if (on_cuda)
+      return cuda::make_data_parallel(m, o, dp);
+#endif
+    (void)on_cuda;
+    return make_cpu_data_parallel(m, o, dp);
+  }
+
+  // One replica alone (baseline=1), on the same backend.
+  static std::unique_ptr<trainable> make_single(const train_settings& s, bool on_cuda) {
+#ifdef ACCELBENCH_HAVE_CUDA
+    if (on_cuda)
+      return std::make_unique<cuda::llama_cuda>(s.model, s.options);
+#endif
+    (void)on_cuda;
+    return std::make_unique<cpu_trainable>(s.model, s.options);
+  }
+
+  // The peak TFLOP/s MFU is measured against, recorded: the CPU's probed peak, or the datasheet
+  // peak of this rank's GPU (with the GPU and the attention implementation).
+  static double record_peak(const train_settings& s, bool on_cuda, run& out) {
+    const std::string dt = to_string(s.options.dtype);
+#ifdef ACCELBENCH_HAVE_CUDA
+    if (on_cuda) {
+      const auto gpus = device::query_cuda(true).gpus;
+      auto gpu = gpus.front();
+      for (const auto& g : gpus)
+        if (g.index == device::current_device())
+          gpu = g;
+      const double pk = device::datasheet_peak_tflops(gpu.name, dt);
+      out.extra["device"] = gpu.to_json();
+      out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
+      out.extra["peak"] = {{"tflops", pk},
+                           {"dtype", dt},
+                           { "source",
+                             pk > 0 ? "NVIDIA datasheet, dense" : "unknown device" }};
+      return pk;
+    }
+#endif
+    (void)on_cuda;
+    auto peak = cached_cpu_peak();
+    const double pk = peak_tflops_for(peak, dt);
+    out.extra["peak"] = {{"tflops", pk}, {"dtype", dt}, {"probe", peak.to_json()}};
+    return pk;
   }
 
   // A seed every rank uses (rank 0's): the replicas start from the same parameters.
@@ -609,7 +664,7 @@ private:
 
   // The parameters' hash on every rank against rank 0's: the reason the run is INVALID, or "".
   static std::string replicas_differ(dp_trainable& m, run& out) {
-    const std::string mine = parameter_hash(m.params(), m.num_params());
+    const std::string mine = m.params_hash();
     const std::string root = dist::broadcast(mine);
     out.extra["parameter_hash"] = root;
     return dist::first_nonempty(
@@ -621,8 +676,8 @@ private:
 
   // Per-rank step times with the samples, each rank's own tokens/s, the data-parallel layout.
   static void record_ranks(const train_settings& s, const throughput_result& res,
-                           const std::vector<std::vector<double>>& rank_s, size_t buckets,
-                           size_t params, run& out) {
+                           const std::vector<std::vector<double>>& rank_s, const dp_trainable& m,
+                           run& out) {
     std::vector<double> own;
     for (size_t i = 0; i < res.steps.size() && i < out.samples.size(); i++) {
       out.samples[i].extra["rank_s"] = rank_s[i];
@@ -639,21 +694,21 @@ private:
         {"global_batch", s.hp.global_batch(s.options.batch) * dist::size()},
         {"overlap", s.overlap},
         {"bucket_bytes", s.bucket_bytes},
-        {"buckets", buckets},
-        {"gradient_bytes", uint64_t(params) * sizeof(float)},
+        {"buckets", m.buckets()},
+        {"gradient_bytes", uint64_t(m.num_params()) * sizeof(float)},
         {"sharding", "each step draws world x B windows from one seeded stream on every rank; "
                      "rank r trains on windows [r*B, (r+1)*B) of them"},
-        {"allreduce", "sum over MPI on host buffers, divided by the world size"}};
+        {"allreduce", "sum over " + m.engine() + ", divided by the world size"}};
   }
 
   // baseline=1: the same config (per-rank batch B) on rank 0 alone while the others wait idle,
   // then scaling_efficiency = global tokens/s / (N x one-rank tokens/s).
   static void record_scaling(const train_settings& s, const source_factory& data, uint64_t seed,
-                             run& out) {
+                             bool on_cuda, run& out) {
     double one = 0;
     if (dist::is_root()) {
-      cpu_trainable m(s.model, s.options);
-      auto res = measure_throughput(m, s.hp, data, seed, s.warmup_steps, s.steps);
+      auto m = make_single(s, on_cuda);
+      auto res = measure_throughput(*m, s.hp, data, seed, s.warmup_steps, s.steps);
       std::vector<double> t;
       for (const auto& st : res.steps)
         t.push_back(st.total_s);
@@ -752,10 +807,10 @@ private:
   }
 
   // on_cuda: the model trains on CUDA device 0 (llama_cuda); the protocol and log are the same.
-  // Across ranks (CPU only) the model is data parallel: each rank trains its slice of each global
-  // batch, every rank evaluates the same held-out set and takes rank 0's result, and the MLPerf
-  // log (rank 0's) carries the scale as MLPerf logs do: submission_platform "Nx<system>" and the
-  // global batch in global_batch_size.
+  // Across ranks the model is data parallel (on CUDA, each rank on its GPU): each rank trains its
+  // slice of each global batch, every rank evaluates the same held-out set and takes rank 0's
+  // result, and the MLPerf log (rank 0's) carries the scale as MLPerf logs do: submission_platform
+  // "Nx<system>" and the global batch in global_batch_size.
   void run_time_to_train(const train_settings& s, run& out, run_context& ctx,
                          bool on_cuda = false) {
     const auto& tr = section_of(ctx.rules);
@@ -850,13 +905,14 @@ private:
   static void make_data_parallel(const train_settings& s, ttt_setup& setup) {
     const int n = dist::size();
     const dp_options dp = dp_settings(s);
+    const bool on_cuda = bool(setup.make_model); // ttt_base_setup chose the CUDA model
     setup.replicas = n;
     setup.platform = fmt::format("{}x{}", n, setup.platform);
-    setup.make_model = [dp](const model_config& m,
-                            const llama_options& o) -> std::unique_ptr<trainable> {
+    setup.make_model = [dp, on_cuda](const model_config& m,
+                                     const llama_options& o) -> std::unique_ptr<trainable> {
       return dist::on_every_rank(
           "allocate its replica of the model",
-          [&]() -> std::unique_ptr<trainable> { return std::make_unique<dp_trainable>(m, o, dp); });
+          [&]() -> std::unique_ptr<trainable> { return make_dp(m, o, dp, on_cuda); });
     };
     source_factory global = setup.train_data;
     setup.train_data = [global, n](uint64_t seed) -> std::unique_ptr<token_source> {

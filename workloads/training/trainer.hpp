@@ -59,6 +59,13 @@ public:
   virtual double root_value(double v) { return v; }
   // Facts recorded with each timed step (a GPU's SM clock and throttling); the CPU has none.
   virtual nlohmann::json step_facts() { return nlohmann::json::object(); }
+  // Data parallel (issue 15): backward calls `fn` with the offset (in floats, llama_layout.hpp)
+  // from which every gradient of this backward is final: after the LM head, after each block
+  // (last to first) and after the embedding. Empty: nothing is called.
+  virtual void set_grad_ready(std::function<void(size_t)> fn) = 0;
+  // The parameters on the host, num_params() floats: the model's own buffer, or a copy in `buf`
+  // of a device's (for the replicas' hash).
+  virtual const float* host_params(std::vector<float>& buf) = 0;
 };
 
 // The CPU model (llama_model) with its AdamW state.
@@ -77,6 +84,10 @@ public:
   double clip_grad_norm(double max_norm) override;
   void optimizer_step(double lr, const adamw_config& c) override;
   std::string implementation() const override;
+  void set_grad_ready(std::function<void(size_t)> fn) override {
+    m_model.set_grad_ready(std::move(fn));
+  }
+  const float* host_params(std::vector<float>&) override { return m_model.params(); }
 
 private:
   llama_model m_model;

@@ -9,8 +9,8 @@
 
 #include "harness/core/error.hpp"
 #include "harness/device/device.hpp"
+#include "harness/device/nccl_comm.hpp"
 #include "harness/dist/dist.hpp"
-#include "harness/dist/dist_mpi.hpp"
 
 namespace accelbench::collective {
 
@@ -19,11 +19,6 @@ namespace {
 void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     throw backend_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
-
-void nccl_check(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess)
-    throw backend_error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
 }
 
 ncclDataType_t nccl_type(const std::string& dtype) {
@@ -42,29 +37,13 @@ ncclDataType_t nccl_type(const std::string& dtype) {
   return ncclInt64;
 }
 
-// This rank's index among the ranks of its node: which GPU it takes.
-int local_rank() {
-  MPI_Comm node;
-  MPI_Comm_split_type(dist::world_comm(), MPI_COMM_TYPE_SHARED, dist::rank(), MPI_INFO_NULL, &node);
-  int r = 0;
-  MPI_Comm_rank(node, &r);
-  MPI_Comm_free(&node);
-  return r;
-}
-
 class nccl_collective final : public collective_kernel {
 public:
   explicit nccl_collective(const shape& s)
       : m_s(s), m_rank(dist::rank()), m_type(nccl_type(s.dtype)) {
-    int devices = 0;
-    cuda_check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-    m_device = local_rank() % std::max(devices, 1);
-    cuda_check(cudaSetDevice(m_device), "cudaSetDevice");
-    ncclUniqueId id{};
-    if (dist::is_root())
-      nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, dist::world_comm());
-    nccl_check(ncclCommInitRank(&m_comm, dist::size(), id, m_rank), "ncclCommInitRank");
+    // One GPU per node-local rank, the communicator over the world (harness/device/nccl_comm).
+    m_device = m_nccl.device();
+    m_comm = static_cast<ncclComm_t>(m_nccl.handle());
     cuda_check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
     cuda_check(cudaEventCreate(&m_start), "cudaEventCreate");
     cuda_check(cudaEventCreate(&m_stop), "cudaEventCreate");
@@ -78,8 +57,6 @@ public:
   }
 
   ~nccl_collective() override {
-    if (m_comm)
-      ncclCommDestroy(m_comm);
     if (m_send)
       cudaFree(m_send);
     if (m_buf)
@@ -92,9 +69,11 @@ public:
       cudaStreamDestroy(m_stream);
   }
 
+  // Waits poll NCCL's asynchronous error: a peer that died ends the job instead of hanging it.
   void run() override {
     enqueue();
-    cuda_check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize");
+    cuda_check(cudaEventRecord(m_stop, m_stream), "cudaEventRecord");
+    m_nccl.wait(m_stop, "the collective");
   }
 
   bool manual_timing() const override { return true; }
@@ -105,7 +84,7 @@ public:
     for (int64_t i = 0; i < iterations; ++i)
       enqueue();
     cuda_check(cudaEventRecord(m_stop, m_stream), "cudaEventRecord");
-    cuda_check(cudaEventSynchronize(m_stop), "cudaEventSynchronize");
+    m_nccl.wait(m_stop, "the timed collectives");
     float ms = 0;
     cuda_check(cudaEventElapsedTime(&ms, m_start, m_stop), "cudaEventElapsedTime");
     return ms / 1e3;
@@ -135,7 +114,7 @@ public:
                                   "ncclReduceScatter", "ncclSend/ncclRecv (all-to-all)",
                                   "ncclBroadcast",     "ncclReduce"};
     return fmt::format("{} ({}NCCL {}, GPU {})", names[(int)m_s.kind],
-                       m_s.inplace ? "in place, " : "", nccl_version(), m_device);
+                       m_s.inplace ? "in place, " : "", device::nccl::version(), m_device);
   }
 
 private:
@@ -162,34 +141,37 @@ private:
     void* out = output_ptr();
     switch (m_s.kind) {
     case op::allreduce:
-      nccl_check(ncclAllReduce(in, out, n, m_type, ncclSum, m_comm, m_stream), "ncclAllReduce");
+      m_nccl.check(ncclAllReduce(in, out, n, m_type, ncclSum, m_comm, m_stream), "ncclAllReduce");
       break;
     case op::allgather:
-      nccl_check(ncclAllGather(in, out, n, m_type, m_comm, m_stream), "ncclAllGather");
+      m_nccl.check(ncclAllGather(in, out, n, m_type, m_comm, m_stream), "ncclAllGather");
       break;
     case op::reduce_scatter:
-      nccl_check(ncclReduceScatter(in, out, n, m_type, ncclSum, m_comm, m_stream),
-                 "ncclReduceScatter");
+      m_nccl.check(ncclReduceScatter(in, out, n, m_type, ncclSum, m_comm, m_stream),
+                   "ncclReduceScatter");
       break;
     case op::alltoall:
-      nccl_check(ncclGroupStart(), "ncclGroupStart");
+      m_nccl.check(ncclGroupStart(), "ncclGroupStart");
       for (int r = 0; r < m_s.ranks; ++r) {
-        nccl_check(ncclSend(bytes(in) + (size_t)r * block_bytes(), n, m_type, r, m_comm, m_stream),
-                   "ncclSend");
-        nccl_check(ncclRecv(bytes(out) + (size_t)r * block_bytes(), n, m_type, r, m_comm, m_stream),
-                   "ncclRecv");
+        m_nccl.check(
+            ncclSend(bytes(in) + (size_t)r * block_bytes(), n, m_type, r, m_comm, m_stream),
+            "ncclSend");
+        m_nccl.check(
+            ncclRecv(bytes(out) + (size_t)r * block_bytes(), n, m_type, r, m_comm, m_stream),
+            "ncclRecv");
       }
-      nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+      m_nccl.check(ncclGroupEnd(), "ncclGroupEnd");
       break;
     case op::broadcast:
-      nccl_check(ncclBroadcast(in, out, n, m_type, k_root, m_comm, m_stream), "ncclBroadcast");
+      m_nccl.check(ncclBroadcast(in, out, n, m_type, k_root, m_comm, m_stream), "ncclBroadcast");
       break;
     case op::reduce:
-      nccl_check(ncclReduce(in, out, n, m_type, ncclSum, k_root, m_comm, m_stream), "ncclReduce");
+      m_nccl.check(ncclReduce(in, out, n, m_type, ncclSum, k_root, m_comm, m_stream), "ncclReduce");
       break;
     }
   }
 
+  device::nccl::communicator m_nccl; // first: the GPU is chosen before anything is allocated
   shape m_s;
   int m_rank = 0;
   int m_device = 0;
@@ -219,12 +201,6 @@ std::unique_ptr<collective_kernel> make_nccl_collective(const shape& s) {
   return std::make_unique<nccl_collective>(s);
 }
 
-std::string nccl_version() {
-  int v = 0;
-  if (ncclGetVersion(&v) != ncclSuccess)
-    return "unknown";
-  // NCCL_VERSION(X,Y,Z): X*10000 + Y*100 + Z since 2.9.
-  return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
-}
+std::string nccl_version() { return device::nccl::version(); }
 
 } // namespace accelbench::collective

@@ -1,7 +1,7 @@
 #pragma once
 // The collective workload's cuda backend: NCCL collectives on device buffers, one GPU per rank
-// (the rank's index on its node, modulo the GPUs it sees); the NCCL unique id is broadcast from
-// rank 0 over MPI. Host C++ only (NCCL and the CUDA runtime are host APIs): no nvcc time.
+// (the rank's index on its node; the communicator, its GPU choice and its fault-checked waits are
+// harness/device/nccl_comm's). Host C++ only (NCCL and the CUDA runtime are host APIs): no nvcc.
 #include <memory>
 #include <string>
 

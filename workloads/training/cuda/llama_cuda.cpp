@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -16,6 +17,7 @@
 #include "harness/device/device.hpp"
 #include "kernels/attention/cuda/attention_kernels.hpp"
 #include "workloads/training/cuda/llama_kernels.hpp"
+#include "workloads/training/llama_layout.hpp"
 
 namespace accelbench::training::cuda {
 
@@ -40,7 +42,7 @@ struct sizes {
       0; // per layer: xn1 q att xmid xn2 [C], k v [KV], rstd1 rstd2 [1], lse [NH], h1 h3 g [F]
   uint64_t resid = 0;     // (layers + 1) * BT * C
   uint64_t head = 0;      // xf [BT*C], rstdf [BT], logits [BT*V], losses [BT]; or probe [BT*C]
-  uint64_t scratch = 0;   // dres dxn dq datt tmp [C], dk dv [KV], dh1 dh3 dg [F], delta [B*NH*T]
+  uint64_t scratch = 0;   // backward_scratch with delta (llama_layout.hpp)
   uint64_t rope = 0;      // cos, sin [T, HD/2]
   uint64_t bf16_gemm = 0; // bf16 elements of each of the two matmul-operand buffers (dtype bf16)
   uint64_t bf16_attn = 0; // bf16 elements: q o do dq [C], k v dk dv [KV] per token (impl cudnn)
@@ -52,13 +54,13 @@ sizes sizes_of(const model_config& m, const llama_options& o) {
   sizes z;
   z.layers = resolved_layers(m, o);
   z.bt = o.batch * o.seq;
-  const auto t = parameter_layout(m, o);
-  z.params = t.empty() ? 0 : t.back().offset + t.back().size;
+  const llama_layout layout(m, o);
+  z.params = layout.num_params();
   const uint64_t bt = z.bt, c = m.dim, kv = m.kv_dim(), f = m.ffn_dim, v = m.vocab_size;
   z.block_acts = uint64_t(block_act_floats(m, z.bt));
   z.resid = (z.layers + 1) * bt * c;
   z.head = o.with_head ? bt * c + bt + bt * v + bt : bt * c;
-  z.scratch = bt * (5 * c + 2 * kv + 3 * f) + uint64_t(o.batch * m.n_heads * o.seq);
+  z.scratch = layout.scratch_floats(true);
   z.rope = 2 * uint64_t(o.seq * (m.head_dim() / 2));
   if (o.dtype == compute_dtype::bf16) {
     const uint64_t widest = std::max<uint64_t>({c, f, o.with_head ? v : 0});
@@ -228,7 +230,7 @@ struct llama_cuda::impl {
   model_config cfg;
   llama_options opt;
   sizes z;
-  std::vector<param_tensor> tensors;
+  llama_layout layout;
   std::string attn, attn_note; // attn_note: why cuDNN was not used after all
   device::device_buffer params, grads, adam_m, adam_v, acts, resid, head, scratch, rope, partials,
       tokens, bf16_a, bf16_b, bf16_attn, params_bf16;
@@ -237,16 +239,19 @@ struct llama_cuda::impl {
   std::unique_ptr<attention::cudnn::sdpa_backward> sdpa_bwd;
   int64_t adam_t = 0;
   bool have_forward = false;
-  void* stream = nullptr; // the default stream
+  void* stream = nullptr;                    // the default stream
+  std::function<void(size_t)> on_grad_ready; // data parallel: llama_cuda::set_grad_ready
 
-  struct layer_params {
-    float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *w1, *w3, *w2;
-  };
+  void grad_ready(size_t from_offset) {
+    if (on_grad_ready)
+      on_grad_ready(from_offset);
+  }
+
   impl(const model_config& c, const llama_options& o)
-      : cfg(c), opt(o), z(sizes_of(c, o)), tensors(parameter_layout(c, o)),
-        attn(attention_impl(c, o)), params(z.params * 4), grads(z.params * 4), adam_m(z.params * 4),
-        adam_v(z.params * 4), acts(z.layers * z.block_acts * 4), resid(z.resid * 4),
-        head(z.head * 4), scratch(z.scratch * 4), rope(z.rope * 4), partials(kPartials * 8),
+      : cfg(c), opt(o), z(sizes_of(c, o)), layout(c, o), attn(attention_impl(c, o)),
+        params(z.params * 4), grads(z.params * 4), adam_m(z.params * 4), adam_v(z.params * 4),
+        acts(z.layers * z.block_acts * 4), resid(z.resid * 4), head(z.head * 4),
+        scratch(z.scratch * 4), rope(z.rope * 4), partials(kPartials * 8),
         tokens(uint64_t(2 * z.bt) * 4) {
     if (z.bf16_gemm) {
       bf16_a = device::device_buffer(z.bf16_gemm * 2);
@@ -285,13 +290,12 @@ struct llama_cuda::impl {
   }
 
   int64_t bt() const { return z.bt; }
-  float* p_at(size_t i) const { return params.as<float>() + tensors[i].offset; }
-  float* g_at(size_t i) const { return grads.as<float>() + tensors[i].offset; }
-  layer_params lp(const device::device_buffer& base, int64_t l) const {
-    const size_t first = (opt.with_head ? 1 : 0) + size_t(l) * 9;
-    auto at = [&](size_t i) { return base.as<float>() + tensors[first + i].offset; };
-    return {at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8)};
+  float* p_at(size_t offset) const { return params.as<float>() + offset; }
+  float* g_at(size_t offset) const { return grads.as<float>() + offset; }
+  block_tensors lp(const device::device_buffer& base, int64_t l) const {
+    return layout.block(base.as<float>(), l);
   }
+  backward_scratch scr() const { return layout.scratch(scratch.as<float>(), true); }
   block_acts la(int64_t l) const {
     return carve_block_acts(acts.as<float>() + l * z.block_acts, bt(), cfg);
   }
@@ -423,7 +427,17 @@ llama_cuda::llama_cuda(const model_config& cfg, const llama_options& opt) {
 llama_cuda::~llama_cuda() = default;
 
 size_t llama_cuda::num_params() const { return m->z.params; }
-const std::vector<param_tensor>& llama_cuda::tensors() const { return m->tensors; }
+float* llama_cuda::device_grads() { return m->grads.as<float>(); }
+void* llama_cuda::stream() const { return m->stream; }
+void llama_cuda::set_grad_ready(std::function<void(size_t)> fn) {
+  m->on_grad_ready = std::move(fn);
+}
+const float* llama_cuda::host_params(std::vector<float>& buf) {
+  buf.resize(m->z.params);
+  download_parameters(buf.data());
+  return buf.data();
+}
+const std::vector<param_tensor>& llama_cuda::tensors() const { return m->layout.tensors(); }
 const model_config& llama_cuda::config() const { return m->cfg; }
 const llama_options& llama_cuda::options() const { return m->opt; }
 void llama_cuda::synchronize() { device::synchronize("train.llama step"); }
@@ -452,8 +466,9 @@ void llama_cuda::init_parameters(uint64_t seed) {
     x0.resize(size_t(n));
     probe.resize(size_t(n));
   }
-  init_parameter_values(m->cfg, m->tensors, seed, p.data(), x0.empty() ? nullptr : x0.data(),
-                        probe.empty() ? nullptr : probe.data(), n);
+  init_parameter_values(m->cfg, m->layout.tensors(), seed, p.data(),
+                        x0.empty() ? nullptr : x0.data(), probe.empty() ? nullptr : probe.data(),
+                        n);
   upload_parameters(p.data());
   if (!m->opt.with_head) {
     m->resid.upload(x0.data(), uint64_t(n) * 4);
@@ -483,7 +498,7 @@ float llama_cuda::forward(const int32_t* inputs, const int32_t* targets) {
                 f = I.cfg.ffn_dim, v = I.cfg.vocab_size, nh = I.cfg.n_heads, kvh = I.cfg.n_kv_heads,
                 hd = I.cfg.head_dim();
   const float eps = float(I.cfg.norm_eps);
-  float* tmp = I.scratch.as<float>(); // [BT,C]; free during forward
+  float* tmp = I.scr().dres; // [BT,C]; free during forward
   void* s = I.stream;
 
   if (I.opt.with_head) {
@@ -494,7 +509,7 @@ float llama_cuda::forward(const int32_t* inputs, const int32_t* targets) {
                         inputs[i] < 0 || inputs[i] >= v ? inputs[i] : targets[i], v));
     I.tokens.upload(inputs, uint64_t(bt) * 4);
     I.tokens.upload(targets, uint64_t(bt) * 4, uint64_t(bt) * 4);
-    K::embedding_forward(I.res(0), I.inputs(), I.p_at(0), bt, c, s);
+    K::embedding_forward(I.res(0), I.inputs(), I.p_at(I.layout.tok_emb()), bt, c, s);
   }
 
   for (int64_t l = 0; l < I.z.layers; l++) {
@@ -524,9 +539,8 @@ float llama_cuda::forward(const int32_t* inputs, const int32_t* targets) {
     float* rstdf = xf + bt * c;
     float* logits = rstdf + bt;
     float* losses = logits + bt * v;
-    const size_t nt = I.tensors.size();
-    K::rmsnorm_forward(xf, rstdf, I.res(I.z.layers), I.p_at(nt - 2), bt, c, eps, s);
-    I.linear_forward(logits, xf, I.p_at(nt - 1), c, v);
+    K::rmsnorm_forward(xf, rstdf, I.res(I.z.layers), I.p_at(I.layout.final_norm()), bt, c, eps, s);
+    I.linear_forward(logits, xf, I.p_at(I.layout.lm_head()), c, v);
     K::softmax_crossentropy_forward(logits, losses, I.targets(), bt, v, s);
     std::vector<float> h(static_cast<size_t>(bt));
     I.head.download(h.data(), uint64_t(bt) * 4, uint64_t(bt * c + bt + bt * v) * 4);
@@ -548,28 +562,21 @@ void llama_cuda::backward(float loss_scale) {
                 f = I.cfg.ffn_dim, v = I.cfg.vocab_size, nh = I.cfg.n_heads, kvh = I.cfg.n_kv_heads,
                 hd = I.cfg.head_dim();
   void* s = I.stream;
-  float* dres = I.scratch.as<float>() + bt * c; // [0, BT*C) is forward's tmp
-  float* dxn = dres + bt * c;
-  float* dq = dxn + bt * c;
-  float* datt = dq + bt * c;
-  float* dk = datt + bt * c;
-  float* dv = dk + bt * kv;
-  float* dh1 = dv + bt * kv;
-  float* dh3 = dh1 + bt * f;
-  float* dg = dh3 + bt * f;
-  float* delta = dg + bt * f;
+  const backward_scratch sc = I.scr();
+  float *dres = sc.dres, *dxn = sc.dxn, *dq = sc.dq, *datt = sc.datt, *dk = sc.dk, *dv = sc.dv,
+        *dh1 = sc.dh1, *dh3 = sc.dh3, *dg = sc.dg, *delta = sc.delta;
   const float dloss = loss_scale / float(bt);
 
   if (I.opt.with_head) {
     float* xf = I.head.as<float>();
     float* rstdf = xf + bt * c;
     float* probs = rstdf + bt;
-    const size_t nt = I.tensors.size();
+    const size_t fn = I.layout.final_norm(), head = I.layout.lm_head();
     K::crossentropy_softmax_backward(probs, I.targets(), bt, v, dloss, s);
-    I.linear_backward(dxn, I.g_at(nt - 1), probs, xf, I.p_at(nt - 1), c, v, false);
+    I.linear_backward(dxn, I.g_at(head), probs, xf, I.p_at(head), c, v, false);
     device::memset_async(dres, 0, uint64_t(bt * c) * 4, s);
-    K::rmsnorm_backward(dres, I.g_at(nt - 2), dxn, I.res(I.z.layers), I.p_at(nt - 2), rstdf, bt, c,
-                        s);
+    K::rmsnorm_backward(dres, I.g_at(fn), dxn, I.res(I.z.layers), I.p_at(fn), rstdf, bt, c, s);
+    I.grad_ready(fn);
   } else {
     K::scale(dres, I.head.as<float>(), dloss, bt * c, s);
   }
@@ -591,9 +598,11 @@ void llama_cuda::backward(float loss_scale) {
     I.linear_backward(dxn, gr.wk, dk, a.xn1, p.wk, c, kv, true);
     I.linear_backward(dxn, gr.wv, dv, a.xn1, p.wv, c, kv, true);
     K::rmsnorm_backward(dres, gr.attn_norm, dxn, I.res(l), p.attn_norm, a.rstd1, bt, c, s);
+    I.grad_ready(I.layout.block_offset(l));
   }
   if (I.opt.with_head)
-    K::embedding_backward(I.g_at(0), dres, I.inputs(), bt, c, s);
+    K::embedding_backward(I.g_at(I.layout.tok_emb()), dres, I.inputs(), bt, c, s);
+  I.grad_ready(0);
   // The probabilities were turned into dlogits in place: a second backward needs a new forward.
   I.have_forward = false;
 }
@@ -612,7 +621,7 @@ void llama_cuda::adamw_step(double lr, const adamw_config& c) {
   I.adam_t++;
   const float bc1 = float(1.0 - std::pow(c.beta1, double(I.adam_t)));
   const float bc2 = float(1.0 - std::pow(c.beta2, double(I.adam_t)));
-  for (const auto& t : I.tensors)
+  for (const auto& t : I.layout.tensors())
     K::adamw(I.params.as<float>() + t.offset, I.grads.as<float>() + t.offset,
              I.adam_m.as<float>() + t.offset, I.adam_v.as<float>() + t.offset, (int64_t)t.size,
              float(lr), float(c.beta1), float(c.beta2), float(c.eps),

@@ -10,6 +10,7 @@
 //
 // Plain C++ interface: no CUDA type appears here (DESIGN.md, "Layers").
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,13 @@ public:
   // adamw_step.
   void init(uint64_t seed) override { init_parameters(seed); }
   void optimizer_step(double lr, const adamw_config& c) override { adamw_step(lr, c); }
+
+  // Data parallel: the device's gradient buffer (num_params() floats, parameter_layout order), the
+  // stream the step's kernels run on (a cudaStream_t: the legacy default stream), the hook.
+  float* device_grads();
+  void* stream() const;
+  void set_grad_ready(std::function<void(size_t)> fn) override;
+  const float* host_params(std::vector<float>& buf) override;
 
   size_t num_params() const override;
   const std::vector<param_tensor>& tensors() const;
