@@ -2,9 +2,18 @@
 // accelbench under mpirun as a user runs it (issue 15): two ranks, as root with --oversubscribe,
 // as CI runs on two cores. Shared by the MPI tests of the collective and train.llama workloads;
 // each test target defines ACCELBENCH_EXE, ACCELBENCH_MPIEXEC and ACCELBENCH_TEST_HAVE_MPI.
+#include <signal.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/cli_helpers.hpp"
 #include "tests/support/skip.hpp"
@@ -76,6 +85,55 @@ inline std::string mpirun_rank1_limited(const std::string& command, long kib) {
 inline test_cli::exit_status run_sh(const std::string& script, const test_cli::spawn_options& o,
                                     int limit_s = 120) {
   return test_cli::wait_for(test_cli::spawn_sh(script, o), std::chrono::seconds(limit_s));
+}
+
+// The one run of a --json run's output.
+inline nlohmann::json only_run(const test_cli::spawn_options& o) {
+  const nlohmann::json doc = nlohmann::json::parse(test_cli::slurp(o.out));
+  REQUIRE(doc["runs"].size() == 1);
+  return doc["runs"][0];
+}
+
+// A train.llama run's loss at each step.
+inline std::vector<double> losses(const nlohmann::json& r) {
+  std::vector<double> v;
+  for (const auto& s : r["samples"])
+    v.push_back(s["extra"]["loss"].get<double>());
+  return v;
+}
+
+// How a job ended after one of its ranks was killed.
+struct killed_job {
+  test_cli::exit_status status;
+  double seconds_after_kill = 0;
+  std::string err;
+};
+
+// Starts `command` on 2 ranks in d, waits until rank 0 has said `started` on stderr (and a moment
+// more, into the work), kills rank 1 with SIGKILL and waits up to a minute for the job to end.
+inline killed_job kill_rank_1_during(const std::string& command, const std::string& started,
+                                     const test_cli::temp_dir& d,
+                                     const test_cli::spawn_options& o) {
+  namespace fs = std::filesystem;
+  const pid_t job = test_cli::spawn_sh(
+      mpirun(2, "sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec " + command + "'"), o);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!(fs::exists(d.path / "pid.1") &&
+           test_cli::slurp(o.err).find(started) != std::string::npos) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  pid_t rank1 = 0;
+  std::ifstream(d.path / "pid.1") >> rank1;
+  REQUIRE(rank1 > 0);
+  const auto killed_at = std::chrono::steady_clock::now();
+  REQUIRE(kill(rank1, SIGKILL) == 0);
+  killed_job k;
+  k.status = test_cli::wait_for(job, std::chrono::seconds(60));
+  k.seconds_after_kill =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  k.err = test_cli::slurp(o.err);
+  return k;
 }
 
 } // namespace accelbench::test_mpi

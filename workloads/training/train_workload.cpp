@@ -73,6 +73,7 @@ struct scoped_threads {
 // The dtype axis' choices: the names of the dtypes training runs.
 std::vector<std::string> dtype_choices() {
   std::vector<std::string> names;
+  names.reserve(std::size(k_training_dtypes));
   for (compute_dtype d : k_training_dtypes)
     names.push_back(to_string(d));
   return names;
@@ -212,7 +213,7 @@ std::vector<std::string> closed_division_violations(const nlohmann::json& tr,
         rules_gb, batch, accum, replicas > 1 ? fmt::format(" x {} ranks", replicas) : "",
         batch * accum * replicas));
   if (!s.options.with_head)
-    v.push_back("closed division trains the whole model, not a layer subset");
+    v.emplace_back("closed division trains the whole model, not a layer subset");
   if (s.runs < s.min_runs)
     v.push_back(fmt::format("closed division needs {} runs, got {}", s.min_runs, s.runs));
   return v;
@@ -278,7 +279,7 @@ public:
         "AdamW): throughput in tokens/s and MFU, or MLPerf-style time to train (cpu)";
     m_spec.backends = {"cpu"};
 #ifdef ACCELBENCH_HAVE_CUDA
-    m_spec.backends.push_back("cuda");
+    m_spec.backends.emplace_back("cuda");
 #endif
     m_spec.default_ruleset = "train-v1";
     m_spec.primary_metric = "tokens_per_s";
@@ -483,7 +484,7 @@ private:
   }
 
   static source_factory train_source(const train_settings& s,
-                                     std::shared_ptr<const markov_source> src) {
+                                     const std::shared_ptr<const markov_source>& src) {
     if (s.data == "synthetic")
       return [src](uint64_t seed) -> std::unique_ptr<token_source> {
         return std::make_unique<markov_stream>(src, mix_seed(seed, 1));

@@ -151,32 +151,17 @@ TEST_CASE(
   test_cli::temp_dir d;
   auto o = options(d);
   // Long enough never to finish: the kill comes while samples are being taken.
-  const pid_t job = test_cli::spawn_sh(
-      mpirun(2,
-             "sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec " + k_exe +
-                 " run collective --set bytes=4096 --rules kernel-quick --rule iterations=200000 "
-                 "--rule repetitions=1000 --rule max_time_s=600 --db " +
-                 d.db() + "'"),
-      o);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!(fs::exists(d.path / "pid.1") &&
-           test_cli::slurp(o.err).find("[1/1] collective") != std::string::npos) &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // into the samples
-  pid_t rank1 = 0;
-  std::ifstream(d.path / "pid.1") >> rank1;
-  REQUIRE(rank1 > 0);
-  const auto killed_at = std::chrono::steady_clock::now();
-  REQUIRE(kill(rank1, SIGKILL) == 0);
-  const auto st = test_cli::wait_for(job, std::chrono::seconds(60));
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
-  const std::string err = test_cli::slurp(o.err);
+  const killed_job k = kill_rank_1_during(
+      k_exe +
+          " run collective --set bytes=4096 --rules kernel-quick --rule "
+          "iterations=200000 --rule repetitions=1000 --rule max_time_s=600 --db " +
+          d.db(),
+      "[1/1] collective", d, o);
+  const std::string& err = k.err;
   INFO(err);
-  CHECK_FALSE(st.timed_out);
-  CHECK(took < 30);
-  CHECK(st.rc != 0);
+  CHECK_FALSE(k.status.timed_out);
+  CHECK(k.seconds_after_kill < 30);
+  CHECK(k.status.rc != 0);
   // Rank 0 was ended by the launcher and said so; it stored nothing.
   CHECK(err.find("rank 0 of 2: the launcher ended the job") != std::string::npos);
   CHECK(stored_runs(d.db()) == 0);

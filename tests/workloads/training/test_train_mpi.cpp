@@ -46,19 +46,6 @@ namespace {
 const std::string k_train = " run train.llama --set model=tiny --set seq=16 --set threads=1 "
                             "--rule warmup_iterations=0 --seed 7 --json";
 
-json only_run(const test_cli::spawn_options& o) {
-  const json doc = json::parse(test_cli::slurp(o.out));
-  REQUIRE(doc["runs"].size() == 1);
-  return doc["runs"][0];
-}
-
-std::vector<double> losses(const json& r) {
-  std::vector<double> v;
-  for (const auto& s : r["samples"])
-    v.push_back(s["extra"]["loss"].get<double>());
-  return v;
-}
-
 double metric_value(const json& r, const std::string& name) {
   for (const auto& m : r["metrics"])
     if (m["name"] == name)
@@ -214,29 +201,16 @@ TEST_CASE("a rank killed with kill -9 during data-parallel training ends the job
   test_cli::temp_dir d;
   auto o = options(d);
   // Far more steps than the test waits for: the kill comes while steps are being taken.
-  const pid_t job = test_cli::spawn_sh(
-      mpirun(2, "sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec " + k_exe + k_train +
-                    " --set batch=2 --set steps=1000000 --set bucket_kib=256 --db " + d.db() + "'"),
-      o);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!(fs::exists(d.path / "pid.1") &&
-           test_cli::slurp(o.err).find("[1/1] train.llama") != std::string::npos) &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::seconds(1)); // into the steps
-  pid_t rank1 = 0;
-  std::ifstream(d.path / "pid.1") >> rank1;
-  REQUIRE(rank1 > 0);
-  const auto killed_at = std::chrono::steady_clock::now();
-  REQUIRE(kill(rank1, SIGKILL) == 0);
-  const auto st = test_cli::wait_for(job, std::chrono::seconds(60));
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
-  const std::string err = test_cli::slurp(o.err);
+  const killed_job k = kill_rank_1_during(k_exe + k_train +
+                                              " --set batch=2 --set steps=1000000 --set "
+                                              "bucket_kib=256 --db " +
+                                              d.db(),
+                                          "[1/1] train.llama", d, o);
+  const std::string& err = k.err;
   INFO(err);
-  CHECK_FALSE(st.timed_out);
-  CHECK(took < 30);
-  CHECK(st.rc != 0);
+  CHECK_FALSE(k.status.timed_out);
+  CHECK(k.seconds_after_kill < 30);
+  CHECK(k.status.rc != 0);
   CHECK(err.find("rank 0 of 2: the launcher ended the job") != std::string::npos);
   CHECK(stored_runs(d) == 0);
 }

@@ -205,7 +205,7 @@ memory_plan device_plan(const model_config& cfg, const llama_options& opt) {
   mp.grads = z.params * 4;
   mp.optimizer = z.params * 8;
   mp.activations = (z.layers * z.block_acts + z.resid + z.head) * 4;
-  mp.scratch = (z.scratch + z.rope) * 4 + kPartials * 8 + uint64_t(2 * z.bt) * 4 +
+  mp.scratch = (z.scratch + z.rope) * 4 + uint64_t(kPartials) * 8 + uint64_t(2 * z.bt) * 4 +
                2 * z.bf16_gemm * 2 + (z.bf16_gemm ? z.params * 2 : 0) + z.bf16_attn * 2 +
                z.cudnn_scratch + kLtWorkspace;
   return mp;
@@ -251,7 +251,7 @@ struct llama_cuda::impl {
       : cfg(c), opt(o), z(sizes_of(c, o)), layout(c, o), attn(attention_impl(c, o)),
         params(z.params * 4), grads(z.params * 4), adam_m(z.params * 4), adam_v(z.params * 4),
         acts(z.layers * z.block_acts * 4), resid(z.resid * 4), head(z.head * 4),
-        scratch(z.scratch * 4), rope(z.rope * 4), partials(kPartials * 8),
+        scratch(z.scratch * 4), rope(z.rope * 4), partials(uint64_t(kPartials) * 8),
         tokens(uint64_t(2 * z.bt) * 4) {
     if (z.bf16_gemm) {
       bf16_a = device::device_buffer(z.bf16_gemm * 2);
@@ -409,7 +409,7 @@ struct llama_cuda::impl {
   double sum_partials(const float* a, const float* b, int64_t n) {
     K::dot_partials(partials.as<double>(), kPartials, a, b, n, stream);
     std::vector<double> h(kPartials);
-    partials.download(h.data(), kPartials * 8); // synchronous copy: waits for the kernel
+    partials.download(h.data(), uint64_t(kPartials) * 8); // synchronous copy: waits for the kernel
     double s = 0;
     for (double x : h)
       s += x;

@@ -39,7 +39,7 @@ class llama_cuda final : public trainable {
 public:
   // On the current device; throws backend_error naming what failed (allocation, cuBLASLt, cuDNN).
   llama_cuda(const model_config& cfg, const llama_options& opt);
-  ~llama_cuda();
+  ~llama_cuda() override;
   llama_cuda(const llama_cuda&) = delete;
   llama_cuda& operator=(const llama_cuda&) = delete;
 

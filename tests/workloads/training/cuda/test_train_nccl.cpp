@@ -57,19 +57,6 @@ model_config micro_config() {
 const std::string k_train = " run train.llama --backend cuda --set model=tiny --set seq=16 "
                             "--rule warmup_iterations=0 --seed 7 --json";
 
-json only_run(const test_cli::spawn_options& o) {
-  const json doc = json::parse(test_cli::slurp(o.out));
-  REQUIRE(doc["runs"].size() == 1);
-  return doc["runs"][0];
-}
-
-std::vector<double> losses(const json& r) {
-  std::vector<double> v;
-  for (const auto& s : r["samples"])
-    v.push_back(s["extra"]["loss"].get<double>());
-  return v;
-}
-
 json launch(const std::string& command, int want_rc) {
   test_cli::temp_dir d;
   auto o = options(d);
