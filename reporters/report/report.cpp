@@ -543,7 +543,7 @@ plausibility_check assess_plausibility(const side_score& s, const std::string& f
   return c;
 }
 
-// An MLPerf group's score is data the caller computed (workloads/mlperf, through
+// An MLPerf group's score is data the caller computed (importers/mlperf, through
 // mlperf_groups()): the report shows it and resamples its runs, and never scores by itself.
 void take_mlperf_score(const group& g, scored_side& out) {
   side_score& s = out.score;
