@@ -10,7 +10,7 @@ pkgs=(
   libcpp-httplib-dev libssl-dev  # accelbench serve: HTTP(S) server, token hashes (OpenSSL)
   ocl-icd-opencl-dev  # oneDNN's CMake package config looks for OpenCL (Debian builds it with the OCL GPU runtime)
   python3
-  libopenmpi-dev openmpi-bin  # multi-process runs (mpirun/srun) and the collective workload (issue 15)
+  libopenmpi-dev openmpi-bin  # multi-process runs (mpirun/srun) and the collective workload
 )
 # The browser test of the HTML report needs Chromium, the sanitizer + fuzzing build of the
 # test command clang 14 with libFuzzer and LLVM's OpenMP runtime, and the PostgreSQL store's

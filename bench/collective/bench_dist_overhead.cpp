@@ -1,4 +1,4 @@
-// What the harness adds per sample across ranks (issue 15): the agreement before a sample (two
+// What the harness adds per sample across ranks: the agreement before a sample (two
 // logical or-reductions: failure, max_time_s), the barrier, and the gather of every rank's time.
 // At world size 1 each is a no-op; run it alone and under `mpirun -np 2` and compare.
 #include <chrono>

@@ -1,4 +1,4 @@
-/* The reference for accelbench's collective workload (issue 15): a minimal MPI_Allreduce loop in
+/* The reference for accelbench's collective workload: a minimal MPI_Allreduce loop in
  * C against the same Open MPI, timed as nccl-tests times it (a barrier, then ITERS back-to-back
  * all-reduces, the slowest rank's time). Prints one line per size:
  *   bytes  time_per_op_s  algbw_GBps  busbw_GBps

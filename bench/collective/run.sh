@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # MPI all-reduce bus bandwidth at 2 ranks: accelbench's collective workload side by side with a
 # minimal MPI_Allreduce loop in C on the same Open MPI (fp32, sum, out of place), and the
-# per-sample overhead of the harness at world size 2 vs 1 (issue 15). Figures, not pass/fail.
+# per-sample overhead of the harness at world size 2 vs 1. Figures, not pass/fail.
 #   bash bench/collective/run.sh [SIZES]      (after building accelbench and the bench targets)
 # SIZES: bytes, comma-separated (default 1 KiB, 1 MiB, 64 MiB, 1 GiB).
 set -euo pipefail

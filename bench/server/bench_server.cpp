@@ -1,4 +1,4 @@
-// accelbench_bench_server — figures of `accelbench serve` (issue 16):
+// accelbench_bench_server — figures of `accelbench serve`:
 //  1. ingestion: P concurrent publishers (threads calling publish_runs, one run per POST as
 //     `accelbench publish` sends them) x R runs each, through a real server into SQLite: runs/s and
 //     samples/s; side by side, the same runs imported directly into SQLite (one transaction for

@@ -1,4 +1,4 @@
-// Figures for the PostgreSQL store (issue 16): the direct insert rate into SQLite and into
+// Figures for the PostgreSQL store: the direct insert rate into SQLite and into
 // PostgreSQL side by side (one transaction per run, as `accelbench run` stores; one transaction
 // for many, as `import` does), the `db copy` rate both ways, and history's read of every run's
 // median (median_samples_only) against reading every sample, on both stores. Runs and samples per

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel train.llama on the CPU backend (issue 15): the tiny model at 2 ranks against 1
+# Data-parallel train.llama on the CPU backend: the tiny model at 2 ranks against 1
 # rank, one thread each, with the all-reduce overlapped with backward and not; then the report's
 # scaling section (measured efficiency, and the alpha-beta projection's error at 2 ranks from the
 # all-reduce figures measured here). Figures, not pass/fail; on a shared machine they move with

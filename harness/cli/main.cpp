@@ -131,7 +131,7 @@ int run_command_line(int argc, char** argv) {
 
 namespace {
 
-// Every rank must be given the same command line (issue 15): the first argument that differs
+// Every rank must be given the same command line: the first argument that differs
 // from rank 0's is an input error on every rank, named with both values.
 std::string command_line_disagreement(int argc, char** argv) {
   json mine = json::array();

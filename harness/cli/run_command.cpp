@@ -590,7 +590,7 @@ private:
   int m_code;
 };
 
-// The plan on every rank (issue 15): each rank plans; a rank whose planning failed tells all (the
+// The plan on every rank: each rank plans; a rank whose planning failed tells all (the
 // lowest such rank's message); then rank 0's settings are compared with each rank's and the first
 // difference found (lowest rank first) is an input error on every rank, naming the setting.
 std::vector<planned> agree_on_plan(const registry& reg, const run_options& o,
@@ -712,7 +712,7 @@ void print_results(bool as_json, const std::vector<run>& done, const table& t,
 
 int execute_plan(const registry& reg, const run_options& o, std::vector<planned>& plan,
                  const std::string& suite_name) {
-  // Only rank 0 prints and stores (issue 15); the other ranks run the same configs in step.
+  // Only rank 0 prints and stores; the other ranks run the same configs in step.
   const bool root = dist::is_root();
   const bool quiet = o.quiet || !root;
   // Open (and migrate) the database before running anything: an unwritable or corrupt file is

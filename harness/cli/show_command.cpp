@@ -24,7 +24,7 @@ namespace accelbench::cli {
 
 namespace {
 
-// A run across ranks (issue 15): the topology, and the spread of the per-rank sample times with
+// A run across ranks: the topology, and the spread of the per-rank sample times with
 // the rank that was consistently the slowest, if one was.
 void print_ranks(const run& r) {
   const json d = r.environment.value("distributed", json());

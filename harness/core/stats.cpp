@@ -182,4 +182,60 @@ summary summarize(const std::vector<double>& v, uint64_t seed) {
   return s;
 }
 
+namespace {
+
+// Continued fraction of the regularized incomplete beta function I_x(a, b) (DLMF 8.17.22),
+// evaluated by the modified Lentz method.
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr int max_iter = 10000;
+  constexpr double eps = 1e-15, tiny = 1e-300;
+  const double qab = a + b, qap = a + 1, qam = a - 1;
+  double c = 1, d = 1 - qab * x / qap;
+  if (std::fabs(d) < tiny)
+    d = tiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= max_iter; ++m) {
+    const double dm = m, m2 = 2.0 * m;
+    double aa = dm * (b - dm) * x / ((qam + m2) * (a + m2)); // even step
+    d = 1 + aa * d;
+    if (std::fabs(d) < tiny)
+      d = tiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < tiny)
+      c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + dm) * (qab + dm) * x / ((a + m2) * (qap + m2)); // odd step
+    d = 1 + aa * d;
+    if (std::fabs(d) < tiny)
+      d = tiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < tiny)
+      c = tiny;
+    d = 1 / d;
+    const double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < eps)
+      break;
+  }
+  return h;
+}
+
+} // namespace
+
+double regularized_incomplete_beta(double a, double b, double x) {
+  if (x <= 0)
+    return 0;
+  if (x >= 1)
+    return 1;
+  const double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  const double front = std::exp(log_front);
+  // The fraction converges fast for x < (a + 1) / (a + b + 2); use the symmetry otherwise.
+  if (x < (a + 1) / (a + b + 2))
+    return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
 } // namespace accelbench::stats

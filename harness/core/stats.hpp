@@ -19,6 +19,10 @@ double stddev(const std::vector<double>& v); // sample standard deviation (n - 1
 double median(std::vector<double> v);
 double quantile_sorted(const std::vector<double>& sorted, double q); // q in [0, 1]
 double geomean(const std::vector<double>& v);
+// The regularized incomplete beta function I_x(a, b), a, b > 0 (0 at x <= 0, 1 at x >= 1): the
+// tail probabilities of Student's t (compare's Welch test) and of the binomial (the report's
+// exact bootstrap of the median) both come from it.
+double regularized_incomplete_beta(double a, double b, double x);
 
 // Small deterministic generator (splitmix64): bootstrap results must be reproducible from a seed
 // on every platform, which std:: distributions do not promise.

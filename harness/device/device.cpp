@@ -451,7 +451,7 @@ void device_buffer::upload(const void* host, uint64_t bytes, uint64_t offset) {
              "upload");
   // From pageable memory cudaMemcpy returns once the bytes are staged, before the DMA has landed,
   // and work on a non-blocking stream (every device_kernel's) is not ordered after it: wait here,
-  // so that the data is on the device when upload returns (issue 17).
+  // so that the data is on the device when upload returns.
   check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "upload (synchronise)");
 }
 

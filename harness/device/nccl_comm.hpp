@@ -1,5 +1,5 @@
 #pragma once
-// NCCL over the ranks of harness/dist (issue 15): the one home of what the collective workload's
+// NCCL over the ranks of harness/dist: the one home of what the collective workload's
 // cuda backend and data-parallel train.llama on CUDA share. One GPU per node-local rank (rank i
 // of a node takes GPU i; a node with fewer GPUs than ranks is refused, as NCCL refuses two ranks
 // on one GPU); rank 0's ncclUniqueId is broadcast over MPI; waits poll ncclCommGetAsyncError, so a

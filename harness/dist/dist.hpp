@@ -1,5 +1,5 @@
 #pragma once
-// The process group a run spans (issue 15). MPI is initialised only when the process was started
+// The process group a run spans. MPI is initialised only when the process was started
 // by a launcher (mpirun/mpiexec, Slurm's srun, a PMI/PMIx launcher); otherwise, and in a build
 // without MPI, the world is this one process and every call below is a no-op that returns the
 // local value. Nothing here includes mpi.h: only dist.cpp and dist_mpi.hpp (for workloads that

@@ -10,49 +10,13 @@ namespace accelbench::report {
 
 namespace {
 
-// Continued fraction for I_x(a, b) (modified Lentz's method).
-double beta_cf(double a, double b, double x) {
-  constexpr double tiny = 1e-300, eps = 1e-15;
-  const double qab = a + b, qap = a + 1, qam = a - 1;
-  double c = 1, d = 1 - qab * x / qap;
-  if (std::fabs(d) < tiny)
-    d = tiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= 10000; ++m) {
-    const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < tiny)
-      d = tiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < tiny)
-      c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < tiny)
-      d = tiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < tiny)
-      c = tiny;
-    d = 1 / d;
-    const double del = d * c;
-    h *= del;
-    if (std::fabs(del - 1) < eps)
-      break;
-  }
-  return h;
-}
-
 // P(Binomial(n, p) >= m) = I_p(m, n - m + 1), 1 <= m <= n.
 double binomial_upper(int64_t n, int64_t m, double p) {
   if (m <= 0)
     return 1;
   if (m > n)
     return 0;
-  return incomplete_beta(double(m), double(n - m + 1), p);
+  return stats::regularized_incomplete_beta(double(m), double(n - m + 1), p);
 }
 
 // CDF of the bootstrap median's order-statistic index over the window [lo, hi] (1-based); below
@@ -100,19 +64,6 @@ double quantile_of(const std::vector<double>& sorted, const median_dist& d, doub
 }
 
 } // namespace
-
-double incomplete_beta(double a, double b, double x) {
-  if (x <= 0)
-    return 0;
-  if (x >= 1)
-    return 1;
-  const double lbt =
-      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
-  const double bt = std::exp(lbt);
-  if (x < (a + 1) / (a + b + 2))
-    return bt * beta_cf(a, b, x) / a;
-  return 1 - bt * beta_cf(b, a, 1 - x) / b;
-}
 
 std::pair<double, double> exact_bootstrap_median_ci(const std::vector<double>& sorted,
                                                     double level) {

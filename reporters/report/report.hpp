@@ -259,7 +259,7 @@ struct scaling_series {
   std::vector<scaling_point> points; // by accelerator count
 };
 
-// Data-parallel scaling of measured training runs (issue 15; report_scaling.cpp). A family is
+// Data-parallel scaling of measured training runs (report_scaling.cpp). A family is
 // one workload on one system with one per-rank config (the same micro batch per rank; the
 // world-size-only settings baseline, steps, overlap and bucket_kib set apart), measured at one
 // or more world sizes (environment.distributed.world_size, 1 without a launcher).

@@ -5,9 +5,6 @@
 
 namespace accelbench::report {
 
-// Regularized incomplete beta function I_x(a, b) (continued fraction, modified Lentz).
-double incomplete_beta(double a, double b, double x);
-
 // Percentile bootstrap CI of the median computed from the exact bootstrap distribution (the limit
 // of infinitely many resamples) instead of Monte-Carlo resampling: for sorted data x(1..n) the
 // median of a resample is x(k) or below with probability P(Binomial(n, k/n) >= m), m = (n+1)/2

@@ -1,4 +1,4 @@
-// Data-parallel scaling in the report (issue 15): measured scaling efficiency of training runs at
+// Data-parallel scaling in the report: measured scaling efficiency of training runs at
 // several world sizes, and a projection of throughput at larger world sizes from the measured
 // compute time per step and the measured all-reduce cost (an alpha-beta model with overlap),
 // with the projection's error on the world sizes that were measured. A projection is always

@@ -1,5 +1,5 @@
 #pragma once
-// accelbench under mpirun as a user runs it (issue 15): two ranks, as root with --oversubscribe,
+// accelbench under mpirun as a user runs it: two ranks, as root with --oversubscribe,
 // as CI runs on two cores. Shared by the MPI tests of the collective and train.llama workloads;
 // each test target defines ACCELBENCH_EXE, ACCELBENCH_MPIEXEC and ACCELBENCH_TEST_HAVE_MPI.
 #include <signal.h>

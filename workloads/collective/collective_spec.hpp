@@ -1,7 +1,7 @@
 #pragma once
 // The collective workload's spec, kept apart from its backends (MPI on host buffers, NCCL on
 // device buffers): operations, element types, buffer layout per operation, the bandwidth
-// definitions of nccl-tests, and how inputs are filled and results checked (issue 15).
+// definitions of nccl-tests, and how inputs are filled and results checked.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// Data-parallel training of train.llama across the ranks of harness/dist (issue 15), one home
+// Data-parallel training of train.llama across the ranks of harness/dist, one home
 // for both backends: the CPU model summing its buckets with MPI on host buffers (mpi_bucket_sum,
 // below), the CUDA model with NCCL on device buffers (cuda/data_parallel_cuda). They differ only
 // in where the buffers live and how a bucket is summed (bucket_sum); the plan of buckets, the

@@ -87,7 +87,7 @@ public:
   // grads += d(loss * loss_scale)/d(params) for the last forward (loss_scale = 1/grad_accum).
   void backward(float loss_scale = 1.0f);
 
-  // Data parallel (issue 15): backward calls `fn` with the offset (in floats) from which every
+  // Data parallel: backward calls `fn` with the offset (in floats) from which every
   // gradient of this backward is final: after the LM head, after each block (last to first) and
   // after the embedding. Empty (the default): nothing is called.
   void set_grad_ready(std::function<void(size_t)> fn) { m_grad_ready = std::move(fn); }

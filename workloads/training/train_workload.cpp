@@ -81,7 +81,7 @@ std::vector<std::string> dtype_choices() {
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / double(1ull << 30)); }
 
-// The data-parallel settings (used at world size > 1 only; issue 15).
+// The data-parallel settings (used at world size > 1 only).
 void resolve_data_parallel(const config& cfg, train_settings& s) {
   s.overlap = cfg.get_bool("overlap");
   s.baseline = cfg.get_bool("baseline");
@@ -549,7 +549,7 @@ private:
   }
 #endif
 
-  // Data parallel over the world (issue 15; see data_parallel.hpp): a step's time is the slowest
+  // Data parallel over the world (see data_parallel.hpp): a step's time is the slowest
   // rank's (every rank's is kept), tokens/s is global, and the replicas must end identical.
   // on_cuda: each rank's replica on its own GPU, NCCL on device buffers.
   void run_throughput_dp(const train_settings& s, run& out, run_context& ctx,

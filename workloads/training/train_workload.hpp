@@ -33,7 +33,7 @@ struct train_settings {
   double margin_nats = 0.1;
   double fixed_target = 0; // > 0: the target for data without a known floor
   double max_init_s = 0;
-  // data parallel (world size > 1; issue 15)
+  // data parallel (world size > 1)
   bool overlap = true;                        // all-reduce each gradient bucket during backward
   bool baseline = false;                      // also time the same config on rank 0 alone
   uint64_t bucket_bytes = 25ull << 20;        // gradient bucket size

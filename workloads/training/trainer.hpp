@@ -52,14 +52,14 @@ public:
   virtual void synchronize() {}
   // The engines that run the step, for the run record.
   virtual std::string implementation() const = 0;
-  // Data parallel (issue 15): the mean of a per-replica value (a micro batch's loss) over every
+  // Data parallel: the mean of a per-replica value (a micro batch's loss) over every
   // replica, and rank 0's value of something every replica computed (an evaluation), both
   // identical on every rank. One replica: the value itself.
   virtual double replica_mean(double local) { return local; }
   virtual double root_value(double v) { return v; }
   // Facts recorded with each timed step (a GPU's SM clock and throttling); the CPU has none.
   virtual nlohmann::json step_facts() { return nlohmann::json::object(); }
-  // Data parallel (issue 15): backward calls `fn` with the offset (in floats, llama_layout.hpp)
+  // Data parallel: backward calls `fn` with the offset (in floats, llama_layout.hpp)
   // from which every gradient of this backward is final: after the LM head, after each block
   // (last to first) and after the embedding. Empty: nothing is called.
   virtual void set_grad_ready(std::function<void(size_t)> fn) = 0;

@@ -1,4 +1,4 @@
-// Results housekeeping through the binary (issue 18 §3, §4): import --tag/--system for every
+// Results housekeeping through the binary: import --tag/--system for every
 // format and format detection, delete and gc, export --format csv|jsonl read back, compare
 // --metric on imported Google Benchmark counters, report --json FILE's deprecated spelling.
 #include <catch2/catch.hpp>

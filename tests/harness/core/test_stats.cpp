@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "harness/core/stats.hpp"
 
 using namespace accelbench::stats;
@@ -72,4 +74,19 @@ TEST_CASE("rng is deterministic and uniform in the unit interval", "[stats]") {
     sum += x;
   }
   CHECK(sum / 10000 == Approx(0.5).margin(0.02));
+}
+
+TEST_CASE("stats: the regularized incomplete beta gives binomial tail probabilities", "[stats]") {
+  // P(Bin(10, 0.3) >= 4) summed directly.
+  double direct = 0;
+  for (int k = 4; k <= 10; ++k) {
+    double c = std::tgamma(11.0) / (std::tgamma(k + 1.0) * std::tgamma(11.0 - k));
+    direct += c * std::pow(0.3, k) * std::pow(0.7, 10 - k);
+  }
+  CHECK(regularized_incomplete_beta(4, 7, 0.3) == Approx(direct).epsilon(1e-10));
+  CHECK(regularized_incomplete_beta(2, 3, 0) == 0);
+  CHECK(regularized_incomplete_beta(2, 3, 1) == 1);
+  CHECK(regularized_incomplete_beta(50, 50, 0.5) == Approx(0.5).epsilon(1e-9)); // symmetric
+  CHECK(regularized_incomplete_beta(50, 51, 0.5) ==
+        Approx(0.5397946187).epsilon(1e-9)); // P(Bin(100, 1/2) >= 50)
 }

@@ -155,7 +155,7 @@ struct copy_kernel : device_kernel {
 TEST_CASE("an upload has landed when it returns: a non-blocking stream reads the new data",
           "[cuda][gpu]") {
   ACCELBENCH_REQUIRE_GPU();
-  // Issue 17: from pageable memory cudaMemcpy returns before its DMA lands, and a non-blocking
+  // From pageable memory cudaMemcpy returns before its DMA lands, and a non-blocking
   // stream is not ordered after it. Large uploads, each read at once by the other stream.
   const size_t n = 64u << 20;
   device_buffer src(n), dst(n);

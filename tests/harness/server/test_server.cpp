@@ -1,4 +1,4 @@
-// accelbench serve over HTTP (issue 16): publish stores once, retries and duplicated POSTs are
+// accelbench serve over HTTP: publish stores once, retries and duplicated POSTs are
 // idempotent, 16 concurrent publishers lose and duplicate nothing, a server killed with -9 in the
 // middle of a publish and restarted loses and duplicates nothing, bad requests get a 4xx with a
 // JSON error and change nothing, and the GET endpoints answer as the CLI does.

@@ -1,4 +1,4 @@
-// accelbench serve on PostgreSQL (issue 16): test_server's publish, idempotency, load, bad-request
+// accelbench serve on PostgreSQL: test_server's publish, idempotency, load, bad-request
 // and CLI-equivalence cases run again here with the server's database on a real PostgreSQL 15
 // server this program starts (tests/support/pg_server, one server for the program, a fresh schema
 // per case), plus the fault only a database server has: PostgreSQL stopped in the middle of a

@@ -42,21 +42,6 @@ report::report_model synthetic_report(store::store& db, const std::string& b = "
 
 } // namespace
 
-TEST_CASE("report: incomplete beta gives binomial tail probabilities", "[report]") {
-  // P(Bin(10, 0.3) >= 4) summed directly.
-  double direct = 0;
-  for (int k = 4; k <= 10; ++k) {
-    double c = std::tgamma(11.0) / (std::tgamma(k + 1.0) * std::tgamma(11.0 - k));
-    direct += c * std::pow(0.3, k) * std::pow(0.7, 10 - k);
-  }
-  CHECK(report::incomplete_beta(4, 7, 0.3) == Approx(direct).epsilon(1e-10));
-  CHECK(report::incomplete_beta(2, 3, 0) == 0);
-  CHECK(report::incomplete_beta(2, 3, 1) == 1);
-  CHECK(report::incomplete_beta(50, 50, 0.5) == Approx(0.5).epsilon(1e-9)); // symmetric
-  CHECK(report::incomplete_beta(50, 51, 0.5) ==
-        Approx(0.5397946187).epsilon(1e-9)); // P(Bin(100, 1/2) >= 50)
-}
-
 TEST_CASE("report: exact bootstrap CI of the median agrees with Monte-Carlo resampling",
           "[report]") {
   stats::rng g(7);

@@ -1,4 +1,4 @@
-// Data-parallel scaling in the report (issue 15, reporters/report/report_scaling.cpp): measured
+// Data-parallel scaling in the report (reporters/report/report_scaling.cpp): measured
 // efficiency of one training family at several world sizes, the in-job efficiency of baseline=1,
 // and the alpha-beta projection with its error on the measured world sizes, labelled as one.
 #include <catch2/catch.hpp>

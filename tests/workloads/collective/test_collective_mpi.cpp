@@ -1,5 +1,5 @@
 // The collective workload and runs across ranks as a user runs them: accelbench under mpirun with
-// two ranks (as root with --oversubscribe, as CI runs), and without a launcher (issue 15).
+// two ranks (as root with --oversubscribe, as CI runs), and without a launcher.
 #include <catch2/catch.hpp>
 
 #include <signal.h>

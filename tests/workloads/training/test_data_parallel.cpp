@@ -1,4 +1,4 @@
-// The pieces of data-parallel train.llama that need no second rank (issue 15): the gradient
+// The pieces of data-parallel train.llama that need no second rank: the gradient
 // buckets, each rank's slice of the global batch, and the parameter hash the replicas compare.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// train.llama data parallel across ranks (issue 15), as a user runs it: accelbench under mpirun
+// train.llama data parallel across ranks, as a user runs it: accelbench under mpirun
 // with two ranks (as root with --oversubscribe, as CI runs), against one process.
 //
 // Equivalence tolerance. 2 ranks x batch B and 1 rank x batch 2B compute the same step on the same

@@ -1,5 +1,5 @@
 #pragma once
-// Data-parallel train.llama on CUDA (issue 15): the model of llama_cuda.hpp on this rank's GPU
+// Data-parallel train.llama on CUDA: the model of llama_cuda.hpp on this rank's GPU
 // (one GPU per node-local rank, harness/device/nccl_comm) inside the shared dp_trainable
 // (data_parallel.hpp), its gradient buckets summed by ncclAllReduce in place on device buffers:
 //   - on a stream of NCCL's own; a bucket's all-reduce waits (cudaStreamWaitEvent) for an event

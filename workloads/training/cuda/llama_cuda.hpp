@@ -1,5 +1,5 @@
 #pragma once
-// train.llama on the GPU (issue 8 §5): the CPU model of workloads/training/llama.hpp, layer for
+// train.llama on the GPU: the CPU model of workloads/training/llama.hpp, layer for
 // layer, on one CUDA device. Same parameter layout (parameter_layout), same initial values
 // (init_parameter_values), same mixed precision: fp32 master weights, gradients, AdamW state and
 // activations; matmuls through cuBLASLt with fp32 inputs (dtype fp32: CUBLAS_COMPUTE_32F, no TF32)

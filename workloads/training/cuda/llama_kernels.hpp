@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA kernels of train.llama on the GPU (issue 8 §5): the layers of ops.hpp that are not
+// The CUDA kernels of train.llama on the GPU: the layers of ops.hpp that are not
 // matmuls or attention, written for readability (llm.c's train_gpt2.cu is the model of style).
 // Plain C++ header: pointers are device pointers, `stream` is a cudaStream_t. Shapes and
 // accumulate (+=) vs overwrite (=) semantics are those of the CPU functions in ops.hpp, so the

@@ -1,4 +1,4 @@
-// Data-parallel train.llama on CUDA with NCCL (issue 15), as a user runs it: accelbench under
+// Data-parallel train.llama on CUDA with NCCL, as a user runs it: accelbench under
 // mpirun with two ranks, one GPU each, against one process with the doubled batch.
 //
 // Host-side cases run everywhere: the one layout both models share and the offsets at which
