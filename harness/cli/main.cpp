@@ -158,9 +158,9 @@ int finish(int rc) {
   return rc;
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
+// Joins the launcher's world, checks that every rank was given the same command line, and runs
+// it. Errors are caught here or in run_command_line; main adds a last guard.
+int run_on_every_rank(int argc, char** argv) {
   try {
     dist::init(&argc, &argv);
   } catch (const error& e) {
@@ -177,4 +177,14 @@ int main(int argc, char** argv) {
     }
   }
   return finish(run_command_line(argc, argv));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_on_every_rank(argc, argv);
+  } catch (...) { // printing the message itself failed (e.g. out of memory): exit, do not abort
+    return exit_internal;
+  }
 }

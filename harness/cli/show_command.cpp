@@ -193,7 +193,7 @@ std::string brief_config(const registry& reg, const run& r,
         is_default = is_default || (a.name == k && a.default_value == v);
     const bool varies = vary != varying.end() && vary->second.count(k);
     if (!is_default || varies)
-      out += (out.empty() ? "" : " ") + k + "=" + v;
+      out.append(out.empty() ? "" : " ").append(k).append("=").append(v);
   }
   return out.empty() ? "defaults" : out;
 }

@@ -164,6 +164,7 @@ std::vector<change_point> detect_change_points(const std::vector<double>& v,
   // Merge pass: re-test each change point against the segments up to its neighbours; drop the
   // weakest failing one and re-test, until every remaining one passes.
   std::vector<size_t> cps;
+  cps.reserve(found.size());
   for (const auto& [i, q] : found)
     cps.push_back(i);
   std::vector<change_point> out;

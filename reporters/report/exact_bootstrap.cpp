@@ -88,7 +88,7 @@ std::pair<double, double> exact_bootstrap_ratio_ci(const std::vector<double>& a,
   for (int64_t k = da.lo; k <= da.hi; ++k) {
     const double m = da.at(k) - da.at(k - 1);
     if (m > 0)
-      pa.push_back({a[size_t(k - 1)], m});
+      pa.emplace_back(a[size_t(k - 1)], m);
   }
   // P(median(b)/median(a) <= t) = sum_i P(Ma = a_i) P(Mb <= t a_i); t a_i rises with i, so one
   // forward pass over b's window suffices.

@@ -46,7 +46,7 @@ std::string family_key(const run& r) {
   std::string k = r.cfg.workload + "/" + r.cfg.backend + "/";
   for (const auto& [name, v] : r.cfg.values)
     if (name != "baseline" && name != "steps" && name != "overlap" && name != "bucket_kib")
-      k += name + "=" + v + ",";
+      k.append(name).append("=").append(v).append(",");
   return k;
 }
 
@@ -69,6 +69,7 @@ struct family {
 
 double median_of(const std::vector<const run*>& rs, const char* name) {
   std::vector<double> v;
+  v.reserve(rs.size());
   for (const run* r : rs)
     v.push_back(metric_or(*r, name));
   return stats::median(v);
@@ -248,6 +249,7 @@ std::vector<family> families(const std::vector<const run*>& runs) {
         .push_back(r);
   }
   std::vector<family> out;
+  out.reserve(by.size());
   for (auto& [k, f] : by)
     out.push_back(std::move(f));
   return out;
