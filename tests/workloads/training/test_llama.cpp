@@ -8,28 +8,15 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
+#include "tests/workloads/training/micro_model.hpp"
 #include "tests/workloads/training/reference_llama.hpp"
 #include "workloads/training/llama.hpp"
 
 using namespace accelbench;
 using namespace accelbench::training;
+using accelbench::training::test::micro_config;
 
 namespace {
-
-model_config micro_config() {
-  model_config m;
-  m.name = "micro";
-  m.dim = 16;
-  m.n_layers = 2;
-  m.n_heads = 4;
-  m.n_kv_heads = 2; // grouped-query: two query heads per kv head
-  m.ffn_dim = 24;
-  m.vocab_size = 32;
-  m.max_seq_len = 8;
-  m.rope_theta = 10000;
-  m.norm_eps = 1e-5;
-  return m;
-}
 
 void random_tokens(std::vector<int32_t>& in, std::vector<int32_t>& tg, int64_t n, int64_t v,
                    uint64_t seed) {

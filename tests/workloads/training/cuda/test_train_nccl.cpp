@@ -25,6 +25,7 @@
 #include "tests/support/cli_helpers.hpp"
 #include "tests/support/mpi_fixture.hpp"
 #include "tests/support/skip.hpp"
+#include "tests/workloads/training/micro_model.hpp"
 #include "workloads/training/data_parallel.hpp"
 #include "workloads/training/llama_layout.hpp"
 #if ACCELBENCH_TEST_HAVE_NCCL
@@ -34,25 +35,11 @@
 
 using namespace accelbench;
 using namespace accelbench::training;
+using accelbench::training::test::micro_config;
 using namespace accelbench::test_mpi;
 using nlohmann::json;
 
 namespace {
-
-model_config micro_config() {
-  model_config m;
-  m.name = "micro";
-  m.dim = 16;
-  m.n_layers = 3;
-  m.n_heads = 4;
-  m.n_kv_heads = 2;
-  m.ffn_dim = 24;
-  m.vocab_size = 32;
-  m.max_seq_len = 8;
-  m.rope_theta = 10000;
-  m.norm_eps = 1e-5;
-  return m;
-}
 
 const std::string k_train = " run train.llama --backend cuda --set model=tiny --set seq=16 "
                             "--rule warmup_iterations=0 --seed 7 --json";
@@ -86,7 +73,7 @@ int gpu_count() {
 
 TEST_CASE("one layout: both models' buffers, and backward announces each block where it starts",
           "[training][dp]") {
-  const model_config m = micro_config();
+  const model_config m = micro_config(3);
   llama_options o;
   o.batch = 2;
   o.seq = 8;
