@@ -1,11 +1,10 @@
 // Figures for accelbench::compare, not a pass/fail test:
 //  1. compare_sets on two result sets of N configs x S samples (default 10,000 x 10; aim <= 1 s),
-//     with the bootstrap CI on every pair and only where p < alpha, and the time of each output
-//     format on the result;
+//     with the between-run t-test on every pair, and the time of each output format on the
+//     result;
 //  2. detect_change_points over P nightly points for K series (default 365 x 1,000), with the
 //     whole series as one window and with 60-point windows.
 // Usage: accelbench_bench_compare [--configs N] [--samples S] [--points P] [--series K]
-//                                 [--resamples R]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -54,7 +53,6 @@ std::vector<run> make_set(size_t configs, size_t samples, uint64_t seed, bool ca
 
 int main(int argc, char** argv) {
   size_t configs = 10000, samples = 10, points = 365, series = 1000;
-  int resamples = 2000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const long v = std::atol(argv[i + 1]);
@@ -66,8 +64,6 @@ int main(int argc, char** argv) {
       points = static_cast<size_t>(v);
     else if (a == "--series")
       series = static_cast<size_t>(v);
-    else if (a == "--resamples")
-      resamples = static_cast<int>(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -78,13 +74,12 @@ int main(int argc, char** argv) {
   const auto base = make_set(configs, samples, 1, false),
              cand = make_set(configs, samples, 2, true);
   compare::set_options opt;
-  opt.resamples = resamples;
   auto t0 = clock_type::now();
   const auto result = compare::compare_sets(base, cand, opt);
   const double t_compare = seconds_since(t0);
-  std::printf("compare_sets: %zu configs x %zu samples, %d bootstrap resamples: %.3f s "
+  std::printf("compare_sets: %zu configs x %zu samples: %.3f s "
               "(%zu regressed, %zu inconclusive, %zu improved, %zu unchanged)\n",
-              configs, samples, resamples, t_compare, result.count(compare::verdict::regressed),
+              configs, samples, t_compare, result.count(compare::verdict::regressed),
               result.count(compare::verdict::inconclusive),
               result.count(compare::verdict::improved), result.count(compare::verdict::unchanged));
   struct fmt_case {

@@ -26,6 +26,7 @@ struct run_options {
   bool force = false;
   bool quiet = false;
   uint64_t seed = 0;
+  int64_t rounds = 0; // runs of each config, interleaved; 0: the rules' measurement.rounds
   // Stop once every config is planned (resolved and checked): nothing runs, no database is
   // opened. The fuzz targets of suites, catalogues and --set/--sweep/--rule use it.
   bool plan_only = false;

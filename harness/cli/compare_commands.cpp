@@ -85,23 +85,13 @@ compare::set_comparison compare_selections(const selection& base, const selectio
   opt.trust_loaded = o.trust_loaded;
   opt.baseline_label = o.baseline;
   opt.candidate_label = o.candidate;
-  if (o.threshold >= 0) {
+  // The minimum effect and the between-run noise floor are part of the rules.
+  compare::ruleset_settings rules = compare::settings_from_rulesets({&base.runs, &cand.runs});
+  if (o.threshold >= 0)
     opt.threshold_pct = o.threshold;
-  } else {
-    // The minimum effect is part of the rules: each workload's ruleset may set its own.
-    std::map<std::string, bool> seen;
-    for (const auto* side : {&base.runs, &cand.runs})
-      for (const auto& r : *side) {
-        if (seen[r.cfg.workload])
-          continue;
-        seen[r.cfg.workload] = true;
-        try {
-          opt.threshold_by_workload[r.cfg.workload] = load_ruleset(r.ruleset).min_effect_pct();
-        } catch (const error&) {
-          // Published or imported runs name rulesets this build does not have: default threshold.
-        }
-      }
-  }
+  else
+    opt.threshold_by_workload = std::move(rules.threshold_by_workload);
+  opt.floor_by_ruleset = std::move(rules.floor_by_ruleset);
   auto c = compare::compare_sets(base.runs, cand.runs, opt);
   if (c.pairs.empty())
     throw input_error(

@@ -11,6 +11,7 @@
 #include "harness/cli/options.hpp"
 #include "harness/cli/report_side.hpp"
 #include "harness/cli/selector.hpp"
+#include "harness/compare/compare.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/text_input.hpp"
@@ -61,6 +62,7 @@ int cmd_report(const report_cli_options& o) {
   };
   selection b = select(o.baseline);
   selection c = select(o.candidate);
+  opt.floor_by_ruleset = compare::settings_from_rulesets({&b.runs, &c.runs}).floor_by_ruleset;
   report::side bs = report_side(b.label, std::move(b.runs), std::move(b.systems));
   report::side cs = report_side(c.label, std::move(c.runs), std::move(c.systems));
   report::report_model rep = report::build_report(bs, cs, opt);

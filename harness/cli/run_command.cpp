@@ -502,7 +502,13 @@ void on_interrupt(int) {
 namespace {
 
 // Every config of the request, resolved and checked (bad input throws, before anything runs).
-std::vector<planned> make_plan(const registry& reg, const run_options& o, std::string& suite_name) {
+// What a suite says of the job as a whole: its name (the runs' suite: tag) and its rounds.
+struct suite_facts {
+  std::string name;
+  int64_t rounds = 0; // 0: the suite does not say
+};
+
+std::vector<planned> make_plan(const registry& reg, const run_options& o, suite_facts& suite_out) {
   std::vector<planned> plan;
   // Stored with every run: text that is not UTF-8 would make every JSON output of the database
   // fail.
@@ -518,7 +524,8 @@ std::vector<planned> make_plan(const registry& reg, const run_options& o, std::s
     json suite = read_json_file(file, "suite");
     static const json_schema schema = load_builtin_schema("suite.schema.json");
     schema.require_valid(suite, fmt::format("suite {}", file.string()));
-    suite_name = suite["name"];
+    suite_out.name = suite["name"];
+    suite_out.rounds = suite.value("rounds", int64_t{0});
     // A suite fixes its own configs: a --set, --sweep or --shapes would be silently ignored.
     if (!o.sets.empty() || !o.sweeps.empty() || !o.shapes.empty())
       throw usage_error(fmt::format(
@@ -593,14 +600,13 @@ private:
 // The plan on every rank: each rank plans; a rank whose planning failed tells all (the
 // lowest such rank's message); then rank 0's settings are compared with each rank's and the first
 // difference found (lowest rank first) is an input error on every rank, naming the setting.
-std::vector<planned> agree_on_plan(const registry& reg, const run_options& o,
-                                   std::string& suite_name) {
+std::vector<planned> agree_on_plan(const registry& reg, const run_options& o, suite_facts& suite) {
   if (!dist::distributed())
-    return make_plan(reg, o, suite_name);
+    return make_plan(reg, o, suite);
   std::vector<planned> plan;
   std::string failure;
   try {
-    plan = make_plan(reg, o, suite_name);
+    plan = make_plan(reg, o, suite);
   } catch (const error& e) {
     failure = fmt::format("{}|rank {}: {}", e.exit_code(), dist::rank(), e.what());
   }
@@ -710,8 +716,79 @@ void print_results(bool as_json, const std::vector<run>& done, const table& t,
   std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db_path));
 }
 
+// What every run of a job shares: where it ran and how it is labelled.
+struct job_context {
+  json env;
+  std::string fingerprint, system;
+  std::vector<std::string> tags;
+  int64_t rounds = 1;
+};
+
+job_context describe_job(const run_options& o, const suite_facts& suite,
+                         const std::vector<planned>& plan) {
+  job_context j;
+  j.env = capture_environment();
+  if (json topo = dist::topology(); !topo.is_null())
+    j.env["distributed"] = topo; // collective
+  j.fingerprint = environment_fingerprint(j.env);
+  j.system = o.system.empty() ? j.env.value("hostname", "localhost") : o.system;
+  j.tags = o.tags;
+  if (!suite.name.empty())
+    j.tags.push_back("suite:" + suite.name);
+  // --rounds, else the suite's rounds, else the largest measurement.rounds of the job's rules.
+  j.rounds = o.rounds > 0 ? o.rounds : suite.rounds;
+  if (j.rounds <= 0) {
+    j.rounds = 1;
+    for (const auto& p : plan)
+      j.rounds = std::max(j.rounds, p.rules.measurement().rounds);
+  }
+  return j;
+}
+
+// One config of one round, measured (or recorded as skipped) into a run record.
+run measure_planned(const planned& p, const job_context& j, int64_t round, bool interactive,
+                    uint64_t seed) {
+  run r;
+  r.uuid = new_uuid();
+  r.cfg = p.cfg;
+  r.system = j.system;
+  r.ruleset = p.rules.id.empty() ? "none" : p.rules.id;
+  r.user_settings = p.user;
+  r.effective_settings = {{"ruleset", p.rules.doc}};
+  r.environment = j.env;
+  r.fingerprint = j.fingerprint;
+  r.tags = j.tags;
+  if (!p.label.empty())
+    r.extra["catalogue_entry"] = p.label;
+  if (j.rounds > 1) {
+    r.extra["job_round"] = round + 1;
+    r.extra["job_rounds"] = j.rounds;
+  }
+  r.started_at = now_iso8601();
+  if (!p.skip_reason.empty())
+    r.mark_skipped(p.skip_reason);
+  else
+    execute_one(p, r, interactive, seed);
+  agree_on_outcome(r);
+  r.finished_at = now_iso8601();
+  return r;
+}
+
+// The job's order: round by round, every config in each (asv's interleaved rounds), so that a
+// drift of the machine over the job lands in the spread between a config's runs instead of
+// between two configs. A skipped config is recorded once.
+std::vector<std::pair<int64_t, size_t>> job_order(const std::vector<planned>& plan,
+                                                  int64_t rounds) {
+  std::vector<std::pair<int64_t, size_t>> order;
+  for (int64_t round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < plan.size(); ++i)
+      if (round == 0 || plan[i].skip_reason.empty())
+        order.emplace_back(round, i);
+  return order;
+}
+
 int execute_plan(const registry& reg, const run_options& o, std::vector<planned>& plan,
-                 const std::string& suite_name) {
+                 const suite_facts& suite) {
   // Only rank 0 prints and stores; the other ranks run the same configs in step.
   const bool root = dist::is_root();
   const bool quiet = o.quiet || !root;
@@ -720,19 +797,10 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
   std::optional<store::store> db;
   if (root)
     db.emplace(store::store::open(resolve_db_path(o.db), store::access::read_write));
-
-  json env = capture_environment();
-  if (json topo = dist::topology(); !topo.is_null())
-    env["distributed"] = topo; // collective
-  std::string fingerprint = environment_fingerprint(env);
+  const job_context job = describe_job(o, suite, plan);
   // A rank killed mid-run makes the launcher end the others: they exit 1, nothing half-stored.
   dist::exit_1_on_launcher_termination();
-  std::string system = o.system.empty() ? env.value("hostname", "localhost") : o.system;
-  std::vector<std::string> tags = o.tags;
-  if (!suite_name.empty())
-    tags.push_back("suite:" + suite_name);
-
-  bool tty = isatty(STDERR_FILENO);
+  const bool tty = isatty(STDERR_FILENO);
   struct sigaction on_int {
   }, prev{};
   on_int.sa_handler = on_interrupt;
@@ -741,35 +809,22 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
   table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
   std::vector<run> done;
   int worst = exit_ok;
-  progress bar(plan.size(), progress::for_stderr(quiet));
-  for (size_t i = 0; i < plan.size(); ++i) {
+  const auto order = job_order(plan, job.rounds);
+  progress bar(order.size(), progress::for_stderr(quiet));
+  for (size_t k = 0; k < order.size(); ++k) {
     if (dist::any(g_interrupted != 0)) {
       g_interrupted = 1;
       if (root)
-        bar.message(fmt::format("accelbench: interrupted; {} of {} runs stored", i, plan.size()));
+        bar.message(fmt::format("accelbench: interrupted; {} of {} runs stored", k, order.size()));
       break;
     }
-    auto& p = plan[i];
-    bar.step(i, printable(fmt::format("{} {}", p.cfg.workload, short_config(p.cfg))));
-    run r;
-    r.uuid = new_uuid();
-    r.cfg = p.cfg;
-    r.system = system;
-    r.ruleset = p.rules.id.empty() ? "none" : p.rules.id;
-    r.user_settings = p.user;
-    r.effective_settings = {{"ruleset", p.rules.doc}};
-    r.environment = env;
-    r.fingerprint = fingerprint;
-    r.tags = tags;
-    if (!p.label.empty())
-      r.extra["catalogue_entry"] = p.label;
-    r.started_at = now_iso8601();
-    if (!p.skip_reason.empty())
-      r.mark_skipped(p.skip_reason);
-    else
-      execute_one(p, r, tty && !quiet, o.seed);
-    agree_on_outcome(r);
-    r.finished_at = now_iso8601();
+    const auto [round, i] = order[k];
+    const planned& p = plan[i];
+    bar.step(
+        k, printable(fmt::format(
+               "{}{} {}", job.rounds > 1 ? fmt::format("round {}/{} ", round + 1, job.rounds) : "",
+               p.cfg.workload, short_config(p.cfg))));
+    run r = measure_planned(p, job, round, tty && !quiet, o.seed);
     if (!root)
       continue;
     db->insert_run(r);
@@ -791,12 +846,12 @@ int execute_plan(const registry& reg, const run_options& o, std::vector<planned>
 } // namespace
 
 int cmd_run(const registry& reg, const run_options& o) {
-  std::string suite_name;
-  std::vector<planned> plan = agree_on_plan(reg, o, suite_name);
+  suite_facts suite;
+  std::vector<planned> plan = agree_on_plan(reg, o, suite);
   if (o.plan_only)
     return exit_ok;
   try {
-    return execute_plan(reg, o, plan, suite_name);
+    return execute_plan(reg, o, plan, suite);
   } catch (const error& e) {
     if (!dist::distributed())
       throw;
@@ -827,6 +882,10 @@ command_hook add_run(CLI::App& app, context& ctx) {
   run->add_option("--tag", o->tags, "Tag the runs (repeatable)")->check(text_value(false));
   run->add_option("--suite", o->suite, "Run a suite by name (quick, nightly) or file");
   add_db_option(run, o->db);
+  run->add_option("--rounds", o->rounds,
+                  "Runs of each config, interleaved round by round (default: the rules' "
+                  "measurement.rounds); comparisons then measure the noise between runs")
+      ->check(CLI::Range(1, 100));
   run->add_option("--seed", o->seed, "Seed for workloads that draw one (0: a fresh random seed)")
       ->check(unsigned_64());
   run->add_flag("--force", o->force, "Allow sweeps over 10,000 configs");

@@ -1,6 +1,7 @@
 #include "harness/compare/compare.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -12,10 +13,10 @@
 
 #include <fmt/format.h>
 
-#include "harness/compare/mann_whitney.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 
 namespace accelbench::compare {
@@ -30,6 +31,8 @@ std::string to_string(verdict v) {
     return "unchanged";
   case verdict::inconclusive:
     return "inconclusive";
+  case verdict::skipped:
+    return "skipped";
   }
   return "inconclusive";
 }
@@ -48,7 +51,7 @@ std::string printf_string(const char* fmt, double a, double b = 0, double c = 0,
   return buf;
 }
 
-// "+10.3% (95% CI +8.1% .. +12.0%), p = 0.0002"
+// "median +10.3% (95% CI +8.1% .. +12.0%), p = 0.0002"
 std::string describe_shift(const sample_comparison& c, double level) {
   if (!c.has_ci)
     return printf_string("median %+.1f%%, ", (c.ratio - 1) * 100) +
@@ -59,12 +62,23 @@ std::string describe_shift(const sample_comparison& c, double level) {
          printf_string("p = %.2g", c.p_value);
 }
 
-bool all_finite(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+bool all_positive(const run_samples& runs) {
+  for (const auto& r : runs)
+    for (double x : r)
+      if (!(x > 0) || !std::isfinite(x))
+        return false;
+  return true;
+}
+
+std::vector<double> flatten(const run_samples& runs) {
+  std::vector<double> v;
+  for (const auto& r : runs)
+    v.insert(v.end(), r.begin(), r.end());
+  return v;
 }
 
 // The verdict of a pair whose samples and ratio CI are known. A change is called only when the
-// data support it three ways: the Mann-Whitney test is significant, the ratio's CI excludes 1 on
+// data support it three ways: the t-test is significant, the ratio's CI excludes 1 on
 // the same side, and the ratio of medians is beyond the minimum effect. "Unchanged" claims the
 // opposite — that any change is smaller than the minimum effect — so it needs the whole CI inside
 // (1 - t, 1 + t). Everything else is inconclusive. (Requiring the whole CI beyond the threshold
@@ -99,53 +113,58 @@ void judge(sample_comparison& c, const sample_options& opt) {
 
 } // namespace
 
-sample_comparison compare_samples(const std::vector<double>& baseline,
-                                  const std::vector<double>& candidate, const sample_options& opt) {
-  if (opt.resamples < 1 || !(opt.ci_level > 0 && opt.ci_level < 1))
-    throw input_error("compare: bootstrap needs resamples >= 1 and a CI level in (0, 1) (got " +
-                      std::to_string(opt.resamples) + " resamples, level " +
+sample_comparison compare_runs(const run_samples& baseline, const run_samples& candidate,
+                               const sample_options& opt) {
+  if (!(opt.ci_level > 0 && opt.ci_level < 1))
+    throw input_error("compare: the CI level must be in (0, 1) (got " +
                       std::to_string(opt.ci_level) + ")");
   sample_comparison c;
   c.dir = opt.dir;
   c.alpha = opt.alpha;
   c.threshold_pct = opt.threshold_pct;
-  c.n_baseline = baseline.size();
-  c.n_candidate = candidate.size();
+  const std::vector<double> fb = flatten(baseline), fc = flatten(candidate);
+  c.n_baseline = fb.size();
+  c.n_candidate = fc.size();
   c.result = verdict::inconclusive;
-
-  if (baseline.empty() || candidate.empty()) {
-    c.reason = baseline.empty() ? "no baseline samples" : "no candidate samples";
+  if (fb.empty() || fc.empty()) {
+    c.reason = fb.empty() ? "no baseline samples" : "no candidate samples";
     return c;
   }
-  if (!all_finite(baseline) || !all_finite(candidate)) {
-    c.reason = "a sample is not a finite number";
+  // Times and throughputs are positive: the test works on their logarithms.
+  if (!all_positive(baseline) || !all_positive(candidate)) {
+    c.reason = "a sample is not a positive finite number";
     return c;
   }
-  c.baseline_median = stats::median(baseline);
-  c.candidate_median = stats::median(candidate);
   std::tie(c.baseline_min, c.baseline_max) = [&] {
-    auto [lo, hi] = std::minmax_element(baseline.begin(), baseline.end());
+    auto [lo, hi] = std::minmax_element(fb.begin(), fb.end());
     return std::pair{*lo, *hi};
   }();
   std::tie(c.candidate_min, c.candidate_max) = [&] {
-    auto [lo, hi] = std::minmax_element(candidate.begin(), candidate.end());
+    auto [lo, hi] = std::minmax_element(fc.begin(), fc.end());
     return std::pair{*lo, *hi};
   }();
-  const auto mw = mann_whitney_u(candidate, baseline);
-  c.u = mw.u1;
-  c.p_value = mw.p_value;
-  c.exact_p = mw.exact;
-  if (c.baseline_median > 0 && c.candidate_median > 0) {
-    c.ratio = c.candidate_median / c.baseline_median;
-    // Every verdict needs the CI ("unchanged" as much as a change), so it is always computed.
-    // stats::bootstrap_ratio_ci(a, b) is the CI of median(b) / median(a).
-    std::tie(c.ratio_ci_low, c.ratio_ci_high) =
-        stats::bootstrap_ratio_ci(baseline, candidate, opt.ci_level, opt.resamples, opt.seed);
-    c.has_ci = true;
-  }
-
+  const side_locations lb = locate(baseline), lc = locate(candidate);
+  c.runs_baseline = lb.locations.size();
+  c.runs_candidate = lc.locations.size();
+  const location_test t = test_locations(lb, lc, opt.pool, opt.floor_pct, opt.ci_level);
+  c.baseline_median = std::exp(lb.mean);
+  c.candidate_median = std::exp(lc.mean);
+  c.ratio = std::exp(t.d);
+  c.ratio_ci_low = std::exp(t.ci_low);
+  c.ratio_ci_high = std::exp(t.ci_high);
+  c.has_ci = true;
+  c.p_value = t.p_value;
+  c.df = t.noise.df;
+  c.between_run_pct = 100 * std::expm1(t.noise.tau);
+  c.method = t.noise.method;
+  c.accounts_for = t.noise.accounts_for;
   judge_comparison(c, opt);
   return c;
+}
+
+sample_comparison compare_samples(const std::vector<double>& baseline,
+                                  const std::vector<double>& candidate, const sample_options& opt) {
+  return compare_runs(run_samples{baseline}, run_samples{candidate}, opt);
 }
 
 void judge_comparison(sample_comparison& c, const sample_options& opt) {
@@ -213,7 +232,7 @@ bool earlier(const run* a, const run* b) {
 }
 
 struct side {
-  std::vector<double> samples;
+  run_samples runs;                    // the samples of each contributing run
   const run* representative = nullptr; // the latest contributing run (or latest at all)
   size_t contributing = 0;
   std::vector<std::string> notes;
@@ -238,6 +257,15 @@ std::string exclusion_reason(const run& r) {
   if (r.samples.empty())
     return "no samples";
   return "";
+}
+
+// A warning's kind: its text without the numbers in it.
+std::string without_numbers(const std::string& text) {
+  std::string out;
+  for (char ch : text)
+    if (!std::isdigit(static_cast<unsigned char>(ch)) && ch != '.')
+      out += ch;
+  return out;
 }
 
 side gather(const std::vector<const run*>& runs_in, pooling policy, const std::string& label) {
@@ -268,33 +296,34 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
   s.representative = usable.back();
   s.contributing = usable.size();
   s.usable = usable;
-  std::set<std::string> fingerprints, warnings;
+  std::set<std::string> fingerprints;
+  // Rounds repeat a warning with other numbers ("coefficient of variation 13.1%", "... 15.4%"):
+  // said once per kind, with how many runs had it.
+  std::map<std::string, std::pair<std::string, size_t>> warnings;
   for (const run* r : usable) {
     fingerprints.insert(r->fingerprint);
-    for (auto& w : run_warnings(*r))
-      warnings.insert(std::move(w));
+    for (auto& w : run_warnings(*r)) {
+      auto& [first, count] = warnings[without_numbers(w)];
+      if (count++ == 0)
+        first = std::move(w);
+    }
+    std::vector<double> v;
+    v.reserve(r->samples.size());
     for (const auto& smp : r->samples)
-      s.samples.push_back(smp.value);
+      v.push_back(smp.value);
+    s.runs.push_back(std::move(v));
   }
   // Conditions that make the numbers less reliable (high CV, a loaded machine...) travel with
   // the comparison.
-  for (const auto& w : warnings)
-    s.notes.push_back(label + ": " + w);
+  for (const auto& [kind, w] : warnings)
+    s.notes.push_back(
+        label + ": " + w.first +
+        (w.second > 1 ? fmt::format(" (and {} more run(s) alike)", w.second - 1) : std::string()));
   // docs/architecture.md: differing environments are flagged, never silently mixed.
   if (fingerprints.size() > 1)
     s.notes.push_back(label + ": pools runs with " + std::to_string(fingerprints.size()) +
                       " different environment fingerprints");
   return s;
-}
-
-// Fewer samples than this on a side: the Mann-Whitney test has little power (with 5 a side the
-// smallest two-sided p is 0.008, barely below alpha = 0.01), so a pair is flagged.
-constexpr size_t k_low_power_samples = 9;
-
-void note_low_power(const side& sd, const std::string& label, std::vector<std::string>& notes) {
-  if (sd.contributing > 0 && sd.samples.size() < k_low_power_samples)
-    notes.push_back(label + ": " + std::to_string(sd.samples.size()) + " samples, fewer than " +
-                    std::to_string(k_low_power_samples) + ": the test has little power");
 }
 
 unpaired_run make_unpaired(const group_key& k, const std::vector<const run*>& runs) {
@@ -319,23 +348,31 @@ std::vector<unpaired_run> unpaired_in(const groups& mine, const groups& other) {
 // override the statistics (a broken candidate, incomparable units).
 struct pair_job {
   pair_result p;
-  std::vector<double> base, cand;
+  run_samples base, cand;
+  side_locations loc_base, loc_cand; // for the comparison's pooled between-run variance
   sample_options so;
+  bool skipped = false; // every run of both sides was skipped
   bool comparable = true;
   std::string broken_candidate; // non-empty: regressed for this reason, without a ratio
   std::string loaded;           // non-empty: a side ran on a loaded machine (load_reason)
 };
 
-sample_options options_for(const std::string& workload, direction dir, const set_options& opt) {
+sample_options options_for(const std::string& workload, const std::string& ruleset, direction dir,
+                           const set_options& opt) {
   sample_options so;
   so.dir = dir;
   so.alpha = opt.alpha;
   auto thr = opt.threshold_by_workload.find(workload);
   so.threshold_pct = thr != opt.threshold_by_workload.end() ? thr->second : opt.threshold_pct;
+  auto floor = opt.floor_by_ruleset.find(ruleset);
+  so.floor_pct = floor != opt.floor_by_ruleset.end() ? floor->second : opt.floor_pct;
   so.min_samples = opt.min_samples;
-  so.resamples = opt.resamples;
-  so.seed = opt.seed;
   return so;
+}
+
+bool all_skipped(const std::vector<const run*>& runs) {
+  return std::all_of(runs.begin(), runs.end(),
+                     [](const run* r) { return r->status == run_status::skipped; });
 }
 
 // The candidate's metrics over its contributing runs, and when and where it ran.
@@ -378,15 +415,15 @@ pair_job make_job(const group_key& k, const std::vector<const run*>& bruns,
   p.candidate_runs = c.contributing;
   p.notes = b.notes;
   p.notes.insert(p.notes.end(), c.notes.begin(), c.notes.end());
-  note_low_power(b, opt.baseline_label, p.notes);
-  note_low_power(c, opt.candidate_label, p.notes);
   describe_candidate(c, p);
+  jb.skipped =
+      b.contributing == 0 && c.contributing == 0 && all_skipped(bruns) && all_skipped(cruns);
   // A config that was VALID in the baseline and is INVALID or failed in the candidate has
   // regressed, whatever its speed: it never enters a ratio.
   if (b.contributing > 0 && c.contributing == 0)
     jb.broken_candidate = opt.candidate_label + " " + c.excluded_reason + " where " +
                           opt.baseline_label + " was VALID";
-  jb.so = options_for(p.workload, c.representative->sample_dir, opt);
+  jb.so = options_for(p.workload, p.ruleset, c.representative->sample_dir, opt);
   const run& br = *b.representative;
   const run& cr = *c.representative;
   if (br.sample_dir != cr.sample_dir || br.sample_unit != cr.sample_unit) {
@@ -404,17 +441,62 @@ pair_job make_job(const group_key& k, const std::vector<const run*>& bruns,
     const std::string lc = load_reason(c.usable, opt.candidate_label);
     jb.loaded = lb.empty() ? lc : lc.empty() ? lb : lb + " and " + lc;
   }
-  jb.base = std::move(b.samples);
-  jb.cand = std::move(c.samples);
+  jb.base = std::move(b.runs);
+  jb.cand = std::move(c.runs);
+  jb.loc_base = locate(jb.base);
+  jb.loc_cand = locate(jb.cand);
   return jb;
+}
+
+// Said once for the comparison: how the verdicts account for noise, and which pairs had no
+// rounds to measure the noise between runs with.
+std::vector<std::string> comparison_notes(const std::vector<pair_job>& jobs,
+                                          const between_run_pool& pool, const set_options& opt) {
+  std::vector<std::string> notes;
+  size_t single = 0, judged = 0;
+  std::set<double> floors;
+  for (const auto& jb : jobs) {
+    if (jb.base.empty() || jb.cand.empty())
+      continue;
+    ++judged;
+    floors.insert(jb.so.floor_pct);
+    if (jb.base.size() < 2 || jb.cand.size() < 2)
+      ++single;
+  }
+  if (judged == 0)
+    return notes;
+  std::string floor_text;
+  for (double f : floors)
+    floor_text += fmt::format("{}{:g}%", floor_text.empty() ? "" : ", ", f);
+  if (pool.df > 0)
+    notes.push_back(fmt::format(
+        "verdicts account for the variance between runs: t-tests on the runs' log medians, the "
+        "between-run spread pooled over {} side(s) of {} pair(s) is {:.1f}% ({:g} degrees of "
+        "freedom); floor {} (ruleset comparison.between_run_noise_pct)",
+        pool.pairs, judged, 100 * std::expm1(std::sqrt(pool.variance())), pool.df, floor_text));
+  else
+    notes.push_back(fmt::format(
+        "verdicts account for the variance within runs and a between-run floor of {} (ruleset "
+        "comparison.between_run_noise_pct; 0%: none): no config has two runs on a side to measure "
+        "the noise between runs (run with --rounds 3)",
+        floor_text));
+  if (single > 0 && pool.df > 0)
+    notes.push_back(fmt::format("{} of {} pair(s) have one run on a side: their between-run "
+                                "variance is the other configs' pooled spread or the floor",
+                                single, judged));
+  (void)opt;
+  return notes;
 }
 
 void judge_range(std::vector<pair_job>& jobs, size_t from, size_t to) {
   for (size_t i = from; i < to; ++i) {
     pair_job& jb = jobs[i];
-    jb.p.cmp = compare_samples(jb.base, jb.cand, jb.so);
+    jb.p.cmp = compare_runs(jb.base, jb.cand, jb.so);
     discount_loaded(jb.p.cmp, jb.loaded);
-    if (!jb.broken_candidate.empty()) {
+    if (jb.skipped) {
+      jb.p.cmp.result = verdict::skipped;
+      jb.p.cmp.reason = "skipped on both sides";
+    } else if (!jb.broken_candidate.empty()) {
       jb.p.cmp.result = verdict::regressed;
       jb.p.cmp.reason = jb.broken_candidate;
     } else if (!jb.comparable) {
@@ -462,6 +544,9 @@ void count_verdict(workload_summary& s, verdict v) {
   case verdict::inconclusive:
     ++s.inconclusive;
     break;
+  case verdict::skipped:
+    ++s.skipped;
+    break;
   }
 }
 
@@ -499,6 +584,24 @@ void summarize(set_comparison& out) {
 
 } // namespace
 
+ruleset_settings settings_from_rulesets(const std::vector<const std::vector<run>*>& sides) {
+  ruleset_settings out;
+  std::set<std::string> seen;
+  for (const auto* side : sides)
+    for (const auto& r : *side) {
+      if (!seen.insert(r.ruleset).second)
+        continue;
+      try {
+        const ruleset rules = load_ruleset(r.ruleset);
+        out.threshold_by_workload.emplace(r.cfg.workload, rules.min_effect_pct());
+        out.floor_by_ruleset[r.ruleset] = rules.between_run_noise_pct();
+      } catch (const error&) {
+        // Published or imported runs name rulesets this build does not have: the defaults.
+      }
+    }
+  return out;
+}
+
 set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<run>& candidate,
                             const set_options& opt) {
   set_comparison out;
@@ -509,14 +612,22 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
   out.only_baseline = unpaired_in(gb, gc);
   out.only_candidate = unpaired_in(gc, gb);
 
-  // Gather first, then judge: the judging (a bootstrap per pair) dominates the cost and is
-  // independent per pair, so it runs on several threads; each pair uses the same seed, so the
-  // result does not depend on the thread count.
+  // Gather first, then pool the between-run variance over every pair, then judge: the judging is
+  // independent per pair, so it runs on several threads; the result does not depend on their
+  // number.
   std::vector<pair_job> jobs;
   for (const auto& [k, cruns] : gc)
     if (auto it = gb.find(k); it != gb.end())
       jobs.push_back(make_job(k, it->second, cruns, opt));
+  between_run_pool pool;
+  for (const auto& jb : jobs) {
+    pool.add(jb.loc_base);
+    pool.add(jb.loc_cand);
+  }
+  for (auto& jb : jobs)
+    jb.so.pool = pool;
   judge_jobs(jobs, opt.threads);
+  out.notes = comparison_notes(jobs, pool, opt);
   out.pairs.reserve(jobs.size());
   for (auto& jb : jobs)
     out.pairs.push_back(std::move(jb.p));

@@ -1,30 +1,35 @@
 #pragma once
-// Comparisons of two runs' raw samples and of two result sets: medians, the ratio of
-// medians with a bootstrap CI, a Mann-Whitney U test, and a direction-aware verdict.
-// docs/architecture.md, "Statistics": a regression needs both significance and a minimum effect
-// size; verdicts are explicit (improved / regressed / unchanged / inconclusive).
+// Comparisons of two sides' runs and of two result sets: the ratio of the sides' run medians,
+// its CI and a t-test that account for the variance between runs (harness/compare/between_runs),
+// and a direction-aware verdict. docs/architecture.md, "Statistics": a regression needs both
+// significance and a minimum effect size; verdicts are explicit (improved / regressed / unchanged
+// / inconclusive, and skipped where neither side ran).
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "harness/compare/between_runs.hpp"
 #include "harness/core/model.hpp"
 
 namespace accelbench::compare {
 
-enum class verdict { improved, regressed, unchanged, inconclusive };
-std::string to_string(verdict v); // "improved" | "regressed" | "unchanged" | "inconclusive"
+enum class verdict { improved, regressed, unchanged, inconclusive, skipped };
+// "improved" | "regressed" | "unchanged" | "inconclusive" | "skipped"
+std::string to_string(verdict v);
 
 // ---------------------------------------------------------------------------------------------
 // Two runs' raw samples.
 struct sample_options {
   direction dir = direction::lower_is_better; // times: lower; throughput: higher
-  double alpha = 0.01;      // significance of the Mann-Whitney test (ruleset comparison.alpha)
+  double alpha = 0.01;      // significance of the t-test (ruleset comparison.alpha)
   double threshold_pct = 5; // minimum effect (ruleset comparison.min_effect_pct)
-  size_t min_samples = 5;   // fewer on either side: inconclusive
-  double ci_level = 0.95;   // level of the bootstrap CI of the ratio
-  int resamples = 2000;     // bootstrap resamples
-  uint64_t seed = 42;       // bootstrap seed: the same inputs give the same CI
+  size_t min_samples = 3;   // fewer values on either side (samples over its runs): inconclusive
+  double ci_level = 0.95;   // level of the CI of the ratio
+  // The smallest standard deviation of a run's location between runs, in % (ruleset
+  // comparison.between_run_noise_pct): what one job's own rounds cannot see.
+  double floor_pct = 0;
+  between_run_pool pool; // the between-run variance of the other pairs of the comparison
 };
 
 struct sample_comparison {
@@ -34,12 +39,16 @@ struct sample_comparison {
   size_t n_baseline = 0, n_candidate = 0;
   double baseline_median = 0, candidate_median = 0;
   double baseline_min = 0, baseline_max = 0, candidate_min = 0, candidate_max = 0;
-  double ratio = 0; // candidate median / baseline median (0: undefined)
+  size_t runs_baseline = 0, runs_candidate = 0; // runs (rounds) a side
+  double ratio = 0; // candidate / baseline location (geometric mean of the run medians; with one
+                    // run a side the ratio of medians); 0: undefined
   double ratio_ci_low = 0, ratio_ci_high = 0;
-  bool has_ci = false;  // the bootstrap CI was computed (ratio defined)
-  double u = 0;         // Mann-Whitney U of the candidate (scipy's U1, x = candidate)
-  double p_value = 1;   // two-sided
-  bool exact_p = false; // the p-value came from the exact distribution
+  bool has_ci = false;        // the CI was computed (ratio defined)
+  double p_value = 1;         // two-sided, of the t-test below
+  double df = 0;              // its degrees of freedom (0: the normal)
+  double between_run_pct = 0; // the between-run standard deviation the test used, in %
+  std::string method;         // the test: "t on log run medians", "Welch t on log samples", ...
+  std::string accounts_for;   // which variance the verdict accounts for, in words
   verdict result = verdict::inconclusive;
   std::string reason; // one line: why this verdict
   // Direction-aware speed-up: > 1 means the candidate is better (baseline/candidate for times,
@@ -48,21 +57,24 @@ struct sample_comparison {
 };
 
 // Verdict rules:
-//  - fewer than min_samples on either side, or a non-positive / non-finite median: inconclusive;
-//  - regressed / improved: the Mann-Whitney test is significant (p < alpha), the bootstrap CI of
-//    the ratio of medians excludes 1 on the same side, and the ratio of medians itself is beyond
-//    the minimum effect (1 +- threshold) — in the bad / good direction;
+//  - fewer than min_samples on either side, or a non-positive / non-finite sample: inconclusive;
+//  - regressed / improved: the t-test of between_runs.hpp is significant (p < alpha), its CI of
+//    the ratio excludes 1 on the same side, and the ratio itself is beyond the minimum effect
+//    (1 +- threshold) — in the bad / good direction;
 //  - unchanged: the whole CI lies inside (1 - t, 1 + t), significant or not;
 //  - anything else: inconclusive (the data support neither a change nor its absence).
 // A pair whose CI contains 1 is therefore never called better or worse.
+// Each side given as its runs' samples (one vector per run).
+sample_comparison compare_runs(const run_samples& baseline, const run_samples& candidate,
+                               const sample_options& opt = {});
+// One run a side.
 sample_comparison compare_samples(const std::vector<double>& baseline,
                                   const std::vector<double>& candidate,
                                   const sample_options& opt = {});
 
-// The verdict rule above on its own, for callers that computed the ratio of medians (candidate /
-// baseline), its CI and the p-value themselves (the report uses exact bootstrap intervals and
-// MLPerf olympic scores): sets result and reason from n_baseline, n_candidate, ratio,
-// ratio_ci_low/high, has_ci and p_value, exactly as compare_samples judges its own.
+// The verdict rule above on its own, for callers that computed the ratio (candidate / baseline),
+// its CI and the p-value themselves: sets result and reason from n_baseline, n_candidate, ratio,
+// ratio_ci_low/high, has_ci and p_value, exactly as compare_runs judges its own.
 void judge_comparison(sample_comparison& c, const sample_options& opt);
 
 // A side whose runs were measured on a loaded machine (harness/core loaded_share): "" when none
@@ -85,10 +97,10 @@ struct set_options {
   double alpha = 0.01;
   double threshold_pct = 5;                            // default minimum effect
   std::map<std::string, double> threshold_by_workload; // workload -> min_effect_pct (ruleset)
-  size_t min_samples = 5;
+  double floor_pct = 0;                                // default between-run noise floor, in %
+  std::map<std::string, double> floor_by_ruleset;      // ruleset id -> between_run_noise_pct
+  size_t min_samples = 3;
   pooling policy = pooling::pool;
-  int resamples = 2000;
-  uint64_t seed = 42;
   size_t threads = 0;        // pairs are judged on this many threads; 0: hardware concurrency
   bool trust_loaded = false; // judge pairs measured on a loaded machine like any other
   std::string baseline_label = "baseline";
@@ -134,7 +146,7 @@ struct workload_summary {
   std::string workload;
   size_t pairs = 0;           // pairs with a defined speed-up (the geomean's inputs)
   double geomean_speedup = 0; // 0 when no pair had a defined speed-up
-  size_t improved = 0, regressed = 0, unchanged = 0, inconclusive = 0;
+  size_t improved = 0, regressed = 0, unchanged = 0, inconclusive = 0, skipped = 0;
 };
 
 struct set_comparison {
@@ -148,14 +160,31 @@ struct set_comparison {
   // Listing only: the outputs that list pairs (table, markdown, JSON) show only regressed and
   // improved ones, and say how many they left out; counts and geomeans still cover every pair.
   bool only_changed = false;
+  // Said once for the whole comparison, not once per pair: which variance the verdicts account
+  // for, and the pairs with little data.
+  std::vector<std::string> notes;
   size_t count(verdict v) const;
 };
 
+// What the runs' rulesets fix for a comparison: each workload's minimum effect
+// (comparison.min_effect_pct) and each ruleset's between-run noise floor
+// (comparison.between_run_noise_pct). Rulesets this build does not have (published or imported
+// runs) are left out: the defaults apply to them. The one home of these lookups for compare,
+// the report and the server.
+struct ruleset_settings {
+  std::map<std::string, double> threshold_by_workload;
+  std::map<std::string, double> floor_by_ruleset;
+};
+ruleset_settings settings_from_rulesets(const std::vector<const std::vector<run>*>& sides);
+
 // Pairs runs by (cfg.key(), ruleset). Runs that failed, were skipped or are INVALID contribute no
 // samples and are named in a note: a pair whose candidate side has none while its baseline has
-// VALID runs is regressed (without a ratio); a pair whose baseline has none is inconclusive. A side
-// with fewer than 9 samples is noted (little power). The representative run of a side
-// (the latest) carries the environment compared with environment_differences.
+// VALID runs is regressed (without a ratio); a pair whose runs were all skipped on both sides is
+// skipped; any other pair whose baseline has none is inconclusive. The several runs of a config
+// on one side (rounds, or nights pooled) are the units of the test, so the verdict accounts for
+// the variance between runs; the variance is also pooled over every pair of the comparison. The
+// representative run of a side (the latest) carries the environment compared with
+// environment_differences.
 set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<run>& candidate,
                             const set_options& opt = {});
 

@@ -23,8 +23,10 @@ int verdict_rank(verdict v) {
     return 2;
   case verdict::unchanged:
     return 3;
+  case verdict::skipped:
+    return 4;
   }
-  return 4;
+  return 5;
 }
 
 bool changed(const pair_result& p) {
@@ -114,12 +116,21 @@ std::string speedup_text(double s) {
 }
 
 std::string counts_line(const set_comparison& c) {
+  const size_t skipped = c.count(verdict::skipped);
   return fmt::format(
-      "{} regressed, {} inconclusive, {} improved, {} unchanged ({} configs compared, "
+      "{} regressed, {} inconclusive, {} improved, {} unchanged{} ({} configs compared, "
       "{} only in {}, {} only in {})",
       c.count(verdict::regressed), c.count(verdict::inconclusive), c.count(verdict::improved),
-      c.count(verdict::unchanged), c.pairs.size(), c.only_baseline.size(), c.baseline_label,
-      c.only_candidate.size(), c.candidate_label);
+      c.count(verdict::unchanged), skipped > 0 ? fmt::format(", {} skipped", skipped) : "",
+      c.pairs.size(), c.only_baseline.size(), c.baseline_label, c.only_candidate.size(),
+      c.candidate_label);
+}
+
+// "t on log run medians, 3 + 3 runs": the test a pair's p-value and CI come from.
+std::string method_text(const sample_comparison& c) {
+  if (c.method.empty())
+    return "";
+  return fmt::format("{}, {} + {} run(s)", c.method, c.runs_baseline, c.runs_candidate);
 }
 
 // Display width of UTF-8 text: count code points (every character we emit is one column).
@@ -147,6 +158,7 @@ const char* ansi_colour(verdict v) {
   case verdict::inconclusive:
     return "\x1b[33m";
   case verdict::unchanged:
+  case verdict::skipped:
     return "";
   }
   return "";
@@ -271,6 +283,8 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
   out += printable(counts_line(c)) + "\n";
   if (c.only_changed && not_shown(c) > 0)
     out += not_shown_line(c) + "\n";
+  for (const auto& n : c.notes)
+    out += fmt::format("note: {}\n", printable(n));
   for (const auto& s : c.workloads)
     out += fmt::format("geomean speed-up {}: {} over {} configs\n", printable(s.workload),
                        speedup_text(s.geomean_speedup), s.pairs);
@@ -317,6 +331,8 @@ std::string format_markdown(const set_comparison& c) {
   }
   if (c.only_changed && not_shown(c) > 0)
     out += not_shown_line(c) + "\n\n";
+  for (const auto& n : c.notes)
+    out += fmt::format("> {}\n\n", markdown_escape(n));
   if (!c.workloads.empty()) {
     out += "| workload | configs | geomean speed-up | regressed | inconclusive | improved | "
            "unchanged |\n";
@@ -390,17 +406,19 @@ std::string junit_testcase(const pair_result& p) {
   const auto& m = p.cmp;
   std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">\n",
                                 xml_escape(p.workload), xml_escape(p.name), p.candidate_wall_s);
-  const std::string numbers =
-      fmt::format("{} -> {}, change {} (95% CI {}), p = {}, threshold {:g}%",
-                  median_text(m.baseline_median, m.n_baseline, p.unit),
-                  median_text(m.candidate_median, m.n_candidate, p.unit), change_text(m),
-                  ci_text(m), p_text(m), m.threshold_pct);
+  const std::string method = method_text(m);
+  const std::string numbers = fmt::format(
+      "{} -> {}, change {} (95% CI {}), p = {}{}, threshold {:g}%",
+      median_text(m.baseline_median, m.n_baseline, p.unit),
+      median_text(m.candidate_median, m.n_candidate, p.unit), change_text(m), ci_text(m), p_text(m),
+      method.empty() ? "" : " (" + method + ")", m.threshold_pct);
   if (m.result == verdict::regressed)
     out +=
         fmt::format("      <failure type=\"regression\" message=\"regressed: {}\">{}</failure>\n",
                     xml_escape(numbers), xml_escape(m.reason));
-  else if (m.result == verdict::inconclusive)
-    out += fmt::format("      <skipped message=\"inconclusive: {}\"/>\n", xml_escape(m.reason));
+  else if (m.result == verdict::inconclusive || m.result == verdict::skipped)
+    out += fmt::format("      <skipped message=\"{}: {}\"/>\n", to_string(m.result),
+                       xml_escape(m.reason));
   else
     out += fmt::format("      <system-out>{}: {}</system-out>\n", to_string(m.result),
                        xml_escape(numbers));
@@ -413,8 +431,8 @@ std::string junit_testcase(const pair_result& p) {
 std::string format_junit(const set_comparison& c, const std::string& suite_name) {
   const size_t tests = c.pairs.size() + c.only_baseline.size() + c.only_candidate.size();
   const size_t failures = c.count(verdict::regressed);
-  const size_t skipped =
-      c.count(verdict::inconclusive) + c.only_baseline.size() + c.only_candidate.size();
+  const size_t skipped = c.count(verdict::inconclusive) + c.count(verdict::skipped) +
+                         c.only_baseline.size() + c.only_candidate.size();
   const std::string counts =
       fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\"", tests,
                   failures, skipped, suite_time(c));
@@ -427,9 +445,11 @@ std::string format_junit(const set_comparison& c, const std::string& suite_name)
   out += fmt::format("    <properties>\n      <property name=\"baseline\" value=\"{}\"/>\n"
                      "      <property name=\"candidate\" value=\"{}\"/>\n"
                      "      <property name=\"alpha\" value=\"{:g}\"/>\n"
-                     "      <property name=\"timestamp_zone\" value=\"UTC\"/>\n"
-                     "    </properties>\n",
+                     "      <property name=\"timestamp_zone\" value=\"UTC\"/>\n",
                      xml_escape(c.baseline_label), xml_escape(c.candidate_label), c.alpha);
+  for (const auto& n : c.notes)
+    out += fmt::format("      <property name=\"note\" value=\"{}\"/>\n", xml_escape(n));
+  out += "    </properties>\n";
   for (const auto& p : c.pairs) // sorted by name: a stable order for CI history
     out += junit_testcase(p);
   auto unpaired = [&](const std::vector<unpaired_run>& v, const std::string& label) {
@@ -456,7 +476,8 @@ json summary_json(const workload_summary& s) {
           {"regressed", s.regressed},
           {"inconclusive", s.inconclusive},
           {"improved", s.improved},
-          {"unchanged", s.unchanged}};
+          {"unchanged", s.unchanged},
+          {"skipped", s.skipped}};
 }
 
 json metrics_json(const std::vector<metric_summary>& ms) {
@@ -495,9 +516,12 @@ json pair_json(const pair_result& p) {
       {"ratio_ci",
        def && m.has_ci ? json::array({m.ratio_ci_low, m.ratio_ci_high}) : json(nullptr)},
       {"speedup", number_or_null(m.speedup(), def)},
-      {"u", m.u},
       {"p_value", m.p_value},
-      {"exact_p", m.exact_p},
+      {"test",
+       {{"method", m.method},
+        {"df", m.df},
+        {"between_run_pct", m.between_run_pct},
+        {"accounts_for", m.accounts_for}}},
       {"verdict", to_string(m.result)},
       {"reason", m.reason},
       {"environment_differs", p.environment_differs},
@@ -529,6 +553,7 @@ json to_json(const set_comparison& c) {
                   {"inconclusive", c.count(verdict::inconclusive)},
                   {"improved", c.count(verdict::improved)},
                   {"unchanged", c.count(verdict::unchanged)},
+                  {"skipped", c.count(verdict::skipped)},
                   {"only_baseline", c.only_baseline.size()},
                   {"only_candidate", c.only_candidate.size()}};
   json pairs = json::array();
@@ -549,6 +574,7 @@ json to_json(const set_comparison& c) {
   j["overall"] = summary_json(c.overall);
   j["only_changed"] = c.only_changed;
   j["not_shown"] = not_shown(c);
+  j["notes"] = c.notes;
   return j;
 }
 

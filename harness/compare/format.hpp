@@ -9,7 +9,7 @@
 namespace accelbench::compare {
 
 // schemas/compare.schema.json describes the JSON form; bump on any incompatible change.
-inline constexpr int compare_schema_version = 1;
+inline constexpr int compare_schema_version = 2;
 
 struct terminal_options {
   bool color = false; // ANSI colours on verdict words; only when asked (never guessed here)

@@ -72,6 +72,7 @@ measurement_settings ruleset::measurement() const {
   m.min_warmup_time_s = j.value("min_warmup_time_s", m.min_warmup_time_s);
   m.iterations = j.value("iterations", m.iterations);
   m.repetitions = j.value("repetitions", m.repetitions);
+  m.rounds = j.value("rounds", m.rounds);
   m.min_time_s = j.value("min_time_s", m.min_time_s);
   m.max_time_s = j.value("max_time_s", m.max_time_s);
   m.cache = j.value("cache", std::string("hot")) == "cold" ? cache_policy::cold : cache_policy::hot;
@@ -99,6 +100,11 @@ double ruleset::min_effect_pct() const {
 double ruleset::alpha() const {
   const json& c = section("comparison");
   return c.is_object() ? c.value("alpha", 0.01) : 0.01;
+}
+
+double ruleset::between_run_noise_pct() const {
+  const json& c = section("comparison");
+  return c.is_object() ? c.value("between_run_noise_pct", 0.0) : 0.0;
 }
 
 const json& ruleset::section(const std::string& name) const {

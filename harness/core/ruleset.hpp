@@ -19,8 +19,11 @@ struct measurement_settings {
   double min_warmup_time_s = 0;  // ... and at least this long
   int64_t iterations = 0;        // iterations per sample; 0: chosen so a sample lasts min_time_s
   int64_t repetitions = 10;      // samples
-  double min_time_s = 0.05;      // smallest duration of one sample when iterations is 0
-  double max_time_s = 60;        // bound on all samples of one run together
+  // Runs of each config per job, interleaved across the job's configs (round 1 runs every config,
+  // then round 2...), so a comparison can measure the noise between runs and not only within one.
+  int64_t rounds = 1;
+  double min_time_s = 0.05; // smallest duration of one sample when iterations is 0
+  double max_time_s = 60;   // bound on all samples of one run together
   cache_policy cache = cache_policy::hot;
 };
 // clang-tidy 14 reads this struct's implicit moves as throwing (a json member): they are noexcept.
@@ -35,9 +38,12 @@ struct ruleset {       // NOLINT(bugprone-exception-escape)
   measurement_settings measurement() const;
   // Correctness tolerance for a dtype (relative error bound); throws input_error when absent.
   double tolerance(const std::string& dtype) const;
-  int64_t correctness_samples() const;                // sampled output elements checked
-  double min_effect_pct() const;                      // comparison threshold (default 5)
-  double alpha() const;                               // comparison significance (default 0.01)
+  int64_t correctness_samples() const; // sampled output elements checked
+  double min_effect_pct() const;       // comparison threshold (default 5)
+  double alpha() const;                // comparison significance (default 0.01)
+  // The smallest standard deviation of a run's location between runs that a comparison assumes,
+  // in % (default 0): the noise between jobs that one job's own rounds cannot see.
+  double between_run_noise_pct() const;
   const json& section(const std::string& name) const; // e.g. "training"; null json when absent
   bool applies(const workload_spec& spec) const;
 };

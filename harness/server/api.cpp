@@ -245,6 +245,7 @@ document report(store::store& db, const params& p) {
   opt.prices = report::price_table::builtin();
   // The server's own CPU says nothing of the machines that measured the runs.
   opt.use_cached_cpu_peak = false;
+  opt.floor_by_ruleset = compare::settings_from_rulesets({&b.runs, &c.runs}).floor_by_ruleset;
   report::report_model rep =
       report::build_report(cli::report_side(b.label, std::move(b.runs), std::move(b.systems)),
                            cli::report_side(c.label, std::move(c.runs), std::move(c.systems)), opt);

@@ -249,6 +249,8 @@ struct scored_side {
   side_score score;
   std::vector<double> values;    // sorted pooled values (kernels, training)
   std::vector<double> run_times; // MLPerf: converged run times (minutes)
+  compare::run_samples runs;     // the units of compare's test: each run's values (MLPerf: each
+                                 // converged run's time, one value per run)
   int drop = 1;                  // MLPerf: runs the olympic mean drops at each end
   int dropped_runs = 0;          // MLPerf: runs that did not converge or failed
   double scale = 1;
@@ -569,8 +571,10 @@ void take_mlperf_score(const group& g, scored_side& out) {
   for (const run* r : g.runs) {
     double v = r->samples.empty() ? 0.0 : r->samples.front().value;
     s.run_values.push_back({r->uuid, v, used.count(r->uuid) > 0});
-    if (!dropped.count(r->uuid) && r->status == run_status::ok && !r->samples.empty())
+    if (!dropped.count(r->uuid) && r->status == run_status::ok && !r->samples.empty()) {
       out.run_times.push_back(v);
+      out.runs.push_back({v});
+    }
   }
   out.scale = sc->scaling_factor;
   // Energy as the result summarizer computes it from the submission's power/ logs.
@@ -701,6 +705,8 @@ bool pool_samples(const group& g, const std::vector<const run*>& ok, scored_side
       per_accel_unit = true;
     s.run_values.push_back({r->uuid, median_of(rs.values), true});
     out.values.insert(out.values.end(), rs.values.begin(), rs.values.end());
+    if (!rs.values.empty())
+      out.runs.push_back(rs.values);
   }
   s.quantity = quantity;
   s.unit = unit;
@@ -914,13 +920,11 @@ std::string pair_label(const run& r, const std::string& family) {
   return r.cfg.workload + (vals.empty() ? "" : " " + vals);
 }
 
-// The pair's verdict by compare's rule (one home: harness/compare judge_comparison), from the
-// report's own ratio, its CI and a Mann-Whitney test of the same values (samples; MLPerf: the
-// converged runs' times).
-void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, const options& opt) {
-  const bool mlperf = p.baseline.mlperf;
-  const std::vector<double>& vb = mlperf ? b.run_times : b.values;
-  const std::vector<double>& vc = mlperf ? c.run_times : c.values;
+// The pair's verdict by compare's test and rule (one home: harness/compare compare_runs), on the
+// units compare tests: each run's values (MLPerf: each converged run's time), with the variance
+// between runs pooled over the report's pairs and the rules' floor.
+void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, const options& opt,
+                const compare::between_run_pool& pool) {
   if (p.ci_degenerate) {
     p.verdict = "not tested";
     p.verdict_reason = "one figure per side: nothing to test";
@@ -929,26 +933,26 @@ void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, cons
   compare::sample_options rule = opt.verdict_rule;
   rule.dir = p.baseline.dir;
   rule.ci_level = opt.ci_level;
-  compare::sample_comparison cmp;
-  cmp.n_baseline = vb.size();
-  cmp.n_candidate = vc.size();
-  // ratio: candidate / baseline in the score's own unit; the speed-up is direction-aware.
-  const bool lower = rule.dir == direction::lower_is_better;
-  cmp.ratio = lower ? 1.0 / p.speedup : p.speedup;
-  cmp.ratio_ci_low =
-      lower ? (p.speedup_ci_high > 0 ? 1.0 / p.speedup_ci_high : 0) : p.speedup_ci_low;
-  cmp.ratio_ci_high =
-      lower ? (p.speedup_ci_low > 0 ? 1.0 / p.speedup_ci_low : 0) : p.speedup_ci_high;
-  cmp.has_ci = cmp.ratio_ci_low > 0 && cmp.ratio_ci_high > 0;
-  if (!vb.empty() && !vc.empty()) {
-    try {
-      cmp.p_value = compare::mann_whitney_u(vc, vb).p_value;
-      p.p_value = cmp.p_value;
-    } catch (const std::exception&) {
-      cmp.p_value = 1; // a NaN sample: nothing significant
-    }
+  rule.pool = pool;
+  if (b.representative)
+    if (auto f = opt.floor_by_ruleset.find(b.representative->ruleset);
+        f != opt.floor_by_ruleset.end())
+      rule.floor_pct = f->second;
+  compare::sample_comparison cmp = compare::compare_runs(b.runs, c.runs, rule);
+  if (cmp.n_baseline > 0 && cmp.n_candidate > 0)
+    p.p_value = cmp.p_value;
+  if (!cmp.method.empty())
+    p.test_method =
+        fmt::format("{}, {} + {} run(s)", cmp.method, cmp.runs_baseline, cmp.runs_candidate);
+  p.accounts_for = cmp.accounts_for;
+  // Kernels and training: the CI shown is the test's, which accounts for the noise between runs
+  // (the exact bootstrap of the pooled samples does not). MLPerf keeps the bootstrap of the
+  // official score.
+  if (!p.baseline.mlperf && cmp.has_ci && cmp.ratio_ci_low > 0) {
+    const bool lower = rule.dir == direction::lower_is_better;
+    p.speedup_ci_low = lower ? 1 / cmp.ratio_ci_high : cmp.ratio_ci_low;
+    p.speedup_ci_high = lower ? 1 / cmp.ratio_ci_low : cmp.ratio_ci_high;
   }
-  compare::judge_comparison(cmp, rule);
   if (!opt.trust_loaded) {
     const std::string lb = compare::load_reason(b.used, "the baseline");
     const std::string lc = compare::load_reason(c.used, "the candidate");
@@ -958,10 +962,38 @@ void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, cons
   p.verdict_reason = cmp.reason;
 }
 
+// MLPerf compares results by their official scores (the olympic mean of the runs, scaled), with
+// no statistical test: this says what those scores say, beside the report's own test.
+std::string official_verdict(const pair_result& p) {
+  const side_score& b = p.baseline;
+  const side_score& c = p.candidate;
+  if (!b.score_valid || !c.score_valid)
+    return fmt::format("no official comparison: the {} score is INVALID",
+                       !b.score_valid ? "baseline" : "candidate");
+  if (!(b.value > 0) || !(c.value > 0))
+    return "no official comparison: a side has no score";
+  const double s = p.speedup; // direction-aware: > 1, the candidate is faster
+  if (!(s > 0))
+    return "no official comparison: the scores are not comparable";
+  return fmt::format("by MLPerf's official scores ({:.2f} vs {:.2f} {}): the candidate is "
+                     "{:.2f}x {} (MLPerf compares scores as published, with no test)",
+                     b.value, c.value, b.unit, s >= 1 ? s : 1 / s, s >= 1 ? "faster" : "slower");
+}
+
+bool all_skipped(const group& g) {
+  return std::all_of(g.runs.begin(), g.runs.end(),
+                     [](const run* r) { return r->status == run_status::skipped; });
+}
+
 // The words every output uses for a pair: "faster" or "slower" only where compare's rule calls
 // the pair improved or regressed; a CI that contains 1 is "no significant difference".
 void describe_pair(pair_result& p, const options& opt) {
   p.qualifier.clear();
+  if (p.verdict == "skipped") {
+    p.statement = "skipped";
+    p.qualifier = p.verdict_reason;
+    return;
+  }
   if (!(p.speedup > 0)) {
     p.statement = "no speed-up";
     return;
@@ -994,14 +1026,19 @@ void describe_pair(pair_result& p, const options& opt) {
       why = fmt::format("{} vs {} {}, a test needs {} per side", nb, nc, what, rule.min_samples);
     else if (!p.p_value || *p.p_value >= rule.alpha)
       why = fmt::format("not significant: p = {:.2g} >= {:g}", p.p_value.value_or(1.0), rule.alpha);
+    else if (p.verdict_reason.find("loaded") != std::string::npos)
+      why = "a side ran on a loaded machine";
     else
       why = fmt::format("within the {:g}% minimum effect", rule.threshold_pct);
     p.statement = fmt::format("{:.2f}x, inconclusive", p.speedup);
     p.qualifier = ci + "; " + why;
   }
+  if (!p.test_method.empty() && p.verdict != "not tested")
+    p.qualifier += "; " + p.test_method;
 }
 
-void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options& opt) {
+void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options& opt,
+                   const compare::between_run_pool& pool) {
   const side_score& bs = b.score;
   const side_score& cs = c.score;
   if (bs.unit != cs.unit || bs.dir != cs.dir) {
@@ -1054,7 +1091,9 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
     p.per_accelerator_speedup =
         lower ? bs.per_accelerator / cs.per_accelerator : cs.per_accelerator / bs.per_accelerator;
   }
-  judge_pair(p, b, c, opt);
+  judge_pair(p, b, c, opt, pool);
+  if (p.baseline.mlperf)
+    p.official_verdict = official_verdict(p);
 }
 
 void flag_differences(pair_result& p, const scored_side& b, const scored_side& c) {
@@ -1324,6 +1363,7 @@ public:
 
   report_model build() {
     describe_report();
+    pool_between_runs();
     for (const auto& key : all_keys())
       pair_key(key);
     finish_pairs();
@@ -1362,6 +1402,18 @@ private:
       it = scored_.emplace(&g, std::make_pair(std::move(sc), std::move(n))).first;
     }
     return it->second;
+  }
+
+  // compare's pooled between-run variance: every group of a key present on both sides.
+  void pool_between_runs() {
+    for (const auto& [key, systems_b] : gb_) {
+      auto ic = gc_.find(key);
+      if (ic == gc_.end())
+        continue;
+      for (const systems* sides : {&systems_b, &ic->second})
+        for (const auto& [sys, g] : *sides)
+          pool_.add(compare::locate(score_of(g).first.runs));
+    }
   }
 
   std::set<std::string> all_keys() const {
@@ -1455,7 +1507,13 @@ private:
     p.result_unit = result_unit_of(b.score);
     p.baseline = b.score;
     p.candidate = c.score;
-    compare_sides(p, b, c, opt_);
+    if (all_skipped(g1) && all_skipped(g2)) {
+      // Nothing ran on either side: "skipped", as compare says, not an inconclusive pair.
+      p.verdict = "skipped";
+      p.verdict_reason = "skipped on both sides: " + g1.runs.front()->status_reason;
+    } else {
+      compare_sides(p, b, c, opt_, pool_);
+    }
     flag_differences(p, b, c);
     judge_like_for_like(p, b, c);
     describe_pair(p, opt_);
@@ -1722,6 +1780,7 @@ private:
   const json models_;
   const group_map gb_, gc_;
   std::map<const group*, scored_group> scored_; // each group scored once
+  compare::between_run_pool pool_;              // the variance between runs over every paired group
   std::set<std::string> used_devices_;
   std::vector<std::pair<const group*, side_score>> mlperf_groups_; // for scaling
   report_model rep_;
@@ -1825,6 +1884,8 @@ json pair_json(const pair_result& p) {
       {"verdict", p.verdict},
       {"verdict_reason", p.verdict_reason},
       {"p_value", opt_num(p.p_value)},
+      {"test", {{"method", p.test_method}, {"accounts_for", p.accounts_for}}},
+      {"official_verdict", p.official_verdict.empty() ? json(nullptr) : json(p.official_verdict)},
       {"statement", p.statement},
       {"qualifier", p.qualifier},
       {"like_for_like", p.like_for_like},

@@ -114,6 +114,9 @@ struct options {
   compare::sample_options verdict_rule;
   // Judge pairs measured on a loaded machine like any other (compare --trust-loaded).
   bool trust_loaded = false;
+  // Each ruleset's between-run noise floor (harness/compare settings_from_rulesets); a ruleset
+  // not listed: verdict_rule.floor_pct.
+  std::map<std::string, double> floor_by_ruleset;
   // Llama-style model dimensions (workloads/training/models.json format) for the FLOPs per token
   // of training figures that do not report them; empty: that file under data_root().
   std::filesystem::path models_file;
@@ -213,14 +216,20 @@ struct pair_result {
   double speedup_ci_low = 0, speedup_ci_high = 0;
   bool ci_degenerate = false;
   std::optional<double> per_accelerator_speedup; // set when accelerator counts differ
-  // The verdict, by compare's rule (harness/compare judge_comparison): improved | regressed |
-  // unchanged | inconclusive; "not tested" for one figure per side (published figures).
+  // The verdict, by compare's test and rule (harness/compare compare_runs): improved | regressed
+  // | unchanged | inconclusive | skipped; "not tested" for one figure per side (published
+  // figures).
   std::string verdict = "not tested";
   std::string verdict_reason;    // compare's one-line reason
-  std::optional<double> p_value; // Mann-Whitney, two-sided
-  std::string statement;         // "1.52x faster", "no significant difference", "2.1x as published"
-  std::string qualifier;         // "95% CI 1.40-1.65", "one figure per side: no CI, no test"
-  bool like_for_like = true;     // same family, model or shape, precision and software class
+  std::optional<double> p_value; // compare's t-test, two-sided
+  std::string test_method;       // "t on log run medians, 3 + 3 run(s)"; empty: not tested
+  std::string accounts_for;      // which variance the verdict accounts for
+  // MLPerf: the comparison of the official scores as MLPerf's rules make it (the scores side by
+  // side, no test); empty for other families.
+  std::string official_verdict;
+  std::string statement;     // "1.52x faster", "no significant difference", "2.1x as published"
+  std::string qualifier;     // "95% CI 1.40-1.65", "one figure per side: no CI, no test"
+  bool like_for_like = true; // same family, model or shape, precision and software class
   std::vector<std::string> not_like_for_like; // why not
   bool in_summary = true;                     // counted in the headline and the geometric means
   std::vector<std::string> excluded_because;  // why not

@@ -404,6 +404,9 @@ string per_accelerator_cell(const side_score& s) {
 }
 
 string side_cell(const side_score& s) {
+  // No usable run (all skipped, failed or INVALID): no score, not a score of 0.
+  if (!(s.value > 0))
+    return "<td data-v=\"\" title=\"no usable run: no score\">–</td>";
   return fmt::format(
       "<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">{}</span><div class=\"ci\">[{}, "
       "{}]{}</div></td>",
@@ -545,11 +548,14 @@ void write_summary(std::ostringstream& o, const report_model& r) {
                        p.speedup);
     else
       o << "<td data-v=\"\">–</td>";
-    o << fmt::format("<td data-v=\"{}\">[{:.2f}, {:.2f}]{}</td>", exact(p.speedup_ci_low),
-                     p.speedup_ci_low, p.speedup_ci_high,
-                     p.ci_degenerate
-                         ? " <span class=\"deg\" title=\"one sample per side\">degenerate</span>"
-                         : "");
+    if (!(p.speedup > 0))
+      o << "<td data-v=\"\">–</td>";
+    else
+      o << fmt::format("<td data-v=\"{}\">[{:.2f}, {:.2f}]{}</td>", exact(p.speedup_ci_low),
+                       p.speedup_ci_low, p.speedup_ci_high,
+                       p.ci_degenerate
+                           ? " <span class=\"deg\" title=\"one sample per side\">degenerate</span>"
+                           : "");
     o << fmt::format("<td class=\"verdict{}\" title=\"{}\">{}<div class=\"note\">{}</div></td>",
                      cls.empty() ? "" : " " + cls, esc(p.verdict + ": " + p.verdict_reason),
                      esc(p.statement), esc(p.qualifier));

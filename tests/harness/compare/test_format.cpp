@@ -56,9 +56,12 @@ pair_result make_pair_result(const std::string& key, const std::string& workload
   c.ratio_ci_low = lo;
   c.ratio_ci_high = hi;
   c.has_ci = true;
-  c.u = 80;
   c.p_value = p;
-  c.exact_p = true;
+  c.df = 4;
+  c.runs_baseline = c.runs_candidate = 3;
+  c.method = "t on log run medians";
+  c.between_run_pct = 1.5;
+  c.accounts_for = "variance between runs (3 + 3 runs: 1.5%; floor 2%)";
   c.result = v;
   c.reason = "planted " + to_string(v);
   r.candidate_wall_s = 12.5;
@@ -91,6 +94,7 @@ set_comparison sample_set() {
   c.workloads.push_back({"attention", 1, 2.5 / 2.51, 0, 0, 1, 0});
   c.workloads.push_back({"gemm", 3, 1.0123, 1, 1, 0, 1});
   c.overall = {"OVERALL_GEOMEAN", 4, 1.0067, 1, 1, 1, 1};
+  c.notes.push_back("verdicts account for the variance between runs: planted");
   c.pairs[1].candidate_metrics.push_back(
       {"tflops", "TFLOP/s", direction::higher_is_better, 1.63, 1.6, 1.65, 2});
   c.pairs[1].candidate_metrics.push_back(
@@ -132,7 +136,8 @@ TEST_CASE("format: JUnit carries time, timestamp and hostname", "[compare][forma
         std::string::npos);
   // The regression's message has the numbers: medians, change, CI, p and the threshold.
   CHECK(xml.find("message=\"regressed: 1.200 ms -&gt; 1.320 ms, change +10.0% (95% CI +8.0% .. "
-                 "+12.0%), p = 0.00018, threshold 5%\"") != std::string::npos);
+                 "+12.0%), p = 0.00018 (t on log run medians, 3 + 3 run(s)), threshold 5%\"") !=
+        std::string::npos);
   // No candidate time known: no timestamp attribute rather than an empty one; host "unknown".
   auto s = sample_set();
   for (auto& p : s.pairs) {
