@@ -23,23 +23,21 @@ constexpr double k_prior_df_cap = 10;
 // pair that has its own within-run information.
 constexpr double k_prior_df_min = 3;
 
-// 1.4826 MAD estimates the standard deviation of normal data.
-double robust_sd(std::vector<double> v) {
-  if (v.size() < 2)
+// Within-run variance of one run's log median: McKean and Schrader's (1984) distribution-free
+// standard error of a median, from the order statistics that bound its 95% interval,
+//   c = max(1, round((n + 1) / 2 - 1.96 sqrt(n / 4))),  SE = (x_(n-c+1) - x_(c)) / (2 * 1.96).
+// Unlike a spread measured around the median (MAD), it widens when the samples fall in two
+// clusters (a run that switched frequency halfway), where the median itself is unstable.
+double median_variance(std::vector<double> logs) {
+  const size_t n = logs.size();
+  if (n < 2)
     return 0;
-  const double m = stats::median(v);
-  for (auto& x : v)
-    x = std::fabs(x - m);
-  return 1.4826 * stats::median(v);
-}
-
-// Within-run variance of one run's log median: the asymptotic variance of a median,
-// (pi/2) sigma^2 / n for normal data.
-double median_variance(const std::vector<double>& logs) {
-  if (logs.size() < 2)
-    return 0;
-  const double s = robust_sd(logs);
-  return std::numbers::pi / 2 * s * s / static_cast<double>(logs.size());
+  std::sort(logs.begin(), logs.end());
+  const double z = 1.959963984540054;
+  const double raw = std::round((static_cast<double>(n) + 1) / 2 - z * std::sqrt(n / 4.0));
+  const size_t c = static_cast<size_t>(std::clamp(raw, 1.0, static_cast<double>(n + 1) / 2));
+  const double se = (logs[n - c] - logs[c - 1]) / (2 * z);
+  return se * se;
 }
 
 double normal_two_sided_p(double z) { return std::erfc(std::fabs(z) / std::numbers::sqrt2); }

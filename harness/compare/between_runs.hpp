@@ -8,8 +8,8 @@
 // smallest p its sample count allows. The unit of a verdict is therefore the run:
 //
 //   location of a run      L = log(median of its samples)
-//   within-run variance    v = (pi/2) (1.4826 MAD(log samples))^2 / n   (the median's variance,
-//                          from a robust spread, so one stalled sample does not inflate it)
+//   within-run variance    v = the squared distribution-free standard error of that median
+//                          (McKean-Schrader: from the order statistics around it)
 //   between-run variance   tau^2 = variance of L over the runs of a side (rounds), pooled over
 //                          the two sides; shrunk toward the same quantity pooled over every pair
 //                          of the comparison (the machine's own run-to-run noise), with prior

@@ -243,7 +243,7 @@ struct side {
 // Why a run contributes no samples: failed or skipped, INVALID (e.g. its correctness check
 // failed: a broken kernel must not come out "improved"), or no samples at all. Empty: usable.
 std::string exclusion_reason(const run& r) {
-  const auto with = [](std::string what, const std::string& why) {
+  const auto with = [](const std::string& what, const std::string& why) {
     return why.empty() ? what : what + ": " + why;
   };
   if (r.status != run_status::ok)

@@ -271,7 +271,9 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
       std::string cell = pad(r[k], w[k], right[k]);
       if (k == 0 && v && opt.color && *ansi_colour(*v))
         cell = ansi_colour(*v) + cell + "\x1b[0m";
-      l += (k ? "  " : "") + cell;
+      if (k > 0)
+        l += "  ";
+      l += cell;
     }
     while (!l.empty() && l.back() == ' ')
       l.pop_back();

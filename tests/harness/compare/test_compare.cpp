@@ -113,7 +113,7 @@ TEST_CASE("compare_samples: unchanged needs the whole CI inside the threshold", 
   CHECK(c.result == verdict::inconclusive);
 }
 
-TEST_CASE("compare_samples: three values a side can decide; two cannot", "[compare]") {
+TEST_CASE("compare_samples: three values a side can decide, two cannot", "[compare]") {
   // MLPerf fixes the number of runs (3 for some benchmarks): a 2x difference with 1% spread is a
   // change to anyone, and Welch's t on the logs says so where a rank test cannot (its smallest
   // two-sided p at 3 and 3 is 0.1).

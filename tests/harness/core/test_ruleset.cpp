@@ -88,7 +88,7 @@ TEST_CASE("a mistyped override is blamed on the override, with the nearest setti
   // Far from every name: no suggestion, the list of settings instead.
   CHECK_THROWS_WITH(apply_overrides(base, {{"zzzzzz", "1"}}, user),
                     !Catch::Contains("did you mean") &&
-                        Catch::Contains("repetitions, warmup_iterations"));
+                        Catch::Contains("repetitions, rounds, warmup_iterations"));
   // A section the schema leaves open takes any name (then the ruleset decides what is overridable).
   auto train = load_ruleset("train-v1");
   CHECK_NOTHROW(apply_overrides(train, {{"training.hyperparameters.base_lr", "0.001"}}, user));
