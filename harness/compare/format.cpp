@@ -270,7 +270,7 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
     for (size_t k = 0; k < r.size(); ++k) {
       std::string cell = pad(r[k], w[k], right[k]);
       if (k == 0 && v && opt.color && *ansi_colour(*v))
-        cell = ansi_colour(*v) + cell + "\x1b[0m";
+        cell = std::string(ansi_colour(*v)).append(cell).append("\x1b[0m");
       if (k > 0)
         l += "  ";
       l += cell;
