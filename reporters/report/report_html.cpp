@@ -13,6 +13,7 @@
 
 #include "harness/core/peak.hpp"
 #include "harness/core/units.hpp"
+#include "reporters/report/plausibility_ttt.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::report {
@@ -932,13 +933,35 @@ void write_pair_notes(std::ostringstream& o, const report_model& r) {
   }
 }
 
+// Time-to-train figures: the formula of their implied utilisation with every input, in words on
+// the page (not only in a tooltip), so a reader can redo the arithmetic.
+void write_ttt_utilisation(std::ostringstream& o, const report_model& r) {
+  std::string items;
+  for (const auto& f : r.figures)
+    if (f.plausibility.ttt && f.plausibility.ttt->peak_tflops > 0)
+      items += "<li><b>" + esc(f.display) + "</b> " + esc(f.label) + ": " +
+               esc(ttt_formula_text(*f.plausibility.ttt)) + "</li>\n";
+  if (items.empty())
+    return;
+  o << "<h3>Implied model-FLOP utilisation of time-to-train results</h3>\n<p class=\"note\">"
+       "MFU = samples x T x F / (t x A x peak): samples trained until run_stop, T the sequence "
+       "length and F the model FLOPs per token (6N + 12 L H Q T, PaLM appendix B), t the runs' "
+       "minutes, A the accelerators, the peak per accelerator and dense. Flagged as kernel "
+       "figures are: more than "
+    << esc(fmt::format("{:.0f}%", 100 * k_peak_margin)) << " above the peak, and here also below "
+    << esc(fmt::format("{:.0f}%", k_min_ttt_utilisation_pct)) << " of it.</p>\n<ul>\n"
+    << items << "</ul>\n";
+}
+
 void write_plausibility(std::ostringstream& o, const report_model& r) {
   // ---- plausibility of every figure
   o << "<h2>Plausibility of every figure</h2>\n<p class=\"note\">Implied utilisation of the "
        "device's datasheet peak "
        "for the figure's precision (results/devices.json, dense): kernels TFLOP/s / peak; training "
        "tokens/s per accelerator x "
-       "model FLOPs per token / peak. Above the peak by more than "
+       "model FLOPs per token / peak; time to train (MLPerf) samples x sequence length x model "
+       "FLOPs per token / (minutes x accelerators) / peak, against the dense FP8 peak when the "
+       "log states no precision (below the table). Above the peak by more than "
     << esc(fmt::format("{:.0f}%", 100 * k_peak_margin))
     << " (clock variation) a figure cannot be true as stated: it is kept as its source states it, "
        "flagged, shown with its "
@@ -998,6 +1021,7 @@ void write_plausibility(std::ostringstream& o, const report_model& r) {
     o << "<td>" << cited << "</td></tr>\n";
   }
   o << "</tbody></table>\n";
+  write_ttt_utilisation(o, r);
 }
 
 void write_unpaired(std::ostringstream& o, const report_model& r) {
