@@ -37,7 +37,7 @@ std::array<uint8_t, 20> sha1(std::string_view data) {
   auto rol = [](uint32_t x, int n) { return (x << n) | (x >> (32 - n)); };
   for (size_t off = 0; off < msg.size(); off += 64) {
     uint32_t w[80];
-    for (int i = 0; i < 16; ++i)
+    for (size_t i = 0; i < 16; ++i)
       w[i] = (uint32_t(uint8_t(msg[off + 4 * i])) << 24) |
              (uint32_t(uint8_t(msg[off + 4 * i + 1])) << 16) |
              (uint32_t(uint8_t(msg[off + 4 * i + 2])) << 8) |

@@ -648,9 +648,7 @@ void write_throughput_charts(std::ostringstream& o, const report_model& r) {
 // bandwidth in TB/s times FLOP per byte giving TFLOP/s. Without a bandwidth only the flat roof.
 series roof_of(const string& name, double peak, double bw, double x0, double x1) {
   series roof{name, "#7f7f7f", {}, true, {}, true};
-  if (bw <= 0)
-    roof.pts = {{x0, peak}, {x1, peak}};
-  else if (peak / bw <= x0)
+  if (bw <= 0 || peak / bw <= x0)
     roof.pts = {{x0, peak}, {x1, peak}};
   else if (peak / bw >= x1)
     roof.pts = {{x0, bw * x0}, {x1, bw * x1}};
@@ -671,7 +669,7 @@ void write_intensity_roofline(std::ostringstream& o, const report_model& r) {
       if (!s->intensity || s->peak_tflops <= 0 || s->value <= 0 || s->quantity != "tflops")
         continue;
       series& into = s == &p.candidate ? cand : base;
-      into.pts.push_back({*s->intensity, s->value});
+      into.pts.emplace_back(*s->intensity, s->value);
       into.titles.push_back(fmt::format(
           "{} {}: {} FLOP/byte, {} TFLOP/s (roof {} TFLOP/s)", p.id, s->display,
           exact(*s->intensity), exact(s->value),
@@ -685,6 +683,7 @@ void write_intensity_roofline(std::ostringstream& o, const report_model& r) {
     return;
   x0 /= 8, x1 *= 8;
   std::vector<series> ss;
+  ss.reserve(roofs.size() + 2);
   for (const auto& [pb, device] : roofs)
     ss.push_back(roof_of(
         fmt::format("roof: {} ({} TFLOP/s, {})", device, exact(pb.first),
@@ -736,7 +735,7 @@ void write_eval_curves(std::ostringstream& o, const report_model& r) {
           se.color = s == &p.baseline ? k_base_color : k_cand_color;
           se.line = true;
           for (const auto& pt : c["points"]) {
-            se.pts.push_back({pt[0].get<double>(), pt[1].get<double>()});
+            se.pts.emplace_back(pt[0].get<double>(), pt[1].get<double>());
             se.titles.push_back(fmt::format("{} run {}: {} = {}, {} = {}", s->display,
                                             c.value("run", string()), c.value("x", string()),
                                             exact(pt[0].get<double>()), c.value("y", string()),
@@ -765,7 +764,7 @@ void write_mlperf_charts(std::ostringstream& o, const report_model& r) {
       for (auto* pr : {&b, &c}) {
         const side_score& s = pr == &b ? p.baseline : p.candidate;
         for (const auto& rv : s.run_values) {
-          pr->pts.push_back({double(s.accelerators), rv.value});
+          pr->pts.emplace_back(double(s.accelerators), rv.value);
           pr->titles.push_back(fmt::format("{} {} run {}: {} min{}", p.label, s.display, rv.uuid,
                                            exact(rv.value), rv.used ? "" : " (not counted)"));
         }
@@ -778,7 +777,7 @@ void write_mlperf_charts(std::ostringstream& o, const report_model& r) {
     for (const auto& s : r.scaling) {
       series e{s.device_name + " efficiency", k_cand_color, {}, true, {}};
       for (const auto& pt : s.points) {
-        e.pts.push_back({double(pt.accelerators), pt.efficiency});
+        e.pts.emplace_back(double(pt.accelerators), pt.efficiency);
         e.titles.push_back(fmt::format("{} at {} accelerators: {} min, efficiency {}", pt.system,
                                        pt.accelerators, exact(pt.score_min), exact(pt.efficiency)));
       }
