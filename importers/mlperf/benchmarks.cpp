@@ -157,6 +157,7 @@ benchmark_table benchmark_table::from_json(const json& doc) {
         info.aliases = b["aliases"].get<std::vector<std::string>>();
       info.required_runs = b.at("required_runs").get<int>();
       info.max_dropped = b.value("max_dropped", 1);
+      info.model = b.value("model", "");
       const json& q = b.at("quality");
       info.quality.metric = q.at("metric").get<std::string>();
       info.quality.eval_metadata = q.value("eval_metadata", "samples_count");

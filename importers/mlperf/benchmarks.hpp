@@ -48,6 +48,11 @@ struct benchmark_info {
   std::vector<std::string> aliases; // older folder names: ssd -> retinanet, gnn -> rgat
   int required_runs = 0;            // exact number of result files (benchmark_meta.py)
   int max_dropped = 1;              // runs dropped at each end by olympic scoring
+  // The workloads/training/models.json entry whose every weight the benchmark trains (pre-training
+  // from a checkpoint: model FLOPs 6N + attention per token), for the report's implied
+  // utilisation; empty when the table names none (LoRA fine-tuning freezes the base weights, so
+  // 6N would overcount; vision and recommendation models are not decoders).
+  std::string model;
   quality_spec quality;
   std::vector<hparam_rule> closed_rules;
 };

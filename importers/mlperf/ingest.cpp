@@ -37,7 +37,7 @@ std::array<uint8_t, 20> sha1(std::string_view data) {
   auto rol = [](uint32_t x, int n) { return (x << n) | (x >> (32 - n)); };
   for (size_t off = 0; off < msg.size(); off += 64) {
     uint32_t w[80];
-    for (int i = 0; i < 16; ++i)
+    for (size_t i = 0; i < 16; ++i)
       w[i] = (uint32_t(uint8_t(msg[off + 4 * i])) << 24) |
              (uint32_t(uint8_t(msg[off + 4 * i + 1])) << 16) |
              (uint32_t(uint8_t(msg[off + 4 * i + 2])) << 8) |
@@ -268,6 +268,47 @@ run identify_run(const parsed_log& log, const std::string& log_text, const resul
   return r;
 }
 
+// A count the log states, as a whole number in (0, limit]; nullopt otherwise (a count that is
+// negative, fractional or absurd is left out rather than turned into FLOPs).
+std::optional<int64_t> whole_count(const json& v, double limit) {
+  if (!v.is_number())
+    return std::nullopt;
+  const double x = v.get<double>();
+  if (!(x > 0) || x > limit || x != std::floor(x))
+    return std::nullopt;
+  return static_cast<int64_t>(x);
+}
+
+// Bounds of the counts behind the report's model FLOPs: far above any published run (MLPerf's
+// largest trains about 3e5 samples of 8192 tokens) yet small enough that samples x sequence length
+// x FLOPs per token stays a finite double.
+constexpr double k_max_samples = 1e15;
+constexpr double k_max_sequence_length = 1e9;
+
+// What the run trained until it stopped, for the report's implied model-FLOP utilisation:
+// samples (the samples_count run_stop carries, else the last eval_accuracy's), the sequence length
+// (max_sequence_length) and the model the benchmark trains (the benchmark table). Only the facts
+// the log states: an empty object when it states none.
+json trained_of(const parsed_log& log, const benchmark_info* info) {
+  json t = json::object();
+  const event* stop = log.first("run_stop");
+  std::optional<int64_t> samples;
+  if (stop && stop->has_meta("samples_count"))
+    samples = whole_count(stop->metadata["samples_count"], k_max_samples);
+  if (!samples)
+    for (const event* e : log.all("eval_accuracy"))
+      if (e->has_meta("samples_count"))
+        samples = whole_count(e->metadata["samples_count"], k_max_samples);
+  if (samples)
+    t["samples"] = *samples;
+  if (const event* e = log.first("max_sequence_length"))
+    if (auto seq = whole_count(e->value, k_max_sequence_length))
+      t["sequence_length"] = *seq;
+  if (info && !info->model.empty())
+    t["model"] = info->model;
+  return t;
+}
+
 // What the run's extra records of the log: where it came from, the convergence and eval curve,
 // the seeds, the hyperparameters and submission_* values as logged, the initialisation time.
 json extra_of(const parsed_log& log, const result_context& ctx, const log_check& lc,
@@ -303,6 +344,8 @@ json extra_of(const parsed_log& log, const result_context& ctx, const log_check&
   extra["submission"] = sub;
   if (const event* is = log.first("init_start"); is && log.first("init_stop"))
     extra["init_time_min"] = (log.first("init_stop")->time_ms - is->time_ms) / 60000.0;
+  if (json t = trained_of(log, info); !t.empty())
+    extra["trained"] = std::move(t);
   return extra;
 }
 

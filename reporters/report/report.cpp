@@ -13,12 +13,12 @@
 #include "harness/core/build_info.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
-#include "harness/core/model_flops.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
+#include "reporters/report/plausibility_ttt.hpp"
 #include "reporters/report/report_internal.hpp"
 
 namespace accelbench::report {
@@ -379,13 +379,6 @@ int64_t positive_config_int(const run& r, std::initializer_list<const char*> key
   return 0;
 }
 
-struct token_flops {
-  double value = 0;
-  std::string formula;
-  bool lower_bound = false;
-  std::string missing; // why unknown
-};
-
 // Model FLOPs per token of a training figure: the count the run reports (accelbench's own
 // train.llama), else the formula over the model's dimensions (the figure's extra.model, or the
 // models catalogue entry named by its config).
@@ -408,43 +401,7 @@ token_flops token_flops_of(const std::vector<const run*>& runs, const json& mode
     dims = r.extra["model"];
   else if (models.is_object() && models.contains(model) && models[model].is_object())
     dims = models[model];
-  auto num = [&](const char* k) -> int64_t {
-    return dims.is_object() && dims.contains(k) && dims[k].is_number_integer()
-               ? dims[k].get<int64_t>()
-               : 0;
-  };
-  const int64_t dim = num("dim"), layers = num("n_layers"), heads = num("n_heads"),
-                kv_heads = num("n_kv_heads"), ffn = num("ffn_dim"), vocab = num("vocab_size");
-  if (dim <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || ffn <= 0 || vocab <= 0 ||
-      dim % heads != 0) {
-    f.missing =
-        model.empty()
-            ? "the figure names no model"
-            : fmt::format(
-                  "no dimensions for model '{}' (extra.model, or workloads/training/models.json)",
-                  model);
-    return f;
-  }
-  const int64_t head_dim = dim / heads;
-  // The blocks plus the untied LM head and its norm, as the training workload counts them.
-  const double n = double(layers) * double(decoder_block_params(dim, kv_heads * head_dim, ffn)) +
-                   double(vocab) * double(dim) + double(dim);
-  const int64_t seq = positive_config_int(r, {"seq_len", "seq"});
-  f.value = training_flops_per_token(n, layers, heads, head_dim, seq);
-  f.lower_bound = seq <= 0;
-  f.formula =
-      seq > 0
-          ? fmt::format(
-                "6N + 12 L H Q T (PaLM appendix B; full T x T attention): N = {:.4g} parameters, "
-                "L = {}, H = {}, Q = {}, T = {}",
-                n, layers, heads, head_dim, seq)
-          : fmt::format(
-                "6N, N = {:.4g} parameters: the sequence length is not stated, so attention FLOPs "
-                "are left out and the utilisation is a lower bound",
-                n);
-  if (dims.contains("source") && dims["source"].is_string())
-    f.formula += "; dimensions: " + dims["source"].get<std::string>();
-  return f;
+  return token_flops_of_dims(dims, model, positive_config_int(r, {"seq_len", "seq"}));
 }
 
 // The models catalogue (name -> dimensions); empty when absent or unreadable: the figures that
@@ -664,8 +621,10 @@ void mlperf_bootstrap_ci(scored_side& out, const options& opt) {
   s.ci_high = stats::quantile_sorted(boot, 1 - a);
 }
 
-// An MLPerf side: time to train by the official score, per accelerator as accelerator-minutes.
-void score_mlperf_side(const group& g, const options& opt, scored_side& out) {
+// An MLPerf side: time to train by the official score, per accelerator as accelerator-minutes;
+// its plausibility is the model-FLOP utilisation the runs the score averages imply.
+void score_mlperf_side(const group& g, const options& opt, const device_spec* dev,
+                       const json& models, scored_side& out) {
   side_score& s = out.score;
   s.mlperf = true;
   s.quantity = "time_to_train_min";
@@ -678,7 +637,13 @@ void score_mlperf_side(const group& g, const options& opt, scored_side& out) {
   mlperf_bootstrap_ci(out, opt);
   s.per_accelerator = s.value * double(s.accelerators);
   s.per_accelerator_unit = "accelerator-min";
-  s.plausibility.reason = "time to train: no FLOP count to compare with the peak";
+  s.plausibility = assess_ttt_plausibility(s, ttt_score_runs(g.runs, g.mlperf_score), dev, models);
+  if (s.plausibility.utilisation_pct) {
+    s.pct_of_peak = s.plausibility.utilisation_pct;
+    s.pct_of_peak_kind = "mfu";
+    s.peak_tflops = s.plausibility.peak_tflops;
+    s.peak_source = s.plausibility.peak_dtype + " dense: " + s.plausibility.peak_source;
+  }
 }
 
 // Kernels and training: pool the samples of the group's ok runs (those in the first run's unit).
@@ -830,7 +795,7 @@ scored_side score_group(const group& g, const options& opt, const device_catalog
   out.representative = latest_of(ok.empty() ? g.runs : ok);
   out.used = ok;
   if (g.family == "mlperf") {
-    score_mlperf_side(g, opt, out);
+    score_mlperf_side(g, opt, dev, models, out);
     return out;
   }
   const bool per_accel_unit = pool_samples(g, ok, out, notes);
@@ -1797,6 +1762,26 @@ namespace {
 
 json opt_num(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+// The inputs and result of a time to train's implied utilisation, and the formula as printed.
+json ttt_json(const ttt_utilisation& u) {
+  return {{"model", u.model},
+          {"samples", u.samples},
+          {"sequence_length", u.sequence_length},
+          {"tokens", u.tokens},
+          {"flop_per_token", u.flop_per_token},
+          {"model_flops", u.model_flops},
+          {"minutes", u.minutes},
+          {"runs", u.runs},
+          {"accelerators", u.accelerators},
+          {"peak_tflops", u.peak_tflops > 0 ? json(u.peak_tflops) : json(nullptr)},
+          {"peak_dtype", u.peak_dtype},
+          {"peak_why", u.peak_why},
+          {"utilisation_pct", u.peak_tflops > 0 ? json(u.utilisation_pct) : json(nullptr)},
+          {"bf16_peak_tflops", u.bf16_peak_tflops > 0 ? json(u.bf16_peak_tflops) : json(nullptr)},
+          {"bf16_utilisation_pct", opt_num(u.bf16_utilisation_pct)},
+          {"formula", u.peak_tflops > 0 ? ttt_formula_text(u) : std::string()}};
+}
+
 json plausibility_json(const plausibility_check& c) {
   json likely = nullptr;
   if (!c.likely_reading.empty())
@@ -1804,19 +1789,23 @@ json plausibility_json(const plausibility_check& c) {
               {"value", c.likely_value},
               {"unit", c.likely_unit},
               {"utilisation_pct", opt_num(c.likely_utilisation_pct)}};
-  return {{"status", c.status},
-          {"basis", c.basis},
-          {"implied_tflops_per_accelerator", c.implied_tflops},
-          {"peak_tflops", c.peak_tflops},
-          {"peak_dtype", c.peak_dtype},
-          {"peak_source", c.peak_source},
-          {"utilisation_pct", opt_num(c.utilisation_pct)},
-          {"margin_pct", 100 * k_peak_margin},
-          {"flop_per_token", c.flop_per_token > 0 ? json(c.flop_per_token) : json(nullptr)},
-          {"flop_per_token_formula", c.flop_per_token_formula},
-          {"lower_bound", c.lower_bound},
-          {"reason", c.reason},
-          {"likely_reading", likely}};
+  json out = {{"status", c.status},
+              {"basis", c.basis},
+              {"implied_tflops_per_accelerator", c.implied_tflops},
+              {"peak_tflops", c.peak_tflops},
+              {"peak_dtype", c.peak_dtype},
+              {"peak_source", c.peak_source},
+              {"utilisation_pct", opt_num(c.utilisation_pct)},
+              {"margin_pct", 100 * k_peak_margin},
+              {"flop_per_token", c.flop_per_token > 0 ? json(c.flop_per_token) : json(nullptr)},
+              {"flop_per_token_formula", c.flop_per_token_formula},
+              {"lower_bound", c.lower_bound},
+              {"reason", c.reason},
+              {"likely_reading", likely}};
+  // Only time-to-train figures carry it: every other figure's JSON stays as it was.
+  if (c.ttt)
+    out["time_to_train"] = ttt_json(*c.ttt);
+  return out;
 }
 
 json side_json(const side_score& s) {

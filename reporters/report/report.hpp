@@ -133,10 +133,32 @@ struct run_value {
   bool used = true; // counted in the score (MLPerf: not dropped)
 };
 
+// The inputs and result of a time-to-train figure's implied model-FLOP utilisation
+// (reporters/report/plausibility_ttt.hpp): MFU = samples x T x F / (t x A x peak).
+struct ttt_utilisation {
+  std::string model;  // the models catalogue entry the benchmark trains
+  double samples = 0; // samples trained until run_stop, summed over the runs
+  int64_t sequence_length = 0;
+  double tokens = 0;         // samples x sequence_length
+  double flop_per_token = 0; // F
+  std::string flop_per_token_formula;
+  double model_flops = 0; // tokens x F
+  double minutes = 0;     // the runs' own minutes, summed (no scaling factor)
+  size_t runs = 0;        // runs the score averages, over which the sums run
+  int64_t accelerators = 0;
+  double peak_tflops = 0; // per accelerator, dense
+  std::string peak_dtype; // fp8 | bf16 | the dtype the runs state
+  std::string peak_why;   // why this peak
+  double utilisation_pct = 0;
+  double bf16_peak_tflops = 0; // dense bf16, the literature's MFU convention (0: unknown)
+  std::optional<double> bf16_utilisation_pct;
+};
+
 // Physical plausibility of one figure: the utilisation of the device's peak it implies. Kernels:
 // TFLOP/s / peak. Training: tokens/s per accelerator x model FLOPs per token / peak, with the
-// FLOPs per token of harness/core/model_flops.hpp (6N + 12 L H Q T, PaLM). Above the peak by more
-// than k_peak_margin (harness/core/peak.hpp) the figure cannot be true as stated.
+// FLOPs per token of harness/core/model_flops.hpp (6N + 12 L H Q T, PaLM). Time to train (MLPerf):
+// samples x sequence length x FLOPs per token / (minutes x accelerators) / peak (ttt). Above the
+// peak by more than k_peak_margin (harness/core/peak.hpp) the figure cannot be true as stated.
 struct plausibility_check {
   std::string status = "not assessed"; // plausible | implausible as stated | not assessed
   std::string basis;                   // how the implied rate was computed
@@ -154,6 +176,7 @@ struct plausibility_check {
   double likely_value = 0;
   std::string likely_unit;
   std::optional<double> likely_utilisation_pct;
+  std::optional<ttt_utilisation> ttt; // time-to-train figures whose model FLOPs are known
   bool implausible() const { return status == "implausible as stated"; }
 };
 

@@ -13,6 +13,7 @@
 
 #include "harness/core/peak.hpp"
 #include "harness/core/units.hpp"
+#include "reporters/report/plausibility_ttt.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::report {
@@ -653,9 +654,7 @@ void write_throughput_charts(std::ostringstream& o, const report_model& r) {
 // bandwidth in TB/s times FLOP per byte giving TFLOP/s. Without a bandwidth only the flat roof.
 series roof_of(const string& name, double peak, double bw, double x0, double x1) {
   series roof{name, "#7f7f7f", {}, true, {}, true};
-  if (bw <= 0)
-    roof.pts = {{x0, peak}, {x1, peak}};
-  else if (peak / bw <= x0)
+  if (bw <= 0 || peak / bw <= x0)
     roof.pts = {{x0, peak}, {x1, peak}};
   else if (peak / bw >= x1)
     roof.pts = {{x0, bw * x0}, {x1, bw * x1}};
@@ -676,7 +675,7 @@ void write_intensity_roofline(std::ostringstream& o, const report_model& r) {
       if (!s->intensity || s->peak_tflops <= 0 || s->value <= 0 || s->quantity != "tflops")
         continue;
       series& into = s == &p.candidate ? cand : base;
-      into.pts.push_back({*s->intensity, s->value});
+      into.pts.emplace_back(*s->intensity, s->value);
       into.titles.push_back(fmt::format(
           "{} {}: {} FLOP/byte, {} TFLOP/s (roof {} TFLOP/s)", p.id, s->display,
           exact(*s->intensity), exact(s->value),
@@ -690,6 +689,7 @@ void write_intensity_roofline(std::ostringstream& o, const report_model& r) {
     return;
   x0 /= 8, x1 *= 8;
   std::vector<series> ss;
+  ss.reserve(roofs.size() + 2);
   for (const auto& [pb, device] : roofs)
     ss.push_back(roof_of(
         fmt::format("roof: {} ({} TFLOP/s, {})", device, exact(pb.first),
@@ -741,7 +741,7 @@ void write_eval_curves(std::ostringstream& o, const report_model& r) {
           se.color = s == &p.baseline ? k_base_color : k_cand_color;
           se.line = true;
           for (const auto& pt : c["points"]) {
-            se.pts.push_back({pt[0].get<double>(), pt[1].get<double>()});
+            se.pts.emplace_back(pt[0].get<double>(), pt[1].get<double>());
             se.titles.push_back(fmt::format("{} run {}: {} = {}, {} = {}", s->display,
                                             c.value("run", string()), c.value("x", string()),
                                             exact(pt[0].get<double>()), c.value("y", string()),
@@ -770,7 +770,7 @@ void write_mlperf_charts(std::ostringstream& o, const report_model& r) {
       for (auto* pr : {&b, &c}) {
         const side_score& s = pr == &b ? p.baseline : p.candidate;
         for (const auto& rv : s.run_values) {
-          pr->pts.push_back({double(s.accelerators), rv.value});
+          pr->pts.emplace_back(double(s.accelerators), rv.value);
           pr->titles.push_back(fmt::format("{} {} run {}: {} min{}", p.label, s.display, rv.uuid,
                                            exact(rv.value), rv.used ? "" : " (not counted)"));
         }
@@ -783,7 +783,7 @@ void write_mlperf_charts(std::ostringstream& o, const report_model& r) {
     for (const auto& s : r.scaling) {
       series e{s.device_name + " efficiency", k_cand_color, {}, true, {}};
       for (const auto& pt : s.points) {
-        e.pts.push_back({double(pt.accelerators), pt.efficiency});
+        e.pts.emplace_back(double(pt.accelerators), pt.efficiency);
         e.titles.push_back(fmt::format("{} at {} accelerators: {} min, efficiency {}", pt.system,
                                        pt.accelerators, exact(pt.score_min), exact(pt.efficiency)));
       }
@@ -938,13 +938,35 @@ void write_pair_notes(std::ostringstream& o, const report_model& r) {
   }
 }
 
+// Time-to-train figures: the formula of their implied utilisation with every input, in words on
+// the page (not only in a tooltip), so a reader can redo the arithmetic.
+void write_ttt_utilisation(std::ostringstream& o, const report_model& r) {
+  std::string items;
+  for (const auto& f : r.figures)
+    if (f.plausibility.ttt && f.plausibility.ttt->peak_tflops > 0)
+      items += "<li><b>" + esc(f.display) + "</b> " + esc(f.label) + ": " +
+               esc(ttt_formula_text(*f.plausibility.ttt)) + "</li>\n";
+  if (items.empty())
+    return;
+  o << "<h3>Implied model-FLOP utilisation of time-to-train results</h3>\n<p class=\"note\">"
+       "MFU = samples x T x F / (t x A x peak): samples trained until run_stop, T the sequence "
+       "length and F the model FLOPs per token (6N + 12 L H Q T, PaLM appendix B), t the runs' "
+       "minutes, A the accelerators, the peak per accelerator and dense. Flagged as kernel "
+       "figures are: more than "
+    << esc(fmt::format("{:.0f}%", 100 * k_peak_margin)) << " above the peak, and here also below "
+    << esc(fmt::format("{:.0f}%", k_min_ttt_utilisation_pct)) << " of it.</p>\n<ul>\n"
+    << items << "</ul>\n";
+}
+
 void write_plausibility(std::ostringstream& o, const report_model& r) {
   // ---- plausibility of every figure
   o << "<h2>Plausibility of every figure</h2>\n<p class=\"note\">Implied utilisation of the "
        "device's datasheet peak "
        "for the figure's precision (results/devices.json, dense): kernels TFLOP/s / peak; training "
        "tokens/s per accelerator x "
-       "model FLOPs per token / peak. Above the peak by more than "
+       "model FLOPs per token / peak; time to train (MLPerf) samples x sequence length x model "
+       "FLOPs per token / (minutes x accelerators) / peak, against the dense FP8 peak when the "
+       "log states no precision (below the table). Above the peak by more than "
     << esc(fmt::format("{:.0f}%", 100 * k_peak_margin))
     << " (clock variation) a figure cannot be true as stated: it is kept as its source states it, "
        "flagged, shown with its "
@@ -1004,6 +1026,7 @@ void write_plausibility(std::ostringstream& o, const report_model& r) {
     o << "<td>" << cited << "</td></tr>\n";
   }
   o << "</tbody></table>\n";
+  write_ttt_utilisation(o, r);
 }
 
 void write_unpaired(std::ostringstream& o, const report_model& r) {

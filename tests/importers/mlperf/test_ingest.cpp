@@ -488,3 +488,60 @@ TEST_CASE("ingest: entries that are not log files are diagnostics, the rest is i
   CHECK(res.runs[2].status == run_status::failed);
   CHECK(res.runs[3].status == run_status::failed);
 }
+
+TEST_CASE("ingest: a run records what it trained: samples to run_stop, sequence length, model",
+          "[mlperf][ingest]") {
+  ingest_result res = ingest(mlperf_test::shared_data());
+  size_t checked_405b = 0, checked_lora = 0;
+  for (const run& r : res.runs) {
+    INFO(r.extra["result_file"].get<std::string>());
+    REQUIRE(r.extra.contains("trained"));
+    const json& t = r.extra["trained"];
+    if (r.cfg.values.at("benchmark") == "llama31_405b") {
+      // Every published 405B run stops at the eval that reached the target: 6 evals of 46,080
+      // samples (H100, global batch 1152) or of 46,592 (GB200, global batch 896).
+      CHECK(t["samples"] == (r.system == "tyche_ngpu512_ngc25.04_nemo" ? 279552 : 276480));
+      CHECK(t["sequence_length"] == 8192);
+      CHECK(t["model"] == "llama3-405b");
+      ++checked_405b;
+    } else {
+      // LoRA logs state no max_sequence_length, and the table names no model for LoRA.
+      CHECK(t["samples"].get<int64_t>() > 0);
+      CHECK_FALSE(t.contains("sequence_length"));
+      CHECK_FALSE(t.contains("model"));
+      ++checked_lora;
+    }
+  }
+  CHECK(checked_405b == 6);
+  CHECK(checked_lora == 20);
+
+  // Counts the log states badly are left out, not turned into FLOPs; the fallback for samples is
+  // the last eval's samples_count.
+  auto log = [](const std::string& stop_meta, const std::string& seq) {
+    auto line = [](int64_t ms, const char* type, const char* key, const std::string& value,
+                   const std::string& meta) {
+      return fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": "
+                         "\"{}\", \"key\": \"{}\", \"value\": {}, \"metadata\": {{{}}}}}\n",
+                         ms, type, key, value, meta);
+    };
+    return line(1000, "POINT_IN_TIME", "max_sequence_length", seq, "") +
+           line(2000, "INTERVAL_START", "run_start", "null", "") +
+           line(3000, "POINT_IN_TIME", "eval_accuracy", "5.5", "\"samples_count\": 4608") +
+           line(62000, "INTERVAL_END", "run_stop", "null", stop_meta);
+  };
+  result_context ctx;
+  ctx.benchmark = "llama31_405b";
+  ctx.relative_path = "x/results/s/llama31_405b/result_0.txt";
+  std::vector<diagnostic> diags;
+  const run good =
+      run_from_log(log("\"samples_count\": 4608, \"status\": \"success\"", "8192"), ctx, diags);
+  CHECK(good.extra["trained"] ==
+        json({{"samples", 4608}, {"sequence_length", 8192}, {"model", "llama3-405b"}}));
+  for (const char* bad : {"-1", "0.5", "1e300", "\"8192\""}) {
+    INFO(bad);
+    const run r = run_from_log(
+        log(fmt::format("\"samples_count\": {}, \"status\": \"success\"", bad), bad), ctx, diags);
+    CHECK_FALSE(r.extra["trained"].contains("sequence_length"));
+    CHECK(r.extra["trained"]["samples"] == 4608); // the eval's, run_stop's being unusable
+  }
+}
