@@ -161,8 +161,8 @@ bool connection::wait(wait_for what, steady::time_point deadline) {
     const auto now = steady::now();
     if (now >= deadline || now >= quiet_until || (stoppable && m_stopping()))
       return false;
-    const auto left = std::min({deadline - now, quiet_until - now,
-                                std::chrono::duration_cast<steady::duration>(k_slice)});
+    const auto left = std::min(
+        {deadline - now, quiet_until - now, std::chrono::duration_cast<steady::duration>(k_slice)});
     pollfd p{m_fd, (short)(what == wait_for::read ? POLLIN : POLLOUT), 0};
     const int ms = (int)std::chrono::ceil<milliseconds>(left).count();
     const int r = poll(&p, 1, std::max(ms, 1));
@@ -235,6 +235,7 @@ bool connection::wait_request(bool first) {
 
 void connection::begin_head() {
   m_phase = phase::head;
+  m_writing = false;
   m_head_bytes = 0;
   m_framing = framing::none;
   m_body_done = true;
@@ -296,8 +297,7 @@ ssize_t connection::read_body(char* ptr, std::size_t size) {
     if (m_buf_at == m_buf_end && fill() <= 0)
       return fail(failure::closed);
     std::size_t used = 0;
-    const auto st =
-        m_chunks.feed(m_buf.data() + m_buf_at, m_buf_end - m_buf_at, used, m_decoded);
+    const auto st = m_chunks.feed(m_buf.data() + m_buf_at, m_buf_end - m_buf_at, used, m_decoded);
     m_buf_at += used;
     if (st == chunked_decoder::status::too_large)
       return fail(failure::body_too_large);
@@ -308,9 +308,11 @@ ssize_t connection::read_body(char* ptr, std::size_t size) {
 }
 
 ssize_t connection::write(const char* ptr, std::size_t size) {
-  if (m_phase != phase::response) {
-    m_phase = phase::response;
-    m_deadline = steady::now() + m_limits.body_timeout;
+  // A response has its own deadline; reading goes on in its phase (an interim "100 Continue" is
+  // written before the body is read).
+  if (!m_writing) {
+    m_writing = true;
+    m_write_deadline = steady::now() + m_limits.body_timeout;
   }
   for (;;) {
     wait_for next = wait_for::write;
@@ -332,7 +334,7 @@ ssize_t connection::write(const char* ptr, std::size_t size) {
       if (errno != EAGAIN && errno != EWOULDBLOCK)
         return fail(failure::closed);
     }
-    if (!wait(next, m_deadline))
+    if (!wait(next, m_write_deadline))
       return fail(failure::timed_out);
   }
 }

@@ -109,7 +109,7 @@ public:
   void local(std::string& ip, int& port) const;
 
 private:
-  enum class phase { idle, head, body, response };
+  enum class phase { idle, head, body };
   enum class wait_for { read, write };
   bool wait(wait_for what, std::chrono::steady_clock::time_point deadline);
   ssize_t fill(); // reads into the buffer before the phase's deadline; <= 0: nothing more
@@ -126,7 +126,8 @@ private:
   std::size_t m_buf_at = 0, m_buf_end = 0;
   phase m_phase = phase::idle;
   framing m_framing = framing::none;
-  std::chrono::steady_clock::time_point m_deadline;
+  std::chrono::steady_clock::time_point m_deadline, m_write_deadline;
+  bool m_writing = false;
   std::size_t m_head_bytes = 0;
   std::uint64_t m_body_left = 0;
   bool m_body_done = true;

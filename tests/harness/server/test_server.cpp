@@ -446,6 +446,30 @@ TEST_CASE("serve: a body is framed, bounded and refused before it is read", "[se
     CHECK_THAT(answer, Catch::Contains("\"status\": \"ok\""));
     CHECK(count_runs(db) == 1);
   }
+  // Expect: 100-continue: a refusal comes instead of the go-ahead, and the go-ahead only after
+  // the token was checked.
+  {
+    raw_socket c(s.port);
+    REQUIRE(c.send_all(head("", "Content-Length: 100\r\nExpect: 100-continue\r\n")));
+    const std::string answer = c.read_all(5s);
+    CHECK(status_of(answer) == 401);
+  }
+  {
+    auto [doc2, key2] = document_of({nightly_run("box-c", 2, "n", 0, 1e-3, g)});
+    raw_socket c(s.port);
+    REQUIRE(c.send_all(
+        head(w, fmt::format("Content-Length: {}\r\nExpect: 100-continue\r\n", doc2.size()))));
+    REQUIRE(c.readable(5s));
+    char buf[64] = {};
+    const ssize_t n = ::recv(c.fd, buf, sizeof buf - 1, 0);
+    CHECK(std::string(buf, n > 0 ? (size_t)n : 0).rfind("HTTP/1.1 100 Continue", 0) == 0);
+    REQUIRE(c.send_all(doc2));
+    ::shutdown(c.fd, SHUT_WR);
+    const std::string answer = c.read_all(10s);
+    INFO(answer.substr(0, 600));
+    CHECK(status_of(answer) == 201);
+    CHECK(count_runs(db) == 2);
+  }
   // Framing a server must not guess at: refused, nothing read.
   struct framing_row {
     std::string what, extra, body;
@@ -479,7 +503,7 @@ TEST_CASE("serve: a body is framed, bounded and refused before it is read", "[se
     CHECK((answer.empty() || status_of(answer) == 431));
   }
   CHECK(peak_rss_mib(s.pid) - rss_before < 32);
-  CHECK(count_runs(db) == 1);
+  CHECK(count_runs(db) == 2);
   CHECK(s.stop() == 0);
 }
 
