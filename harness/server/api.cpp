@@ -74,7 +74,12 @@ std::string selector_from(const params& p) {
     if (v.find('&') != std::string::npos)
       throw api_error(400, fmt::format("query parameter {}='{}': a value may not contain '&'", k,
                                        printable(v)));
-    sel += (sel.empty() ? "" : "&") + (k == "accelerator~" ? k + v : k + "=" + v);
+    if (!sel.empty())
+      sel += '&';
+    sel += k;
+    if (k != "accelerator~")
+      sel += '=';
+    sel += v;
   }
   return sel;
 }
@@ -308,7 +313,7 @@ void check_idempotency_key(const std::string& key, const std::vector<std::string
 bool is_json_media_type(const std::string& content_type) {
   // type/subtype, then parameters; only charset is meaningful for JSON, and it must be UTF-8
   // (RFC 8259): anything else is a body this server would misread.
-  auto trim = [](std::string v) {
+  auto trim = [](const std::string& v) {
     const size_t b = v.find_first_not_of(" \t"), e = v.find_last_not_of(" \t");
     return b == std::string::npos ? std::string() : v.substr(b, e - b + 1);
   };
