@@ -11,6 +11,7 @@
 #include "harness/cli/compare_commands.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/net/publish.hpp"
+#include "harness/server/connection.hpp"
 #include "harness/server/dashboard.hpp"
 #include "harness/server/server.hpp"
 #include "harness/server/tokens.hpp"
@@ -66,6 +67,59 @@ TEST_CASE("serve: helpers", "[server]") {
   CHECK_FALSE(server::allows(server::role::read, server::role::write));
   CHECK(server::sha256_hex("abc") ==
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // Media types: exactly application/json, a UTF-8 charset at most.
+  CHECK(server::is_json_media_type("application/json"));
+  CHECK(server::is_json_media_type("Application/JSON ; charset=\"UTF-8\""));
+  CHECK_FALSE(server::is_json_media_type("application/jsonp"));
+  CHECK_FALSE(server::is_json_media_type("application/json-seq"));
+  CHECK_FALSE(server::is_json_media_type("application/json; charset=utf-16"));
+  CHECK_FALSE(server::is_json_media_type("application/json; boundary=x"));
+  CHECK_FALSE(server::is_json_media_type(""));
+}
+
+TEST_CASE("serve: chunked bodies are decoded with bounded lines and size", "[server]") {
+  using st = server::chunked_decoder::status;
+  auto decode = [](const std::string& wire, size_t max, std::string& out, size_t& used) {
+    server::chunked_decoder d(max);
+    return d.feed(wire.data(), wire.size(), used, out);
+  };
+  std::string out;
+  size_t used = 0;
+  // Extensions and trailers are read past; what follows the body is left for the next request.
+  const std::string body = "3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nT: 1\r\n\r\n";
+  CHECK(decode(body + "GET /", 100, out, used) == st::done);
+  CHECK(out == "abcde");
+  CHECK(used == body.size());
+  // A chunk over the limit is refused from its size line, before its data.
+  out.clear();
+  CHECK(decode("3\r\nabc\r\n10000\r\n", 100, out, used) == st::too_large);
+  CHECK(out == "abc");
+  for (const std::string& bad : std::vector<std::string>{
+           "x\r\n", "3\nabc\n", "3\r\nabcX\r\n", "1234567890abcdef0\r\n", std::string(2000, '1')}) {
+    INFO(bad.substr(0, 40));
+    out.clear();
+    CHECK(decode(bad, size_t{1} << 40, out, used) == st::malformed);
+  }
+  // Fed a byte at a time, the same.
+  server::chunked_decoder d(100);
+  out.clear();
+  st last = st::more;
+  for (char c : body) {
+    size_t n = 0;
+    last = d.feed(&c, 1, n, out);
+  }
+  CHECK(last == st::done);
+  CHECK(out == "abcde");
+
+  server::connection_counter counter(2, 3);
+  CHECK(counter.admit("a").empty());
+  CHECK(counter.admit("a").empty());
+  CHECK_THAT(counter.admit("a"), Catch::Contains("a has 2 connections open"));
+  CHECK(counter.admit("b").empty());
+  CHECK_THAT(counter.admit("c"), Catch::Contains("its most connections (3)"));
+  counter.release("a");
+  CHECK(counter.admit("c").empty());
+  CHECK(counter.open() == 3);
 }
 
 TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[server][token]") {
