@@ -549,6 +549,13 @@ void check_before_body(server_state& st, const httplib::Request& req) {
   }
   if (!post_runs)
     return;
+  // cpp-httplib would inflate a gzip or brotli body into memory without a bound (a few MiB on the
+  // wire can be GiB inflated); publish never compresses.
+  const std::string coding = req.get_header_value("Content-Encoding");
+  if (!coding.empty() && lower_trimmed(coding) != "identity")
+    return refuse(rs, 415,
+                  fmt::format("Content-Encoding '{}' is not accepted (send the body uncompressed)",
+                              printable(coding)));
   const std::string type = req.get_header_value("Content-Type");
   if (!is_json_media_type(type))
     return refuse(

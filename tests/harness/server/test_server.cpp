@@ -537,6 +537,8 @@ TEST_CASE("serve: a body is framed, bounded and refused before it is read", "[se
       {"a Content-Length that is not a number", "Content-Length: 5x\r\n", "hello", 400},
       {"two different Content-Lengths", "Content-Length: 5\r\nContent-Length: 6\r\n", "hello", 400},
       {"a body without a length", "", "", 411},
+      {"a compressed body (it could inflate without bound)",
+       "Content-Length: 5\r\nContent-Encoding: gzip\r\n", "hello", 415},
       {"a chunk size that is not hex", "Transfer-Encoding: chunked\r\n", "zz\r\nab\r\n0\r\n\r\n",
        400},
   };
