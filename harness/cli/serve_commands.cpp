@@ -34,6 +34,7 @@ command_hook add_serve(CLI::App& app, context&) {
   srv->add_option("--threads", o->so.threads,
                   "Requests handled at once, each with its own database connection (default 32)")
       ->check(integer_in(1, 1024));
+  // At most 900: cpp-httplib (built on select) answers 500 on a socket numbered 1024 or more.
   srv->add_option("--max-connections", o->so.max_connections,
                   "Open connections in all; more are answered 503 (default 512)")
       ->check(integer_in(1, 900));
