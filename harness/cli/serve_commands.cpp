@@ -31,8 +31,24 @@ command_hook add_serve(CLI::App& app, context&) {
       ->check(text_value(false));
   srv->add_option("--max-body-mib", o->max_body_mib, "Largest request body in MiB (default 64)")
       ->check(integer_in(1, 256));
-  srv->add_option("--threads", o->so.threads, "Request threads (default 32)")
+  srv->add_option("--threads", o->so.threads,
+                  "Requests handled at once, each with its own database connection (default 32)")
       ->check(integer_in(1, 1024));
+  // At most 900: cpp-httplib (built on select) answers 500 on a socket numbered 1024 or more.
+  srv->add_option("--max-connections", o->so.max_connections,
+                  "Open connections in all; more are answered 503 (default 512)")
+      ->check(integer_in(1, 900));
+  srv->add_option("--max-connections-per-client", o->so.max_connections_per_client,
+                  "Open connections of one client address; more are answered 503 (default 32; "
+                  "raise it behind a reverse proxy, whose connections all come from one address)")
+      ->check(integer_in(1, 900));
+  srv->add_option("--header-timeout", o->so.header_timeout_s,
+                  "Seconds a client has to send a request's line and headers (default 10)")
+      ->check(integer_in(1, 3600));
+  srv->add_option("--body-timeout", o->so.body_timeout_s,
+                  "Seconds a client has to send a request body, and to read a response (default "
+                  "60)")
+      ->check(integer_in(1, 3600));
   srv->add_flag("--quiet", o->so.quiet, "No access log on stderr");
   return {srv, [o] {
             o->so.max_body_bytes = o->max_body_mib << 20;

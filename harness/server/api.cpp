@@ -74,7 +74,12 @@ std::string selector_from(const params& p) {
     if (v.find('&') != std::string::npos)
       throw api_error(400, fmt::format("query parameter {}='{}': a value may not contain '&'", k,
                                        printable(v)));
-    sel += (sel.empty() ? "" : "&") + (k == "accelerator~" ? k + v : k + "=" + v);
+    if (!sel.empty())
+      sel += '&';
+    sel += k;
+    if (k != "accelerator~")
+      sel += '=';
+    sel += v;
   }
   return sel;
 }
@@ -87,8 +92,11 @@ cli::selection select_whole(store::store& db, const std::string& sel, const std:
   cli::parse_selector(sel);
   try {
     return cli::select_runs(db, sel, true, false);
-  } catch (const input_error& e) {
-    throw api_error(404, fmt::format("{}: {}", what, e.what()));
+  } catch (const input_error&) {
+    // The CLI's message names the database file: a client learns nothing from it but where the
+    // server keeps its data, so the answer names the selector only.
+    throw api_error(
+        404, fmt::format("{}: no stored run matches the selector '{}'", what, printable(sel)));
   }
 }
 
@@ -232,14 +240,24 @@ json history(store::store& db, const params& p) {
   return h;
 }
 
-document report(store::store& db, const params& p) {
+document report(store::store& db, const params& p, bool allow_empty) {
   allow_only(p, {"baseline", "candidate", "format"});
   const std::string format = one(p, "format", "json");
   if (format != "json" && format != "html")
     throw api_error(
         400, fmt::format("query parameter format='{}' is not json or html", printable(format)));
-  auto b = select_whole(db, one(p, "baseline", "accelerator=H100"), "baseline");
-  auto c = select_whole(db, one(p, "candidate", "accelerator=B200"), "candidate");
+  auto side = [&](const char* key, const char* fallback) {
+    const std::string sel = one(p, key, fallback);
+    try {
+      return select_whole(db, sel, key);
+    } catch (const api_error& e) {
+      if (!allow_empty || e.status() != 404)
+        throw;
+      return cli::selection{sel, {}, {}};
+    }
+  };
+  auto b = side("baseline", "accelerator=H100");
+  auto c = side("candidate", "accelerator=B200");
   report::options opt;
   opt.devices = report::device_catalogue::builtin();
   opt.prices = report::price_table::builtin();
@@ -252,6 +270,78 @@ document report(store::store& db, const params& p) {
   if (format == "html")
     return {report::to_html(rep), "text/html; charset=utf-8"};
   return {dump_json(report::to_json(rep), 2) + "\n", "application/json"};
+}
+
+void check_storable(const std::vector<run>& runs) {
+  std::set<std::string> uuids;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const run& r = runs[i];
+    if (!r.uuid.empty() && !uuids.insert(r.uuid).second)
+      throw api_error(400, fmt::format("run {} of the document repeats the uuid '{}' of an earlier "
+                                       "run",
+                                       i, printable(r.uuid)));
+    std::set<int64_t> indices;
+    for (const auto& s : r.samples)
+      if (!indices.insert(s.index).second)
+        throw api_error(400,
+                        fmt::format("run {} of the document repeats sample index {}", i, s.index));
+    std::set<std::string> names;
+    for (const auto& m : r.metrics)
+      if (!names.insert(m.name).second)
+        throw api_error(
+            400, fmt::format("run {} of the document repeats metric '{}'", i, printable(m.name)));
+    std::set<std::string> tags;
+    for (const auto& t : r.tags)
+      if (!tags.insert(t).second)
+        throw api_error(400,
+                        fmt::format("run {} of the document repeats tag '{}'", i, printable(t)));
+  }
+}
+
+void check_idempotency_key(const std::string& key, const std::vector<std::string>& uuids) {
+  if (key.empty())
+    return; // optional: runs are stored once by their uuids either way
+  if (key.size() > 256)
+    throw api_error(400, "Idempotency-Key longer than 256 characters");
+  const std::string expected = net::idempotency_key_for(uuids);
+  if (key != expected)
+    throw api_error(
+        422, fmt::format("Idempotency-Key '{}' is not the key of the runs in the body, '{}' (a "
+                         "body changed between retries?)",
+                         printable(key), expected));
+}
+
+bool is_json_media_type(const std::string& content_type) {
+  // type/subtype, then parameters; only charset is meaningful for JSON, and it must be UTF-8
+  // (RFC 8259): anything else is a body this server would misread.
+  auto trim = [](const std::string& v) {
+    const size_t b = v.find_first_not_of(" \t"), e = v.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : v.substr(b, e - b + 1);
+  };
+  auto lower = [](std::string v) {
+    std::transform(v.begin(), v.end(), v.begin(),
+                   [](unsigned char c) { return (char)std::tolower(c); });
+    return v;
+  };
+  size_t at = content_type.find(';');
+  if (lower(trim(content_type.substr(0, at))) != "application/json")
+    return false;
+  while (at != std::string::npos) {
+    const size_t next = content_type.find(';', at + 1);
+    const std::string param = trim(content_type.substr(at + 1, next - at - 1));
+    at = next;
+    if (param.empty())
+      continue;
+    const size_t eq = param.find('=');
+    if (eq == std::string::npos)
+      return false;
+    std::string value = lower(trim(param.substr(eq + 1)));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    if (lower(trim(param.substr(0, eq))) != "charset" || (value != "utf-8" && value != "utf8"))
+      return false;
+  }
+  return true;
 }
 
 ingest_result ingest(store::store& db, const std::string& body,
@@ -273,15 +363,8 @@ ingest_result ingest(store::store& db, const std::string& body,
           fmt::format("run {} of the document has no uuid: it cannot be stored idempotently", i));
     uuids.push_back(runs[i].uuid);
   }
-  if (idempotency_key.size() > 256)
-    throw api_error(400, "Idempotency-Key longer than 256 characters");
-  if (idempotency_key.rfind("accelbench-", 0) == 0 &&
-      idempotency_key != net::idempotency_key_for(uuids))
-    throw api_error(
-        422,
-        fmt::format("Idempotency-Key '{}' is not the key of the runs in the body (a body changed "
-                    "between retries?)",
-                    printable(idempotency_key)));
+  check_storable(runs);
+  check_idempotency_key(idempotency_key, uuids);
   std::vector<store::system_record> records;
   for (const auto& s : systems)
     records.push_back(store::system_from_json(s));

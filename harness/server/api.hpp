@@ -48,20 +48,37 @@ json history(store::store& db, const params& p);
 json history_for(store::store& db, const params& p, bool require_workload);
 
 // GET /api/v1/report?baseline=SEL&candidate=SEL&format=json|html (default: H100 vs B200, json).
+// A side that matches nothing is a 404, or with `allow_empty` (the dashboard) a side without runs.
 struct document {
   std::string body, content_type;
 };
-document report(store::store& db, const params& p);
+document report(store::store& db, const params& p, bool allow_empty = false);
 
 // POST /api/v1/runs: a results document as `accelbench publish` sends it. Each run must carry its
-// uuid; a run already stored (same uuid) is not stored again. `idempotency_key`, when it is one
-// of publish's ("accelbench-..."), must be the key of the body's uuids (422 otherwise).
+// uuid; a run already stored (same uuid) is not stored again. `idempotency_key`, when given, must
+// be the key publish derives from the body's uuids (check_idempotency_key).
 // status 201 when something was stored, 200 when everything was already present (a replay).
-struct ingest_result {
+// clang-tidy 14 reads this struct's implicit moves as throwing (a json member): they are noexcept.
+struct ingest_result { // NOLINT(bugprone-exception-escape)
   int status = 200;
   json body;
 };
 ingest_result ingest(store::store& db, const std::string& body, const std::string& idempotency_key);
+
+// What the store's keys would refuse, refused before the store sees it (400 naming the run and the
+// value): a uuid given twice in one document, and within a run a repeated sample index, metric
+// name or tag. The store would fail the whole transaction on these with a constraint error that is
+// no fault of the database.
+void check_storable(const std::vector<run>& runs);
+
+// An Idempotency-Key is optional; when given it must be exactly net::idempotency_key_for(uuids)
+// (422 otherwise, naming the expected key; 400 when longer than 256 characters). Every key is
+// checked: a key the server did not check would promise a client something it does not keep.
+void check_idempotency_key(const std::string& key, const std::vector<std::string>& uuids);
+
+// Content-Type of a JSON body: the media type exactly application/json (case-insensitive), with
+// no parameter but an optional charset=utf-8.
+bool is_json_media_type(const std::string& content_type);
 
 // GET /api/v1/health: the database answers (a count of runs); throws storage_error when not.
 json health(store::store& db);

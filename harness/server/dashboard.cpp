@@ -416,4 +416,32 @@ std::string page_compare(store::store& db, const params& raw) {
   return o.str();
 }
 
+namespace {
+
+// The report of reporters/report as a dashboard page: its script only sorts tables and its JSON
+// data block repeats /api/v1/report, so both go, and the page is served under the dashboard's
+// policy (no script may run) instead of the file's own, which allows inline script.
+std::string without_scripts(std::string html) {
+  for (size_t at = html.find("<script"); at != std::string::npos; at = html.find("<script", at)) {
+    const size_t end = html.find("</script>", at);
+    html.erase(at, end == std::string::npos ? std::string::npos : end + 9 - at);
+  }
+  const std::string meta = "<meta http-equiv=\"Content-Security-Policy\" content=\"";
+  if (const size_t at = html.find(meta); at != std::string::npos) {
+    const size_t from = at + meta.size(), to = html.find('"', from);
+    if (to != std::string::npos)
+      html.replace(from, to - from, k_dashboard_csp);
+  }
+  return html;
+}
+
+} // namespace
+
+std::string page_report(store::store& db, const params& raw) {
+  params p = without_blanks(raw);
+  p.erase("format");
+  p.emplace("format", "html");
+  return without_scripts(report(db, p, true).body);
+}
+
 } // namespace accelbench::server

@@ -6,7 +6,8 @@
 //   /          the fleet: systems and accelerators with their run counts and latest runs
 //   /history   per-config charts of the nightly series with the change points marked
 //   /compare   the latest nightly comparison of each system (its two latest tags) with verdicts
-//   /report    the A-vs-B report page (default H100 vs B200) of reporters/report
+//   /report    the A-vs-B report page (default H100 vs B200) of reporters/report, without its
+//              script (static tables; an empty report when a side matches nothing)
 // Filters on every page: system, accelerator, workload, tag, since (date).
 #include <string>
 
@@ -17,6 +18,7 @@ namespace accelbench::server {
 std::string page_fleet(store::store& db, const params& p);
 std::string page_history(store::store& db, const params& p);
 std::string page_compare(store::store& db, const params& p);
+std::string page_report(store::store& db, const params& p);
 
 // The Content-Security-Policy sent with the dashboard pages.
 inline constexpr const char* k_dashboard_csp =

@@ -4,10 +4,13 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <sys/socket.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -23,6 +26,7 @@
 #include "harness/cli/table.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/server/api.hpp"
+#include "harness/server/connection.hpp"
 #include "harness/server/dashboard.hpp"
 #include "harness/server/tokens.hpp"
 
@@ -30,14 +34,20 @@ namespace accelbench::server {
 
 namespace {
 
-// Store connections for the request threads: a request takes one for its whole duration and gives
-// it back; a connection that failed (the database went away) is dropped, and the next request
-// opens a fresh one. The idle ones are dropped with it: when one connection to a PostgreSQL server
-// failed, the others were most likely cut by the same restart, and each would fail one more request
-// before being replaced.
+using steady = std::chrono::steady_clock;
+
+// How long a request waits for one of the --threads request slots before it is answered 503.
+constexpr std::chrono::seconds k_slot_wait{10};
+
+// Store connections, one per request being handled: at most `capacity` at once (the request
+// slots; a request waits for one, then gets 503). A connection that failed (the database went
+// away) is dropped, and the next request opens a fresh one. The idle ones are dropped with it:
+// when one connection to a PostgreSQL server failed, the others were most likely cut by the same
+// restart, and each would fail one more request before being replaced.
 class store_pool {
 public:
-  explicit store_pool(std::string path) : m_path(std::move(path)) {}
+  store_pool(std::string path, std::size_t capacity)
+      : m_path(std::move(path)), m_capacity(capacity) {}
 
   class lease {
   public:
@@ -45,10 +55,7 @@ public:
         : m_pool(pool), m_store(std::move(s)) {}
     lease(const lease&) = delete;
     lease& operator=(const lease&) = delete;
-    ~lease() {
-      if (m_store)
-        m_pool.give_back(std::move(m_store));
-    }
+    ~lease() { m_pool.give_back(std::move(m_store)); }
     store::store& operator*() { return *m_store; }
     void discard() {
       m_store.reset();
@@ -61,16 +68,23 @@ public:
   };
 
   lease acquire() {
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      if (!m_free.empty()) {
-        auto s = std::move(m_free.back());
-        m_free.pop_back();
-        return lease(*this, std::move(s));
-      }
+    std::unique_lock<std::mutex> lock(m_mutex);
+    if (!m_freed.wait_for(lock, k_slot_wait, [this] { return m_leased < m_capacity; }))
+      throw api_error(503, "the server is busy; retry later");
+    ++m_leased;
+    if (!m_free.empty()) {
+      auto s = std::move(m_free.back());
+      m_free.pop_back();
+      return lease(*this, std::move(s));
     }
-    return lease(*this, std::make_unique<store::store>(
-                            store::store::open(m_path, store::access::read_write)));
+    lock.unlock();
+    try {
+      return lease(*this, std::make_unique<store::store>(
+                              store::store::open(m_path, store::access::read_write)));
+    } catch (...) {
+      give_back(nullptr);
+      throw;
+    }
   }
 
   void drop_idle() {
@@ -82,10 +96,15 @@ public:
 private:
   void give_back(std::unique_ptr<store::store> s) {
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_free.push_back(std::move(s));
+    if (s)
+      m_free.push_back(std::move(s));
+    --m_leased;
+    m_freed.notify_one();
   }
   std::string m_path;
+  std::size_t m_capacity, m_leased = 0;
   std::mutex m_mutex;
+  std::condition_variable m_freed;
   std::vector<std::unique_ptr<store::store>> m_free;
 };
 
@@ -156,11 +175,45 @@ void authorize(store::store& db, const httplib::Request& req, role need, bool pu
                                      to_string(need)));
 }
 
+connection_limits limits_of(const serve_options& o) {
+  connection_limits l;
+  l.header_timeout = std::chrono::seconds(o.header_timeout_s);
+  l.body_timeout = std::chrono::seconds(o.body_timeout_s);
+  l.max_body_bytes = o.max_body_bytes;
+  return l;
+}
+
+// Requests of one connection before it is closed (a client reconnects; no client keeps a thread).
+constexpr std::size_t k_keep_alive_requests = 100;
+
 struct server_state {
   serve_options opt;
   store_pool pool;
-  explicit server_state(const serve_options& o, const std::string& path) : opt(o), pool(path) {}
+  // The health endpoint's own slot and store connection: it answers while every request slot is
+  // taken (a monitor must tell a busy server from a dead one).
+  store_pool health_pool;
+  connection_limits limits;
+  connection_counter counter;
+  explicit server_state(const serve_options& o, const std::string& path)
+      : opt(o), pool(path, o.threads), health_pool(path, 1), limits(limits_of(o)),
+        counter(o.max_connections_per_client, o.max_connections) {}
 };
+
+// What the server knows of the request its thread is reading: its connection, when it began, and
+// a refusal decided from its head alone (before any of its body is read). cpp-httplib calls the
+// handlers of one request on the thread that reads it, so the state is per thread.
+struct request_state {
+  connection* conn = nullptr;
+  steady::time_point start = steady::now();
+  double cpu0 = 0;
+  connection::framing framing = connection::framing::none;
+  bool checked = false;
+  int status = 0; // a refusal: its status and message
+  std::string message;
+};
+thread_local request_state t_request;
+// Set while the accept thread runs a connection itself: the server holds its most connections.
+thread_local bool t_over_capacity = false;
 
 double thread_cpu_ms() {
   timespec ts{};
@@ -223,13 +276,26 @@ void send_page(httplib::Response& res, const std::string& html) {
   res.set_content(html, "text/html; charset=utf-8");
 }
 
-// GET /api/v1/health: answered without a role, 503 while the database is not reachable.
+// GET /api/v1/health: open (no token), on its own slot; 503 while the database is not reachable.
+// It says the server and its database answer and the schema version; the number of runs only to
+// a caller who may read them (--public-read, or a valid read token).
 void add_health_route(httplib::Server& svr, server_state& st) {
   svr.Get("/api/v1/health", [&st](const httplib::Request& req, httplib::Response& res) {
     try {
-      auto lease = st.pool.acquire();
+      auto lease = st.health_pool.acquire();
       try {
-        send_json(res, health(*lease));
+        json h = health(*lease);
+        bool may_read = st.opt.public_read;
+        if (!may_read && req.has_header("Authorization")) {
+          try {
+            authorize(*lease, req, role::read, false);
+            may_read = true;
+          } catch (const api_error&) {
+          }
+        }
+        if (!may_read)
+          h.erase("runs");
+        send_json(res, h);
       } catch (...) {
         lease.discard();
         throw;
@@ -243,7 +309,7 @@ void add_health_route(httplib::Server& svr, server_state& st) {
 // POST /api/v1/runs: one run document as JSON, stored once per Idempotency-Key.
 void post_run(store::store& db, const httplib::Request& req, httplib::Response& res) {
   const std::string type = req.get_header_value("Content-Type");
-  if (type.rfind("application/json", 0) != 0)
+  if (!is_json_media_type(type))
     throw api_error(
         415, fmt::format("POST /api/v1/runs takes application/json, not '{}'", printable(type)));
   if (!req.params.empty())
@@ -254,12 +320,11 @@ void post_run(store::store& db, const httplib::Request& req, httplib::Response& 
   send_json(res, r.body, r.status);
 }
 
-// The report page carries its own policy (it runs one inline script of its own).
+// The HTML report is the file `accelbench report` writes; served, it runs no script either (its
+// script only sorts tables).
 void send_report(httplib::Response& res, const document& doc) {
   if (doc.content_type.rfind("text/html", 0) == 0)
-    res.set_header("Content-Security-Policy",
-                   "default-src 'none'; style-src 'unsafe-inline'; script-src "
-                   "'unsafe-inline'; img-src data:");
+    res.set_header("Content-Security-Policy", k_dashboard_csp);
   res.set_content(doc.body, doc.content_type);
 }
 
@@ -312,23 +377,22 @@ void add_page_routes(httplib::Server& svr, server_state& st) {
   svr.Get("/report",
           route(st, role::read,
                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-                  params p = params_of(req);
-                  p.erase("format");
-                  p.emplace("format", "html");
-                  auto doc = report(db, p);
-                  res.set_header("Content-Security-Policy",
-                                 "default-src 'none'; style-src 'unsafe-inline'; script-src "
-                                 "'unsafe-inline'; img-src data:");
-                  res.set_content(doc.body, doc.content_type);
+                  send_page(res, page_report(db, params_of(req)));
                 }));
+}
+
+bool known_path(const std::string& path) {
+  return path.rfind("/api/v1/", 0) == 0 || path == "/" || path == "/history" ||
+         path == "/compare" || path == "/report";
+}
+
+void not_allowed(const httplib::Request& req, httplib::Response& res) {
+  res.set_header("Allow", req.path == "/api/v1/runs" ? "GET, POST" : "GET");
+  send_error(res, 405, fmt::format("{} is not allowed on {}", req.method, printable(req.path)));
 }
 
 // Known paths with a method they do not take.
 void add_method_guards(httplib::Server& svr) {
-  auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
-    res.set_header("Allow", req.path == "/api/v1/runs" ? "GET, POST" : "GET");
-    send_error(res, 405, fmt::format("{} is not allowed on {}", req.method, printable(req.path)));
-  };
   for (const char* pattern : {"/api/v1/.*", "/", "/history", "/compare", "/report"}) {
     svr.Put(pattern, not_allowed);
     svr.Delete(pattern, not_allowed);
@@ -346,31 +410,257 @@ void add_routes(httplib::Server& svr, server_state& st) {
   add_method_guards(svr);
 }
 
+// A connection as cpp-httplib's Stream.
+class stream final : public httplib::Stream {
+public:
+  explicit stream(connection& c) : m_c(c) {}
+  bool is_readable() const override { return m_c.readable(); }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override { return m_c.read(ptr, size); }
+  ssize_t write(const char* ptr, size_t size) override { return m_c.write(ptr, size); }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { m_c.peer(ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { m_c.local(ip, port); }
+  socket_t socket() const override { return m_c.fd(); }
+
+private:
+  connection& m_c;
+};
+
+// A thread per connection, at most `most` at once. A connection waiting for its request costs a
+// thread blocked in poll, not one of the --threads request slots, so slow clients cannot take the
+// slots from others. Over the limit, the accept thread turns the connection away itself
+// (t_over_capacity), without waiting.
+class connection_threads final : public httplib::TaskQueue {
+public:
+  explicit connection_threads(size_t most) : m_most(most) {}
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (m_live < m_most) {
+        ++m_live;
+        try {
+          std::thread([this, fn = std::move(fn)] { run(fn); }).detach();
+          return;
+        } catch (const std::system_error&) {
+          --m_live; // no thread to be had: turned away like any connection over the limit
+        }
+      }
+    }
+    t_over_capacity = true;
+    fn();
+    t_over_capacity = false;
+  }
+  void shutdown() override {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_done.wait(lock, [this] { return m_live == 0; });
+  }
+
+private:
+  void run(const std::function<void()>& fn) {
+    fn();
+    std::lock_guard<std::mutex> lock(m_mutex);
+    --m_live;
+    m_done.notify_all();
+  }
+  size_t m_most, m_live = 0;
+  std::mutex m_mutex;
+  std::condition_variable m_done;
+};
+
+std::string lower_trimmed(const std::string& v) {
+  const size_t b = v.find_first_not_of(" \t"), e = v.find_last_not_of(" \t");
+  std::string out = b == std::string::npos ? "" : v.substr(b, e - b + 1);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return (char)std::tolower(c); });
+  return out;
+}
+
+void refuse(request_state& rs, int status, std::string message) {
+  if (rs.status == 0) {
+    rs.status = status;
+    rs.message = std::move(message);
+  }
+}
+
+// Called by cpp-httplib once the head is read, before anything else: how the body is framed, and
+// whether it is refused by its framing alone. A chunked body is decoded by the connection (which
+// bounds it), so cpp-httplib is shown a body that simply ends.
+void read_framing(const server_state& st, httplib::Request& req) {
+  request_state& rs = t_request;
+  rs.start = steady::now();
+  rs.cpu0 = thread_cpu_ms();
+  const size_t te = req.get_header_value_count("Transfer-Encoding");
+  const size_t cl = req.get_header_value_count("Content-Length");
+  if (te > 0) {
+    const std::string coding = req.get_header_value("Transfer-Encoding");
+    if (cl > 0)
+      refuse(rs, 400, "a request with both Transfer-Encoding and Content-Length is ambiguous");
+    else if (te > 1 || lower_trimmed(coding) != "chunked")
+      refuse(
+          rs, 501,
+          fmt::format("Transfer-Encoding '{}' is not supported (only chunked)", printable(coding)));
+    req.headers.erase("Transfer-Encoding");
+    rs.framing = connection::framing::chunked;
+    rs.conn->begin_body(rs.framing);
+    return;
+  }
+  if (cl == 0) {
+    rs.conn->begin_body(connection::framing::none);
+    return;
+  }
+  const std::string text = req.get_header_value("Content-Length");
+  uint64_t length = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), length);
+  bool same = true;
+  for (size_t i = 1; i < cl; ++i)
+    same = same && req.get_header_value("Content-Length", i) == text;
+  rs.framing = connection::framing::length;
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !same) {
+    refuse(rs, 400, fmt::format("Content-Length '{}' is not one byte count", printable(text)));
+    length = UINT64_MAX; // unread: the connection closes after the answer
+  } else if (length > st.opt.max_body_bytes)
+    refuse(rs, 413,
+           fmt::format("the body of {} bytes is over the limit of {} MiB (--max-body-mib)", length,
+                       st.opt.max_body_bytes >> 20));
+  rs.conn->begin_body(connection::framing::length, length);
+}
+
+// Everything decided before a body is read (once per request; from the Expect: 100-continue
+// handler or the pre-routing handler, whichever runs first): the framing's verdict, a body sent
+// to a route that takes none, then for POST /api/v1/runs its media type and its token. A refused
+// body is never read.
+void check_before_body(server_state& st, const httplib::Request& req) {
+  request_state& rs = t_request;
+  if (rs.checked)
+    return;
+  rs.checked = true;
+  const bool post_runs = req.method == "POST" && req.path == "/api/v1/runs";
+  const bool takes_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
+                          req.method == "DELETE";
+  if (rs.status != 0)
+    return;
+  if (post_runs && rs.framing == connection::framing::none)
+    return refuse(rs, 411, "POST /api/v1/runs needs a Content-Length or a chunked body");
+  if (rs.framing != connection::framing::none && takes_body && !post_runs) {
+    if (known_path(req.path))
+      return refuse(rs, 405,
+                    fmt::format("{} is not allowed on {}", req.method, printable(req.path)));
+    return refuse(rs, 404, fmt::format("no such route: {} {}", req.method, printable(req.path)));
+  }
+  if (!post_runs)
+    return;
+  // cpp-httplib would inflate a gzip or brotli body into memory without a bound (a few MiB on the
+  // wire can be GiB inflated); publish never compresses.
+  const std::string coding = req.get_header_value("Content-Encoding");
+  if (!coding.empty() && lower_trimmed(coding) != "identity")
+    return refuse(rs, 415,
+                  fmt::format("Content-Encoding '{}' is not accepted (send the body uncompressed)",
+                              printable(coding)));
+  const std::string type = req.get_header_value("Content-Type");
+  if (!is_json_media_type(type))
+    return refuse(
+        rs, 415,
+        fmt::format("POST /api/v1/runs takes application/json, not '{}'", printable(type)));
+  try {
+    auto lease = st.pool.acquire();
+    try {
+      authorize(*lease, req, role::write, st.opt.public_read);
+    } catch (const storage_error&) {
+      lease.discard();
+      throw;
+    }
+  } catch (const api_error& e) {
+    refuse(rs, e.status(), e.what());
+  } catch (const storage_error&) {
+    refuse(rs, 503, "the database is not available; retry later");
+  }
+}
+
+// The answer to a refused request, or false when it goes on (and its body is read).
+bool answer_refusal(const httplib::Request& req, httplib::Response& res) {
+  const request_state& rs = t_request;
+  if (rs.status == 0)
+    return false;
+  if (rs.status == 405)
+    res.set_header("Allow", req.path == "/api/v1/runs" ? "GET, POST" : "GET");
+  send_error(res, rs.status, rs.message);
+  return true;
+}
+
+// Statuses cpp-httplib answers itself (404 no route, 400 unparsable request or a body it could not
+// read): a JSON body too, with the reason the connection knows.
+httplib::Server::HandlerResponse on_error(const server_state& st, const httplib::Request& req,
+                                          httplib::Response& res) {
+  if (!res.body.empty())
+    return httplib::Server::HandlerResponse::Unhandled;
+  const connection* c = t_request.conn;
+  const auto failure = c ? c->last_failure() : connection::failure::none;
+  std::string why = reason_of(res.status);
+  if (failure == connection::failure::body_too_large) {
+    res.status = 413;
+    why = fmt::format("the body is over the limit of {} MiB (--max-body-mib)",
+                      st.opt.max_body_bytes >> 20);
+  } else if (failure == connection::failure::timed_out) {
+    res.status = 408;
+    why = "the request did not arrive in time";
+  } else if (failure == connection::failure::head_too_large) {
+    res.status = 431;
+    why =
+        fmt::format("the request line and headers are over {} KiB", st.limits.max_head_bytes >> 10);
+  } else if (failure == connection::failure::bad_chunking)
+    why = "the chunked body is malformed";
+  else if (res.status == 404)
+    why = fmt::format("no such route: {} {}", req.method, printable(req.path));
+  send_error(res, res.status, why);
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+// Every response: its server-side time (the routes set their own, from inside the handler), no
+// sniffing or caching, CORS when configured, and Connection: close when the request's body was
+// not read to its end (what follows it on the connection is not a request).
+void after_routing(const server_state& st, httplib::Response& res) {
+  const request_state& rs = t_request;
+  if (!res.has_header("Server-Timing")) {
+    const double ms = std::chrono::duration<double, std::milli>(steady::now() - rs.start).count();
+    res.set_header("Server-Timing",
+                   fmt::format("app;dur={:.3f}, cpu;dur={:.3f}", ms, thread_cpu_ms() - rs.cpu0));
+  }
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Cache-Control", "no-store");
+  if (!st.opt.cors_origin.empty()) {
+    res.set_header("Access-Control-Allow-Origin", st.opt.cors_origin);
+    res.set_header("Vary", "Origin");
+  }
+  if (rs.conn && !rs.conn->body_complete()) {
+    res.headers.erase("Keep-Alive");
+    res.set_header("Connection", "close");
+  }
+}
+
 void add_policies(httplib::Server& svr, server_state& st) {
   svr.set_payload_max_length(st.opt.max_body_bytes);
-  // Statuses httplib answers itself (404 no route, 413, 400 unparsable request): a JSON body too.
-  svr.set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty())
-          return httplib::Server::HandlerResponse::Unhandled;
-        std::string why = reason_of(res.status);
-        if (res.status == 404)
-          why = fmt::format("no such route: {} {}", req.method, printable(req.path));
-        send_error(res, res.status, why);
-        return httplib::Server::HandlerResponse::Handled;
+  svr.set_keep_alive_max_count(k_keep_alive_requests);
+  svr.set_keep_alive_timeout(
+      std::chrono::duration_cast<std::chrono::seconds>(st.limits.idle_timeout).count());
+  svr.set_expect_100_continue_handler([&st](const httplib::Request& req, httplib::Response& res) {
+    check_before_body(st, req);
+    return answer_refusal(req, res) ? res.status : 100;
+  });
+  svr.set_pre_routing_handler([&st](const httplib::Request& req, httplib::Response& res) {
+    check_before_body(st, req);
+    return answer_refusal(req, res) ? httplib::Server::HandlerResponse::Handled
+                                    : httplib::Server::HandlerResponse::Unhandled;
+  });
+  svr.set_error_handler(httplib::Server::HandlerWithResponse(
+      [&st](const httplib::Request& req, httplib::Response& res) {
+        return on_error(st, req, res);
       }));
   svr.set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
         send_error(res, 500, "internal error");
       });
-  svr.set_post_routing_handler([&st](const httplib::Request&, httplib::Response& res) {
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_header("Cache-Control", "no-store");
-    if (!st.opt.cors_origin.empty()) {
-      res.set_header("Access-Control-Allow-Origin", st.opt.cors_origin);
-      res.set_header("Vary", "Origin");
-    }
-  });
+  svr.set_post_routing_handler(
+      [&st](const httplib::Request&, httplib::Response& res) { after_routing(st, res); });
   if (!st.opt.cors_origin.empty())
     svr.Options(R"(/api/v1/.*)", [](const httplib::Request&, httplib::Response& res) {
       res.status = 204;
@@ -385,8 +675,8 @@ void add_policies(httplib::Server& svr, server_state& st) {
       log_line(fmt::format("{} {} {} {}", req.method, printable(req.path), res.status,
                            res.get_header_value("Server-Timing")));
     });
-  const size_t threads = st.opt.threads;
-  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  const size_t most = st.opt.max_connections;
+  svr.new_task_queue = [most] { return new connection_threads(most); };
 }
 
 int g_stop_pipe[2] = {-1, -1};
@@ -395,14 +685,98 @@ extern "C" void on_stop_signal(int) {
   [[maybe_unused]] auto n = write(g_stop_pipe[1], &c, 1);
 }
 
-std::unique_ptr<httplib::Server> make_server(const serve_options& o) {
+// The answer to a connection the server does not take (over a client's share, or over the total):
+// written at once if the socket takes it, never waited for. Over TLS nothing can be said before a
+// handshake, so the connection is only closed.
+void turn_away(connection& c, const std::string& why, bool tls, bool quiet) {
+  if (!quiet)
+    log_line(fmt::format("connection from {} refused: {}", printable(c.peer_address()), why));
+  if (tls)
+    return;
+  const std::string body =
+      dump_json(
+          json{{"error", "too many connections: " + why + "; retry later"}, {"status", 503}}) +
+      "\n";
+  const std::string msg = fmt::format(
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: "
+      "{}\r\nRetry-After: 1\r\nServer-Timing: app;dur=0.000\r\nConnection: close\r\n\r\n{}",
+      body.size(), body);
+  [[maybe_unused]] auto n = send(c.fd(), msg.data(), msg.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  c.finish(false);
+}
+
+// cpp-httplib's server, with its connections served here: its own loop reads each request through
+// a SocketStream that waits for every byte anew; this one reads through a connection with
+// deadlines and limits, counts connections per client, and gives the thread back as soon as a
+// client is too slow or too large.
+template <class Base> class guarded_server final : public Base {
+public:
+  template <class... Args>
+  explicit guarded_server(server_state& st, Args&&... args)
+      : Base(std::forward<Args>(args)...), m_st(st) {}
+
+private:
+  static constexpr bool k_tls = !std::is_same_v<Base, httplib::Server>;
+
+  bool process_and_close_socket(socket_t sock) override {
+    connection c(sock, m_st.limits, [this] { return this->svr_sock_ == INVALID_SOCKET; });
+    const std::string address = c.peer_address();
+    const std::string why =
+        t_over_capacity
+            ? fmt::format("the server holds its most connections ({})", m_st.opt.max_connections)
+            : m_st.counter.admit(address);
+    if (!why.empty()) {
+      turn_away(c, why, k_tls, m_st.opt.quiet);
+      return false;
+    }
+    struct admitted {
+      connection_counter& counter;
+      const std::string& address;
+      ~admitted() { counter.release(address); }
+    } guard{m_st.counter, address};
+    if constexpr (k_tls)
+      if (!c.accept_tls(this->ssl_context()))
+        return false;
+    return serve(c);
+  }
+
+  bool serve(connection& c) {
+    bool ok = false;
+    for (size_t left = k_keep_alive_requests; left > 0; --left) {
+      if (!c.wait_request(left == k_keep_alive_requests))
+        break;
+      c.begin_head();
+      stream strm(c);
+      t_request = request_state{};
+      t_request.conn = &c;
+      bool closed = false;
+      ok = this->process_request(strm, left == 1, closed,
+                                 [this](httplib::Request& req) { read_framing(m_st, req); });
+      if (!ok || closed || !c.body_complete()) {
+        const auto f = c.last_failure();
+        c.finish(!c.body_complete() && f != connection::failure::timed_out &&
+                 f != connection::failure::closed);
+        t_request = request_state{};
+        return ok;
+      }
+    }
+    t_request = request_state{};
+    c.finish(false);
+    return ok;
+  }
+
+  server_state& m_st;
+};
+
+std::unique_ptr<httplib::Server> make_server(server_state& st) {
+  const serve_options& o = st.opt;
   if (o.cert.empty() != o.key.empty())
     throw usage_error("HTTPS needs both --cert and --key");
   if (o.cert.empty())
-    return std::make_unique<httplib::Server>();
+    return std::make_unique<guarded_server<httplib::Server>>(st);
   for (const auto& f : {o.cert, o.key})
     read_input_file(f, f == o.cert ? "certificate" : "private key"); // exists, readable, bounded
-  auto s = std::make_unique<httplib::SSLServer>(o.cert.c_str(), o.key.c_str());
+  auto s = std::make_unique<guarded_server<httplib::SSLServer>>(st, o.cert.c_str(), o.key.c_str());
   if (!s->is_valid())
     throw input_error(fmt::format(
         "cannot use certificate '{}' with key '{}' (OpenSSL refused them: PEM files of a "
@@ -448,7 +822,7 @@ int cmd_serve(const serve_options& o) {
   // later.
   server_state st(o, path);
   { auto first = st.pool.acquire(); }
-  auto svr = make_server(o);
+  auto svr = make_server(st);
   add_policies(*svr, st);
   add_routes(*svr, st);
 

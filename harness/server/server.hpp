@@ -2,8 +2,10 @@
 // `accelbench serve` and `accelbench token`: the results server of a fleet (cpp-httplib from
 // Debian; HTTPS through its OpenSSL support when given a certificate and key).
 //
-// Requests are answered on a pool of threads, each taking a store connection from a pool (one
-// connection is never used by two requests at once). Every error is a JSON body
+// Each connection has a thread of its own (harness/server/connection.hpp reads it with deadlines
+// and limits; at most max_connections, max_connections_per_client per client address), and a
+// request takes one of `threads` request slots, each with its own store connection, only once its
+// head is read; the health endpoint has a slot of its own. Every error is a JSON body
 // {"error": "...", "status": N}: 400 malformed input, 401 no or bad token, 403 a token whose role
 // does not allow the request, 404 no such route or object, 405 a method a route does not take,
 // 413 a body over the limit, 415 a POST that is not JSON, 422 a well-formed request that cannot be
@@ -22,8 +24,12 @@ struct serve_options {
   std::string cert, key;    // both: HTTPS
   std::string cors_origin;  // "" : no CORS headers at all
   std::size_t max_body_bytes = std::size_t{64} << 20;
-  std::size_t threads = 32;
-  bool quiet = false; // no access log
+  std::size_t threads = 32;          // requests handled at once, each with its own store connection
+  std::size_t max_connections = 512; // open connections in all
+  std::size_t max_connections_per_client = 32; // open connections of one client address
+  long header_timeout_s = 10; // request line and headers, from the connection or the first byte
+  long body_timeout_s = 60;   // the whole body; and the whole response
+  bool quiet = false;         // no access log
 };
 
 // Runs until SIGINT or SIGTERM; returns the exit code. Bad options (listen address, certificate,

@@ -4,7 +4,12 @@
 // databases of synthetic nightly runs are written through the store, and the server's database is
 // read through the store too (a second connection; SQLite's WAL lets it read while the server
 // writes).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <random>
 #include <regex>
@@ -158,6 +163,87 @@ inline std::vector<std::string> fill_source(const fs::path& db_path, const std::
 
 inline int64_t count_runs(const fs::path& db) {
   return store::store::open(db, store::access::read_only).count_runs();
+}
+
+// A raw connection to the server, for what an HTTP client library would not send: a request
+// written byte by byte, a body that never ends, framing headers that contradict each other.
+// `from` binds the client's end to another loopback address (127.0.0.0/8 is all this machine).
+struct raw_socket {
+  int fd = -1;
+  raw_socket(int port, const std::string& from = "") {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (!from.empty()) {
+      sockaddr_in src{};
+      src.sin_family = AF_INET;
+      inet_pton(AF_INET, from.c_str(), &src.sin_addr);
+      if (bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0)
+        throw std::runtime_error("cannot bind a client socket to " + from);
+    }
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons((uint16_t)port);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
+      throw std::runtime_error("cannot connect to the server");
+  }
+  raw_socket(const raw_socket&) = delete;
+  raw_socket& operator=(const raw_socket&) = delete;
+  ~raw_socket() {
+    if (fd >= 0)
+      close(fd);
+  }
+  // false when the server closed its end (or stopped reading for `limit`).
+  bool send_all(const std::string& data, std::chrono::milliseconds limit = 10s) {
+    size_t at = 0;
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (at < data.size()) {
+      const ssize_t n = ::send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        at += (size_t)n;
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        return false;
+      if (std::chrono::steady_clock::now() > until || readable(0ms))
+        return false;
+      pollfd p{fd, POLLOUT, 0};
+      poll(&p, 1, 50);
+    }
+    return true;
+  }
+  bool readable(std::chrono::milliseconds wait) const {
+    pollfd p{fd, POLLIN, 0};
+    return poll(&p, 1, (int)wait.count()) > 0;
+  }
+  // What the server sends until it closes its end, or until `limit`.
+  std::string read_all(std::chrono::milliseconds limit = 10s) {
+    std::string out;
+    const auto until = std::chrono::steady_clock::now() + limit;
+    char buf[4096];
+    while (std::chrono::steady_clock::now() < until) {
+      if (!readable(50ms))
+        continue;
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0)
+        break;
+      out.append(buf, (size_t)n);
+    }
+    return out;
+  }
+};
+
+// The status of a raw HTTP response ("HTTP/1.1 401 ..." -> 401), 0 when there is none.
+inline int status_of(const std::string& response) {
+  return response.rfind("HTTP/1.1 ", 0) == 0 && response.size() >= 12
+             ? std::atoi(response.substr(9, 3).c_str())
+             : 0;
+}
+
+// The peak resident memory of a process (VmHWM), in MiB.
+inline double peak_rss_mib(pid_t pid) {
+  const std::string status = test_cli::slurp(fmt::format("/proc/{}/status", pid));
+  const size_t at = status.find("VmHWM:");
+  return at == std::string::npos ? -1 : std::atof(status.c_str() + at + 6) / 1024.0;
 }
 
 inline json body_json(const httplib::Result& r) {

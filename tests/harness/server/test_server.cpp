@@ -4,11 +4,14 @@
 // JSON error and change nothing, and the GET endpoints answer as the CLI does.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <set>
+#include <thread>
 
 #include "harness/cli/compare_commands.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/net/publish.hpp"
+#include "harness/server/connection.hpp"
 #include "harness/server/dashboard.hpp"
 #include "harness/server/server.hpp"
 #include "harness/server/tokens.hpp"
@@ -64,6 +67,59 @@ TEST_CASE("serve: helpers", "[server]") {
   CHECK_FALSE(server::allows(server::role::read, server::role::write));
   CHECK(server::sha256_hex("abc") ==
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // Media types: exactly application/json, a UTF-8 charset at most.
+  CHECK(server::is_json_media_type("application/json"));
+  CHECK(server::is_json_media_type("Application/JSON ; charset=\"UTF-8\""));
+  CHECK_FALSE(server::is_json_media_type("application/jsonp"));
+  CHECK_FALSE(server::is_json_media_type("application/json-seq"));
+  CHECK_FALSE(server::is_json_media_type("application/json; charset=utf-16"));
+  CHECK_FALSE(server::is_json_media_type("application/json; boundary=x"));
+  CHECK_FALSE(server::is_json_media_type(""));
+}
+
+TEST_CASE("serve: chunked bodies are decoded with bounded lines and size", "[server]") {
+  using st = server::chunked_decoder::status;
+  auto decode = [](const std::string& wire, size_t max, std::string& out, size_t& used) {
+    server::chunked_decoder d(max);
+    return d.feed(wire.data(), wire.size(), used, out);
+  };
+  std::string out;
+  size_t used = 0;
+  // Extensions and trailers are read past; what follows the body is left for the next request.
+  const std::string body = "3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nT: 1\r\n\r\n";
+  CHECK(decode(body + "GET /", 100, out, used) == st::done);
+  CHECK(out == "abcde");
+  CHECK(used == body.size());
+  // A chunk over the limit is refused from its size line, before its data.
+  out.clear();
+  CHECK(decode("3\r\nabc\r\n10000\r\n", 100, out, used) == st::too_large);
+  CHECK(out == "abc");
+  for (const std::string& bad : std::vector<std::string>{
+           "x\r\n", "3\nabc\n", "3\r\nabcX\r\n", "1234567890abcdef0\r\n", std::string(2000, '1')}) {
+    INFO(bad.substr(0, 40));
+    out.clear();
+    CHECK(decode(bad, size_t{1} << 40, out, used) == st::malformed);
+  }
+  // Fed a byte at a time, the same.
+  server::chunked_decoder d(100);
+  out.clear();
+  st last = st::more;
+  for (char c : body) {
+    size_t n = 0;
+    last = d.feed(&c, 1, n, out);
+  }
+  CHECK(last == st::done);
+  CHECK(out == "abcde");
+
+  server::connection_counter counter(2, 3);
+  CHECK(counter.admit("a").empty());
+  CHECK(counter.admit("a").empty());
+  CHECK_THAT(counter.admit("a"), Catch::Contains("a has 2 connections open"));
+  CHECK(counter.admit("b").empty());
+  CHECK_THAT(counter.admit("c"), Catch::Contains("its most connections (3)"));
+  counter.release("a");
+  CHECK(counter.admit("c").empty());
+  CHECK(counter.open() == 3);
 }
 
 TEST_CASE("serve: tokens are stored as salted hashes and checked by role", "[server][token]") {
@@ -279,6 +335,15 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", 
       {"a run without its fields", "POST", "/api/v1/runs", w,
        R"({"schema_version": 1, "runs": [{"uuid": 5}]})", "application/json", 400},
       {"not JSON at all", "POST", "/api/v1/runs", w, good, "text/plain", 415},
+      {"a media type that only begins like JSON", "POST", "/api/v1/runs", w, good,
+       "application/jsonp", 415},
+      {"JSON in a charset other than UTF-8", "POST", "/api/v1/runs", w, good,
+       "application/json; charset=latin1", 415},
+      {"a report of a selector matching nothing", "GET", "/api/v1/report?baseline=nobody", r, "",
+       "", 404},
+      {"a body sent to a route that takes none", "PUT", "/api/v1/runs/1", w, good,
+       "application/json", 405},
+      {"a body sent to an unknown route", "POST", "/nothing", w, good, "application/json", 404},
       {"an oversized body", "POST", "/api/v1/runs", w, big, "application/json", 413},
       {"an unknown API route", "GET", "/api/v1/nothing", r, "", "", 404},
       {"an unknown page", "GET", "/nothing", r, "", "", 404},
@@ -301,9 +366,14 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", 
     INFO(row.what);
     httplib::Result res =
         row.method == "POST" ? c.Post(row.path.c_str(), auth(row.token), row.body, row.type.c_str())
+        : row.method == "PUT" ? c.Put(row.path.c_str(), auth(row.token), row.body, row.type.c_str())
         : row.method == "GET" ? c.Get(row.path.c_str(), auth(row.token))
                               : c.Delete(row.path.c_str(), auth(row.token));
     REQUIRE(res);
+    // Every answer has its server-side time, and no error names where the server keeps its data.
+    CHECK(res->has_header("Server-Timing"));
+    CHECK(res->body.find(t.path.string()) == std::string::npos);
+    CHECK(res->body.find(db.string()) == std::string::npos);
     CHECK(res->status == row.status);
     json j = body_json(res);
     CHECK(j.is_object());
@@ -315,11 +385,265 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", 
     CHECK(
         res->get_header_value("Access-Control-Allow-Origin").empty()); // no CORS unless configured
   }
+  // Documents the store's keys would refuse, and keys that are not the body's: a 400 or 422
+  // naming the value, before the store sees them.
+  auto doc_of = [](std::vector<run> runs, const std::function<void(std::vector<run>&)>& spoil) {
+    spoil(runs);
+    return dump_json(accelbench::results_document(runs, json::array(), json::array()));
+  };
+  const run one = nightly_run("box-z", 2, "n", 0, 1e-3, g);
+  struct post_row {
+    std::string what, body, key;
+    int status;
+    std::string says;
+  };
+  const std::vector<post_row> posts = {
+      {"a repeated sample index", doc_of({one}, [](auto& rs) { rs[0].samples[3].index = 1; }), "",
+       400, "repeats sample index 1"},
+      {"a repeated metric",
+       doc_of({one}, [](auto& rs) { rs[0].metrics.push_back(rs[0].metrics[0]); }), "", 400,
+       "repeats metric 'time_s'"},
+      {"a repeated tag",
+       doc_of({one},
+              [](auto& rs) {
+                rs[0].tags = {"a", "a"};
+              }),
+       "", 400, "repeats tag 'a'"},
+      {"one run twice", doc_of({one, one}, [](auto&) {}), "", 400, "repeats the uuid"},
+      {"an Idempotency-Key that is not publish's", doc_of({one}, [](auto&) {}), "my-own-key", 422,
+       "'my-own-key' is not the key of the runs in the body"},
+  };
+  for (const auto& row : posts) {
+    INFO(row.what);
+    auto res = c.Post("/api/v1/runs", auth(w, row.key), row.body, "application/json");
+    REQUIRE(res);
+    CHECK(res->status == row.status);
+    CHECK_THAT(body_json(res).value("error", ""), Catch::Contains(row.says));
+  }
   CHECK(count_runs(db) == before);
+  // Still one pool of healthy database connections: the refusals were not database errors.
+  auto after = c.Get("/api/v1/runs", auth(r));
+  REQUIRE(after);
+  CHECK(after->status == 200);
   CHECK(s.stop() == 0);
   const std::string log = test_cli::slurp(s.log);
   CHECK(log.find(w.substr(6)) == std::string::npos);
   CHECK(log.find(r.substr(6)) == std::string::npos);
+  CHECK(log.find("database error") == std::string::npos);
+  CHECK(log.find("UNIQUE") == std::string::npos);
+}
+
+TEST_CASE("serve: a body is framed, bounded and refused before it is read", "[server][bad]") {
+  test_cli::temp_dir t;
+  SERVER_DB(db, t.path);
+  const std::string w = make_token(db, "write");
+  live_server s(db, t.path / "server.log", "--max-body-mib 1 --quiet");
+  REQUIRE(s.start());
+  std::this_thread::sleep_for(200ms);
+  const double rss_before = peak_rss_mib(s.pid);
+  auto head = [](const std::string& token, const std::string& extra) {
+    return "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+           (token.empty() ? std::string() : "Authorization: Bearer " + token + "\r\n") + extra +
+           "\r\n";
+  };
+  // An endless chunked body: the answer comes while it is still being sent, and the server
+  // reads little of it.
+  auto endless = [&](const std::string& token, size_t max_bytes) {
+    raw_socket c(s.port);
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(c.send_all(head(token, "Transfer-Encoding: chunked\r\n")));
+    const std::string chunk = fmt::format("{:x}\r\n{}\r\n", 1 << 16, std::string(1 << 16, 'x'));
+    size_t sent = 0;
+    while (sent < max_bytes && c.send_all(chunk, 2s))
+      sent += chunk.size();
+    const std::string answer = c.read_all(10s);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return std::make_tuple(status_of(answer), sent, secs, answer);
+  };
+  {
+    auto [status, sent, secs, answer] = endless("", size_t{256} << 20);
+    INFO(answer.substr(0, 400));
+    CHECK(status == 401);
+    CHECK(sent < (size_t{64} << 20));
+    CHECK(secs < 10);
+  }
+  {
+    auto [status, sent, secs, answer] = endless(w, size_t{256} << 20);
+    INFO(answer.substr(0, 400));
+    CHECK(status == 413);
+    CHECK(sent < (size_t{64} << 20));
+    CHECK_THAT(answer, Catch::Contains("over the limit of 1 MiB"));
+  }
+  const double rss_after = peak_rss_mib(s.pid);
+  std::cerr << fmt::format("chunked bodies: server peak memory (VmHWM) {:.1f} MiB before, {:.1f} "
+                           "MiB after 2 endless chunked POSTs\n",
+                           rss_before, rss_after);
+  CHECK(rss_after - rss_before < 32);
+
+  // A chunked body within the limit is stored, and a second request follows on the connection.
+  std::mt19937_64 g(9);
+  auto [doc, key] = document_of({nightly_run("box-c", 1, "n", 0, 1e-3, g)});
+  {
+    raw_socket c(s.port);
+    std::string body;
+    for (size_t at = 0; at < doc.size(); at += 1000)
+      body += fmt::format("{:x};ext=1\r\n{}\r\n", std::min<size_t>(1000, doc.size() - at),
+                          doc.substr(at, 1000));
+    body += "0\r\nX-Trailer: 1\r\n\r\n";
+    REQUIRE(c.send_all(head(w, "Transfer-Encoding: chunked\r\nIdempotency-Key: " + key + "\r\n") +
+                       body +
+                       "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    const std::string answer = c.read_all(10s);
+    INFO(answer.substr(0, 600));
+    CHECK(status_of(answer) == 201);
+    CHECK_THAT(answer, Catch::Contains("\"status\": \"ok\""));
+    CHECK(count_runs(db) == 1);
+  }
+  // Expect: 100-continue: a refusal comes instead of the go-ahead, and the go-ahead only after
+  // the token was checked.
+  {
+    raw_socket c(s.port);
+    REQUIRE(c.send_all(head("", "Content-Length: 100\r\nExpect: 100-continue\r\n")));
+    const std::string answer = c.read_all(5s);
+    CHECK(status_of(answer) == 401);
+  }
+  {
+    auto [doc2, key2] = document_of({nightly_run("box-c", 2, "n", 0, 1e-3, g)});
+    raw_socket c(s.port);
+    REQUIRE(c.send_all(
+        head(w, fmt::format("Content-Length: {}\r\nExpect: 100-continue\r\n", doc2.size()))));
+    REQUIRE(c.readable(5s));
+    char buf[64] = {};
+    const ssize_t n = ::recv(c.fd, buf, sizeof buf - 1, 0);
+    CHECK(std::string(buf, n > 0 ? (size_t)n : 0).rfind("HTTP/1.1 100 Continue", 0) == 0);
+    REQUIRE(c.send_all(doc2));
+    ::shutdown(c.fd, SHUT_WR);
+    const std::string answer = c.read_all(10s);
+    INFO(answer.substr(0, 600));
+    CHECK(status_of(answer) == 201);
+    CHECK(count_runs(db) == 2);
+  }
+  // Framing a server must not guess at: refused, nothing read.
+  struct framing_row {
+    std::string what, extra, body;
+    int status;
+  };
+  const std::vector<framing_row> rows = {
+      {"Content-Length and Transfer-Encoding",
+       "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\n", 400},
+      {"a transfer coding other than chunked", "Transfer-Encoding: gzip, chunked\r\n", "0\r\n\r\n",
+       501},
+      {"a Content-Length that is not a number", "Content-Length: 5x\r\n", "hello", 400},
+      {"two different Content-Lengths", "Content-Length: 5\r\nContent-Length: 6\r\n", "hello", 400},
+      {"a body without a length", "", "", 411},
+      {"a compressed body (it could inflate without bound)",
+       "Content-Length: 5\r\nContent-Encoding: gzip\r\n", "hello", 415},
+      {"a chunk size that is not hex", "Transfer-Encoding: chunked\r\n", "zz\r\nab\r\n0\r\n\r\n",
+       400},
+  };
+  for (const auto& row : rows) {
+    INFO(row.what);
+    raw_socket c(s.port);
+    REQUIRE(c.send_all(head(w, row.extra) + row.body));
+    const std::string answer = c.read_all(10s);
+    INFO(answer.substr(0, 400));
+    CHECK(status_of(answer) == row.status);
+    CHECK_THAT(answer, Catch::Contains("Server-Timing: "));
+  }
+  // Headers without end: cut at 64 KiB.
+  {
+    raw_socket c(s.port);
+    c.send_all("GET /api/v1/health HTTP/1.1\r\nX-Long: " + std::string(1 << 20, 'a'), 5s);
+    const std::string answer = c.read_all(10s);
+    CHECK((answer.empty() || status_of(answer) == 431));
+  }
+  CHECK(peak_rss_mib(s.pid) - rss_before < 32);
+  CHECK(count_runs(db) == 2);
+  CHECK(s.stop() == 0);
+}
+
+TEST_CASE("serve: slow clients do not stop the server, and health answers within 1 s",
+          "[server][slow]") {
+  test_cli::temp_dir t;
+  SERVER_DB(db, t.path);
+  const std::string r = make_token(db, "read");
+  constexpr int k_threads = 2, k_slow = 4 * k_threads;
+  live_server s(db, t.path / "server.log",
+                fmt::format("--threads {} --header-timeout 3 --quiet", k_threads));
+  REQUIRE(s.start());
+  // Each slow client sends its request one byte a second, as a slowloris attack does.
+  std::vector<std::unique_ptr<raw_socket>> slow;
+  for (int i = 0; i < k_slow; ++i)
+    slow.push_back(std::make_unique<raw_socket>(s.port));
+  const std::string request = "GET /api/v1/runs HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (size_t at = 0; at < request.size() && !done; ++at) {
+      for (auto& c : slow)
+        ::send(c->fd, request.data() + at, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      for (int i = 0; i < 10 && !done; ++i)
+        std::this_thread::sleep_for(100ms);
+    }
+  });
+  double worst = 0;
+  int asked = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < 5s) {
+    httplib::Client c("127.0.0.1", s.port);
+    c.set_read_timeout(5, 0);
+    const auto a = std::chrono::steady_clock::now();
+    auto h = c.Get("/api/v1/health");
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+    worst = std::max(worst, ms);
+    ++asked;
+    CHECK(h);
+    if (h)
+      CHECK(h->status == 200);
+    // Other requests are answered too: slow clients hold no request slot.
+    auto runs = c.Get("/api/v1/runs", auth(r));
+    CHECK(runs);
+    std::this_thread::sleep_for(100ms);
+  }
+  std::cerr << fmt::format("slow clients: {} of them (--threads {}), worst health latency "
+                           "{:.1f} ms over {} requests\n",
+                           k_slow, k_threads, worst, asked);
+  CHECK(worst < 1000);
+  // Past the header deadline (3 s) the server has ended every slow connection.
+  for (auto& c : slow) {
+    const std::string rest = c->read_all(5s);
+    CHECK((rest.empty() || status_of(rest) == 408));
+  }
+  done = true;
+  trickle.join();
+  CHECK(s.stop() == 0);
+}
+
+TEST_CASE("serve: one client address cannot take every connection", "[server][slow]") {
+  test_cli::temp_dir t;
+  SERVER_DB(db, t.path);
+  live_server s(db, t.path / "server.log", "--max-connections-per-client 4 --quiet");
+  REQUIRE(s.start());
+  std::vector<std::unique_ptr<raw_socket>> idle;
+  try {
+    for (int i = 0; i < 4; ++i)
+      idle.push_back(std::make_unique<raw_socket>(s.port, "127.0.0.2"));
+  } catch (const std::runtime_error& e) {
+    ACCELBENCH_SKIP("no second loopback address here: " << e.what());
+  }
+  std::this_thread::sleep_for(300ms);
+  raw_socket fifth(s.port, "127.0.0.2");
+  fifth.send_all("GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string refused = fifth.read_all(5s);
+  CHECK(status_of(refused) == 503);
+  CHECK_THAT(refused, Catch::Contains("Retry-After: 1"));
+  CHECK_THAT(refused, Catch::Contains("127.0.0.2 has 4 connections open"));
+  // Another client is served.
+  auto h = s.client().Get("/api/v1/health");
+  REQUIRE(h);
+  CHECK(h->status == 200);
+  CHECK(s.stop() == 0);
 }
 
 TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI does",
@@ -410,10 +734,29 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   REQUIRE(html);
   CHECK(html->status == 200);
   CHECK(html->get_header_value("Content-Type").rfind("text/html", 0) == 0);
+  // Health is open, and says how many runs there are only to a reader.
   auto health = c.Get("/api/v1/health");
   REQUIRE(health);
   CHECK(health->status == 200);
-  CHECK(body_json(health)["runs"] == 60);
+  CHECK(health->has_header("Server-Timing"));
+  CHECK(body_json(health) == json{{"status", "ok"},
+                                  {"database", "ok"},
+                                  {"schema_version", body_json(health)["schema_version"]}});
+  CHECK(body_json(c.Get("/api/v1/health", auth(r)))["runs"] == 60);
+  // The dashboard's report of nothing is an empty report page, not a JSON error.
+  auto empty = c.Get("/report?baseline=nobody&candidate=nobody-either", auth(r));
+  REQUIRE(empty);
+  CHECK(empty->status == 200);
+  CHECK(empty->get_header_value("Content-Type").rfind("text/html", 0) == 0);
+  CHECK(empty->body.find("<script") == std::string::npos);
+  CHECK(empty->get_header_value("Content-Security-Policy") == server::k_dashboard_csp);
+  // A JSON media type with a charset parameter is JSON.
+  std::mt19937_64 g2(12);
+  auto [doc, key] = document_of({nightly_run("box-j", 1, "n", 0, 1e-3, g2)});
+  const std::string w = make_token(db, "write");
+  auto typed = c.Post("/api/v1/runs", auth(w, key), doc, "Application/JSON; charset=UTF-8");
+  REQUIRE(typed);
+  CHECK(typed->status == 201);
   auto pre = c.Options("/api/v1/runs");
   REQUIRE(pre);
   CHECK(pre->status == 204);
