@@ -143,20 +143,24 @@ int cmd_compare(const compare_cli_options& o) {
   return rc;
 }
 
-json history_series(const std::vector<run>& runs, const history_cli_options& o, bool* regression) {
-  // One series per (system, config, ruleset): each night contributes the median of its samples.
-  struct series {
-    std::string system, key, ruleset, unit;
-    direction dir = direction::lower_is_better;
-    std::vector<double> values;
-    std::vector<const run*> runs;
-  };
-  std::map<std::string, series> all;
+namespace {
+// One series per (system, config, ruleset): each night (each job: the rounds of one job are one
+// point, the median of their medians) contributes one value.
+struct history_line {
+  std::string system, key, ruleset, unit;
+  direction dir = direction::lower_is_better;
+  std::vector<double> values;
+  std::vector<const run*> runs;               // the first run of each point
+  std::vector<std::vector<double>> medians;   // each point's run medians
+  std::map<std::string, size_t> point_of_job; // run.extra.job_id -> point
+};
+
+std::map<std::string, history_line> history_lines(const std::vector<run>& runs) {
+  std::map<std::string, history_line> all;
   for (const auto& r : runs) {
     if (r.status != run_status::ok || r.samples.empty())
       continue;
-    std::string id = r.system + "|" + r.cfg.key() + "|" + r.ruleset;
-    auto& s = all[id];
+    auto& s = all[r.system + "|" + r.cfg.key() + "|" + r.ruleset];
     s.system = r.system;
     s.key = r.cfg.key();
     s.ruleset = r.ruleset;
@@ -165,9 +169,24 @@ json history_series(const std::vector<run>& runs, const history_cli_options& o, 
     std::vector<double> v;
     for (const auto& smp : r.samples)
       v.push_back(smp.value);
-    s.values.push_back(stats::median(v));
-    s.runs.push_back(&r);
+    const std::string job = r.extra.is_object() ? r.extra.value("job_id", "") : "";
+    auto [at, fresh] = s.point_of_job.try_emplace(job, s.medians.size());
+    if (job.empty() || fresh) {
+      at->second = s.medians.size();
+      s.medians.emplace_back();
+      s.runs.push_back(&r);
+    }
+    s.medians[at->second].push_back(stats::median(v));
   }
+  for (auto& [id, s] : all)
+    for (const auto& m : s.medians)
+      s.values.push_back(stats::median(m));
+  return all;
+}
+} // namespace
+
+json history_series(const std::vector<run>& runs, const history_cli_options& o, bool* regression) {
+  const std::map<std::string, history_line> all = history_lines(runs);
   json out = json::array();
   bool any_regression = false;
   for (const auto& [id, s] : all) {

@@ -723,6 +723,7 @@ struct job_context { // NOLINT(bugprone-exception-escape)
   std::string fingerprint, system;
   std::vector<std::string> tags;
   int64_t rounds = 1;
+  std::string id; // one uuid for the job: its rounds are one point of a history
 };
 
 job_context describe_job(const run_options& o, const suite_facts& suite,
@@ -732,6 +733,7 @@ job_context describe_job(const run_options& o, const suite_facts& suite,
   if (json topo = dist::topology(); !topo.is_null())
     j.env["distributed"] = topo; // collective
   j.fingerprint = environment_fingerprint(j.env);
+  j.id = new_uuid();
   j.system = o.system.empty() ? j.env.value("hostname", "localhost") : o.system;
   j.tags = o.tags;
   if (!suite.name.empty())
@@ -762,6 +764,7 @@ run measure_planned(const planned& p, const job_context& j, int64_t round, bool 
   if (!p.label.empty())
     r.extra["catalogue_entry"] = p.label;
   if (j.rounds > 1) {
+    r.extra["job_id"] = j.id;
     r.extra["job_round"] = round + 1;
     r.extra["job_rounds"] = j.rounds;
   }

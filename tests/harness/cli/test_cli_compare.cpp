@@ -79,6 +79,32 @@ TEST_CASE("compare: a planted 10 percent slowdown fails the job, noise does not"
   CHECK(ab("compare --baseline tag=n1 --candidate tag=n2 --format yaml --db " + t.db()).rc == 2);
 }
 
+TEST_CASE("history: the rounds of one job are one night's point", "[cli][history]") {
+  // run --rounds stores each round as a run with the job's id: a night of 3 rounds is one point
+  // of the series (the median of the rounds' medians), not three nights.
+  test_cli::temp_dir t;
+  stats::rng g(9);
+  std::vector<run> runs;
+  for (int day = 1; day <= 24; ++day) {
+    const std::string job = new_uuid();
+    for (int round = 1; round <= 3; ++round) {
+      runs.push_back(planted("nightly", day <= 14 ? 1.0 : 1.12, day, g));
+      runs.back().extra = {{"job_id", job}, {"job_round", round}, {"job_rounds", 3}};
+    }
+  }
+  std::string doc = (t.path / "n.json").string();
+  write_doc(doc, runs);
+  REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
+  auto h = ab("history gemm --set M=1024 --format json --db " + t.db());
+  REQUIRE(h.rc == 0);
+  auto j = json::parse(h.out);
+  REQUIRE(j["series"].size() == 1);
+  CHECK(j["series"][0]["points"].size() == 24);
+  auto cps = j["series"][0]["change_points"];
+  REQUIRE(cps.size() == 1);
+  CHECK(cps[0]["index"] == 14); // the 15th night, not the 15th run
+}
+
 TEST_CASE("history: a step change is reported at the run where it started", "[cli][history]") {
   test_cli::temp_dir t;
   stats::rng g(5);
