@@ -4,10 +4,13 @@
 // What is removed is listed first. --dry-run stops there. Otherwise the command asks on a
 // terminal; when stdin is not a terminal (a script, CI) it needs --yes, so that a pipeline never
 // deletes by accident: without it the command is a usage error (exit 2) and nothing changes.
+// Ctrl-C during the deletion rolls it back: nothing changes, exit 130.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -34,6 +37,42 @@ struct delete_options {
   int64_t keep_days = 0;              // gc
   std::vector<std::string> keep_tags; // gc: runs with any of these tags are kept
   bool dry_run = false, yes = false;
+};
+
+constexpr int k_exit_interrupted = 130; // as a shell reports a process that SIGINT ended
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+// The first Ctrl-C asks the deletion to stop: the store rolls it back. A second one exits at once;
+// the database rolls back the transaction that was never committed (as after kill -9). Only
+// async-signal-safe calls here.
+void on_interrupt(int) {
+  if (g_interrupted) {
+    static const char again[] = "\naccelbench: interrupted again; exiting now (nothing deleted)\n";
+    (void)!::write(STDERR_FILENO, again, sizeof again - 1);
+    ::_exit(k_exit_interrupted);
+  }
+  g_interrupted = 1;
+}
+
+// SIGINT handled while the guard lives, whatever the disposition was: a job started in the
+// background of a script inherits SIGINT ignored, and such a delete went on for seconds after
+// Ctrl-C and deleted everything. SA_RESTART: SQLite and libpq calls go on until the next check.
+class interrupt_guard {
+public:
+  interrupt_guard() {
+    struct sigaction on_int {};
+    on_int.sa_handler = on_interrupt;
+    on_int.sa_flags = SA_RESTART;
+    sigemptyset(&on_int.sa_mask);
+    sigaction(SIGINT, &on_int, &m_prev);
+  }
+  ~interrupt_guard() { sigaction(SIGINT, &m_prev, nullptr); }
+  interrupt_guard(const interrupt_guard&) = delete;
+  interrupt_guard& operator=(const interrupt_guard&) = delete;
+
+private:
+  struct sigaction m_prev {};
 };
 
 // What will go, per system and workload, so that a person can see it before saying yes.
@@ -84,8 +123,19 @@ int delete_selected(const delete_options& o, const std::vector<run>& runs,
   std::vector<int64_t> ids;
   for (const auto& r : runs)
     ids.push_back(r.id);
+  const interrupt_guard guard;
   auto db = store::store::open(where, store::access::read_write);
-  const store::table_counts n = db.delete_runs(ids);
+  std::cerr << fmt::format("accelbench: deleting {} run(s) (Ctrl-C cancels: nothing is deleted "
+                           "until the end)\n",
+                           ids.size());
+  store::table_counts n;
+  try {
+    n = db.delete_runs(ids, [] { return g_interrupted != 0; });
+  } catch (const store::cancelled&) {
+    std::cerr << fmt::format("accelbench: interrupted; rolled back, nothing deleted from {}\n",
+                             printable(db.path().string()));
+    return k_exit_interrupted;
+  }
   std::cout << fmt::format(
       "deleted {} run(s) ({} sample(s), {} metric(s), {} tag(s)) and {} system(s) left without "
       "runs from {}\n",
