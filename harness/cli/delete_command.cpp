@@ -121,6 +121,7 @@ int delete_selected(const delete_options& o, const std::vector<run>& runs,
     return exit_ok;
   }
   std::vector<int64_t> ids;
+  ids.reserve(runs.size());
   for (const auto& r : runs)
     ids.push_back(r.id);
   const interrupt_guard guard;

@@ -277,7 +277,7 @@ sample repetition_sample(const json& b, const std::string& path, size_t next_ind
       continue;
     const std::string name = gbench_counter_metric_name(k);
     if (counters.contains(name))
-      rd.fail(path + "." + k,
+      rd.fail(fmt::format("{}.{}", path, k),
               fmt::format("the counter '{}' is renamed '{}' (a built-in metric has its name), "
                           "and the file has a counter '{}' as well",
                           printable(k), printable(name), printable(name)));

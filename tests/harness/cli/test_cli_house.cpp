@@ -407,7 +407,7 @@ TEST_CASE("a Google Benchmark counter named like a built-in metric is stored as 
 }
 
 TEST_CASE("export --format csv: text a spreadsheet would run as a formula is neutralised, tags "
-          "with ';' stay apart",
+          "with a semicolon stay apart",
           "[cli][house]") {
   temp_dir t;
   const std::string db = t.db(), dir = t.path.string();
