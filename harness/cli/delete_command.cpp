@@ -48,7 +48,7 @@ volatile std::sig_atomic_t g_interrupted = 0;
 // async-signal-safe calls here.
 void on_interrupt(int) {
   if (g_interrupted) {
-    static const char again[] = "\naccelbench: interrupted again; exiting now (nothing deleted)\n";
+    static const char again[] = "\naccelbench: interrupted again; exiting now\n";
     (void)!::write(STDERR_FILENO, again, sizeof again - 1);
     ::_exit(k_exit_interrupted);
   }
