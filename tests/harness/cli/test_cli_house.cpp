@@ -347,8 +347,8 @@ int64_t stored_runs(const std::string& db) {
 
 } // namespace
 
-TEST_CASE("delete and gc stop on Ctrl-C, even started with SIGINT ignored: rolled back, nothing "
-          "deleted, exit 130",
+TEST_CASE("delete and gc stop on Ctrl-C, even started with SIGINT ignored, roll back, delete "
+          "nothing and exit 130",
           "[cli][house][interrupt]") {
   temp_dir t;
   const std::string db = t.db(), dir = t.path.string();
