@@ -25,6 +25,7 @@
 #include "harness/cli/selector.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 
 namespace accelbench::cli {
@@ -175,17 +176,37 @@ bool has_any_tag(const run& r, const std::vector<std::string>& tags) {
   return false;
 }
 
+// Runs stored before imports checked dates can have a started_at that is not one ("yesterday"):
+// compared as text it says nothing of age, so gc keeps them and says which they are.
+void note_undated(const std::vector<const run*>& undated) {
+  if (undated.empty())
+    return;
+  std::string ids;
+  for (size_t i = 0; i < undated.size() && i < 20; ++i)
+    ids += (ids.empty() ? "" : ",") + std::to_string(undated[i]->id);
+  std::cerr << fmt::format(
+      "accelbench: gc: note: {} run(s) have a started_at that is not a date (run {}: '{}'), so "
+      "their age is unknown and gc keeps them; accelbench delete run={}{} removes them\n",
+      undated.size(), undated[0]->id, printable(undated[0]->started_at), ids,
+      undated.size() > 20 ? ",..." : "");
+}
+
 int cmd_gc(const delete_options& o) {
   const std::string cutoff = days_ago(o.keep_days);
-  std::vector<run> old;
+  std::vector<run> old, all;
   {
     auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
     auto f = to_run_filter(o.filter);
     f.with_samples = false;
-    for (auto& r : db.query(f))
-      if (r.started_at < cutoff && !has_any_tag(r, o.keep_tags))
-        old.push_back(std::move(r));
+    all = db.query(f);
   }
+  std::vector<const run*> undated;
+  for (auto& r : all)
+    if (!is_utc_timestamp(r.started_at))
+      undated.push_back(&r);
+    else if (r.started_at < cutoff && !has_any_tag(r, o.keep_tags))
+      old.push_back(std::move(r));
+  note_undated(undated);
   return delete_selected(o, old, fmt::format("no run started before {}Z", cutoff));
 }
 

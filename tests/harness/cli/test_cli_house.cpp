@@ -473,3 +473,22 @@ TEST_CASE("db copy --to: a missing folder is refused and not created, a folder t
   CHECK(message.find("No such file or directory") == std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir + "/ro/x.db"));
 }
+
+TEST_CASE("gc keeps runs whose started_at is not a date, and names them with the way to delete "
+          "them",
+          "[cli][house]") {
+  temp_dir t;
+  const std::string db = t.db(), dir = t.path.string();
+  REQUIRE(ab("import " + many_runs_file(dir, 3) + " --db " + db).rc == 0);
+  // Stored by an accelbench before imports checked dates.
+  REQUIRE(
+      std::system(("sqlite3 " + db + " \"UPDATE runs SET started_at = 'yesterday' WHERE id = 2\"")
+                      .c_str()) == 0);
+  auto r = ab("gc --keep-days 1 --yes --db " + db);
+  CHECK(r.rc == 0);
+  CHECK(r.err.find("1 run(s) have a started_at that is not a date (run 2: 'yesterday')") !=
+        std::string::npos);
+  CHECK(r.err.find("accelbench delete run=2 removes them") != std::string::npos);
+  CHECK(r.out.find("deleted 2 run(s)") != std::string::npos);
+  CHECK(stored_runs(db) == 1);
+}
