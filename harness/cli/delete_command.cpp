@@ -4,10 +4,13 @@
 // What is removed is listed first. --dry-run stops there. Otherwise the command asks on a
 // terminal; when stdin is not a terminal (a script, CI) it needs --yes, so that a pipeline never
 // deletes by accident: without it the command is a usage error (exit 2) and nothing changes.
+// Ctrl-C during the deletion rolls it back: nothing changes, exit 130.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -22,6 +25,7 @@
 #include "harness/cli/selector.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 
 namespace accelbench::cli {
@@ -34,6 +38,42 @@ struct delete_options {
   int64_t keep_days = 0;              // gc
   std::vector<std::string> keep_tags; // gc: runs with any of these tags are kept
   bool dry_run = false, yes = false;
+};
+
+constexpr int k_exit_interrupted = 130; // as a shell reports a process that SIGINT ended
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+// The first Ctrl-C asks the deletion to stop: the store rolls it back. A second one exits at once;
+// the database rolls back the transaction that was never committed (as after kill -9). Only
+// async-signal-safe calls here.
+void on_interrupt(int) {
+  if (g_interrupted) {
+    static const char again[] = "\naccelbench: interrupted again; exiting now\n";
+    (void)!::write(STDERR_FILENO, again, sizeof again - 1);
+    ::_exit(k_exit_interrupted);
+  }
+  g_interrupted = 1;
+}
+
+// SIGINT handled while the guard lives, whatever the disposition was: a job started in the
+// background of a script inherits SIGINT ignored, and such a delete went on for seconds after
+// Ctrl-C and deleted everything. SA_RESTART: SQLite and libpq calls go on until the next check.
+class interrupt_guard {
+public:
+  interrupt_guard() {
+    struct sigaction on_int {};
+    on_int.sa_handler = on_interrupt;
+    on_int.sa_flags = SA_RESTART;
+    sigemptyset(&on_int.sa_mask);
+    sigaction(SIGINT, &on_int, &m_prev);
+  }
+  ~interrupt_guard() { sigaction(SIGINT, &m_prev, nullptr); }
+  interrupt_guard(const interrupt_guard&) = delete;
+  interrupt_guard& operator=(const interrupt_guard&) = delete;
+
+private:
+  struct sigaction m_prev {};
 };
 
 // What will go, per system and workload, so that a person can see it before saying yes.
@@ -82,10 +122,22 @@ int delete_selected(const delete_options& o, const std::vector<run>& runs,
     return exit_ok;
   }
   std::vector<int64_t> ids;
+  ids.reserve(runs.size());
   for (const auto& r : runs)
     ids.push_back(r.id);
+  const interrupt_guard guard;
   auto db = store::store::open(where, store::access::read_write);
-  const store::table_counts n = db.delete_runs(ids);
+  std::cerr << fmt::format("accelbench: deleting {} run(s) (Ctrl-C cancels: nothing is deleted "
+                           "until the end)\n",
+                           ids.size());
+  store::table_counts n;
+  try {
+    n = db.delete_runs(ids, [] { return g_interrupted != 0; });
+  } catch (const store::cancelled&) {
+    std::cerr << fmt::format("accelbench: interrupted; rolled back, nothing deleted from {}\n",
+                             printable(db.path().string()));
+    return k_exit_interrupted;
+  }
   std::cout << fmt::format(
       "deleted {} run(s) ({} sample(s), {} metric(s), {} tag(s)) and {} system(s) left without "
       "runs from {}\n",
@@ -124,17 +176,37 @@ bool has_any_tag(const run& r, const std::vector<std::string>& tags) {
   return false;
 }
 
+// Runs stored before imports checked dates can have a started_at that is not one ("yesterday"):
+// compared as text it says nothing of age, so gc keeps them and says which they are.
+void note_undated(const std::vector<const run*>& undated) {
+  if (undated.empty())
+    return;
+  std::string ids;
+  for (size_t i = 0; i < undated.size() && i < 20; ++i)
+    ids += (ids.empty() ? "" : ",") + std::to_string(undated[i]->id);
+  std::cerr << fmt::format(
+      "accelbench: gc: note: {} run(s) have a started_at that is not a date (run {}: '{}'), so "
+      "their age is unknown and gc keeps them; accelbench delete run={}{} removes them\n",
+      undated.size(), undated[0]->id, printable(undated[0]->started_at), ids,
+      undated.size() > 20 ? ",..." : "");
+}
+
 int cmd_gc(const delete_options& o) {
   const std::string cutoff = days_ago(o.keep_days);
-  std::vector<run> old;
+  std::vector<run> old, all;
   {
     auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
     auto f = to_run_filter(o.filter);
     f.with_samples = false;
-    for (auto& r : db.query(f))
-      if (r.started_at < cutoff && !has_any_tag(r, o.keep_tags))
-        old.push_back(std::move(r));
+    all = db.query(f);
   }
+  std::vector<const run*> undated;
+  for (auto& r : all)
+    if (!is_utc_timestamp(r.started_at))
+      undated.push_back(&r);
+    else if (r.started_at < cutoff && !has_any_tag(r, o.keep_tags))
+      old.push_back(std::move(r));
+  note_undated(undated);
   return delete_selected(o, old, fmt::format("no run started before {}Z", cutoff));
 }
 

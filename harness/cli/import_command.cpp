@@ -142,8 +142,15 @@ std::vector<run> runs_from_gbench([[maybe_unused]] const std::string& text,
   if (g.system.empty())
     g.system = capture_environment().value("hostname", "localhost");
   g.counter_directions = counter_directions(o.counters);
+  std::set<std::string> renamed;
+  g.renamed_counters = &renamed;
   size_t repaired = 0;
   auto runs = importers::runs_from_gbench_json(text, origin, g, &repaired);
+  for (const auto& k : renamed)
+    std::cerr << fmt::format("accelbench: note: counter '{}' is stored as '{}': every imported run "
+                             "has a metric '{}' of its own\n",
+                             printable(k), printable(importers::gbench_counter_metric_name(k)),
+                             printable(k));
   if (repaired > 0)
     std::cerr << fmt::format(
         "accelbench: warning: {}: {} byte(s) that are not UTF-8 replaced with U+FFFD\n",

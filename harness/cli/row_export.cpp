@@ -1,6 +1,7 @@
 #include "harness/cli/row_export.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,32 @@ std::string csv_field(const std::string& value) {
   for (char c : value)
     out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
+}
+
+std::string csv_text_field(const std::string& value) {
+  // OWASP's CSV injection guidance: a spreadsheet runs a cell that starts with one of these as a
+  // formula (a tab or carriage return before one too), so the text gets a leading single quote,
+  // which spreadsheets show as text, and is quoted so that no reader strips the quote.
+  if (value.empty() || std::string_view("=+-@\t\r").find(value.front()) == std::string_view::npos)
+    return csv_field(value);
+  std::string out = "\"'";
+  for (char c : value)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_tags(const std::vector<std::string>& tags) {
+  std::string out;
+  for (const auto& t : tags) {
+    if (!out.empty())
+      out += ';';
+    for (char c : t) {
+      if (c == ';' || c == '\\')
+        out += '\\';
+      out += c;
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -86,26 +113,21 @@ std::vector<json> sample_rows(const run& r) {
   return out;
 }
 
-// A value as CSV text: strings as they are, numbers as the shortest text that reads back to the
-// same double, true/false, null as an empty field, arrays and objects as compact JSON.
-std::string csv_text(const json& v) {
+// A value as one CSV field: stored text (system, tags, config, ...) through csv_text_field, numbers
+// as the shortest text that reads back to the same double (a negative number stays a number),
+// true/false, null as an empty field, arrays and objects as compact JSON.
+std::string csv_cell(const json& v) {
   if (v.is_null())
     return "";
   if (v.is_string())
-    return v.get<std::string>();
+    return csv_text_field(v.get<std::string>());
   if (v.is_number_float())
     return fmt::format("{}", v.get<double>());
-  if (v.is_array() &&
-      std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); })) {
-    std::string out; // tags: "a;b"
-    for (const auto& e : v) {
-      if (!out.empty())
-        out += ';';
-      out += e.get<std::string>();
-    }
-    return out;
-  }
-  return dump_json(v);
+  if (v.is_number() || v.is_boolean())
+    return dump_json(v);
+  if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); }))
+    return csv_text_field(csv_tags(v.get<std::vector<std::string>>()));
+  return csv_text_field(dump_json(v));
 }
 
 } // namespace
@@ -143,7 +165,7 @@ void write_rows(std::ostream& out, const std::vector<run>& runs, const std::stri
       for (const auto& [k, v] : row.items()) {
         if (!first)
           line += ',';
-        line += csv_field(csv_text(v));
+        line += csv_cell(v);
         first = false;
       }
       out << line << "\r\n";

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -62,7 +63,94 @@ void require_utf8(const std::string& text, const std::string& origin) {
                                 origin, line, col, static_cast<unsigned char>(text[bad])));
 }
 
+bool digits(const std::string& t, size_t from, size_t n, int& out) {
+  out = 0;
+  for (size_t i = from; i < from + n; ++i) {
+    if (i >= t.size() || t[i] < '0' || t[i] > '9')
+      return false;
+    out = out * 10 + (t[i] - '0');
+  }
+  return true;
+}
+
+int days_in_month(int year, int month) {
+  static const int k_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : k_days[month - 1];
+}
+
+// Units whose samples are durations: named "a time" in messages, as people read them.
+bool is_time_unit(const std::string& unit) {
+  static const std::set<std::string> k_times = {"s", "ms", "us", "ns", "min", "h"};
+  return k_times.count(unit) > 0;
+}
+
+std::string sample_problem(const run& r) {
+  std::set<int64_t> seen;
+  for (const auto& s : r.samples) {
+    if (!seen.insert(s.index).second)
+      return fmt::format("sample index {} appears twice", s.index);
+    // `!(value > 0)` rather than `value <= 0`: a NaN fails it too (the schema refuses NaN first).
+    if (!(s.value > 0)) {
+      const char* kind = is_time_unit(r.sample_unit)                   ? "time"
+                         : r.sample_dir == direction::higher_is_better ? "rate"
+                                                                       : "value";
+      return fmt::format("sample index {} is {} {}: a {} must be more than 0 (compare and report "
+                         "use ratios of medians)",
+                         s.index, s.value, r.sample_unit, kind);
+    }
+  }
+  return {};
+}
+
 } // namespace
+
+bool is_utc_timestamp(const std::string& t) {
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (t.size() < 20 || !digits(t, 0, 4, year) || t[4] != '-' || !digits(t, 5, 2, month) ||
+      t[7] != '-' || !digits(t, 8, 2, day) || t[10] != 'T' || !digits(t, 11, 2, hour) ||
+      t[13] != ':' || !digits(t, 14, 2, minute) || t[16] != ':' || !digits(t, 17, 2, second))
+    return false;
+  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
+      minute > 59 || second > 60) // 60: a leap second
+    return false;
+  size_t end = 19;
+  if (t[end] == '.') {
+    const size_t first = ++end;
+    while (end < t.size() && t[end] >= '0' && t[end] <= '9')
+      ++end;
+    if (end == first || end - first > 9)
+      return false;
+  }
+  return end + 1 == t.size() && t[end] == 'Z';
+}
+
+std::string storable_run_problem(const run& r) {
+  if (std::string why = sample_problem(r); !why.empty())
+    return why;
+  // Which of two values would be the metric? (The store would keep the last, silently.) A tag
+  // given twice says nothing twice: the store keeps it once.
+  std::set<std::string> names;
+  for (const auto& m : r.metrics)
+    if (!names.insert(m.name).second)
+      return fmt::format("metric '{}' appears twice", printable(m.name));
+  for (const auto& [field, value] :
+       {std::pair<const char*, const std::string&>{"started_at", r.started_at},
+        {"finished_at", r.finished_at}})
+    if (!value.empty() && !is_utc_timestamp(value))
+      return fmt::format("{} '{}' is not a UTC date and time like 2026-12-02T10:13:01.123Z (gc "
+                         "compares them as text)",
+                         field, printable(value));
+  return {};
+}
+
+void require_storable_runs(const std::vector<run>& runs, const std::string& origin) {
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (std::string why = storable_run_problem(runs[i]); !why.empty())
+      throw input_error(fmt::format(
+          "{}: run {} ({}): {}", origin, i,
+          runs[i].uuid.empty() ? std::string("no uuid") : "uuid " + printable(runs[i].uuid), why));
+}
 
 std::vector<run> read_results_document(const std::string& text, const std::string& origin,
                                        json* systems) {
@@ -76,6 +164,7 @@ std::vector<run> read_results_document(const std::string& text, const std::strin
   std::vector<run> out;
   for (const auto& j : doc["runs"])
     out.push_back(run_from_json(j));
+  require_storable_runs(out, origin);
   if (systems)
     *systems = doc.value("systems", json::array());
   return out;

@@ -613,28 +613,51 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
 
   // One statement per table, in one transaction: the rows of the runs are counted before the
   // runs go (the foreign keys cascade), then the systems they named that no run names any more.
-  table_counts delete_runs(const std::vector<int64_t>& ids) override {
+  // One batch of delete_runs: the rows of `ids` counted, then deleted; the systems they named
+  // go into `named`.
+  void delete_batch(const std::vector<int64_t>& ids, table_counts& n,
+                    std::set<std::string>& named) {
     const std::string arr = id_array(ids);
+    result c = m_c->exec("SELECT (SELECT COUNT(*) FROM samples WHERE run_id = ANY($1::bigint[])), "
+                         "(SELECT COUNT(*) FROM metrics WHERE run_id = ANY($1::bigint[])), "
+                         "(SELECT COUNT(*) FROM tags WHERE run_id = ANY($1::bigint[]))",
+                         {arr});
+    c.at(0);
+    n.samples += c.integer(0);
+    n.metrics += c.integer(1);
+    n.tags += c.integer(2);
+    result runs =
+        m_c->exec("DELETE FROM runs WHERE id = ANY($1::bigint[]) RETURNING system", {arr});
+    n.runs += runs.rows();
+    for (int i = 0; i < runs.rows(); ++i)
+      named.insert(runs.at(i).text(0));
+  }
+
+  // In batches of k_delete_batch runs, so that `stop` is asked every fraction of a second rather
+  // than once after a statement that deletes everything.
+  table_counts delete_runs(const std::vector<int64_t>& ids,
+                           const std::function<bool()>& stop) override {
+    constexpr size_t k_delete_batch = 500;
+    auto stopped = [&] {
+      if (stop && stop())
+        throw cancelled("deletion cancelled: rolled back, nothing deleted");
+    };
     m_c->exec("BEGIN");
     try {
-      result c =
-          m_c->exec("SELECT (SELECT COUNT(*) FROM samples WHERE run_id = ANY($1::bigint[])), "
-                    "(SELECT COUNT(*) FROM metrics WHERE run_id = ANY($1::bigint[])), "
-                    "(SELECT COUNT(*) FROM tags WHERE run_id = ANY($1::bigint[]))",
-                    {arr});
-      c.at(0);
-      table_counts n{0, c.integer(0), c.integer(1), c.integer(2), 0};
-      result runs =
-          m_c->exec("DELETE FROM runs WHERE id = ANY($1::bigint[]) RETURNING system", {arr});
-      n.runs = runs.rows();
+      table_counts n;
       std::set<std::string> named;
-      for (int i = 0; i < runs.rows(); ++i)
-        named.insert(runs.at(i).text(0));
+      for (size_t i = 0; i < ids.size(); i += k_delete_batch) {
+        stopped();
+        delete_batch({ids.begin() + (std::ptrdiff_t)i,
+                      ids.begin() + (std::ptrdiff_t)std::min(ids.size(), i + k_delete_batch)},
+                     n, named);
+      }
       for (const auto& name : named)
         n.systems += m_c->exec("DELETE FROM systems WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM "
                                "runs WHERE system = $1) RETURNING name",
                                {name})
                          .rows();
+      stopped();
       m_c->exec("COMMIT");
       return n;
     } catch (...) {

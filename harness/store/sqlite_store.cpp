@@ -636,10 +636,12 @@ public:
 
   // One run's rows, counted before the run goes (the foreign keys cascade), then the systems it
   // named that no run names any more.
-  table_counts delete_runs_nt(const std::vector<int64_t>& ids) {
+  table_counts delete_runs_nt(const std::vector<int64_t>& ids, const std::function<bool()>& stop) {
     table_counts n;
     std::set<std::string> systems;
     for (int64_t id : ids) {
+      if (stop && stop())
+        throw cancelled("deletion cancelled: rolled back, nothing deleted");
       statement q(m_db.get(),
                   "SELECT system, (SELECT COUNT(*) FROM samples WHERE run_id = ?1), "
                   "(SELECT COUNT(*) FROM metrics WHERE run_id = ?1), "
@@ -770,10 +772,13 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
     return sqlite3_changes(m_db.get()) == 1;
   }
 
-  table_counts delete_runs(const std::vector<int64_t>& ids) override {
+  table_counts delete_runs(const std::vector<int64_t>& ids,
+                           const std::function<bool()>& stop) override {
     m_db.exec("BEGIN IMMEDIATE");
     try {
-      table_counts n = delete_runs_nt(ids);
+      table_counts n = delete_runs_nt(ids, stop);
+      if (stop && stop())
+        throw cancelled("deletion cancelled: rolled back, nothing deleted");
       m_db.exec("COMMIT");
       return n;
     } catch (...) {

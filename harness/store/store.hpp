@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/error.hpp"
 #include "harness/core/model.hpp"
 #include "harness/core/system.hpp"
 
@@ -80,6 +81,14 @@ enum class access {
   read_write,
 };
 
+// A change stopped on request (Ctrl-C during delete or gc): rolled back, nothing changed. Exit
+// 130, as a shell reports a process that SIGINT ended.
+class cancelled : public error {
+public:
+  using error::error;
+  int exit_code() const override { return 130; }
+};
+
 // What one implementation does; class store forwards to it. Every method throws storage_error
 // (exit 2) naming the database when the database fails or refuses.
 class backend {
@@ -104,7 +113,8 @@ public:
   virtual std::optional<token_record> get_token(int64_t id) = 0;
   virtual std::vector<token_record> tokens() = 0;
   virtual bool revoke_token(int64_t id, const std::string& revoked_at) = 0;
-  virtual table_counts delete_runs(const std::vector<int64_t>& ids) = 0;
+  virtual table_counts delete_runs(const std::vector<int64_t>& ids,
+                                   const std::function<bool()>& stop) = 0;
 };
 
 // Whether `location` names a PostgreSQL database (postgresql:// or postgres://) rather than a file.
@@ -167,8 +177,14 @@ public:
 
   // accelbench delete and gc: removes the runs with these ids (ids not stored are ignored) with
   // their samples, metrics and tags, and the systems they named that no run names any more, in one
-  // transaction: all of it or nothing. Returns the rows removed from each table.
-  table_counts delete_runs(const std::vector<int64_t>& ids) { return m_impl->delete_runs(ids); }
+  // transaction: all of it or nothing. Returns the rows removed from each table. `stop` (when
+  // given) is asked as the work goes on (SQLite: before each run; PostgreSQL: before each batch of
+  // runs) and last before the commit; once it says true the transaction is rolled back and
+  // `cancelled` thrown: nothing was deleted.
+  table_counts delete_runs(const std::vector<int64_t>& ids,
+                           const std::function<bool()>& stop = {}) {
+    return m_impl->delete_runs(ids, stop);
+  }
 
 private:
   std::unique_ptr<backend> m_impl;

@@ -13,6 +13,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/hash.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 
@@ -156,6 +157,10 @@ private:
   std::string m_origin;
 };
 
+// The metrics every imported run has, computed from the repetitions' own times: a user counter
+// of the same name would replace them (a counter "time" became the time metric).
+const std::set<std::string> k_builtin_metrics = {"time", "cpu_time"};
+
 struct pending {
   run r;
   std::map<int64_t, sample> by_repetition; // ordered by repetition_index
@@ -267,9 +272,17 @@ sample repetition_sample(const json& b, const std::string& path, size_t next_ind
   if (b.contains("cpu_time"))
     s.extra["cpu_time_s"] = rd.non_negative(b, path, "cpu_time") * scale;
   json counters = json::object();
-  for (const auto& [k, v] : b.items())
-    if (!k_known_fields.count(k) && v.is_number())
-      counters[k] = v;
+  for (const auto& [k, v] : b.items()) {
+    if (k_known_fields.count(k) || !v.is_number())
+      continue;
+    const std::string name = gbench_counter_metric_name(k);
+    if (counters.contains(name))
+      rd.fail(fmt::format("{}.{}", path, k),
+              fmt::format("the counter '{}' is renamed '{}' (a built-in metric has its name), "
+                          "and the file has a counter '{}' as well",
+                          printable(k), printable(name), printable(name)));
+    counters[name] = v;
+  }
   if (!counters.empty())
     s.extra["counters"] = counters;
   if (b.contains("label") && b["label"].is_string())
@@ -361,6 +374,10 @@ void add_metrics(run& r, const gbench_import_options& o) {
 
 } // namespace
 
+std::string gbench_counter_metric_name(const std::string& counter) {
+  return k_builtin_metrics.count(counter) ? "counter_" + counter : counter;
+}
+
 counter_kind gbench_counter_kind(const std::string& name, const gbench_import_options& o) {
   counter_kind c;
   std::string low = name;
@@ -426,6 +443,11 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
     aggregates +=
         !add_entry(fc, (*d.benches)[i], fmt::format("benchmarks[{}]", i), rd, order, runs);
   require_repetitions(order.size(), aggregates, rd);
+  if (o.renamed_counters)
+    for (const auto& b : *d.benches)
+      for (const auto& [k, v] : b.items())
+        if (!k_known_fields.count(k) && v.is_number() && gbench_counter_metric_name(k) != k)
+          o.renamed_counters->insert(k);
 
   std::vector<run> out;
   for (const auto& name : order) {
@@ -443,6 +465,9 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
     judge_imported_conditions(r, condition_rules{});
     out.push_back(std::move(r));
   }
+  // The check every run from outside passes (a time of 0, a date that is not one), so that what
+  // this importer accepts our own export reads back.
+  require_storable_runs(out, origin + ": Google Benchmark JSON");
   return out;
 }
 

@@ -3,6 +3,7 @@
 // by Google Benchmark 1.7.x): one run per benchmark (run_name), one sample per repetition.
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,9 @@ namespace accelbench::importers {
 //    {benchmark: run_name, threads: N}; source "imported", ruleset "gbench-import";
 //  - metrics (medians over the repetitions): time, cpu_time, and every user counter (flops,
 //    bytes_per_second, items_per_second, custom rates) whose direction is known, from
-//    gbench_counter_kind; compare --metric NAME compares them sample by sample;
+//    gbench_counter_kind (a counter named time or cpu_time is stored as counter_time,
+//    counter_cpu_time: gbench_counter_metric_name); compare --metric NAME compares them sample by
+//    sample;
 //  - uuid: deterministic from (context date, host_name, executable, run_name), so importing the
 //    same file twice adds nothing the second time;
 //  - environment from the context (host_name, num_cpus, mhz_per_cpu, cpu_scaling_enabled,
@@ -29,7 +32,9 @@ namespace accelbench::importers {
 // Throws input_error naming `origin` and the line/column of a JSON syntax error ("nesting too
 // deep" past 256 levels), or the path of a missing, mistyped or out-of-range field
 // (benchmarks[3].time_unit, a negative real_time, an integer beyond int64, a number beyond a
-// double) with the offending value. Bytes that are not UTF-8 are replaced with U+FFFD;
+// double) with the offending value, or the first run require_storable_runs (harness/core/
+// results_document.hpp) refuses (a time of 0, a date that is not one). Bytes that are not UTF-8
+// are replaced with U+FFFD;
 // `repaired` (if given) gets how many.
 std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
                                        const std::string& system, std::size_t* repaired = nullptr);
@@ -38,6 +43,9 @@ struct gbench_import_options {
   std::string system; // empty: the context's host_name
   // A user counter's direction where its name does not tell it (import --counter NAME=higher).
   std::map<std::string, direction> counter_directions;
+  // When given: gets the user counters stored under another name (gbench_counter_metric_name),
+  // for the caller to say so.
+  std::set<std::string>* renamed_counters = nullptr;
 };
 std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
                                        const gbench_import_options& o,
@@ -53,6 +61,12 @@ struct counter_kind {
   direction dir = direction::higher_is_better;
 };
 counter_kind gbench_counter_kind(const std::string& name, const gbench_import_options& o = {});
+
+// The name a user counter is stored under, in the metrics and in the samples' counters: its own,
+// except that a counter named like a metric every imported run has (time, cpu_time) becomes
+// counter_<name> (counter_time), so that it never replaces that metric. A file that also has a
+// counter of the new name is refused.
+std::string gbench_counter_metric_name(const std::string& counter);
 
 // True when `text` looks like Google Benchmark output (an object with "context" and
 // "benchmarks"): lets `accelbench import` guess the format of a file.

@@ -3,14 +3,19 @@
 // --metric on imported Google Benchmark counters, report --json FILE's deprecated spelling.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
 
 using namespace test_cli;
@@ -268,4 +273,222 @@ TEST_CASE("show's config column holds what differs from the defaults and between
   CHECK(r.out.find("dtype=") == std::string::npos); // the default, the same in both rows
   auto one = ab("show 1 --db " + db);
   CHECK(one.out.find("dtype=fp32") != std::string::npos);
+}
+
+namespace {
+
+// A results document of `n` gemm runs started on 2020-01-01, each with two samples, a metric and
+// the tag "bulk".
+std::string many_runs_file(const std::string& dir, int n) {
+  json runs = json::array();
+  for (int i = 0; i < n; ++i)
+    runs.push_back(
+        {{"uuid", fmt::format("00000000-0000-4000-8000-{:012d}", i)},
+         {"workload", "gemm"},
+         {"backend", "cpu"},
+         {"config", {{"M", i + 1}}},
+         {"system", "box"},
+         {"ruleset", "kernel-v1"},
+         {"status", "ok"},
+         {"validity", "VALID"},
+         {"started_at", "2020-01-01T00:00:00.000Z"},
+         {"finished_at", "2020-01-01T00:00:01.000Z"},
+         {"samples",
+          {{{"index", 0}, {"value", 1e-3}, {"iterations", 1}},
+           {{"index", 1}, {"value", 1.1e-3}, {"iterations", 1}}}},
+         {"metrics",
+          {{{"name", "tflops"}, {"value", 1.0}, {"unit", "TFLOP/s"}, {"direction", "higher"}}}},
+         {"tags", {"bulk"}}});
+  json doc = {{"schema_version", 1},
+              {"generator", {{"name", "accelbench"}, {"version", "0"}}},
+              {"runs", std::move(runs)}};
+  const std::string path = dir + "/many.json";
+  std::ofstream(path) << doc.dump();
+  return path;
+}
+
+bool has_exited(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return line.empty() || (paren + 2 < line.size() && line[paren + 2] == 'Z');
+}
+
+// `accelbench ARGS` started as a background job of a script starts it: with SIGINT ignored, which
+// the process inherits (POSIX), and then sent SIGINT once it says the deletion began (or it has
+// ended: a deletion that never says so fails the checks of the caller).
+struct interrupted_result {
+  exit_status status;
+  std::string out, err;
+};
+interrupted_result interrupt_deletion(const temp_dir& t, const std::string& args) {
+  static int n = 0;
+  spawn_options o;
+  o.out = t.path / fmt::format("out-{}.txt", n);
+  o.err = t.path / fmt::format("err-{}.txt", n++); // a new file: never an earlier run's words
+  o.unset_env = {"ACCELBENCH_DB"};
+  const pid_t pid = spawn_sh("trap '' INT; exec '" ACCELBENCH_EXE "' " + args, o);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (slurp(o.err).find("deleting") == std::string::npos && !has_exited(pid) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  kill(pid, SIGINT);
+  interrupted_result r;
+  r.status = wait_for(pid, std::chrono::minutes(5));
+  r.out = slurp(o.out);
+  r.err = slurp(o.err);
+  return r;
+}
+
+int64_t stored_runs(const std::string& db) {
+  return accelbench::store::store::open(db, accelbench::store::access::read_only).count_runs();
+}
+
+} // namespace
+
+TEST_CASE("delete and gc stop on Ctrl-C, even started with SIGINT ignored, roll back, delete "
+          "nothing and exit 130",
+          "[cli][house][interrupt]") {
+  temp_dir t;
+  const std::string db = t.db(), dir = t.path.string();
+  constexpr int n = 20000; // 4.5 s of deleting on a 2-core machine
+  REQUIRE(ab("import " + many_runs_file(dir, n) + " --db " + db).rc == 0);
+  REQUIRE(stored_runs(db) == n);
+  for (const char* args : {"delete tag=bulk --yes", "gc --keep-days 1 --yes"}) {
+    CAPTURE(args);
+    auto r = interrupt_deletion(t, std::string(args) + " --db " + db);
+    CAPTURE(r.out, r.err);
+    CHECK(r.status.rc == 130);
+    CHECK(r.err.find("interrupted; rolled back, nothing deleted") != std::string::npos);
+    CHECK(r.out.find("deleted ") == std::string::npos);
+    CHECK(stored_runs(db) == n);
+  }
+  // Without Ctrl-C the same deletion goes through.
+  auto done = ab("delete tag=bulk --yes --db " + db);
+  CHECK(done.rc == 0);
+  CHECK(stored_runs(db) == 0);
+}
+
+TEST_CASE("a Google Benchmark counter named like a built-in metric is stored as counter_<name> "
+          "and never replaces it",
+          "[cli][house]") {
+  temp_dir t;
+  const std::string db = t.db(), dir = t.path.string();
+  json doc = json::parse(slurp(gbench_file(dir, "a.json", "2020-01-01T10:00:00+00:00", 10, 9)));
+  for (auto& b : doc["benchmarks"]) {
+    b["time"] = 123.0;     // a user counter "time": used to become the time metric
+    b["cpu_time_x"] = 1.0; // not a clash
+  }
+  std::ofstream(dir + "/clash.json") << doc.dump();
+  auto r = ab("import " + dir + "/clash.json --db " + db);
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.find("counter 'time' is stored as 'counter_time'") != std::string::npos);
+  auto shown = json::parse(ab("show --db " + db + " --json").out);
+  REQUIRE(shown.size() == 1);
+  std::map<std::string, double> metrics;
+  for (const auto& m : shown[0]["metrics"])
+    metrics[m["name"]] = m["value"];
+  CHECK(metrics.at("time") == Approx(10e-6).epsilon(0.01)); // the repetitions' real time
+  CHECK(metrics.at("counter_time") == 123.0);
+  // The per-repetition values are there under the same name, for compare --metric.
+  auto cmp = ab("compare --db " + db + " --baseline " + dir + "/clash.json --candidate " + dir +
+                "/clash.json --metric counter_time");
+  CHECK(cmp.err.find("no run") == std::string::npos);
+
+  // A file with a counter of the new name as well is refused, naming both.
+  for (auto& b : doc["benchmarks"])
+    b["counter_time"] = 5.0;
+  std::ofstream(dir + "/both.json") << doc.dump();
+  r = ab("import " + dir + "/both.json --db " + dir + "/new.db");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("the counter 'time' is renamed 'counter_time'") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/new.db"));
+}
+
+TEST_CASE("export --format csv: text a spreadsheet would run as a formula is neutralised, tags "
+          "with a semicolon stay apart",
+          "[cli][house]") {
+  temp_dir t;
+  const std::string db = t.db(), dir = t.path.string();
+  json doc = json::parse(slurp(many_runs_file(dir, 3)));
+  doc["runs"][0]["system"] = "=HYPERLINK(\"http://x\",\"y\")";
+  doc["runs"][0]["tags"] = {"a;b"};
+  doc["runs"][1]["system"] = "@SUM(1+1)";
+  doc["runs"][1]["tags"] = {"a", "b"};
+  doc["runs"][2]["system"] = "\tcmd";
+  doc["runs"][2]["tags"] = {"-2+3", "back\\slash"};
+  std::ofstream(dir + "/f.json") << doc.dump();
+  REQUIRE(ab("import " + dir + "/f.json --db " + db).rc == 0);
+  auto csv = ab("export --db " + db + " --format csv --rows run");
+  REQUIRE(csv.rc == 0);
+  CAPTURE(csv.out);
+  CHECK(csv.out.find(",\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",") != std::string::npos);
+  CHECK(csv.out.find(",\"'@SUM(1+1)\",") != std::string::npos);
+  CHECK(csv.out.find(",\"'\tcmd\",") != std::string::npos);
+  auto table = parse_csv(csv.out);
+  REQUIRE(table.size() == 4);
+  const auto& h = table[0];
+  const size_t tags = std::find(h.begin(), h.end(), "tags") - h.begin();
+  REQUIRE(tags < h.size());
+  std::set<std::string> cells;
+  for (size_t i = 1; i < table.size(); ++i)
+    cells.insert(table[i][tags]);
+  CHECK(cells == std::set<std::string>{"a\\;b", "a;b", "'-2+3;back\\\\slash"});
+  // JSON lines keep the text as it is: no spreadsheet reads them.
+  auto jsonl = ab("export --db " + db + " --format jsonl --rows run");
+  CHECK(jsonl.out.find("\"system\":\"@SUM(1+1)\"") != std::string::npos);
+}
+
+TEST_CASE("db copy --to: a missing folder is refused and not created, a folder this user may not "
+          "write is named with the reason",
+          "[cli][house]") {
+  temp_dir t;
+  const std::string db = t.db(), dir = t.path.string();
+  REQUIRE(ab("import " + many_runs_file(dir, 2) + " --db " + db).rc == 0);
+  auto r = ab("db copy --quiet --from " + db + " --to " + dir + "/no/such/x.db");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("the folder '" + dir + "/no/such' does not exist") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/no"));
+  r = ab("db copy --quiet --from " + db + " --to " + db + "/x.db");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("is not a folder") != std::string::npos);
+
+  // A folder without write permission. Root may write anywhere, so as root (CI) the copy runs as
+  // the unprivileged user nobody, which may read the source but not write the folder.
+  const std::string as =
+      geteuid() == 0 ? "setpriv --reuid=nobody --regid=nogroup --clear-groups " : "";
+  std::filesystem::permissions(t.path, std::filesystem::perms(0755));
+  std::filesystem::permissions(db, std::filesystem::perms(0644));
+  std::filesystem::create_directory(dir + "/ro");
+  std::filesystem::permissions(dir + "/ro", std::filesystem::perms(0555));
+  const std::string out = dir + "/o.txt", err = dir + "/e.txt";
+  const int st = std::system((as + "'" ACCELBENCH_EXE "' db copy --quiet --from " + db + " --to " +
+                              dir + "/ro/x.db >" + out + " 2>" + err)
+                                 .c_str());
+  const std::string message = slurp(err);
+  CAPTURE(message);
+  CHECK(WEXITSTATUS(st) == 2);
+  CHECK(message.find("Permission denied") != std::string::npos);
+  CHECK(message.find("No such file or directory") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/ro/x.db"));
+}
+
+TEST_CASE("gc keeps runs whose started_at is not a date, and names them with the way to delete "
+          "them",
+          "[cli][house]") {
+  temp_dir t;
+  const std::string db = t.db(), dir = t.path.string();
+  REQUIRE(ab("import " + many_runs_file(dir, 3) + " --db " + db).rc == 0);
+  // Stored by an accelbench before imports checked dates.
+  REQUIRE(
+      std::system(("sqlite3 " + db + " \"UPDATE runs SET started_at = 'yesterday' WHERE id = 2\"")
+                      .c_str()) == 0);
+  auto r = ab("gc --keep-days 1 --yes --db " + db);
+  CHECK(r.rc == 0);
+  CHECK(r.err.find("1 run(s) have a started_at that is not a date (run 2: 'yesterday')") !=
+        std::string::npos);
+  CHECK(r.err.find("accelbench delete run=2 removes them") != std::string::npos);
+  CHECK(r.out.find("deleted 2 run(s)") != std::string::npos);
+  CHECK(stored_runs(db) == 1);
 }

@@ -4,6 +4,7 @@
 // field, never a crash or a wrapped number later.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "harness/core/error.hpp"
@@ -141,4 +142,51 @@ TEST_CASE("stored text that is not UTF-8 cannot break an export", "[json_export]
   CHECK(valid_utf8(text));
   auto back = read_results_document(text, "out.json");
   CHECK(back[0].system == "caf\xEF\xBF\xBD");
+}
+
+TEST_CASE("the run check refuses what the store, gc and compare cannot use, naming the run and the "
+          "value",
+          "[json_export]") {
+  for (const char* t : {"2026-12-02T10:13:01.123Z", "2026-12-02T10:13:01Z", "2024-02-29T00:00:00Z",
+                        "2000-02-29T23:59:60.123456789Z"})
+    CHECK(is_utc_timestamp(t));
+  for (const char* t : {"yesterday", "2026-12-02", "2026-12-02T10:13:01", "2026-12-02 10:13:01Z",
+                        "2026-12-02T10:13:01+01:00", "2026-02-30T10:00:00Z", "2023-02-29T00:00:00Z",
+                        "1900-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-12-02T24:00:00Z",
+                        "2026-12-02T10:13:01.Z", "2026-12-02T10:13:01.1234567890Z",
+                        "2026-12-02T10:13:01.123Zx", "+026-12-02T10:13:01Z"})
+    CHECK_FALSE(is_utc_timestamp(t));
+
+  CHECK(storable_run_problem(sample_run()).empty());
+  run r = sample_run();
+  r.samples[1].index = 0;
+  CHECK(storable_run_problem(r) == "sample index 0 appears twice");
+  r = sample_run();
+  r.samples[0].value = 0;
+  CHECK_THAT(storable_run_problem(r),
+             Contains("sample index 0 is 0 s: a time must be more than 0"));
+  r.sample_unit = "TFLOP/s";
+  r.sample_dir = direction::higher_is_better;
+  CHECK_THAT(storable_run_problem(r), Contains("a rate must be more than 0"));
+  r = sample_run();
+  r.samples[1].value = std::nan("");
+  CHECK_THAT(storable_run_problem(r), Contains("must be more than 0"));
+  r = sample_run();
+  r.add_metric("x", 1, "", direction::higher_is_better);
+  r.metrics.push_back(r.metrics.back());
+  CHECK(storable_run_problem(r) == "metric 'x' appears twice");
+  r = sample_run();
+  r.tags = {"a", "a"}; // said once by the store: nothing to refuse
+  r.started_at = "";   // stored as the import time
+  CHECK(storable_run_problem(r).empty());
+  r.finished_at = "later";
+  CHECK_THAT(storable_run_problem(r), Contains("finished_at 'later' is not a UTC date and time"));
+
+  // The error names the origin, the run's position and uuid.
+  std::vector<run> runs = {sample_run(), r};
+  CHECK_THROWS_WITH(require_storable_runs(runs, "in.json"),
+                    Contains("in.json: run 1 (uuid 0f8fad5b-d9cb-469f-a165-70867728950e): "
+                             "finished_at 'later'"));
+  json doc = results_document(runs, json::array(), json::array());
+  CHECK_THAT(error_of(dump_json(doc)), Contains("run 1 (uuid"));
 }

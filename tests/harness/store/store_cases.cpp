@@ -556,3 +556,44 @@ TEST_CASE("delete_runs removes runs with their rows and the systems no run names
   CHECK(db.delete_runs({}).total() == 0);
   CHECK(db.delete_runs({a1.id}).total() == 0); // already gone
 }
+
+TEST_CASE("delete_runs stopped on request rolls back: nothing deleted, cancelled thrown",
+          "[store]") {
+  ACCELBENCH_FRESH_DB(t);
+  auto db = store::store::open(t->location());
+  std::vector<int64_t> ids;
+  auto fill = [&] {
+    ids.clear();
+    for (int i = 0; i < 1200; ++i) { // more than two PostgreSQL batches
+      run r = make_run(i % 2 ? "boxA" : "boxB", 2);
+      REQUIRE(db.insert_run(r));
+      ids.push_back(r.id);
+    }
+  };
+  // How often a whole deletion asks whether to stop; then the runs are stored again.
+  fill();
+  int questions = 0;
+  db.delete_runs(ids, [&] {
+    ++questions;
+    return false;
+  });
+  REQUIRE(db.count_runs() == 0);
+  REQUIRE(questions >= 2);
+  fill();
+  const auto before = db.counts();
+  // Stopped at the first question, part way (some runs already deleted in the transaction), and
+  // at the last question, right before the commit.
+  for (int allowed : {0, 1, questions - 1}) {
+    CAPTURE(allowed, questions);
+    int asked = 0;
+    CHECK_THROWS_AS(db.delete_runs(ids, [&] { return ++asked > allowed; }), store::cancelled);
+    CHECK(asked == allowed + 1);
+    const auto after = db.counts();
+    CHECK(after.runs == before.runs);
+    CHECK(after.samples == before.samples);
+    CHECK(after.metrics == before.metrics);
+    CHECK(after.tags == before.tags);
+    CHECK(after.systems == before.systems);
+  }
+  CHECK(store::cancelled("x").exit_code() == 130);
+}

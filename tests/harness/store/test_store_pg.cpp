@@ -1,14 +1,18 @@
 // The store on PostgreSQL: the shared cases (store_cases.cpp) against databases on a real
 // PostgreSQL server this program starts (tests/support/pg_server.hpp, one server for the whole
-// program), the connection refusals, and `accelbench db copy` between SQLite and PostgreSQL.
+// program), the connection refusals, `accelbench db copy` between SQLite and PostgreSQL, and a
+// delete interrupted by a real SIGINT.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -241,4 +245,64 @@ TEST_CASE("commands read and write a PostgreSQL store given by --db", "[store][p
   CHECK(refused.rc == 2);
   CHECK(refused.err.find("unsupported schema version 99") != std::string::npos);
   CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
+}
+
+// Catch's console reporter indents a wrapped test name to the column after its first ": ", and
+// loops for ever when that leaves no room: the names here have none.
+TEST_CASE("delete on a PostgreSQL store stops on Ctrl-C, even started with SIGINT ignored, rolls "
+          "back and exits 130",
+          "[store][pg][cli]") {
+  ACCELBENCH_FRESH_DB(pg);
+  test_cli::temp_dir t;
+  constexpr int n = 10000; // 20 batches of deletion
+  json runs = json::array();
+  for (int i = 0; i < n; ++i)
+    runs.push_back({{"uuid", fmt::format("00000000-0000-4000-8000-{:012d}", i)},
+                    {"workload", "gemm"},
+                    {"backend", "cpu"},
+                    {"config", {{"M", i + 1}}},
+                    {"system", "box"},
+                    {"ruleset", "kernel-v1"},
+                    {"status", "ok"},
+                    {"validity", "VALID"},
+                    {"started_at", "2020-01-01T00:00:00.000Z"},
+                    {"samples", {{{"index", 0}, {"value", 1e-3}, {"iterations", 1}}}},
+                    {"metrics", json::array()},
+                    {"tags", {"bulk"}}});
+  const std::string file = (t.path / "many.json").string();
+  std::ofstream(file) << json{
+      {"schema_version", 1},
+      {"generator", {{"name", "accelbench"}, {"version", "0"}}},
+      {"runs",
+       std::move(runs)}}.dump();
+  auto imported = test_cli::ab(fmt::format("import {} --db '{}'", file, pg->location()));
+  INFO(imported.err);
+  REQUIRE(imported.rc == 0);
+
+  // As a background job of a script starts it: SIGINT ignored, which delete must take back.
+  test_cli::spawn_options o;
+  o.out = t.path / "out.txt";
+  o.err = t.path / "err.txt";
+  o.unset_env = {"ACCELBENCH_DB"};
+  const pid_t pid =
+      test_cli::spawn_sh(fmt::format("trap '' INT; exec '{}' delete tag=bulk --yes --db '{}'",
+                                     ACCELBENCH_EXE, pg->location()),
+                         o);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  auto exited = [pid] { // a zombie: ended before it said it was deleting (a fail below)
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    return line.empty() || line.find(") Z ") != std::string::npos;
+  };
+  while (test_cli::slurp(o.err).find("deleting") == std::string::npos && !exited() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  kill(pid, SIGINT);
+  const auto st = test_cli::wait_for(pid, std::chrono::minutes(5));
+  const std::string err = test_cli::slurp(o.err);
+  INFO(err);
+  CHECK(st.rc == 130);
+  CHECK(err.find("interrupted; rolled back, nothing deleted") != std::string::npos);
+  CHECK(store::store::open(pg->location(), store::access::read_only).count_runs() == n);
 }
