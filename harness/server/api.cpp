@@ -273,6 +273,10 @@ document report(store::store& db, const params& p, bool allow_empty) {
 }
 
 void check_storable(const std::vector<run>& runs) {
+  // Each run on its own was checked where the document was read (results_document's
+  // storable_run_problem, the one home shared with import): a repeated sample index or metric,
+  // a time that is not a date, a sample that is not positive. What is left is the document's:
+  // one run given twice.
   std::set<std::string> uuids;
   for (size_t i = 0; i < runs.size(); ++i) {
     const run& r = runs[i];
@@ -280,21 +284,6 @@ void check_storable(const std::vector<run>& runs) {
       throw api_error(400, fmt::format("run {} of the document repeats the uuid '{}' of an earlier "
                                        "run",
                                        i, printable(r.uuid)));
-    std::set<int64_t> indices;
-    for (const auto& s : r.samples)
-      if (!indices.insert(s.index).second)
-        throw api_error(400,
-                        fmt::format("run {} of the document repeats sample index {}", i, s.index));
-    std::set<std::string> names;
-    for (const auto& m : r.metrics)
-      if (!names.insert(m.name).second)
-        throw api_error(
-            400, fmt::format("run {} of the document repeats metric '{}'", i, printable(m.name)));
-    std::set<std::string> tags;
-    for (const auto& t : r.tags)
-      if (!tags.insert(t).second)
-        throw api_error(400,
-                        fmt::format("run {} of the document repeats tag '{}'", i, printable(t)));
   }
 }
 

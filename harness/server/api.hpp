@@ -66,9 +66,9 @@ struct ingest_result { // NOLINT(bugprone-exception-escape)
 ingest_result ingest(store::store& db, const std::string& body, const std::string& idempotency_key);
 
 // What the store's keys would refuse, refused before the store sees it (400 naming the run and the
-// value): a uuid given twice in one document, and within a run a repeated sample index, metric
-// name or tag. The store would fail the whole transaction on these with a constraint error that is
-// no fault of the database.
+// value): a uuid given twice in one document. Within a run (a repeated sample index or metric...)
+// the results document's own check has refused it already, as import does. The store would fail
+// the whole transaction on these with a constraint error that is no fault of the database.
 void check_storable(const std::vector<run>& runs);
 
 // An Idempotency-Key is optional; when given it must be exactly net::idempotency_key_for(uuids)
