@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/core/error.hpp"
+#include "harness/core/kernel_metrics.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/workload.hpp"
 #include "workloads/attention/attention_workload.hpp"
@@ -153,10 +154,12 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
     REQUIRE(r.find_metric("tflops") != nullptr);
     CHECK(r.find_metric("tflops")->value > 0);
     CHECK(r.find_metric("time")->dir == direction::lower_is_better);
-    REQUIRE(r.find_metric("pct_of_peak") != nullptr);
-    // 0 only when this machine's cached CPU probe reads below what the run achieved.
-    CHECK((r.find_metric("pct_of_peak")->value > 0 ||
-           r.extra.at("peak").value("below_achieved", false)));
+    // A % of peak, or none and the reason (this machine's CPU peak was probed under load, or the
+    // run beat it): never a 0.
+    if (const metric* pct = r.find_metric("pct_of_peak"))
+      CHECK(pct->value > 0);
+    else
+      CHECK_FALSE(pct_of_peak_unknown(r).empty());
     const json& c = r.extra.at("correctness");
     CHECK(c.at("ok") == true);
     CHECK(c.at("tolerance") == 1e-4);
