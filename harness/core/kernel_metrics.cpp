@@ -51,7 +51,7 @@ void add_cpu_probe_peak(run& out, const kernel_figures& f, const kernel_peak& gi
   const double tflops = f.tflops;
   kernel_peak peak = given;
   if (beats(tflops, peak) && peak.reprobe) {
-    peak = peak.reprobe();
+    peak = peak.reprobe(given.type);
     peak.record["probed_again_after"] = fmt::format(
         "this run's {:.3g} TFLOP/s beat the {:.3g} TFLOP/s on record", tflops, given.tflops);
   }
@@ -76,6 +76,7 @@ void add_cpu_probe_peak(run& out, const kernel_figures& f, const kernel_peak& gi
 
 kernel_peak probe_peak_of(const cpu_peak& probe, dtype type) {
   kernel_peak pk;
+  pk.type = type;
   pk.tflops = peak_tflops_for(probe, to_string(type));
   pk.record = {{"tflops", pk.tflops},
                {"dtype", to_string(type)},
@@ -96,7 +97,7 @@ kernel_peak probe_peak_of(const cpu_peak& probe, dtype type) {
 
 kernel_peak cpu_probe_peak(dtype type) {
   kernel_peak pk = probe_peak_of(cached_cpu_peak(), type);
-  pk.reprobe = [type] { return probe_peak_of(cpu_peak_after_beaten(), type); };
+  pk.reprobe = [](dtype t) { return probe_peak_of(cpu_peak_after_beaten(), t); };
   return pk;
 }
 

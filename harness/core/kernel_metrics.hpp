@@ -8,7 +8,6 @@
 // a CPU probe taken on a loaded machine, a probe the run beat even after probing again) the metric
 // is absent and run.extra["pct_of_peak_unknown"] says why. A 0 would be averaged, charted and
 // compared as if the kernel had done no work.
-#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,15 +22,18 @@ struct cpu_peak;
 
 enum class peak_source { cpu_probe, datasheet };
 
-struct kernel_peak {
+// clang-tidy 14 reads this struct's implicit moves as throwing (a json member): they are noexcept.
+struct kernel_peak { // NOLINT(bugprone-exception-escape)
   peak_source source = peak_source::cpu_probe;
   double tflops = 0;     // 0: unknown
   nlohmann::json record; // extra["peak"]
   std::string what; // datasheet only: "NVIDIA datasheet, bf16 dense", for the above-peak reason
   // Why this rate gives no % of peak ("" when it does): a CPU probe that was not quiet.
   std::string unusable;
-  // CPU probe: the peak again after a run beat this one (cpu_peak_after_beaten); none: not asked.
-  std::function<kernel_peak()> reprobe;
+  // CPU probe: the peak for `type` again after a run beat this one (cpu_peak_after_beaten);
+  // nullptr: not asked.
+  kernel_peak (*reprobe)(dtype type) = nullptr;
+  dtype type = dtype::fp32;
 };
 
 struct kernel_figures {

@@ -50,8 +50,8 @@ __attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float 
     acc[i] = _mm512_set1_ps(seed + (float)i);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i)
-      acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+    for (auto& x : acc)
+      x = _mm512_fmadd_ps(x, a, b);
   __m512 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
     s = _mm512_add_ps(s, acc[i]);
@@ -67,8 +67,8 @@ __attribute__((target("avx512f,avx512bf16"))) double probe_avx512_bf16(int64_t r
   const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80); // bf16 1.0
   const __m512bh b = (__m512bh)_mm512_set1_epi16(0x3380); // bf16 ~6e-8
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i)
-      acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+    for (auto& x : acc)
+      x = _mm512_dpbf16_ps(x, a, b);
   __m512 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
     s = _mm512_add_ps(s, acc[i]);
@@ -84,8 +84,8 @@ __attribute__((target("avx2,fma"))) double probe_avx2_fp32(int64_t reps, float s
     acc[i] = _mm256_set1_ps(seed + (float)i);
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i)
-      acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+    for (auto& x : acc)
+      x = _mm256_fmadd_ps(x, a, b);
   float out[8];
   __m256 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
@@ -102,8 +102,8 @@ double probe_scalar_fp32(int64_t reps, float seed) {
   for (int i = 0; i < k_acc; ++i)
     acc[i] = seed + (float)i;
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i)
-      acc[i] = acc[i] * 0.999999f + 1e-7f;
+    for (float& x : acc)
+      x = x * 0.999999f + 1e-7f;
   volatile float sink = acc[0];
   (void)sink;
   return (double)reps * k_acc * 2;
@@ -126,6 +126,7 @@ double run_probe(double (*probe)(int64_t, float), int threads, double seconds) {
   for (int round = 0; round < 3; ++round) {
     std::vector<double> flops(threads, 0), secs(threads, 0);
     std::vector<std::thread> pool;
+    pool.reserve(threads);
     std::atomic<int> ready{0};
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {

@@ -24,8 +24,23 @@ double metric_value(const run& r, const char* name) {
   return m->value;
 }
 
+int g_probes = 0; // calls of a test's reprobe (a plain function: it cannot capture)
+
 kernel_peak probe_of(double tflops) {
-  return {peak_source::cpu_probe, tflops, {{"tflops", tflops}}, "", "", {}};
+  kernel_peak pk;
+  pk.tflops = tflops;
+  pk.record = {{"tflops", tflops}};
+  return pk;
+}
+
+kernel_peak datasheet_of(double tflops) {
+  kernel_peak pk;
+  pk.source = peak_source::datasheet;
+  pk.tflops = tflops;
+  if (tflops > 0)
+    pk.record = {{"tflops", tflops}};
+  pk.what = "datasheet";
+  return pk;
 }
 
 cpu_peak probe_with_load(double fp32, double other_load) {
@@ -71,15 +86,15 @@ TEST_CASE("kernel metrics: a CPU probe below what the run achieved gives no % of
 
 TEST_CASE("kernel metrics: a run faster than the peak on record has it probed again, and the new "
           "peak gives the % of peak") {
-  int probes = 0;
+  g_probes = 0;
   kernel_peak low = probe_of(0.268); // the cached probe was taken on a busy machine
-  low.reprobe = [&probes] {
-    ++probes;
-    return probe_peak_of(probe_with_load(1.25, 0.01), dtype::fp32);
+  low.reprobe = [](dtype t) {
+    ++g_probes;
+    return probe_peak_of(probe_with_load(1.25, 0.01), t);
   };
   run r = timed_run(1e-3);
   add_kernel_metrics(r, 1e9, low); // 1 TFLOP/s
-  CHECK(probes == 1);
+  CHECK(g_probes == 1);
   CHECK(metric_value(r, "pct_of_peak") == Approx(80.0));
   CHECK(r.extra["peak"]["tflops"] == 1.25);
   CHECK_THAT(r.extra["peak"]["probed_again_after"].get<std::string>(), Catch::Contains("0.268"));
@@ -87,10 +102,10 @@ TEST_CASE("kernel metrics: a run faster than the peak on record has it probed ag
   // A run within the peak on record probes nothing.
   run slow = timed_run(1e-2);
   add_kernel_metrics(slow, 1e9, low);
-  CHECK(probes == 1);
+  CHECK(g_probes == 1);
   // A run faster than the new probe too (matrix units): no % of peak, and says why.
   kernel_peak still_low = probe_of(0.268);
-  still_low.reprobe = [] { return probe_peak_of(probe_with_load(0.46, 0.0), dtype::fp32); };
+  still_low.reprobe = [](dtype t) { return probe_peak_of(probe_with_load(0.46, 0.0), t); };
   run amx = timed_run(1e-3);
   add_kernel_metrics(amx, 1e9, still_low);
   CHECK(amx.find_metric("pct_of_peak") == nullptr);
@@ -123,11 +138,10 @@ TEST_CASE("kernel metrics: a CPU peak probed while other processes used the core
 TEST_CASE("kernel metrics: a GPU above its datasheet peak is INVALID, and without one there is no "
           "% of peak") {
   run r = timed_run(1e-3);
-  add_kernel_metrics(r, 1e12,
-                     {peak_source::datasheet, 500.0, {{"tflops", 500.0}}, "datasheet", "", {}});
+  add_kernel_metrics(r, 1e12, datasheet_of(500.0));
   CHECK_FALSE(r.valid); // 1,000 TFLOP/s on a 500 TFLOP/s device: a measurement bug
   run unknown = timed_run(1e-3);
-  add_kernel_metrics(unknown, 1e12, {peak_source::datasheet, 0.0, {}, "", "", {}});
+  add_kernel_metrics(unknown, 1e12, datasheet_of(0.0));
   CHECK(unknown.find_metric("pct_of_peak") == nullptr);
   CHECK_FALSE(unknown.extra.contains("peak"));
   CHECK_THAT(pct_of_peak_unknown(unknown), Catch::Contains("no datasheet peak"));
