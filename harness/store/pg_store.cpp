@@ -9,7 +9,6 @@
 #include <libpq-fe.h>
 
 #include "harness/core/error.hpp"
-#include "harness/core/kernel_metrics.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/rows.hpp"
 
@@ -817,9 +816,8 @@ void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log, b
         wanted);
     for (int i = 0; i < r.rows(); ++i) {
       r.at(i);
-      metric m{r.text(1), r.real(2), r.text(3), direction_from_string(r.text(4))};
-      if (!unknown_figure(m)) // an older version's 0 for "no peak known" is not a measurement
-        by_id[r.integer(0)]->metrics.push_back(std::move(m));
+      by_id[r.integer(0)]->metrics.push_back(
+          {r.text(1), r.real(2), r.text(3), direction_from_string(r.text(4))});
     }
   }
   {

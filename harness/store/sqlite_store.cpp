@@ -13,7 +13,6 @@
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
-#include "harness/core/kernel_metrics.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/rows.hpp"
@@ -895,12 +894,9 @@ void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool lo
                  "SELECT run_id, name, value, unit, direction FROM metrics WHERE run_id " + wanted +
                      " ORDER BY run_id, name");
     st.bind(1, id_list);
-    while (st.step()) {
-      metric m{st.col_text(1), st.col_double(2), st.col_text(3),
-               direction_from_string(st.col_text(4))};
-      if (!unknown_figure(m)) // an older version's 0 for "no peak known" is not a measurement
-        by_id[st.col_int(0)]->metrics.push_back(std::move(m));
-    }
+    while (st.step())
+      by_id[st.col_int(0)]->metrics.push_back({st.col_text(1), st.col_double(2), st.col_text(3),
+                                               direction_from_string(st.col_text(4))});
   }
   {
     statement st(m_db.get(),
