@@ -54,6 +54,15 @@ int cmd_env(bool as_json, bool reprobe) {
                            "FMA probe, measured {})\n",
                            peak.fp32_tflops, peak.bf16_tflops, peak.threads, peak.isa,
                            peak.measured_at);
+  // A loaded probe reads low: say so, since no run gets a % of peak from it.
+  if (!peak.quiet())
+    std::cout << fmt::format(
+        "           not cached, no % of peak from it: {}; run `accelbench env --reprobe` on a "
+        "quiet machine\n",
+        peak.other_load < 0
+            ? std::string("the load while probing is not recorded")
+            : fmt::format("other processes used {:.0f}% of the cores while probing (limit {:.0f}%)",
+                          100 * peak.other_load, 100 * k_probe_max_other_load));
   for (const auto& b : cli::backend_statuses())
     std::cout << fmt::format("backend    {:<5} {} — {}\n", b.name,
                              b.available ? "available" : "unavailable", b.detail);
@@ -72,7 +81,10 @@ command_hook add_env(CLI::App& app, context&) {
       app.add_subcommand("env", "Show the detected CPU, available backends and the measured peak");
   add_json_flag(env, o->as_json);
   env->add_flag("--reprobe", o->reprobe,
-                "Run the FMA peak probe again (keeps the higher of the cached and new rates)");
+                fmt::format("Run the FMA peak probe again (keeps the higher of the cached and new "
+                            "rates; a probe while other processes use over {:.0f}% of the cores "
+                            "is not cached)",
+                            100 * k_probe_max_other_load));
   return {env, [o] { return cmd_env(o->as_json, o->reprobe); }};
 }
 

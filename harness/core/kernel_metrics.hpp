@@ -2,9 +2,12 @@
 // The metrics of a kernel run from its samples: one home for the GEMM and attention backends, on
 // the CPU and on CUDA. In this order:
 //   time (median, s) · tflops · tflops_ci_low · tflops_ci_high · pct_of_peak · cv
-// The peak is the CPU's FMA probe (pct_of_peak always present, 0 when the probe knows no figure)
-// or a GPU's datasheet (pct_of_peak and extra["peak"] only when the datasheet names one, recorded
-// after cv; a run faster than it is INVALID: a measurement bug, not a result).
+// The peak is the CPU's FMA probe or a GPU's datasheet (then extra["peak"] only when the datasheet
+// names one; a run faster than it is INVALID: a measurement bug, not a result).
+// pct_of_peak is a measurement or nothing: when no trustworthy peak is known (no datasheet figure,
+// a CPU probe taken on a loaded machine, a probe the run beat even after probing again) the metric
+// is absent and run.extra["pct_of_peak_unknown"] says why. A 0 would be averaged, charted and
+// compared as if the kernel had done no work.
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,13 +18,22 @@
 
 namespace accelbench {
 
+struct cpu_peak;
+
 enum class peak_source { cpu_probe, datasheet };
 
-struct kernel_peak {
+// clang-tidy 14 reads this struct's implicit moves as throwing (a json member): they are noexcept.
+struct kernel_peak { // NOLINT(bugprone-exception-escape)
   peak_source source = peak_source::cpu_probe;
   double tflops = 0;     // 0: unknown
   nlohmann::json record; // extra["peak"]
   std::string what; // datasheet only: "NVIDIA datasheet, bf16 dense", for the above-peak reason
+  // Why this rate gives no % of peak ("" when it does): a CPU probe that was not quiet.
+  std::string unusable;
+  // CPU probe: the peak for `type` again after a run beat this one (cpu_peak_after_beaten);
+  // nullptr: not asked.
+  kernel_peak (*reprobe)(dtype type) = nullptr;
+  dtype type = dtype::fp32;
 };
 
 struct kernel_figures {
@@ -29,10 +41,21 @@ struct kernel_figures {
   double tflops = 0;  // at the median
 };
 
-// The CPU's FMA-probe peak for `type` (cached; measured once per machine), as its record.
+// The CPU's FMA-probe peak for `type` (cached_cpu_peak), as its record; probed again once per
+// process when a run beats it.
 kernel_peak cpu_probe_peak(dtype type);
+// The kernel peak of one probe for `type` (unusable when the probe was not quiet), with no reprobe.
+kernel_peak probe_peak_of(const cpu_peak& probe, dtype type);
 
 // Adds the metrics above to `out` (from out.samples) for `flops` per iteration.
 kernel_figures add_kernel_metrics(run& out, double flops, const kernel_peak& peak);
+
+// Why `r` has no % of peak (run.extra["pct_of_peak_unknown"]), "" when it has one or never had a
+// peak. Runs stored before the key existed: a CPU probe the run beat (extra.peak.below_achieved).
+std::string pct_of_peak_unknown(const run& r);
+
+// A stored metric that is no measurement: the pct_of_peak of 0 that versions before
+// pct_of_peak_unknown wrote for an unknown peak. Readers of stored runs leave it out.
+bool unknown_figure(const metric& m);
 
 } // namespace accelbench

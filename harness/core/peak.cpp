@@ -26,9 +26,15 @@ namespace accelbench {
 namespace fs = std::filesystem;
 
 json cpu_peak::to_json() const {
-  return {{"fp32_tflops", fp32_tflops}, {"bf16_tflops", bf16_tflops},
-          {"threads", threads},         {"isa", isa},
-          {"cpu_model", cpu_model},     {"measured_at", measured_at}};
+  json j = {{"fp32_tflops", fp32_tflops}, {"bf16_tflops", bf16_tflops},
+            {"threads", threads},         {"isa", isa},
+            {"cpu_model", cpu_model},     {"measured_at", measured_at}};
+  // Unknown for an entry written before the load was recorded: absent, not a made-up 0.
+  if (other_load >= 0) {
+    j["other_processes_cpu_share"] = other_load;
+    j["quiet"] = quiet();
+  }
+  return j;
 }
 
 namespace {
@@ -44,8 +50,8 @@ __attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float 
     acc[i] = _mm512_set1_ps(seed + (float)i);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i)
-      acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+    for (auto& x : acc)
+      x = _mm512_fmadd_ps(x, a, b);
   __m512 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
     s = _mm512_add_ps(s, acc[i]);
@@ -61,8 +67,8 @@ __attribute__((target("avx512f,avx512bf16"))) double probe_avx512_bf16(int64_t r
   const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80); // bf16 1.0
   const __m512bh b = (__m512bh)_mm512_set1_epi16(0x3380); // bf16 ~6e-8
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i)
-      acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+    for (auto& x : acc)
+      x = _mm512_dpbf16_ps(x, a, b);
   __m512 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
     s = _mm512_add_ps(s, acc[i]);
@@ -78,8 +84,8 @@ __attribute__((target("avx2,fma"))) double probe_avx2_fp32(int64_t reps, float s
     acc[i] = _mm256_set1_ps(seed + (float)i);
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i)
-      acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+    for (auto& x : acc)
+      x = _mm256_fmadd_ps(x, a, b);
   float out[8];
   __m256 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
@@ -96,8 +102,8 @@ double probe_scalar_fp32(int64_t reps, float seed) {
   for (int i = 0; i < k_acc; ++i)
     acc[i] = seed + (float)i;
   for (int64_t r = 0; r < reps; ++r)
-    for (int i = 0; i < k_acc; ++i)
-      acc[i] = acc[i] * 0.999999f + 1e-7f;
+    for (float& x : acc)
+      x = x * 0.999999f + 1e-7f;
   volatile float sink = acc[0];
   (void)sink;
   return (double)reps * k_acc * 2;
@@ -120,6 +126,7 @@ double run_probe(double (*probe)(int64_t, float), int threads, double seconds) {
   for (int round = 0; round < 3; ++round) {
     std::vector<double> flops(threads, 0), secs(threads, 0);
     std::vector<std::thread> pool;
+    pool.reserve(threads);
     std::atomic<int> ready{0};
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
@@ -156,77 +163,60 @@ fs::path cache_file() {
   return fs::temp_directory_path() / "accelbench-peak.json";
 }
 
-} // namespace
-
-cpu_peak measure_cpu_peak(int threads) {
-  cpu_peak p;
-  p.threads = threads > 0 ? threads : (int)std::max(1u, std::thread::hardware_concurrency());
-  auto f = detect_cpu_features();
-  auto env = capture_environment();
-  p.cpu_model = env["cpu"]["model"].get<std::string>();
-  p.measured_at = now_iso8601();
+// The probe of the best instruction set this CPU has, into `p` (threads and identity set).
+void probe_rates(cpu_peak& p) {
+  const auto f = detect_cpu_features();
 #if defined(__x86_64__)
   if (f.avx512f) {
     p.isa = "avx512";
     p.fp32_tflops = run_probe(probe_avx512_fp32, p.threads, 0.6);
     if (f.avx512bf16)
       p.bf16_tflops = run_probe(probe_avx512_bf16, p.threads, 0.6);
-    return p;
+    return;
   }
   if (f.avx2 && f.fma) {
     p.isa = "avx2";
     p.fp32_tflops = run_probe(probe_avx2_fp32, p.threads, 0.6);
-    return p;
+    return;
   }
+#else
+  (void)f;
 #endif
   p.isa = "scalar";
   p.fp32_tflops = run_probe(probe_scalar_fp32, p.threads, 0.6);
-  return p;
 }
 
-cpu_peak cached_cpu_peak(bool remeasure) {
-  static std::mutex mu;
-  static std::optional<cpu_peak> memo;
-  std::lock_guard lock(mu);
-  if (memo && !remeasure)
-    return *memo;
-  std::optional<cpu_peak> cached;
-  auto env = capture_environment();
-  std::string model = env["cpu"]["model"].get<std::string>();
-  int threads = env["cpu"]["logical_cores"].get<int>();
-  fs::path file = cache_file();
+bool usable_rate(double v) { return std::isfinite(v) && v > 0; }
+
+// The cache's entry for this CPU, or nullopt (none, another CPU or core count, unreadable: a
+// corrupt cache is probed again and rewritten).
+std::optional<cpu_peak> read_entry(const peak_cache& c) {
   std::error_code ec;
-  if (fs::is_regular_file(file, ec)) {
-    try {
-      // Bounded like any outside file: the cache is in the user's home and may be anything.
-      json j = parse_json_lenient(read_input_file(file, "peak cache"));
-      if (j.is_object() && j.value("cpu_model", "") == model && j.value("threads", 0) == threads &&
-          j.value("fp32_tflops", 0.0) > 0) {
-        cpu_peak p;
-        p.fp32_tflops = j["fp32_tflops"];
-        p.bf16_tflops = j.value("bf16_tflops", 0.0);
-        p.threads = threads;
-        p.isa = j.value("isa", "");
-        p.cpu_model = model;
-        p.measured_at = j.value("measured_at", "");
-        if (!remeasure) {
-          memo = p;
-          return p;
-        }
-        cached = p;
-      }
-    } catch (...) {
-      // A corrupt cache is measured again and rewritten.
-    }
+  if (!fs::is_regular_file(c.file, ec))
+    return std::nullopt;
+  try {
+    // Bounded like any outside file: the cache is in the user's home and may be anything.
+    json j = parse_json_lenient(read_input_file(c.file, "peak cache"));
+    if (!j.is_object() || j.value("cpu_model", "") != c.cpu_model ||
+        j.value("threads", 0) != c.threads || !usable_rate(j.value("fp32_tflops", 0.0)))
+      return std::nullopt;
+    cpu_peak p;
+    p.fp32_tflops = j["fp32_tflops"];
+    p.bf16_tflops = std::max(0.0, j.value("bf16_tflops", 0.0));
+    p.threads = c.threads;
+    p.isa = j.value("isa", "");
+    p.cpu_model = c.cpu_model;
+    p.measured_at = j.value("measured_at", "");
+    p.other_load = j.value("other_processes_cpu_share", -1.0);
+    return p;
+  } catch (...) {
+    return std::nullopt;
   }
-  cpu_peak p = measure_cpu_peak(threads);
-  if (cached) {
-    if (cached->fp32_tflops > p.fp32_tflops) {
-      p.fp32_tflops = cached->fp32_tflops;
-      p.measured_at = cached->measured_at;
-    }
-    p.bf16_tflops = std::max(p.bf16_tflops, cached->bf16_tflops);
-  }
+}
+
+// Through a temporary file and a rename: a reader sees the old entry or the new one, never half.
+void write_entry(const fs::path& file, const cpu_peak& p) {
+  std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
   fs::path tmp = file;
   tmp += fmt::format(".tmp{}", (long)getpid());
@@ -235,8 +225,77 @@ cpu_peak cached_cpu_peak(bool remeasure) {
     out.close();
     fs::rename(tmp, file, ec);
   }
-  memo = p;
+  if (ec)
+    fs::remove(tmp, ec);
+}
+
+peak_cache machine_cache() {
+  const json env = capture_environment();
+  return {cache_file(), env["cpu"]["model"].get<std::string>(),
+          env["cpu"]["logical_cores"].get<int>(), [](int t) { return measure_cpu_peak(t); }};
+}
+
+std::mutex g_peak_mutex;
+std::optional<cpu_peak> g_peak; // this process's peak: the highest it has seen
+bool g_reprobed_after_beaten = false;
+
+} // namespace
+
+bool cpu_peak::quiet() const { return other_load >= 0 && other_load <= k_probe_max_other_load; }
+
+cpu_peak measure_cpu_peak(int threads, const std::function<machine_state()>& read_state) {
+  cpu_peak p;
+  p.threads = threads > 0 ? threads : (int)std::max(1u, std::thread::hardware_concurrency());
+  p.cpu_model = capture_environment()["cpu"]["model"].get<std::string>();
+  p.measured_at = now_iso8601();
+  const machine_state before = read_state();
+  probe_rates(p);
+  p.other_load = other_load(before, read_state());
   return p;
+}
+
+cpu_peak highest_of(const cpu_peak& a, const cpu_peak& b) {
+  cpu_peak out = b.fp32_tflops > a.fp32_tflops ? b : a;
+  out.bf16_tflops = std::max(a.bf16_tflops, b.bf16_tflops);
+  return out;
+}
+
+cpu_peak resolve_cpu_peak(const peak_cache& c, probe_when when,
+                          const std::optional<cpu_peak>& known) {
+  std::optional<cpu_peak> cached = read_entry(c);
+  // Only quiet probes are kept: an entry without a recorded load may be the one loaded probe that
+  // would otherwise judge every later run.
+  if (cached && !cached->quiet())
+    cached.reset();
+  cpu_peak out;
+  if (cached && when == probe_when::if_unknown) {
+    out = *cached;
+  } else {
+    cpu_peak probe = c.probe(c.threads);
+    if (probe.quiet() && usable_rate(probe.fp32_tflops))
+      write_entry(c.file, cached ? highest_of(*cached, probe) : probe);
+    out = cached ? highest_of(*cached, probe) : probe;
+  }
+  return known ? highest_of(*known, out) : out;
+}
+
+cpu_peak cached_cpu_peak(bool remeasure) {
+  std::lock_guard lock(g_peak_mutex);
+  if (g_peak && !remeasure)
+    return *g_peak;
+  g_peak = resolve_cpu_peak(machine_cache(), remeasure ? probe_when::again : probe_when::if_unknown,
+                            g_peak);
+  return *g_peak;
+}
+
+cpu_peak cpu_peak_after_beaten() {
+  {
+    std::lock_guard lock(g_peak_mutex);
+    if (g_reprobed_after_beaten && g_peak)
+      return *g_peak;
+    g_reprobed_after_beaten = true;
+  }
+  return cached_cpu_peak(true);
 }
 
 double peak_tflops_for(const cpu_peak& p, const std::string& dtype) {

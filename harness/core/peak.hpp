@@ -1,12 +1,35 @@
 #pragma once
-// The CPU's peak floating-point rate, measured by a small FMA probe (run once, cached), so that
-// "% of peak" and MFU on a CPU are relative to what this machine can actually do.
+// The CPU's peak floating-point rate, measured by a small FMA probe (cached), so that "% of peak"
+// and MFU on a CPU are relative to what this machine can actually do. The peak is a maximum, and
+// a probe can only under-read it (other processes take its cores, clocks dip), so:
+//   - the cache keeps, per dtype, the highest rate of the probes it was given;
+//   - every probe records the load while it ran (other processes' share of the cores, measured as
+//     for runs: conditions.hpp other_load);
+//   - a probe taken while other processes used more than k_probe_max_other_load of the cores is
+//     used by the process that took it and never cached, and gives no % of peak (quiet() false);
+//   - a cache entry that is not quiet (one written before the load was recorded) is probed again;
+//   - a run faster than the peak on record has it probed again (once per process).
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 
+#include "harness/core/conditions.hpp"
 #include "harness/core/model.hpp"
 
 namespace accelbench {
+
+// A rate above a theoretical or datasheet peak by more than this fraction is not physics but a
+// measurement bug (a wrong FLOP count, a timer that missed work, a result served from a cache):
+// boost clocks above the datasheet's reference clock explain a few percent, not more.
+inline constexpr double k_peak_margin = 0.05;
+
+// The most other processes may use of the cores while the probe runs for it to be cached. The
+// probe's threads share the cores with them, so it reads low by about their share: at 5% (the
+// margin above a peak that clock variation explains) a cached peak is at most about as far below
+// the roof as a run may read above it. Stricter than a run's max_other_load (25%): a run is judged
+// once, a cached peak judges every later run.
+inline constexpr double k_probe_max_other_load = 0.05;
 
 struct cpu_peak {
   double fp32_tflops = 0; // all threads, FMA = 2 FLOP
@@ -15,22 +38,49 @@ struct cpu_peak {
   std::string isa; // avx512 | avx2 | scalar
   std::string cpu_model;
   std::string measured_at;
+  double other_load = -1; // other processes' share of the cores while probing; -1: not recorded
+  // Probed while other processes used at most k_probe_max_other_load of the cores.
+  bool quiet() const;
   json to_json() const;
 };
 
-cpu_peak measure_cpu_peak(int threads = 0);
-// Reads the cache (~/.cache/accelbench/peak.json or $ACCELBENCH_CACHE_DIR), measuring and
-// writing it when absent or for another CPU. `remeasure` probes again and keeps, per dtype, the
-// higher of the cached and the new rate: the peak is what the machine can do, and a probe on a
-// busy machine can only under-estimate it (accelbench env --reprobe).
+// Probes the peak on `threads` threads (0: every logical core), with the load while it ran from
+// `read_state` before and after (the machine's own by default; tests give theirs).
+cpu_peak measure_cpu_peak(int threads = 0,
+                          const std::function<machine_state()>& read_state = read_machine_state);
+
+// The higher of two peaks: per dtype the higher rate; the date and load of the higher fp32 probe.
+// A loaded probe above a quiet one makes the result not quiet: no % of peak rather than a guess.
+cpu_peak highest_of(const cpu_peak& a, const cpu_peak& b);
+
+// The cache file and the probe, apart from the process's memory (resolve_cpu_peak's inputs).
+struct peak_cache {
+  std::filesystem::path file; // peak.json
+  std::string cpu_model;      // an entry for another CPU or core count is not used
+  int threads = 0;
+  std::function<cpu_peak(int threads)> probe; // measure_cpu_peak in use
+};
+
+enum class probe_when {
+  if_unknown, // only when the cache has no quiet entry for this CPU
+  again,      // always (env --reprobe; a run beat the peak on record)
+};
+
+// The cache's rule: returns the quiet cached entry when `when` allows; otherwise probes, writes
+// the cache when that probe was quiet (the highest of it and the quiet cached entry), and returns
+// the highest of `known` (what this process used so far), the cached entry and the new probe.
+cpu_peak resolve_cpu_peak(const peak_cache& c, probe_when when,
+                          const std::optional<cpu_peak>& known = std::nullopt);
+
+// This machine's peak through the cache (~/.cache/accelbench/peak.json or $ACCELBENCH_CACHE_DIR),
+// kept for the process. `remeasure` probes again (accelbench env --reprobe).
 cpu_peak cached_cpu_peak(bool remeasure = false);
+// A run beat the peak on record: probes again, once per process (a kernel that beats a fresh
+// probe too uses units the probe does not measure, and probing for every run would cost a second
+// each), and returns the highest peak known.
+cpu_peak cpu_peak_after_beaten();
 // Peak for a dtype ("fp32", "bf16"); falls back to fp32 when no bf16 rate exists.
 double peak_tflops_for(const cpu_peak& p, const std::string& dtype);
-
-// A rate above a theoretical or datasheet peak by more than this fraction is not physics but a
-// measurement bug (a wrong FLOP count, a timer that missed work, a result served from a cache):
-// boost clocks above the datasheet's reference clock explain a few percent, not more.
-inline constexpr double k_peak_margin = 0.05;
 
 // Empty when `tflops` is at most `peak_tflops` x (1 + k_peak_margin), or the peak is unknown
 // (<= 0, not finite). Otherwise the reason, naming both rates and the peak:

@@ -10,6 +10,7 @@
 #include "harness/core/build_info.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/kernel_metrics.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/text_input.hpp"
 
@@ -162,8 +163,12 @@ std::vector<run> read_results_document(const std::string& text, const std::strin
   // after this line throws on a value from the file.
   schema.require_valid(doc, origin);
   std::vector<run> out;
-  for (const auto& j : doc["runs"])
-    out.push_back(run_from_json(j));
+  for (const auto& j : doc["runs"]) {
+    run r = run_from_json(j);
+    // An older version's 0 for "no peak known" is not a measurement: absent, as stored runs read.
+    std::erase_if(r.metrics, unknown_figure);
+    out.push_back(std::move(r));
+  }
   require_storable_runs(out, origin);
   if (systems)
     *systems = doc.value("systems", json::array());

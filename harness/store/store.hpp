@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/core/error.hpp"
+#include "harness/core/kernel_metrics.hpp"
 #include "harness/core/model.hpp"
 #include "harness/core/system.hpp"
 
@@ -156,10 +157,21 @@ public:
   std::vector<system_record> systems() { return m_impl->systems(); }
   std::vector<std::string> tags() { return m_impl->tags(); }
 
+  // Runs as every reader sees them: a metric that is no measurement (the 0 % of peak versions
+  // before extra.pct_of_peak_unknown stored for an unknown peak) is left out here, for both
+  // stores, so that compare, export, show, the report and the server never average or chart it.
   std::optional<run> get_run(int64_t id, bool with_samples = true, bool with_log = true) {
-    return m_impl->get_run(id, with_samples, with_log);
+    auto r = m_impl->get_run(id, with_samples, with_log);
+    if (r)
+      std::erase_if(r->metrics, unknown_figure);
+    return r;
   }
-  std::vector<run> query(const run_filter& f) { return m_impl->query(f); }
+  std::vector<run> query(const run_filter& f) {
+    auto runs = m_impl->query(f);
+    for (run& r : runs)
+      std::erase_if(r.metrics, unknown_figure);
+    return runs;
+  }
   int64_t count_runs() { return m_impl->count_runs(); }
   table_counts counts() { return m_impl->counts(); }
   std::vector<int64_t> run_ids() { return m_impl->run_ids(); }

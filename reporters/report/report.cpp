@@ -9,10 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "harness/compare/mann_whitney.hpp"
 #include "harness/core/build_info.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
+#include "harness/core/kernel_metrics.hpp"
+#include "harness/core/model_flops.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/score.hpp"
@@ -717,7 +718,12 @@ void find_peak(side_score& s, const device_spec* dev, const std::vector<const ru
   double peak = 0;
   std::string peak_src;
   if (dev && dev->measured_peak) {
-    for (const run* r : ok)
+    std::string unknown; // a run's own word that its peak gives no % of peak (a loaded probe)
+    for (const run* r : ok) {
+      if (std::string why = pct_of_peak_unknown(*r); !why.empty()) {
+        unknown = why;
+        continue;
+      }
       if (r->extra.is_object() && r->extra.contains("peak") && r->extra["peak"].is_object() &&
           r->extra["peak"].value("tflops", 0.0) > 0) {
         peak = r->extra["peak"]["tflops"].get<double>();
@@ -725,10 +731,14 @@ void find_peak(side_score& s, const device_spec* dev, const std::vector<const ru
                    r->extra["peak"].value("source", std::string("FMA probe")) + ")";
         break;
       }
-    if (peak == 0 && opt.use_cached_cpu_peak) {
-      peak = peak_tflops_for(cached_cpu_peak(), dtype.empty() ? "fp32" : dtype);
+    }
+    if (const cpu_peak here = opt.use_cached_cpu_peak && peak == 0 ? cached_cpu_peak() : cpu_peak{};
+        here.quiet()) {
+      peak = peak_tflops_for(here, dtype.empty() ? "fp32" : dtype);
       peak_src = "measured by accelbench on this machine (cached_cpu_peak)";
     }
+    if (peak == 0 && !unknown.empty())
+      peak_src = "none: " + unknown;
   } else if (dev) {
     peak = dev->peak_for(dtype.empty() ? "bf16" : dtype);
     peak_src = dev->source.value("doc", dev->name);

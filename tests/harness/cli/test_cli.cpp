@@ -3,7 +3,9 @@
 
 #include <sqlite3.h>
 
+#include "harness/core/environment.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/peak.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
@@ -53,6 +55,48 @@ TEST_CASE("env and list work with and without --json", "[cli]") {
   CHECK(json::parse(l.out)[0]["name"].is_string());
   CHECK(ab("list rulesets").rc == 0);
   CHECK(ab("list suites").rc == 0);
+}
+
+TEST_CASE("a run faster than the cached CPU peak has it probed again, and the cache keeps the "
+          "highest quiet probe",
+          "[cli][peak]") {
+  test_cli::temp_dir t;
+  // A cache entry far below any rate (1 kFLOP/s, so that even a run slowed down by a loaded
+  // machine beats it) for this very CPU, recorded as quiet: only the rule "a run that beats the
+  // peak has it probed again" can replace it.
+  const json env = capture_environment();
+  const json low = {{"fp32_tflops", 1e-9},
+                    {"bf16_tflops", 1e-9},
+                    {"threads", env["cpu"]["logical_cores"]},
+                    {"isa", "avx2"},
+                    {"cpu_model", env["cpu"]["model"]},
+                    {"measured_at", "2026-01-01T00:00:00.000Z"},
+                    {"other_processes_cpu_share", 0.0}};
+  const auto cache = t.path / "peak.json";
+  std::ofstream(cache) << low.dump();
+  const std::string in_cache = "ACCELBENCH_CACHE_DIR=" + t.path.string();
+  auto r = ab("run gemm --set M=64 --set N=64 --set K=64 --set dtype=fp32 --json --db " + t.db() +
+                  k_fast,
+              in_cache);
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json run = json::parse(r.out)["runs"][0];
+  INFO(run["extra"].dump());
+  CHECK(run["extra"]["peak"].contains("probed_again_after"));
+  CHECK(run["extra"]["peak"]["tflops"].get<double>() > 1e-9);
+  // A % of peak from the new probe when it was quiet, else none with the reason; never a 0.
+  bool pct = false;
+  for (const auto& m : run["metrics"])
+    if (m["name"] == "pct_of_peak") {
+      pct = true;
+      CHECK(m["value"].get<double>() > 0);
+    }
+  CHECK(pct != run["extra"].contains("pct_of_peak_unknown"));
+  // The cache never goes down, and only a quiet probe replaces it.
+  const json after = json::parse(test_cli::slurp(cache));
+  CHECK(after["fp32_tflops"].get<double>() >= 1e-9);
+  if (after["fp32_tflops"].get<double>() > 1e-9)
+    CHECK(after["other_processes_cpu_share"].get<double>() <= k_probe_max_other_load);
 }
 
 TEST_CASE("run → show → export, and the export validates against the schema", "[cli]") {

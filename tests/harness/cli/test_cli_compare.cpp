@@ -8,6 +8,7 @@
 #include "harness/core/model.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
 
 using namespace accelbench;
@@ -146,6 +147,54 @@ TEST_CASE("history: a step change is reported at the run where it started", "[cl
   const std::string none = (t.path / "none.html").string();
   CHECK(ab("history nosuch --html " + none + " --db " + t.db()).rc == 2);
   CHECK_FALSE(fs::exists(none));
+}
+
+TEST_CASE("a 0 % of peak stored for an unknown peak is never averaged, charted or compared",
+          "[cli][compare]") {
+  // Versions before extra.pct_of_peak_unknown stored pct_of_peak = 0 when a run beat the CPU
+  // probe; of the candidate's two runs one has 40%, the other that 0. The median is 40, not 20.
+  test_cli::temp_dir t;
+  stats::rng g(3);
+  run base = planted("n1", 1.0, 1, g), known = planted("n2", 1.0, 2, g),
+      unknown = planted("n2", 1.0, 3, g);
+  base.add_metric("pct_of_peak", 40.0, "%", direction::higher_is_better);
+  known.add_metric("pct_of_peak", 40.0, "%", direction::higher_is_better);
+  unknown.add_metric("pct_of_peak", 0.0, "%", direction::higher_is_better);
+  unknown.extra["peak"] = {{"tflops", 0.044}, {"below_achieved", true}};
+  {
+    auto db = store::store::open(t.db());
+    std::vector<run> runs = {base, known, unknown};
+    REQUIRE(db.insert_runs(runs) == 3);
+  }
+  const std::string doc = (t.path / "candidate.json").string();
+  write_doc(doc, {known, unknown});
+  for (const std::string& candidate : {std::string("tag=n2"), doc}) {
+    INFO(candidate);
+    auto j =
+        ab("compare --baseline tag=n1 --candidate " + candidate + " --format json --db " + t.db());
+    REQUIRE(j.rc == 0);
+    const json pair = json::parse(j.out)["pairs"][0];
+    bool seen = false;
+    for (const auto& m : pair["candidate_metrics"])
+      if (m["name"] == "pct_of_peak") {
+        seen = true;
+        CHECK(m["median"] == 40.0);
+        CHECK(m["min"] == 40.0);
+        CHECK(m["runs"] == 1);
+      }
+    CHECK(seen);
+    auto bmf =
+        ab("compare --baseline tag=n1 --candidate " + candidate + " --format bmf --db " + t.db());
+    REQUIRE(bmf.rc == 0);
+    const json doc_bmf = json::parse(bmf.out); // kept alive: items() walks into it
+    for (const auto& [name, measures] : doc_bmf.items())
+      CHECK(measures.at("pct_of_peak (%)").at("lower_value") == 40.0);
+  }
+  auto shown = ab("show 3 --json --db " + t.db());
+  REQUIRE(shown.rc == 0);
+  const json shown_run = json::parse(shown.out);
+  for (const auto& m : shown_run["metrics"])
+    CHECK(m["name"] != "pct_of_peak");
 }
 
 TEST_CASE("compare --only-changed lists what changed, and counts still cover every pair",

@@ -988,6 +988,39 @@ TEST_CASE("report: a measured kernel above the device's peak is flagged as a mea
   CHECK(cpu_rep.pairs[0].in_summary);
 }
 
+TEST_CASE("report: a CPU peak probed on a loaded machine gives no % of peak, and a stored 0 % of "
+          "peak is not read",
+          "[report][plausibility]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  db.upsert_system(system_rec("cpu-a", "CPU: Example Xeon", 1, 1));
+  db.upsert_system(system_rec("cpu-b", "CPU: Example Xeon 2", 1, 1));
+  std::map<std::string, std::string> v = {
+      {"M", "1024"},         {"N", "1024"},    {"K", "1024"},   {"dtype", "fp32"},
+      {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  run a = make_run(1, "cpu-a", "gemm", v, "TFLOP/s", direction::higher_is_better, 0.2, 0.01, 10, 1);
+  run b = make_run(2, "cpu-b", "gemm", v, "TFLOP/s", direction::higher_is_better, 0.2, 0.01, 10, 2);
+  // a: its probe ran while other processes used 40% of the cores (a 0.268 peak, not 0.462), so
+  // its % of peak is unknown; b: an older version's record of an unknown peak, a metric of 0.
+  a.extra["peak"] = {{"tflops", 0.268}, {"source", "accelbench FMA probe"}};
+  a.extra["pct_of_peak_unknown"] = "the CPU peak was probed while other processes used 40% of "
+                                   "the cores (more than 5%), so it reads low";
+  b.extra["peak"] = {{"tflops", 0.1}, {"source", "FMA probe"}, {"below_achieved", true}};
+  b.add_metric("pct_of_peak", 0.0, "%", direction::higher_is_better);
+  std::vector<run> both = {a, b};
+  db.insert_runs(both);
+  auto rep = synthetic_report(db, "cpu-a", "cpu-b");
+  REQUIRE(rep.pairs.size() == 1);
+  CHECK_FALSE(rep.pairs[0].baseline.pct_of_peak); // not 75% of a peak that read 42% low
+  CHECK(rep.pairs[0].baseline.peak_source.find("other processes used 40%") != std::string::npos);
+  CHECK_FALSE(rep.pairs[0].candidate.pct_of_peak);
+  const json j = report::to_json(rep);
+  CHECK(j.dump().find("\"pct_of_peak\":0") == std::string::npos);
+  // Read back, the stored 0 is gone: nothing downstream can average or chart it.
+  for (const run& r : db.query({}))
+    CHECK(r.find_metric("pct_of_peak") == nullptr);
+}
+
 TEST_CASE(
     "selector: accelerator=B200 matches the B200 only, accelerator~B200 any model containing it",
     "[report][cli]") {

@@ -8,8 +8,10 @@
 #include <string>
 
 #include "harness/core/error.hpp"
+#include "harness/core/kernel_metrics.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/workload.hpp"
+#include "tests/support/load_free.hpp"
 #include "workloads/attention/attention_workload.hpp"
 
 using namespace accelbench;
@@ -17,14 +19,14 @@ using namespace accelbench::attention;
 
 namespace {
 
-// Short measurements: tests check behaviour, not speed.
+// Short measurements: tests check behaviour, not speed; and rules a busy machine cannot trip (a
+// second INVALID reason from a preempted calibration failed these tests in a loaded CTest run).
 ruleset quick_rules() {
   // Keep the FMA-probe cache inside the build tree.
   setenv("ACCELBENCH_CACHE_DIR", ACCELBENCH_BINARY_DIR, 0);
   json user;
   return apply_overrides(load_ruleset("kernel-quick"),
-                         {{"repetitions", "3"}, {"min_time_s", "0.001"}, {"max_time_s", "5"}},
-                         user);
+                         test_support::load_free({{"repetitions", "3"}}), user);
 }
 
 run execute(workload& w, const std::map<std::string, std::string>& values) {
@@ -146,17 +148,20 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
         execute(*w, {{"heads", "4"}, {"seq_q", "200"}, {"head_dim", "64"}, {"causal", "1"}});
     INFO(r.status_reason << " " << r.extra.dump());
     CHECK(r.status == run_status::ok);
-    CHECK(r.valid);
+    INFO("INVALID reasons: " << Catch::Detail::stringify(r.invalid_reasons));
+    CHECK(r.valid); // under load_free rules only the run's own checks can make it INVALID
     CHECK(r.samples.size() >= 3);
     for (const sample& s : r.samples)
       CHECK(s.value > 0);
     REQUIRE(r.find_metric("tflops") != nullptr);
     CHECK(r.find_metric("tflops")->value > 0);
     CHECK(r.find_metric("time")->dir == direction::lower_is_better);
-    REQUIRE(r.find_metric("pct_of_peak") != nullptr);
-    // 0 only when this machine's cached CPU probe reads below what the run achieved.
-    CHECK((r.find_metric("pct_of_peak")->value > 0 ||
-           r.extra.at("peak").value("below_achieved", false)));
+    // A % of peak, or none and the reason (this machine's CPU peak was probed under load, or the
+    // run beat it): never a 0.
+    if (const metric* pct = r.find_metric("pct_of_peak"))
+      CHECK(pct->value > 0);
+    else
+      CHECK_FALSE(pct_of_peak_unknown(r).empty());
     const json& c = r.extra.at("correctness");
     CHECK(c.at("ok") == true);
     CHECK(c.at("tolerance") == 1e-4);
@@ -173,7 +178,8 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
                                {"pass", "fwd_bwd"},
                                {"causal", "1"}});
     INFO(r.extra.dump());
-    CHECK(r.valid);
+    INFO("INVALID reasons: " << Catch::Detail::stringify(r.invalid_reasons));
+    CHECK(r.valid); // under load_free rules only the run's own checks can make it INVALID
     const json& c = r.extra.at("correctness");
     CHECK(c.at("tolerance") == 2e-2);
     CHECK(c.at("passes").contains("backward"));
@@ -183,7 +189,8 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
     const run r =
         execute(*w, {{"heads", "2"}, {"seq_q", "1100"}, {"head_dim", "128"}, {"pass", "bwd"}});
     INFO(r.extra.dump());
-    CHECK(r.valid);
+    INFO("INVALID reasons: " << Catch::Detail::stringify(r.invalid_reasons));
+    CHECK(r.valid); // under load_free rules only the run's own checks can make it INVALID
     CHECK(r.extra.at("correctness").at("mode") == "sampled");
   }
 }
@@ -195,8 +202,11 @@ TEST_CASE("a wrong attention output makes the run INVALID with the worst error",
   const run r = execute(*w, {{"heads", "2"}, {"seq_q", "64"}, {"head_dim", "16"}});
   CHECK(r.status == run_status::ok);
   CHECK_FALSE(r.valid);
-  REQUIRE(r.invalid_reasons.size() == 1);
-  CHECK(r.invalid_reasons[0].find("correctness: max error") == 0);
-  CHECK(r.invalid_reasons[0].find("o[b=0,i=0,h=0,d=5]") != std::string::npos);
+  // The one reason the corruption causes; a busy machine may add its own (none under these rules).
+  const auto reasons = test_support::reasons_not_from_load(r);
+  INFO("INVALID reasons: " << Catch::Detail::stringify(r.invalid_reasons));
+  REQUIRE(reasons.size() == 1);
+  CHECK(reasons[0].find("correctness: max error") == 0);
+  CHECK(reasons[0].find("o[b=0,i=0,h=0,d=5]") != std::string::npos);
   CHECK(r.extra.at("correctness").at("ok") == false);
 }
