@@ -571,7 +571,11 @@ void check_before_body(server_state& st, const httplib::Request& req) {
     }
   } catch (const api_error& e) {
     refuse(rs, e.status(), e.what());
-  } catch (const storage_error&) {
+  } catch (const storage_error& e) {
+    // An outage seen while checking the token before the body is an outage all the same: logged
+    // as the routes log it.
+    log_line(fmt::format("database error on {} {}: {}", req.method, printable(req.path),
+                         printable(e.what())));
     refuse(rs, 503, "the database is not available; retry later");
   }
 }
