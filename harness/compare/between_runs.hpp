@@ -13,14 +13,14 @@
 //   between-run variance   tau^2 = variance of L over the runs of a side (rounds), pooled over
 //                          the two sides; shrunk toward the same quantity pooled over every pair
 //                          of the comparison (the machine's own run-to-run noise), with prior
-//                          weight min(its degrees of freedom, 10); never below floor^2 + v, the
-//                          ruleset's between-run noise floor (comparison.between_run_noise_pct),
-//                          which stands for what a job's own rounds cannot see (the next job
-//                          starts in another state)
+//                          weight min(its degrees of freedom, 10); never below v
+//   between-job variance   floor^2 a side, the ruleset's comparison.between_run_noise_pct: what a
+//                          job's own rounds cannot see (the next job starts in another state),
+//                          so it is not divided by the number of rounds
 //   difference             d = mean(L candidate) - mean(L baseline); ratio = exp(d)
-//   test                   Student's t on d with SE^2 = sum over sides of tau_side^2 / runs,
-//                          degrees of freedom of the estimate (normal when tau comes from the
-//                          floor alone); CI = exp(d +- t_q SE)
+//   test                   Student's t on d with SE^2 = sum over sides of tau^2 / runs + floor^2,
+//                          Welch-Satterthwaite degrees of freedom (the floor is known exactly);
+//                          CI = exp(d +- t_q SE)
 //
 // With one run a side and nothing pooled, tau^2 is floor^2 + v and the degrees of freedom come
 // from the within-run estimates (Welch-Satterthwaite): the test then says so. With one value per
@@ -62,7 +62,6 @@ struct noise_estimate {
   double df = 0;            // degrees of freedom of the test (0: normal)
   bool from_rounds = false; // the pair's own rounds contributed
   bool from_pool = false;   // other pairs' rounds contributed
-  bool floor_binds = false; // the floor was larger than the estimate
   std::string method;       // "t on log run medians" | "Welch t on log samples" ...
   std::string accounts_for; // one phrase: which variance the verdict accounts for
 };

@@ -472,11 +472,12 @@ std::vector<std::string> comparison_notes(const std::vector<pair_job>& jobs,
     notes.push_back(fmt::format(
         "verdicts account for the variance between runs: t-tests on the runs' log medians, the "
         "between-run spread pooled over {} side(s) of {} pair(s) is {:.1f}% ({:g} degrees of "
-        "freedom); floor {} (ruleset comparison.between_run_noise_pct)",
+        "freedom); and between jobs {} a side (ruleset comparison.between_run_noise_pct: what "
+        "a job's own rounds cannot see, not divided by them)",
         pool.pairs, judged, 100 * std::expm1(std::sqrt(pool.variance())), pool.df, floor_text));
   else
     notes.push_back(fmt::format(
-        "verdicts account for the variance within runs and a between-run floor of {} (ruleset "
+        "verdicts account for the variance within runs and between jobs {} a side (ruleset "
         "comparison.between_run_noise_pct; 0%: none): no config has two runs on a side to measure "
         "the noise between runs (run with --rounds 3)",
         floor_text));

@@ -180,10 +180,33 @@ TEST_CASE("compare_runs: the floor widens a one-run comparison and is stated", "
   floor.floor_pct = 3;
   const auto c = compare_samples(base, cand, floor);
   CHECK(c.result == verdict::inconclusive);
-  CHECK(c.between_run_pct == Approx(3).epsilon(0.01));
-  CHECK_THAT(c.accounts_for, Catch::Contains("floor 3%"));
+  CHECK(c.between_run_pct == 0); // no rounds: nothing measured between runs
+  CHECK_THAT(c.accounts_for, Catch::Contains("between jobs 3% a side"));
   // A 20% step is still called through the floor.
   CHECK(compare_samples(base, noisy(1.2, 0.003, 5, 83), floor).result == verdict::regressed);
+}
+
+TEST_CASE("compare_runs: rounds do not average away the floor between jobs", "[compare]") {
+  // Two jobs of the quick suite right after a build: each job's 5 rounds agree within 1%, but the
+  // second job sits 6% above the first in every config. Without a floor the rounds call it
+  // regressed; the floor is a variance of the whole job, not divided by its rounds, so it is
+  // inconclusive. A 20% step is still called.
+  stats::rng g(11);
+  auto job = [&](double level) {
+    run_samples s;
+    for (int r = 0; r < 5; ++r)
+      s.push_back(noisy(level * std::exp(0.01 * g.normal()), 0.01, 5, g.below(1u << 30)));
+    return s;
+  };
+  const run_samples first = job(1.0), second = job(1.06), slower = job(1.2);
+  CHECK(compare_runs(first, second).result == verdict::regressed);
+  sample_options floor;
+  floor.floor_pct = 2;
+  const auto aa = compare_runs(first, second, floor);
+  CHECK(aa.result == verdict::inconclusive);
+  CHECK_THAT(aa.accounts_for, Catch::Contains("variance between runs (5 + 5 runs") &&
+                                  Catch::Contains("between jobs 2% a side"));
+  CHECK(compare_runs(first, slower, floor).result == verdict::regressed);
 }
 
 TEST_CASE("compare_samples: throughput direction is reversed", "[compare]") {
