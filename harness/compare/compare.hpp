@@ -26,7 +26,7 @@ struct sample_options {
   double threshold_pct = 5; // minimum effect (ruleset comparison.min_effect_pct)
   size_t min_samples = 3;   // fewer values on either side (samples over its runs): inconclusive
   double ci_level = 0.95;   // level of the CI of the ratio
-  // The smallest standard deviation of a run's location between runs, in % (ruleset
+  // The standard deviation of a whole job's level added to each side, in % (ruleset
   // comparison.between_run_noise_pct): what one job's own rounds cannot see.
   double floor_pct = 0;
   between_run_pool pool; // the between-run variance of the other pairs of the comparison
@@ -97,7 +97,7 @@ struct set_options {
   double alpha = 0.01;
   double threshold_pct = 5;                            // default minimum effect
   std::map<std::string, double> threshold_by_workload; // workload -> min_effect_pct (ruleset)
-  double floor_pct = 0;                                // default between-run noise floor, in %
+  double floor_pct = 0;                                // default floor between jobs, in %
   std::map<std::string, double> floor_by_ruleset;      // ruleset id -> between_run_noise_pct
   size_t min_samples = 3;
   pooling policy = pooling::pool;

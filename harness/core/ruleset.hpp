@@ -41,8 +41,8 @@ struct ruleset {       // NOLINT(bugprone-exception-escape)
   int64_t correctness_samples() const; // sampled output elements checked
   double min_effect_pct() const;       // comparison threshold (default 5)
   double alpha() const;                // comparison significance (default 0.01)
-  // The smallest standard deviation of a run's location between runs that a comparison assumes,
-  // in % (default 0): the noise between jobs that one job's own rounds cannot see.
+  // The standard deviation of a whole job's level that a comparison adds to each side, in %
+  // (default 0): the noise between jobs that one job's own rounds cannot see.
   double between_run_noise_pct() const;
   const json& section(const std::string& name) const; // e.g. "training"; null json when absent
   bool applies(const workload_spec& spec) const;
