@@ -451,7 +451,7 @@ pair_job make_job(const group_key& k, const std::vector<const run*>& bruns,
 // Said once for the comparison: how the verdicts account for noise, and which pairs had no
 // rounds to measure the noise between runs with.
 std::vector<std::string> comparison_notes(const std::vector<pair_job>& jobs,
-                                          const between_run_pool& pool, const set_options& opt) {
+                                          const between_run_pool& pool) {
   std::vector<std::string> notes;
   size_t single = 0, judged = 0;
   std::set<double> floors;
@@ -485,7 +485,6 @@ std::vector<std::string> comparison_notes(const std::vector<pair_job>& jobs,
     notes.push_back(fmt::format("{} of {} pair(s) have one run on a side: their between-run "
                                 "variance is the other configs' pooled spread or the floor",
                                 single, judged));
-  (void)opt;
   return notes;
 }
 
@@ -628,7 +627,7 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
   for (auto& jb : jobs)
     jb.so.pool = pool;
   judge_jobs(jobs, opt.threads);
-  out.notes = comparison_notes(jobs, pool, opt);
+  out.notes = comparison_notes(jobs, pool);
   out.pairs.reserve(jobs.size());
   for (auto& jb : jobs)
     out.pairs.push_back(std::move(jb.p));

@@ -17,6 +17,7 @@
 
 #include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/many_runs.hpp"
 
 using namespace test_cli;
 using nlohmann::json;
@@ -276,36 +277,6 @@ TEST_CASE("show's config column holds what differs from the defaults and between
 }
 
 namespace {
-
-// A results document of `n` gemm runs started on 2020-01-01, each with two samples, a metric and
-// the tag "bulk".
-std::string many_runs_file(const std::string& dir, int n) {
-  json runs = json::array();
-  for (int i = 0; i < n; ++i)
-    runs.push_back(
-        {{"uuid", fmt::format("00000000-0000-4000-8000-{:012d}", i)},
-         {"workload", "gemm"},
-         {"backend", "cpu"},
-         {"config", {{"M", i + 1}}},
-         {"system", "box"},
-         {"ruleset", "kernel-v1"},
-         {"status", "ok"},
-         {"validity", "VALID"},
-         {"started_at", "2020-01-01T00:00:00.000Z"},
-         {"finished_at", "2020-01-01T00:00:01.000Z"},
-         {"samples",
-          {{{"index", 0}, {"value", 1e-3}, {"iterations", 1}},
-           {{"index", 1}, {"value", 1.1e-3}, {"iterations", 1}}}},
-         {"metrics",
-          {{{"name", "tflops"}, {"value", 1.0}, {"unit", "TFLOP/s"}, {"direction", "higher"}}}},
-         {"tags", {"bulk"}}});
-  json doc = {{"schema_version", 1},
-              {"generator", {{"name", "accelbench"}, {"version", "0"}}},
-              {"runs", std::move(runs)}};
-  const std::string path = dir + "/many.json";
-  std::ofstream(path) << doc.dump();
-  return path;
-}
 
 bool has_exited(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");

@@ -22,6 +22,7 @@
 #include "harness/store/store.hpp"
 #include "tests/harness/store/store_fixture.hpp"
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/many_runs.hpp"
 #include "tests/support/pg_server.hpp"
 #include "tests/support/skip.hpp"
 
@@ -255,26 +256,7 @@ TEST_CASE("delete on a PostgreSQL store stops on Ctrl-C, even started with SIGIN
   ACCELBENCH_FRESH_DB(pg);
   test_cli::temp_dir t;
   constexpr int n = 10000; // 20 batches of deletion
-  json runs = json::array();
-  for (int i = 0; i < n; ++i)
-    runs.push_back({{"uuid", fmt::format("00000000-0000-4000-8000-{:012d}", i)},
-                    {"workload", "gemm"},
-                    {"backend", "cpu"},
-                    {"config", {{"M", i + 1}}},
-                    {"system", "box"},
-                    {"ruleset", "kernel-v1"},
-                    {"status", "ok"},
-                    {"validity", "VALID"},
-                    {"started_at", "2020-01-01T00:00:00.000Z"},
-                    {"samples", {{{"index", 0}, {"value", 1e-3}, {"iterations", 1}}}},
-                    {"metrics", json::array()},
-                    {"tags", {"bulk"}}});
-  const std::string file = (t.path / "many.json").string();
-  std::ofstream(file) << json{
-      {"schema_version", 1},
-      {"generator", {{"name", "accelbench"}, {"version", "0"}}},
-      {"runs",
-       std::move(runs)}}.dump();
+  const std::string file = test_cli::many_runs_file(t.path.string(), n);
   auto imported = test_cli::ab(fmt::format("import {} --db '{}'", file, pg->location()));
   INFO(imported.err);
   REQUIRE(imported.rc == 0);
