@@ -64,9 +64,11 @@ bool looks_like_mlperf_folder(const std::string& dir) {
 
 // import without --format: a folder that holds MLPerf results, a JSON object with context and
 // benchmarks (Google Benchmark), else our export format (whose reader says what is wrong with the
-// file). `why` says what decided it, for the note on stderr.
+// file). `why` says what decided it, for the note on stderr; `say` is false for a document
+// that names accelbench as its generator, whose format is known without a guess.
 struct detected {
   std::string format, why;
+  bool say = true;
 };
 
 detected detect_folder(const std::string& source) {
@@ -75,7 +77,16 @@ detected detect_folder(const std::string& source) {
   return {"accelbench", "a folder without MLPerf results"}; // read_input_file says "a directory"
 }
 
+// An export of ours (or a file shipped in results/published) names its generator.
+bool names_accelbench_as_generator(const std::string& text) {
+  const json doc = json::parse(text, nullptr, false);
+  return doc.is_object() && doc.contains("generator") && doc["generator"].is_object() &&
+         doc["generator"].value("name", "") == "accelbench";
+}
+
 detected detect_text([[maybe_unused]] const std::string& text) {
+  if (names_accelbench_as_generator(text))
+    return {"accelbench", "a document whose generator is accelbench", false};
 #ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
   if (importers::looks_like_gbench_json(text))
     return {"gbench", "a JSON object with context and benchmarks"};
@@ -217,7 +228,7 @@ int cmd_import(const import_options& o) {
       throw;
     throw input_error(fmt::format("{} (read as --format {}: {})", e.what(), d.format, d.why));
   }
-  if (!d.why.empty())
+  if (!d.why.empty() && d.say)
     say_detected(origin, d);
   return store_imported(o, runs, systems, origin);
 }
