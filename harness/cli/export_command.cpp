@@ -65,6 +65,7 @@ int cmd_export(const export_options& o) {
   auto f = sel.empty() ? store::run_filter{} : parse_selector(sel);
   f.with_log = o.format == "json";
   auto runs = db.query(f);
+  keep_job(db, sel, runs);
   // As in compare: a selector that matches nothing is a mistake, not an empty export (the filter
   // flags alone may match nothing, as they always could).
   if (runs.empty() && !o.selector.empty())

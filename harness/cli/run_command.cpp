@@ -763,8 +763,8 @@ run measure_planned(const planned& p, const job_context& j, int64_t round, bool 
   r.tags = j.tags;
   if (!p.label.empty())
     r.extra["catalogue_entry"] = p.label;
+  r.extra["job_id"] = j.id; // selectors name a job by it (job=latest, job=previous)
   if (j.rounds > 1) {
-    r.extra["job_id"] = j.id;
     r.extra["job_round"] = round + 1;
     r.extra["job_rounds"] = j.rounds;
   }

@@ -118,10 +118,10 @@ store::run_filter parse_selector(const std::string& sel) {
               fmt::format("selector '{}': run id '{}' is not a positive integer", sel, id));
         }
       }
-    } else
+    } else if (k != "job") // job= is resolved over the stored runs (keep_job)
       throw input_error(
           fmt::format("selector '{}': unknown filter '{}' (use system=, accelerator=, "
-                      "accelerator~, tag=, workload=, run=, source=, since=)",
+                      "accelerator~, tag=, workload=, run=, source=, since=, job=)",
                       sel, k));
   }
   // Only '&'s: no filter at all, which would select every run.
@@ -199,7 +199,58 @@ std::string existing(store::store& db) {
   return fmt::format("systems: {}; accelerators: {}; tags: {}", list(sys), list(acc), list(tags));
 }
 
+// The job= term of a selector ("" when it has none).
+std::string job_term(const std::string& sel) {
+  std::stringstream ss(sel);
+  std::string part, out;
+  while (std::getline(ss, part, '&'))
+    if (part.rfind("job=", 0) == 0)
+      out = part.substr(4);
+  return out;
+}
+
+std::string job_of(const run& r) {
+  return r.extra.is_object() && r.extra.contains("job_id") && r.extra["job_id"].is_string()
+             ? r.extra["job_id"].get<std::string>()
+             : "";
+}
+
+// The id job=latest or job=previous names: the last or last-but-one job by start time among the
+// measured runs of the database (runs stored before jobs had ids belong to none).
+std::string resolve_job(store::store& db, const std::string& sel, const std::string& term) {
+  if (term != "latest" && term != "previous")
+    return term; // a job id (run.extra.job_id, as show RUN prints it)
+  store::run_filter f;
+  f.source = "measured";
+  f.with_samples = false;
+  std::map<std::string, std::string> first_start;
+  for (const auto& r : db.query(f))
+    if (const auto j = job_of(r); !j.empty()) {
+      auto [it, added] = first_start.emplace(j, r.started_at);
+      if (!added && r.started_at < it->second)
+        it->second = r.started_at;
+    }
+  std::vector<std::pair<std::string, std::string>> jobs; // (start, id), oldest first
+  for (const auto& [id, start] : first_start)
+    jobs.emplace_back(start, id);
+  std::sort(jobs.begin(), jobs.end());
+  const size_t back = term == "latest" ? 1 : 2;
+  if (jobs.size() < back)
+    throw input_error(fmt::format("selector '{}': {} holds {} job(s) with an id, so there is no "
+                                  "{} job (run a job first)",
+                                  sel, db.path().string(), jobs.size(), term));
+  return jobs[jobs.size() - back].second;
+}
+
 } // namespace
+
+void keep_job(store::store& db, const std::string& sel, std::vector<run>& runs) {
+  const std::string term = job_term(sel);
+  if (term.empty())
+    return;
+  const std::string id = resolve_job(db, sel, term);
+  std::erase_if(runs, [&id](const run& r) { return job_of(r) != id; });
+}
 
 bool accelerator_matches(const std::string& model, const std::string& text, bool substring) {
   const auto m = name_tokens(model), t = name_tokens(text);
@@ -252,6 +303,7 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
   auto f = parse_selector(sel);
   f.with_samples = with_samples;
   out.runs = db.query(f);
+  keep_job(db, sel, out.runs);
   for (const auto& r : out.runs)
     if (!out.systems.count(r.system)) {
       if (auto s = db.get_system(r.system))

@@ -10,6 +10,8 @@
 //   run=ID,ID,...              run ids
 //   source=measured|published
 //   since=YYYY-MM-DD
+//   job=latest|previous|ID     the runs of one `accelbench run` job: the newest, the one before
+//                              it (among measured runs), or a job id (run.extra.job_id)
 //   FILE.json                  an exported results file (accelbench export)
 // Several filters are joined with '&' (all must hold): "accelerator=H100&workload=mlperf.*".
 #include <map>
@@ -32,6 +34,10 @@ struct selection {
 // network): a selector naming a .json file is never read as a file, only as filters.
 selection select_runs(store::store& db, const std::string& sel, bool with_samples = true,
                       bool allow_files = true);
+
+// Keeps the runs of the selector's job= term (none: all of them). Throws input_error when
+// job=latest or job=previous names a job the database does not hold.
+void keep_job(store::store& db, const std::string& sel, std::vector<run>& runs);
 
 // Throws input_error naming `what` when `value` is not YYYY-MM-DD (optionally THH:MM[:SS]): the
 // form since= and --since compare with stored start times.

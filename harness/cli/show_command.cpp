@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -107,6 +108,12 @@ void print_run_detail(const registry& reg, const run& r) {
   if (!r.tags.empty())
     std::cout << fmt::format("  tags       {}\n",
                              printable(fmt::format("{}", fmt::join(r.tags, ", "))));
+  if (r.extra.contains("job_id") && r.extra["job_id"].is_string())
+    std::cout << fmt::format("  job        {}{}\n", printable(r.extra["job_id"].get<std::string>()),
+                             r.extra.contains("job_round")
+                                 ? fmt::format(" (round {} of {})", dump_json(r.extra["job_round"]),
+                                               dump_json(r.extra.value("job_rounds", json())))
+                                 : "");
   std::cout << fmt::format("  revision   {}  fingerprint {}\n", printable(r.harness_revision),
                            printable(r.fingerprint));
   if (!r.metrics.empty()) {
@@ -144,6 +151,8 @@ struct show_options {
   filter_options filter;
   int limit = 50;
   bool as_json = false;
+  bool all = false;       // measured and published runs
+  bool published = false; // published reference runs only
 };
 
 int show_one(const registry& reg, store::store& db, int64_t id, bool as_json) {
@@ -240,6 +249,33 @@ void print_mlperf_scores([[maybe_unused]] store::store& db,
 #endif
 }
 
+// The runs the listing shows: the user's own (measured or imported) unless --all or --published
+// asks for the published reference runs, which the default job imports beside them. Returns how
+// many published runs were left out, so that none is hidden without a word.
+size_t keep_shown_sources(const show_options& o, std::vector<run>& runs) {
+  if (o.all)
+    return 0;
+  const auto before = runs.size();
+  std::erase_if(runs, [&o](const run& r) { return (r.source == "published") != o.published; });
+  return o.published ? 0 : before - runs.size();
+}
+
+void print_listing(const registry& reg, store::store& db, const show_options& o,
+                   const std::vector<run>& runs, size_t hidden) {
+  print_runs_table(reg, runs);
+  std::cout << fmt::format("{} run(s) shown from {}\n", runs.size(), printable(db.path().string()));
+  if (hidden > 0)
+    std::cout << fmt::format("{} published reference run(s) not shown (show --published lists "
+                             "them, show --all lists every run)\n",
+                             hidden);
+  auto f = to_run_filter(o.filter);
+  if (o.published)
+    f.source = "published";
+  if (!o.all && !o.published)
+    f.source = "measured"; // the scores of the runs listed (the MLPerf imports are published)
+  print_mlperf_scores(db, f);
+}
+
 int cmd_show(const registry& reg, const show_options& o) {
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
   if (o.id > 0)
@@ -247,6 +283,7 @@ int cmd_show(const registry& reg, const show_options& o) {
   auto f = to_run_filter(o.filter);
   f.with_samples = false;
   auto runs = db.query(f);
+  const size_t hidden = keep_shown_sources(o, runs);
   if (o.limit > 0 && (int)runs.size() > o.limit)
     runs.erase(runs.begin(), runs.end() - o.limit);
   if (o.as_json) {
@@ -256,9 +293,7 @@ int cmd_show(const registry& reg, const show_options& o) {
     std::cout << dump_json(arr, 2) << "\n";
     return exit_ok;
   }
-  print_runs_table(reg, runs);
-  std::cout << fmt::format("{} run(s) shown from {}\n", runs.size(), printable(db.path().string()));
-  print_mlperf_scores(db, to_run_filter(o.filter));
+  print_listing(reg, db, o, runs, hidden);
   return exit_ok;
 }
 
@@ -274,6 +309,10 @@ command_hook add_show(CLI::App& app, context& ctx) {
   show->add_option("--limit", o->limit, "Show the last N runs (default 50, 0: all)")
       ->check(integer_in(0, std::numeric_limits<int>::max()));
   add_json_flag(show, o->as_json);
+  auto* all =
+      show->add_flag("--all", o->all, "Also list the published reference runs (hidden by default)");
+  show->add_flag("--published", o->published, "List only the published reference runs")
+      ->excludes(all);
   const registry* reg = &ctx.reg;
   return {show, [o, reg] { return cmd_show(*reg, *o); }};
 }

@@ -120,12 +120,19 @@ TEST_CASE("import --tag and --system apply to Google Benchmark and accelbench fi
   const std::string db2 = dir + "/two.db";
   r = ab("import " + dir + "/e.json --tag moved --system lab-b --db " + db2);
   REQUIRE(r.rc == 0);
-  CHECK(r.err.find("read as --format accelbench") != std::string::npos);
+  CHECK(r.err.find("read as --format") == std::string::npos); // it names its generator: no note
   shown = json::parse(ab("show --db " + db2 + " --json").out);
   REQUIRE(shown.size() == 1);
   CHECK(shown[0]["system"] == "lab-b");
   CHECK(shown[0]["tags"] == json({"gb", "moved", "nightly-1"}));
   CHECK(ab("compare --db " + db2 + " --baseline tag=moved --candidate lab-b").rc != 2);
+  // The same document without its generator is read the same way, and the guess is said.
+  json anonymous = json::parse(std::ifstream(dir + "/e.json"));
+  anonymous.erase("generator");
+  std::ofstream(dir + "/anon.json") << anonymous.dump();
+  r = ab("import " + dir + "/anon.json --tag moved --db " + dir + "/three.db");
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.find("read as --format accelbench") != std::string::npos);
 
   // --counter names a direction the name does not tell; wrong forms are usage errors.
   const std::string g = gbench_file(dir, "b.json", "2020-01-02T10:00:00+00:00", 10, 9);
@@ -462,4 +469,47 @@ TEST_CASE("gc keeps runs whose started_at is not a date, and names them with the
   CHECK(r.err.find("accelbench delete run=2 removes them") != std::string::npos);
   CHECK(r.out.find("deleted 2 run(s)") != std::string::npos);
   CHECK(stored_runs(db) == 1);
+}
+
+TEST_CASE("show lists the user's runs and says how many published ones it left out; job=latest "
+          "and job=previous select the last two jobs",
+          "[cli][house]") {
+  temp_dir t;
+  const std::string db = t.db();
+  const std::string run = "run gemm --set M=8 --set N=8 --set K=8 --rule repetitions=3 --quiet ";
+  // job=previous before two jobs exist: exit 2 with the count, not an empty selection.
+  REQUIRE(ab(run + "--tag first --db " + db).rc <= 1); // INVALID (exit 1) on a loaded machine
+  auto none = ab("compare --baseline job=previous --candidate job=latest --db " + db);
+  CHECK(none.rc == 2);
+  CHECK(none.err.find("holds 1 job(s)") != std::string::npos);
+  REQUIRE(ab(run + "--tag second --db " + db).rc <= 1);
+  REQUIRE(
+      ab(fmt::format("import {}/results/published/kernels.json --db {}", ACCELBENCH_SOURCE_DIR, db))
+          .rc == 0);
+
+  auto shown = ab("show --db " + db);
+  REQUIRE(shown.rc == 0);
+  CHECK(shown.out.find("2 run(s) shown") != std::string::npos);
+  CHECK(shown.out.find("published reference run(s) not shown") != std::string::npos);
+  CHECK(shown.out.find("published-h100") == std::string::npos);
+  const auto all = json::parse(ab("show --all --json --limit 0 --db " + db).out);
+  const auto published = json::parse(ab("show --published --json --limit 0 --db " + db).out);
+  CHECK(all.size() == 2 + published.size());
+  REQUIRE(!published.empty());
+  for (const auto& r : published)
+    CHECK(r["source"] == "published");
+  CHECK(shown.out.find(fmt::format("{} published", published.size())) != std::string::npos);
+  CHECK(ab("show --all --published --db " + db).rc == 2); // one or the other
+
+  // Each job's runs by its place in the database: job=previous is the first, job=latest the second.
+  const auto prev = json::parse(ab("export job=previous --db " + db).out);
+  const auto last = json::parse(ab("export job=latest --db " + db).out);
+  REQUIRE(prev["runs"].size() == 1);
+  REQUIRE(last["runs"].size() == 1);
+  CHECK(prev["runs"][0]["tags"] == json({"first"}));
+  CHECK(last["runs"][0]["tags"] == json({"second"}));
+  const std::string id = last["runs"][0]["extra"]["job_id"];
+  CHECK(json::parse(ab("export job=" + id + " --db " + db).out)["runs"].size() == 1);
+  CHECK(ab("show 2 --db " + db).out.find("job        " + id) != std::string::npos);
+  CHECK(ab("compare --baseline job=previous --candidate job=latest --db " + db).rc != 2);
 }
