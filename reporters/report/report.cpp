@@ -1540,14 +1540,16 @@ private:
                               std::make_tuple(family_rank(b.family), b.workload, b.key,
                                               b.baseline.system, b.candidate.system);
                      });
-    // Two sides on the same hardware (measured vs measured): tell them apart by system name.
+    // Two sides on the same hardware (measured vs measured): tell them apart by system name, or,
+    // on one system (a before/after on one machine), by the selectors that chose them.
     for (size_t i = 0; i < rep_.pairs.size(); ++i) {
       auto& p = rep_.pairs[i];
       p.id = fmt::format("p{}", i + 1);
-      if (p.baseline.display == p.candidate.display) {
-        p.baseline.display = p.baseline.system;
-        p.candidate.display = p.candidate.system;
-      }
+      if (p.baseline.display != p.candidate.display)
+        continue;
+      const bool one_system = p.baseline.system == p.candidate.system;
+      p.baseline.display = one_system ? "'" + rep_.baseline_label + "'" : p.baseline.system;
+      p.candidate.display = one_system ? "'" + rep_.candidate_label + "'" : p.candidate.system;
     }
     std::sort(rep_.unpaired.begin(), rep_.unpaired.end(),
               [](const unpaired_group& a, const unpaired_group& b) {

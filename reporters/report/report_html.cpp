@@ -461,6 +461,9 @@ svg .grid{stroke:#e6e6ea;stroke-width:1}svg .ref{stroke:#333;stroke-dasharray:4 
 svg .whisker line{stroke:#222;stroke-width:1.3}
 .legend span{display:inline-block;margin-right:14px}.sw{display:inline-block;width:10px;height:10px;margin-right:4px}
 #js-errors{color:#b30000;font-weight:600}
+details.fold>summary{cursor:pointer;list-style:none}details.fold>summary::-webkit-details-marker{display:none}
+details.fold>summary h2{display:inline-block;width:100%}details.fold>summary h2::before{content:"\25B8  ";color:var(--mut)}details.fold[open]>summary h2::before{content:"\25BE  "}
+details.flags>summary{cursor:pointer;color:#b30000;font-size:12px}
 code{font-size:12px;background:#f3f3f5;padding:0 3px;border-radius:3px;word-break:break-all}
 @media print{main{max-width:none;padding:0}th{position:static}figure.chart{break-inside:avoid}h2{break-after:avoid}table{font-size:10px}.noprint{display:none}}
 )CSS";
@@ -495,10 +498,77 @@ const char* k_js = R"JS(
         });
       });
     });
+    // A link to a row inside a folded section opens the section first.
+    function reveal(id){var el=id&&document.getElementById(id);for(;el;el=el.parentElement)if(el.tagName==='DETAILS')el.open=true;}
+    window.addEventListener('hashchange',function(){reveal(location.hash.slice(1));});
+    reveal(location.hash.slice(1));
     document.body.setAttribute('data-js-ok','1');
   }catch(e){box.hidden=false;box.textContent+='script error: '+e.message+'\n';}
 })();
 )JS";
+
+} // namespace
+
+namespace {
+
+// The words of a pair label ("gemm K=1024 M=1024 dtype=fp32"): the workload (or model, benchmark)
+// then its config values.
+std::vector<string> words_of(const string& label) {
+  std::vector<string> out;
+  std::istringstream in(label);
+  for (string w; in >> w;)
+    out.push_back(w);
+  return out;
+}
+
+// The config values every pair shares, said once above the pairs instead of in every label
+// (none when there is a single pair of one kind, whose label then stays whole).
+std::vector<string> common_config(const report_model& r) {
+  if (r.pairs.size() < 2)
+    return {};
+  std::vector<string> common = words_of(r.pairs.front().label);
+  if (!common.empty())
+    common.erase(common.begin()); // the workload is said in every label
+  for (const auto& p : r.pairs) {
+    const auto w = words_of(p.label);
+    std::erase_if(common, [&w](const string& c) {
+      return c.find('=') == string::npos || std::find(w.begin() + 1, w.end(), c) == w.end();
+    });
+  }
+  return common;
+}
+
+// A pair's label without the values every pair shares: what tells the pairs apart.
+string brief_label(const report_model& r, const pair_result& p) {
+  const auto common = common_config(r);
+  string out;
+  for (const auto& w : words_of(p.label))
+    if (std::find(common.begin(), common.end(), w) == common.end())
+      out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// One line under the summary's heading with what every pair shares.
+void write_common_config(std::ostringstream& o, const report_model& r) {
+  const auto common = common_config(r);
+  if (common.empty())
+    return;
+  string all;
+  for (const auto& c : common)
+    all += (all.empty() ? "" : " ") + c;
+  o << "<p class=\"note\" id=\"common-config\">Every pair: <code>" << esc(all)
+    << "</code> (left out of the labels below)</p>\n";
+}
+
+// The flags of a pair: one shown as it is, several folded under their count.
+void write_flags(std::ostringstream& o, const std::vector<string>& flags) {
+  if (flags.size() > 1)
+    o << "<details class=\"flags\"><summary>" << flags.size() << " flags</summary>";
+  for (const auto& f : flags)
+    o << "<div class=\"flag\">" << esc(f) << "</div>";
+  if (flags.size() > 1)
+    o << "</details>";
+}
 
 } // namespace
 
@@ -531,14 +601,17 @@ void write_head(std::ostringstream& o, const report_model& r) {
 
 void write_summary(std::ostringstream& o, const report_model& r) {
   // ---- summary table
-  o << "<h2>Summary</h2>\n<table class=\"sortable\" "
+  o << "<h2>Summary</h2>\n";
+  write_common_config(o, r);
+  o << "<table class=\"sortable\" "
        "id=\"summary\"><thead><tr><th>pair</th><th>family</th><th>workload / "
        "config</th><th>baseline</th><th>candidate</th>"
        "<th>speed-up</th><th>95% CI</th><th>verdict</th><th>per accelerator</th><th>in "
        "summary</th><th>flags</th></tr></thead><tbody>\n";
   for (const auto& p : r.pairs) {
     o << "<tr><td data-v=\"" << esc(p.id.substr(1)) << "\"><a href=\"#" << esc(p.id) << "\">"
-      << esc(p.id) << "</a></td><td>" << esc(p.family) << "</td><td>" << esc(p.label) << "</td>";
+      << esc(p.id) << "</a></td><td>" << esc(p.family) << "</td><td title=\"" << esc(p.label)
+      << "\">" << esc(brief_label(r, p)) << "</td>";
     o << fmt::format("<td>{} {}</td>", esc(p.baseline.display), badge(p.baseline.source));
     o << fmt::format("<td>{} {}</td>", esc(p.candidate.display), badge(p.candidate.source));
     // Green or red only where compare's rule calls the pair improved or regressed.
@@ -571,8 +644,7 @@ void write_summary(std::ostringstream& o, const report_model& r) {
       o << "</td>";
     }
     o << "<td>";
-    for (const auto& f : p.flags)
-      o << "<div class=\"flag\">" << esc(f) << "</div>";
+    write_flags(o, p.flags);
     o << "</td></tr>\n";
   }
   o << "</tbody></table>\n";
@@ -606,14 +678,14 @@ void write_speedup_chart(std::ostringstream& o, const report_model& r) {
     std::vector<bar> bars;
     for (const auto& p : r.pairs)
       if (p.speedup > 0)
-        bars.push_back(
-            {p.id + " " + p.label + " (" + p.candidate.display + " vs " + p.baseline.display + ")",
-             fmt::format("{}: speed-up {} (95% CI [{}, {}]): {}", p.id, exact(p.speedup),
-                         exact(p.speedup_ci_low), exact(p.speedup_ci_high), p.statement),
-             p.verdict == "improved"    ? k_cand_color
-             : p.verdict == "regressed" ? k_base_color
-                                        : k_neutral_color,
-             p.speedup, p.speedup_ci_low, p.speedup_ci_high});
+        bars.push_back({p.id + " " + brief_label(r, p) + " (" + p.candidate.display + " vs " +
+                            p.baseline.display + ")",
+                        fmt::format("{}: speed-up {} (95% CI [{}, {}]): {}", p.id, exact(p.speedup),
+                                    exact(p.speedup_ci_low), exact(p.speedup_ci_high), p.statement),
+                        p.verdict == "improved"    ? k_cand_color
+                        : p.verdict == "regressed" ? k_base_color
+                                                   : k_neutral_color,
+                        p.speedup, p.speedup_ci_low, p.speedup_ci_high});
     o << bar_chart("Speed-up per pair (candidate vs baseline), 95% CI whiskers",
                    "speed-up (log scale): bars start at 1\u00d7 (no change) and run right when the "
                    "candidate is better, left when worse",
@@ -872,7 +944,7 @@ void write_strip_plots(std::ostringstream& o, const report_model& r) {
                   &p.baseline.sample_values};
     const strip b{"candidate", p.candidate.display, k_cand_color, p.candidate.unit,
                   &p.candidate.sample_values};
-    o << strip_chart(p.id + " samples: " + p.label.substr(0, 50), a, b);
+    o << strip_chart(p.id + " samples: " + brief_label(r, p), a, b);
     ++shown;
   }
 }
@@ -925,7 +997,7 @@ void write_pair_notes(std::ostringstream& o, const report_model& r) {
   for (const auto& p : r.pairs) {
     if (p.notes.empty() && p.environment_differences.empty())
       continue;
-    o << "<h3>" << esc(p.id) << " " << esc(p.label) << "</h3><ul>";
+    o << "<h3>" << esc(p.id) << " " << esc(brief_label(r, p)) << "</h3><ul>";
     for (const auto& n : p.notes)
       o << "<li class=\"note\">" << esc(n) << "</li>";
     if (!p.environment_differences.empty()) {
@@ -1143,22 +1215,61 @@ void write_notes_and_data(std::ostringstream& o, const report_model& r) {
 }
 
 using section_writer = void (*)(std::ostringstream&, const report_model&);
-const section_writer k_sections[] = {
-    write_head,           write_summary,           write_families,
-    write_speedup_chart,  write_throughput_charts, write_roofline,
-    write_eval_curves,    write_mlperf_charts,     write_strip_plots,
-    write_details,        write_pair_notes,        write_plausibility,
-    write_unpaired,       write_scaling_table,     write_dp_scaling,
-    write_provenance,     write_devices,           write_prices,
-    write_notes_and_data,
+// What a first-time reader needs leads (the answer, the verdicts, the charts); the evidence behind
+// it follows folded: each such section is one line until opened (a link into it opens it).
+struct section {
+  section_writer write;
+  const char* folded_as; // nullptr: shown open; else the title of a section without an <h2>
 };
+const section k_sections[] = {
+    {write_head, nullptr},
+    {write_summary, nullptr},
+    {write_families, nullptr},
+    {write_speedup_chart, nullptr},
+    {write_throughput_charts, nullptr},
+    {write_roofline, nullptr},
+    {write_eval_curves, nullptr},
+    {write_mlperf_charts, nullptr},
+    {write_strip_plots, "Samples of each pair"},
+    {write_details, "Pairs in detail"},
+    {write_pair_notes, "Notes per pair"},
+    {write_plausibility, "Plausibility of every figure"},
+    {write_unpaired, "Unpaired runs"},
+    {write_scaling_table, "Scaling"},
+    {write_dp_scaling, "Data-parallel scaling"},
+    {write_provenance, "Provenance"},
+    {write_devices, "Device catalogue entries used"},
+    {write_prices, "Prices used"},
+    {write_notes_and_data, nullptr},
+};
+
+// A section's html inside <details>, its first <h2> (or `fallback`) as the one line shown.
+string folded(const string& html, const string& fallback) {
+  if (html.empty())
+    return html;
+  string title = fallback, body = html;
+  if (const auto a = html.find("<h2>"); a != string::npos && html.find_first_not_of(" \n") == a) {
+    const auto e = html.find("</h2>", a);
+    title = html.substr(a + 4, e - a - 4);
+    body = html.substr(e + 5);
+  }
+  return "<details class=\"fold\"><summary><h2>" + title + "</h2></summary>\n" + body +
+         "</details>\n";
+}
 
 } // namespace
 
 string to_html(const report_model& r) {
   std::ostringstream o;
-  for (section_writer write : k_sections)
-    write(o, r);
+  for (const auto& sec : k_sections) {
+    if (sec.folded_as == nullptr) {
+      sec.write(o, r);
+      continue;
+    }
+    std::ostringstream part;
+    sec.write(part, r);
+    o << folded(part.str(), sec.folded_as);
+  }
   return o.str();
 }
 

@@ -1098,3 +1098,44 @@ TEST_CASE("report: MLPerf energy from the submission's power logs, as the result
   CHECK(b.energy_source.rfind("MLPerf power logs", 0) == 0);
   CHECK(rep.pairs[0].candidate.energy_source.rfind("TDP", 0) == 0); // nyx publishes no power logs
 }
+
+TEST_CASE("report on one machine: sides named by their selectors, labels without the config every "
+          "pair shares, the evidence folded below the charts",
+          "[report][html]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  db.upsert_system(system_rec("box", "NVIDIA H100-SXM5-80GB", 1, 1));
+  std::vector<run> runs;
+  int n = 0;
+  for (const char* tag : {"before", "after"})
+    for (const char* m : {"1024", "2048"}) {
+      std::map<std::string, std::string> v = {
+          {"M", m}, {"N", "1024"}, {"K", "1024"}, {"dtype", "bf16"}, {"library", "cublaslt"}};
+      ++n;
+      runs.push_back(make_run(n, "box", "gemm", v, "s", direction::lower_is_better, 1e-3, 1e-5, 8,
+                              static_cast<uint64_t>(n)));
+      runs.back().tags = {tag};
+    }
+  db.insert_runs(runs);
+  auto rep = report::build_report(side_of(cli::select_runs(db, "tag=before")),
+                                  side_of(cli::select_runs(db, "tag=after")), fixed_options());
+  REQUIRE(rep.pairs.size() == 2);
+  for (const auto& p : rep.pairs) { // one system: the host name would not tell the sides apart
+    CHECK(p.baseline.display == "'tag=before'");
+    CHECK(p.candidate.display == "'tag=after'");
+  }
+  const std::string html = report::to_html(rep);
+  // The shared values are said once; each label keeps what differs (M) and the workload.
+  CHECK(html.find("Every pair: <code>K=1024 N=1024 dtype=bf16 library=cublaslt</code>") !=
+        std::string::npos);
+  CHECK(html.find("\">gemm M=1024</td>") != std::string::npos);
+  CHECK(html.find("\">gemm M=2048</td>") != std::string::npos);
+  // Charts lead, open; the evidence follows folded under its title.
+  const auto charts = html.find("<h2>Charts</h2>");
+  const auto details = html.find("<details class=\"fold\"><summary><h2>Pairs in detail</h2>");
+  REQUIRE(charts != std::string::npos);
+  REQUIRE(details != std::string::npos);
+  CHECK(charts < details);
+  CHECK(html.find("<summary><h2>Provenance</h2>") != std::string::npos);
+  CHECK(html.find("<h2>Pairs in detail</h2>\n<table") == std::string::npos); // no open copy
+}
