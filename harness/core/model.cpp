@@ -156,10 +156,12 @@ config resolve_config(const workload_spec& spec, const std::string& backend,
       break;
     }
     case axis_type::boolean: {
+      // assign(1, c), not v = "1": GCC 12 reports a false -Wrestrict in the inlined
+      // basic_string::_M_replace of a string-literal assignment (GCC bug 105329).
       if (v == "true" || v == "yes")
-        v = "1";
+        v.assign(1, '1');
       if (v == "false" || v == "no")
-        v = "0";
+        v.assign(1, '0');
       if (v != "0" && v != "1")
         throw input_error(fmt::format("parameter {} must be 0 or 1, got '{}'", a.name, v));
       break;

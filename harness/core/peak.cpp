@@ -44,6 +44,18 @@ constexpr int k_acc = 16; // independent accumulators: covers FMA latency x pipe
 
 // Each probe runs `reps` blocks of k_acc independent FMAs and returns FLOPs done.
 #if defined(__x86_64__)
+// The sum of a vector's lanes through memory: _mm512_reduce_add_ps makes GCC 12 report a false
+// -Wuninitialized inside its own header (the _mm512_undefined operand of the extract; GCC bug
+// 105593), and the probe only needs the value kept alive.
+__attribute__((target("avx512f"))) float lane_sum(__m512 v) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, v);
+  float s = 0;
+  for (float x : lanes)
+    s += x;
+  return s;
+}
+
 __attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float seed) {
   __m512 acc[k_acc];
   for (int i = 0; i < k_acc; ++i)
@@ -55,7 +67,7 @@ __attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float 
   __m512 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
     s = _mm512_add_ps(s, acc[i]);
-  volatile float sink = _mm512_reduce_add_ps(s);
+  volatile float sink = lane_sum(s);
   (void)sink;
   return (double)reps * k_acc * 16 * 2;
 }
@@ -72,7 +84,7 @@ __attribute__((target("avx512f,avx512bf16"))) double probe_avx512_bf16(int64_t r
   __m512 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
     s = _mm512_add_ps(s, acc[i]);
-  volatile float sink = _mm512_reduce_add_ps(s);
+  volatile float sink = lane_sum(s);
   (void)sink;
   // vdpbf16ps: 16 lanes x 2 products x (multiply + add) = 64 FLOP per instruction.
   return (double)reps * k_acc * 64;

@@ -441,7 +441,7 @@ bool measure_into(run& out, const std::string& name, kernel& k, const measuremen
   out.samples = std::move(res.samples);
   for (auto& reason : res.invalid_reasons)
     out.mark_invalid(std::move(reason));
-  out.sample_unit = "s";
+  out.sample_unit = std::string("s"); // not = "s": GCC 12's false -Wrestrict (GCC bug 105329)
   out.sample_dir = direction::lower_is_better;
   out.effective_settings["measurement_applied"] = res.effective;
   return true;

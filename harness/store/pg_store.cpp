@@ -501,8 +501,11 @@ void prepare_for_reading(pg_connection& c) {
 
 std::string id_array(const std::vector<int64_t>& ids) {
   std::string out = "{";
-  for (size_t i = 0; i < ids.size(); ++i)
-    out += (i ? "," : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0)
+      out += ',';
+    out += std::to_string(ids[i]);
+  }
   return out + "}";
 }
 
