@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -255,22 +254,51 @@ double benchmark_table::init_limit_min(const std::string& division) const {
   return m_init_limit.count("closed") ? m_init_limit.at("closed") : 30;
 }
 
-std::string normalize_round(std::string_view s) {
-  static const std::regex re(R"((\d+)\.(\d+)(?:\.\d+)?)");
-  std::cmatch m;
-  if (!std::regex_search(s.begin(), s.end(), m, re))
-    return {};
-  return m[1].str() + "." + m[2].str();
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The end of the run of digits that starts at i (i itself when s[i] is not a digit).
+size_t digits_end(std::string_view s, size_t i) {
+  while (i < s.size() && is_digit(s[i]))
+    ++i;
+  return i;
 }
 
+} // namespace
+
+// The first "MAJOR.MINOR" in s (digits, a dot, digits; a third part is ignored): "v5.0.1" is
+// "5.0". Written by hand rather than with <regex>, which alone took most of this file's compile
+// time.
+std::string normalize_round(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!is_digit(s[i]))
+      continue;
+    const size_t dot = digits_end(s, i);
+    if (dot + 1 < s.size() && s[dot] == '.' && is_digit(s[dot + 1])) {
+      const size_t end = digits_end(s, dot + 1);
+      return std::string(s.substr(i, dot - i)) + "." +
+             std::string(s.substr(dot + 1, end - dot - 1));
+    }
+    i = dot; // no digit inside this run starts a match either
+  }
+  return {};
+}
+
+// The round a results folder belongs to: the last path part named training_vX.Y or
+// training_results_vX.Y.
 std::string round_from_path(const std::filesystem::path& p) {
-  static const std::regex re(R"(^training(?:_results)?_v(\d+\.\d+)$)");
   std::string found;
   for (const auto& part : std::filesystem::absolute(p).lexically_normal()) {
-    std::smatch m;
-    const std::string s = part.string();
-    if (std::regex_match(s, m, re))
-      found = m[1].str();
+    std::string_view s = part.native();
+    for (std::string_view prefix : {"training_results_v", "training_v"})
+      if (s.substr(0, prefix.size()) == prefix) {
+        const std::string_view v = s.substr(prefix.size());
+        const size_t dot = digits_end(v, 0);
+        if (dot > 0 && dot + 1 < v.size() && v[dot] == '.' && digits_end(v, dot + 1) == v.size())
+          found = std::string(v);
+        break;
+      }
   }
   return found;
 }

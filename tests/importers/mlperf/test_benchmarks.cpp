@@ -69,6 +69,13 @@ TEST_CASE("benchmarks: round names", "[mlperf][benchmarks]") {
   CHECK(round_from_path("/x/training_v4.0/NVIDIA") == "4.0");
   CHECK(round_from_path("/x/training_results_v5.1/Org/results") == "5.1");
   CHECK(round_from_path("/x/y/z") == "");
+  // The first digits.digits anywhere; nothing that only looks like one.
+  CHECK(normalize_round("abc12x3.4") == "3.4");
+  CHECK(normalize_round("round 10.25.7") == "10.25");
+  CHECK(normalize_round("1. 2") == "");
+  CHECK(round_from_path("/x/training_v4.0x/NVIDIA") == "");
+  CHECK(round_from_path("/x/training_v.1") == "");
+  CHECK(round_from_path("/training_v3.1/a/training_results_v4.1/b") == "4.1"); // the last one
   CHECK(compare_rounds("4.1", "5.0") < 0);
   CHECK(compare_rounds("5.10", "5.9") > 0);
 }
