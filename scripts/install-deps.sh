@@ -5,6 +5,7 @@ set -euo pipefail
 
 pkgs=(
   build-essential cmake ninja-build pkg-config git
+  ccache  # rebuilds of unchanged sources are cache hits (ACCELBENCH_CCACHE)
   libbenchmark-dev nlohmann-json3-dev libcurl4-openssl-dev libsqlite3-dev sqlite3 libpq-dev
   libfmt-dev catch2 libcli11-dev libdnnl-dev libopenblas-dev
   libcpp-httplib-dev libssl-dev  # accelbench serve: HTTP(S) server, token hashes (OpenSSL)

@@ -3,13 +3,14 @@
 # ($ACCELBENCH_DB or results/accelbench.db), then write reports under results/reports/:
 #   <tag>.json                      the runs of this job (accelbench export)
 #   <tag>-vs-previous.{html,json}   this job against the previous default job, when there is one
+#   latest.{html,json}              links to the newest of those (the README's third command)
 #   h100-vs-blackwell.{html,json}   published H100 vs Blackwell results (reference figures shipped
 #                                   in results/published, with the published MLPerf Training
 #                                   results in results/published/mlperf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/build.sh --job   # the accelbench executable only (CUDA when a GPU is present)
 ab=./build/accelbench
 db=${ACCELBENCH_DB:-results/accelbench.db}
 suite=${ACCELBENCH_SUITE:-quick}
@@ -39,7 +40,12 @@ if [[ -n "$previous" ]]; then
     --html "results/reports/$tag-vs-previous.html" -o "results/reports/$tag-vs-previous.json" || true
   echo "accelbench: this job ($tag) against the previous one ($previous):" >&2
   $ab compare --baseline "tag=$previous" --candidate "tag=$tag" --db "$db" || true
-  echo "accelbench: report: results/reports/$tag-vs-previous.html" >&2
+  # A stable name for the newest comparison: relative links, so the folder can move.
+  for ext in html json; do
+    [[ -f "results/reports/$tag-vs-previous.$ext" ]] &&
+      ln -sfn "$tag-vs-previous.$ext" "results/reports/latest.$ext"
+  done
+  echo "accelbench: report: results/reports/latest.html ($tag-vs-previous.html)" >&2
 else
   # The first job on this database has nothing of its own to compare with: say what comes next.
   echo "accelbench: first default job in $db: run scripts/run-default.sh again to compare the next job with this one" >&2
