@@ -543,8 +543,9 @@ __global__ void __launch_bounds__(threads)
     const T* qt = qdo + 2 * (it & 1) * tile;
     const float* lse2 = stats + 2 * (it & 1) * rows;
     const int64_t i0 = w.i_begin + (int64_t)(it % w.per_head) * rows;
-    // Two halves of 32 query rows each keep S^T and dP^T at 16 registers apiece.
-#pragma unroll
+    // Two halves of 32 query rows each keep S^T and dP^T at 16 registers apiece (not unrolled:
+    // unrolled, the dK and dV accumulators and both halves' fragments spill at head_dim 128).
+#pragma unroll 1
     for (int half = 0; half < 2; ++half) {
       const T* qh = qt + half * 32 * (D + 8);
       const T* doh = qh + tile;
