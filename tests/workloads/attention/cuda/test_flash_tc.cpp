@@ -10,10 +10,13 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/fp16.hpp"
+#include "harness/core/ruleset.hpp"
 #include "harness/device/device.hpp"
 #include "kernels/attention/cuda/attention_kernels.hpp"
 #include "tests/support/gpu_skip.hpp"
+#include "tests/support/load_free.hpp"
 #include "workloads/attention/attention_check.hpp"
+#include "workloads/attention/cuda/attention_cuda.hpp"
 
 using namespace accelbench;
 using namespace accelbench::attention;
@@ -182,4 +185,29 @@ TEST_CASE("tensor-core attention matches the double reference and the fp32 kerne
       CHECK(rms_error(tc.dk, ref.dk) < opt.tolerance);
       CHECK(rms_error(tc.dv, ref.dv) < opt.tolerance);
     }
+}
+
+TEST_CASE("a native attention run records which kernel ran", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  json user;
+  auto rs = apply_overrides(load_ruleset("kernel-quick"), test_support::load_free(), user);
+  run_context ctx;
+  ctx.rules = &rs;
+  ctx.seed = 7;
+  for (auto [dtype, want] : {std::pair{"bf16", "flash_tc"}, {"fp32", "flash_native"}}) {
+    config c;
+    c.workload = "attention";
+    c.backend = "cuda";
+    c.values = {{"batch", "1"},      {"heads", "2"},      {"kv_heads", "1"}, {"seq_q", "100"},
+                {"seq_k", "100"},    {"head_dim", "128"}, {"causal", "1"},   {"dtype", dtype},
+                {"pass", "fwd_bwd"}, {"scale", "0"},      {"impl", "native"}};
+    run out;
+    out.cfg = c;
+    attention_cuda_execute(params_of(c), out, ctx);
+    INFO(dtype << ": " << out.status_reason);
+    REQUIRE(out.status == run_status::ok);
+    CHECK(out.valid); // the same correctness check as every run, at the ruleset's tolerance
+    CHECK(out.extra["native_kernel"].get<std::string>().rfind(want, 0) == 0);
+    CHECK(out.extra["implementation"].get<std::string>().find(want) != std::string::npos);
+  }
 }
