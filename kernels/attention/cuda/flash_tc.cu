@@ -257,6 +257,10 @@ __device__ inline int64_t key_end(const params& p, int64_t q0) {
   return p.causal ? max((int64_t)0, min(p.Sk, last + p.Sk - p.Sq + 1)) : p.Sk;
 }
 
+// The query tile a forward or dQ block owns, the last first: under a causal mask the last tiles
+// see the most keys, and starting them first keeps a short block from being the tail of the grid.
+__device__ inline int64_t heavy_first_tile() { return (int64_t)(gridDim.x - 1 - blockIdx.x); }
+
 // ---- forward ----
 
 struct softmax_state {
@@ -334,7 +338,7 @@ __global__ void __launch_bounds__(threads)
   T* kv = qs + tile; // stage s: K at kv + 2s * tile, V after it
   const int warp = threadIdx.x / 32;
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (p.H / p.KVH);
-  const int64_t q0 = (int64_t)blockIdx.x * rows, i0 = q0 + warp * 16;
+  const int64_t q0 = heavy_first_tile() * rows, i0 = q0 + warp * 16;
   const rows_view qv = view_of(b, p.Sq, p.H, h, D), kvv = view_of(b, p.Sk, p.KVH, hk, D);
   const int64_t kend = key_end(p, q0);
   const int n = (int)((kend + rows - 1) / rows);
@@ -441,7 +445,7 @@ __global__ void __launch_bounds__(threads)
   T* kv = dos + tile; // stage s: K at kv + 2s * tile, V after it
   const int warp = threadIdx.x / 32;
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (p.H / p.KVH), bh = b * p.H + h;
-  const int64_t q0 = (int64_t)blockIdx.x * rows, i0 = q0 + warp * 16;
+  const int64_t q0 = heavy_first_tile() * rows, i0 = q0 + warp * 16;
   const rows_view qv = view_of(b, p.Sq, p.H, h, D), kvv = view_of(b, p.Sk, p.KVH, hk, D);
   const int n = (int)((key_end(p, q0) + rows - 1) / rows);
   float lse2[2], dl[2];
