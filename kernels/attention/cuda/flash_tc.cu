@@ -37,7 +37,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <string>
+#include <utility>
 
+#include "harness/core/error.hpp"
 #include "harness/device/device.hpp"
 
 namespace accelbench::attention::native::tc {
@@ -587,6 +591,15 @@ __global__ void __launch_bounds__(threads)
 params params_of(const attention_shape& s) {
   return {s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.causal, s.effective_scale()};
 }
+// cp.async moves 16 bytes at a time: a tensor that does not start on a 16-byte boundary (a view
+// into a larger buffer) would fault the context, so it is refused here with its name.
+void require_aligned(std::initializer_list<std::pair<const char*, const void*>> tensors) {
+  for (const auto& [name, ptr] : tensors)
+    if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
+      throw backend_error(std::string("native attention (tensor cores): ") + name +
+                          " is not 16-byte aligned (cp.async copies 16-byte chunks)");
+}
+
 unsigned blocks(int64_t n) { return (unsigned)((n + rows - 1) / rows); }
 template <int D> constexpr size_t tile_bytes() { return (size_t)rows * (D + 8) * 2; }
 
@@ -626,6 +639,7 @@ bool supports(const attention_shape& s) { return s.head_dim == 64 || s.head_dim 
 
 void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
              void* o, float* lse, void* stream) {
+  require_aligned({{"q", q}, {"k", k}, {"v", v}, {"o", o}});
   auto st = static_cast<cudaStream_t>(stream);
   if (s.head_dim == 64)
     bf16 ? forward_t<__nv_bfloat16, 64>(s, q, k, v, o, lse, st)
@@ -638,6 +652,8 @@ void forward(const attention_shape& s, bool bf16, const void* q, const void* k, 
 void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
               const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
               void* dv, void* stream) {
+  require_aligned(
+      {{"q", q}, {"k", k}, {"v", v}, {"o", o}, {"d_o", d_o}, {"dq", dq}, {"dk", dk}, {"dv", dv}});
   auto st = static_cast<cudaStream_t>(stream);
   if (s.head_dim == 64)
     bf16 ? backward_t<__nv_bfloat16, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st)

@@ -143,6 +143,11 @@ TEST_CASE("native attention dispatch: 16-bit inputs at head_dim 64/128 run on te
   CHECK_THROWS_WITH(
       native::forward(odd, elem_type::f16, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
       Catch::Contains("head_dim=80"));
+  // A tensor off a 16-byte boundary would fault cp.async (and the context): refused by name.
+  alignas(16) static char buf[64];
+  CHECK_THROWS_WITH(native::forward(shape(1, 2, 1, 100, 100, 128, false), elem_type::bf16, buf,
+                                    buf + 2, buf, buf, nullptr, nullptr),
+                    Catch::Contains("k is not 16-byte aligned"));
 }
 
 TEST_CASE("tensor-core attention matches the double reference and the fp32 kernels, fwd and bwd",
