@@ -4,8 +4,9 @@
 // interface (no CUDA types): pointers are device pointers, streams are cudaStream_t passed as
 // void*. Layouts and conventions are the CPU kernels' (kernels/attention/cpu/flash_attention.hpp).
 //
-//   native  FlashAttention-2-style kernels of our own (flash_native.cu): forward and backward,
-//           causal, GQA, fp32 and bf16, head_dim <= 256.
+//   native  FlashAttention-2-style kernels of our own: forward and backward, causal, GQA.
+//           bf16/fp16 at head_dim 64 and 128 on tensor cores (flash_tc.cu, mma.sync); fp32
+//           (and bf16 at other head dims <= 256) on CUDA cores (flash_native.cu, the reference).
 //   cudnn   cuDNN's fused SDPA through the cuDNN 9 backend graph API (cudnn_sdpa.cpp): forward
 //           and backward, bf16, causal (top-left), GQA.
 #include <string>
@@ -15,15 +16,33 @@
 namespace accelbench::attention {
 
 namespace native {
+// The element type of q, k, v, o and the gradients (lse and delta are always fp32).
+enum class elem_type { f32, bf16, f16 };
 // How many (device, kernel) shared-memory opt-ins this process has made (each is made once per
 // device: the attribute is per device, so one made on device 0 does not hold on device 1).
 int smem_opt_ins();
-// Device pointers; T = float or bf16 by `bf16`. `delta` is B*H*Sq floats of scratch.
-void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+// Whether forward/backward run the tensor-core kernels (flash_tc.cu: bf16 or fp16 at head_dim
+// 64 or 128) rather than the fp32 CUDA-core reference kernels (flash_native.cu), and which one
+// in words (for a run's record). fp16 elsewhere is refused with backend_error.
+bool uses_tensor_cores(const attention_shape& s, elem_type t);
+std::string kernel_name(const attention_shape& s, elem_type t);
+// Device pointers of element type `t`. `delta` is B*H*Sq floats of scratch.
+void forward(const attention_shape& s, elem_type t, const void* q, const void* k, const void* v,
              void* o, float* lse, void* stream);
-void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+void backward(const attention_shape& s, elem_type t, const void* q, const void* k, const void* v,
               const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
               void* dv, void* stream);
+// The same with T = float or bf16 by `bf16`.
+inline void forward(const attention_shape& s, bool bf16, const void* q, const void* k,
+                    const void* v, void* o, float* lse, void* stream) {
+  forward(s, bf16 ? elem_type::bf16 : elem_type::f32, q, k, v, o, lse, stream);
+}
+inline void backward(const attention_shape& s, bool bf16, const void* q, const void* k,
+                     const void* v, const void* o, const void* d_o, const float* lse, float* delta,
+                     void* dq, void* dk, void* dv, void* stream) {
+  backward(s, bf16 ? elem_type::bf16 : elem_type::f32, q, k, v, o, d_o, lse, delta, dq, dk, dv,
+           stream);
+}
 } // namespace native
 
 namespace cudnn {

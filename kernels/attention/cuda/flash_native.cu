@@ -1,7 +1,9 @@
-// A FlashAttention-2-style attention of our own (impl=native): readable first, fast
-// second. Same layouts and conventions as the CPU kernels (kernels/attention/cpu/
-// flash_attention.hpp): q, o [B, Sq, H, D]; k, v [B, Sk, KVH, D]; lse [B, H, Sq] natural log;
-// GQA query head h reads kv head h / (H / KVH); causal masks bottom-right (j <= i + Sk - Sq).
+// A FlashAttention-2-style attention of our own (impl=native) on CUDA cores: the fp32 reference
+// path (fp32 inputs, and bf16 at head dims the tensor-core kernels of flash_tc.cu are not built
+// for); bf16/fp16 at head_dim 64 and 128 dispatch to flash_tc.cu. Readable first, fast second. Same
+// layouts and conventions as the CPU kernels (kernels/attention/cpu/ flash_attention.hpp): q, o [B,
+// Sq, H, D]; k, v [B, Sk, KVH, D]; lse [B, H, Sq] natural log; GQA query head h reads kv head h /
+// (H / KVH); causal masks bottom-right (j <= i + Sk - Sq).
 //
 // Work split (FlashAttention-2, Dao 2023, §3.2): the forward and dQ pass parallelise over query
 // tiles, the dK/dV pass over key tiles, so no pass needs atomics. One query (or key) row belongs
@@ -22,9 +24,12 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 
+#include "harness/core/error.hpp"
 #include "harness/device/device.hpp"
+#include "kernels/attention/cuda/flash_launch.hpp"
 
 namespace accelbench::attention::native {
 
@@ -315,35 +320,17 @@ params params_of(const attention_shape& s) {
           s.seq_k, s.head_dim, s.causal,   s.effective_scale()};
 }
 
-// Opts a kernel into more than 48 KB of dynamic shared memory, once per device, kernel and size
-// (host work: not something to repeat inside a timed loop). The attribute belongs to the current
-// device, so the cache is keyed by it too: an opt-in made on device 0 does not hold on device 1.
+// The shared-memory opt-ins made so far (allow_smem), per device and kernel.
 std::mutex g_smem_mu;
 std::map<std::pair<int, const void*>, size_t> g_smem_allowed;
 int g_smem_opt_ins = 0;
-
-template <class K> void allow_smem(K kernel, size_t bytes) {
-  if (bytes <= 48 * 1024)
-    return;
-  int dev = 0;
-  device::check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
-  std::lock_guard<std::mutex> lock(g_smem_mu);
-  size_t& have = g_smem_allowed[{dev, reinterpret_cast<const void*>(kernel)}];
-  if (have >= bytes)
-    return;
-  device::check_cuda(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
-      "cudaFuncSetAttribute(shared memory)");
-  have = bytes;
-  ++g_smem_opt_ins;
-}
 
 template <class T, int DPT>
 void forward_t(const attention_shape& s, const void* q, const void* k, const void* v, void* o,
                float* lse, cudaStream_t st) {
   auto p = params_of(s);
   size_t smem = 2 * tile * s.head_dim * sizeof(float);
-  allow_smem(forward_kernel<T, DPT>, smem);
+  allow_smem(reinterpret_cast<const void*>(forward_kernel<T, DPT>), smem);
   dim3 grid((unsigned)((s.seq_q + rows_per_block - 1) / rows_per_block), (unsigned)s.heads,
             (unsigned)s.batch);
   forward_kernel<T, DPT>
@@ -359,13 +346,13 @@ void backward_t(const attention_shape& s, const void* q, const void* k, const vo
   dot_do_o_kernel<T>
       <<<(unsigned)((rows + 255) / 256), 256, 0, st>>>(p, (const T*)o, (const T*)d_o, delta);
   size_t smem = 2 * tile * s.head_dim * sizeof(float);
-  allow_smem(dq_kernel<T, DPT>, smem);
+  allow_smem(reinterpret_cast<const void*>(dq_kernel<T, DPT>), smem);
   dim3 gq((unsigned)((s.seq_q + rows_per_block - 1) / rows_per_block), (unsigned)s.heads,
           (unsigned)s.batch);
   dq_kernel<T, DPT><<<gq, threads, smem, st>>>(p, (const T*)q, (const T*)k, (const T*)v,
                                                (const T*)d_o, lse, delta, (T*)dq);
   size_t smem_kv = smem + 2 * tile * sizeof(float);
-  allow_smem(dkv_kernel<T, DPT>, smem_kv);
+  allow_smem(reinterpret_cast<const void*>(dkv_kernel<T, DPT>), smem_kv);
   dim3 gk((unsigned)((s.seq_k + rows_per_block - 1) / rows_per_block), (unsigned)s.kv_heads,
           (unsigned)s.batch);
   dkv_kernel<T, DPT><<<gk, threads, smem_kv, st>>>(p, (const T*)q, (const T*)k, (const T*)v,
@@ -374,44 +361,83 @@ void backward_t(const attention_shape& s, const void* q, const void* k, const vo
 
 } // namespace
 
+// Opts a kernel into more than 48 KB of dynamic shared memory, once per device, kernel and size
+// (host work: not something to repeat inside a timed loop). The attribute belongs to the current
+// device, so the cache is keyed by it too: an opt-in made on device 0 does not hold on device 1.
+void allow_smem(const void* kernel, size_t bytes) {
+  if (bytes <= 48 * 1024)
+    return;
+  int dev = 0;
+  device::check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(g_smem_mu);
+  size_t& have = g_smem_allowed[{dev, kernel}];
+  if (have >= bytes)
+    return;
+  device::check_cuda(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
+      "cudaFuncSetAttribute(shared memory)");
+  have = bytes;
+  ++g_smem_opt_ins;
+}
+
 int smem_opt_ins() {
   std::lock_guard<std::mutex> lock(g_smem_mu);
   return g_smem_opt_ins;
 }
 
+// One home for the dispatch rule: 16-bit inputs at a head_dim the tensor-core kernels are built
+// for run on tensor cores; fp32 inputs (and other head dims in bf16) run the CUDA-core kernels.
+bool uses_tensor_cores(const attention_shape& s, elem_type t) {
+  return t != elem_type::f32 && tc::supports(s);
+}
+
+std::string kernel_name(const attention_shape& s, elem_type t) {
+  if (uses_tensor_cores(s, t))
+    return std::string("flash_tc: tensor cores, mma.sync m16n8k16 ") +
+           (t == elem_type::bf16 ? "bf16" : "fp16") + " with fp32 accumulate, ldmatrix, cp.async";
+  return "flash_native: CUDA cores, fp32 math (the reference kernels)";
+}
+
+namespace {
+void refuse_unsupported(const attention_shape& s, elem_type t) {
+  if (t == elem_type::f16 && !uses_tensor_cores(s, t))
+    throw backend_error("native attention: fp16 runs on the tensor-core kernels only, which "
+                        "support head_dim 64 and 128 (got head_dim=" +
+                        std::to_string(s.head_dim) + ")");
+}
+} // namespace
+
 // head_dim <= 128 keeps 32 values per thread per operand in registers; up to 256 uses 64.
-void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+void forward(const attention_shape& s, elem_type t, const void* q, const void* k, const void* v,
              void* o, float* lse, void* stream) {
+  refuse_unsupported(s, t);
+  const bool bf16 = t == elem_type::bf16;
   auto st = static_cast<cudaStream_t>(stream);
-  if (s.head_dim <= 128) {
-    if (bf16)
-      forward_t<__nv_bfloat16, 32>(s, q, k, v, o, lse, st);
-    else
-      forward_t<float, 32>(s, q, k, v, o, lse, st);
-  } else {
-    if (bf16)
-      forward_t<__nv_bfloat16, 64>(s, q, k, v, o, lse, st);
-    else
-      forward_t<float, 64>(s, q, k, v, o, lse, st);
-  }
+  if (uses_tensor_cores(s, t))
+    tc::forward(s, bf16, q, k, v, o, lse, stream);
+  else if (s.head_dim <= 128)
+    bf16 ? forward_t<__nv_bfloat16, 32>(s, q, k, v, o, lse, st)
+         : forward_t<float, 32>(s, q, k, v, o, lse, st);
+  else
+    bf16 ? forward_t<__nv_bfloat16, 64>(s, q, k, v, o, lse, st)
+         : forward_t<float, 64>(s, q, k, v, o, lse, st);
   device::check_cuda(cudaGetLastError(), "native attention forward launch");
 }
 
-void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+void backward(const attention_shape& s, elem_type t, const void* q, const void* k, const void* v,
               const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
               void* dv, void* stream) {
+  refuse_unsupported(s, t);
+  const bool bf16 = t == elem_type::bf16;
   auto st = static_cast<cudaStream_t>(stream);
-  if (s.head_dim <= 128) {
-    if (bf16)
-      backward_t<__nv_bfloat16, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
-    else
-      backward_t<float, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
-  } else {
-    if (bf16)
-      backward_t<__nv_bfloat16, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
-    else
-      backward_t<float, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
-  }
+  if (uses_tensor_cores(s, t))
+    tc::backward(s, bf16, q, k, v, o, d_o, lse, delta, dq, dk, dv, stream);
+  else if (s.head_dim <= 128)
+    bf16 ? backward_t<__nv_bfloat16, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st)
+         : backward_t<float, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
+  else
+    bf16 ? backward_t<__nv_bfloat16, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st)
+         : backward_t<float, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);
   device::check_cuda(cudaGetLastError(), "native attention backward launch");
 }
 

@@ -106,7 +106,9 @@ public:
   }
   std::string engine() const {
     if (!m_cudnn)
-      return "accelbench native FlashAttention-2-style (CUDA cores, fp32 math)";
+      return "accelbench native FlashAttention-2-style (" +
+             native::kernel_name(m_s, m_bf16 ? native::elem_type::bf16 : native::elem_type::f32) +
+             ")";
     if (!m_cudnn_bwd)
       return m_cudnn->engine();
     return "forward: " + m_cudnn->engine() + "; backward: " + m_cudnn_bwd->engine();
@@ -215,6 +217,8 @@ void record_implementation(const attention_params& p, const attention_kernel& ke
   out.extra["flops_per_iteration"] = p.flops();
   out.extra["flop_convention"] = k_flop_convention;
   if (p.impl == "native") {
+    out.extra["native_kernel"] =
+        native::kernel_name(p.shape, p.bf16() ? native::elem_type::bf16 : native::elem_type::f32);
     out.extra["executed_flops_per_iteration"] = native::executed_flops(p.shape, p.pass);
     out.extra["executed_flops_note"] =
         "the native backward recomputes Q K^T and dO V^T in both of its kernels (14*head_dim per "

@@ -1,0 +1,25 @@
+#pragma once
+// Internal to kernels/attention/cuda: the tensor-core flash-attention kernels (flash_tc.cu) as
+// flash_native.cu's dispatch sees them, and the shared-memory opt-in both files use.
+#include <cstddef>
+
+#include "kernels/attention/cpu/flash_attention.hpp"
+
+namespace accelbench::attention::native {
+
+// Opts `kernel` into `bytes` of dynamic shared memory on the current device, once per device,
+// kernel and size (flash_native.cu; counted by smem_opt_ins()).
+void allow_smem(const void* kernel, size_t bytes);
+
+namespace tc {
+// The head dimensions the tensor-core kernels are built for (64 and 128).
+bool supports(const attention_shape& s);
+// bf16 (else fp16) device tensors in the layouts of attention_kernels.hpp.
+void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+             void* o, float* lse, void* stream);
+void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
+              const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
+              void* dv, void* stream);
+} // namespace tc
+
+} // namespace accelbench::attention::native
