@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/cuda/sdpa_rules.hpp"
 
 namespace accelbench::attention {
 
@@ -27,13 +28,21 @@ void backward(const attention_shape& s, bool bf16, const void* q, const void* k,
 } // namespace native
 
 namespace cudnn {
-// cuDNN's version and whether its SDPA can run the shape here; empty when it can.
+// Why cuDNN's SDPA cannot run this config, naming the rule of sdpa_rules.hpp it breaks; empty
+// when it can. Rules about the installation (cuDNN's CUDA major, version, GPU) are left to the
+// constructors below, which throw: a broken installation fails the run rather than skipping it.
 std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward);
+// What this process loaded: cuDNN's version and the CUDA it was built for, the CUDA this binary
+// was built with, the current device's compute capability (sdpa_env; 0 where unknown).
+sdpa_env environment();
+// The path of the libcudnn shared object this process loaded (empty when unknown).
+std::string library_path();
 
 // A built cuDNN SDPA forward graph (execution plan + workspace) for one shape; move-only.
 class sdpa_forward {
 public:
-  explicit sdpa_forward(const attention_shape& s); // throws backend_error with cuDNN's message
+  // Throws backend_error naming the failed rule (sdpa_rules.hpp), or with cuDNN's message.
+  explicit sdpa_forward(const attention_shape& s);
   ~sdpa_forward();
   sdpa_forward(sdpa_forward&&) noexcept;
   sdpa_forward& operator=(sdpa_forward&&) noexcept;
@@ -52,7 +61,7 @@ private:
 // accumulator, the plan's workspace); move-only.
 class sdpa_backward {
 public:
-  explicit sdpa_backward(const attention_shape& s); // throws backend_error with cuDNN's message
+  explicit sdpa_backward(const attention_shape& s); // throws as sdpa_forward's
   ~sdpa_backward();
   sdpa_backward(sdpa_backward&&) noexcept;
   sdpa_backward& operator=(sdpa_backward&&) noexcept;
