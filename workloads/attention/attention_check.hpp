@@ -11,7 +11,7 @@
 #include "kernels/attention/cpu/flash_attention.hpp"
 
 namespace accelbench {
-class ruleset; // harness/core/ruleset.hpp
+struct ruleset; // harness/core/ruleset.hpp
 }
 
 namespace accelbench::attention {

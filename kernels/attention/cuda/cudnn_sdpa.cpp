@@ -388,7 +388,8 @@ struct sdpa_plan {
   int packs_built = 0;
 
   // Binds device pointers (and the host by-value scalars) by uid and runs the plan on `stream`.
-  void execute(std::vector<int64_t> uids, std::vector<void*> ptrs, void* stream, const char* what) {
+  void execute(std::vector<int64_t> uids, const std::vector<void*>& ptrs, void* stream,
+               const char* what) {
     check(cudnnSetStream(handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
     if (!pack || ptrs != pack_ptrs)
       build_pack(std::move(uids), ptrs);
