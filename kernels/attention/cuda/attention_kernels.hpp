@@ -42,11 +42,12 @@ std::string library_path();
 class sdpa_forward {
 public:
   // Throws backend_error naming the failed rule (sdpa_rules.hpp), or with cuDNN's message.
-  explicit sdpa_forward(const attention_shape& s);
+  // `inference`: cuDNN's is_inference forward, without the softmax stats (run's lse unused).
+  explicit sdpa_forward(const attention_shape& s, bool inference = false);
   ~sdpa_forward();
   sdpa_forward(sdpa_forward&&) noexcept;
   sdpa_forward& operator=(sdpa_forward&&) noexcept;
-  // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log).
+  // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log; ignored by an inference forward).
   void run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream);
   std::string engine() const; // engine id and knobs chosen by the heuristic
   // Variant packs built so far: one per distinct set of buffers, not one per run.

@@ -418,14 +418,17 @@ struct sdpa_plan {
 // ---------------------------------------------------------------------------------------------
 struct sdpa_forward::impl {
   sdpa_plan p;
+  bool inference = false;
 };
 
-sdpa_forward::sdpa_forward(const attention_shape& s) {
+sdpa_forward::sdpa_forward(const attention_shape& s, bool inference) {
   require_supported(s, false);
   auto owner = std::make_unique<impl>(); // freed if building the graph throws
   owner->p.scale = s.effective_scale();
   owner->p.causal = s.causal;
-  owner->p.build(describe_forward(s, sdpa_dtype::bf16), "SDPA forward");
+  owner->inference = inference;
+  owner->p.build(describe_forward(s, sdpa_dtype::bf16, !inference),
+                 inference ? "SDPA inference forward" : "SDPA forward");
   m_impl = owner.release();
 }
 
@@ -441,9 +444,13 @@ int sdpa_forward::variant_packs_built() const { return m_impl->p.packs_built; }
 
 void sdpa_forward::run(const void* q, const void* k, const void* v, void* o, float* lse,
                        void* stream) {
-  m_impl->p.execute({u_q, u_k, u_v, u_o, u_stats},
-                    {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, lse},
-                    stream, "SDPA forward execute");
+  std::vector<void*> ptrs = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o};
+  std::vector<int64_t> uids = {u_q, u_k, u_v, u_o};
+  if (!m_impl->inference) {
+    uids.push_back(u_stats);
+    ptrs.push_back(lse);
+  }
+  m_impl->p.execute(std::move(uids), ptrs, stream, "SDPA forward execute");
 }
 
 // ---------------------------------------------------------------------------------------------

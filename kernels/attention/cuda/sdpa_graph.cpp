@@ -147,7 +147,7 @@ struct builder {
 
 } // namespace
 
-sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io_type) {
+sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io_type, bool generate_stats) {
   builder g;
   const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
                 D = s.head_dim;
@@ -156,7 +156,8 @@ sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io_type) {
   const int kt = g.io("K^T", u_k, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), io_type);
   const int v = g.io("V", u_v, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), io_type);
   const int o = g.io("O", u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), io_type);
-  const int stats = g.io("Stats", u_stats, rdims, packed(rdims), sdpa_dtype::fp32);
+  const int stats =
+      generate_stats ? g.io("Stats", u_stats, rdims, packed(rdims), sdpa_dtype::fp32) : -1;
   const int scale = g.scalar("attn_scale", u_scale);
 
   const int s1 = g.virt("S", sdims);
@@ -170,8 +171,10 @@ sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io_type) {
   const int ex = g.pw("E", sdpa_mode::exp, sub);
   const int sum = g.virt("L", rdims);
   g.reduce(sdpa_mode::reduce_add, ex, sum);
-  const int lg = g.pw("log_L", sdpa_mode::log, sum);
-  g.pw(sdpa_mode::add, mx, lg, stats);
+  if (generate_stats) {
+    const int lg = g.pw("log_L", sdpa_mode::log, sum);
+    g.pw(sdpa_mode::add, mx, lg, stats);
+  }
   // The second matmul's A operand in the I/O type: cuDNN's fused engines match no other.
   const int p = g.virt("P", sdims, io_type);
   g.pw(sdpa_mode::div, ex, sum, p);

@@ -9,7 +9,8 @@
 // The patterns are cuDNN 9's "Fused Attention fprop/bprop" as the cuDNN frontend's composite
 // SDPA nodes build them (cudnn_frontend, node/scaled_dot_product_flash_attention.h):
 //
-// Forward (training: it writes the softmax stats, which the backward and our check read):
+// Forward (training mode writes the softmax stats, which the backward and our check read; the
+// inference mode, cuDNN's is_inference, leaves Stats and its log/add out):
 //   S     = matmul(Q, K^T) * attn_scale             fp32 virtual [B,H,Sq,Sk]
 //   S     = select(S, -inf, row >= col)             causal only (top-left)
 //   M     = reduce_max(S);  E = exp(S - M);  L = reduce_add(E)
@@ -108,7 +109,8 @@ struct sdpa_graph {
 
 // The graphs for one shape with Q, K, V, O (and dO, dQ, dK, dV) in `io` (bf16 or fp16) in our
 // [B, S, heads, D] memory layout.
-sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io = sdpa_dtype::bf16);
+sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io = sdpa_dtype::bf16,
+                            bool generate_stats = true);
 sdpa_graph describe_backward(const attention_shape& s, sdpa_dtype io = sdpa_dtype::bf16);
 
 } // namespace accelbench::attention::cudnn

@@ -162,6 +162,8 @@ std::optional<sdpa_rule_failure> check_sdpa_graph(const sdpa_graph& g, bool back
     return f;
   if (auto f = check_operands(g, backward))
     return f;
+  if (!backward && g.producers("Stats").empty())
+    return std::nullopt; // an inference forward: no stats to check
   const sdpa_tensor& st = g.tensor("Stats");
   const int64_t b = st.dims[0], h = st.dims[1], sq = st.dims[2];
   if (st.type != sdpa_dtype::fp32 || st.is_virtual || st.dims.back() != 1 ||

@@ -80,6 +80,18 @@ TEST_CASE("SDPA forward graph: P·V's A operand in the I/O type, stats fp32, our
     }
 }
 
+TEST_CASE("SDPA inference forward (is_inference): no stats, the same P", "[cudnn_graph]") {
+  const sdpa_graph train = describe_forward(shape(4, 2, 128, 128, 64, true));
+  const sdpa_graph infer =
+      describe_forward(shape(4, 2, 128, 128, 64, true), sdpa_dtype::bf16, false);
+  CHECK_THROWS(infer.tensor("Stats"));
+  CHECK_THROWS(infer.tensor("log_L"));
+  CHECK(infer.ops.size() == train.ops.size() - 2); // the log and the add of M + log(L)
+  CHECK(infer.tensor("P").type == sdpa_dtype::bf16);
+  CHECK(train.producers("Stats").at(0)->mode == sdpa_mode::add);
+  CHECK_FALSE(check_sdpa_graph(infer, false).has_value());
+}
+
 TEST_CASE("SDPA causal mask: int32 indices, a boolean row >= col, -inf selected", "[cudnn_graph]") {
   const sdpa_graph g = describe_forward(shape(4, 4, 64, 64, 64, true));
   CHECK(g.tensor("row_index").type == sdpa_dtype::int32);

@@ -2,6 +2,8 @@
 // and cuDNN kernels against the double-precision CPU reference on small shapes (GPU only).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <memory>
 #include <random>
 
 #include "harness/core/bf16.hpp"
@@ -366,4 +368,41 @@ TEST_CASE("cuDNN SDPA: an unsupported config is skipped with the rule's name on 
   const std::string why = attention_cuda_unavailable_reason(params_of(bwd));
   INFO("sm_" << sm << ": " << why);
   CHECK((why.find("rule 'head_dim'") != std::string::npos) == (sm / 10 != 9));
+}
+
+TEST_CASE("cuDNN SDPA inference forward (no stats) finds an engine and writes the same O",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  for (bool causal : {false, true}) {
+    attention_shape s;
+    s.batch = 1, s.heads = 4, s.kv_heads = 2, s.seq_q = 128, s.seq_k = 128, s.head_dim = 64,
+    s.causal = causal;
+    const size_t nq = 128 * 4 * 64, nk = 128 * 2 * 64;
+    auto q = rnd(nq, 31, true), k = rnd(nk, 32, true), v = rnd(nk, 33, true);
+    const host_result train = run_forward_host(s, "cudnn", true, q, k, v);
+    auto bf = [](const std::vector<float>& x) {
+      std::vector<uint16_t> h(x.size());
+      for (size_t i = 0; i < x.size(); ++i)
+        h[i] = float_to_bf16(x[i]);
+      return h;
+    };
+    device::device_buffer dq(nq * 2), dk(nk * 2), dv(nk * 2), dout(nq * 2);
+    dq.upload(bf(q).data(), nq * 2), dk.upload(bf(k).data(), nk * 2),
+        dv.upload(bf(v).data(), nk * 2);
+    std::unique_ptr<cudnn::sdpa_forward> f;
+    try {
+      f = std::make_unique<cudnn::sdpa_forward>(s, true);
+    } catch (const std::exception& e) {
+      FAIL("cuDNN SDPA inference forward failed (causal=" << causal << "): " << e.what());
+    }
+    f->run(dq.get(), dk.get(), dv.get(), dout.get(), nullptr, nullptr);
+    device::synchronize("sdpa inference forward");
+    std::vector<uint16_t> o(nq);
+    dout.download(o.data(), nq * 2);
+    size_t differ = 0;
+    for (size_t i = 0; i < nq; ++i)
+      differ += std::abs(bf16_to_float(o[i]) - train.o[i]) > 1e-2f * (1 + std::abs(train.o[i]));
+    INFO("causal=" << causal << " engine " << f->engine());
+    CHECK(differ == 0);
+  }
 }
