@@ -272,10 +272,10 @@ void attention_cuda_execute(const attention_params& p, run& out, run_context& ct
   const auto st = device::query_cuda();
   const auto& gpu = st.gpus.front();
   const uint64_t seed = ctx.seed ? ctx.seed : seed_from_key(p.key);
-  if (p.impl == "cudnn")
-    out.extra["cudnn"] = cudnn_record(); // kept when the run fails on an install rule
   try {
     device::set_device(gpu.index);
+    if (p.impl == "cudnn")
+      out.extra["cudnn"] = cudnn_record(); // kept when the run fails on an install rule
     device_tensors t(p.shape, p.bf16(), p.backward());
     const host_inputs in = upload_inputs(p, t, seed);
     attention_kernel kern(p.shape, p.bf16(), p.pass, p.impl, t, gpu.index);
