@@ -35,6 +35,9 @@ void register_all(registry& reg) {
       register_library_version("cublaslt", cs.cublas_version);
     if (!cs.cudnn_version.empty())
       register_library_version("cudnn", cs.cudnn_version);
+    if (cs.cudnn_cudart_version) // a CUDA 12 cuDNN has the soname of a CUDA 13 one
+      register_library_version("cudnn_cudart",
+                               device::cuda_version_string(cs.cudnn_cudart_version));
   }
 #endif
   gemm::register_gemm(reg);

@@ -50,6 +50,8 @@ json cuda_status::to_json() const {
     j["cublas"] = cublas_version;
   if (!cudnn_version.empty())
     j["cudnn"] = cudnn_version;
+  if (cudnn_cudart_version) // the CUDA the loaded cuDNN was built for (cudnnGetCudartVersion)
+    j["cudnn_cudart"] = cuda_version_string(cudnn_cudart_version);
   return j;
 }
 
@@ -225,6 +227,7 @@ cuda_status query_uncached() {
   cudaRuntimeGetVersion(&s.runtime_version);
   s.cublas_version = version3(cublasLtGetVersion());
   s.cudnn_version = version3(cudnnGetVersion());
+  s.cudnn_cudart_version = int(cudnnGetCudartVersion());
   if (nvml().ok && nvml().driver) {
     char buf[96] = {0};
     if (nvml().driver(buf, sizeof buf) == 0)

@@ -40,6 +40,8 @@ struct cuda_status {
   std::string driver_release; // NVML's driver release ("570.124.06"), empty without NVML
   std::string cublas_version; // "13.1.0"
   std::string cudnn_version;  // "9.19.0"
+  // The CUDA the loaded cuDNN was built for (cudnnGetCudartVersion: 13010 = 13.1); 0 unknown.
+  int cudnn_cudart_version = 0;
   std::vector<gpu_info> gpus;
   json to_json() const; // the "accelerator" section for `accelbench env`
 };

@@ -8,9 +8,20 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 
 namespace accelbench::attention {
+
+check_options check_options_for(const ruleset& rules, const attention_shape& s,
+                                const std::string& dtype, uint64_t seed) {
+  check_options opt;
+  opt.tolerance = rules.tolerance(dtype);
+  opt.sample_rows =
+      std::max<int64_t>(8, (rules.correctness_samples() + s.head_dim - 1) / s.head_dim);
+  opt.seed = seed;
+  return opt;
+}
 
 namespace {
 

@@ -10,6 +10,10 @@
 
 #include "kernels/attention/cpu/flash_attention.hpp"
 
+namespace accelbench {
+struct ruleset; // harness/core/ruleset.hpp
+}
+
 namespace accelbench::attention {
 
 struct check_options {
@@ -21,6 +25,12 @@ struct check_options {
   int64_t full_limit = int64_t(1) << 24;
   uint64_t seed = 1;
 };
+
+// The options of a run's check under `rules`, the one home of them for every backend (CPU and
+// CUDA): the tolerance of `dtype`, the ruleset's correctness_samples (sampled output elements) as
+// sampled rows of head_dim elements each (at least 8), and the run's seed.
+check_options check_options_for(const ruleset& rules, const attention_shape& s,
+                                const std::string& dtype, uint64_t seed);
 
 // Error measure, per element: |x - ref| / max(|ref|, rms(ref)), rms over the compared elements
 // of that tensor. A relative error where values are typical or large, and an error relative to

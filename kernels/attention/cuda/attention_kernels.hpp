@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernels/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/cuda/sdpa_rules.hpp"
 
 namespace accelbench::attention {
 
@@ -46,17 +47,26 @@ inline void backward(const attention_shape& s, bool bf16, const void* q, const v
 } // namespace native
 
 namespace cudnn {
-// cuDNN's version and whether its SDPA can run the shape here; empty when it can.
+// Why cuDNN's SDPA cannot run this config, naming the rule of sdpa_rules.hpp it breaks; empty
+// when it can. Rules about the installation (cuDNN's CUDA major, version, GPU) are left to the
+// constructors below, which throw: a broken installation fails the run rather than skipping it.
 std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward);
+// What this process loaded: cuDNN's version and the CUDA it was built for, the CUDA this binary
+// was built with, the current device's compute capability (sdpa_env; 0 where unknown).
+sdpa_env environment();
+// The path of the libcudnn shared object this process loaded (empty when unknown).
+std::string library_path();
 
 // A built cuDNN SDPA forward graph (execution plan + workspace) for one shape; move-only.
 class sdpa_forward {
 public:
-  explicit sdpa_forward(const attention_shape& s); // throws backend_error with cuDNN's message
+  // Throws backend_error naming the failed rule (sdpa_rules.hpp), or with cuDNN's message.
+  // `inference`: cuDNN's is_inference forward, without the softmax stats (run's lse unused).
+  explicit sdpa_forward(const attention_shape& s, bool inference = false);
   ~sdpa_forward();
   sdpa_forward(sdpa_forward&&) noexcept;
   sdpa_forward& operator=(sdpa_forward&&) noexcept;
-  // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log).
+  // bf16 q, k, v, o; fp32 lse ([B, H, Sq], natural log; ignored by an inference forward).
   void run(const void* q, const void* k, const void* v, void* o, float* lse, void* stream);
   std::string engine() const; // engine id and knobs chosen by the heuristic
   // Variant packs built so far: one per distinct set of buffers, not one per run.
@@ -71,7 +81,7 @@ private:
 // accumulator, the plan's workspace); move-only.
 class sdpa_backward {
 public:
-  explicit sdpa_backward(const attention_shape& s); // throws backend_error with cuDNN's message
+  explicit sdpa_backward(const attention_shape& s); // throws as sdpa_forward's
   ~sdpa_backward();
   sdpa_backward(sdpa_backward&&) noexcept;
   sdpa_backward& operator=(sdpa_backward&&) noexcept;

@@ -1,36 +1,15 @@
 // cuDNN fused SDPA, forward and backward, through the cuDNN 9 backend graph API. The
 // cudnn_frontend C++ library is not installed and must not be vendored, so the graphs are built
-// here the way the frontend's SDPA nodes build them (cudnn_frontend, "scaled_dot_product_flash_
-// attention" forward and backward nodes). Forward:
-//
-//   S    = matmul(Q, K^T)                      Q [B,H,Sq,D], K^T [B,KVH,D,Sk] (GQA: broadcast)
-//   S    = S * attn_scale                      by-value scalar
-//   mask = gen_index(S, axis 2) >= gen_index(S, axis 3)      (causal only)
-//   S    = select(S, -inf, mask)
-//   M    = reduce_max(S) over keys            [B,H,Sq,1]
-//   E    = exp(S - M);  L = reduce_add(E)
-//   Stats= M + log(L)                          output, fp32 [B,H,Sq,1]
-//   P    = E / L
-//   O    = matmul(P, V)                        V [B,KVH,Sk,D]
-//
-// Backward (FlashAttention-2's backward, Dao 2023, Algorithm 2), Stats from the forward:
-//
-//   sum  = reduce_add(dO * O) * 1              output-sized workspace, fp32 [B,H,Sq,1]
-//   P    = exp(mask(matmul(Q, K^T) * scale) - Stats)
-//   dV   = matmul(reshape(P)^T, dO)            GQA: per query head [B,H,Sk,D], then reduce_add
-//                                              over each group of H/KVH heads into [B,KVH,Sk,D]
-//   dS   = (matmul(dO, V^T) - sum) * P * scale
-//   dK   = matmul(reshape(dS)^T, Q)            GQA: as dV
-//   dQacc= matmul(dS, reshape(K^T))            fp32 workspace [B,H,Sq,D]
-//   dQ   = identity(dQacc)                     cast to bf16 in our layout
-//
-// cuDNN's runtime-fusion engines recognise these patterns and run each as one fused
-// flash-attention kernel. Strides describe our [B, S, H, D] memory layout, so no transposes are
-// needed.
+// here from their description as data (sdpa_graph.hpp: the patterns of the frontend's composite
+// SDPA nodes, tensor by tensor), after the support rules (sdpa_rules.hpp) have been checked, so
+// that a config cuDNN cannot run names the rule it breaks. cuDNN's runtime-fusion engines
+// recognise these patterns and run each as one fused flash-attention kernel. Strides describe
+// our [B, S, H, D] memory layout, so no transposes are needed.
 #include "kernels/attention/cuda/attention_kernels.hpp"
 
 #include <cuda_runtime_api.h>
 #include <cudnn_graph.h>
+#include <dlfcn.h>
 
 #include <cmath>
 #include <deque>
@@ -97,160 +76,192 @@ private:
   cudnnBackendDescriptor_t m_d = nullptr;
 };
 
-// uids of the non-virtual tensors (the variant pack binds pointers by uid).
-enum uid : int64_t {
-  u_q = 1,
-  u_k,
-  u_v,
-  u_o,
-  u_stats,
-  u_scale,
-  u_neg_inf,
-  u_do,
-  u_dq,
-  u_dk,
-  u_dv,
-  u_sum,
-  u_dq_accum,
-  u_one,
-  u_first_virtual = 100
-};
+cudnnDataType_t cudnn_type(sdpa_dtype t) {
+  switch (t) {
+  case sdpa_dtype::bf16:
+    return CUDNN_DATA_BFLOAT16;
+  case sdpa_dtype::fp16:
+    return CUDNN_DATA_HALF;
+  case sdpa_dtype::fp32:
+    return CUDNN_DATA_FLOAT;
+  case sdpa_dtype::int32:
+    return CUDNN_DATA_INT32;
+  case sdpa_dtype::boolean:
+    return CUDNN_DATA_BOOLEAN;
+  }
+  return CUDNN_DATA_FLOAT;
+}
 
+cudnnPointwiseMode_t pointwise_mode(sdpa_mode m) {
+  switch (m) {
+  case sdpa_mode::mul:
+    return CUDNN_POINTWISE_MUL;
+  case sdpa_mode::sub:
+    return CUDNN_POINTWISE_SUB;
+  case sdpa_mode::add:
+    return CUDNN_POINTWISE_ADD;
+  case sdpa_mode::div:
+    return CUDNN_POINTWISE_DIV;
+  case sdpa_mode::exp:
+    return CUDNN_POINTWISE_EXP;
+  case sdpa_mode::log:
+    return CUDNN_POINTWISE_LOG;
+  case sdpa_mode::gen_index:
+    return CUDNN_POINTWISE_GEN_INDEX;
+  case sdpa_mode::cmp_ge:
+    return CUDNN_POINTWISE_CMP_GE;
+  case sdpa_mode::binary_select:
+    return CUDNN_POINTWISE_BINARY_SELECT;
+  default:
+    return CUDNN_POINTWISE_IDENTITY;
+  }
+}
+
+// The backend descriptors of one described graph (sdpa_graph.hpp), one per tensor and operation.
 struct graph_builder {
   std::deque<desc> tensors, ops, aux; // deque: references stay valid
-  int64_t next_uid = u_first_virtual;
 
-  desc& tensor(int64_t id, std::vector<int64_t> dims, std::vector<int64_t> strides,
-               cudnnDataType_t dt, bool is_virtual, bool by_value = false) {
-    desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    int64_t align = 16;
-    t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, id)
+  void tensor(const sdpa_tensor& t) {
+    desc d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    const int64_t align = 16;
+    const cudnnDataType_t dt = cudnn_type(t.type);
+    d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, t.uid)
         .set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, dt)
         .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, align)
-        .set_array(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims)
-        .set_array(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides)
-        .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, is_virtual)
-        .set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, by_value)
+        .set_array(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, t.dims)
+        .set_array(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, t.strides)
+        .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, t.is_virtual)
+        .set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, t.by_value)
         .finalize("tensor descriptor");
-    tensors.push_back(std::move(t));
-    return tensors.back();
-  }
-  // A virtual fp32 (or `dt`) tensor, packed strides.
-  desc& virt(std::vector<int64_t> dims, cudnnDataType_t dt = CUDNN_DATA_FLOAT) {
-    std::vector<int64_t> st(dims.size());
-    int64_t s = 1;
-    for (size_t i = dims.size(); i-- > 0;) {
-      st[i] = s;
-      s *= dims[i];
-    }
-    return tensor(next_uid++, dims, st, dt, true);
+    tensors.push_back(std::move(d));
   }
 
-  void pointwise(cudnnPointwiseMode_t mode, const desc& x, const desc* b, const desc& y,
-                 const desc* t = nullptr, int64_t axis = -1) {
+  void pointwise(const sdpa_op& o) {
     desc pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    const cudnnPointwiseMode_t mode = pointwise_mode(o.mode);
+    const cudnnDataType_t prec = cudnn_type(o.compute);
     pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
         .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
-    if (axis >= 0)
-      pw.set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, axis);
+    if (o.axis >= 0)
+      pw.set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, o.axis);
     pw.finalize("pointwise descriptor");
     desc op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw)
-        .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
-        .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-    if (b)
-      op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
-    if (t)
-      op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
+        .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, at(o.x))
+        .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, at(o.y));
+    if (o.b >= 0)
+      op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, at(o.b));
+    if (o.t >= 0)
+      op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, at(o.t));
     op.finalize("pointwise operation");
     aux.push_back(std::move(pw));
     ops.push_back(std::move(op));
   }
 
-  void reduction(cudnnReduceTensorOp_t mode, const desc& x, const desc& y) {
+  void reduction(const sdpa_op& o) {
     desc r(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    const cudnnReduceTensorOp_t mode =
+        o.mode == sdpa_mode::reduce_max ? CUDNN_REDUCE_TENSOR_MAX : CUDNN_REDUCE_TENSOR_ADD;
+    const cudnnDataType_t prec = cudnn_type(o.compute);
     r.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, mode)
         .set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, prec)
         .finalize("reduction descriptor");
     desc op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
     op.set_desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC, r)
-        .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x)
-        .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y)
+        .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, at(o.x))
+        .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, at(o.y))
         .finalize("reduction operation");
     aux.push_back(std::move(r));
     ops.push_back(std::move(op));
   }
 
-  void reshape(const desc& x, const desc& y) {
+  void reshape(const sdpa_op& o) {
     desc op(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
-    op.set_desc(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x)
-        .set_desc(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y)
+    op.set_desc(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, at(o.x))
+        .set_desc(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, at(o.y))
         .finalize("reshape operation");
     ops.push_back(std::move(op));
   }
 
-  // A virtual tensor with explicit strides (the transposed views of reshape).
-  desc& virt_strided(std::vector<int64_t> dims, std::vector<int64_t> strides, cudnnDataType_t dt) {
-    return tensor(next_uid++, dims, strides, dt, true);
-  }
-
-  void matmul(const desc& a, const desc& b, const desc& c) {
+  void matmul(const sdpa_op& o) {
     desc m(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    const cudnnDataType_t prec = cudnn_type(o.compute);
     m.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, prec).finalize("matmul descriptor");
     desc op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a)
-        .set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b)
-        .set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c)
+    op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_ADESC, at(o.x))
+        .set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, at(o.b))
+        .set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, at(o.y))
         .set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, m)
         .finalize("matmul operation");
     aux.push_back(std::move(m));
     ops.push_back(std::move(op));
   }
+
+  // Every tensor, then every operation, in the description's order.
+  void build(const sdpa_graph& g) {
+    for (const auto& t : g.tensors)
+      tensor(t);
+    for (const auto& o : g.ops) {
+      switch (o.kind) {
+      case sdpa_op_kind::matmul:
+        matmul(o);
+        break;
+      case sdpa_op_kind::pointwise:
+        pointwise(o);
+        break;
+      case sdpa_op_kind::reduction:
+        reduction(o);
+        break;
+      case sdpa_op_kind::reshape:
+        reshape(o);
+        break;
+      }
+    }
+  }
+
+private:
+  const desc& at(int index) const { return tensors[size_t(index)]; }
 };
 
-// Our [B, S, heads, D] memory seen as the logical [B, heads, S, D] (and its transpose [B, heads,
-// D, S]) that cuDNN's SDPA patterns use.
-std::vector<int64_t> bshd_strides(int64_t heads, int64_t s, int64_t d) {
-  return {s * heads * d, d, heads * d, 1};
-}
-std::vector<int64_t> bshd_strides_t(int64_t heads, int64_t s, int64_t d) {
-  return {s * heads * d, d, 1, heads * d};
+// The facts the rules need, from the loaded cuDNN and the current device (0 where unknown).
+sdpa_env current_env() {
+  sdpa_env e;
+  e.cudnn_version = int64_t(cudnnGetVersion());
+  e.cudnn_cudart_version = int64_t(cudnnGetCudartVersion());
+  e.built_cuda_version = CUDART_VERSION;
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess)
+    e.sm = 10 * major + minor;
+  else
+    (void)cudaGetLastError(); // no device: clear the sticky error, the rule is then not checked
+  return e;
 }
 
-// logits -> logits with the keys after each query set to -inf (top-left causal mask).
-const desc& causal_mask(graph_builder& g, const desc& logits, const std::vector<int64_t>& dims) {
-  auto& neg = g.tensor(u_neg_inf, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
-  auto& row = g.virt(dims, CUDNN_DATA_INT32);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, logits, nullptr, row, nullptr, 2);
-  auto& col = g.virt(dims, CUDNN_DATA_INT32);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, logits, nullptr, col, nullptr, 3);
-  auto& keep_mask = g.virt(dims, CUDNN_DATA_BOOLEAN);
-  g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, keep_mask);
-  auto& masked = g.virt(dims);
-  // select(x, b, t): y = t ? x : b
-  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, logits, &neg, masked, &keep_mask);
-  return masked;
+// Throws backend_error naming the first rule the config or the installation breaks.
+void require_supported(const attention_shape& s, bool backward) {
+  if (auto f = check_sdpa(s, sdpa_dtype::bf16, backward, current_env()))
+    throw backend_error(f->message());
 }
 
 } // namespace
 
-std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward) {
-  (void)backward; // forward and backward have the same support here
-  if (!bf16)
-    return "impl=cudnn fused attention needs dtype=bf16 (cuDNN's flash-attention engines take "
-           "fp16/bf16)";
-  if (s.head_dim % 8 != 0 || s.head_dim > 256)
-    return fmt::format(
-        "impl=cudnn needs head_dim a multiple of 8 and at most 256 (got head_dim={})", s.head_dim);
-  if (s.causal && s.seq_q != s.seq_k)
-    return fmt::format(
-        "impl=cudnn here masks top-left only: causal needs seq_q == seq_k (got seq_q={} seq_k={}); "
-        "use impl=native",
-        s.seq_q, s.seq_k);
+sdpa_env environment() { return current_env(); }
+
+std::string library_path() {
+  Dl_info info{};
+  // The shared object that holds cudnnGetVersion is the libcudnn this process loaded.
+  if (dladdr(reinterpret_cast<void*>(&cudnnGetVersion), &info) != 0 && info.dli_fname)
+    return info.dli_fname;
   return {};
+}
+
+std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward) {
+  // Installation rules (cuDNN's CUDA major, version, GPU) fail the run when it builds its graph;
+  // here only what the config asks.
+  const auto f = check_sdpa(s, bf16 ? sdpa_dtype::bf16 : sdpa_dtype::fp32, backward, current_env());
+  return f && f->kind == sdpa_rule_kind::config ? f->message() : std::string();
 }
 
 // A finalised cuDNN execution plan for one graph, with its workspace and the by-value scalars the
@@ -284,6 +295,21 @@ struct sdpa_plan {
   sdpa_plan(const sdpa_plan&) = delete;
   sdpa_plan& operator=(const sdpa_plan&) = delete;
 
+  // The backend descriptors of the described graph, then the plan.
+  void build(const sdpa_graph& graph, const char* what) {
+    g.build(graph);
+    finalize(what);
+  }
+
+  // Every named rule held (require_supported ran first), so this is cuDNN's own refusal.
+  static std::string no_engine(const char* what, const std::string& why) {
+    const sdpa_env e = current_env();
+    return fmt::format("cuDNN {} (built for CUDA {}) found no engine for the {} graph on sm_{} "
+                       "although every named SDPA rule held: {}",
+                       cudnn_version_string(e.cudnn_version),
+                       cuda_version_text(e.cudnn_cudart_version), what, e.sm, why);
+  }
+
   // Operation graph -> heuristics (mode A) -> the first engine config that finalises into a plan.
   void finalize(const char* what) {
     desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -303,7 +329,7 @@ struct sdpa_plan {
                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
           "heuristic result count");
     if (count <= 0)
-      throw backend_error(fmt::format("cuDNN found no engine for the {} graph", what));
+      throw backend_error(no_engine(what, "the heuristics returned no engine config"));
     std::vector<desc> cfgs;
     std::vector<cudnnBackendDescriptor_t> raw;
     for (int64_t i = 0; i < count; ++i) {
@@ -344,8 +370,7 @@ struct sdpa_plan {
       keep.push_back(std::move(engine_desc));
     }
     if (!plan)
-      throw backend_error(
-          fmt::format("cuDNN could not build any engine for the {} graph: {}", what, last_error));
+      throw backend_error(no_engine(what, "no engine config finalised: " + last_error));
     keep.push_back(std::move(graph));
     keep.push_back(std::move(heur));
     for (auto& c : cfgs)
@@ -363,7 +388,8 @@ struct sdpa_plan {
   int packs_built = 0;
 
   // Binds device pointers (and the host by-value scalars) by uid and runs the plan on `stream`.
-  void execute(std::vector<int64_t> uids, std::vector<void*> ptrs, void* stream, const char* what) {
+  void execute(std::vector<int64_t> uids, const std::vector<void*>& ptrs, void* stream,
+               const char* what) {
     check(cudnnSetStream(handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
     if (!pack || ptrs != pack_ptrs)
       build_pack(std::move(uids), ptrs);
@@ -392,45 +418,17 @@ struct sdpa_plan {
 // ---------------------------------------------------------------------------------------------
 struct sdpa_forward::impl {
   sdpa_plan p;
+  bool inference = false;
 };
 
-sdpa_forward::sdpa_forward(const attention_shape& s) {
+sdpa_forward::sdpa_forward(const attention_shape& s, bool inference) {
+  require_supported(s, false);
   auto owner = std::make_unique<impl>(); // freed if building the graph throws
-  auto& P = owner->p;
-  auto& g = P.g;
-  P.scale = s.effective_scale();
-  P.causal = s.causal;
-  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
-                D = s.head_dim;
-  const std::vector<int64_t> sdims = {B, H, Sq, Sk};
-
-  auto& q = g.tensor(u_q, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
-  auto& kt = g.tensor(u_k, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
-  auto& v = g.tensor(u_v, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), CUDNN_DATA_BFLOAT16, false);
-  auto& o = g.tensor(u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), CUDNN_DATA_BFLOAT16, false);
-  auto& stats = g.tensor(u_stats, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, CUDNN_DATA_FLOAT, false);
-  auto& scale = g.tensor(u_scale, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
-
-  auto& s1 = g.virt(sdims);
-  g.matmul(q, kt, s1);
-  auto& s2 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_MUL, s1, &scale, s2);
-  const desc* logits = s.causal ? &causal_mask(g, s2, sdims) : &s2;
-  auto& mx = g.virt({B, H, Sq, 1});
-  g.reduction(CUDNN_REDUCE_TENSOR_MAX, *logits, mx);
-  auto& sub = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_SUB, *logits, &mx, sub);
-  auto& ex = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_EXP, sub, nullptr, ex);
-  auto& sum = g.virt({B, H, Sq, 1});
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, ex, sum);
-  auto& lg = g.virt({B, H, Sq, 1});
-  g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, lg);
-  g.pointwise(CUDNN_POINTWISE_ADD, mx, &lg, stats);
-  auto& pr = g.virt(sdims); // fp32, as the frontend's intermediates
-  g.pointwise(CUDNN_POINTWISE_DIV, ex, &sum, pr);
-  g.matmul(pr, v, o);
-  P.finalize("SDPA forward");
+  owner->p.scale = s.effective_scale();
+  owner->p.causal = s.causal;
+  owner->inference = inference;
+  owner->p.build(describe_forward(s, sdpa_dtype::bf16, !inference),
+                 inference ? "SDPA inference forward" : "SDPA forward");
   m_impl = owner.release();
 }
 
@@ -446,9 +444,13 @@ int sdpa_forward::variant_packs_built() const { return m_impl->p.packs_built; }
 
 void sdpa_forward::run(const void* q, const void* k, const void* v, void* o, float* lse,
                        void* stream) {
-  m_impl->p.execute({u_q, u_k, u_v, u_o, u_stats},
-                    {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, lse},
-                    stream, "SDPA forward execute");
+  std::vector<void*> ptrs = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o};
+  std::vector<int64_t> uids = {u_q, u_k, u_v, u_o};
+  if (!m_impl->inference) {
+    uids.push_back(u_stats);
+    ptrs.push_back(lse);
+  }
+  m_impl->p.execute(std::move(uids), ptrs, stream, "SDPA forward execute");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,120 +467,13 @@ struct sdpa_backward::impl {
   }
 };
 
-namespace {
-
-// The backward graph's tensors in memory (bound by the variant pack) and its by-value scalars.
-struct backward_io {
-  const desc &q, &kt, &vt, &o, &d_o, &stats, &dq, &dk, &dv, &scale, &one, &sum, &dq_accum;
-};
-
-backward_io declare_backward_io(graph_builder& g, const attention_shape& s) {
-  const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
-                D = s.head_dim;
-  const auto bf16 = CUDNN_DATA_BFLOAT16;
-  const auto f32 = CUDNN_DATA_FLOAT;
-  // A braced list is evaluated in order: the descriptors are made in the order written.
-  return {g.tensor(u_q, {B, H, Sq, D}, bshd_strides(H, Sq, D), bf16, false),
-          g.tensor(u_k, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), bf16, false),
-          g.tensor(u_v, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), bf16, false),
-          g.tensor(u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), bf16, false),
-          g.tensor(u_do, {B, H, Sq, D}, bshd_strides(H, Sq, D), bf16, false),
-          g.tensor(u_stats, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, f32, false),
-          g.tensor(u_dq, {B, H, Sq, D}, bshd_strides(H, Sq, D), bf16, false),
-          g.tensor(u_dk, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), bf16, false),
-          g.tensor(u_dv, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), bf16, false),
-          g.tensor(u_scale, {1, 1, 1, 1}, {1, 1, 1, 1}, f32, false, true),
-          g.tensor(u_one, {1, 1, 1, 1}, {1, 1, 1, 1}, f32, false, true),
-          g.tensor(u_sum, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, f32, false),
-          g.tensor(u_dq_accum, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, f32, false)};
-}
-
-std::vector<int64_t> score_dims(const attention_shape& s) {
-  return {s.batch, s.heads, s.seq_q, s.seq_k};
-}
-
-// sum = rowsum(dO * O)  (FlashAttention-2's D)
-void add_row_sum(graph_builder& g, const backward_io& t, const attention_shape& s) {
-  auto& do_o = g.virt({s.batch, s.heads, s.seq_q, s.head_dim});
-  g.pointwise(CUDNN_POINTWISE_MUL, t.d_o, &t.o, do_o);
-  auto& rs = g.virt({s.batch, s.heads, s.seq_q, 1});
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, do_o, rs);
-  g.pointwise(CUDNN_POINTWISE_MUL, rs, &t.one, t.sum);
-}
-
-// P = exp(mask(Q K^T * scale) - Stats)
-const desc& add_probabilities(graph_builder& g, const backward_io& t, const attention_shape& s) {
-  const std::vector<int64_t> sdims = score_dims(s);
-  auto& s1 = g.virt(sdims);
-  g.matmul(t.q, t.kt, s1);
-  auto& s2 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_MUL, s1, &t.scale, s2);
-  const desc* logits = s.causal ? &causal_mask(g, s2, sdims) : &s2;
-  auto& s3 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_SUB, *logits, &t.stats, s3);
-  auto& p = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_EXP, s3, nullptr, p);
-  return p;
-}
-
-// out = x^T y for scores x [B,H,Sq,Sk] (dV = P^T dO, dK = dS^T Q): per query head, then summed
-// over each GQA group.
-void add_transposed_product(graph_builder& g, const desc& x, const desc& y, const desc& out,
-                            const attention_shape& s) {
-  const int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Sk = s.seq_k;
-  auto& xt = g.virt_strided({B, H, Sk, Sq}, {H * Sq * Sk, Sq * Sk, 1, Sk}, CUDNN_DATA_BFLOAT16);
-  g.reshape(x, xt);
-  if (s.heads == s.kv_heads) {
-    g.matmul(xt, y, out);
-    return;
-  }
-  auto& full = g.virt({B, H, Sk, s.head_dim}, CUDNN_DATA_BFLOAT16);
-  g.matmul(xt, y, full);
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, out);
-}
-
-// dS = (dO V^T - sum) * P * scale
-const desc& add_score_grad(graph_builder& g, const backward_io& t, const desc& p,
-                           const attention_shape& s) {
-  const std::vector<int64_t> sdims = score_dims(s);
-  auto& dp = g.virt(sdims);
-  g.matmul(t.d_o, t.vt, dp);
-  auto& t1 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_SUB, dp, &t.sum, t1);
-  auto& t2 = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_MUL, t1, &p, t2);
-  auto& ds = g.virt(sdims);
-  g.pointwise(CUDNN_POINTWISE_MUL, t2, &t.scale, ds);
-  return ds;
-}
-
-// dQ = dS K, accumulated in fp32, then cast into our layout
-void add_query_grad(graph_builder& g, const backward_io& t, const desc& ds,
-                    const attention_shape& s) {
-  auto& k = g.virt_strided({s.batch, s.kv_heads, s.seq_k, s.head_dim},
-                           bshd_strides(s.kv_heads, s.seq_k, s.head_dim), CUDNN_DATA_BFLOAT16);
-  g.reshape(t.kt, k);
-  g.matmul(ds, k, t.dq_accum);
-  g.pointwise(CUDNN_POINTWISE_IDENTITY, t.dq_accum, nullptr, t.dq);
-}
-
-} // namespace
-
 sdpa_backward::sdpa_backward(const attention_shape& s) {
+  require_supported(s, true);
   auto owner = std::make_unique<impl>(); // freed if building the graph throws
   auto& I = *owner;
-  auto& P = I.p;
-  auto& g = P.g;
-  P.scale = s.effective_scale();
-  P.causal = s.causal;
-  const backward_io t = declare_backward_io(g, s);
-  add_row_sum(g, t, s);
-  const desc& p = add_probabilities(g, t, s);
-  add_transposed_product(g, p, t.d_o, t.dv, s); // dV = P^T dO
-  const desc& ds = add_score_grad(g, t, p, s);
-  add_transposed_product(g, ds, t.q, t.dk, s); // dK = dS^T Q
-  add_query_grad(g, t, ds, s);
-  P.finalize("SDPA backward");
+  I.p.scale = s.effective_scale();
+  I.p.causal = s.causal;
+  I.p.build(describe_backward(s, sdpa_dtype::bf16), "SDPA backward");
 
   const int64_t B = s.batch, H = s.heads, Sq = s.seq_q, D = s.head_dim;
   I.sum_bytes = (uint64_t)(B * H * Sq) * 4;

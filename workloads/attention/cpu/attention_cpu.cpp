@@ -150,12 +150,7 @@ float_views views_of(const attention_buffers& b) {
 void check_outputs(const attention_params& p, const attention_buffers& buf, run& out,
                    const run_context& ctx, uint64_t seed) {
   const attention_shape& s = p.shape;
-  check_options opt;
-  opt.tolerance = ctx.rules->tolerance(to_string(p.type));
-  // The ruleset counts sampled output elements; a sampled row holds head_dim of them.
-  opt.sample_rows =
-      std::max<int64_t>(8, (ctx.rules->correctness_samples() + s.head_dim - 1) / s.head_dim);
-  opt.seed = seed;
+  const check_options opt = check_options_for(*ctx.rules, s, to_string(p.type), seed);
   const float_views f = views_of(buf);
   check_result all = check_forward(s, f.q, f.k, f.v, f.o, buf.lse.data(), opt);
   json detail = {{"forward", all.to_json()}};

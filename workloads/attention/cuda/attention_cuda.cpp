@@ -226,6 +226,16 @@ void record_implementation(const attention_params& p, const attention_kernel& ke
   }
 }
 
+// What cuDNN this process loaded (a CUDA 12 build can sit under the same soname as a CUDA 13 one).
+json cudnn_record() {
+  const cudnn::sdpa_env e = cudnn::environment();
+  return {{"version", cudnn::cudnn_version_string(e.cudnn_version)},
+          {"cudart_version", cudnn::cuda_version_text(e.cudnn_cudart_version)},
+          {"built_with_cuda", cudnn::cuda_version_text(e.built_cuda_version)},
+          {"library", cudnn::library_path()},
+          {"sm", e.sm}};
+}
+
 kernel_peak datasheet_peak(const std::string& gpu_name, dtype type) {
   const std::string dt = to_string(type);
   kernel_peak pk;
@@ -241,9 +251,8 @@ void check_outputs(const attention_params& p, const device_tensors& t, const hos
                    run& out, const run_context& ctx, uint64_t seed) {
   const attention_shape& s = p.shape;
   device::synchronize("attention outputs");
-  check_options opt;
-  opt.tolerance = ctx.rules->tolerance(to_string(p.type));
-  opt.seed = seed;
+  // The ruleset's tolerance and sample count, as on the CPU backend (one home).
+  const check_options opt = check_options_for(*ctx.rules, s, to_string(p.type), seed);
   auto o = t.get(t.o, q_elems(s));
   auto lse = t.get_lse(rows(s));
   auto chk = check_forward(s, in.q.data(), in.k.data(), in.v.data(), o.data(), lse.data(), opt);
@@ -269,6 +278,8 @@ void attention_cuda_execute(const attention_params& p, run& out, run_context& ct
   const uint64_t seed = ctx.seed ? ctx.seed : seed_from_key(p.key);
   try {
     device::set_device(gpu.index);
+    if (p.impl == "cudnn")
+      out.extra["cudnn"] = cudnn_record(); // kept when the run fails on an install rule
     device_tensors t(p.shape, p.bf16(), p.backward());
     const host_inputs in = upload_inputs(p, t, seed);
     attention_kernel kern(p.shape, p.bf16(), p.pass, p.impl, t, gpu.index);

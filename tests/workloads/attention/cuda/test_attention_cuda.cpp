@@ -2,9 +2,12 @@
 // and cuDNN kernels against the double-precision CPU reference on small shapes (GPU only).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <memory>
 #include <random>
 
 #include "harness/core/bf16.hpp"
+#include "harness/core/error.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/device/device.hpp"
 #include "tests/support/gpu_skip.hpp"
@@ -275,4 +278,131 @@ TEST_CASE("native attention opts in shared memory once per device, and runs on e
   }
   if (devices < 2)
     WARN("one device: the per-device opt-in was exercised on device 0 only");
+}
+
+TEST_CASE("cuDNN SDPA refusals name the support rule they break", "[cuda]") {
+  // Config rules: the run is skipped with the rule's name, before any device is touched.
+  const std::string d60 =
+      attention_cuda_unavailable_reason(params_of(attn_cfg("cudnn", "bf16", "fwd", 60)));
+  INFO(d60);
+  CHECK(d60.find("rule 'head_dim'") != std::string::npos);
+  CHECK(d60.find("head_dim=60") != std::string::npos);
+  CHECK(attention_cuda_unavailable_reason(params_of(attn_cfg("cudnn", "fp32", "fwd_bwd")))
+            .find("rule 'io_dtype'") != std::string::npos);
+  CHECK(attention_cuda_unavailable_reason(
+            params_of(attn_cfg("cudnn", "bf16", "fwd", 64, true, 64, 128)))
+            .find("rule 'causal_alignment'") != std::string::npos);
+  // The graph's constructors check the same rules first (no cuDNN handle, no device needed), so
+  // a caller that skipped unsupported_reason gets the rule too, as a backend_error.
+  attention_shape s;
+  s.batch = 1, s.heads = 2, s.kv_heads = 2, s.seq_q = 64, s.seq_k = 64, s.head_dim = 60;
+  try {
+    cudnn::sdpa_forward f(s);
+    FAIL("head_dim=60 built a cuDNN graph");
+  } catch (const backend_error& e) {
+    CHECK(std::string(e.what()).find("rule 'head_dim'") != std::string::npos);
+  }
+  // What this process loaded, as a run records it.
+  const cudnn::sdpa_env env = cudnn::environment();
+  CHECK(env.cudnn_version >= 90000);
+  CHECK(env.built_cuda_version >= 12000);
+  CHECK(env.cudnn_cudart_version > 0);
+  CHECK(cudnn::library_path().find("libcudnn") != std::string::npos);
+}
+
+TEST_CASE("the CUDA attention check uses the ruleset's correctness samples, as the CPU one",
+          "[cuda]") {
+  json user;
+  auto rules = apply_overrides(load_ruleset("kernel-v1"), json::object(), user);
+  attention_shape s;
+  s.head_dim = 128;
+  const auto opt = check_options_for(rules, s, "bf16", 7);
+  CHECK(opt.sample_rows ==
+        std::max<int64_t>(8, (rules.correctness_samples() + s.head_dim - 1) / s.head_dim));
+  CHECK(opt.tolerance == rules.tolerance("bf16"));
+  CHECK(opt.seed == 7);
+}
+
+TEST_CASE("cuDNN SDPA bf16 runs find an engine and pass the check, fwd and fwd_bwd, causal and not",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  json user;
+  auto rules = apply_overrides(load_ruleset("kernel-quick"), test_support::load_free(), user);
+  run_context ctx;
+  ctx.rules = &rules;
+  ctx.seed = 21;
+  for (const char* pass : {"fwd", "fwd_bwd"})
+    for (bool causal : {false, true}) {
+      auto cfg = attn_cfg("cudnn", "bf16", pass, 128, causal, 256, 256);
+      run out;
+      out.cfg = cfg;
+      attention_cuda_execute(params_of(cfg), out, ctx);
+      INFO(pass << " causal=" << causal << ": " << out.status_reason);
+      REQUIRE(out.status == run_status::ok);
+      CHECK(out.valid);
+      CHECK(out.extra["implementation"].get<std::string>().find("engine") != std::string::npos);
+      CHECK(out.extra["correctness"].contains("max_error"));
+      REQUIRE(out.extra.contains("cudnn"));
+      CHECK(out.extra["cudnn"]["library"].get<std::string>().find("libcudnn") != std::string::npos);
+      CHECK(out.extra["cudnn"]["sm"].get<int>() >= 80);
+    }
+}
+
+TEST_CASE("cuDNN SDPA: an unsupported config is skipped with the rule's name on a GPU too",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  json user;
+  auto rules = apply_overrides(load_ruleset("kernel-quick"), test_support::load_free(), user);
+  run_context ctx;
+  ctx.rules = &rules;
+  // head_dim 264: over every GPU's limit; 256 backward: over every limit but Hopper's.
+  auto cfg = attn_cfg("cudnn", "bf16", "fwd", 264);
+  run out;
+  out.cfg = cfg;
+  attention_cuda_execute(params_of(cfg), out, ctx);
+  INFO(out.status_reason);
+  CHECK(out.status == run_status::skipped);
+  CHECK(out.status_reason.find("rule 'head_dim'") != std::string::npos);
+  const int sm = cudnn::environment().sm;
+  auto bwd = attn_cfg("cudnn", "bf16", "fwd_bwd", 256);
+  const std::string why = attention_cuda_unavailable_reason(params_of(bwd));
+  INFO("sm_" << sm << ": " << why);
+  CHECK((why.find("rule 'head_dim'") != std::string::npos) == (sm / 10 != 9));
+}
+
+TEST_CASE("cuDNN SDPA inference forward (no stats) finds an engine and writes the same O",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  for (bool causal : {false, true}) {
+    attention_shape s;
+    s.batch = 1, s.heads = 4, s.kv_heads = 2, s.seq_q = 128, s.seq_k = 128, s.head_dim = 64,
+    s.causal = causal;
+    const size_t nq = 128 * 4 * 64, nk = 128 * 2 * 64;
+    auto q = rnd(nq, 31, true), k = rnd(nk, 32, true), v = rnd(nk, 33, true);
+    const host_result train = run_forward_host(s, "cudnn", true, q, k, v);
+    auto bf = [](const std::vector<float>& x) {
+      std::vector<uint16_t> h(x.size());
+      for (size_t i = 0; i < x.size(); ++i)
+        h[i] = float_to_bf16(x[i]);
+      return h;
+    };
+    device::device_buffer dq(nq * 2), dk(nk * 2), dv(nk * 2), dout(nq * 2);
+    dq.upload(bf(q).data(), nq * 2), dk.upload(bf(k).data(), nk * 2),
+        dv.upload(bf(v).data(), nk * 2);
+    std::unique_ptr<cudnn::sdpa_forward> f;
+    try {
+      f = std::make_unique<cudnn::sdpa_forward>(s, true);
+    } catch (const std::exception& e) {
+      FAIL("cuDNN SDPA inference forward failed (causal=" << causal << "): " << e.what());
+    }
+    f->run(dq.get(), dk.get(), dv.get(), dout.get(), nullptr, nullptr);
+    device::synchronize("sdpa inference forward");
+    std::vector<uint16_t> o(nq);
+    dout.download(o.data(), nq * 2);
+    size_t differ = 0;
+    for (size_t i = 0; i < nq; ++i)
+      differ += std::abs(bf16_to_float(o[i]) - train.o[i]) > 1e-2f * (1 + std::abs(train.o[i]));
+    INFO("causal=" << causal << " engine " << f->engine());
+    CHECK(differ == 0);
+  }
 }
