@@ -302,7 +302,7 @@ run run_from_json(const json& j) {
       if (v.is_string())
         r.cfg.values[k] = v.get<std::string>();
       else if (v.is_boolean())
-        r.cfg.values[k] = v.get<bool>() ? "1" : "0";
+        r.cfg.values[k] = std::string(v.get<bool>() ? "1" : "0"); // GCC bug 105329
       else
         r.cfg.values[k] = v.dump();
     }

@@ -196,7 +196,7 @@ json history_for(store::store& db, const params& p, bool require_workload) {
   if (o.workload.empty()) {
     if (require_workload)
       throw api_error(400, "query parameter 'workload' is required (a workload, or prefix*)");
-    o.workload = "*";
+    o.workload = std::string("*"); // not = "*": GCC 12's false -Wrestrict (bug 105329)
   }
   o.system = one(p, "system");
   o.since = one(p, "since");

@@ -36,7 +36,7 @@ std::string filter_query(const params& p, const std::vector<std::string>& keys =
   std::string q;
   for (const auto& [k, v] : p)
     if (std::find(keys.begin(), keys.end(), k) != keys.end() && !v.empty())
-      q += (q.empty() ? "" : "&") + url_encode(k) + "=" + url_encode(v);
+      q += fmt::format("{}{}={}", q.empty() ? "" : "&", url_encode(k), url_encode(v));
   return q;
 }
 
@@ -58,7 +58,7 @@ std::string page_head(const std::string& title, const std::string& path, const p
   std::ostringstream o;
   const std::string q = filter_query(p);
   auto link = [&](const std::string& to, const std::string& text) {
-    return fmt::format("<a href=\"{}{}\"{}>{}</a>", to, q.empty() ? "" : "?" + esc(q),
+    return fmt::format("<a href=\"{}{}{}\"{}>{}</a>", to, q.empty() ? "" : "?", esc(q),
                        to == path ? " aria-current=\"page\"" : "", text);
   };
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
