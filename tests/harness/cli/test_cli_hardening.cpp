@@ -15,6 +15,8 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/results_document.hpp"
@@ -93,7 +95,7 @@ TEST_CASE("sweep sizes are counted without overflow, and absurd ones are refused
   // Three million configs: --force does not make them fit in a plan.
   std::string thousand = "1";
   for (int i = 2; i <= 1000; ++i)
-    thousand += "," + std::to_string(i);
+    thousand += fmt::format(",{}", i); // not "," + to_string: GCC 12's false -Wrestrict
   auto m = ab("run gemm --sweep M=" + thousand + " --sweep N=" + thousand +
               " --sweep K=1,2,3 --force --db " + t.db() + k_fast);
   CHECK(m.rc == 2);
@@ -383,7 +385,7 @@ TEST_CASE("Ctrl-C: the first stops cleanly after the current run, a second exits
   SECTION("one Ctrl-C: the runs so far are stored, exit 130") {
     std::string sweep = "8";
     for (int i = 9; i < 2000; ++i)
-      sweep += "," + std::to_string(i);
+      sweep += fmt::format(",{}", i);
     pid_t pid = spawn({"run", "gemm", "--set", "N=8", "--set", "K=8", "--sweep", "M=" + sweep,
                        "--rules", "kernel-quick", "--rule", "repetitions=3", "--rule",
                        "min_time_s=0", "--rule", "min_warmup_time_s=0", "--db", t.db()},
