@@ -156,6 +156,23 @@ inline void to_rows(const float* src, int64_t rows, bf16* dst) {
                         (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + x)));
 }
 
+// n bf16 values, zero-filled up to np.
+inline void copy_row(const bf16* src, int64_t n, int64_t np, bf16* dst) {
+  std::memcpy(dst, src, size_t(n) * 2);
+  for (int64_t d = n; d < np; ++d)
+    dst[d] = 0;
+}
+
+// dst[0, n) = bf16(src * mul), rounded to nearest even (vcvtneps2bf16; n <= the padded row).
+inline void store_row16(const float* src, float mul, int64_t n, bf16* dst) {
+  const __m512 vm = _mm512_set1_ps(mul);
+  for (int64_t x = 0; x < n; x += 16) {
+    const __mmask16 k = n - x >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - x)) - 1);
+    const __m256i h = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_loadu_ps(src + x), vm));
+    _mm256_mask_storeu_epi16(dst + x, k, h);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Packing of one kv head's K or V (bf16 input, no conversion), head_dim padded with zeros.
 inline uint32_t pair_at(const bf16* x, int64_t d0, int64_t D) {
@@ -215,11 +232,8 @@ ACCELBENCH_HOT void forward_item16(const geometry& g, const bf16* q, void* o, fl
   const bf16* kt = reinterpret_cast<const bf16*>(ws + L.kt) + (b * g.HK + hk) * g.SKP * g.DP;
   const bf16* vp = reinterpret_cast<const bf16*>(ws + L.vp) + (b * g.HK + hk) * g.SKP * g.DP;
 
-  for (int64_t r = 0; r < rows; ++r) {
-    const bf16* x = q + ((b * g.SQ + i0 + r) * g.H + h) * g.D;
-    for (int64_t d = 0; d < g.DP; ++d)
-      t.qs[r * g.DP + d] = d < g.D ? x[d] : bf16(0);
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    copy_row(q + ((b * g.SQ + i0 + r) * g.H + h) * g.D, g.D, g.DP, t.qs + r * g.DP);
   std::memset(os, 0, size_t(rows * g.DP) * 4);
   for (int64_t r = 0; r < rows; ++r) {
     m[r] = -k_inf;
@@ -241,8 +255,8 @@ ACCELBENCH_HOT void forward_item16(const geometry& g, const bf16* q, void* o, fl
     const int64_t i = i0 + r;
     const bool any = l[r] > 0.f;
     lse[(b * g.H + h) * g.SQ + i] = any ? (m[r] + __builtin_log2f(l[r])) * k_ln2 : k_inf;
-    store_row(det::elem::bf16, o, ((b * g.SQ + i) * g.H + h) * g.D, g.D, os + r * g.DP,
-              any ? 1.f / l[r] : 0.f);
+    store_row16(os + r * g.DP, any ? 1.f / l[r] : 0.f, g.D,
+                static_cast<bf16*>(o) + ((b * g.SQ + i) * g.H + h) * g.D);
   }
 }
 
@@ -303,26 +317,29 @@ ACCELBENCH_HOT void backward_prepare16(const geometry& g, const bf16* q, const b
   bf16* dr = do_rows16(ws, L, bh);
   for (int64_t i = 0; i < g.SQP; ++i) {
     float dsum = 0.f, l2 = k_inf;
-    const int64_t src = ((b * g.SQ + i) * g.H + h) * g.D;
-    for (int64_t d = 0; d < g.DP; ++d) {
-      const bool real = i < g.SQ && d < g.D;
-      qr[i * g.DP + d] = real ? q[src + d] : bf16(0);
-      dr[i * g.DP + d] = real ? d_o[src + d] : bf16(0);
-      if (real)
+    if (i < g.SQ) {
+      const int64_t src = ((b * g.SQ + i) * g.H + h) * g.D;
+      copy_row(q + src, g.D, g.DP, qr + i * g.DP);
+      copy_row(d_o + src, g.D, g.DP, dr + i * g.DP);
+      for (int64_t d = 0; d < g.D; ++d)
         dsum += bf16_to_f32(d_o[src + d]) * bf16_to_f32(o[src + d]);
-    }
-    if (i < g.SQ)
       l2 = lse[bh * g.SQ + i] * k_log2e;
+    } else {
+      std::memset(qr + i * g.DP, 0, size_t(g.DP) * 2);
+      std::memset(dr + i * g.DP, 0, size_t(g.DP) * 2);
+    }
     ws[L.dvec + bh * g.SQP + i] = dsum;
     ws[L.lse2 + bh * g.SQP + i] = l2;
   }
+  // Transposes in blocks of tile_q rows, so that the rows read stay in L1.
   bf16* qt = qr + g.SQP * g.DP;
   bf16* dt = dr + g.SQP * g.DP;
-  for (int64_t d = 0; d < g.DP; ++d)
-    for (int64_t i = 0; i < g.SQP; ++i) {
-      qt[d * g.SQP + i] = qr[i * g.DP + d];
-      dt[d * g.SQP + i] = dr[i * g.DP + d];
-    }
+  for (int64_t i0 = 0; i0 < g.SQP; i0 += det::tile_q)
+    for (int64_t d = 0; d < g.DP; ++d)
+      for (int64_t i = i0; i < i0 + det::tile_q; ++i) {
+        qt[d * g.SQP + i] = qr[i * g.DP + d];
+        dt[d * g.SQP + i] = dr[i * g.DP + d];
+      }
 }
 
 // The five matmuls of one (query tile, key tile) pair; dK^T and dV^T accumulate in the scratch.
