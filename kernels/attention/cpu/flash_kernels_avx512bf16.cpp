@@ -181,15 +181,18 @@ inline uint32_t pair_at(const bf16* x, int64_t d0, int64_t D) {
 }
 
 // Transposed key tiles in pair layout over head_dim: dst[n_kt][DP / 2][TK][2] (S = Q K^T's B).
+// Tile by tile, so that the tile_k source rows read for each output row stay in L1.
 void pack_tiles(const geometry& g, const bf16* src, int64_t b, int64_t hk, bf16* dst) {
   const int64_t TK = det::tile_k;
   auto* out = reinterpret_cast<uint32_t*>(dst);
-  for (int64_t j = 0; j < g.SKP; ++j) {
-    const int64_t tile = j / TK, c = j % TK;
-    const bf16* x = src + ((b * g.SK + j) * g.HK + hk) * g.D;
-    for (int64_t dp = 0; dp < g.DP / 2; ++dp)
-      out[(tile * (g.DP / 2) + dp) * TK + c] = j < g.SK ? pair_at(x, 2 * dp, g.D) : 0;
-  }
+  for (int64_t j0 = 0; j0 < g.SKP; j0 += TK)
+    for (int64_t dp = 0; dp < g.DP / 2; ++dp) {
+      uint32_t* o = out + (j0 / TK * (g.DP / 2) + dp) * TK;
+      for (int64_t c = 0; c < TK; ++c) {
+        const int64_t j = j0 + c;
+        o[c] = j < g.SK ? pair_at(src + ((b * g.SK + j) * g.HK + hk) * g.D, 2 * dp, g.D) : 0;
+      }
+    }
 }
 
 // Rows in pair layout over the keys: dst[SKP / 2][DP][2] (O += P V's and dQ += dS K's B).
