@@ -283,8 +283,9 @@ void forward16(const attention_shape& s, const bf16* q, const bf16* k, const bf1
 }
 
 // ---------------------------------------------------------------------------------------------
-// Backward. Per query head the packed region of Q holds Q rows [SQP][DP] then Q^T [DP][SQP]
-// (bf16, together the size of the fp32 rows), likewise dO.
+// Backward. Per query head the packed region of Q holds Q rows [SQP][DP] then Q^T by query tile,
+// [n_qt][DP][TQ] (bf16, together the size of the fp32 rows), likewise dO. Q^T tiled, not
+// [DP][SQP]: rows of a whole Q^T 4 KiB apart (seq 2048) would all fall in the same L1 sets.
 struct backward_scratch16 {
   backward_scratch f; // fp32: sp (S, then P), dps (dP, then dS), dka / dva as dK^T / dV^T [DP][TK]
   bf16* pv;           // P in pair layout over the query rows [TQ / 2][TK][2]
@@ -334,15 +335,17 @@ ACCELBENCH_HOT void backward_prepare16(const geometry& g, const bf16* q, const b
     ws[L.dvec + bh * g.SQP + i] = dsum;
     ws[L.lse2 + bh * g.SQP + i] = l2;
   }
-  // Transposes in blocks of tile_q rows, so that the rows read stay in L1.
-  bf16* qt = qr + g.SQP * g.DP;
-  bf16* dt = dr + g.SQP * g.DP;
-  for (int64_t i0 = 0; i0 < g.SQP; i0 += det::tile_q)
+  // Transposes tile by tile: [TQ][DP] -> [DP][TQ].
+  const int64_t TQ = det::tile_q;
+  for (int64_t i0 = 0; i0 < g.SQP; i0 += TQ) {
+    bf16* qt = qr + g.SQP * g.DP + i0 * g.DP;
+    bf16* dt = dr + g.SQP * g.DP + i0 * g.DP;
     for (int64_t d = 0; d < g.DP; ++d)
-      for (int64_t i = i0; i < i0 + det::tile_q; ++i) {
-        qt[d * g.SQP + i] = qr[i * g.DP + d];
-        dt[d * g.SQP + i] = dr[i * g.DP + d];
+      for (int64_t i = 0; i < TQ; ++i) {
+        qt[d * TQ + i] = qr[(i0 + i) * g.DP + d];
+        dt[d * TQ + i] = dr[(i0 + i) * g.DP + d];
       }
+  }
 }
 
 // The five matmuls of one (query tile, key tile) pair; dK^T and dV^T accumulate in the scratch.
@@ -368,8 +371,8 @@ ACCELBENCH_HOT void backward_tile16(const geometry& g, float* ws, const det::wor
   to_rows(t.f.dps, rows, t.ds);
   const int64_t rp = (rows + 1) / 2;
   // dV^T += dO^T P ; dK^T += Q^T dS (scaled at the end) ; dQ += dS K
-  gemm16<acc_add>(g.DP, TK, rp, dt + i0, g.SQP, t.pv, 2 * TK, t.f.dva, TK);
-  gemm16<acc_add>(g.DP, TK, rp, qt + i0, g.SQP, t.dsv, 2 * TK, t.f.dka, TK);
+  gemm16<acc_add>(g.DP, TK, rp, dt + i0 * g.DP, TQ, t.pv, 2 * TK, t.f.dva, TK);
+  gemm16<acc_add>(g.DP, TK, rp, qt + i0 * g.DP, TQ, t.dsv, 2 * TK, t.f.dka, TK);
   gemm16<acc_add>(rows, g.DP, TK / 2, t.ds, TK, kp, 2 * g.DP, dqa + i0 * g.DP, g.DP);
 }
 
