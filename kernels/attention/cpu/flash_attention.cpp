@@ -82,7 +82,9 @@ workspace_layout backward_layout(const attention_shape& s, int threads) {
   // Split a head's key tiles only when batch x heads cannot keep the threads busy (each split
   // costs one more dQ partial of seq_q x head_dim).
   const int64_t bh = s.batch * s.heads;
-  L.splits = bh >= 2 * threads ? 1 : std::min<int64_t>(L.n_kt, ceil_div(2 * threads, bh));
+  L.splits = bh >= 2 * int64_t(threads)
+                 ? 1
+                 : std::min<int64_t>(L.n_kt, ceil_div(2 * int64_t(threads), bh));
   const int64_t kv = s.batch * s.kv_heads * L.skp * L.dp;
   const int64_t qh = s.batch * s.heads * L.sqp * L.dp;
   const int64_t kh = s.batch * s.heads * L.skp * L.dp;
@@ -214,7 +216,7 @@ std::vector<std::string> available_isas() {
   std::vector<std::string> out;
   for (const char* name : {"avx512", "avx2", "generic"})
     if (detail::cpu_has(name))
-      out.push_back(name);
+      out.emplace_back(name);
   return out;
 }
 
@@ -235,8 +237,8 @@ std::string bf16_path() {
 std::vector<std::string> available_bf16_paths() {
   std::vector<std::string> out;
   if (detail::cpu_has("avx512_bf16"))
-    out.push_back("avx512_bf16");
-  out.push_back("fp32");
+    out.emplace_back("avx512_bf16");
+  out.emplace_back("fp32");
   return out;
 }
 

@@ -41,16 +41,16 @@ inline void micro16(int64_t KP, const bf16* __restrict A, int64_t a_rs, const bf
       if constexpr (MODE == acc_zero)
         acc[r][v] = _mm512_setzero_ps();
       else if constexpr (MODE == acc_add)
-        acc[r][v] = _mm512_loadu_ps(C + r * ldc + v * 16);
+        acc[r][v] = _mm512_loadu_ps(C + r * ldc + int64_t(v) * 16);
       else
-        acc[r][v] = _mm512_mul_ps(_mm512_loadu_ps(C + r * ldc + v * 16), s);
+        acc[r][v] = _mm512_mul_ps(_mm512_loadu_ps(C + r * ldc + int64_t(v) * 16), s);
     }
   }
   for (int64_t kk = 0; kk < KP; ++kk) {
     __m512i b[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v)
-      b[v] = _mm512_loadu_si512(B + v * 32);
+      b[v] = _mm512_loadu_si512(B + int64_t(v) * 32);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       int32_t pair;
@@ -66,7 +66,7 @@ inline void micro16(int64_t KP, const bf16* __restrict A, int64_t a_rs, const bf
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v)
-      _mm512_storeu_ps(C + r * ldc + v * 16, acc[r][v]);
+      _mm512_storeu_ps(C + r * ldc + int64_t(v) * 16, acc[r][v]);
 }
 
 template <int MODE, int MR>
