@@ -173,6 +173,35 @@ inline void store_row16(const float* src, float mul, int64_t n, bf16* dst) {
   }
 }
 
+// dst[c * ldd + r] = src[r * lds + c] for a 16 x 16 fp32 block: unpack pairs of rows, shuffle
+// quadruples, then exchange 128-bit lanes twice (afterwards u[4i + k] lane l holds column
+// 4l + k of rows 4i .. 4i + 3).
+inline void transpose16(const float* src, int64_t lds, float* dst, int64_t ldd) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; ++i) {
+    const __m512 a = _mm512_loadu_ps(src + 2 * i * lds),
+                 b = _mm512_loadu_ps(src + (2 * i + 1) * lds);
+    t[2 * i] = _mm512_unpacklo_ps(a, b);
+    t[2 * i + 1] = _mm512_unpackhi_ps(a, b);
+  }
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {
+    const __m512 v = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x88);
+    const __m512 w = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xDD);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x88);
+    const __m512 w2 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xDD);
+    _mm512_storeu_ps(dst + k * ldd, _mm512_shuffle_f32x4(v, v2, 0x88));
+    _mm512_storeu_ps(dst + (8 + k) * ldd, _mm512_shuffle_f32x4(v, v2, 0xDD));
+    _mm512_storeu_ps(dst + (4 + k) * ldd, _mm512_shuffle_f32x4(w, w2, 0x88));
+    _mm512_storeu_ps(dst + (12 + k) * ldd, _mm512_shuffle_f32x4(w, w2, 0xDD));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Packing of one kv head's K or V (bf16 input, no conversion), head_dim padded with zeros.
 inline uint32_t pair_at(const bf16* x, int64_t d0, int64_t D) {
@@ -382,7 +411,7 @@ ACCELBENCH_HOT void backward_item16(const geometry& g, float* ws, const det::wor
   const int64_t split = it % NS, bh = it / NS;
   float* dqa = ws + L.dq + (split * g.B * g.H + bh) * g.SQP * g.DP;
   for (int64_t jt = split; jt < g.NKT; jt += NS) {
-    const int64_t j0 = jt * TK, cols = min64(TK, g.SK - j0);
+    const int64_t j0 = jt * TK;
     std::memset(t.f.dka, 0, size_t(TK * g.DP) * 4);
     std::memset(t.f.dva, 0, size_t(TK * g.DP) * 4);
     const int64_t i_first = g.causal ? max64(0, j0 - g.off) : 0;
@@ -390,10 +419,11 @@ ACCELBENCH_HOT void backward_item16(const geometry& g, float* ws, const det::wor
       backward_tile16(g, ws, L, t, bh, jt, i0, dqa);
     float* dkh = ws + L.dkh + (bh * g.SKP + j0) * g.DP;
     float* dvh = ws + L.dvh + (bh * g.SKP + j0) * g.DP;
-    for (int64_t c = 0; c < cols; ++c)
-      for (int64_t d = 0; d < g.DP; ++d) {
-        dkh[c * g.DP + d] = t.f.dka[d * TK + c];
-        dvh[c * g.DP + d] = t.f.dva[d * TK + c];
+    // [DP][TK] -> [TK][DP] (rows past cols land in the padded rows, which nothing reads).
+    for (int64_t d0 = 0; d0 < g.DP; d0 += 16)
+      for (int64_t c0 = 0; c0 < TK; c0 += 16) {
+        transpose16(t.f.dka + d0 * TK + c0, TK, dkh + c0 * g.DP + d0, g.DP);
+        transpose16(t.f.dva + d0 * TK + c0, TK, dvh + c0 * g.DP + d0, g.DP);
       }
   }
 }
