@@ -4,14 +4,21 @@
 //     2048^3) measured in the same run;
 //  2. peak resident memory of a forward + backward at seq 4096, 8192, 16384 (one child process
 //     per length, getrusage ru_maxrss), next to what a materialised score matrix would take;
-//  3. speed-up of the fused forward over the double reference at seq 2048 (one head, scaled).
+//  3. speed-up of the fused forward over the double reference at seq 2048 (one head, scaled);
+//  4. with --bf16 ROUNDS (alone): bf16 against fp32 at the same shape, side by side in one run,
+//     causal and not. Each round times, in turn, fp32 inputs, bf16 on the fp32 path (bf16
+//     widened, fp32 FMAs: what every CPU without AVX512-BF16 runs) and bf16 on the native path
+//     (vdpbf16ps) where the CPU has it, forward and forward + backward, best of --reps each; the
+//     ratios are per round, and their median is printed.
 // Usage: accelbench_bench_attention [--reps N] [--skip-memory] [--skip-reference]
+//        accelbench_bench_attention --bf16 ROUNDS [--reps N] [--seq S] [--cpu-time]
 //        accelbench_bench_attention --memory-child SEQ   (internal)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
@@ -30,14 +37,27 @@ using namespace accelbench::attention;
 
 namespace {
 
+// --cpu-time: time by the process's CPU time instead of the wall clock. On a shared, loaded
+// machine a wall-clock timing is mostly the share of the cores this process got; CPU time (with
+// OMP_NUM_THREADS=1, so that no thread spins waiting) is the work itself.
+bool g_cpu_time = false;
+
+double now_seconds() {
+  if (!g_cpu_time)
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 double seconds_best(const std::function<void()>& fn, int reps) {
   fn(); // warm-up (and workspace allocation)
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
+    const double t0 = now_seconds();
     fn();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best, now_seconds() - t0);
   }
   return best;
 }
@@ -77,10 +97,119 @@ int memory_child(int64_t seq) {
   return 0;
 }
 
+// One timing of each pass (best of reps): forward, and forward + backward.
+struct pass_times {
+  double fwd = 0, fwdbwd = 0;
+};
+
+struct bf16_inputs {
+  attention_shape s;
+  std::vector<float> q, k, v, d_o, o, lse, dq, dk, dv;
+  std::vector<bf16> q16, k16, v16, do16, o16, dq16, dk16, dv16;
+};
+
+bf16_inputs make_bf16_inputs(int64_t seq) {
+  bf16_inputs in;
+  in.s.heads = in.s.kv_heads = 16;
+  in.s.seq_q = in.s.seq_k = seq;
+  in.s.head_dim = 128;
+  const int64_t n = in.s.batch * seq * in.s.heads * in.s.head_dim;
+  in.q = randn(n, 1), in.k = randn(n, 2), in.v = randn(n, 3), in.d_o = randn(n, 4);
+  in.o.resize(size_t(n)), in.dq.resize(size_t(n)), in.dk.resize(size_t(n)), in.dv.resize(size_t(n));
+  in.lse.resize(size_t(in.s.heads * seq));
+  for (auto* t : {&in.q16, &in.k16, &in.v16, &in.do16, &in.o16, &in.dq16, &in.dk16, &in.dv16})
+    t->resize(size_t(n));
+  to_bf16(in.q.data(), in.q16.data(), n);
+  to_bf16(in.k.data(), in.k16.data(), n);
+  to_bf16(in.v.data(), in.v16.data(), n);
+  to_bf16(in.d_o.data(), in.do16.data(), n);
+  return in;
+}
+
+pass_times time_passes(bf16_inputs& in, bool bf16_data, int reps) {
+  auto fwd = [&] {
+    if (bf16_data)
+      flash_forward_bf16(in.s, in.q16.data(), in.k16.data(), in.v16.data(), in.o16.data(),
+                         in.lse.data());
+    else
+      flash_forward(in.s, in.q.data(), in.k.data(), in.v.data(), in.o.data(), in.lse.data());
+  };
+  auto bwd = [&] {
+    if (bf16_data)
+      flash_backward_bf16(in.s, in.q16.data(), in.k16.data(), in.v16.data(), in.o16.data(),
+                          in.do16.data(), in.lse.data(), in.dq16.data(), in.dk16.data(),
+                          in.dv16.data());
+    else
+      flash_backward(in.s, in.q.data(), in.k.data(), in.v.data(), in.o.data(), in.d_o.data(),
+                     in.lse.data(), in.dq.data(), in.dk.data(), in.dv.data());
+  };
+  pass_times t;
+  t.fwd = seconds_best(fwd, reps);
+  t.fwdbwd = seconds_best(
+      [&] {
+        fwd();
+        bwd();
+      },
+      reps);
+  return t;
+}
+
+double median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const size_t n = x.size();
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+// Ratios per round of bf16 (on each path) against fp32 inputs: rate ratio = time ratio inverted.
+int bf16_side_by_side(int rounds, int reps, int64_t seq) {
+  bf16_inputs in = make_bf16_inputs(seq);
+  const std::vector<std::string> paths = available_bf16_paths();
+  std::printf("bf16 vs fp32 attention, batch 1, heads 16, seq %lld, head_dim 128: isa %s, bf16 "
+              "paths here: %s%s, %d OpenMP threads, %d rounds, best of %d per timing (%s)\n",
+              (long long)seq, kernel_isa().c_str(), paths[0].c_str(),
+              paths.size() > 1 ? " and fp32" : " only (no AVX512-BF16)", omp_get_max_threads(),
+              rounds, reps, g_cpu_time ? "process CPU time" : "wall clock");
+  for (bool causal : {false, true}) {
+    in.s.causal = causal;
+    const double ff = attention_forward_flops(in.s), fb = ff + attention_backward_flops(in.s);
+    // [path][0: fwd, 1: fwd+bwd] ratios over the rounds; rates of the last round.
+    std::vector<std::vector<double>> ratio[2];
+    for (auto& r : ratio)
+      r.assign(paths.size(), {});
+    std::vector<pass_times> last(paths.size());
+    pass_times f32;
+    for (int round = 0; round < rounds; ++round) {
+      f32 = time_passes(in, false, reps);
+      for (size_t p = 0; p < paths.size(); ++p) {
+        set_bf16_path(paths[p]);
+        last[p] = time_passes(in, true, reps);
+        ratio[0][p].push_back(f32.fwd / last[p].fwd);
+        ratio[1][p].push_back(f32.fwdbwd / last[p].fwdbwd);
+      }
+      set_bf16_path("auto");
+    }
+    std::printf("  causal %d: fp32 forward %.3f TFLOP/s, forward+backward %.3f TFLOP/s (last "
+                "round)\n",
+                causal, ff / f32.fwd / 1e12, fb / f32.fwdbwd / 1e12);
+    for (size_t p = 0; p < paths.size(); ++p) {
+      std::printf("    bf16 on %-11s forward %.3f TFLOP/s, forward+backward %.3f TFLOP/s; "
+                  "vs fp32, median of %d rounds: forward %.2fx, forward+backward %.2fx "
+                  "(per round:",
+                  paths[p].c_str(), ff / last[p].fwd / 1e12, fb / last[p].fwdbwd / 1e12, rounds,
+                  median(ratio[0][p]), median(ratio[1][p]));
+      for (int r = 0; r < rounds; ++r)
+        std::printf(" %.2f/%.2f", ratio[0][p][size_t(r)], ratio[1][p][size_t(r)]);
+      std::printf(")\n");
+    }
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  int reps = 5;
+  int reps = 5, bf16_rounds = 0;
+  int64_t seq = 2048;
   bool memory = true, reference = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -88,14 +217,30 @@ int main(int argc, char** argv) {
       return memory_child(std::atoll(argv[++i]));
     if (a == "--reps" && i + 1 < argc)
       reps = std::atoi(argv[++i]);
+    else if (a == "--bf16" && i + 1 < argc)
+      bf16_rounds = std::atoi(argv[++i]);
+    else if (a == "--cpu-time")
+      g_cpu_time = true;
+    else if (a == "--seq" && i + 1 < argc)
+      seq = std::atoll(argv[++i]);
     else if (a == "--skip-memory")
       memory = false;
     else if (a == "--skip-reference")
       reference = false;
     else {
-      std::fprintf(stderr, "usage: %s [--reps N] [--skip-memory] [--skip-reference]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--reps N] [--skip-memory] [--skip-reference] | --bf16 ROUNDS "
+                   "[--reps N] [--seq S] [--cpu-time]\n",
+                   argv[0]);
       return 2;
     }
+  }
+  if (bf16_rounds > 0 || seq <= 0) {
+    if (bf16_rounds <= 0 || seq <= 0 || reps <= 0) {
+      std::fprintf(stderr, "--bf16 ROUNDS, --seq S and --reps N must be positive\n");
+      return 2;
+    }
+    return bf16_side_by_side(bf16_rounds, reps, seq);
   }
   std::printf("attention kernels: isa %s, %d OpenMP threads, best of %d\n", kernel_isa().c_str(),
               omp_get_max_threads(), reps);

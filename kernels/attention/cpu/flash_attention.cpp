@@ -65,7 +65,8 @@ workspace_layout forward_layout(const attention_shape& s, int threads) {
   L.kt = 0;
   L.vp = L.kt + kv;
   L.thread = L.vp + kv;
-  L.thread_stride = thread_stride_of(2 * tile_q * L.dp + tile_q * tile_k + 3 * tile_q + L.dp);
+  // + tile_q * tile_k: the bf16 variant's P tile (half of it used).
+  L.thread_stride = thread_stride_of(2 * tile_q * L.dp + 2 * tile_q * tile_k + 3 * tile_q + L.dp);
   L.total = L.thread + threads * L.thread_stride;
   return L;
 }
@@ -81,7 +82,9 @@ workspace_layout backward_layout(const attention_shape& s, int threads) {
   // Split a head's key tiles only when batch x heads cannot keep the threads busy (each split
   // costs one more dQ partial of seq_q x head_dim).
   const int64_t bh = s.batch * s.heads;
-  L.splits = bh >= 2 * threads ? 1 : std::min<int64_t>(L.n_kt, ceil_div(2 * threads, bh));
+  L.splits = bh >= 2 * int64_t(threads)
+                 ? 1
+                 : std::min<int64_t>(L.n_kt, ceil_div(2 * int64_t(threads), bh));
   const int64_t kv = s.batch * s.kv_heads * L.skp * L.dp;
   const int64_t qh = s.batch * s.heads * L.sqp * L.dp;
   const int64_t kh = s.batch * s.heads * L.skp * L.dp;
@@ -96,7 +99,8 @@ workspace_layout backward_layout(const attention_shape& s, int threads) {
   L.dkh = L.dq + L.splits * qh;
   L.dvh = L.dkh + kh;
   L.thread = L.dvh + kh;
-  L.thread_stride = thread_stride_of(2 * tile_q * tile_k + 2 * tile_k * L.dp + 2 * L.dp);
+  // + 2 * tile_q * tile_k: the bf16 variant's P and dS tiles (three bf16 copies).
+  L.thread_stride = thread_stride_of(4 * tile_q * tile_k + 2 * tile_k * L.dp + 2 * L.dp);
   L.total = L.thread + threads * L.thread_stride;
   return L;
 }
@@ -115,6 +119,8 @@ const kernel_variant* variant_by_name(const std::string& name) {
 
 bool cpu_has(const std::string& name) {
   __builtin_cpu_init();
+  if (name == "avx512_bf16")
+    return cpu_has("avx512") && __builtin_cpu_supports("avx512bf16");
   if (name == "avx512")
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
@@ -143,6 +149,29 @@ const kernel_variant& current() {
   return *v;
 }
 
+// The requested bf16 path: "avx512_bf16" unless ACCELBENCH_ATTN_BF16=fp32 or the CPU lacks it.
+std::atomic<bool> g_bf16_native{false};
+std::atomic<bool> g_bf16_resolved{false};
+
+bool bf16_native_requested() {
+  if (!g_bf16_resolved.load()) {
+    const char* env = std::getenv("ACCELBENCH_ATTN_BF16");
+    const bool forced_fp32 = env && std::string(env) == "fp32";
+    g_bf16_native.store(!forced_fp32 && cpu_has("avx512_bf16"));
+    g_bf16_resolved.store(true);
+  }
+  return g_bf16_native.load();
+}
+
+// The variant a call of element type e runs: bf16 calls take the native bf16 kernels when they
+// are requested and the AVX-512 kernels are current.
+const kernel_variant& variant_for(elem e) {
+  const kernel_variant& v = current();
+  if (e == elem::bf16 && &v == &variant_avx512 && bf16_native_requested())
+    return variant_avx512_bf16;
+  return v;
+}
+
 struct free_deleter {
   void operator()(float* p) const { std::free(p); }
 };
@@ -168,14 +197,14 @@ void run_forward(const attention_shape& s, elem e, const void* q, const void* k,
                  void* o, float* lse) {
   check_shape(s);
   const workspace_layout L = forward_layout(s, omp_get_max_threads());
-  current().forward(s, e, q, k, v, o, lse, t_workspace.get(L.total), L);
+  variant_for(e).forward(s, e, q, k, v, o, lse, t_workspace.get(L.total), L);
 }
 
 void run_backward(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
                   const void* o, const void* d_o, const float* lse, void* dq, void* dk, void* dv) {
   check_shape(s);
   const workspace_layout L = backward_layout(s, omp_get_max_threads());
-  current().backward(s, e, q, k, v, o, d_o, lse, dq, dk, dv, t_workspace.get(L.total), L);
+  variant_for(e).backward(s, e, q, k, v, o, d_o, lse, dq, dk, dv, t_workspace.get(L.total), L);
 }
 
 } // namespace
@@ -187,7 +216,7 @@ std::vector<std::string> available_isas() {
   std::vector<std::string> out;
   for (const char* name : {"avx512", "avx2", "generic"})
     if (detail::cpu_has(name))
-      out.push_back(name);
+      out.emplace_back(name);
   return out;
 }
 
@@ -198,6 +227,32 @@ void set_kernel_isa(const std::string& isa) {
   if (!detail::cpu_has(isa))
     throw input_error("attention: this CPU cannot run the '" + isa + "' kernels");
   detail::g_variant.store(v);
+}
+
+std::string bf16_path() {
+  return &detail::variant_for(detail::elem::bf16) == &detail::variant_avx512_bf16 ? "avx512_bf16"
+                                                                                  : "fp32";
+}
+
+std::vector<std::string> available_bf16_paths() {
+  std::vector<std::string> out;
+  if (detail::cpu_has("avx512_bf16"))
+    out.emplace_back("avx512_bf16");
+  out.emplace_back("fp32");
+  return out;
+}
+
+void set_bf16_path(const std::string& path) {
+  if (path == "auto") {
+    detail::g_bf16_resolved.store(false);
+    return;
+  }
+  if (path != "avx512_bf16" && path != "fp32")
+    throw input_error("attention: unknown bf16 path '" + path + "' (avx512_bf16, fp32, auto)");
+  if (path == "avx512_bf16" && !detail::cpu_has(path))
+    throw input_error("attention: this CPU cannot run the 'avx512_bf16' kernels (no AVX512-BF16)");
+  detail::g_bf16_native.store(path == "avx512_bf16");
+  detail::g_bf16_resolved.store(true);
 }
 
 uint64_t forward_workspace_bytes(const attention_shape& s) {

@@ -97,6 +97,17 @@ std::vector<std::string> available_isas();
 // Forces a variant for this process (tests, comparisons); throws input_error when the CPU lacks
 // it or the name is unknown.
 void set_kernel_isa(const std::string& isa);
+// How bf16 calls compute: "avx512_bf16" (native bf16 dot products, vdpbf16ps, fp32 accumulation
+// and softmax) when the CPU has AVX512-BF16 and the AVX-512 kernels are the current ISA, else
+// "fp32" (bf16 widened to fp32, fp32 FMAs: today's path on every other CPU). The environment
+// variable ACCELBENCH_ATTN_BF16=fp32 forces the fp32 path (side-by-side measurement).
+std::string bf16_path();
+// The bf16 paths this CPU can run, best first ("avx512_bf16" only with AVX512-BF16).
+std::vector<std::string> available_bf16_paths();
+// Asks for a bf16 path for this process ("auto": the default choice above, the environment read
+// again); throws input_error when the name is unknown or the CPU lacks it. bf16_path() still
+// reports "fp32" while a lower ISA than avx512 is forced.
+void set_bf16_path(const std::string& path);
 // The fast kernels keep a grow-only per-thread workspace between calls (a fresh multi-megabyte
 // allocation per call costs page faults worth a few percent at seq 2048), freed at thread exit.
 

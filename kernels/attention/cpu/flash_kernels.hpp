@@ -46,6 +46,8 @@ struct workspace_layout {
   // [batch][heads][skp][dp] (summed over each GQA group at the end).
   int64_t dq = 0, dkh = 0, dvh = 0;
   // Per-thread scratch.
+  // (Each thread's slice ends with room for the AVX512-BF16 variant's bf16 tiles: P in the
+  // forward; P and dS in pair-interleaved and row-major form in the backward.)
   int64_t thread = 0, thread_stride = 0;
   int64_t total = 0;
 };
@@ -55,7 +57,7 @@ workspace_layout backward_layout(const attention_shape& s, int threads);
 
 // One ISA variant. `in` points at float or bf16 data according to `e`.
 struct kernel_variant {
-  const char* isa; // "avx512" | "avx2" | "generic"
+  const char* isa; // "avx512" | "avx2" | "generic" | "avx512_bf16"
   void (*forward)(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
                   void* o, float* lse, float* ws, const workspace_layout& L);
   void (*backward)(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
@@ -66,5 +68,10 @@ struct kernel_variant {
 extern const kernel_variant variant_avx512;
 extern const kernel_variant variant_avx2;
 extern const kernel_variant variant_generic;
+// bf16 inputs with native bf16 dot products (vdpbf16ps, fp32 accumulation; the same workspace
+// layouts, its packed copies stored as bf16). Called for elem::bf16 only when the CPU has
+// AVX512-BF16 and the AVX-512 variant is the current one (flash_attention.cpp); fp32 calls fall
+// back to the AVX-512 code.
+extern const kernel_variant variant_avx512_bf16;
 
 } // namespace accelbench::attention::detail

@@ -11,6 +11,7 @@
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/workload.hpp"
+#include "kernels/attention/cpu/flash_attention.hpp"
 #include "tests/support/load_free.hpp"
 #include "workloads/attention/attention_workload.hpp"
 
@@ -165,7 +166,8 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
     const json& c = r.extra.at("correctness");
     CHECK(c.at("ok") == true);
     CHECK(c.at("tolerance") == 1e-4);
-    CHECK(c.at("points").get<int64_t>() == 200 * 4 * 64 + 4 * 200);             // full o and lse
+    CHECK_FALSE(r.extra.contains("bf16_path"));                     // fp32 runs have no bf16 path
+    CHECK(c.at("points").get<int64_t>() == 200 * 4 * 64 + 4 * 200); // full o and lse
     CHECK(r.extra.at("flops_per_iteration") == 4.0 * 4 * 64 * (200 * 201 / 2)); // causal pairs
   }
   SECTION("bf16 fwd_bwd with GQA and seq_k != seq_q") {
@@ -183,6 +185,8 @@ TEST_CASE("attention run: samples, metrics and a passing check", "[attention][wo
     const json& c = r.extra.at("correctness");
     CHECK(c.at("tolerance") == 2e-2);
     CHECK(c.at("passes").contains("backward"));
+    // The arithmetic bf16 ran on is recorded (native bf16 dot products where the CPU has them).
+    CHECK(r.extra.at("bf16_path") == bf16_path());
     CHECK(c.at("max_error").get<double>() > 0);
   }
   SECTION("bwd pass on a shape large enough to be sampled") {

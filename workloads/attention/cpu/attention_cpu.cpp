@@ -199,6 +199,10 @@ void attention_cpu_execute(const attention_params& p, run& out, run_context& ctx
   out.extra["flops_per_iteration"] = flops;
   out.extra["implementation"] = fmt::format("accelbench flash-attention-2 cpu ({}, tiles {}x{})",
                                             kernel_isa(), detail::tile_q, detail::tile_k);
+  // Which arithmetic bf16 ran on: "avx512_bf16" (native bf16 dot products) or "fp32" (widened
+  // to fp32: a CPU without AVX512-BF16, or ACCELBENCH_ATTN_BF16=fp32).
+  if (p.bf16())
+    out.extra["bf16_path"] = bf16_path();
   out.extra["flop_convention"] = k_flop_convention;
   out.extra["resolved"] = {
       {"kv_heads", s.kv_heads}, {"seq_k", s.seq_k}, {"scale", s.effective_scale()}};

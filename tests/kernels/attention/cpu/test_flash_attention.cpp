@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "harness/core/error.hpp"
 #include "kernels/attention/cpu/flash_attention.hpp"
+#include "tests/support/skip.hpp"
 #include "workloads/attention/attention_check.hpp"
 
 using namespace accelbench::attention;
@@ -144,38 +146,145 @@ TEST_CASE("a custom softmax scale is honoured", "[attention]") {
       check_forward(d, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt).ok());
 }
 
-TEST_CASE("bf16 storage with fp32 math stays within the bf16 tolerance", "[attention][bf16]") {
-  for (bool causal : {false, true}) {
-    const attention_shape s = shape(2, 4, 2, 70, 90, 48, causal);
-    tensors t = make(s, 11);
-    const size_t nq = t.q.size(), nk = t.k.size();
-    std::vector<bf16> q(nq), k(nk), v(nk), d_o(nq), o(nq), dq(nq), dk(nk), dv(nk);
-    to_bf16(t.q.data(), q.data(), int64_t(nq));
-    to_bf16(t.k.data(), k.data(), int64_t(nk));
-    to_bf16(t.v.data(), v.data(), int64_t(nk));
-    to_bf16(t.d_o.data(), d_o.data(), int64_t(nq));
-    flash_forward_bf16(s, q.data(), k.data(), v.data(), o.data(), t.lse.data());
-    flash_backward_bf16(s, q.data(), k.data(), v.data(), o.data(), d_o.data(), t.lse.data(),
-                        dq.data(), dk.data(), dv.data());
-    // Widen exactly what the kernel read and wrote.
-    to_float(q.data(), t.q.data(), int64_t(nq));
-    to_float(k.data(), t.k.data(), int64_t(nk));
-    to_float(v.data(), t.v.data(), int64_t(nk));
-    to_float(d_o.data(), t.d_o.data(), int64_t(nq));
-    to_float(o.data(), t.o.data(), int64_t(nq));
-    to_float(dq.data(), t.dq.data(), int64_t(nq));
-    to_float(dk.data(), t.dk.data(), int64_t(nk));
-    to_float(dv.data(), t.dv.data(), int64_t(nk));
-    check_options opt;
-    opt.tolerance = 2e-2; // kernel-v1 bf16
-    const check_result r = check_all(s, t, opt);
-    INFO(r.reason());
-    CHECK(r.ok());
-    // Output rounding to bf16 (8 significant bits) is visible, so this really is bf16 output.
-    // (The backward's largest errors, ~1e-2, come from D_i = rowsum(dO * O) over the bf16-rounded
-    // O, as in any bf16 FlashAttention; the reference recomputes O exactly.)
-    CHECK(r.max_error > 1e-4);
+namespace {
+
+// Restores the automatically chosen bf16 path after a section that forces one.
+struct bf16_path_guard {
+  ~bf16_path_guard() { set_bf16_path("auto"); }
+};
+
+// Runs the bf16 kernels forward and backward on t's inputs rounded to bf16, then widens into t
+// exactly what the kernels read and wrote (the reference sees the very bf16 inputs).
+void run_bf16(const attention_shape& s, tensors& t) {
+  const size_t nq = t.q.size(), nk = t.k.size();
+  std::vector<bf16> q(nq), k(nk), v(nk), d_o(nq), o(nq), dq(nq), dk(nk), dv(nk);
+  to_bf16(t.q.data(), q.data(), int64_t(nq));
+  to_bf16(t.k.data(), k.data(), int64_t(nk));
+  to_bf16(t.v.data(), v.data(), int64_t(nk));
+  to_bf16(t.d_o.data(), d_o.data(), int64_t(nq));
+  flash_forward_bf16(s, q.data(), k.data(), v.data(), o.data(), t.lse.data());
+  flash_backward_bf16(s, q.data(), k.data(), v.data(), o.data(), d_o.data(), t.lse.data(),
+                      dq.data(), dk.data(), dv.data());
+  to_float(q.data(), t.q.data(), int64_t(nq));
+  to_float(k.data(), t.k.data(), int64_t(nk));
+  to_float(v.data(), t.v.data(), int64_t(nk));
+  to_float(d_o.data(), t.d_o.data(), int64_t(nq));
+  to_float(o.data(), t.o.data(), int64_t(nq));
+  to_float(dq.data(), t.dq.data(), int64_t(nq));
+  to_float(dk.data(), t.dk.data(), int64_t(nk));
+  to_float(dv.data(), t.dv.data(), int64_t(nk));
+}
+
+} // namespace
+
+TEST_CASE("bf16 attention stays within the bf16 tolerance on every bf16 path",
+          "[attention][bf16]") {
+  bf16_path_guard guard;
+  // Odd sizes: seq not a multiple of the 64-row tiles (and odd, so the last query-row pair of
+  // the native path's pair layout is half padding), head_dim not a multiple of 16 (48, 40) and
+  // odd (33: the last head_dim pair is half padding); GQA, MQA, seq_q > seq_k. (Causal rows that
+  // see a handful of keys put even the fp32 path near this max-error bound: kept out.)
+  const std::vector<attention_shape> shapes = {
+      shape(2, 4, 2, 70, 90, 48, false),    shape(2, 4, 2, 70, 90, 48, true),
+      shape(1, 3, 1, 77, 131, 40, true),    shape(1, 2, 2, 131, 45, 33, false),
+      shape(1, 2, 1, 129, 129, 128, false),
+  };
+  for (const std::string& path : available_bf16_paths()) {
+    set_bf16_path(path);
+    CHECK(bf16_path() == (kernel_isa() == "avx512" ? path : "fp32"));
+    for (const attention_shape& s : shapes) {
+      INFO("path " << path << " b" << s.batch << " h" << s.heads << "/" << s.kv_heads << " sq"
+                   << s.seq_q << " sk" << s.seq_k << " d" << s.head_dim << " causal " << s.causal);
+      tensors t = make(s, 11);
+      run_bf16(s, t);
+      check_options opt;
+      opt.tolerance = 2e-2; // kernel-v1 bf16
+      const check_result r = check_all(s, t, opt);
+      INFO(r.reason());
+      CHECK(r.ok());
+      // Output rounding to bf16 (8 significant bits) is visible, so this really is bf16 output.
+      // (The backward's largest errors, ~1e-2, come from D_i = rowsum(dO * O) over the
+      // bf16-rounded O, as in any bf16 FlashAttention; the reference recomputes O exactly.)
+      CHECK(r.max_error > 1e-4);
+    }
   }
+}
+
+namespace {
+
+// rms(got - ref) / rms(ref) over one tensor.
+double rms_error(const std::vector<float>& got, const std::vector<double>& ref) {
+  double se = 0, ss = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    se += (got[i] - ref[i]) * (got[i] - ref[i]);
+    ss += ref[i] * ref[i];
+  }
+  return std::sqrt(se / ss);
+}
+
+// rms errors of o, dq, dk, dv of the bf16 kernels on the current path, against the double
+// reference on the same bf16 inputs.
+std::vector<double> bf16_rms_errors(const attention_shape& s, unsigned seed) {
+  tensors t = make(s, seed);
+  run_bf16(s, t);
+  std::vector<double> o(t.o.size()), lse(t.lse.size()), dq(t.dq.size()), dk(t.dk.size()),
+      dv(t.dv.size());
+  reference_forward(s, t.q.data(), t.k.data(), t.v.data(), o.data(), lse.data());
+  reference_backward(s, t.q.data(), t.k.data(), t.v.data(), t.d_o.data(), dq.data(), dk.data(),
+                     dv.data());
+  return {rms_error(t.o, o), rms_error(t.dq, dq), rms_error(t.dk, dk), rms_error(t.dv, dv)};
+}
+
+} // namespace
+
+TEST_CASE("the native bf16 path adds only the error of P and dS rounded to bf16",
+          "[attention][bf16]") {
+  if (available_bf16_paths().front() != "avx512_bf16" || kernel_isa() != "avx512")
+    ACCELBENCH_SKIP("this CPU has no AVX512-BF16: only the fp32 path exists");
+  bf16_path_guard guard;
+  for (bool causal : {false, true}) {
+    const attention_shape s = shape(1, 4, 2, 150, 150, 64, causal);
+    set_bf16_path("fp32");
+    const std::vector<double> f32 = bf16_rms_errors(s, 5);
+    set_bf16_path("avx512_bf16");
+    const std::vector<double> native = bf16_rms_errors(s, 5);
+    const char* names[4] = {"o", "dq", "dk", "dv"};
+    for (int x = 0; x < 4; ++x) {
+      INFO("causal " << causal << " " << names[x] << ": rms error / rms, fp32 path " << f32[x]
+                     << ", native " << native[x]);
+      // Both paths round the outputs to bf16: rms error ~ 2^-9 / sqrt(3) ~ 1.1e-3 and more.
+      CHECK(f32[x] > 1e-3);
+      // Rounding P (and dS) to bf16 adds independent errors of rms 2^-9 / sqrt(3) ~ 1.1e-3 of
+      // each term; summed over a row they stay ~1.1e-3 of the output's rms per rounding, and add
+      // in quadrature to the fp32 path's. 2e-3 bounds that; a wrong P, a lost tile or a bad
+      // pair layout would be errors of order 1.
+      CHECK(native[x] <= f32[x] + 2e-3);
+      CHECK(native[x] != f32[x]); // the native path really ran (its rounding moves the error)
+    }
+  }
+}
+
+TEST_CASE("the bf16 dispatch takes the fp32 path when forced", "[attention][bf16]") {
+  bf16_path_guard guard;
+  isa_guard isa;
+  set_bf16_path("fp32");
+  CHECK(bf16_path() == "fp32");
+  // The environment override, read again by "auto".
+  ::setenv("ACCELBENCH_ATTN_BF16", "fp32", 1);
+  set_bf16_path("auto");
+  CHECK(bf16_path() == "fp32");
+  ::unsetenv("ACCELBENCH_ATTN_BF16");
+  set_bf16_path("auto");
+  const bool native = available_bf16_paths().front() == "avx512_bf16";
+  CHECK(bf16_path() == (native && kernel_isa() == "avx512" ? "avx512_bf16" : "fp32"));
+  // A lower ISA forced: bf16 calls take that ISA's fp32 path.
+  if (native) {
+    set_kernel_isa("avx2");
+    CHECK(bf16_path() == "fp32");
+  } else {
+    CHECK_THROWS_AS(set_bf16_path("avx512_bf16"), accelbench::input_error);
+  }
+  CHECK_THROWS_AS(set_bf16_path("amx"), accelbench::input_error);
 }
 
 TEST_CASE("sampled checks of a larger shape pass, and catch a corrupted row", "[attention]") {
