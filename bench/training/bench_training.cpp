@@ -12,9 +12,11 @@
 
 #include <fmt/format.h>
 
+#include "bench/training/op_profile.hpp"
 #include "harness/core/model.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/workload.hpp"
+#include "workloads/training/model_config.hpp"
 #include "workloads/training/train_workload.hpp"
 
 using namespace accelbench;
@@ -57,23 +59,32 @@ void throughput(workload& w, const ruleset& rules, std::map<std::string, std::st
 } // namespace
 
 int main(int argc, char** argv) {
-  bool skip_8b = false, skip_ttt = false;
+  bool skip_8b = false, skip_ttt = false, ops = false;
   std::string runs, steps = "10";
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--skip-8b"))
       skip_8b = true;
     else if (!std::strcmp(argv[i], "--skip-ttt"))
       skip_ttt = true;
+    else if (!std::strcmp(argv[i], "--ops"))
+      ops = true;
     else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = argv[++i];
     else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
       steps = argv[++i];
     else {
-      std::cerr << "usage: " << argv[0] << " [--skip-8b] [--skip-ttt] [--runs N] [--steps N]\n";
+      std::cerr << "usage: " << argv[0]
+                << " [--ops] [--skip-8b] [--skip-ttt] [--runs N] [--steps N]\n";
       return 2;
     }
   }
   try {
+    if (ops) {
+      auto tiny = training::find_model(
+          std::string(ACCELBENCH_SOURCE_DIR) + "/workloads/training/models.json", "tiny");
+      bench::print_op_profile(tiny, 16, 128, training::compute_dtype::fp32, 5);
+      return 0;
+    }
     auto w = training::make_training_workload();
     auto v1 = load_ruleset("train-v1");
     fmt::print("== train.llama throughput (ruleset train-v1) ==\n");

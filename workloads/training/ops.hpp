@@ -95,4 +95,18 @@ void softmax_crossentropy_forward(float* logits_to_probs, float* losses, const i
 void crossentropy_softmax_backward(float* probs_to_dlogits, const int32_t* targets, int64_t bt,
                                    int64_t v, float dloss);
 
+// The plain-loop versions of the layers above whose fast versions change the arithmetic: the
+// fast RMSNorm sums x^2 and w dy x in 16 lanes (the same terms in another order; the gain
+// gradient keeps this order), the fast SwiGLU uses a vectorised exp (1-2 ulp from libm's).
+// Kept for the tests (which hold the fast ones to a bound) and the benchmark's before/after.
+namespace reference {
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t bt,
+                     int64_t c, float eps);
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                      const float* weight, const float* rstd, int64_t bt, int64_t c);
+void swiglu_forward(float* out, const float* h1, const float* h3, int64_t n);
+void swiglu_backward(float* dh1, float* dh3, const float* dout, const float* h1, const float* h3,
+                     int64_t n);
+} // namespace reference
+
 } // namespace accelbench::training
