@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
       auto tiny = training::find_model(
           std::string(ACCELBENCH_SOURCE_DIR) + "/workloads/training/models.json", "tiny");
       bench::print_op_profile(tiny, 16, 128, training::compute_dtype::fp32, 5);
+      bench::print_step_comparison(tiny, 16, 128, training::compute_dtype::fp32, std::stoi(steps));
       return 0;
     }
     auto w = training::make_training_workload();

@@ -5,14 +5,19 @@
 #include "bench/training/op_profile.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <ctime>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "harness/core/peak.hpp"
 #include "workloads/training/ops.hpp"
 #include "workloads/training/optimizer.hpp"
+#include "workloads/training/trainer.hpp"
 
 namespace accelbench::bench {
 
@@ -103,6 +108,20 @@ void add_linears(std::vector<op_row>& rows, buffers& b, const model_config& m, i
   }
 }
 
+// Global-norm clipping and AdamW over every parameter of the model.
+void add_optimizer(std::vector<op_row>& rows, const model_config& m) {
+  llama_options o;
+  auto layout = std::make_shared<std::vector<param_tensor>>(parameter_layout(m, o));
+  const size_t n = layout->back().offset + layout->back().size;
+  auto p = std::make_shared<std::vector<float>>(filled(int64_t(n), 0.1f, 13));
+  auto g = std::make_shared<std::vector<float>>(filled(int64_t(n), 0.01f, 14));
+  auto opt = std::make_shared<adamw>(n);
+  auto clip = [g, n] { clip_grad_norm(g->data(), n, 1e-3); };
+  auto step = [p, g, opt, layout] { opt->step(p->data(), g->data(), *layout, 1e-4, {}); };
+  rows.push_back({"clip_grad_norm", 1, clip, clip});
+  rows.push_back({"adamw step", 1, step, step});
+}
+
 } // namespace
 
 void print_op_profile(const model_config& m, int64_t batch, int64_t seq, compute_dtype dt,
@@ -165,6 +184,7 @@ void print_op_profile(const model_config& m, int64_t batch, int64_t seq, compute
     crossentropy_softmax_backward(b.big1.data(), b.tok.data(), bt, m.vocab_size, 1e-3f);
   };
   rows.push_back({"cross-entropy fwd+bwd", 1, ce, ce});
+  add_optimizer(rows, m);
 
   double ref_total = 0, new_total = 0;
   std::vector<std::pair<double, double>> t;
@@ -185,6 +205,81 @@ void print_op_profile(const model_config& m, int64_t batch, int64_t seq, compute
                100.0 * t[i].second / new_total);
   fmt::print("  {:<30} {:>5} {:>10.2f} {:>10.2f} {:>6.2f}x\n", "total (ops above)", "",
              1e3 * ref_total, 1e3 * new_total, ref_total / new_total);
+}
+
+namespace {
+
+struct step_times {
+  std::vector<double> cpu_s, wall_s;
+  std::vector<float> loss;
+};
+
+// One optimizer step as train_step runs it (zero_grad, forward, backward, clip, AdamW), timed.
+void timed_step(cpu_trainable& m, const std::vector<int32_t>& in, const std::vector<int32_t>& tg,
+                step_times& out) {
+  const double c0 = cpu_seconds();
+  const auto w0 = std::chrono::steady_clock::now();
+  m.zero_grad();
+  out.loss.push_back(m.forward(in.data(), tg.data()));
+  m.backward(1.0f);
+  m.clip_grad_norm(1.0);
+  m.optimizer_step(1e-3, adamw_config{});
+  out.wall_s.push_back(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+  out.cpu_s.push_back(cpu_seconds() - c0);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+} // namespace
+
+void print_step_comparison(const model_config& m, int64_t batch, int64_t seq, compute_dtype dt,
+                           int steps) {
+  llama_options o;
+  o.batch = batch;
+  o.seq = seq;
+  o.dtype = dt;
+  llama_options o_ref = o;
+  o_ref.reference_ops = true;
+  cpu_trainable fast(m, o), ref(m, o_ref);
+  fast.init(1);
+  ref.init(1);
+  const int64_t bt = batch * seq;
+  std::vector<int32_t> in(static_cast<size_t>(bt)), tg(static_cast<size_t>(bt));
+  for (int64_t i = 0; i < bt; i++) {
+    in[size_t(i)] = int32_t((i * 7919 + 13) % m.vocab_size);
+    tg[size_t(i)] = int32_t((i * 104729 + 7) % m.vocab_size);
+  }
+  step_times tf, tr;
+  for (int s = 0; s < steps + 1; s++) { // alternating, so both see the same load
+    timed_step(ref, in, tg, tr);
+    timed_step(fast, in, tg, tf);
+  }
+  double worst = 0; // the losses' largest relative difference
+  for (size_t i = 0; i < tf.loss.size(); i++)
+    worst = std::max(worst, double(std::abs(tf.loss[i] - tr.loss[i]) / std::abs(tr.loss[i])));
+  for (auto* t : {&tf, &tr}) { // the first step warms caches and primitives: not counted
+    t->cpu_s.erase(t->cpu_s.begin());
+    t->wall_s.erase(t->wall_s.begin());
+  }
+  const cpu_peak pk = cached_cpu_peak();
+  const double per_thread = (dt == compute_dtype::bf16 ? pk.bf16_tflops : pk.fp32_tflops) /
+                            std::max(1, pk.threads) * 1e12;
+  const double flops = model_flops_per_token(m, m.n_layers, seq, true) * double(bt);
+  fmt::print("whole step ({} tokens, {}), median of {} alternating steps; MFU in CPU time "
+             "against the probe's per-thread peak {:.3f} TFLOP/s:\n",
+             bt, to_string(dt), steps, per_thread / 1e12);
+  for (auto [name, t] : {std::pair{"reference ops", &tr}, std::pair{"fast ops", &tf}})
+    fmt::print("  {:<14} CPU {:8.1f} ms  wall {:8.1f} ms  {:8.0f} tokens per CPU-s  MFU(CPU) "
+               "{:5.1f}%\n",
+               name, 1e3 * median(t->cpu_s), 1e3 * median(t->wall_s), double(bt) / median(t->cpu_s),
+               100.0 * flops / median(t->cpu_s) / per_thread);
+  fmt::print("  reference / fast: CPU {:.2f}x, wall {:.2f}x; losses differ by at most {:.2e} "
+             "(relative)\n",
+             median(tr.cpu_s) / median(tf.cpu_s), median(tr.wall_s) / median(tf.wall_s), worst);
 }
 
 } // namespace accelbench::bench

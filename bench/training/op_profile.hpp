@@ -14,4 +14,9 @@ double cpu_seconds();
 void print_op_profile(const training::model_config& m, int64_t batch, int64_t seq,
                       training::compute_dtype dt, int reps);
 
+// Times whole optimizer steps of a model with the reference ops and with the fast ones,
+// alternating, and prints CPU time, wall time, MFU in CPU time and the losses' difference.
+void print_step_comparison(const training::model_config& m, int64_t batch, int64_t seq,
+                           training::compute_dtype dt, int steps);
+
 } // namespace accelbench::bench

@@ -13,15 +13,7 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/error.hpp"
 #include "kernels/attention/cpu/flash_attention.hpp"
-
-// The element-wise kernels are compiled for AVX-512, AVX2 and the baseline and picked at load time
-// (the build has no -march flag). ISO C++ mode contracts no a*b+c into an FMA, so every clone
-// computes the same bits.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define k_fast_kernel __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define k_fast_kernel
-#endif
+#include "workloads/training/fast_kernel.hpp"
 
 namespace accelbench::training {
 
