@@ -236,17 +236,14 @@ double median(std::vector<double> v) {
 
 } // namespace
 
-void print_step_comparison(const model_config& m, int64_t batch, int64_t seq, compute_dtype dt,
-                           int steps) {
-  llama_options o;
-  o.batch = batch;
-  o.seq = seq;
-  o.dtype = dt;
+void print_step_comparison(const model_config& m, const llama_options& o, int steps) {
   llama_options o_ref = o;
   o_ref.reference_ops = true;
   cpu_trainable fast(m, o), ref(m, o_ref);
   fast.init(1);
   ref.init(1);
+  const int64_t batch = o.batch, seq = o.seq, layers = resolved_layers(m, o);
+  const compute_dtype dt = o.dtype;
   const int64_t bt = batch * seq;
   std::vector<int32_t> in(static_cast<size_t>(bt)), tg(static_cast<size_t>(bt));
   for (int64_t i = 0; i < bt; i++) {
@@ -268,7 +265,8 @@ void print_step_comparison(const model_config& m, int64_t batch, int64_t seq, co
   const cpu_peak pk = cached_cpu_peak();
   const double per_thread = (dt == compute_dtype::bf16 ? pk.bf16_tflops : pk.fp32_tflops) /
                             std::max(1, pk.threads) * 1e12;
-  const double flops = model_flops_per_token(m, m.n_layers, seq, true) * double(bt);
+  const double flops = model_flops_per_token(m, layers, seq, o.with_head) * double(bt);
+  fmt::print("{} {} layer(s){}: ", m.name, layers, o.with_head ? "" : " (blocks only)");
   fmt::print("whole step ({} tokens, {}), median of {} alternating steps; MFU in CPU time "
              "against the probe's per-thread peak {:.3f} TFLOP/s:\n",
              bt, to_string(dt), steps, per_thread / 1e12);

@@ -2,6 +2,7 @@
 // Per-op CPU-time profile of one training step (bench_training --ops).
 #include <cstdint>
 
+#include "workloads/training/llama.hpp"
 #include "workloads/training/model_config.hpp"
 #include "workloads/training/ops.hpp"
 
@@ -16,7 +17,7 @@ void print_op_profile(const training::model_config& m, int64_t batch, int64_t se
 
 // Times whole optimizer steps of a model with the reference ops and with the fast ones,
 // alternating, and prints CPU time, wall time, MFU in CPU time and the losses' difference.
-void print_step_comparison(const training::model_config& m, int64_t batch, int64_t seq,
-                           training::compute_dtype dt, int steps);
+void print_step_comparison(const training::model_config& m, const training::llama_options& o,
+                           int steps);
 
 } // namespace accelbench::bench
