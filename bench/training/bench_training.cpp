@@ -68,6 +68,10 @@ void op_comparison(bool llama8b, int steps) {
     o.batch = 16;
     o.seq = 128;
     bench::print_step_comparison(tiny, o, steps);
+    if (cached_cpu_peak().bf16_tflops > 0) {
+      o.dtype = training::compute_dtype::bf16;
+      bench::print_step_comparison(tiny, o, steps);
+    }
     return;
   }
   o.layers = 1;

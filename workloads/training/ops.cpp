@@ -32,6 +32,13 @@ float round_to_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
 
 namespace {
 
+// n floats -> bf16, round to nearest even (float_to_bf16, branch-free after if-conversion, so the
+// AVX clones vectorise it: the same bits, a fraction of the time of the scalar loop).
+k_fast_kernel void convert_row_bf16(uint16_t* d, const float* s, int64_t n) {
+  for (int64_t c = 0; c < n; c++)
+    d[c] = float_to_bf16(s[c]);
+}
+
 // rows x cols matrix with leading dimension ld -> contiguous bf16
 void convert_bf16(std::vector<uint16_t>& dst, const float* src, int64_t rows, int64_t cols,
                   int64_t ld) {
@@ -39,8 +46,7 @@ void convert_bf16(std::vector<uint16_t>& dst, const float* src, int64_t rows, in
   uint16_t* d = dst.data();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; r++)
-    for (int64_t c = 0; c < cols; c++)
-      d[r * cols + c] = float_to_bf16(src[r * ld + c]);
+    convert_row_bf16(d + r * cols, src + r * ld, cols);
 }
 
 struct dnnl_env {
