@@ -171,8 +171,8 @@ k_fast_kernel float lane_dot(const float* a, const float* b, int64_t n) {
   float s = 0;
   for (; j < n; j++)
     s += a[j] * b[j];
-  for (int64_t l = 0; l < k_lanes; l++)
-    s += acc[l];
+  for (float lane : acc)
+    s += lane;
   return s;
 }
 

@@ -47,7 +47,7 @@ double clip_grad_norm(float* grads, size_t n, double max_norm) {
   return norm;
 }
 
-adamw::adamw(size_t n) : m_n(n), m_m(new float[n]), m_v(new float[n]) {
+adamw::adamw(size_t n) : m_m(new float[n]), m_v(new float[n]) {
   std::memset(m_m.get(), 0, n * sizeof(float));
   std::memset(m_v.get(), 0, n * sizeof(float));
 }
