@@ -12,9 +12,12 @@
 
 #include <fmt/format.h>
 
+#include "bench/training/op_profile.hpp"
 #include "harness/core/model.hpp"
+#include "harness/core/peak.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/workload.hpp"
+#include "workloads/training/model_config.hpp"
 #include "workloads/training/train_workload.hpp"
 
 using namespace accelbench;
@@ -54,26 +57,60 @@ void throughput(workload& w, const ruleset& rules, std::map<std::string, std::st
                "", metric_or(out, "projected_tokens_per_s"));
 }
 
+// --ops: the tiny model's per-op profile and whole steps, reference ops against the fast ones.
+// --ops-8b: whole steps of one Llama 3 8B block at seq 2048, bf16 where the CPU has BF16.
+void op_comparison(bool llama8b, int steps) {
+  const std::string models = std::string(ACCELBENCH_SOURCE_DIR) + "/workloads/training/models.json";
+  training::llama_options o;
+  if (!llama8b) {
+    auto tiny = training::find_model(models, "tiny");
+    bench::print_op_profile(tiny, 16, 128, training::compute_dtype::fp32, 5);
+    o.batch = 16;
+    o.seq = 128;
+    bench::print_step_comparison(tiny, o, steps);
+    if (cached_cpu_peak().bf16_tflops > 0) {
+      o.dtype = training::compute_dtype::bf16;
+      bench::print_step_comparison(tiny, o, steps);
+    }
+    return;
+  }
+  o.layers = 1;
+  o.with_head = false;
+  o.seq = 2048;
+  o.dtype = cached_cpu_peak().bf16_tflops > 0 ? training::compute_dtype::bf16
+                                              : training::compute_dtype::fp32;
+  bench::print_step_comparison(training::find_model(models, "llama3-8b"), o, steps);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  bool skip_8b = false, skip_ttt = false;
+  bool skip_8b = false, skip_ttt = false, ops = false, ops_8b = false;
   std::string runs, steps = "10";
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--skip-8b"))
       skip_8b = true;
     else if (!std::strcmp(argv[i], "--skip-ttt"))
       skip_ttt = true;
+    else if (!std::strcmp(argv[i], "--ops"))
+      ops = true;
+    else if (!std::strcmp(argv[i], "--ops-8b"))
+      ops = ops_8b = true;
     else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = argv[++i];
     else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
       steps = argv[++i];
     else {
-      std::cerr << "usage: " << argv[0] << " [--skip-8b] [--skip-ttt] [--runs N] [--steps N]\n";
+      std::cerr << "usage: " << argv[0]
+                << " [--ops | --ops-8b] [--skip-8b] [--skip-ttt] [--runs N] [--steps N]\n";
       return 2;
     }
   }
   try {
+    if (ops) {
+      op_comparison(ops_8b, std::stoi(steps));
+      return 0;
+    }
     auto w = training::make_training_workload();
     auto v1 = load_ruleset("train-v1");
     fmt::print("== train.llama throughput (ruleset train-v1) ==\n");

@@ -28,6 +28,20 @@ int64_t global_act_floats(const model_config& m, const llama_options& o, int64_t
 } // namespace
 
 namespace {
+// The element-wise layers a model runs: the fast ones or the kept references (ops.hpp).
+struct elementwise_ops {
+  decltype(&rmsnorm_forward) norm_fwd;
+  decltype(&rmsnorm_backward) norm_bwd;
+  decltype(&swiglu_forward) glu_fwd;
+  decltype(&swiglu_backward) glu_bwd;
+};
+elementwise_ops ops_for(const llama_options& o) {
+  if (o.reference_ops)
+    return {reference::rmsnorm_forward, reference::rmsnorm_backward, reference::swiglu_forward,
+            reference::swiglu_backward};
+  return {rmsnorm_forward, rmsnorm_backward, swiglu_forward, swiglu_backward};
+}
+
 // Each array of block_acts starts on a 256-byte boundary (64 floats): what cuBLASLt's fastest
 // kernels and cuDNN's tensors assume of their operands, whatever B*T is.
 int64_t padded(int64_t floats) { return (floats + 63) / 64 * 64; }
@@ -225,6 +239,7 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
                 hd = m_cfg.head_dim();
   const compute_dtype dt = m_opt.dtype;
   const float eps = float(m_cfg.norm_eps);
+  const elementwise_ops ops = ops_for(m_opt);
   float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   auto res = [&](int64_t l) { return g + l * bt * c; };
   float* tmp = m_layout->scratch(m_scratch.get(), false).dres; // [BT,C]; free during forward
@@ -245,7 +260,7 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
     block_tensors p = m_layout->block(m_params.get(), l);
     block_acts a = la(l);
     const float* x = res(l);
-    rmsnorm_forward(a.xn1, a.rstd1, x, p.attn_norm, bt, c, eps);
+    ops.norm_fwd(a.xn1, a.rstd1, x, p.attn_norm, bt, c, eps);
     linear_forward(dt, a.q, a.xn1, p.wq, bt, c, c);
     linear_forward(dt, a.k, a.xn1, p.wk, bt, c, kv);
     linear_forward(dt, a.v, a.xn1, p.wv, bt, c, kv);
@@ -254,10 +269,10 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
     attention_forward(a.att, a.lse, a.q, a.k, a.v, b, t, nh, kvh, hd);
     linear_forward(dt, tmp, a.att, p.wo, bt, c, c);
     residual_forward(a.xmid, x, tmp, bt * c);
-    rmsnorm_forward(a.xn2, a.rstd2, a.xmid, p.mlp_norm, bt, c, eps);
+    ops.norm_fwd(a.xn2, a.rstd2, a.xmid, p.mlp_norm, bt, c, eps);
     linear_forward(dt, a.h1, a.xn2, p.w1, bt, c, f);
     linear_forward(dt, a.h3, a.xn2, p.w3, bt, c, f);
-    swiglu_forward(a.g, a.h1, a.h3, bt * f);
+    ops.glu_fwd(a.g, a.h1, a.h3, bt * f);
     linear_forward(dt, tmp, a.g, p.w2, bt, f, c);
     residual_forward(res(l + 1), a.xmid, tmp, bt * c);
   }
@@ -270,7 +285,7 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
     float* losses = logits + bt * v;
     const float* final_norm = m_params.get() + m_layout->final_norm();
     const float* lm_head = m_params.get() + m_layout->lm_head();
-    rmsnorm_forward(xf, rstdf, res(m_layers), final_norm, bt, c, eps);
+    ops.norm_fwd(xf, rstdf, res(m_layers), final_norm, bt, c, eps);
     linear_forward(dt, logits, xf, lm_head, bt, c, v);
     softmax_crossentropy_forward(logits, losses, targets, bt, v);
     for (int64_t i = 0; i < bt; i++)
@@ -292,6 +307,7 @@ void llama_model::backward(float loss_scale) {
                 f = m_cfg.ffn_dim, v = m_cfg.vocab_size, nh = m_cfg.n_heads, kvh = m_cfg.n_kv_heads,
                 hd = m_cfg.head_dim();
   const compute_dtype dt = m_opt.dtype;
+  const elementwise_ops ops = ops_for(m_opt);
   float* g = m_acts.get() + size_t(m_layers * block_act_floats(m_cfg, bt));
   auto res = [&](int64_t l) { return g + l * bt * c; };
   const llama_layout& L = *m_layout;
@@ -311,7 +327,7 @@ void llama_model::backward(float loss_scale) {
     crossentropy_softmax_backward(probs, m_targets.data(), bt, v, dloss);
     linear_backward(dt, dxn, d_lm_head, probs, xf, lm_head, bt, c, v, false);
     std::memset(dres, 0, size_t(bt * c) * sizeof(float));
-    rmsnorm_backward(dres, d_final_norm, dxn, res(m_layers), final_norm, rstdf, bt, c);
+    ops.norm_bwd(dres, d_final_norm, dxn, res(m_layers), final_norm, rstdf, bt, c);
     if (m_grad_ready)
       m_grad_ready(L.final_norm());
   } else {
@@ -326,10 +342,10 @@ void llama_model::backward(float loss_scale) {
     block_acts a = la(l);
     // MLP: out = xmid + swiglu(xn2 W1^T, xn2 W3^T) W2^T
     linear_backward(dt, dg, gr.w2, dres, a.g, p.w2, bt, f, c, false);
-    swiglu_backward(dh1, dh3, dg, a.h1, a.h3, bt * f);
+    ops.glu_bwd(dh1, dh3, dg, a.h1, a.h3, bt * f);
     linear_backward(dt, dxn, gr.w1, dh1, a.xn2, p.w1, bt, c, f, false);
     linear_backward(dt, dxn, gr.w3, dh3, a.xn2, p.w3, bt, c, f, true);
-    rmsnorm_backward(dres, gr.mlp_norm, dxn, a.xmid, p.mlp_norm, a.rstd2, bt, c);
+    ops.norm_bwd(dres, gr.mlp_norm, dxn, a.xmid, p.mlp_norm, a.rstd2, bt, c);
     // attention: xmid = x + attention(rope(xn1 Wq^T), rope(xn1 Wk^T), xn1 Wv^T) Wo^T
     linear_backward(dt, datt, gr.wo, dres, a.att, p.wo, bt, c, c, false);
     attention_backward(dq, dk, dv, datt, a.q, a.k, a.v, a.att, a.lse, b, t, nh, kvh, hd);
@@ -338,7 +354,7 @@ void llama_model::backward(float loss_scale) {
     linear_backward(dt, dxn, gr.wq, dq, a.xn1, p.wq, bt, c, c, false);
     linear_backward(dt, dxn, gr.wk, dk, a.xn1, p.wk, bt, c, kv, true);
     linear_backward(dt, dxn, gr.wv, dv, a.xn1, p.wv, bt, c, kv, true);
-    rmsnorm_backward(dres, gr.attn_norm, dxn, res(l), p.attn_norm, a.rstd1, bt, c);
+    ops.norm_bwd(dres, gr.attn_norm, dxn, res(l), p.attn_norm, a.rstd1, bt, c);
     if (m_grad_ready)
       m_grad_ready(L.block_offset(l));
   }

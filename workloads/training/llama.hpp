@@ -21,6 +21,9 @@ struct llama_options {
   int64_t batch = 1;     // micro batch B
   int64_t seq = 128;     // T
   compute_dtype dtype = compute_dtype::fp32;
+  // true: RMSNorm and SwiGLU through ops.hpp's reference:: versions (the tests' and the
+  // benchmark's "before"); false: the vectorised ones (within the bound ops.hpp states).
+  bool reference_ops = false;
 };
 
 // One parameter tensor inside the flat parameter buffer.

@@ -1,6 +1,7 @@
 #include "workloads/training/ops.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -12,6 +13,7 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/error.hpp"
 #include "kernels/attention/cpu/flash_attention.hpp"
+#include "workloads/training/fast_kernel.hpp"
 
 namespace accelbench::training {
 
@@ -30,6 +32,13 @@ float round_to_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
 
 namespace {
 
+// n floats -> bf16, round to nearest even (float_to_bf16, branch-free after if-conversion, so the
+// AVX clones vectorise it: the same bits, a fraction of the time of the scalar loop).
+k_fast_kernel void convert_row_bf16(uint16_t* d, const float* s, int64_t n) {
+  for (int64_t c = 0; c < n; c++)
+    d[c] = float_to_bf16(s[c]);
+}
+
 // rows x cols matrix with leading dimension ld -> contiguous bf16
 void convert_bf16(std::vector<uint16_t>& dst, const float* src, int64_t rows, int64_t cols,
                   int64_t ld) {
@@ -37,8 +46,7 @@ void convert_bf16(std::vector<uint16_t>& dst, const float* src, int64_t rows, in
   uint16_t* d = dst.data();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; r++)
-    for (int64_t c = 0; c < cols; c++)
-      d[r * cols + c] = float_to_bf16(src[r * ld + c]);
+    convert_row_bf16(d + r * cols, src + r * ld, cols);
 }
 
 struct dnnl_env {
@@ -145,21 +153,71 @@ void embedding_backward(float* dwte, const float* dout, const int32_t* tokens, i
 }
 
 // ---------------------------------------------------------------------------------------------
-// RMSNorm
+// RMSNorm: one pass per row for the statistics, sums in 16 lanes (vectorised; the order differs
+// from reference::, within the bound the tests state), the gain gradient in the reference's order.
+
+namespace {
+
+constexpr int64_t k_lanes = 16;
+
+// sum_j a[j] * b[j] in k_lanes partial sums (lane l takes j = l mod k_lanes), then the tail, then
+// the lanes in order: the same bits on every ISA clone (no FMA contraction in ISO C++ mode).
+k_fast_kernel float lane_dot(const float* a, const float* b, int64_t n) {
+  float acc[k_lanes] = {};
+  int64_t j = 0;
+  for (; j + k_lanes <= n; j += k_lanes)
+    for (int64_t l = 0; l < k_lanes; l++)
+      acc[l] += a[j + l] * b[j + l];
+  float s = 0;
+  for (; j < n; j++)
+    s += a[j] * b[j];
+  for (float lane : acc)
+    s += lane;
+  return s;
+}
+
+k_fast_kernel void scale_row(float* o, const float* x, float r, const float* w, int64_t c) {
+  for (int64_t j = 0; j < c; j++)
+    o[j] = x[j] * r * w[j];
+}
+
+// dx += r w dy - coef x, with wdy = w * dy (the reference's products, in its order)
+k_fast_kernel void rms_dx_row(float* dx, const float* x, const float* dy, const float* w, float r,
+                              int64_t c, float* wdy) {
+  for (int64_t j = 0; j < c; j++)
+    wdy[j] = w[j] * dy[j];
+  const float coef = lane_dot(wdy, x, c) * r * r * r / float(c);
+  for (int64_t j = 0; j < c; j++)
+    dx[j] += r * w[j] * dy[j] - coef * x[j];
+}
+
+// dweight[j0, j1) += sum_i dout[i,j] inp[i,j] rstd[i], rows in order (the reference's sums).
+k_fast_kernel void rms_dweight_block(float* dweight, const float* dout, const float* inp,
+                                     const float* rstd, int64_t bt, int64_t c, int64_t j0,
+                                     int64_t j1) {
+  float s[64] = {};
+  const int64_t n = j1 - j0;
+  for (int64_t i = 0; i < bt; i++) {
+    const float* dy = dout + i * c + j0;
+    const float* x = inp + i * c + j0;
+    const float r = rstd[i];
+    for (int64_t j = 0; j < n; j++)
+      s[j] += dy[j] * x[j] * r;
+  }
+  for (int64_t j = 0; j < n; j++)
+    dweight[j0 + j] += s[j];
+}
+
+} // namespace
 
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t bt,
                      int64_t c, float eps) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < bt; i++) {
     const float* x = inp + i * c;
-    float ss = 0;
-    for (int64_t j = 0; j < c; j++)
-      ss += x[j] * x[j];
-    float r = 1.0f / std::sqrt(ss / float(c) + eps);
+    float r = 1.0f / std::sqrt(lane_dot(x, x, c) / float(c) + eps);
     rstd[i] = r;
-    float* o = out + i * c;
-    for (int64_t j = 0; j < c; j++)
-      o[j] = x[j] * r * weight[j];
+    scale_row(out + i * c, x, r, weight, c);
   }
 }
 
@@ -167,27 +225,18 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
                       const float* weight, const float* rstd, int64_t bt, int64_t c) {
   // y_j = x_j r w_j, r = (mean(x^2)+eps)^-1/2  =>  dx_j = r w_j dy_j - x_j r^3/C sum_k(w_k dy_k
   // x_k)
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < bt; i++) {
-    const float* x = inp + i * c;
-    const float* dy = dout + i * c;
-    float r = rstd[i];
-    float dot = 0;
-    for (int64_t j = 0; j < c; j++)
-      dot += weight[j] * dy[j] * x[j];
-    float coef = dot * r * r * r / float(c);
-    float* dx = dinp + i * c;
-    for (int64_t j = 0; j < c; j++)
-      dx[j] += r * weight[j] * dy[j] - coef * x[j];
-  }
-  // dweight: parallel over channels, serial over rows, so the order is fixed (deterministic).
-#pragma omp parallel for schedule(static)
-  for (int64_t j = 0; j < c; j++) {
-    float s = 0;
+#pragma omp parallel
+  {
+    std::vector<float> wdy(static_cast<size_t>(c));
+#pragma omp for schedule(static)
     for (int64_t i = 0; i < bt; i++)
-      s += dout[i * c + j] * inp[i * c + j] * rstd[i];
-    dweight[j] += s;
+      rms_dx_row(dinp + i * c, inp + i * c, dout + i * c, weight, rstd[i], c, wdy.data());
   }
+  // dweight: blocks of 64 channels in parallel, rows in order within each (deterministic).
+  const int64_t blocks = (c + 63) / 64;
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; b++)
+    rms_dweight_block(dweight, dout, inp, rstd, bt, c, b * 64, std::min(c, b * 64 + 64));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,23 +320,68 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 // ---------------------------------------------------------------------------------------------
 // SwiGLU, residual
 
-void swiglu_forward(float* out, const float* h1, const float* h3, int64_t n) {
-#pragma omp parallel for schedule(static)
+namespace {
+
+// e^x for float, branch-free so that the loops calling it vectorise: Cody-Waite reduction
+// x = n ln2 + r, |r| <= ln2/2, and Cephes' degree-7 polynomial for e^r (relative error about
+// 2e-7, i.e. 1-2 ulp from the correctly rounded value); x is clamped to [-87, 88], so the result
+// stays finite and normal (e^x below e^-87 reads e^-87: 1 + e^-87 == 1 in float). NaN stays NaN.
+inline __attribute__((always_inline)) float exp_approx(float x) {
+  x = x < -87.0f ? -87.0f : x;
+  x = x > 88.0f ? 88.0f : x;
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; // round to nearest
+  float r = x - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const int32_t bits = (int32_t(n) + 127) << 23;
+  return p * std::bit_cast<float>(bits);
+}
+
+k_fast_kernel void swiglu_forward_chunk(float* out, const float* h1, const float* h3, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     float x = h1[i];
-    out[i] = x / (1.0f + std::exp(-x)) * h3[i];
+    out[i] = x / (1.0f + exp_approx(-x)) * h3[i];
+  }
+}
+
+k_fast_kernel void swiglu_backward_chunk(float* dh1, float* dh3, const float* dout, const float* h1,
+                                         const float* h3, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    float x = h1[i];
+    float s = 1.0f / (1.0f + exp_approx(-x));
+    float silu = x * s;
+    float d = dout[i];
+    dh3[i] = d * silu;
+    dh1[i] = d * h3[i] * s * (1.0f + x * (1.0f - s));
+  }
+}
+
+constexpr int64_t k_chunk = 4096; // elements per task of the element-wise loops
+
+} // namespace
+
+void swiglu_forward(float* out, const float* h1, const float* h3, int64_t n) {
+  const int64_t chunks = (n + k_chunk - 1) / k_chunk;
+#pragma omp parallel for schedule(static)
+  for (int64_t ch = 0; ch < chunks; ch++) {
+    const int64_t i = ch * k_chunk;
+    swiglu_forward_chunk(out + i, h1 + i, h3 + i, std::min(k_chunk, n - i));
   }
 }
 
 void swiglu_backward(float* dh1, float* dh3, const float* dout, const float* h1, const float* h3,
                      int64_t n) {
+  const int64_t chunks = (n + k_chunk - 1) / k_chunk;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++) {
-    float x = h1[i];
-    float s = 1.0f / (1.0f + std::exp(-x));
-    float silu = x * s;
-    dh3[i] = dout[i] * silu;
-    dh1[i] = dout[i] * h3[i] * s * (1.0f + x * (1.0f - s));
+  for (int64_t ch = 0; ch < chunks; ch++) {
+    const int64_t i = ch * k_chunk;
+    swiglu_backward_chunk(dh1 + i, dh3 + i, dout + i, h1 + i, h3 + i, std::min(k_chunk, n - i));
   }
 }
 

@@ -95,4 +95,21 @@ void softmax_crossentropy_forward(float* logits_to_probs, float* losses, const i
 void crossentropy_softmax_backward(float* probs_to_dlogits, const int32_t* targets, int64_t bt,
                                    int64_t v, float dloss);
 
+// The plain-loop versions of the layers above whose fast versions change the arithmetic: the
+// fast RMSNorm sums x^2 and w dy x in 16 lanes (the same terms in another order; the gain
+// gradient keeps this order, so it is bit-identical), the fast SwiGLU uses a vectorised exp (1-2
+// ulp from libm's). Bounds the tests hold the fast ones to (tests/.../test_fast_ops.cpp): RMSNorm
+// outputs and rstd within 2e-6 relative; SwiGLU within 1e-6 relative (dh1 relative to dout*h3,
+// where its terms cancel); a model's loss within 1e-5 relative over four AdamW steps. Kept for
+// those tests and the benchmark's before/after (llama_options::reference_ops).
+namespace reference {
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t bt,
+                     int64_t c, float eps);
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                      const float* weight, const float* rstd, int64_t bt, int64_t c);
+void swiglu_forward(float* out, const float* h1, const float* h3, int64_t n);
+void swiglu_backward(float* dh1, float* dh3, const float* dout, const float* h1, const float* h3,
+                     int64_t n);
+} // namespace reference
+
 } // namespace accelbench::training

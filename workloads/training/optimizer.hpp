@@ -40,7 +40,6 @@ public:
   const float* v() const { return m_v.get(); }
 
 private:
-  size_t m_n;
   int64_t m_t = 0;
   std::unique_ptr<float[]> m_m, m_v;
 };
