@@ -189,7 +189,7 @@ TEST_CASE("device kernels warm up until steady and mark every sample's clock and
   REQUIRE(r.samples.size() == 4);
   const auto& w = r.effective["warmup"];
   INFO(w.dump());
-  CHECK(w["iterations"].get<int64_t>() >= 5); // steady() needs 5 agreeing iterations
+  CHECK(w["batches"].get<int64_t>() >= 5); // steady() needs 5 agreeing batches of >= 1 ms
   CHECK(w["seconds"].get<double>() < accelbench::measure::k_max_steady_warmup_s + 1.0);
   for (const auto& s : r.samples) {
     if (s.extra.empty()) {
@@ -200,4 +200,30 @@ TEST_CASE("device kernels warm up until steady and mark every sample's clock and
     CHECK(s.extra.contains("throttled"));
     CHECK(s.extra.contains("throttle_reasons"));
   }
+}
+
+TEST_CASE("a short device kernel settles in 1 ms batches well before the warm-up cap",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  // A 1 MiB memset lasts a few microseconds: single launches cannot agree within 3% under the
+  // events' resolution, batches of >= 1 ms can.
+  struct tiny_kernel : device_kernel {
+    device_buffer buf{1ull << 20};
+    void enqueue(void* stream) override { memset_async(buf.get(), 1, buf.size(), stream); }
+  } k;
+  accelbench::measurement_settings m;
+  m.iterations = 100;
+  m.repetitions = 3;
+  auto r = accelbench::measure::run_kernel("tiny warm-up", k, m);
+  REQUIRE(r.error.empty());
+  const auto& w = r.effective["warmup"];
+  INFO(w.dump());
+  CHECK(w["steady"].get<bool>());
+  CHECK(w["seconds"].get<double>() < 1.0);
+}
+
+TEST_CASE("the L2 flush writes twice the L2 size, as the CPU flush writes twice the LLC",
+          "[cuda]") {
+  CHECK(flush_bytes(50ull << 20) == 100ull << 20); // an H100/H200's 50 MiB L2
+  CHECK(flush_bytes(0) == 0);                      // no L2 reported: nothing to flush
 }
