@@ -10,6 +10,7 @@
 
 #include "harness/measure/measure.hpp"
 
+#include "harness/core/device_catalogue.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
 #include "tests/support/gpu_skip.hpp"
@@ -84,9 +85,16 @@ TEST_CASE("memory refusal keeps a 5 percent margin and names both sizes", "[cuda
 }
 
 TEST_CASE("datasheet peaks: known devices, dense rates, unknown is 0", "[cuda]") {
-  CHECK(datasheet_peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == Approx(989.4));
+  CHECK(datasheet_peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == Approx(989));
   CHECK(datasheet_peak_tflops("NVIDIA H100 PCIe", "bf16") == Approx(756));
-  CHECK(datasheet_peak_tflops("NVIDIA H200", "fp8_e4m3") == Approx(1978.9));
+  CHECK(datasheet_peak_tflops("NVIDIA H200", "fp8_e4m3") == Approx(1979));
+  // NVL parts have their own rows, never the SXM part's peaks.
+  CHECK(datasheet_peak_tflops("NVIDIA H200 NVL", "bf16") == Approx(835.5));
+  CHECK(datasheet_peak_tflops("NVIDIA H100 NVL", "mxfp8") == Approx(1670.5));
+  // The same figures the report reads: one catalogue.
+  for (const char* gpu : {"NVIDIA H200 NVL", "NVIDIA H200", "NVIDIA H100 PCIe", "NVIDIA B200"})
+    CHECK(datasheet_peak_tflops(gpu, "bf16") ==
+          accelbench::device_catalogue::builtin().match(gpu)->peak_for("bf16"));
   CHECK(datasheet_peak_tflops("NVIDIA GB200", "nvfp4") == Approx(10000));
   CHECK(datasheet_peak_tflops("NVIDIA B200", "nvfp4") == Approx(9000));
   CHECK(datasheet_peak_tflops("NVIDIA H100 80GB HBM3", "nvfp4") == 0);

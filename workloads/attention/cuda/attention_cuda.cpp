@@ -262,7 +262,7 @@ void attention_cuda_execute(const attention_params& p, run& out, run_context& ct
   }
   const auto st = device::query_cuda();
   const auto& gpu = st.gpus.front();
-  const uint64_t seed = ctx.seed ? ctx.seed : seed_from_key(p.key);
+  const uint64_t seed = seed_of(ctx.seed, p.key);
   try {
     device::set_device(gpu.index);
     device_tensors t(p.shape, p.bf16(), p.backward());

@@ -571,7 +571,7 @@ void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, ru
   }
   const auto st = device::query_cuda();
   const auto& gpu = st.gpus.front();
-  const uint64_t seed = ctx.seed ? ctx.seed : seed_from_key(key);
+  const uint64_t seed = seed_of(ctx.seed, key);
   try {
     device::set_device(gpu.index);
     // Operands in their stored layout: A [M,K] or [K,M]; B [K,N] or [N,K]. The narrow dtypes are
