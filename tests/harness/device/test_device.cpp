@@ -10,6 +10,7 @@
 
 #include "harness/measure/measure.hpp"
 
+#include "harness/core/counter_rng.hpp"
 #include "harness/core/device_catalogue.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
@@ -234,4 +235,19 @@ TEST_CASE("the L2 flush writes twice the L2 size, as the CPU flush writes twice 
           "[cuda]") {
   CHECK(flush_bytes(50ull << 20) == 100ull << 20); // an H100/H200's 50 MiB L2
   CHECK(flush_bytes(0) == 0);                      // no L2 reported: nothing to flush
+}
+
+// counter_rng_device.cu: the header's generator run in a kernel.
+bool counter_rng_on_device(uint64_t seed, std::vector<float>& uniform, std::vector<float>& normal);
+
+TEST_CASE("counter_rng gives the same inputs on the device as on the host", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  const uint64_t n = 1 << 16;
+  std::vector<float> uniform(n), normal(n);
+  REQUIRE(counter_rng_on_device(77, uniform, normal));
+  for (uint64_t i = 0; i < n; ++i) {
+    REQUIRE(uniform[i] == accelbench::counter_rng::uniform_pm1(77, i)); // bit for bit
+    // logf/cosf may differ in the last bits between host and device.
+    REQUIRE(normal[i] == Approx(accelbench::counter_rng::normal(77, i)).margin(1e-5));
+  }
 }
