@@ -258,9 +258,8 @@ static std::string output_reason(const dims& d) {
     return {};
   return fmt::format("out_dtype {} with dtype {}: cuBLASLt writes {} inputs' C as {} only",
                      dtype_name(d.out), dtype_name(d.type), dtype_name(d.type),
-                     d.type == dtype::fp16 || d.type == dtype::bf16
-                         ? dtype_name(d.type) + std::string(" or fp32")
-                         : std::string("fp32"));
+                     d.type == dtype::fp16 || d.type == dtype::bf16 ? to_string(d.type) + " or fp32"
+                                                                    : std::string("fp32"));
 }
 
 std::string gemm_cuda_unavailable_reason(const gemm_shape& d) {
@@ -462,7 +461,6 @@ public:
       : device::device_kernel(device_index), m_d(d) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLASLt's "A" is our B,
     // its "B" is our A, m' = N, n' = M. A row-major [R,C] buffer is a column-major [C,R] one.
-    const bool narrow = is_narrow(d.type);
     m_a = device::device_buffer(ha.bytes.size());
     m_b = device::device_buffer(hb.bytes.size());
     m_c = device::device_buffer((uint64_t)d.m * d.n * output_bytes(d));
