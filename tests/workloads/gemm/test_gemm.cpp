@@ -103,7 +103,7 @@ TEST_CASE("the GEMM spec refuses shapes beyond BLAS limits and reports memory ne
   CHECK(w->estimate_host_bytes(big) == 3ull * 100000 * 100000 * 4);
 }
 
-TEST_CASE("seed_of: no run seed keeps the config key's seed; a run seed reproduces and changes "
+TEST_CASE("seed_of: no run seed keeps the config key's seed, a run seed reproduces and changes "
           "the inputs",
           "[gemm]") {
   CHECK(seed_of(0, "gemm/cpu/M=8") == seed_from_key("gemm/cpu/M=8"));
@@ -113,8 +113,8 @@ TEST_CASE("seed_of: no run seed keeps the config key's seed; a run seed reproduc
   CHECK(seed_of(5, "gemm/cpu/M=8") != seed_of(0, "gemm/cpu/M=8"));
 }
 
-TEST_CASE("--seed means the same for the CPU GEMM as for CUDA: same seed, same inputs and "
-          "outputs; another seed, others",
+TEST_CASE("--seed means the same for the CPU GEMM as for CUDA: same seed, same inputs and outputs, "
+          "another seed, others",
           "[gemm]") {
   json user;
   auto rules = apply_overrides(load_ruleset("kernel-quick"),
