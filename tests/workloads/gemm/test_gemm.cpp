@@ -113,9 +113,10 @@ TEST_CASE("seed_of: no run seed keeps the config key's seed, a run seed reproduc
   CHECK(seed_of(5, "gemm/cpu/M=8") != seed_of(0, "gemm/cpu/M=8"));
 }
 
-TEST_CASE("--seed means the same for the CPU GEMM as for CUDA: same seed, same inputs and outputs, "
-          "another seed, others",
-          "[gemm]") {
+TEST_CASE(
+    "the run seed means the same for the CPU GEMM as for CUDA: same seed, same inputs and outputs, "
+    "another seed, others",
+    "[gemm]") {
   json user;
   auto rules = apply_overrides(load_ruleset("kernel-quick"),
                                test_support::load_free({{"repetitions", "3"}}), user);
