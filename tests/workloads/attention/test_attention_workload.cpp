@@ -212,10 +212,10 @@ TEST_CASE("a wrong attention output makes the run INVALID with the worst error",
   CHECK(r.extra.at("correctness").at("ok") == false);
 }
 
-TEST_CASE(
-    "--seed means the same for CPU attention as for CUDA: same seed, same inputs and outputs, "
-    "another seed, others",
-    "[attention]") {
+TEST_CASE("the run seed means the same for CPU attention as for CUDA: same seed, same inputs and "
+          "outputs, "
+          "another seed, others",
+          "[attention]") {
   std::vector<float> q, o;
   auto w = make_attention_workload([&](const attention_shape&, attention_buffers& b) {
     q = b.q;
