@@ -213,8 +213,7 @@ TEST_CASE("a wrong attention output makes the run INVALID with the worst error",
 }
 
 TEST_CASE("the run seed means the same for CPU attention as for CUDA: same seed, same inputs and "
-          "outputs, "
-          "another seed, others",
+          "outputs, another seed, others",
           "[attention]") {
   std::vector<float> q, o;
   auto w = make_attention_workload([&](const attention_shape&, attention_buffers& b) {
