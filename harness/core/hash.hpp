@@ -28,6 +28,15 @@ inline uint64_t fnv1a64(std::string_view s, uint64_t h = k_fnv1a64_basis) {
 // system and in every release).
 inline uint64_t seed_from_key(std::string_view key) { return fnv1a64(key, k_fnv1a64_legacy_basis); }
 
+// The seed of a kernel run's inputs, the one meaning of --seed for every GEMM and attention
+// backend (CPU and CUDA): without a run seed (0) the config key's own, seed_from_key, so a config
+// has the same inputs everywhere; with one, the run seed mixed with the key, so the same --seed
+// reproduces every config's inputs and another --seed changes them (and two configs of one job
+// still differ).
+inline uint64_t seed_of(uint64_t run_seed, std::string_view key) {
+  return run_seed == 0 ? seed_from_key(key) : fnv1a64(key, k_fnv1a64_basis ^ run_seed);
+}
+
 // FNV-1a 128, as its high and low 64 bits.
 inline std::pair<uint64_t, uint64_t> fnv1a128(std::string_view s) {
   unsigned __int128 h = ((unsigned __int128)0x6c62272e07bb0142ULL << 64) | 0x62b821756295c58dULL;

@@ -135,6 +135,8 @@ config resolve_config(const workload_spec& spec, const std::string& backend,
   }
   for (const auto& a : spec.axes) {
     auto it = user_values.find(a.name);
+    if (it == user_values.end() && a.only_when_stated)
+      continue;
     std::string v = it != user_values.end() ? it->second : a.default_value;
     if (v.empty() && it == user_values.end() && a.type != axis_type::string)
       throw input_error(fmt::format("parameter '{}' of workload {} is required (--set {}=...)",

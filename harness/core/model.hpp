@@ -48,6 +48,9 @@ struct axis {
   std::vector<std::string> choices; // for strings: the allowed values (empty: any)
   int64_t min_int = 1;              // for integers: smallest allowed value
   std::string description;
+  // In the config (and its key) only when the user states it: an axis added after results were
+  // stored, whose unstated value the workload derives, so that older keys keep matching.
+  bool only_when_stated = false;
 };
 
 struct workload_spec {

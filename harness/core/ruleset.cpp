@@ -70,6 +70,7 @@ measurement_settings ruleset::measurement() const {
     return m;
   m.warmup_iterations = j.value("warmup_iterations", m.warmup_iterations);
   m.min_warmup_time_s = j.value("min_warmup_time_s", m.min_warmup_time_s);
+  m.max_steady_warmup_s = j.value("max_steady_warmup_s", m.max_steady_warmup_s);
   m.iterations = j.value("iterations", m.iterations);
   m.repetitions = j.value("repetitions", m.repetitions);
   m.rounds = j.value("rounds", m.rounds);

@@ -17,8 +17,11 @@ std::string to_string(cache_policy c);
 struct measurement_settings {
   int64_t warmup_iterations = 1; // untimed iterations before the first sample
   double min_warmup_time_s = 0;  // ... and at least this long
-  int64_t iterations = 0;        // iterations per sample; 0: chosen so a sample lasts min_time_s
-  int64_t repetitions = 10;      // samples
+  // Bound on the warm-up a kernel adds until it is steady (measure::kernel::steady); tests make
+  // it short. A kernel still unsteady then is measured anyway, marked not steady.
+  double max_steady_warmup_s = 3.0;
+  int64_t iterations = 0;   // iterations per sample; 0: chosen so a sample lasts min_time_s
+  int64_t repetitions = 10; // samples
   // Runs of each config per job, interleaved across the job's configs (round 1 runs every config,
   // then round 2...), so a comparison can measure the noise between runs and not only within one.
   int64_t rounds = 1;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/device_catalogue.hpp"
 #include "harness/core/error.hpp"
 
 namespace accelbench::device {
@@ -336,35 +337,9 @@ std::string dtype_unsupported_reason(const std::string& dtype, int cc_major, int
 }
 
 double datasheet_peak_tflops(const std::string& gpu_name, const std::string& dtype) {
-  // Dense (not 2:4 sparse) per-GPU rates, NVIDIA datasheets: H100/H200 SXM, H100 PCIe, H100 NVL,
-  // H200 NVL, HGX B200, GB200 NVL72 (per GPU). Order matters: "H200 NVL" before "H200", "H100 NVL"
-  // and "H100 PCIe" before "H100".
-  struct row {
-    const char* key;
-    double fp32, tf32, bf16, fp8, fp4;
-  };
-  static const row rows[] = {
-      {"GB200", 80, 1250, 2500, 5000, 10000},    {"B200", 75, 1100, 2250, 4500, 9000},
-      {"H200 NVL", 60, 417.5, 835.5, 1670.5, 0}, {"H200", 67, 494.7, 989.4, 1978.9, 0},
-      {"H100 NVL", 60, 417.5, 835.5, 1670.5, 0}, {"H100 PCIe", 51, 378, 756, 1513, 0},
-      {"H100", 67, 494.7, 989.4, 1978.9, 0},
-  };
-  for (const auto& r : rows) {
-    if (gpu_name.find(r.key) == std::string::npos)
-      continue;
-    if (dtype == "fp32")
-      return r.fp32;
-    if (dtype == "tf32")
-      return r.tf32;
-    if (dtype == "bf16" || dtype == "fp16")
-      return r.bf16;
-    if (dtype == "fp8_e4m3" || dtype == "fp8_e5m2" || dtype == "mxfp8")
-      return r.fp8;
-    if (dtype == "nvfp4")
-      return r.fp4;
-    return 0;
-  }
-  return 0;
+  // The one catalogue (results/devices.json, embedded): the report reads the same figures.
+  const device_spec* d = device_catalogue::builtin().match(gpu_name);
+  return d && !d->measured_peak ? d->peak_for(dtype) : 0;
 }
 
 std::string memory_refusal(uint64_t bytes, uint64_t free_bytes) {

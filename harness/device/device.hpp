@@ -102,9 +102,10 @@ std::string dtype_unsupported_reason(const std::string& dtype, int cc_major, int
                                      const std::string& device_name = {});
 
 // ---- peak rates ----
-// Dense tensor-core peak (TFLOP/s) from NVIDIA's datasheets for the GPUs this project targets
-// (H100 SXM/PCIe/NVL, H200, B200, GB200), matched by a substring of the device name; 0 when the
-// device or dtype is not in the table (then no pct_of_peak is reported rather than a guess).
+// Dense tensor-core peak (TFLOP/s) from NVIDIA's datasheets: the device catalogue's
+// (results/devices.json through harness/core/device_catalogue, the report's source too), matched
+// from the device name (NVL, PCIe and SXM parts apart); 0 when the device or dtype is not in it
+// (then no pct_of_peak is reported rather than a guess).
 // dtype: fp32 | tf32 | fp16 | bf16 | fp8_e4m3 | fp8_e5m2 | mxfp8 | nvfp4.
 double datasheet_peak_tflops(const std::string& gpu_name, const std::string& dtype);
 

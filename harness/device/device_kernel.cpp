@@ -11,7 +11,7 @@ namespace accelbench::device {
 struct device_kernel::impl {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
-  device_buffer flush; // one L2-sized buffer, allocated on first flush and kept
+  device_buffer flush; // twice the L2 size (flush_bytes), allocated on first flush and kept
   uint64_t l2 = 0;
   std::vector<double> clocks; // SM clock readings of the warm-up, MHz
 };
@@ -58,7 +58,7 @@ double device_kernel::run_timed(int64_t iterations) {
 
 void device_kernel::flush_cache() {
   if (!m_impl->flush.get() && m_impl->l2 > 0)
-    m_impl->flush = device_buffer(m_impl->l2);
+    m_impl->flush = device_buffer(flush_bytes(m_impl->l2));
   if (!m_impl->flush.get())
     return;
   // Outside the timed region: run_timed records its start event after this work on the same
@@ -69,12 +69,12 @@ void device_kernel::flush_cache() {
 
 json device_kernel::sample_extra() { return clock_facts(m_index); }
 
-bool device_kernel::steady(const std::vector<double>& recent) {
+bool device_kernel::steady(const std::vector<measure::warmup_batch>& recent) {
   auto c = read_sm_clock(m_index);
   if (c.ok)
     m_impl->clocks.push_back((double)c.sm_mhz);
   const bool clocks_settled = !c.ok || measure::settled(m_impl->clocks, 3, 0.01);
-  return measure::settled(recent, 5, 0.03) && clocks_settled;
+  return measure::batches_settled(recent) && clocks_settled;
 }
 
 } // namespace accelbench::device

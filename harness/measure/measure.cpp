@@ -121,39 +121,53 @@ double time_batch(kernel& k, int64_t n, bool cold) {
   return dist::max_all(time_batch_here(k, n, cold));
 }
 
-// Warm-up (untimed for the samples): at least warmup_iterations and min_warmup_time_s, then on
-// while the kernel is not steady (bounded by k_max_steady_warmup_s).
+// Warm-up (untimed for the samples): at least warmup_iterations and min_warmup_time_s, one
+// iteration at a time, then on while the kernel is not steady (bounded by max_steady_warmup_s),
+// in batches sized to last at least k_steady_batch_s.
 struct warmup_result {
-  double last = 0; // the time of the last warm-up iteration (the warmest one)
+  double last = 0; // seconds per iteration of the last warm-up batch (the warmest one)
   int64_t iterations = 0;
+  int64_t batches = 0;
   double seconds = 0;
   bool steady = true;
 };
 
+// Iterations of the next steady-phase batch: enough for 1.25 x k_steady_batch_s at the last
+// batch's time per iteration, so that timer jitter does not leave a batch just short of the floor
+// (the same on every rank: the times are the slowest rank's).
+int64_t steady_batch_size(double per_iteration) {
+  if (per_iteration <= 0)
+    return 1;
+  const double n = std::ceil(1.25 * k_steady_batch_s / per_iteration);
+  return std::clamp<int64_t>((int64_t)n, 1, (int64_t)1e9);
+}
+
 warmup_result warm_up(kernel& k, const measurement_settings& m, bool cold) {
   warmup_result w;
-  std::vector<double> recent;
+  std::vector<warmup_batch> recent;
   auto start = clk::now();
-  auto one = [&] {
-    w.last = time_batch(k, 1, cold);
+  auto batch = [&](int64_t n) {
+    const warmup_batch b{time_batch(k, n, cold), n};
+    w.last = b.per_iteration();
     if (recent.size() >= 256)
       recent.erase(recent.begin(), recent.begin() + 128); // the newest suffice
-    recent.push_back(w.last);
-    ++w.iterations;
+    recent.push_back(b);
+    w.iterations += n;
+    ++w.batches;
   };
   // Ranks go on while any of them wants more (the same count everywhere).
   while (dist::any(w.iterations <= 1000000 &&
                    (w.iterations < std::max<int64_t>(1, m.warmup_iterations) ||
                     seconds_since(start) < m.min_warmup_time_s))) {
-    one();
+    batch(1);
   }
   const double ruleset_s = seconds_since(start);
   auto wants_more = [&] {
     w.steady = k.steady(recent);
-    return !w.steady && seconds_since(start) - ruleset_s < k_max_steady_warmup_s;
+    return !w.steady && seconds_since(start) - ruleset_s < m.max_steady_warmup_s;
   };
   while (dist::any(wants_more()))
-    one();
+    batch(steady_batch_size(w.last));
   w.seconds = seconds_since(start);
   return w;
 }
@@ -386,6 +400,18 @@ bool settled(const std::vector<double>& values, size_t window, double tolerance)
   return true;
 }
 
+bool batches_settled(const std::vector<warmup_batch>& recent, const steadiness_rule& rule) {
+  if (rule.window == 0 || recent.size() < rule.window)
+    return false;
+  std::vector<double> per_iteration;
+  for (auto it = recent.end() - (std::ptrdiff_t)rule.window; it != recent.end(); ++it) {
+    if (it->seconds < rule.min_batch_s)
+      return false;
+    per_iteration.push_back(it->per_iteration());
+  }
+  return settled(per_iteration, rule.window, rule.tolerance);
+}
+
 result run_kernel(const std::string& name, kernel& k, const measurement_settings& m) {
   std::lock_guard lock(g_runner_mutex);
   result res;
@@ -400,14 +426,17 @@ result run_kernel(const std::string& name, kernel& k, const measurement_settings
   const int64_t reps = repetitions_within_bound(m, iters, per_iter);
 
   pass_result pass = run_samples(name, k, m, iters, reps);
-  res.effective = {
-      {"iterations_per_sample", iters},
-      {"repetitions", reps},
-      {"steady_time_per_iteration_s", per_iter},
-      {"warmup", {{"iterations", w.iterations}, {"seconds", w.seconds}, {"steady", w.steady}}},
-      {"cache", to_string(m.cache)},
-      {"timer",
-       k.manual_timing() ? "device events (manual time)" : "host steady_clock (manual time)"}};
+  res.effective = {{"iterations_per_sample", iters},
+                   {"repetitions", reps},
+                   {"steady_time_per_iteration_s", per_iter},
+                   {"warmup",
+                    {{"iterations", w.iterations},
+                     {"batches", w.batches},
+                     {"seconds", w.seconds},
+                     {"steady", w.steady}}},
+                   {"cache", to_string(m.cache)},
+                   {"timer", k.manual_timing() ? "device events (manual time)"
+                                               : "host steady_clock (manual time)"}};
   // A sample shorter than min_time_s means the calibration was wrong (the kernel got faster):
   // calibrate again from the samples themselves and take them all again, once.
   if (auto_iters && pass.error.empty() && !pass.samples.empty() &&

@@ -11,6 +11,13 @@
 
 namespace accelbench::measure {
 
+// One batch of the warm-up: `iterations` back to back, timed together (seconds in all).
+struct warmup_batch {
+  double seconds = 0;
+  int64_t iterations = 1;
+  double per_iteration() const { return seconds / (double)(iterations > 0 ? iterations : 1); }
+};
+
 // One kernel instance, set up for one config. The harness owns the loop and the timer.
 class kernel {
 public:
@@ -27,19 +34,36 @@ public:
   // Per-sample facts (SM clock, throttle flag) recorded after each sample.
   virtual json sample_extra() { return json::object(); }
   // Whether the kernel has warmed up: after the ruleset's warm-up the harness keeps warming up
-  // while this says no, for at most k_max_steady_warmup_s. `recent` holds the warm-up iteration
-  // times so far, newest last. A GPU kernel waits for its clock and times to settle (a fixed
-  // 20 ms is too short for GPU boost clocks); CPU kernels are steady after the ruleset's warm-up.
-  virtual bool steady(const std::vector<double>& recent) { return true; }
+  // while this says no, in batches of at least k_steady_batch_s, for at most the ruleset's
+  // max_steady_warmup_s. `recent` holds the warm-up batches so far, newest last. A GPU kernel
+  // waits for its clock and times to settle (batches_settled; a fixed 20 ms is too short for GPU
+  // boost clocks); CPU kernels are steady after the ruleset's warm-up.
+  virtual bool steady(const std::vector<warmup_batch>& recent) { return true; }
 };
 
-// The bound on the extra warm-up of kernel::steady: a kernel that never settles is measured
-// anyway after this long, and the run records that it did not settle (effective.warmup).
-inline constexpr double k_max_steady_warmup_s = 3.0;
+// The default bound on the extra warm-up of kernel::steady (measurement_settings
+// max_steady_warmup_s): a kernel that never settles is measured anyway after this long, and the
+// run records that it did not settle (effective.warmup).
+inline constexpr double k_max_steady_warmup_s = measurement_settings{}.max_steady_warmup_s;
+
+// The shortest warm-up batch whose time steadiness is judged on: CUDA events resolve about
+// 0.5 us, so single launches of a 5-20 us kernel cannot agree within a few per cent; batches of
+// a millisecond or more can.
+inline constexpr double k_steady_batch_s = 1e-3;
 
 // True when the last `window` values all lie within `tolerance` (relative) of their median;
 // false when there are fewer than `window` values.
 bool settled(const std::vector<double>& values, size_t window, double tolerance);
+
+// The steadiness rule of device kernels, its one home: the last `window` warm-up batches each
+// lasted at least `min_batch_s` and their times per iteration agree within `tolerance` of their
+// median. Shorter batches never count: their spread is the timer's, not the kernel's.
+struct steadiness_rule {
+  size_t window = 5;
+  double tolerance = 0.03;
+  double min_batch_s = k_steady_batch_s;
+};
+bool batches_settled(const std::vector<warmup_batch>& recent, const steadiness_rule& rule = {});
 
 struct result {
   std::vector<sample> samples;              // seconds per iteration, one per repetition

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/compare/compare.hpp"
+#include "harness/core/device_catalogue.hpp"
 #include "harness/core/model.hpp"
 #include "harness/core/score.hpp"
 #include "harness/core/system.hpp"
@@ -25,37 +26,10 @@ namespace accelbench::report {
 constexpr int k_report_schema_version = 1;
 
 // ---------------------------------------------------------------------------------------------
-// Device catalogue (results/devices.json).
-struct device_spec {
-  std::string id;                            // h100-sxm, b200, gb200, cpu, ...
-  std::string name;                          // "H100 SXM"
-  std::vector<std::string> patterns;         // case-insensitive substrings of the accelerator model
-  std::map<std::string, double> peak_tflops; // dense peak by dtype (bf16, fp8, fp4, tf32, fp32)
-  double hbm_tb_s = 0;
-  double tdp_w = 0;             // 0: unknown
-  bool measured_peak = false;   // "cpu": the peak accelbench measures itself
-  json source = json::object(); // {doc, url}
-  // Peak for a dtype; "fp8-cs"/"fp8-mx" count as fp8, "fp16" falls back to bf16. 0: unknown.
-  double peak_for(const std::string& dtype) const;
-};
-
-class device_catalogue {
-public:
-  device_catalogue() = default;
-  explicit device_catalogue(std::vector<device_spec> d) : m_devices(std::move(d)) {}
-  // Throws input_error naming the file and the problem.
-  static device_catalogue load(const std::filesystem::path& file);
-  static device_catalogue from_json(const json& doc, const std::string& origin);
-  // results/devices.json under data_root().
-  static device_catalogue builtin();
-  // First device (in file order) with a pattern contained in `accelerator_model`; nullptr: none.
-  const device_spec* match(const std::string& accelerator_model) const;
-  const device_spec* find(const std::string& id) const;
-  const std::vector<device_spec>& devices() const { return m_devices; }
-
-private:
-  std::vector<device_spec> m_devices;
-};
+// Device catalogue (results/devices.json): harness/core/device_catalogue.hpp, shared with
+// harness/device's datasheet peak.
+using accelbench::device_catalogue;
+using accelbench::device_spec;
 
 // ---------------------------------------------------------------------------------------------
 // Prices in USD per accelerator-hour (results/prices.json), keyed by device id.

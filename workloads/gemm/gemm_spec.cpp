@@ -13,7 +13,18 @@ gemm_shape shape_of(const config& cfg) {
   s.trans_a = cfg.get_bool("trans_a");
   s.trans_b = cfg.get_bool("trans_b");
   s.type = parse_dtype(cfg.at("dtype"));
+  const auto out = cfg.values.find("out_dtype");
+  s.out_stated = out != cfg.values.end();
+  s.out = s.out_stated ? parse_dtype(out->second) : default_out_dtype(s.type, cfg.backend);
   return s;
+}
+
+dtype default_out_dtype(dtype input, const std::string& backend) {
+  if (backend != "cuda")
+    return dtype::fp32;
+  if (is_fp8(input) || is_block_scaled(input))
+    return dtype::bf16;
+  return input == dtype::tf32 ? dtype::fp32 : input;
 }
 
 namespace {
@@ -51,7 +62,7 @@ workload_spec gemm_spec() {
       {"N", axis_type::integer, "1024", {}, 1, "columns of C"},
       {"K", axis_type::integer, "1024", {}, 1, "reduction length"},
       {"dtype", axis_type::string, "fp32", dtype_choices(), 1,
-       "input type; bf16 accumulates and writes fp32"},
+       "input type (fp32 accumulation; C's type is out_dtype)"},
       {"library",
        axis_type::string,
        "onednn",
@@ -61,6 +72,14 @@ workload_spec gemm_spec() {
        "uses cuBLASLt)"},
       {"trans_a", axis_type::boolean, "0", {}, 0, "A stored transposed ([K,M])"},
       {"trans_b", axis_type::boolean, "0", {}, 0, "B stored transposed ([N,K])"},
+      {"out_dtype",
+       axis_type::string,
+       "",
+       {"fp32", "bf16", "fp16"},
+       0,
+       "C's type; unstated: the input type on CUDA (as torch.matmul; bf16 for fp8/mxfp8/nvfp4), "
+       "fp32 on the CPU; in the config key only when stated",
+       true},
   };
   return s;
 }

@@ -18,6 +18,10 @@ struct gemm_shape {
   bool trans_a = false, trans_b = false;
   // cpu: fp32 | bf16 (inputs bf16, fp32 accumulation and output); cuda: every dtype.
   dtype type = dtype::fp32;
+  // C's element type: the out_dtype axis when stated, else default_out_dtype (out_stated says
+  // which, for the backends that support fewer output types).
+  dtype out = dtype::fp32;
+  bool out_stated = false;
   int64_t a_elems() const { return m * k; }
   int64_t b_elems() const { return k * n; }
   int64_t c_elems() const { return m * n; }
@@ -31,6 +35,11 @@ struct gemm_shape {
                    sat_mul(sat_product({m, n}), 4));
   }
 };
+
+// C's type when out_dtype is not stated: on CUDA the input type, as torch.matmul writes it
+// (fp32 for tf32), bf16 for fp8/mxfp8/nvfp4 (as torch._scaled_mm is asked for); on the CPU fp32,
+// what its stored results always measured (its libraries accumulate and write fp32).
+dtype default_out_dtype(dtype input, const std::string& backend);
 
 // The config's shape and dtype, parsed once (throws input_error on an unknown dtype).
 gemm_shape shape_of(const config& cfg);

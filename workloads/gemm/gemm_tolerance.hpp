@@ -169,6 +169,18 @@ inline gemm_error_model cuda_error_model(dtype type) {
   throw input_error(fmt::format("no GEMM error model for dtype {} on the cuda backend", name));
 }
 
+// The CUDA model for C written as `out` (the out_dtype axis): the final rounding is the output
+// type's, 2^-24 (fp32), 2^-8 (bf16) or 2^-11 (fp16), plus 2^-23 for the fp32 multiply by the fp8
+// per-tensor scales.
+inline gemm_error_model cuda_error_model(dtype type, dtype out) {
+  gemm_error_model m = cuda_error_model(type);
+  const double u = out == dtype::bf16 ? 0x1p-8 : out == dtype::fp16 ? 0x1p-11 : 0x1p-24;
+  m.u_out = u + (is_fp8(type) ? 0x1p-23 : 0);
+  const auto comma = m.name.rfind(", ");
+  m.name = m.name.substr(0, comma) + ", " + to_string(out) + " output";
+  return m;
+}
+
 // What the reference accumulates for one output element (in double, in K order).
 struct product_sums {
   double ref = 0, sum_abs = 0, sum_sq = 0;

@@ -45,6 +45,10 @@ public:
                          dtype_name(dt));
     if (cfg.at("library") == "cublaslt")
       return "library cublaslt needs --backend cuda";
+    if (const gemm_shape s = shape_of(cfg); s.out != dtype::fp32)
+      return fmt::format("out_dtype {} is not supported by the cpu backend (its libraries write "
+                         "fp32 C here; out_dtype=fp32 or unstated)",
+                         dtype_name(s.out));
     if (cfg.at("library") == "openblas" && dt == dtype::bf16 && !openblas_has_bf16())
       return "OpenBLAS in this build has no bfloat16 GEMM (cblas_sbgemm); use library=onednn for "
              "bf16";

@@ -10,6 +10,8 @@
 
 #include "harness/measure/measure.hpp"
 
+#include "harness/core/counter_rng.hpp"
+#include "harness/core/device_catalogue.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
 #include "tests/support/gpu_skip.hpp"
@@ -84,9 +86,16 @@ TEST_CASE("memory refusal keeps a 5 percent margin and names both sizes", "[cuda
 }
 
 TEST_CASE("datasheet peaks: known devices, dense rates, unknown is 0", "[cuda]") {
-  CHECK(datasheet_peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == Approx(989.4));
+  CHECK(datasheet_peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == Approx(989));
   CHECK(datasheet_peak_tflops("NVIDIA H100 PCIe", "bf16") == Approx(756));
-  CHECK(datasheet_peak_tflops("NVIDIA H200", "fp8_e4m3") == Approx(1978.9));
+  CHECK(datasheet_peak_tflops("NVIDIA H200", "fp8_e4m3") == Approx(1979));
+  // NVL parts have their own rows, never the SXM part's peaks.
+  CHECK(datasheet_peak_tflops("NVIDIA H200 NVL", "bf16") == Approx(835.5));
+  CHECK(datasheet_peak_tflops("NVIDIA H100 NVL", "mxfp8") == Approx(1670.5));
+  // The same figures the report reads: one catalogue.
+  for (const char* gpu : {"NVIDIA H200 NVL", "NVIDIA H200", "NVIDIA H100 PCIe", "NVIDIA B200"})
+    CHECK(datasheet_peak_tflops(gpu, "bf16") ==
+          accelbench::device_catalogue::builtin().match(gpu)->peak_for("bf16"));
   CHECK(datasheet_peak_tflops("NVIDIA GB200", "nvfp4") == Approx(10000));
   CHECK(datasheet_peak_tflops("NVIDIA B200", "nvfp4") == Approx(9000));
   CHECK(datasheet_peak_tflops("NVIDIA H100 80GB HBM3", "nvfp4") == 0);
@@ -189,7 +198,7 @@ TEST_CASE("device kernels warm up until steady and mark every sample's clock and
   REQUIRE(r.samples.size() == 4);
   const auto& w = r.effective["warmup"];
   INFO(w.dump());
-  CHECK(w["iterations"].get<int64_t>() >= 5); // steady() needs 5 agreeing iterations
+  CHECK(w["batches"].get<int64_t>() >= 5); // steady() needs 5 agreeing batches of >= 1 ms
   CHECK(w["seconds"].get<double>() < accelbench::measure::k_max_steady_warmup_s + 1.0);
   for (const auto& s : r.samples) {
     if (s.extra.empty()) {
@@ -199,5 +208,46 @@ TEST_CASE("device kernels warm up until steady and mark every sample's clock and
     CHECK(s.extra["sm_clock_mhz"].get<int>() > 0);
     CHECK(s.extra.contains("throttled"));
     CHECK(s.extra.contains("throttle_reasons"));
+  }
+}
+
+TEST_CASE("a short device kernel settles in 1 ms batches well before the warm-up cap",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  // A 1 MiB memset lasts a few microseconds: single launches cannot agree within 3% under the
+  // events' resolution, batches of >= 1 ms can.
+  struct tiny_kernel : device_kernel {
+    device_buffer buf{1ull << 20};
+    void enqueue(void* stream) override { memset_async(buf.get(), 1, buf.size(), stream); }
+  } k;
+  accelbench::measurement_settings m;
+  m.iterations = 100;
+  m.repetitions = 3;
+  auto r = accelbench::measure::run_kernel("tiny warm-up", k, m);
+  REQUIRE(r.error.empty());
+  const auto& w = r.effective["warmup"];
+  INFO(w.dump());
+  CHECK(w["steady"].get<bool>());
+  CHECK(w["seconds"].get<double>() < 1.0);
+}
+
+TEST_CASE("the L2 flush writes twice the L2 size, as the CPU flush writes twice the LLC",
+          "[cuda]") {
+  CHECK(flush_bytes(50ull << 20) == 100ull << 20); // an H100/H200's 50 MiB L2
+  CHECK(flush_bytes(0) == 0);                      // no L2 reported: nothing to flush
+}
+
+// counter_rng_device.cu: the header's generator run in a kernel.
+bool counter_rng_on_device(uint64_t seed, std::vector<float>& uniform, std::vector<float>& normal);
+
+TEST_CASE("counter_rng gives the same inputs on the device as on the host", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  const uint64_t n = 1 << 16;
+  std::vector<float> uniform(n), normal(n);
+  REQUIRE(counter_rng_on_device(77, uniform, normal));
+  for (uint64_t i = 0; i < n; ++i) {
+    REQUIRE(uniform[i] == accelbench::counter_rng::uniform_pm1(77, i)); // bit for bit
+    // logf/cosf may differ in the last bits between host and device.
+    REQUIRE(normal[i] == Approx(accelbench::counter_rng::normal(77, i)).margin(1e-5));
   }
 }

@@ -179,7 +179,7 @@ namespace {
 struct warming_kernel : fake_device_kernel {
   int64_t unsteady = 0, asked = 0;
   size_t last_recent = 0;
-  bool steady(const std::vector<double>& recent) override {
+  bool steady(const std::vector<measure::warmup_batch>& recent) override {
     last_recent = recent.size();
     return ++asked > unsteady;
   }
@@ -193,8 +193,10 @@ TEST_CASE("the warm-up goes on until the kernel is steady and records how long i
   auto r = measure::run_kernel("warming", k, fixed(2, 3, cache_policy::hot));
   REQUIRE(r.samples.size() == 3);
   CHECK(k.asked == 8);
-  CHECK(k.last_recent == 8); // one ruleset warm-up iteration + 7 more
-  CHECK(r.effective["warmup"]["iterations"].get<int64_t>() == 8);
+  CHECK(k.last_recent == 8); // one ruleset warm-up iteration + 7 more batches
+  // The fake kernel's iterations last 1 ms: every steady-phase batch is two (1.25 ms wanted).
+  CHECK(r.effective["warmup"]["iterations"].get<int64_t>() == 1 + 7 * 2);
+  CHECK(r.effective["warmup"]["batches"].get<int64_t>() == 8);
   CHECK(r.effective["warmup"]["steady"].get<bool>());
 }
 
@@ -202,10 +204,87 @@ TEST_CASE("a kernel that never settles is measured after the bounded warm-up, ma
           "[measure]") {
   warming_kernel k;
   k.unsteady = std::numeric_limits<int64_t>::max();
-  auto r = measure::run_kernel("never steady", k, fixed(2, 3, cache_policy::hot));
+  auto m = fixed(2, 3, cache_policy::hot);
+  // The bound comes from the ruleset (max_steady_warmup_s): tests make it short.
+  ruleset rs;
+  rs.doc = json::parse(R"({"measurement": {"max_steady_warmup_s": 0.25}})");
+  m.max_steady_warmup_s = rs.measurement().max_steady_warmup_s;
+  REQUIRE(m.max_steady_warmup_s == 0.25);
+  auto r = measure::run_kernel("never steady", k, m);
   REQUIRE(r.samples.size() == 3);
   CHECK_FALSE(r.effective["warmup"]["steady"].get<bool>());
   const double s = r.effective["warmup"]["seconds"].get<double>();
-  CHECK(s >= measure::k_max_steady_warmup_s);
-  CHECK(s < measure::k_max_steady_warmup_s + 2.0);
+  CHECK(s >= 0.25);
+  CHECK(s < 0.25 + 2.0);
+  CHECK(ruleset{}.measurement().max_steady_warmup_s == measure::k_max_steady_warmup_s);
+}
+
+namespace {
+measure::warmup_batch batch_of(double seconds, int64_t n) { return {seconds, n}; }
+} // namespace
+
+TEST_CASE("steadiness is judged on warm-up batches of at least 1 ms, never on single short "
+          "launches",
+          "[measure]") {
+  // A 5 us kernel timed launch by launch: CUDA events resolve ~0.5 us, so its single times
+  // spread by 10% and can never agree within 3%, however warm the GPU is.
+  std::vector<measure::warmup_batch> singles;
+  for (int i = 0; i < 8; ++i)
+    singles.push_back(batch_of(5e-6 + 0.5e-6 * (i % 3 - 1), 1));
+  CHECK_FALSE(measure::batches_settled(singles));
+  // Even singles that happen to agree do not count: they are shorter than the batch floor.
+  CHECK_FALSE(measure::batches_settled(std::vector<measure::warmup_batch>(8, batch_of(5e-6, 1))));
+  // The same kernel in batches of 250 launches (1.25 ms): the timer's 0.5 us is 0.04%.
+  std::vector<measure::warmup_batch> batches;
+  for (int i = 0; i < 5; ++i)
+    batches.push_back(batch_of(250 * 5e-6 + 0.5e-6 * (i % 3 - 1), 250));
+  CHECK(measure::batches_settled(batches));
+  // A batch just short of 1 ms inside the window: not judged.
+  auto short_one = batches;
+  short_one[1] = batch_of(0.999e-3, 200);
+  CHECK_FALSE(measure::batches_settled(short_one));
+  // A batch 5% slower inside the window (a clock still ramping up): not steady.
+  auto slow = batches;
+  slow[2].seconds *= 1.05;
+  CHECK_FALSE(measure::batches_settled(slow));
+  // ...until 5 agreeing batches follow it.
+  for (int i = 0; i < 5; ++i)
+    slow.push_back(batch_of(1.25e-3, 250));
+  CHECK(measure::batches_settled(slow));
+  // Fewer batches than the window: not yet.
+  batches.pop_back();
+  CHECK_FALSE(measure::batches_settled(batches));
+  // Times per iteration are compared, so batches of different sizes agree when the kernel does.
+  CHECK(measure::batches_settled({batch_of(1e-3, 200), batch_of(2e-3, 400), batch_of(1e-3, 200),
+                                  batch_of(1.5e-3, 300), batch_of(1e-3, 200)}));
+}
+
+namespace {
+// A 5 us kernel whose device timer jitters by +-0.5 us per timed span, steady as the device
+// kernel judges it (measure::batches_settled).
+struct short_device_kernel : measure::kernel {
+  int64_t spans = 0;
+  void run() override {}
+  bool manual_timing() const override { return true; }
+  double run_timed(int64_t n) override {
+    return double(n) * 5e-6 + 0.5e-6 * double(spans++ % 3 - 1);
+  }
+  bool steady(const std::vector<measure::warmup_batch>& recent) override {
+    return measure::batches_settled(recent);
+  }
+};
+} // namespace
+
+TEST_CASE("a 5 us kernel settles within a few 1 ms batches instead of spending the warm-up cap",
+          "[measure]") {
+  short_device_kernel k;
+  auto r = measure::run_kernel("short", k, fixed(10, 3, cache_policy::hot));
+  REQUIRE(r.samples.size() == 3);
+  const auto& w = r.effective["warmup"];
+  INFO(w.dump());
+  CHECK(w["steady"].get<bool>());
+  // One ruleset iteration, one batch sized from it, then the 5 agreeing batches of >= 1 ms.
+  CHECK(w["batches"].get<int64_t>() <= 8);
+  CHECK(w["iterations"].get<int64_t>() >= 5 * 200);
+  CHECK(w["seconds"].get<double>() < 1.0);
 }

@@ -30,7 +30,7 @@ ruleset quick_rules() {
                          test_support::load_free({{"repetitions", "3"}}), user);
 }
 
-run execute(workload& w, const std::map<std::string, std::string>& values) {
+run execute(workload& w, const std::map<std::string, std::string>& values, uint64_t seed = 0) {
   const config cfg = resolve_config(w.spec(), "cpu", values);
   w.validate(cfg);
   ruleset rules = quick_rules();
@@ -38,6 +38,7 @@ run execute(workload& w, const std::map<std::string, std::string>& values) {
   run_context ctx;
   ctx.rules = &rules;
   ctx.log = &log;
+  ctx.seed = seed;
   run out;
   out.cfg = cfg;
   w.execute(cfg, out, ctx);
@@ -213,4 +214,29 @@ TEST_CASE("a wrong attention output makes the run INVALID with the worst error",
   CHECK(reasons[0].find("correctness: max error") == 0);
   CHECK(reasons[0].find("o[b=0,i=0,h=0,d=5]") != std::string::npos);
   CHECK(r.extra.at("correctness").at("ok") == false);
+}
+
+TEST_CASE("the run seed means the same for CPU attention as for CUDA: same seed, same inputs and "
+          "outputs, another seed, others",
+          "[attention]") {
+  std::vector<float> q, o;
+  auto w = make_attention_workload([&](const attention_shape&, attention_buffers& b) {
+    q = b.q;
+    o = b.o;
+  });
+  const std::map<std::string, std::string> values{
+      {"heads", "2"}, {"seq_q", "32"}, {"head_dim", "16"}};
+  auto inputs_with = [&](uint64_t seed) {
+    const run r = execute(*w, values, seed);
+    REQUIRE(r.status == run_status::ok);
+    return std::make_pair(q, o);
+  };
+  const auto a = inputs_with(5), again = inputs_with(5), other = inputs_with(6),
+             keyed = inputs_with(0);
+  REQUIRE_FALSE(a.first.empty());
+  CHECK(a.first == again.first);
+  CHECK(a.second == again.second); // a deterministic kernel on the same inputs
+  CHECK(a.first != other.first);
+  CHECK(a.second != other.second);
+  CHECK(a.first != keyed.first); // no seed: the config key's own inputs
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "harness/core/error.hpp"
+#include "harness/core/hash.hpp"
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/ruleset.hpp"
 #include "tests/support/load_free.hpp"
@@ -100,4 +101,78 @@ TEST_CASE("the GEMM spec refuses shapes beyond BLAS limits and reports memory ne
   CHECK_THROWS_WITH(w->validate(cfg), Catch::Contains("M = 3000000000"));
   auto big = resolve_config(w->spec(), "cpu", {{"M", "100000"}, {"N", "100000"}, {"K", "100000"}});
   CHECK(w->estimate_host_bytes(big) == 3ull * 100000 * 100000 * 4);
+}
+
+TEST_CASE("seed_of: no run seed keeps the config key's seed, a run seed reproduces and changes "
+          "the inputs",
+          "[gemm]") {
+  CHECK(seed_of(0, "gemm/cpu/M=8") == seed_from_key("gemm/cpu/M=8"));
+  CHECK(seed_of(5, "gemm/cpu/M=8") == seed_of(5, "gemm/cpu/M=8"));
+  CHECK(seed_of(5, "gemm/cpu/M=8") != seed_of(6, "gemm/cpu/M=8"));
+  CHECK(seed_of(5, "gemm/cpu/M=8") != seed_of(5, "gemm/cpu/M=9")); // configs of a job differ
+  CHECK(seed_of(5, "gemm/cpu/M=8") != seed_of(0, "gemm/cpu/M=8"));
+}
+
+TEST_CASE(
+    "the run seed means the same for the CPU GEMM as for CUDA: same seed, same inputs and outputs, "
+    "another seed, others",
+    "[gemm]") {
+  json user;
+  auto rules = apply_overrides(load_ruleset("kernel-quick"),
+                               test_support::load_free({{"repetitions", "3"}}), user);
+  config cfg;
+  cfg.workload = "gemm";
+  cfg.backend = "cpu";
+  cfg.values = {{"M", "32"},           {"N", "24"},      {"K", "16"},     {"dtype", "fp32"},
+                {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
+  std::vector<float> a, c;
+  auto w = make_gemm_workload([&](const gemm_shape&, gemm_buffers& b) {
+    a = b.a32;
+    c = b.c;
+  });
+  auto with_seed = [&](uint64_t seed) {
+    run_context ctx;
+    ctx.rules = &rules;
+    ctx.seed = seed;
+    run r;
+    w->execute(cfg, r, ctx);
+    REQUIRE(r.status == run_status::ok);
+    return std::make_pair(a, c);
+  };
+  const auto first = with_seed(5), again = with_seed(5), other = with_seed(6), keyed = with_seed(0);
+  REQUIRE_FALSE(first.first.empty());
+  CHECK(first.first == again.first);
+  CHECK(first.second == again.second);
+  CHECK(first.first != other.first);
+  CHECK(first.second != other.second);
+  CHECK(first.first != keyed.first);
+}
+
+TEST_CASE("out_dtype: C's type is a stated axis, in the config key only when stated", "[gemm]") {
+  const workload_spec spec = gemm_spec();
+  // Unstated: not in the config, so every key stored before the axis existed still matches.
+  const config plain = resolve_config(spec, "cpu", {{"dtype", "bf16"}});
+  CHECK(plain.values.count("out_dtype") == 0);
+  CHECK(plain.key().find("out_dtype") == std::string::npos);
+  CHECK(shape_of(plain).out == dtype::fp32); // the CPU writes fp32, as its stored runs did
+  CHECK_FALSE(shape_of(plain).out_stated);
+  const config stated = resolve_config(spec, "cpu", {{"dtype", "bf16"}, {"out_dtype", "fp32"}});
+  CHECK(stated.key().find("out_dtype=fp32") != std::string::npos);
+  CHECK(shape_of(stated).out_stated);
+  CHECK_THROWS_WITH(resolve_config(spec, "cpu", {{"out_dtype", "int8"}}),
+                    Catch::Contains("unknown out_dtype 'int8'"));
+  // Unstated on CUDA: the input type, as torch.matmul writes it; bf16 for the fp8 family.
+  CHECK(default_out_dtype(dtype::bf16, "cuda") == dtype::bf16);
+  CHECK(default_out_dtype(dtype::fp16, "cuda") == dtype::fp16);
+  CHECK(default_out_dtype(dtype::fp32, "cuda") == dtype::fp32);
+  CHECK(default_out_dtype(dtype::tf32, "cuda") == dtype::fp32);
+  CHECK(default_out_dtype(dtype::fp8_e4m3, "cuda") == dtype::bf16);
+  CHECK(default_out_dtype(dtype::nvfp4, "cuda") == dtype::bf16);
+  CHECK(default_out_dtype(dtype::bf16, "cpu") == dtype::fp32);
+  // The CPU backend skips an output type its libraries do not write, with the reason.
+  auto w = make_gemm_workload();
+  const config bf16_out = resolve_config(spec, "cpu", {{"dtype", "bf16"}, {"out_dtype", "bf16"}});
+  CHECK_THAT(w->unavailable_reason(bf16_out),
+             Catch::Contains("out_dtype bf16 is not supported by the cpu backend"));
+  CHECK(w->unavailable_reason(stated).empty());
 }

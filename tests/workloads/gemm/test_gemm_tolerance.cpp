@@ -62,6 +62,15 @@ TEST_CASE("error bound: the formula's terms, per model", "[gemm][tolerance]") {
     CHECK(cuda_error_model(parse_dtype(d)).u_acc == std::ldexp(1.0, -23)); // tensor cores truncate
   CHECK(cuda_error_model(dtype::tf32).u_in == std::ldexp(1.0, -9));
   CHECK(cuda_error_model(dtype::nvfp4).u_out == std::ldexp(1.0, -8));
+  // The output type's rounding (out_dtype): bf16 2^-8, fp16 2^-11, fp32 2^-24; fp8 adds its
+  // scales' fp32 multiply.
+  CHECK(cuda_error_model(dtype::bf16, dtype::bf16).u_out == std::ldexp(1.0, -8));
+  CHECK(cuda_error_model(dtype::fp16, dtype::fp16).u_out == std::ldexp(1.0, -11));
+  CHECK(cuda_error_model(dtype::bf16, dtype::fp32).u_out == std::ldexp(1.0, -24));
+  CHECK(cuda_error_model(dtype::fp8_e4m3, dtype::fp32).u_out ==
+        std::ldexp(1.0, -24) + std::ldexp(1.0, -23));
+  CHECK_THAT(cuda_error_model(dtype::bf16, dtype::bf16).name, Catch::EndsWith(", bf16 output"));
+  CHECK(cuda_error_model(dtype::nvfp4, dtype::bf16).u_out == cuda_error_model(dtype::nvfp4).u_out);
   CHECK_THROWS_AS(cpu_error_model(dtype::fp16), input_error);
   // An unknown dtype is refused where the config is read, before any error model is asked.
   CHECK_THROWS_AS(parse_dtype("int4"), input_error);

@@ -186,7 +186,7 @@ uint64_t attention_cpu_host_bytes(const attention_params& p) {
 void attention_cpu_execute(const attention_params& p, run& out, run_context& ctx,
                            const output_hook& hook) {
   const attention_shape& s = p.shape;
-  const uint64_t seed = seed_from_key(p.key);
+  const uint64_t seed = seed_of(ctx.seed, p.key);
   attention_buffers buf = make_buffers(s, p.pass, p.bf16(), seed);
   // The backward consumes the forward's O and lse: computed once, outside the timed region.
   if (p.pass == pass_kind::bwd)

@@ -49,7 +49,8 @@ gemm_check check_gemm(const gemm_shape& s, const gemm_buffers& buf, int64_t poin
 using output_hook = std::function<void(const gemm_shape&, gemm_buffers&)>;
 
 // One run of the config on `library`: measures, fills metrics and extra, checks the output
-// (INVALID when wrong). `key` is the config's key (the inputs' seed, the measurement's name).
+// (INVALID when wrong). `key` is the config's key (the inputs' seed with ctx.seed: seed_of; the
+// measurement's name).
 void gemm_cpu_execute(const gemm_shape& s, const std::string& key, const std::string& library,
                       run& out, run_context& ctx, const output_hook& hook);
 

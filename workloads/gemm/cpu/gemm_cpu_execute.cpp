@@ -26,7 +26,7 @@ private:
 void gemm_cpu_execute(const gemm_shape& s, const std::string& key, const std::string& library,
                       run& out, run_context& ctx, const output_hook& hook) {
   auto impl = make_cpu_gemm(library, s);
-  const uint64_t seed = seed_from_key(key);
+  const uint64_t seed = seed_of(ctx.seed, key);
   auto buf = make_buffers(s, seed);
   gemm_kernel k(*impl, buf);
   if (!measure::measure_into(out, key, k, ctx.rules->measurement()))

@@ -1,6 +1,6 @@
 // GEMM on CUDA with cuBLASLt. Host code only: cuBLASLt is a host API, and the
-// inputs are prepared (and quantised) on the host so the correctness reference sees exactly the
-// values the device reads.
+// inputs are prepared (and quantised) on the host, over all its cores, so the correctness
+// reference sees exactly the values the device reads.
 #include "workloads/gemm/cuda/gemm_cuda.hpp"
 #include "harness/core/hash.hpp"
 
@@ -12,14 +12,17 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <random>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "harness/core/bf16.hpp"
 #include "harness/core/checked_math.hpp"
+#include "harness/core/counter_rng.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/fp16.hpp"
 #include "harness/core/kernel_metrics.hpp"
+#include "harness/core/parallel.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
 #include "harness/measure/measure.hpp"
@@ -36,8 +39,12 @@ int64_t scale_block(dtype d) { return d == dtype::nvfp4 ? 16 : 32; }
 
 // Bits per stored element of A and B.
 int input_bits(dtype d) { return element_bits(d); }
-// Output element bytes: fp32 for the wide dtypes, bf16 for the narrow ones.
-int output_bytes(dtype d) { return is_narrow(d) ? 2 : 4; }
+// Output element bytes: C's type is out_dtype (fp32, bf16 or fp16).
+int output_bytes(const gemm_shape& d) { return d.out == dtype::fp32 ? 4 : 2; }
+
+cudaDataType_t output_type(const gemm_shape& d) {
+  return d.out == dtype::fp32 ? CUDA_R_32F : d.out == dtype::fp16 ? CUDA_R_16F : CUDA_R_16BF;
+}
 
 // The shape of the spec, under the short names of this file.
 using dims = gemm_shape;
@@ -209,7 +216,7 @@ uint64_t gemm_cuda_device_bytes(const gemm_shape& d) {
   const int bits = input_bits(d.type);
   // Saturating: a huge shape must be refused as too big, not wrap to a size that fits.
   uint64_t a = sat_product({d.m, d.k, bits}) / 8, b = sat_product({d.k, d.n, bits}) / 8;
-  uint64_t c = sat_product({d.m, d.n, output_bytes(d.type)});
+  uint64_t c = sat_product({d.m, d.n, output_bytes(d)});
   uint64_t s = 0;
   if (is_block_scaled(d.type)) {
     int64_t sc = d.k / scale_block(d.type);
@@ -241,8 +248,24 @@ static std::string layout_reason(const dims& d) {
   return {};
 }
 
+// Output types cuBLASLt has kernels for (cuBLAS documentation, cublasLtMatmul's data-type
+// table): fp32 and tf32 inputs write fp32; fp16 and bf16 write their own type or fp32; fp8 and the
+// block-scaled types bf16, fp16 or fp32.
+static std::string output_reason(const dims& d) {
+  const bool ok = is_narrow(d.type) || d.out == dtype::fp32 ||
+                  (d.out == d.type && (d.type == dtype::fp16 || d.type == dtype::bf16));
+  if (ok)
+    return {};
+  return fmt::format("out_dtype {} with dtype {}: cuBLASLt writes {} inputs' C as {} only",
+                     dtype_name(d.out), dtype_name(d.type), dtype_name(d.type),
+                     d.type == dtype::fp16 || d.type == dtype::bf16 ? to_string(d.type) + " or fp32"
+                                                                    : std::string("fp32"));
+}
+
 std::string gemm_cuda_unavailable_reason(const gemm_shape& d) {
   if (auto r = layout_reason(d); !r.empty())
+    return r;
+  if (auto r = output_reason(d); !r.empty())
     return r;
   std::string why;
   if (!device::cuda_available(&why))
@@ -281,16 +304,32 @@ void store_wide(dtype type, host_operand& h) {
   }
   h.bytes.resize(n * 2);
   auto* p = reinterpret_cast<uint16_t*>(h.bytes.data());
-  for (uint64_t i = 0; i < n; ++i) {
-    if (type == dtype::bf16) {
-      p[i] = float_to_bf16(h.val[i]);
-      h.val[i] = bf16_to_float(p[i]);
-    } else {
-      __half hv = __float2half_rn(h.val[i]);
-      std::memcpy(&p[i], &hv, 2);
-      h.val[i] = __half2float(hv);
+  parallel_for((int64_t)n, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      if (type == dtype::bf16) {
+        p[i] = float_to_bf16(h.val[i]);
+        h.val[i] = bf16_to_float(p[i]);
+      } else {
+        __half hv = __float2half_rn(h.val[i]);
+        std::memcpy(&p[i], &hv, 2);
+        h.val[i] = __half2float(hv);
+      }
     }
-  }
+  });
+}
+
+// The largest |x| of `v`, over the host's cores.
+float parallel_amax(const std::vector<float>& v) {
+  std::mutex m;
+  float amax = 0;
+  parallel_for((int64_t)v.size(), [&](int64_t lo, int64_t hi) {
+    float local = 0;
+    for (int64_t i = lo; i < hi; ++i)
+      local = std::max(local, std::fabs(v[i]));
+    std::lock_guard lock(m);
+    amax = std::max(amax, local);
+  });
+  return amax;
 }
 
 // FP8 with a per-tensor scale. fp8_e5m2: A (the "gradient" operand) is E5M2 and B is E4M3,
@@ -301,16 +340,16 @@ void quantise_fp8(dtype type, bool is_a, host_operand& h) {
   auto f = (type == dtype::fp8_e5m2 && is_a) ? minifloat::e5m2 : minifloat::e4m3;
   // Per-tensor scaling (Transformer Engine's delayed scaling, here with the exact amax): the
   // stored value is x * (fmax / amax) and the device multiplies back by amax / fmax.
-  float amax = 0;
-  for (float x : h.val)
-    amax = std::max(amax, std::fabs(x));
+  const float amax = parallel_amax(h.val);
   float s = amax > 0 ? minifloat_max(f) / amax : 1.0f;
   h.tensor_scale = 1.0f / s;
   h.bytes.resize(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    h.bytes[i] = encode_minifloat(f, h.val[i] * s);
-    h.val[i] = decode_minifloat(f, h.bytes[i]) * h.tensor_scale;
-  }
+  parallel_for((int64_t)n, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      h.bytes[i] = encode_minifloat(f, h.val[i] * s);
+      h.val[i] = decode_minifloat(f, h.bytes[i]) * h.tensor_scale;
+    }
+  });
 }
 
 // The scale code of one block of amax `amax`: NVFP4 an E4M3 scale, amax / 6 (the largest FP4
@@ -358,20 +397,29 @@ void quantise_block_scaled(dtype type, int64_t rows, int64_t cols, host_operand&
   const uint64_t n = h.val.size();
   h.scales.assign(block_scale_bytes(rows, sc), 0);
   h.bytes.assign(fp4 ? n / 2 : n, 0);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < sc; ++c)
-      quantise_block(fp4, blk, r, c, cols, sc, h);
+  // Rows in parallel: a row's blocks, scale codes and (cols being a multiple of the block, even)
+  // packed fp4 bytes belong to it alone.
+  parallel_for(
+      rows,
+      [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r)
+          for (int64_t c = 0; c < sc; ++c)
+            quantise_block(fp4, blk, r, c, cols, sc, h);
+      },
+      std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(cols, 1)));
 }
 
 // Fills `rows` x `cols` (row-major, inner dimension `cols`) uniform in [-1, 1) and quantises it to
-// `type`. For the narrow dtypes `cols` is K (the operands are K-major by layout_reason).
+// `type`. For the narrow dtypes `cols` is K (the operands are K-major by layout_reason). Element i
+// is counter_rng::uniform_pm1(seed, i), so the host's cores fill and quantise it in parallel
+// (~134M elements per operand pair of an 8192^3 GEMM took seconds on one thread).
 host_operand make_operand(dtype type, bool is_a, int64_t rows, int64_t cols, uint64_t seed) {
   host_operand h;
   h.val.resize((uint64_t)rows * cols);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (auto& x : h.val)
-    x = u(rng);
+  parallel_for((int64_t)h.val.size(), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i)
+      h.val[i] = counter_rng::uniform_pm1(seed, (uint64_t)i);
+  });
   if (is_fp8(type))
     quantise_fp8(type, is_a, h);
   else if (is_block_scaled(type))
@@ -413,10 +461,9 @@ public:
       : device::device_kernel(device_index), m_d(d) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLASLt's "A" is our B,
     // its "B" is our A, m' = N, n' = M. A row-major [R,C] buffer is a column-major [C,R] one.
-    const bool narrow = is_narrow(d.type);
     m_a = device::device_buffer(ha.bytes.size());
     m_b = device::device_buffer(hb.bytes.size());
-    m_c = device::device_buffer((uint64_t)d.m * d.n * output_bytes(d.type));
+    m_c = device::device_buffer((uint64_t)d.m * d.n * output_bytes(d));
     m_ws = device::device_buffer(workspace_bytes);
     m_a.upload(ha.bytes.data(), ha.bytes.size());
     m_b.upload(hb.bytes.data(), hb.bytes.size());
@@ -460,7 +507,7 @@ public:
     // Stored shapes in column-major terms.
     const int64_t a_rows = d.trans_b ? d.k : d.n, a_cols = d.trans_b ? d.n : d.k; // our B
     const int64_t b_rows = d.trans_a ? d.m : d.k, b_cols = d.trans_a ? d.k : d.m; // our A
-    const cudaDataType_t out = narrow ? CUDA_R_16BF : CUDA_R_32F;
+    const cudaDataType_t out = output_type(d);
     check_lt(
         cublasLtMatrixLayoutCreate(&m_la.h, element_type(d.type, false), a_rows, a_cols, a_rows),
         "layout A", d);
@@ -526,13 +573,13 @@ public:
   // C as fp32 on the host.
   std::vector<float> result() const {
     std::vector<float> c((uint64_t)m_d.m * m_d.n);
-    if (output_bytes(m_d.type) == 4) {
+    if (output_bytes(m_d) == 4) {
       m_c.download(c.data(), c.size() * 4);
     } else {
       std::vector<uint16_t> h(c.size());
       m_c.download(h.data(), h.size() * 2);
       for (size_t i = 0; i < c.size(); ++i)
-        c[i] = bf16_to_float(h[i]);
+        c[i] = m_d.out == dtype::fp16 ? fp16_to_float(h[i]) : bf16_to_float(h[i]);
     }
     return c;
   }
@@ -571,7 +618,7 @@ void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, ru
   }
   const auto st = device::query_cuda();
   const auto& gpu = st.gpus.front();
-  const uint64_t seed = ctx.seed ? ctx.seed : seed_from_key(key);
+  const uint64_t seed = seed_of(ctx.seed, key);
   try {
     device::set_device(gpu.index);
     // Operands in their stored layout: A [M,K] or [K,M]; B [K,N] or [N,K]. The narrow dtypes are
@@ -589,12 +636,12 @@ void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, ru
     out.extra["implementation"] = "cublasLt";
     out.extra["device"] = gpu.to_json();
     out.extra["flops_per_iteration"] = flops;
-    out.extra["output_dtype"] = is_narrow(d.type) ? "bf16" : "fp32";
+    out.extra["output_dtype"] = to_string(d.out);
     // Least traffic of one GEMM (the report's roofline): A and B read once at their element
     // width, C written once; block scales of mxfp8/nvfp4 are not counted.
     out.extra["bytes_per_iteration"] =
         ((double)d.a_elems() + (double)d.b_elems()) * element_bits(d.type) / 8.0 +
-        (double)d.c_elems() * output_bytes(d.type);
+        (double)d.c_elems() * output_bytes(d);
     if (d.type == dtype::fp8_e5m2)
       out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
 
@@ -623,7 +670,7 @@ void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, ru
     const int64_t points = std::max<int64_t>(4, ctx.rules->correctness_samples());
     const gemm_check chk = check_gemm_output(
         d.m, d.n, d.k, a_at, b_at, [&](int64_t i, int64_t j) { return c[(uint64_t)i * d.n + j]; },
-        cuda_error_model(d.type), points, seed + 17);
+        cuda_error_model(d.type, d.out), points, seed + 17);
     out.extra["correctness"] = chk.to_json();
     out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
     if (!chk.ok())

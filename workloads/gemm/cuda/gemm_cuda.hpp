@@ -45,7 +45,7 @@ using cuda_output_hook = std::function<void(cuda_gemm_output&)>;
 // (time, tflops with CI, pct_of_peak when the device's peak is known, cv), extra (algorithm,
 // device, correctness against cuda_error_model's bound) and validity. Failures are data
 // (out.mark_failed / mark_skipped).
-// `key` is the config's key (the inputs' seed unless ctx.seed, the measurement's name).
+// `key` is the config's key (the inputs' seed with ctx.seed: seed_of; the measurement's name).
 void gemm_cuda_execute(const gemm_shape& s, const std::string& key, run& out, run_context& ctx,
                        const cuda_output_hook& hook = {});
 

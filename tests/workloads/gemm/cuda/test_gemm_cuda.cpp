@@ -127,8 +127,9 @@ TEST_CASE("skip reasons: layouts and dtypes refused with the offending value", "
     r = gemm_cuda_unavailable_reason(shape_of(gemm_cfg(64, 64, 64, "bf16")));
     CHECK(r.find(why) != std::string::npos);
   }
+  // bf16 A and B, bf16 C (out_dtype unstated: the input type), the workspace.
   CHECK(gemm_cuda_device_bytes(shape_of(gemm_cfg(1024, 1024, 1024, "bf16"))) ==
-        2ull * 1024 * 1024 * 2 + 1024ull * 1024 * 4 + (32ull << 20));
+        2ull * 1024 * 1024 * 2 + 1024ull * 1024 * 2 + (32ull << 20));
 }
 
 TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "[cuda][gpu]") {
@@ -169,7 +170,10 @@ TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "
       CHECK(out.samples.size() == 3);
       CHECK(out.extra["correctness"]["ok"] == true);
       CHECK(out.extra["correctness"]["max_bound_ratio"].get<double>() <= 1.0);
-      CHECK(out.extra["correctness"]["bound"]["model"] == cuda_error_model(parse_dtype(dt)).name);
+      const dtype in = parse_dtype(dt);
+      CHECK(out.extra["correctness"]["bound"]["model"] ==
+            cuda_error_model(in, default_out_dtype(in, "cuda")).name);
+      CHECK(out.extra["output_dtype"] == to_string(default_out_dtype(in, "cuda")));
       CHECK(out.extra["algorithm"].contains("algo_id"));
       REQUIRE(out.find_metric("tflops"));
       CHECK(out.find_metric("tflops")->value > 0);
@@ -241,4 +245,39 @@ TEST_CASE("a CUDA build's gemm spec offers every CUDA dtype (fp16, tf32, fp8, mx
     CHECK(std::find(dtype->choices.begin(), dtype->choices.end(), d) != dtype->choices.end());
   CHECK(std::find(w->spec().backends.begin(), w->spec().backends.end(), "cuda") !=
         w->spec().backends.end());
+}
+
+TEST_CASE("cuBLASLt writes C as out_dtype: bf16 inputs write bf16 unless fp32 is stated",
+          "[cuda][gpu]") {
+  // Everywhere: which output types cuBLASLt is asked for, and the skips for the others.
+  auto fp32_bf16 = gemm_cfg(256, 256, 256, "fp32");
+  fp32_bf16.values["out_dtype"] = "bf16";
+  CHECK_THAT(gemm_cuda_unavailable_reason(shape_of(fp32_bf16)),
+             Catch::Contains("out_dtype bf16 with dtype fp32"));
+  auto fp16_bf16 = gemm_cfg(256, 256, 256, "fp16");
+  fp16_bf16.values["out_dtype"] = "bf16";
+  CHECK_THAT(gemm_cuda_unavailable_reason(shape_of(fp16_bf16)),
+             Catch::Contains("fp16 or fp32 only"));
+  // C's bytes count in the device memory estimate: bf16 C is half of fp32 C.
+  auto bf16 = gemm_cfg(1024, 1024, 1024, "bf16");
+  auto bf16_f32 = bf16;
+  bf16_f32.values["out_dtype"] = "fp32";
+  CHECK(gemm_cuda_device_bytes(shape_of(bf16_f32)) - gemm_cuda_device_bytes(shape_of(bf16)) ==
+        1024ull * 1024 * 2);
+  ACCELBENCH_REQUIRE_GPU();
+  json user;
+  auto rules =
+      apply_overrides(load_ruleset("kernel-quick"),
+                      test_support::load_free({{"repetitions", "3"}, {"iterations", "2"}}), user);
+  run_context ctx;
+  ctx.rules = &rules;
+  for (const auto& [cfg, want] : {std::pair{bf16, "bf16"}, {bf16_f32, "fp32"}}) {
+    run out;
+    out.cfg = cfg;
+    gemm_cuda_execute(shape_of(cfg), cfg.key(), out, ctx);
+    INFO(cfg.key() << ": " << out.status_reason);
+    REQUIRE(out.status == run_status::ok);
+    CHECK(out.valid);
+    CHECK(out.extra["output_dtype"] == want);
+  }
 }
