@@ -43,7 +43,8 @@ bool bf16_recipe(const llama_options& o) { return o.dtype == compute_dtype::bf16
 struct sizes {
   int64_t bt = 0, layers = 0;
   uint64_t params = 0; // elements
-  uint64_t block_acts = 0;  // bytes per layer: fp32 block_acts, or bf16 xn1 q k v att xmid xn2 h1 h3 g
+  uint64_t block_acts =
+      0; // bytes per layer: fp32 block_acts, or bf16 xn1 q k v att xmid xn2 h1 h3 g
   uint64_t block_stats = 0; // bytes per layer (bf16 recipe): fp32 rstd1 rstd2 [BT], lse [B*NH*T]
   uint64_t resid = 0;       // bytes: (layers + 1) * BT * C
   uint64_t head = 0;        // bytes: fp32 xf rstdf logits losses (or probe); bf16 xf logits
@@ -139,8 +140,8 @@ public:
   }
 
 private:
-  using key_t = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool,
-                           bool, int>;
+  using key_t =
+      std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, int>;
   static int alignment(const void* p) {
     if (!p)
       return 256;
@@ -261,7 +262,6 @@ std::string unavailable_reason(const model_config& cfg, const llama_options& opt
   return device::memory_refusal(device_plan(cfg, opt).total(), st.gpus.front().free_memory);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 namespace {
 
@@ -321,9 +321,9 @@ struct llama_cuda::impl {
 
   impl(const model_config& c, const llama_options& o)
       : cfg(c), opt(o), z(sizes_of(c, o)), layout(c, o), bf16(bf16_recipe(o)),
-        attn(attention_impl(c, o)), params(z.params * 4), grads(z.params * 4),
-        adam_m(z.params * 4), adam_v(z.params * 4), acts(z.layers * z.block_acts),
-        resid(z.resid), scratch(z.scratch), rope(z.rope), loss_partials(uint64_t(kPartials) * 8),
+        attn(attention_impl(c, o)), params(z.params * 4), grads(z.params * 4), adam_m(z.params * 4),
+        adam_v(z.params * 4), acts(z.layers * z.block_acts), resid(z.resid), scratch(z.scratch),
+        rope(z.rope), loss_partials(uint64_t(kPartials) * 8),
         norm_partials(uint64_t(kPartials) * 8), tokens(uint64_t(2 * z.bt) * 4), scalars(8) {
     if (bf16) {
       params_bf16 = device::device_buffer(z.params_bf16);
@@ -403,8 +403,16 @@ struct llama_cuda::impl {
     const int64_t n = bt(), c = cfg.dim, kv = cfg.kv_dim(), f = cfg.ffn_dim;
     uint16_t* p = acts.as<uint16_t>() + l * (z.block_acts / 2);
     acts16 a{};
-    for (auto [dst, len] : {std::pair{&a.xn1, c}, {&a.q, c}, {&a.k, kv}, {&a.v, kv}, {&a.att, c},
-                            {&a.xmid, c}, {&a.xn2, c}, {&a.h1, f}, {&a.h3, f}, {&a.g, f}}) {
+    for (auto [dst, len] : {std::pair{&a.xn1, c},
+                            {&a.q, c},
+                            {&a.k, kv},
+                            {&a.v, kv},
+                            {&a.att, c},
+                            {&a.xmid, c},
+                            {&a.xn2, c},
+                            {&a.h1, f},
+                            {&a.h3, f},
+                            {&a.g, f}}) {
       *dst = p;
       p += n * len;
     }
@@ -418,8 +426,15 @@ struct llama_cuda::impl {
     const int64_t n = bt(), c = cfg.dim, kv = cfg.kv_dim(), f = cfg.ffn_dim;
     uint16_t* p = scratch.as<uint16_t>();
     scratch16 s{};
-    for (auto [dst, len] : {std::pair{&s.dres, c}, {&s.dxn, c}, {&s.dq, c}, {&s.datt, c},
-                            {&s.dk, kv}, {&s.dv, kv}, {&s.dh1, f}, {&s.dh3, f}, {&s.dg, f}}) {
+    for (auto [dst, len] : {std::pair{&s.dres, c},
+                            {&s.dxn, c},
+                            {&s.dq, c},
+                            {&s.datt, c},
+                            {&s.dk, kv},
+                            {&s.dv, kv},
+                            {&s.dh1, f},
+                            {&s.dh3, f},
+                            {&s.dg, f}}) {
       *dst = p;
       p += n * len;
     }
@@ -758,19 +773,20 @@ std::string llama_cuda::implementation() const {
                          "into fp32), fp32 accumulation (CUBLAS_COMPUTE_32F), residual adds in "
                          "the epilogue"
                        : "cuBLASLt, fp32 (CUBLAS_COMPUTE_32F, no TF32)";
-  std::string a = m->attn == "cudnn" ? "cuDNN fused SDPA (bf16): " + m->sdpa_fwd->engine() +
-                                           " / " + m->sdpa_bwd->engine()
-                                     : std::string("accelbench native FlashAttention-2-style "
-                                                   "kernel (") +
-                                           (bf16 ? "bf16" : "fp32") + ")" +
-                                           (m->attn_note.empty()
-                                                ? std::string()
-                                                : " (cuDNN could not run it: " + m->attn_note + ")");
+  std::string a =
+      m->attn == "cudnn"
+          ? "cuDNN fused SDPA (bf16): " + m->sdpa_fwd->engine() + " / " + m->sdpa_bwd->engine()
+          : std::string("accelbench native FlashAttention-2-style "
+                        "kernel (") +
+                (bf16 ? "bf16" : "fp32") + ")" +
+                (m->attn_note.empty() ? std::string()
+                                      : " (cuDNN could not run it: " + m->attn_note + ")");
   std::string other = bf16 ? "accelbench CUDA kernels (bf16 in/out, fp32 statistics, casts fused)"
                            : "accelbench CUDA kernels (fp32)";
-  return "recipe " + recipe() + "; matmuls: " + g + "; attention: " + a + "; other layers: " +
-         other + "; optimizer: one fused AdamW launch with on-device gradient-norm clipping (fp32 "
-                 "master weights and moments)";
+  return "recipe " + recipe() + "; matmuls: " + g + "; attention: " + a +
+         "; other layers: " + other +
+         "; optimizer: one fused AdamW launch with on-device gradient-norm clipping (fp32 "
+         "master weights and moments)";
 }
 
 void llama_cuda::init_parameters(uint64_t seed) {
@@ -787,7 +803,7 @@ void llama_cuda::init_parameters(uint64_t seed) {
   upload_parameters(p.data());
   if (!m->opt.with_head) {
     m->host_waits += 2; // the two uploads below (pageable copies)
-    if (m->bf16) { // x0 rounded to bf16 once: the bf16 recipe's residual stream starts there
+    if (m->bf16) {      // x0 rounded to bf16 once: the bf16 recipe's residual stream starts there
       device::device_buffer tmp(uint64_t(n) * 4);
       tmp.upload(x0.data(), uint64_t(n) * 4);
       K::to_bf16(m->res16(0), tmp.as<float>(), n, m->stream);
@@ -826,18 +842,16 @@ void llama_cuda::forward_async(const int32_t* inputs, const int32_t* targets, fl
                                int64_t slot) {
   auto& I = *m;
   if (slot >= I.log_slots)
-    throw error(fmt::format("train.llama: step log slot {} beyond the {} reserved", slot,
-                            I.log_slots));
+    throw error(
+        fmt::format("train.llama: step log slot {} beyond the {} reserved", slot, I.log_slots));
   if (I.opt.with_head) {
     I.check_tokens(inputs, targets);
     const uint64_t bytes = uint64_t(I.bt()) * 4;
     auto s = static_cast<cudaStream_t>(I.stream);
-    device::check_cuda(
-        cudaMemcpyAsync(I.inputs(), inputs, bytes, cudaMemcpyHostToDevice, s),
-        "train.llama token upload");
-    device::check_cuda(
-        cudaMemcpyAsync(I.targets(), targets, bytes, cudaMemcpyHostToDevice, s),
-        "train.llama token upload");
+    device::check_cuda(cudaMemcpyAsync(I.inputs(), inputs, bytes, cudaMemcpyHostToDevice, s),
+                       "train.llama token upload");
+    device::check_cuda(cudaMemcpyAsync(I.targets(), targets, bytes, cudaMemcpyHostToDevice, s),
+                       "train.llama token upload");
   }
   I.bf16 ? I.forward_blocks16() : I.forward_blocks32();
   I.forward_loss(I.slot_at(slot), loss_weight);

@@ -145,8 +145,7 @@ __global__ void rope_k(T* x, const float* cs, const float* sn, int64_t b, int64_
 }
 
 // ---- elementwise ----
-template <class T>
-__global__ void swiglu_forward_k(T* out, const T* h1, const T* h3, int64_t n) {
+template <class T> __global__ void swiglu_forward_k(T* out, const T* h1, const T* h3, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
     const float x = ld(&h1[i]);
@@ -261,8 +260,7 @@ __global__ void adamw_k(float* p, const float* g, float* m, float* v, int64_t n,
     p[i] -= lr * ((mi / bc1) / (sqrtf(vi / bc2) + eps) + wd * p[i]);
   }
 }
-__global__ void accumulate_partials_k(float* out, const double* partials, int count,
-                                      double scale) {
+__global__ void accumulate_partials_k(float* out, const double* partials, int count, double scale) {
   double s = 0;
   for (int i = 0; i < count; i++)
     s += partials[i];
