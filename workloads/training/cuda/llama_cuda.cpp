@@ -63,6 +63,11 @@ uint64_t scratch16_per_token(const model_config& m) {
   return uint64_t(4 * m.dim + 2 * m.kv_dim() + 3 * m.ffn_dim);
 }
 
+// The bf16 scratch's bytes, rounded up to 256 so that the fp32 delta after it is aligned.
+uint64_t scratch16_bytes(const model_config& m, uint64_t bt) {
+  return (bt * scratch16_per_token(m) * 2 + 255) / 256 * 256;
+}
+
 sizes sizes_of(const model_config& m, const llama_options& o) {
   sizes z;
   z.layers = resolved_layers(m, o);
@@ -79,12 +84,12 @@ sizes sizes_of(const model_config& m, const llama_options& o) {
     z.scratch = layout.scratch_floats(true) * 4;
     return z;
   }
-  z.block_acts = bt * acts16_per_token(m) * 2;
+  z.block_acts = (bt * acts16_per_token(m) * 2 + 255) / 256 * 256; // each layer 256-byte aligned
   z.block_stats = (2 * bt + delta) * 4;
   z.resid = (z.layers + 1) * bt * c * 2;
   z.head = o.with_head ? (bt * c + bt * v) * 2 : 0;
   z.head_f32 = (o.with_head ? 3 * bt : bt * c) * 4;
-  z.scratch = bt * scratch16_per_token(m) * 2 + delta * 4;
+  z.scratch = scratch16_bytes(m, bt) + delta * 4;
   z.params_bf16 = z.params * 2;
   return z;
 }
@@ -438,7 +443,7 @@ struct llama_cuda::impl {
       *dst = p;
       p += n * len;
     }
-    s.delta = reinterpret_cast<float*>(p);
+    s.delta = reinterpret_cast<float*>(scratch.as<char>() + scratch16_bytes(cfg, uint64_t(n)));
     return s;
   }
   uint16_t* res16(int64_t l) const { return resid.as<uint16_t>() + l * bt() * cfg.dim; }
