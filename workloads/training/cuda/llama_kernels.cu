@@ -249,17 +249,6 @@ __global__ void dot_partials_k(double* partials, const T* a, const float* b, int
   if (threadIdx.x == 0)
     partials[blockIdx.x] = part[0];
 }
-__global__ void adamw_k(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1,
-                        float b2, float eps, float wd, float bc1, float bc2) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    const float gi = g[i];
-    const float mi = b1 * m[i] + (1 - b1) * gi, vi = b2 * v[i] + (1 - b2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] -= lr * ((mi / bc1) / (sqrtf(vi / bc2) + eps) + wd * p[i]);
-  }
-}
 __global__ void accumulate_partials_k(float* out, const double* partials, int count, double scale) {
   double s = 0;
   for (int i = 0; i < count; i++)
@@ -303,12 +292,6 @@ __global__ void to_bf16_k(__nv_bfloat16* out, const float* in, int64_t n) {
        i += (int64_t)gridDim.x * blockDim.x)
     out[i] = __float2bfloat16_rn(in[i]);
 }
-__global__ void from_bf16_k(float* out, const __nv_bfloat16* in, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = __bfloat162float(in[i]);
-}
-
 constexpr int kBlock = 256;
 int row_block(int64_t c) { return c >= 1024 ? 1024 : c >= 256 ? 256 : 128; }
 
@@ -374,22 +357,11 @@ void dot_partials(double* partials, int count, const float* a, const float* b, i
   dot_partials_k<<<count, 1024, 0, st(s)>>>(partials, a, b, n, 0);
   launched("dot_partials");
 }
-void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2,
-           float eps, float wd, float bc1, float bc2, void* s) {
-  adamw_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(p, g, m, v, n, lr, b1, b2, eps, wd, bc1, bc2);
-  launched("adamw");
-}
 void to_bf16(uint16_t* out, const float* in, int64_t n, void* s) {
   to_bf16_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(reinterpret_cast<__nv_bfloat16*>(out), in,
                                                        n);
   launched("to_bf16");
 }
-void from_bf16(float* out, const uint16_t* in, int64_t n, void* s) {
-  from_bf16_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(
-      out, reinterpret_cast<const __nv_bfloat16*>(in), n);
-  launched("from_bf16");
-}
-
 // ---- bf16-mixed-v1 ----
 void embedding_forward_bf16(uint16_t* out, const int32_t* tokens, const float* wte, int64_t bt,
                             int64_t c, void* s) {

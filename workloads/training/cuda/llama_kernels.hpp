@@ -50,14 +50,8 @@ void crossentropy_softmax_backward(float* probs_to_dlogits, const int32_t* targe
 void dot_partials(double* partials, int partials_count, const float* a, const float* b, int64_t n,
                   void* stream);
 
-// AdamW on one tensor (torch.optim.AdamW semantics, as optimizer.cpp):
-// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m/bc1 / (sqrt(v/bc2) + eps) + wd p)
-void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2,
-           float eps, float wd, float bc1, float bc2, void* stream);
-
-// fp32 <-> bf16 (round to nearest even; NaN stays NaN)
+// fp32 -> bf16 (round to nearest even; NaN stays NaN): the weight copies after an upload.
 void to_bf16(uint16_t* out, const float* in, int64_t n, void* stream);
-void from_bf16(float* out, const uint16_t* in, int64_t n, void* stream);
 
 // ---- the recipe "bf16-mixed-v1" (llama_cuda.hpp): bf16 activations (uint16_t bit patterns),
 // fp32 statistics, fp32 weights read directly (norm gains, embedding) and fp32 gradients. Each
@@ -108,7 +102,9 @@ struct adamw_chunk {
   int64_t begin = 0, end = 0;
   int32_t decay = 0, pad = 0;
 };
-// One launch over every parameter: gradient-norm clipping from the partial sums of squares of
+// AdamW with torch.optim.AdamW's semantics (as optimizer.cpp):
+// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m/bc1 / (sqrt(v/bc2) + eps) + wd p),
+// in one launch over every parameter: gradient-norm clipping from the partial sums of squares of
 // the gradients (norm_partials, dot_partials over all gradients; null: no clipping), then AdamW
 // (as adamw above, the gradient scaled by min(1, max_norm / (norm + 1e-6)) when norm > max_norm,
 // torch.nn.utils.clip_grad_norm_'s rule), writing the fp32 master weights, the moments and, when

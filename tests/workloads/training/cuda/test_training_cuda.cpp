@@ -368,7 +368,7 @@ TEST_CASE("cuda training: no host wait inside the timed steps, both recipes", "[
         CHECK(st.forward_s > 0);
         CHECK(st.backward_s > 0);
         CHECK(st.optimizer_s > 0);
-        CHECK(st.forward_s + st.backward_s + st.optimizer_s <= st.total_s * 1.001 + 1e-6);
+        CHECK(st.forward_s + st.backward_s + st.optimizer_s <= st.total_s * 1.001 + 1e-5);
         CHECK(std::isfinite(st.loss));
         CHECK(st.grad_norm > 0);
       }
