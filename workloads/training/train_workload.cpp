@@ -22,6 +22,7 @@
 #ifdef ACCELBENCH_HAVE_CUDA
 #include "harness/device/device.hpp"
 #include "workloads/training/cuda/llama_cuda.hpp"
+#include "workloads/training/cuda/throughput_cuda.hpp"
 #ifdef ACCELBENCH_HAVE_NCCL
 #include "workloads/training/cuda/data_parallel_cuda.hpp"
 #endif
@@ -517,7 +518,8 @@ private:
   }
 
 #ifdef ACCELBENCH_HAVE_CUDA
-  // The same measurement on CUDA device 0; MFU against the device's datasheet peak.
+  // The same measurement on CUDA device 0, every step queued without a host wait
+  // (throughput_cuda.hpp); MFU against the device's datasheet peak.
   void run_throughput_cuda(const train_settings& s, run& out, run_context& ctx) {
     if (dist::distributed())
       return run_throughput_dp(s, out, ctx, true);
@@ -531,21 +533,29 @@ private:
     try {
       device::set_device(gpu.index);
       cuda::llama_cuda model(s.model, s.options);
-      auto res =
-          measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
+      auto res = cuda::measure_throughput_cuda(model, s.hp, train_source(s, src), seed,
+                                               s.warmup_steps, s.steps);
       const double pk = device::datasheet_peak_tflops(gpu.name, dt);
-      out.extra["device"] = gpu.to_json();
+      record_cuda_facts(s, gpu.to_json(), pk, out);
       out.extra["implementation"] = model.implementation();
-      out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
       out.extra["device_memory_bytes"] = cuda::device_plan(s.model, s.options).total();
-      out.extra["peak"] = {{"tflops", pk},
-                           {"dtype", dt},
-                           { "source",
-                             pk > 0 ? "NVIDIA datasheet, dense" : "unknown device" }};
-      record_throughput(s, res, model.num_params(), pk, out, ctx);
+      out.extra["host_waits_in_timed_steps"] = res.host_waits_in_timed_steps;
+      record_throughput(s, res.result, model.num_params(), pk, out, ctx);
     } catch (const backend_error& e) {
       out.mark_failed(e.what());
     }
+  }
+
+  // What every CUDA run records: the device, the recipe, the attention and the peak.
+  static void record_cuda_facts(const train_settings& s, const nlohmann::json& gpu, double pk,
+                                run& out) {
+    out.extra["device"] = gpu;
+    out.extra["recipe"] = cuda::recipe_name(s.options);
+    out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
+    out.extra["peak"] = {{"tflops", pk},
+                         {"dtype", to_string(s.options.dtype)},
+                         { "source",
+                           pk > 0 ? "NVIDIA datasheet, dense" : "unknown device" }};
   }
 #endif
 
@@ -623,12 +633,7 @@ private:
         if (g.index == device::current_device())
           gpu = g;
       const double pk = device::datasheet_peak_tflops(gpu.name, dt);
-      out.extra["device"] = gpu.to_json();
-      out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
-      out.extra["peak"] = {{"tflops", pk},
-                           {"dtype", dt},
-                           { "source",
-                             pk > 0 ? "NVIDIA datasheet, dense" : "unknown device" }};
+      record_cuda_facts(s, gpu.to_json(), pk, out);
       return pk;
     }
 #endif
@@ -858,6 +863,7 @@ private:
         return std::make_unique<cuda::llama_cuda>(m, o);
       };
       out.extra["device"] = gpu.to_json();
+      out.extra["recipe"] = cuda::recipe_name(s.options);
       out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
     }
 #else

@@ -62,8 +62,10 @@ public:
   }
 
   std::string engine() const override {
-    return fmt::format("NCCL {} ncclAllReduce on device buffers, GPU {}", device::nccl::version(),
-                       m_comm->device());
+    // Both recipes keep fp32 gradients (bf16-mixed-v1 accumulates its bf16 GEMMs' weight
+    // gradients into them): the all-reduce sums fp32, as PyTorch DDP does with fp32 parameters.
+    return fmt::format("NCCL {} ncclAllReduce (fp32 gradients) on device buffers, GPU {}",
+                       device::nccl::version(), m_comm->device());
   }
 
 private:

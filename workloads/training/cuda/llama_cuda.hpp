@@ -1,12 +1,21 @@
 #pragma once
 // train.llama on the GPU: the CPU model of workloads/training/llama.hpp, layer for
 // layer, on one CUDA device. Same parameter layout (parameter_layout), same initial values
-// (init_parameter_values), same mixed precision: fp32 master weights, gradients, AdamW state and
-// activations; matmuls through cuBLASLt with fp32 inputs (dtype fp32: CUBLAS_COMPUTE_32F, no TF32)
-// or inputs rounded to bf16 with fp32 accumulation (dtype bf16), as the CPU's oneDNN matmuls do.
-// Attention: dtype fp32 runs our FlashAttention-2-style kernel in fp32; dtype bf16 runs cuDNN's
-// fused SDPA on bf16 copies of q, k, v where cuDNN supports the shape (else the fp32 kernel). The
-// CPU trainer keeps attention in fp32 for both dtypes, so bf16 losses agree more loosely.
+// (init_parameter_values). Two recipes, named in every run (recipe_name):
+//  - "fp32" (dtype fp32): fp32 master weights, gradients, AdamW state and activations; matmuls
+//    through cuBLASLt in fp32 (CUBLAS_COMPUTE_32F, no TF32); our FlashAttention-2-style kernel
+//    in fp32. The CPU model's fp32 numbers.
+//  - "bf16-mixed-v1" (dtype bf16): fp32 master weights, fp32 gradients and fp32 AdamW moments;
+//    bf16 copies of the weights, written by the optimizer step; bf16 activations and activation
+//    gradients everywhere; matmuls bf16 in / bf16 out with fp32 accumulation (cuBLASLt), the
+//    residual adds in the GEMM epilogue, the weight gradients bf16 in and accumulated into the
+//    fp32 gradients; the casts fused into the RMSNorm, RoPE, SwiGLU, embedding and cross-entropy
+//    kernels, whose statistics (RMS, softmax, logsumexp, loss) are fp32; attention by cuDNN's
+//    fused SDPA in bf16 (our kernel in bf16 where cuDNN cannot); gradient-norm clipping (1.0 by
+//    the rulesets) computed on the device and applied inside the fused AdamW.
+// Both recipes: AdamW is one launch over every parameter, with the clipping; in throughput mode
+// (forward_async, step_async) nothing waits for the device inside a step. Data parallel
+// (data_parallel_cuda.hpp) all-reduces the fp32 gradients.
 //
 // Plain C++ interface: no CUDA type appears here (DESIGN.md, "Layers").
 #include <cstdint>
@@ -26,6 +35,9 @@ namespace accelbench::training::cuda {
 // workspace of cuDNN's attention plans, known only once cuDNN has built them (the 5% margin of
 // the memory check is for it).
 memory_plan device_plan(const model_config& cfg, const llama_options& opt);
+
+// "fp32" or "bf16-mixed-v1": the recipe these options train with (see above).
+std::string recipe_name(const llama_options& opt);
 
 // "cudnn" or "native": how attention runs for these options (see above).
 std::string attention_impl(const model_config& cfg, const llama_options& opt);
@@ -53,10 +65,28 @@ public:
   // Host token ids [B,T]; returns the mean cross-entropy (waits for the device). Blocks-only
   // models ignore both and return the probe loss, as llama_model::forward.
   float forward(const int32_t* inputs, const int32_t* targets) override;
+
+  // Throughput mode, without a host wait (measure_throughput_cuda, throughput_cuda.hpp):
+  //  - forward_async: tokens from page-locked host memory (copied on the stream; the host must
+  //    keep them until the step is done), the loss * loss_weight added to the step log's slot;
+  //  - step_async: the gradient norm on the device (into the slot), clipping to max_norm (<= 0:
+  //    none) and AdamW in one launch;
+  //  - reserve_step_log: slots for that many steps, zeroed; read_step_log: (loss, grad_norm) per
+  //    slot, waiting for the device once.
+  void forward_async(const int32_t* inputs, const int32_t* targets, float loss_weight,
+                     int64_t slot);
+  void step_async(double max_norm, double lr, const adamw_config& c, int64_t slot);
+  void reserve_step_log(int64_t slots);
+  std::vector<float> read_step_log() const;
+  // Times the host has waited for the device (synchronize, a download, a pageable upload, the
+  // synchronous forward and clip_grad_norm) since construction.
+  int64_t host_waits() const;
+  std::string recipe() const;
   void zero_grad() override;
   // grads += d(loss * loss_scale)/d(params) for the last forward.
   void backward(float loss_scale = 1.0f) override;
-  // Global L2 norm of the gradients before clipping (torch.nn.utils.clip_grad_norm_ semantics).
+  // Global L2 norm of the gradients before clipping (torch.nn.utils.clip_grad_norm_ semantics;
+  // waits for the device). The clipping itself is applied by the next adamw_step, on the device.
   double clip_grad_norm(double max_norm) override;
   // One AdamW update of every parameter (weight decay on matrices only), as adamw::step.
   void adamw_step(double lr, const adamw_config& c);

@@ -49,98 +49,117 @@ __device__ float block_max(float x) {
   return x;
 }
 
+// Loads and stores of either storage type, computing in fp32: one template serves the fp32
+// recipe and the bf16 one (the cast fused into the kernel).
+using bf16 = __nv_bfloat16;
+__device__ __forceinline__ float ld(const float* p) { return *p; }
+__device__ __forceinline__ float ld(const bf16* p) { return __bfloat162float(*p); }
+__device__ __forceinline__ void sto(float* p, float x) { *p = x; }
+__device__ __forceinline__ void sto(bf16* p, float x) { *p = __float2bfloat16_rn(x); }
+const bf16* as_bf(const uint16_t* p) { return reinterpret_cast<const bf16*>(p); }
+bf16* as_bf(uint16_t* p) { return reinterpret_cast<bf16*>(p); }
+
 // ---- embedding ----
-__global__ void embedding_forward_k(float* out, const int32_t* tokens, const float* wte, int64_t bt,
+template <class T>
+__global__ void embedding_forward_k(T* out, const int32_t* tokens, const float* wte, int64_t bt,
                                     int64_t c) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < bt * c;
        i += (int64_t)gridDim.x * blockDim.x) {
     int64_t row = i / c, col = i % c;
-    out[i] = wte[(int64_t)tokens[row] * c + col];
+    sto(&out[i], wte[(int64_t)tokens[row] * c + col]);
   }
 }
-__global__ void embedding_backward_k(float* dwte, const float* dout, const int32_t* tokens,
-                                     int64_t bt, int64_t c) {
+template <class T>
+__global__ void embedding_backward_k(float* dwte, const T* dout, const int32_t* tokens, int64_t bt,
+                                     int64_t c) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < bt * c;
        i += (int64_t)gridDim.x * blockDim.x) {
     int64_t row = i / c, col = i % c;
-    atomicAdd(&dwte[(int64_t)tokens[row] * c + col], dout[i]);
+    atomicAdd(&dwte[(int64_t)tokens[row] * c + col], ld(&dout[i]));
   }
 }
 
 // ---- RMSNorm ----
-__global__ void rmsnorm_forward_k(float* out, float* rstd, const float* inp, const float* w,
-                                  int64_t c, float eps) {
-  const float* x = inp + blockIdx.x * c;
+template <class T>
+__global__ void rmsnorm_forward_k(T* out, float* rstd, const T* inp, const float* w, int64_t c,
+                                  float eps) {
+  const T* x = inp + blockIdx.x * c;
   float ss = 0;
-  for (int64_t j = threadIdx.x; j < c; j += blockDim.x)
-    ss += x[j] * x[j];
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+    const float xj = ld(&x[j]);
+    ss += xj * xj;
+  }
   ss = block_sum(ss);
   const float r = rsqrtf(ss / (float)c + eps);
   if (threadIdx.x == 0)
     rstd[blockIdx.x] = r;
-  float* o = out + blockIdx.x * c;
+  T* o = out + blockIdx.x * c;
   for (int64_t j = threadIdx.x; j < c; j += blockDim.x)
-    o[j] = x[j] * r * w[j];
+    sto(&o[j], ld(&x[j]) * r * w[j]);
 }
 // dx_j += r w_j dy_j - x_j r^3/C sum_k(w_k dy_k x_k)
-__global__ void rmsnorm_backward_dx_k(float* dinp, const float* dout, const float* inp,
-                                      const float* w, const float* rstd, int64_t c) {
+template <class T>
+__global__ void rmsnorm_backward_dx_k(T* dinp, const T* dout, const T* inp, const float* w,
+                                      const float* rstd, int64_t c) {
   const int64_t row = blockIdx.x;
-  const float* x = inp + row * c;
-  const float* dy = dout + row * c;
+  const T* x = inp + row * c;
+  const T* dy = dout + row * c;
   const float r = rstd[row];
   float dot = 0;
   for (int64_t j = threadIdx.x; j < c; j += blockDim.x)
-    dot += w[j] * dy[j] * x[j];
+    dot += w[j] * ld(&dy[j]) * ld(&x[j]);
   dot = block_sum(dot);
   const float coef = dot * r * r * r / (float)c;
-  float* dx = dinp + row * c;
+  T* dx = dinp + row * c;
   for (int64_t j = threadIdx.x; j < c; j += blockDim.x)
-    dx[j] += r * w[j] * dy[j] - coef * x[j];
+    sto(&dx[j], ld(&dx[j]) + r * w[j] * ld(&dy[j]) - coef * ld(&x[j]));
 }
 // dweight_j += sum_rows dy * x * r: one thread per channel, rows in order (coalesced across j).
-__global__ void rmsnorm_backward_dw_k(float* dw, const float* dout, const float* inp,
-                                      const float* rstd, int64_t bt, int64_t c) {
+template <class T>
+__global__ void rmsnorm_backward_dw_k(float* dw, const T* dout, const T* inp, const float* rstd,
+                                      int64_t bt, int64_t c) {
   const int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (j >= c)
     return;
   float s = 0;
   for (int64_t i = 0; i < bt; i++)
-    s += dout[i * c + j] * inp[i * c + j] * rstd[i];
+    s += ld(&dout[i * c + j]) * ld(&inp[i * c + j]) * rstd[i];
   dw[j] += s;
 }
 
 // ---- RoPE ----
-__global__ void rope_k(float* x, const float* cs, const float* sn, int64_t b, int64_t t, int64_t nh,
+template <class T>
+__global__ void rope_k(T* x, const float* cs, const float* sn, int64_t b, int64_t t, int64_t nh,
                        int64_t hd, float sign) {
   const int64_t half = hd / 2, n = b * t * nh * half;
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t pair = i % half, head = i / half; // head = (bi*t + ti)*nh + h
     const int64_t ti = (head / nh) % t;
-    float* v = x + head * hd;
+    T* v = x + head * hd;
     const float c = cs[ti * half + pair], s = sign * sn[ti * half + pair];
-    const float x1 = v[pair], x2 = v[pair + half];
-    v[pair] = x1 * c - x2 * s;
-    v[pair + half] = x2 * c + x1 * s;
+    const float x1 = ld(&v[pair]), x2 = ld(&v[pair + half]);
+    sto(&v[pair], x1 * c - x2 * s);
+    sto(&v[pair + half], x2 * c + x1 * s);
   }
 }
 
 // ---- elementwise ----
-__global__ void swiglu_forward_k(float* out, const float* h1, const float* h3, int64_t n) {
+template <class T> __global__ void swiglu_forward_k(T* out, const T* h1, const T* h3, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
-    const float x = h1[i];
-    out[i] = x / (1.0f + expf(-x)) * h3[i];
+    const float x = ld(&h1[i]);
+    sto(&out[i], x / (1.0f + expf(-x)) * ld(&h3[i]));
   }
 }
-__global__ void swiglu_backward_k(float* dh1, float* dh3, const float* dout, const float* h1,
-                                  const float* h3, int64_t n) {
+template <class T>
+__global__ void swiglu_backward_k(T* dh1, T* dh3, const T* dout, const T* h1, const T* h3,
+                                  int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
-    const float x = h1[i], s = 1.0f / (1.0f + expf(-x));
-    dh3[i] = dout[i] * x * s;
-    dh1[i] = dout[i] * h3[i] * s * (1.0f + x * (1.0f - s));
+    const float x = ld(&h1[i]), s = 1.0f / (1.0f + expf(-x)), d = ld(&dout[i]);
+    sto(&dh3[i], d * x * s);
+    sto(&dh1[i], d * ld(&h3[i]) * s * (1.0f + x * (1.0f - s)));
   }
 }
 __global__ void add_k(float* out, const float* a, const float* b, int64_t n) {
@@ -148,10 +167,10 @@ __global__ void add_k(float* out, const float* a, const float* b, int64_t n) {
        i += (int64_t)gridDim.x * blockDim.x)
     out[i] = a[i] + b[i];
 }
-__global__ void scale_k(float* out, const float* x, float alpha, int64_t n) {
+template <class T> __global__ void scale_k(T* out, const float* x, float alpha, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = alpha * x[i];
+    sto(&out[i], alpha * x[i]);
 }
 
 // ---- cross-entropy ----
@@ -181,13 +200,45 @@ __global__ void ce_backward_k(float* p, const int32_t* targets, int64_t v, float
     row[j] = (row[j] - (j == tg ? 1.0f : 0.0f)) * dloss;
 }
 
+// bf16 logits stay as they are; the statistics are fp32 (PyTorch autocast runs cross_entropy in
+// fp32). Backward recomputes softmax from the saved logsumexp.
+__global__ void ce_forward_bf16_k(const bf16* logits, float* lse, float* losses,
+                                  const int32_t* targets, int64_t v) {
+  const bf16* p = logits + blockIdx.x * v;
+  float mx = -INFINITY;
+  for (int64_t j = threadIdx.x; j < v; j += blockDim.x)
+    mx = fmaxf(mx, ld(&p[j]));
+  mx = block_max(mx);
+  float sum = 0;
+  for (int64_t j = threadIdx.x; j < v; j += blockDim.x)
+    sum += expf(ld(&p[j]) - mx);
+  sum = block_sum(sum);
+  if (threadIdx.x == 0) {
+    const float l = mx + logf(sum);
+    lse[blockIdx.x] = l;
+    losses[blockIdx.x] = l - ld(&p[targets[blockIdx.x]]);
+  }
+}
+__global__ void ce_backward_bf16_k(bf16* logits, const float* lse, const int32_t* targets,
+                                   int64_t v, float dloss) {
+  bf16* row = logits + blockIdx.x * v;
+  const int32_t tg = targets[blockIdx.x];
+  const float l = lse[blockIdx.x];
+  for (int64_t j = threadIdx.x; j < v; j += blockDim.x)
+    sto(&row[j], (expf(ld(&row[j]) - l) - (j == tg ? 1.0f : 0.0f)) * dloss);
+}
+
 // ---- reductions, optimizer, casts ----
-__global__ void dot_partials_k(double* partials, const float* a, const float* b, int64_t n) {
+// mode 0: sum a*b (b null: a*a); mode 1: sum a.
+template <class T>
+__global__ void dot_partials_k(double* partials, const T* a, const float* b, int64_t n, int mode) {
   __shared__ double part[1024];
   double s = 0;
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    s += (double)a[i] * (double)(b ? b[i] : a[i]);
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const double x = (double)ld(&a[i]);
+    s += mode == 1 ? x : x * (b ? (double)b[i] : x);
+  }
   part[threadIdx.x] = s;
   __syncthreads();
   for (int w = blockDim.x / 2; w > 0; w >>= 1) {
@@ -198,15 +249,42 @@ __global__ void dot_partials_k(double* partials, const float* a, const float* b,
   if (threadIdx.x == 0)
     partials[blockIdx.x] = part[0];
 }
-__global__ void adamw_k(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1,
-                        float b2, float eps, float wd, float bc1, float bc2) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    const float gi = g[i];
-    const float mi = b1 * m[i] + (1 - b1) * gi, vi = b2 * v[i] + (1 - b2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] -= lr * ((mi / bc1) / (sqrtf(vi / bc2) + eps) + wd * p[i]);
+__global__ void accumulate_partials_k(float* out, const double* partials, int count, double scale) {
+  double s = 0;
+  for (int i = 0; i < count; i++)
+    s += partials[i];
+  *out += float(scale * s);
+}
+// One block per chunk (a chunk lies inside one tensor). Every block sums the norm's partials in
+// the same order, so all agree on the clipping coefficient without another launch.
+__global__ void adamw_fused_k(adamw_args a) {
+  __shared__ float coef;
+  if (threadIdx.x == 0) {
+    float c = 1.0f;
+    if (a.norm_partials) {
+      double ss = 0;
+      for (int i = 0; i < a.partials_count; i++)
+        ss += a.norm_partials[i];
+      const double norm = sqrt(ss);
+      if (a.max_norm > 0 && norm > a.max_norm)
+        c = float(a.max_norm / (norm + 1e-6));
+      if (a.norm_out && blockIdx.x == 0)
+        *a.norm_out = float(norm);
+    }
+    coef = c;
+  }
+  __syncthreads();
+  const adamw_chunk ch = a.chunks[blockIdx.x];
+  const float wd = ch.decay ? a.wd : 0.0f;
+  for (int64_t i = ch.begin + threadIdx.x; i < ch.end; i += blockDim.x) {
+    const float gi = a.g[i] * coef;
+    const float mi = a.b1 * a.m[i] + (1 - a.b1) * gi, vi = a.b2 * a.v[i] + (1 - a.b2) * gi * gi;
+    a.m[i] = mi;
+    a.v[i] = vi;
+    const float pi = a.p[i] - a.lr * ((mi / a.bc1) / (sqrtf(vi / a.bc2) + a.eps) + wd * a.p[i]);
+    a.p[i] = pi;
+    if (a.p_bf16)
+      a.p_bf16[i] = __bfloat16_as_ushort(__float2bfloat16_rn(pi));
   }
 }
 __global__ void to_bf16_k(__nv_bfloat16* out, const float* in, int64_t n) {
@@ -214,12 +292,6 @@ __global__ void to_bf16_k(__nv_bfloat16* out, const float* in, int64_t n) {
        i += (int64_t)gridDim.x * blockDim.x)
     out[i] = __float2bfloat16_rn(in[i]);
 }
-__global__ void from_bf16_k(float* out, const __nv_bfloat16* in, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = __bfloat162float(in[i]);
-}
-
 constexpr int kBlock = 256;
 int row_block(int64_t c) { return c >= 1024 ? 1024 : c >= 256 ? 256 : 128; }
 
@@ -268,7 +340,7 @@ void add(float* out, const float* a, const float* b, int64_t n, void* s) {
   launched("add");
 }
 void scale(float* out, const float* x, float alpha, int64_t n, void* s) {
-  scale_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(out, x, alpha, n);
+  scale_k<float><<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(out, x, alpha, n);
   launched("scale");
 }
 void softmax_crossentropy_forward(float* logits, float* losses, const int32_t* targets, int64_t bt,
@@ -282,23 +354,92 @@ void crossentropy_softmax_backward(float* probs, const int32_t* targets, int64_t
   launched("crossentropy_softmax_backward");
 }
 void dot_partials(double* partials, int count, const float* a, const float* b, int64_t n, void* s) {
-  dot_partials_k<<<count, 1024, 0, st(s)>>>(partials, a, b, n);
+  dot_partials_k<<<count, 1024, 0, st(s)>>>(partials, a, b, n, 0);
   launched("dot_partials");
-}
-void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2,
-           float eps, float wd, float bc1, float bc2, void* s) {
-  adamw_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(p, g, m, v, n, lr, b1, b2, eps, wd, bc1, bc2);
-  launched("adamw");
 }
 void to_bf16(uint16_t* out, const float* in, int64_t n, void* s) {
   to_bf16_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(reinterpret_cast<__nv_bfloat16*>(out), in,
                                                        n);
   launched("to_bf16");
 }
-void from_bf16(float* out, const uint16_t* in, int64_t n, void* s) {
-  from_bf16_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(
-      out, reinterpret_cast<const __nv_bfloat16*>(in), n);
-  launched("from_bf16");
+// ---- bf16-mixed-v1 ----
+void embedding_forward_bf16(uint16_t* out, const int32_t* tokens, const float* wte, int64_t bt,
+                            int64_t c, void* s) {
+  embedding_forward_k<<<grid_for(bt * c, kBlock), kBlock, 0, st(s)>>>(as_bf(out), tokens, wte, bt,
+                                                                      c);
+  launched("embedding_forward_bf16");
+}
+void embedding_backward_bf16(float* dwte, const uint16_t* dout, const int32_t* tokens, int64_t bt,
+                             int64_t c, void* s) {
+  embedding_backward_k<<<grid_for(bt * c, kBlock), kBlock, 0, st(s)>>>(dwte, as_bf(dout), tokens,
+                                                                       bt, c);
+  launched("embedding_backward_bf16");
+}
+void rmsnorm_forward_bf16(uint16_t* out, float* rstd, const uint16_t* inp, const float* w,
+                          int64_t bt, int64_t c, float eps, void* s) {
+  rmsnorm_forward_k<<<(unsigned)bt, row_block(c), 0, st(s)>>>(as_bf(out), rstd, as_bf(inp), w, c,
+                                                              eps);
+  launched("rmsnorm_forward_bf16");
+}
+void rmsnorm_backward_bf16(uint16_t* dinp, float* dweight, const uint16_t* dout,
+                           const uint16_t* inp, const float* w, const float* rstd, int64_t bt,
+                           int64_t c, void* s) {
+  rmsnorm_backward_dx_k<<<(unsigned)bt, row_block(c), 0, st(s)>>>(as_bf(dinp), as_bf(dout),
+                                                                  as_bf(inp), w, rstd, c);
+  launched("rmsnorm_backward_bf16 (dx)");
+  rmsnorm_backward_dw_k<<<(unsigned)((c + 127) / 128), 128, 0, st(s)>>>(dweight, as_bf(dout),
+                                                                        as_bf(inp), rstd, bt, c);
+  launched("rmsnorm_backward_bf16 (dweight)");
+}
+void rope_bf16(uint16_t* x, const float* cs, const float* sn, int64_t b, int64_t t, int64_t nh,
+               int64_t hd, float sign, void* s) {
+  rope_k<<<grid_for(b * t * nh * (hd / 2), kBlock), kBlock, 0, st(s)>>>(as_bf(x), cs, sn, b, t, nh,
+                                                                        hd, sign);
+  launched("rope_bf16");
+}
+void swiglu_forward_bf16(uint16_t* out, const uint16_t* h1, const uint16_t* h3, int64_t n,
+                         void* s) {
+  swiglu_forward_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(as_bf(out), as_bf(h1), as_bf(h3), n);
+  launched("swiglu_forward_bf16");
+}
+void swiglu_backward_bf16(uint16_t* dh1, uint16_t* dh3, const uint16_t* dout, const uint16_t* h1,
+                          const uint16_t* h3, int64_t n, void* s) {
+  swiglu_backward_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(as_bf(dh1), as_bf(dh3), as_bf(dout),
+                                                               as_bf(h1), as_bf(h3), n);
+  launched("swiglu_backward_bf16");
+}
+void scale_to_bf16(uint16_t* out, const float* x, float alpha, int64_t n, void* s) {
+  scale_k<<<grid_for(n, kBlock), kBlock, 0, st(s)>>>(as_bf(out), x, alpha, n);
+  launched("scale_to_bf16");
+}
+void crossentropy_forward_bf16(const uint16_t* logits, float* lse, float* losses,
+                               const int32_t* targets, int64_t bt, int64_t v, void* s) {
+  ce_forward_bf16_k<<<(unsigned)bt, 1024, 0, st(s)>>>(as_bf(logits), lse, losses, targets, v);
+  launched("crossentropy_forward_bf16");
+}
+void crossentropy_backward_bf16(uint16_t* logits, const float* lse, const int32_t* targets,
+                                int64_t bt, int64_t v, float dloss, void* s) {
+  ce_backward_bf16_k<<<(unsigned)bt, 1024, 0, st(s)>>>(as_bf(logits), lse, targets, v, dloss);
+  launched("crossentropy_backward_bf16");
+}
+void dot_partials_bf16(double* partials, int count, const uint16_t* a, const float* b, int64_t n,
+                       void* s) {
+  dot_partials_k<<<count, 1024, 0, st(s)>>>(partials, as_bf(a), b, n, 0);
+  launched("dot_partials_bf16");
+}
+void sum_partials(double* partials, int count, const float* a, int64_t n, void* s) {
+  dot_partials_k<<<count, 1024, 0, st(s)>>>(partials, a, nullptr, n, 1);
+  launched("sum_partials");
+}
+void accumulate_partials(float* out, const double* partials, int count, double scale, void* s) {
+  accumulate_partials_k<<<1, 1, 0, st(s)>>>(out, partials, count, scale);
+  launched("accumulate_partials");
+}
+void adamw_fused(const adamw_args& a, void* s) {
+  if (a.chunk_count == 0)
+    return;
+  adamw_fused_k<<<(unsigned)a.chunk_count, kBlock, 0, st(s)>>>(a);
+  launched("adamw_fused");
 }
 
 } // namespace accelbench::training::cuda::kernels

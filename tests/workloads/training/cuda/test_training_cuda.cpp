@@ -1,8 +1,11 @@
-// workloads/training/cuda: the device memory plan, attention choice and skip reasons (everywhere),
-// and the GPU model against the CPU model on a tiny config (GPU only): same initial parameters,
-// same loss and gradients within tolerance, and the same parameters after AdamW steps.
+// workloads/training/cuda: the device memory plan, recipe, attention choice and skip reasons
+// (everywhere), and the GPU model against the CPU model on a tiny config (GPU only): same initial
+// parameters, same loss and gradients within tolerance, and the same parameters after AdamW steps;
+// the recipe bf16-mixed-v1 against the fp32 one over training steps, and the throughput loop's
+// rule of no host wait inside the timed steps.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -10,6 +13,7 @@
 #include "harness/device/device.hpp"
 #include "tests/support/gpu_skip.hpp"
 #include "workloads/training/cuda/llama_cuda.hpp"
+#include "workloads/training/cuda/throughput_cuda.hpp"
 #include "workloads/training/llama.hpp"
 #include "workloads/training/optimizer.hpp"
 #include "workloads/training/train_workload.hpp"
@@ -75,6 +79,31 @@ void check_tensors(const llama_model& cpu, const std::vector<float>& gpu, const 
     CHECK(e < tol);
   }
 }
+// The same batch of windows every time: a model that learns drives its loss down quickly.
+class fixed_batch final : public token_source {
+public:
+  explicit fixed_batch(int64_t vocab) : m_vocab(vocab) {}
+  void fill(int32_t* out, int64_t batch, int64_t seq) override {
+    auto t = tokens(size_t(batch * (seq + 1)), m_vocab, 31);
+    std::copy(t.begin(), t.end(), out);
+  }
+
+private:
+  int64_t m_vocab;
+};
+source_factory fixed_source(int64_t vocab) {
+  return [vocab](uint64_t) -> std::unique_ptr<token_source> {
+    return std::make_unique<fixed_batch>(vocab);
+  };
+}
+train_hparams quick_hparams(int64_t accum) {
+  train_hparams hp;
+  hp.grad_accum = accum;
+  hp.schedule.base_lr = 3e-3;
+  hp.schedule.end_lr = 3e-3;
+  hp.clip_norm = 1.0;
+  return hp;
+}
 } // namespace
 
 TEST_CASE("cuda training: memory plan, attention choice, skip reasons", "[cuda]") {
@@ -84,13 +113,18 @@ TEST_CASE("cuda training: memory plan, attention choice, skip reasons", "[cuda]"
     n += t.size;
   auto p32 = cuda::device_plan(m, opts(compute_dtype::fp32));
   auto p16 = cuda::device_plan(m, opts(compute_dtype::bf16));
-  // Parameters, gradients and both AdamW moments in fp32.
+  // Parameters, gradients and both AdamW moments in fp32; bf16-mixed-v1 adds the bf16 copy of
+  // the weights and keeps its activations in bf16 (statistics in fp32): fewer bytes.
   CHECK(p32.params == n * 4);
   CHECK(p32.grads == n * 4);
   CHECK(p32.optimizer == n * 8);
-  // bf16 adds the operand copies for the matmuls and for cuDNN attention.
-  CHECK(p16.scratch > p32.scratch);
-  CHECK(p16.activations == p32.activations);
+  CHECK(p16.params == n * 6);
+  CHECK(p16.grads == n * 4);
+  CHECK(p16.optimizer == n * 8);
+  CHECK(p16.activations < p32.activations);
+  CHECK(p16.activations > p32.activations / 2);
+  CHECK(cuda::recipe_name(opts(compute_dtype::fp32)) == "fp32");
+  CHECK(cuda::recipe_name(opts(compute_dtype::bf16)) == "bf16-mixed-v1");
   // Doubling the batch doubles the activations (up to the fixed parts).
   auto o2 = opts(compute_dtype::fp32);
   o2.batch *= 2;
@@ -204,14 +238,16 @@ TEST_CASE("cuda training: bf16 loss and gradients agree with the CPU's bf16 ones
   const float lc = cpu.forward(in.data(), tg.data()), lg = gpu.forward(in.data(), tg.data());
   INFO("cpu " << lc << " gpu " << lg << " (" << gpu.implementation() << ")");
   // At initialisation the loss is ln V within ~0.01 whatever the blocks compute, so a relative
-  // tolerance would hide a broken block: the bound is absolute. Both sides round the matmul inputs
-  // to bf16; attention runs in bf16 on the GPU (cuDNN) and in fp32 on the CPU.
-  CHECK(std::abs(lc - lg) <= 5e-3);
+  // tolerance would hide a broken block: the bound is absolute. The CPU rounds only the matmul
+  // inputs to bf16; the GPU's bf16-mixed-v1 keeps every activation (and the logits) in bf16 and
+  // runs attention in bf16: the bounds are looser than the fp32 comparison's, and still far
+  // below what a broken block gives (a relative gradient error near 1).
+  CHECK(std::abs(lc - lg) <= 2e-2);
   cpu.backward(1.0f);
   gpu.backward(1.0f);
   std::vector<float> g(gpu.num_params());
   gpu.download_grads(g.data());
-  check_tensors(cpu, g, cpu.grads(), 5e-2, "bf16 gradient");
+  check_tensors(cpu, g, cpu.grads(), 1e-1, "bf16 gradient");
 }
 
 TEST_CASE("cuda training: time to train on the GPU reaches the target with an MLPerf log",
@@ -255,6 +291,9 @@ TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]")
     INFO(dt << ": " << out.status_reason);
     CHECK(out.status == run_status::ok);
     CHECK(out.samples.size() == 3);
+    // The recipe is stated, and the timed steps never waited for the device.
+    CHECK(out.extra.at("recipe") == (std::string(dt) == "bf16" ? "bf16-mixed-v1" : "fp32"));
+    CHECK(out.extra.at("host_waits_in_timed_steps") == 0);
     REQUIRE(out.find_metric("tokens_per_s"));
     CHECK(out.find_metric("tokens_per_s")->value > 0);
     REQUIRE(out.find_metric("mfu"));
@@ -275,4 +314,67 @@ TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]")
       CHECK(smp.extra.contains("throttled"));
     }
   }
+}
+
+// The recipe the issue asks for, against the fp32 one on the same data and seed: bf16-mixed-v1
+// must learn (its loss falls by more than half a nat over the steps) and follow the fp32 recipe's
+// curve. Bound: |loss_bf16 - loss_fp32| <= 0.1 + 5% of the fp32 loss at every step (bf16 keeps
+// 8 bits of mantissa in every activation; a missing clip, a wrong bias correction or a broken
+// bf16 kernel puts the curves nats apart).
+TEST_CASE("cuda training: bf16-mixed-v1 learns and stays within a bound of the fp32 recipe",
+          "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  const auto m = micro();
+  const int64_t steps = 40;
+  std::vector<float> loss[2];
+  int i = 0;
+  for (auto dt : {compute_dtype::fp32, compute_dtype::bf16}) {
+    cuda::llama_cuda gpu(m, opts(dt));
+    auto r = cuda::measure_throughput_cuda(gpu, quick_hparams(1), fixed_source(m.vocab_size), 11, 0,
+                                           steps);
+    REQUIRE(r.result.steps.size() == size_t(steps));
+    for (const auto& st : r.result.steps) {
+      REQUIRE(std::isfinite(st.loss));
+      loss[i].push_back(st.loss);
+    }
+    i++;
+  }
+  INFO("fp32 " << loss[0].front() << " -> " << loss[0].back() << "; bf16-mixed-v1 "
+               << loss[1].front() << " -> " << loss[1].back());
+  CHECK(loss[0].back() < loss[0].front() - 0.5f);
+  CHECK(loss[1].back() < loss[1].front() - 0.5f);
+  for (size_t s = 0; s < loss[0].size(); s++) {
+    INFO("step " << s << " fp32 " << loss[0][s] << " bf16 " << loss[1][s]);
+    CHECK(std::abs(loss[1][s] - loss[0][s]) <= 0.1 + 0.05 * std::abs(loss[0][s]));
+  }
+}
+
+// Throughput mode queues whole steps: the host never waits for the device between the first
+// timed step's start and the last one's end, with gradient accumulation, clipping and the LM
+// head's token uploads; the per-step figures are still there (from events and the step log).
+TEST_CASE("cuda training: no host wait inside the timed steps, both recipes", "[cuda][gpu]") {
+  ACCELBENCH_REQUIRE_GPU();
+  const auto m = micro();
+  for (auto dt : {compute_dtype::fp32, compute_dtype::bf16})
+    for (bool with_head : {true, false}) {
+      cuda::llama_cuda gpu(m, opts(dt, with_head));
+      auto r =
+          cuda::measure_throughput_cuda(gpu, quick_hparams(2), fixed_source(m.vocab_size), 5, 2, 4);
+      INFO(cuda::recipe_name(opts(dt)) << " with_head=" << with_head);
+      CHECK(r.host_waits_in_timed_steps == 0);
+      REQUIRE(r.result.steps.size() == 4);
+      for (const auto& st : r.result.steps) {
+        CHECK(st.total_s > 0);
+        CHECK(st.forward_s > 0);
+        CHECK(st.backward_s > 0);
+        CHECK(st.optimizer_s > 0);
+        CHECK(st.forward_s + st.backward_s + st.optimizer_s <= st.total_s * 1.001 + 1e-5);
+        CHECK(std::isfinite(st.loss));
+        CHECK(st.grad_norm > 0);
+      }
+      // The synchronous calls do wait, and are counted: the counter is not stuck at 0.
+      const int64_t before = gpu.host_waits();
+      gpu.synchronize();
+      CHECK(gpu.host_waits() == before + 1);
+    }
 }
