@@ -59,12 +59,12 @@ def measure(batch, m, clock=time.perf_counter):
         n_warm += n
     warmup = {"iterations": n_warm, "seconds": clock() - start, "steady": settled(per)}
     iters = calibrate(batch, min_t)
-    samples = take_samples(batch, iters, reps, max_t)
+    samples = take_samples(batch, iters, reps, max_t, clock)
     recal = None
     if min(samples) * iters < min_t:  # as accelbench: recalibrate from the samples, once
         recal = iters
         iters = math.ceil(iters * CALIBRATION_MARGIN * min_t / (min(samples) * iters))
-        samples = take_samples(batch, iters, reps, max_t)
+        samples = take_samples(batch, iters, reps, max_t, clock)
     out = {"time_s": statistics.median(samples), "samples": samples, "iterations": iters,
            "warmup": warmup}
     if recal is not None:
