@@ -89,16 +89,18 @@ PY
 tar -tzf "$tmp/out/details.tar.gz" | grep -q 'env.json$' || fail "details.tar.gz has no env.json"
 
 # Every step, as if there were a GPU (GPU_CHECK_ASSUME_GPU): every step runs and is recorded in
-# plan order; without PyTorch (none here) torch_start and every peer fail with a reason; each
-# benchmark fails (no GPU) and its ratio is said to be missing; the summary is written.
-assumed() {  # BUDGET OUT
+# plan order; each benchmark fails (no GPU) and its ratio is said to be missing; the summary is
+# written. PyTorch is tests/gpu_bundle/fake_torch: its server answers, the bf16 GEMM peer passes,
+# the fp8 one outruns its cap (the server is ended) and the next peer starts a new server, which
+# refuses attention with a reason.
+assumed() {  # BUDGET OUT [PYTHONPATH]
   local rc=0
   env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" GPU_CHECK_ASSUME_GPU=1 GPU_CHECK_BUDGET_S="$1" \
-    bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$2" > "$2.log" 2>&1 || rc=$?
+    ${3:+PYTHONPATH="$3"} bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$2" > "$2.log" 2>&1 || rc=$?
   return "$rc"
 }
-check_steps() {  # STEPS.JSONL: every plan step recorded, in plan order
-  python3 - "$1" "$tmp/b/unpacked/scripts" <<'PY'
+check_steps() {  # STEPS.JSONL PASSING-PEER: every plan step recorded, in plan order
+  python3 - "$1" "$tmp/b/unpacked/scripts" "${2:-}" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[2])
 import gpu_check_plan
@@ -106,18 +108,23 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 names = [r["step"] for r in rows]
 order = [s["name"] for s in gpu_check_plan.plan(90)["steps"]]
 assert names == order, (names, order)
-assert all(r["status"] != "passed" for r in rows if r["kind"] in ("peer", "bench", "torch_start")), rows
+passing = {"torch_start", sys.argv[3]} if sys.argv[3] else set()
+assert all((r["status"] == "passed") == (r["step"] in passing)
+           for r in rows if r["kind"] in ("peer", "bench", "torch_start")), rows
 PY
 }
-rc=0; start=$(date +%s); assumed 480 "$tmp/out2" || rc=$?
-echo "--from with GPU_CHECK_ASSUME_GPU=1: exit $rc in $(( $(date +%s) - start )) s"
+rc=0; start=$(date +%s); assumed 480 "$tmp/out2" "$src/tests/gpu_bundle/fake_torch" || rc=$?
+echo "--from with GPU_CHECK_ASSUME_GPU=1 and a stand-in torch: exit $rc in $(( $(date +%s) - start )) s"
 s="$tmp/out2/summary.txt"
 [ "$rc" -eq 1 ] || { cat "$tmp/out2.log"; fail "assumed GPU: exit $rc, not 1"; }
 grep -q '^total: [0-9]* s of the 480 s budget, exit 1$' "$s" || fail "assumed GPU: no closing line"
-grep -q '^FAIL torch_start' "$s" || fail "assumed GPU: torch_start did not fail without torch"
-grep -q '^FAIL torch_gemm_bf16 .*the PyTorch server is not ready' "$s" || fail "assumed GPU: a peer without torch"
-grep -q '^ratio GEMM bf16 8192^3, bf16 out: missing (accelbench ' "$s" || fail "assumed GPU: no missing ratio"
-check_steps "$tmp/out2/steps.jsonl" || fail "assumed GPU: steps.jsonl"
+grep -q '^PASS torch_start .*0.0-fake' "$s" || fail "assumed GPU: the torch server did not start"
+grep -q '^PASS torch_gemm_bf16 ' "$s" || fail "assumed GPU: the bf16 GEMM peer did not answer"
+grep -q '^FAIL torch_gemm_fp8_e4m3: stopped at its limit of 8 s' "$s" || fail "assumed GPU: a peer past its cap"
+grep -q "^FAIL torch_sdpa_fwd_c0 .*No module named 'torch.nn.attention'" "$s" ||
+  fail "assumed GPU: the peer after a timeout had no new server"
+grep -q '^ratio GEMM bf16 8192^3, bf16 out: missing (accelbench failed' "$s" || fail "assumed GPU: no missing ratio"
+check_steps "$tmp/out2/steps.jsonl" torch_gemm_bf16 || fail "assumed GPU: steps.jsonl"
 
 # The same in a budget that leaves nothing after the setup and the summary's reserve: the steps
 # say "no time left" (env still runs), and the summary is written within the budget.
@@ -130,4 +137,5 @@ s="$tmp/out3/summary.txt"
 grep -q '^FAIL train_8b_block_bf16 .*no time left' "$s" || fail "16 s budget: the last benchmark was not cut"
 grep -q '^total: [0-9]* s of the 16 s budget, exit 1$' "$s" || fail "16 s budget: no closing line"
 check_steps "$tmp/out3/steps.jsonl" || fail "16 s budget: steps.jsonl"
+grep -q '^FAIL torch_start' "$s" || fail "16 s budget: torch_start did not fail (no torch here)"
 echo "PASS"
