@@ -331,7 +331,7 @@ step_env() {
   local limit rc=0
   limit="$(step_limit "$cap")"
   [ "$limit" -ge 5 ] || limit=5  # whether there is a GPU is needed whatever the budget
-  ab timeout "$limit" "$AB" env --json > "$WORK/env.json" 2> "$WORK/env.log" || rc=$?
+  ab timeout "$limit" "$AB" env --json < /dev/null > "$WORK/env.json" 2> "$WORK/env.log" || rc=$?
   local facts; facts="$(python3 - "$WORK/env.json" <<'PY' 2>/dev/null
 import json, sys
 try:
@@ -364,7 +364,7 @@ PY
 # (tests/support/skip.hpp), else failed.
 run_tests() {  # LIMIT PROGRAM CASES TAG -> rc; log and junit in WORK
   local limit="$1" prog="$2" cases="$3" tag="$4" rc=0
-  ab timeout "$limit" "$BUNDLE/bin/$prog" "$cases" -r junit -o "$WORK/$tag.xml" > "$WORK/$tag.log" 2>&1 || rc=$?
+  ab timeout "$limit" "$BUNDLE/bin/$prog" "$cases" -r junit -o "$WORK/$tag.xml" < /dev/null > "$WORK/$tag.log" 2>&1 || rc=$?
   return "$rc"
 }
 
@@ -408,7 +408,7 @@ step_bench() {
   limit="$(step_limit "$cap")"
   [ "$limit" -gt 0 ] || { end_step "$name" bench failed 0 "$start" "$cap" 0 - - "no time left"; return; }
   ab timeout "$limit" "$AB" run "$@" --backend cuda --db "$WORK/results.db" --tag gpu-check --tag "$name" \
-    --quiet --json > "$WORK/$name.json" 2> "$WORK/$name.log" || rc=$?
+    --quiet --json < /dev/null > "$WORK/$name.json" 2> "$WORK/$name.log" || rc=$?
   case "$rc" in
     0) end_step "$name" bench passed 0 "$start" "$cap" "$limit" "$WORK/$name.json" "$WORK/$name.log" ;;
     124|137) end_step "$name" bench timeout "$rc" "$start" "$cap" "$limit" "$WORK/$name.json" "$WORK/$name.log" ;;
@@ -520,15 +520,17 @@ from() {
   python3 "$BUNDLE/scripts/gpu_check_plan.py" --arch "$parch" --share "$ACCELBENCH_HOME" json > "$WORK/plan.json"
   python3 "$BUNDLE/scripts/gpu_check_plan.py" --arch "$parch" --share "$ACCELBENCH_HOME" tsv > "$WORK/plan.tsv"
   [ "$GPU" = yes ] && torch_start  # import torch while the tests run
+  local words
   while IFS=$'\t' read -r kind name cap payload; do
+    read -ra words <<< "$payload"  # words, never globbed: the test specs are [gpu] and ~[gpu]
     case "$kind" in
       info|env) ;;
-      test) step_test "$name" "$cap" $payload ;;
+      test) step_test "$name" "$cap" "${words[@]}" ;;
       *) [ "$GPU" = yes ] || break
          case "$kind" in
-           test_group) step_test_group "$name" "$cap" $payload ;;
+           test_group) step_test_group "$name" "$cap" "${words[@]}" ;;
            torch_start) step_torch_start "$name" "$cap" ;;
-           bench) step_bench "$name" "$cap" $payload ;;
+           bench) step_bench "$name" "$cap" "${words[@]}" ;;
            peer) step_peer "$name" "$cap" "$payload" ;;
          esac ;;
     esac

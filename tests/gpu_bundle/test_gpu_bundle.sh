@@ -70,7 +70,7 @@ grep -q '^PASS env ' "$s" || fail "accelbench env did not pass"
 ! grep -q '^FAIL' "$s" || fail "a step failed: $(grep '^FAIL' "$s")"
 for t in test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training; do
   grep -q "^SKIPPED $t ([1-9][0-9]* case(s): no usable CUDA device" "$s" || fail "$t was not counted as skipped"
-  grep '^skipped:' "$s" | grep -q " $t[ )]" || fail "$t is not in the skipped list"
+  grep '^skipped:' "$s" | grep -q " ${t}[ )]" || fail "$t is not in the skipped list"
 done
 grep '^passed:' "$s" | grep -q 'test_cuda' && fail "a skipped CUDA test was counted as passed"
 grep -q '^total: [0-9]* s of the 480 s budget, exit 5$' "$s" || fail "the summary has no closing line with exit 5"
