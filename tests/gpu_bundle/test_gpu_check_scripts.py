@@ -129,6 +129,8 @@ class Measure(unittest.TestCase):
         self.assertEqual(len(r["samples"]), 5)
         self.assertAlmostEqual(r["time_s"], 10e-6, delta=1e-9)
         self.assertGreaterEqual(r["iterations"] * r["time_s"], 0.02)  # samples >= min_time_s
+        self.assertNotIn("recalibrated_from", r)  # a steady kernel: calibrated right at once
+        self.assertAlmostEqual(r["iterations"] * r["time_s"], 1.25 * 0.02, delta=1e-4)
         self.assertTrue(r["warmup"]["steady"])
         self.assertGreaterEqual(r["warmup"]["seconds"], 0.01)
 
