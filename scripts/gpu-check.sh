@@ -4,26 +4,36 @@
 #
 #   scripts/gpu-check.sh --prepare DIR [--build BUILD]   # here: write the bundle into DIR
 #   scripts/gpu-check.sh --from DIR [--out OUT]          # on the GPU machine: run it
+#   scripts/gpu-check.sh --plan [--arch N]               # the steps --from runs, their caps, the sum
 #
 # --prepare builds accelbench and the CUDA test programs for sm_90 and sm_100 (in BUILD, default
 # ./build-gpu-bundle, configured here; with --build an existing CUDA build is used as it is, nothing
 # is built), strips them, and writes DIR/bundle.tar.xz: bin/ (the programs), lib/ (every shared
 # library they need except glibc, the NVIDIA driver and the CUDA libraries the GPU machine has:
 # cuBLASLt, cuDNN, cudart, NCCL), share/ (rulesets, catalogues, models, schemas, suites) and
-# scripts/ (this script and its Python peers), plus DIR/gpu-check.sh and DIR/MANIFEST. The
-# bundle has to fit what can be carried to the GPU machine (64 MiB).
+# scripts/ (this script and its Python helpers), plus DIR/gpu-check.sh and DIR/MANIFEST (with the
+# CUDA major the programs are built for). The bundle has to fit what can be carried to the GPU
+# machine (64 MiB).
 #
-# --from unpacks DIR/bundle.tar.xz (into DIR/unpacked, once), finds cuBLASLt/cuDNN through
-# PyTorch's `nvidia` packages and the CUDA installation, checks with ldd that every other library
-# comes from the bundle, prints the GPU, driver, clocks and library versions, runs the CUDA tests
-# (a skipped test is counted as skipped, never as passed), the GPU benchmarks with accelbench and
-# the same shapes with PyTorch, and writes results.json (accelbench export), summary.txt (ratios)
-# and the logs under OUT ($OUT, else ./out). 6 minutes of wall time in all (GPU_CHECK_BUDGET_S);
-# each step has its own timeout, cut to what is left, and the summary is written whatever fails.
+# --from unpacks DIR/bundle.tar.xz (into DIR/unpacked, once); chooses the CUDA library folders by
+# CUDA major (scripts/gpu_check_libs.py: cuBLASLt libcublasLt.so.<major>, a cuDNN 9 built for that
+# major, each decision printed with its evidence); checks with ldd that every other library comes
+# from the bundle; then runs the plan (scripts/gpu_check_plan.py, `--plan` prints it): nvidia-smi
+# for information only (the fields this driver knows); `accelbench env --json`, which decides
+# whether there is a GPU (CUDA available, compute capability); the CUDA tests' GPU-only cases
+# (Catch2 [gpu]; a skipped test is counted as skipped, never as passed); each GPU benchmark with
+# accelbench followed at once by the same config with PyTorch (scripts/gpu_check_torch.py, one
+# warm python3 that imports torch while the tests run); the tests' other cases last. Each step
+# has a cap, cut so that the export and summary keep their reserve; the caps add up to at most
+# the budget (GPU_CHECK_BUDGET_S, 480 s). OUT ($OUT, else ./out) gets at most five files, as the
+# device call brings back few: summary.txt and steps.jsonl (one JSON line a step, with its
+# result), both written as each step ends, details.tar.gz (every log and JSON, rewritten after
+# each step), results.json (accelbench export) and ratios.json (accelbench next to PyTorch).
+# GPU_CHECK_ASSUME_GPU=1 runs every step even when accelbench sees no GPU (to check the script).
 #
 # Exit codes of --from: 0 every step passed; 1 a step failed (named in the summary); 2 usage or a
 # bad bundle (message names it); 5 no GPU: the bundle was checked (libraries, programs start, the
-# CUDA tests skip), nothing measured, the summary says "no GPU".
+# CUDA tests' GPU cases skip), nothing measured, the summary says "no GPU".
 set -u -o pipefail
 readonly NO_GPU_EXIT=5
 die() { echo "gpu-check: $*" >&2; exit 2; }
@@ -48,6 +58,11 @@ is_system_lib() {
     libnvrtc*|libnvJitLink*) return 0 ;;
   esac
   return 1
+}
+
+# The sonames `exe` needs, found here or not (ldd: "libcudnn.so.9 => ..." or "... => not found").
+needed_sonames() {
+  ldd "$1" 2>/dev/null | awk '$2 == "=>" {print $1}'
 }
 
 # The shared libraries `exe` needs, transitively, as ldd resolves them here: "soname path" lines.
@@ -105,10 +120,11 @@ prepare() {
   (cd "$root" && git ls-files -z -- 'rulesets/*.json' 'workloads/*.json' 'schemas/*.json' 'suites/*.json' 2>/dev/null ||
      find rulesets workloads schemas suites -name '*.json' -print0 2>/dev/null) |
     (cd "$root" && xargs -0 -r cp --parents -t "$stage/share")
-  cp "$root/scripts/gpu-check.sh" "$root/scripts/gpu_check_torch.py" "$root/scripts/gpu_check_summary.py" "$stage/scripts/"
+  cp "$root/scripts/gpu-check.sh" "$root"/scripts/gpu_check_*.py "$stage/scripts/"
   # The newest glibc symbol version the programs and libraries need (the GPU machine's glibc must
   # be at least that), the bundled C++ runtime's, and the newest libstdc++ symbol version needed.
-  local glibc cxx_glibc glibcxx
+  local glibc cxx_glibc glibcxx nvcc
+  nvcc="$( (command -v nvcc || echo /usr/local/cuda/bin/nvcc) | xargs -I{} {} --version 2>/dev/null | grep -o 'release [0-9.]*' | cut -d' ' -f2)"
   glibc="$(objdump -T "$stage"/bin/* "$stage"/lib/*.so* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
   cxx_glibc="$(objdump -T "$stage"/lib/cxx/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
   glibcxx="$(objdump -T "$stage"/bin/* "$stage"/lib/*.so* 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)"
@@ -116,7 +132,9 @@ prepare() {
     echo "accelbench gpu bundle"
     echo "revision $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo '+dirty')"
     echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
-    echo "nvcc $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' | cut -d' ' -f2)"
+    echo "nvcc $nvcc"
+    echo "cuda-major ${nvcc%%.*}"
+    echo "cuda-sonames $(for p in $PROGRAMS; do needed_sonames "$stage/bin/$p"; done | grep -E '^lib(cu|nv)' | sort -u | tr '\n' ' ')"
     echo "needs ${glibc:-GLIBC_unknown}"
     echo "cxx-needs ${cxx_glibc:-GLIBC_unknown}"
     echo "glibcxx ${glibcxx:-GLIBCXX_unknown}"
@@ -142,235 +160,411 @@ prepare() {
 # ------------------------------------------------------------------------------------------------
 # --from
 # ------------------------------------------------------------------------------------------------
-# Directories holding the CUDA libraries of the GPU machine: PyTorch's nvidia pip packages first
-# (the libraries torch itself runs with), then the CUDA installation.
-cuda_lib_dirs() {
-  if command -v python3 > /dev/null; then
-    timeout 20 python3 -c '
-import os
-try:
-    import nvidia
-except Exception:
-    raise SystemExit(0)
-for base in list(nvidia.__path__):
-    for d, _, files in sorted(os.walk(base)):
-        if any(".so" in f for f in files):
-            print(d)
-' 2>/dev/null
-  fi
-  local d
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/extras/CUPTI/lib64; do
-    [ -d "$d" ] && echo "$d"
-  done
-}
-
 # xz, or Python's lzma where the machine has no xz.
 unxz_to_stdout() {
   if command -v xz > /dev/null; then xz -dc "$1"
   else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; fi
 }
 
-from() {
-  local dir="$1"
-  local t0; t0=$(date +%s)
-  local budget="${GPU_CHECK_BUDGET_S:-360}"
-  local deadline=$((t0 + budget))
-  [ -f "$dir/bundle.tar.xz" ] || die "no bundle in '$dir' (expected $dir/bundle.tar.xz from --prepare)"
-  OUT="${OUT:-$PWD/out}"
-  mkdir -p "$OUT" || die "cannot create output folder '$OUT'"
-  OUT="$(cd "$OUT" && pwd)"
-  SUMMARY="$OUT/summary.txt"
-  : > "$SUMMARY"
-  local failed=() skipped=() passed=()
-  say() { echo "$*" | tee -a "$SUMMARY"; }
-  # Time left for a step: its own limit, cut so that 20 s remain for the summary.
-  step_limit() {
-    local want="$1" left=$((deadline - $(date +%s) - 20))
-    [ "$left" -lt "$want" ] && want="$left"
-    [ "$want" -lt 1 ] && want=1
-    echo "$want"
-  }
-  finish() {  # the summary's last lines, whatever happened
-    local code="$1"
-    say "passed: ${#passed[@]}${passed[*]:+ (${passed[*]})}"
-    say "skipped: ${#skipped[@]}${skipped[*]:+ (${skipped[*]})}"
-    say "failed: ${#failed[@]}${failed[*]:+ (${failed[*]})}"
-    say "total: $(( $(date +%s) - t0 )) s, exit $code"
-    exit "$code"
-  }
+say() { echo "$*" | tee -a "$SUMMARY"; }
+now() { date +%s; }
 
-  local bundle="$dir/unpacked"
-  if [ ! -f "$bundle/MANIFEST" ] || [ "$dir/bundle.tar.xz" -nt "$bundle/MANIFEST" ]; then
-    rm -rf "$bundle.part" && mkdir -p "$bundle.part" &&
-      unxz_to_stdout "$dir/bundle.tar.xz" | tar -C "$bundle.part" -xf - ||
+# The time a step may take: its cap, cut so that the export and the summary keep their reserve;
+# 0 when nothing is left.
+step_limit() {
+  local want="$1" left=$((DEADLINE - $(now) - RESERVE_SUMMARY))
+  [ "$left" -lt "$want" ] && want="$left"
+  [ "$want" -lt 0 ] && want=0
+  echo "$want"
+}
+
+# The details (every log, the plan, accelbench's JSON) as one file under OUT, rewritten after each
+# step: the device call brings back at most 8 files, and a call cut short keeps what was done.
+pack_details() {
+  tar -C "$WORK" -czf "$OUT/details.tar.gz.part" --exclude=results.db --exclude=cache \
+    --exclude=torch.in --exclude=torch.out . 2>/dev/null && mv "$OUT/details.tar.gz.part" "$OUT/details.tar.gz"
+}
+
+# One step's end: its summary line, its line in steps.jsonl (result JSON and log tail), the lists.
+# end_step NAME KIND STATUS EXIT START CAP LIMIT RESULT LOG [NOTE]
+end_step() {
+  local name="$1" kind="$2" status="$3" rc="$4" start="$5" cap="$6" limit="$7" result="$8" log="$9" note="${10:-}"
+  local secs=$(( $(now) - start ))
+  case "$status" in
+    passed) PASSED+=("$name"); say "PASS $name (${secs} s of ${limit} s)${note:+: $note}" ;;
+    skipped) SKIPPED+=("$name"); say "SKIPPED $name${note:+ ($note)}" ;;
+    timeout) FAILED+=("$name"); say "FAIL $name: stopped at its limit of ${limit} s (cap ${cap} s)${note:+; $note}" ;;
+    *) FAILED+=("$name"); say "FAIL $name (exit $rc, ${secs} s)${note:+: $note}" ;;
+  esac
+  python3 "$BUNDLE/scripts/gpu_check_summary.py" record "$OUT" "$name" "$kind" "$status" "$rc" "$secs" \
+    "$cap" "$limit" "$result" "$log" 2>> "$WORK/record.log"
+  pack_details
+}
+
+finish() {  # the summary's last lines, whatever happened (once)
+  local code="$1"
+  [ -n "${FINISHED:-}" ] && exit "$code"
+  FINISHED=1
+  torch_stop
+  say "passed: ${#PASSED[@]}${PASSED[*]:+ (${PASSED[*]})}"
+  say "skipped: ${#SKIPPED[@]}${SKIPPED[*]:+ (${SKIPPED[*]})}"
+  say "failed: ${#FAILED[@]}${FAILED[*]:+ (${FAILED[*]})}"
+  say "total: $(( $(now) - T0 )) s of the ${BUDGET} s budget, exit $code"
+  pack_details
+  exit "$code"
+}
+
+unpack_bundle() {
+  local dir="$1" b="$1/unpacked"
+  if [ ! -f "$b/MANIFEST" ] || [ "$dir/bundle.tar.xz" -nt "$b/MANIFEST" ]; then
+    rm -rf "$b.part" && mkdir -p "$b.part" &&
+      unxz_to_stdout "$dir/bundle.tar.xz" | tar -C "$b.part" -xf - ||
       die "cannot unpack '$dir/bundle.tar.xz'"
-    rm -rf "$bundle" && mv "$bundle.part" "$bundle"
-    touch "$bundle/MANIFEST"
+    rm -rf "$b" && mv "$b.part" "$b"
+    touch "$b/MANIFEST"
   fi
-  bundle="$(cd "$bundle" && pwd)"
-  local AB="$bundle/bin/accelbench"
-  export ACCELBENCH_HOME="$bundle/share" ACCELBENCH_CACHE_DIR="$OUT/cache"
-  # Our programs see the bundle's libraries, then the CUDA ones; python3 (torch) keeps its own.
-  local cuda_dirs; cuda_dirs="$(cuda_lib_dirs | awk '!seen[$0]++' | paste -sd: -)"
-  # The bundled C++ runtime where this glibc can load it, else the machine's own if it is new
-  # enough (the newest GLIBCXX_ symbol version the bundle needs), else none (a FAIL below).
-  local glibc_here cxx_needs glibcxx_needs cxx_dir="$bundle/lib/cxx" cxx_note="bundled"
+  BUNDLE="$(cd "$b" && pwd)"
+}
+
+# The CUDA library folders (scripts/gpu_check_libs.py: by CUDA major, with the reasons) and the
+# C++ runtime: the bundled one where this glibc can load it, else the machine's own if it is new
+# enough (the newest GLIBCXX_ symbol version the bundle needs), else none (a FAIL).
+setup_libraries() {
+  local major cuda_dirs
+  major="$(sed -n 's/^cuda-major //p' "$BUNDLE/MANIFEST")"
+  [ -n "$major" ] || major="$(sed -n 's/^nvcc \([0-9]*\)\..*/\1/p' "$BUNDLE/MANIFEST")"
+  timeout 60 python3 "$BUNDLE/scripts/gpu_check_libs.py" --cuda-major "${major:-13}" --json "$WORK/libs.json" \
+    > "$WORK/libs.txt" 2>&1
+  grep '^libs: ' "$WORK/libs.txt" | tee -a "$SUMMARY"
+  cuda_dirs="$(sed -n 's/^path: //p' "$WORK/libs.txt")"
+  say "CUDA library folders (CUDA ${major:-13}): ${cuda_dirs:-none found}"
+  local glibc_here cxx_needs glibcxx_needs
+  CXX_DIR="$BUNDLE/lib/cxx"; CXX_NOTE="bundled"
   glibc_here="$(ldd --version 2>/dev/null | head -1 | grep -o '[0-9][0-9.]*$')"
-  cxx_needs="$(sed -n 's/^cxx-needs GLIBC_//p' "$bundle/MANIFEST")"
-  glibcxx_needs="$(sed -n 's/^glibcxx //p' "$bundle/MANIFEST")"
+  cxx_needs="$(sed -n 's/^cxx-needs GLIBC_//p' "$BUNDLE/MANIFEST")"
+  glibcxx_needs="$(sed -n 's/^glibcxx //p' "$BUNDLE/MANIFEST")"
   if [ -n "$glibc_here" ] && [ -n "$cxx_needs" ] &&
      [ "$(printf '%s\n' "$cxx_needs" "$glibc_here" | sort -V | head -1)" != "$cxx_needs" ]; then
-    cxx_dir=""
+    CXX_DIR=""
     local sys_cxx; sys_cxx="$(/sbin/ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')"
     if [ -n "$sys_cxx" ] && grep -qa "$glibcxx_needs" "$sys_cxx"; then
-      cxx_note="the machine's $sys_cxx (glibc $glibc_here is older than the bundled one's $cxx_needs)"
+      CXX_NOTE="the machine's $sys_cxx (glibc $glibc_here is older than the bundled one's $cxx_needs)"
     else
-      cxx_note="none usable: glibc $glibc_here < $cxx_needs and no libstdc++ with $glibcxx_needs here"
+      CXX_NOTE="none usable: glibc $glibc_here < $cxx_needs and no libstdc++ with $glibcxx_needs here"
     fi
   fi
-  local ABLIB="$bundle/lib${cxx_dir:+:$cxx_dir}${cuda_dirs:+:$cuda_dirs}"
-  ab() { LD_LIBRARY_PATH="$ABLIB" "$@"; }
-
-  say "accelbench gpu-check --from $dir on $(hostname) at $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  sed -n 's/^revision /bundle revision: /p; s/^built /bundle built: /p' "$bundle/MANIFEST" | tee -a "$SUMMARY"
-  say "CUDA library folders: ${cuda_dirs:-none found}"
-  say "C++ runtime: $cxx_note"
-  local needs; needs="$(sed -n 's/^needs GLIBC_//p' "$bundle/MANIFEST")"
+  ABLIB="$BUNDLE/lib${CXX_DIR:+:$CXX_DIR}${cuda_dirs:+:$cuda_dirs}"
+  say "C++ runtime: $CXX_NOTE"
+  local needs; needs="$(sed -n 's/^needs GLIBC_//p' "$BUNDLE/MANIFEST")"
   say "glibc: ${glibc_here:-unknown} here; the bundle needs ${needs:-?}, its C++ runtime ${cxx_needs:-?}"
   if [ -n "$glibc_here" ] && [ -n "$needs" ] && [ "$(printf '%s\n' "$needs" "$glibc_here" | sort -V | head -1)" != "$needs" ]; then
-    say "FAIL glibc $glibc_here here, the bundle needs $needs"; failed+=(glibc)
+    say "FAIL glibc $glibc_here here, the bundle needs $needs"; FAILED+=(glibc)
   fi
-  case "$cxx_note" in none*) say "FAIL C++ runtime: the programs cannot start here"; failed+=(cxx-runtime) ;; esac
+  case "$CXX_NOTE" in none*) say "FAIL C++ runtime: the programs cannot start here"; FAILED+=(cxx-runtime) ;; esac
+}
+ab() { LD_LIBRARY_PATH="$ABLIB" "$@"; }
 
-  # ---- libraries: every one not CUDA/driver/glibc must come from the bundle ----
-  local p soname path bad=0 missing=0 from_bundle=0
-  : > "$OUT/libraries.txt"
-  for p in "$bundle"/bin/*; do
-    echo "== $(basename "$p")" >> "$OUT/libraries.txt"
-    ab ldd "$p" >> "$OUT/libraries.txt" 2>&1
+# Every library not CUDA/driver/glibc must come from the bundle; which cuBLASLt and cuDNN load.
+check_libraries() {
+  local p soname path bad=0 from_bundle=0
+  : > "$WORK/libraries.txt"
+  for p in "$BUNDLE"/bin/*; do
+    echo "== $(basename "$p")" >> "$WORK/libraries.txt"
+    ab ldd "$p" >> "$WORK/libraries.txt" 2>&1
   done
   while read -r soname path; do
     if [ "$path" = "not" ]; then
-      is_system_lib "$soname" && { say "library $soname: not found (a CUDA library: see CUDA library folders)"; missing=1; continue; }
+      is_system_lib "$soname" && { say "library $soname: not found (a CUDA library: see CUDA library folders)"; continue; }
       say "FAIL library $soname: not found"; bad=1; continue
     fi
     is_system_lib "$soname" && continue
     case "$path" in
-      "$bundle"/lib/*) from_bundle=$((from_bundle + 1)) ;;
-      */libstdc++.so.6|*/libgcc_s.so.1) [ -z "$cxx_dir" ] || { say "FAIL library $soname resolved outside the bundle: $path"; bad=1; } ;;
+      "$BUNDLE"/lib/*) from_bundle=$((from_bundle + 1)) ;;
+      */libstdc++.so.6|*/libgcc_s.so.1) [ -z "$CXX_DIR" ] || { say "FAIL library $soname resolved outside the bundle: $path"; bad=1; } ;;
       *) say "FAIL library $soname resolved outside the bundle: $path"; bad=1 ;;
     esac
-  done < <(grep '=>' "$OUT/libraries.txt" | awk '{print $1, $3}' | sort -u)
+  done < <(grep '=>' "$WORK/libraries.txt" | awk '{print $1, $3}' | sort -u)
   if [ "$bad" = 0 ]; then
-    say "libraries: all $from_bundle non-CUDA libraries resolve from the bundle"
-    passed+=(libraries)
+    say "libraries: all $from_bundle non-CUDA libraries resolve from the bundle"; PASSED+=(libraries)
   else
-    failed+=(libraries)
+    FAILED+=(libraries)
   fi
-  grep -E 'libcublasLt|libcudnn\.so' "$OUT/libraries.txt" | sed 's/^[[:space:]]*/CUDA library: /; s/ (0x[0-9a-f]*)$//' | sort -u | tee -a "$SUMMARY"
+  grep -E 'libcublasLt|libcudnn\.so' "$WORK/libraries.txt" | sed 's/^[[:space:]]*/CUDA library loaded: /; s/ (0x[0-9a-f]*)$//' |
+    sort -u | tee -a "$SUMMARY"
+}
 
-  # ---- the machine: GPU, driver, clocks, library versions ----
-  local gpu=""
-  if command -v nvidia-smi > /dev/null &&
-     timeout 20 nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu,clocks_throttle_reasons.active \
-       --format=csv > "$OUT/nvidia-smi.csv" 2>&1; then
-    gpu="$(sed -n 2p "$OUT/nvidia-smi.csv")"
-    say "GPU: $gpu"
-  else
-    echo "nvidia-smi: $(command -v nvidia-smi || echo absent)" >> "$OUT/nvidia-smi.csv"
+# nvidia-smi, for information only: the fields this driver knows (--help-query-gpu), in one query,
+# else one by one; the clock-event reasons under their new name, else the old. Never decides
+# whether there is a GPU, and never stops the run.
+step_info() {
+  local name="$1" cap="$2" start; start=$(now)
+  local limit; limit="$(step_limit "$cap")"
+  [ "$limit" -gt 0 ] || limit=1  # information for the record, never measured: a second at least
+  local out="$WORK/nvidia-smi.txt" known f fields=() alt
+  : > "$out"
+  if ! command -v nvidia-smi > /dev/null; then
+    end_step "$name" info skipped 0 "$start" "$cap" "$limit" - - "nvidia-smi not found"; return
   fi
-  local envrc=0
-  ab timeout "$(step_limit 30)" "$AB" env --json > "$OUT/env.json" 2> "$OUT/env.log" || envrc=$?
-  if [ "$envrc" -ne 0 ]; then
-    say "FAIL accelbench env (exit $envrc, see env.log)"; failed+=(env)
-  else
-    passed+=(env)
+  known="$(timeout 5 nvidia-smi --help-query-gpu 2>/dev/null)"
+  for alt in name driver_version compute_cap memory.total clocks.sm clocks.max.sm clocks.mem power.limit \
+             temperature.gpu "clocks_event_reasons.active clocks_throttle_reasons.active"; do
+    for f in $alt; do
+      if [ -z "$known" ] || grep -q "\"$f\"" <<< "$known"; then fields+=("$f"); break; fi
+    done
+  done
+  local q; q="$(IFS=,; echo "${fields[*]}")"
+  if ! timeout 5 nvidia-smi --query-gpu="$q" --format=csv >> "$out" 2>&1; then
+    echo "one query failed; field by field:" >> "$out"
+    for f in "${fields[@]}"; do
+      [ $(( $(now) - start )) -lt "$limit" ] || { echo "$f: no time left" >> "$out"; continue; }
+      echo "$f: $(timeout 3 nvidia-smi --query-gpu="$f" --format=csv,noheader 2>&1 | head -3 | tr '\n' ' ')" >> "$out"
+    done
   fi
-  # What the CUDA stack of accelbench sees (one line) and whether a kernel can run.
-  local avail; avail="$(python3 - "$OUT/env.json" <<'PY' 2>/dev/null
+  say "nvidia-smi (information only): $(head -3 "$out" | tr '\n' ' ')"
+  end_step "$name" info passed 0 "$start" "$cap" "$limit" - "$out"
+}
+
+# accelbench env --json decides whether there is a GPU (CUDA available, compute capability):
+# sets GPU (yes/no) and ARCH (compute capability x10).
+step_env() {
+  local name="$1" cap="$2" start; start=$(now)
+  local limit rc=0
+  limit="$(step_limit "$cap")"
+  [ "$limit" -ge 5 ] || limit=5  # whether there is a GPU is needed whatever the budget
+  ab timeout "$limit" "$AB" env --json < /dev/null > "$WORK/env.json" 2> "$WORK/env.log" || rc=$?
+  local facts; facts="$(python3 - "$WORK/env.json" <<'PY' 2>/dev/null
 import json, sys
 try:
     b = [x for x in json.load(open(sys.argv[1])).get("backends", []) if x.get("name") == "cuda"][0]
 except Exception:
-    print("unknown"); raise SystemExit
-print(("yes" if b.get("available") else "no") + " | " + b.get("detail", ""))
+    print("unknown 0 accelbench env gave no CUDA backend"); raise SystemExit
+devs = b.get("devices") or []
+cc = str((devs[0] if devs else {}).get("compute_capability", "0.0")).split(".")
+arch = int(cc[0]) * 10 + int(cc[1] if len(cc) > 1 else 0) if cc[0].isdigit() else 0
+print(("yes" if b.get("available") and devs else "no"), arch, b.get("detail", ""))
 PY
 )"
-  say "accelbench CUDA: ${avail:-unknown (python3 absent or env failed)}"
-
-  # ---- CUDA tests: exit 0 passed, 77 skipped (tests/support/skip.hpp), anything else failed ----
-  local t trc
-  for t in test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training; do
-    trc=0
-    ab timeout "$(step_limit 60)" "$bundle/bin/$t" -r junit -o "$OUT/$t.xml" > "$OUT/$t.log" 2>&1 || trc=$?
-    if [ "$trc" -eq 0 ]; then
-      say "PASS $t"; passed+=("$t")
-    elif [ "$trc" -eq 77 ]; then
-      # The junit reporter keeps each case's output (the SKIPPED: lines of tests/support/skip.hpp) in its
-      # <testcase> (and all of it once more for the suite): count the cases.
-      say "SKIPPED $t ($(awk '/<testcase/ {c = 1} /<\/testcase>/ {c = 0} c && /^SKIPPED:/ {n++} END {print n + 0}' "$OUT/$t.xml" 2>/dev/null) case(s): $(grep -m1 '^SKIPPED:' "$OUT/$t.xml" 2>/dev/null | cut -c10-))"
-      skipped+=("$t")
-    else
-      say "FAIL $t (exit $trc; see $t.log and $t.xml)"; failed+=("$t")
+  GPU="${facts%% *}"; facts="${facts#* }"; ARCH="${facts%% *}"; local detail="${facts#* }"
+  if [ "$rc" -ne 0 ]; then
+    # env failed: the measurements still run where nvidia-smi lists a GPU (each step says why it fails).
+    GPU=no; ARCH=0
+    if command -v nvidia-smi > /dev/null && timeout 5 nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+      GPU=yes; ARCH="$(timeout 5 nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')"
+      [[ "$ARCH" =~ ^[0-9]+$ ]] || ARCH=90
     fi
-  done
+    local seen="no GPU"; [ "$GPU" = yes ] && seen="a GPU (sm_$ARCH assumed): the measurements run"
+    end_step "$name" env failed "$rc" "$start" "$cap" "$limit" - "$WORK/env.log" "accelbench env failed; nvidia-smi lists $seen"
+    return
+  fi
+  say "accelbench CUDA: ${GPU:-unknown}, sm_${ARCH:-0} | ${detail}"
+  end_step "$name" env passed 0 "$start" "$cap" "$limit" "$WORK/env.json" -
+}
 
-  if [ -z "$gpu" ] || [ "${avail%% *}" != "yes" ]; then
-    say "no GPU: nothing measured (nvidia-smi: ${gpu:-no GPU listed}; accelbench: ${avail:-unknown})"
+# A CUDA test program's cases (a Catch2 test spec): exit 0 passed, 77 all skipped
+# (tests/support/skip.hpp), else failed.
+run_tests() {  # LIMIT PROGRAM CASES TAG -> rc; log and junit in WORK
+  local limit="$1" prog="$2" cases="$3" tag="$4" rc=0
+  ab timeout "$limit" "$BUNDLE/bin/$prog" "$cases" -r junit -o "$WORK/$tag.xml" < /dev/null > "$WORK/$tag.log" 2>&1 || rc=$?
+  return "$rc"
+}
+
+step_test() {
+  local name="$1" cap="$2" prog="$3" cases="$4" start; start=$(now)
+  local limit rc=0
+  limit="$(step_limit "$cap")"
+  [ "$limit" -gt 0 ] || { end_step "$name" test failed 0 "$start" "$cap" 0 - - "no time left"; return; }
+  run_tests "$limit" "$prog" "$cases" "$name" || rc=$?
+  local log="$WORK/$name.log"
+  case "$rc" in
+    0) end_step "$name" test passed 0 "$start" "$cap" "$limit" - "$log" "$cases" ;;
+    77) # the junit reporter keeps each case's SKIPPED: line in its <testcase>: count the cases
+      end_step "$name" test skipped 77 "$start" "$cap" "$limit" - "$log" \
+        "$(awk '/<testcase/ {c = 1} /<\/testcase>/ {c = 0} c && /^SKIPPED:/ {n++} END {print n + 0}' "$WORK/$name.xml" 2>/dev/null) case(s): $(grep -m1 '^SKIPPED:' "$WORK/$name.xml" 2>/dev/null | cut -c10-)" ;;
+    124|137) end_step "$name" test timeout "$rc" "$start" "$cap" "$limit" - "$log" "$cases; see $name.log" ;;
+    *) end_step "$name" test failed "$rc" "$start" "$cap" "$limit" - "$log" "$cases; see $name.log and $name.xml" ;;
+  esac
+}
+
+step_test_group() {  # NAME CAP PROGRAM... CASES: the programs one after another within the cap
+  local name="$1" cap="$2"; shift 2
+  local cases="${*: -1}" progs=("${@:1:$#-1}") start; start=$(now)
+  local limit p rc worst=0 left notes=()
+  limit="$(step_limit "$cap")"
+  for p in "${progs[@]}"; do
+    left=$(( limit - ($(now) - start) ))
+    [ "$left" -gt 0 ] || { notes+=("$p: no time left"); worst=124; continue; }
+    rc=0; run_tests "$left" "$p" "$cases" "${name}_$p" || rc=$?
+    notes+=("$p exit $rc"); cat "$WORK/${name}_$p.log" >> "$WORK/$name.log"
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || worst="$rc"
+  done
+  local st=passed; [ "$worst" -eq 0 ] || st=failed; [ "$worst" -eq 124 ] && st=timeout
+  end_step "$name" test_group "$st" "$worst" "$start" "$cap" "$limit" - "$WORK/$name.log" "$cases: ${notes[*]}"
+}
+
+step_bench() {
+  local name="$1" cap="$2"; shift 2
+  local start; start=$(now)
+  local limit rc=0
+  limit="$(step_limit "$cap")"
+  [ "$limit" -gt 0 ] || { end_step "$name" bench failed 0 "$start" "$cap" 0 - - "no time left"; return; }
+  ab timeout "$limit" "$AB" run "$@" --backend cuda --db "$WORK/results.db" --tag gpu-check --tag "$name" \
+    --quiet --json < /dev/null > "$WORK/$name.json" 2> "$WORK/$name.log" || rc=$?
+  case "$rc" in
+    0) end_step "$name" bench passed 0 "$start" "$cap" "$limit" "$WORK/$name.json" "$WORK/$name.log" ;;
+    124|137) end_step "$name" bench timeout "$rc" "$start" "$cap" "$limit" "$WORK/$name.json" "$WORK/$name.log" ;;
+    *) end_step "$name" bench failed "$rc" "$start" "$cap" "$limit" "$WORK/$name.json" "$WORK/$name.log" \
+         "$(tail -1 "$WORK/$name.log" | cut -c1-200)" ;;
+  esac
+}
+
+# ---- the PyTorch peers: one python3 that imports torch once (started while the tests run) and
+# answers one JSON request a line through two fifos; a peer past its limit ends it, and the next
+# peer starts another.
+torch_start() {
+  [ -n "${TORCH_PID:-}" ] && return
+  rm -f "$WORK/torch.in" "$WORK/torch.out"
+  mkfifo "$WORK/torch.in" "$WORK/torch.out" || return
+  python3 -u "$BUNDLE/scripts/gpu_check_torch.py" --serve < "$WORK/torch.in" > "$WORK/torch.out" 2>> "$WORK/torch.log" &
+  TORCH_PID=$!
+  exec {TORCH_W}> "$WORK/torch.in" {TORCH_R}< "$WORK/torch.out"
+  TORCH_READY=""
+}
+
+torch_stop() {
+  [ -n "${TORCH_PID:-}" ] || return 0
+  exec {TORCH_W}>&- {TORCH_R}<&-
+  kill "$TORCH_PID" 2>/dev/null; wait "$TORCH_PID" 2>/dev/null
+  TORCH_PID=""; TORCH_READY=""
+}
+
+torch_wait_ready() {  # LIMIT -> 0 when the server said it is ready
+  [ -n "${TORCH_READY:-}" ] && return 0
+  local line=""
+  read -r -t "$1" -u "$TORCH_R" line || { echo "no answer from the PyTorch server in $1 s" >> "$WORK/torch.log"; return 1; }
+  echo "$line" > "$WORK/torch_versions.json"
+  grep -q '"ready": true' <<< "$line" || return 1
+  TORCH_READY=1
+}
+
+step_torch_start() {
+  local name="$1" cap="$2" start; start=$(now)
+  local limit; limit="$(step_limit "$cap")"
+  torch_start
+  if [ "$limit" -gt 0 ] && torch_wait_ready "$limit"; then
+    end_step "$name" torch_start passed 0 "$start" "$cap" "$limit" "$WORK/torch_versions.json" - \
+      "$(cut -c1-200 "$WORK/torch_versions.json")"
+  else
+    end_step "$name" torch_start failed 1 "$start" "$cap" "$limit" "$WORK/torch_versions.json" "$WORK/torch.log"
+    torch_stop
+  fi
+}
+
+step_peer() {
+  local name="$1" cap="$2" payload="$3" start; start=$(now)
+  local limit line=""
+  limit="$(step_limit "$cap")"
+  local res="$WORK/$name.json"
+  [ "$limit" -gt 0 ] || { end_step "$name" peer failed 0 "$start" "$cap" 0 - - "no time left"; return; }
+  torch_start
+  if ! torch_wait_ready "$limit"; then
+    torch_stop; end_step "$name" peer failed 1 "$start" "$cap" "$limit" - "$WORK/torch.log" "the PyTorch server is not ready"; return
+  fi
+  local left=$(( limit - ($(now) - start) )); [ "$left" -gt 0 ] || left=1
+  printf '{"deadline_s":%s,%s\n' "$((left > 2 ? left - 2 : 1))" "${payload#\{}" >&"$TORCH_W"
+  if read -r -t "$left" -u "$TORCH_R" line; then
+    echo "$line" > "$res"
+    if grep -q '"ok": true' "$res"; then
+      end_step "$name" peer passed 0 "$start" "$cap" "$limit" "$res" "$WORK/torch.log"
+    else
+      end_step "$name" peer failed 1 "$start" "$cap" "$limit" "$res" "$WORK/torch.log" \
+        "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("error", "")[:200])' "$res" 2>/dev/null)"
+    fi
+  else
+    torch_stop  # it is still busy with this step: the next peer starts a fresh one
+    end_step "$name" peer timeout 124 "$start" "$cap" "$limit" - "$WORK/torch.log"
+  fi
+}
+
+from() {
+  local dir="$1"
+  T0=$(now); BUDGET="${GPU_CHECK_BUDGET_S:-480}"; DEADLINE=$((T0 + BUDGET))
+  [ -f "$dir/bundle.tar.xz" ] || die "no bundle in '$dir' (expected $dir/bundle.tar.xz from --prepare)"
+  OUT="${OUT:-$PWD/out}"
+  mkdir -p "$OUT" || die "cannot create output folder '$OUT'"
+  OUT="$(cd "$OUT" && pwd)"
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")" || die "cannot create a work folder in ${TMPDIR:-/tmp}"
+  SUMMARY="$OUT/summary.txt"
+  : > "$SUMMARY"; : > "$OUT/steps.jsonl"; rm -f "$OUT/details.tar.gz"
+  PASSED=() SKIPPED=() FAILED=() TORCH_PID="" FINISHED=""
+  trap 'say "stopped by a signal"; finish 1' TERM INT
+  command -v python3 > /dev/null || { echo "gpu-check: python3 not found (the plan, libraries and summary need it)" >&2; exit 2; }
+  unpack_bundle "$dir"
+  AB="$BUNDLE/bin/accelbench"
+  export ACCELBENCH_HOME="$BUNDLE/share" ACCELBENCH_CACHE_DIR="$WORK/cache"
+  say "accelbench gpu-check --from $dir on $(hostname) at $(date -u +%Y-%m-%dT%H:%M:%SZ); budget ${BUDGET} s; details in details.tar.gz"
+  sed -n 's/^revision /bundle revision: /p; s/^built /bundle built: /p' "$BUNDLE/MANIFEST" | tee -a "$SUMMARY"
+  setup_libraries
+  check_libraries
+  RESERVE_SUMMARY="$(python3 "$BUNDLE/scripts/gpu_check_plan.py" json | python3 -c 'import json,sys; print(json.load(sys.stdin)["reserve_s"]["summary"])')"
+  local kind name cap payload
+  GPU=no ARCH=0
+  while IFS=$'\t' read -r kind name cap payload; do  # the plan's first steps: info, env
+    case "$kind" in info) step_info "$name" "$cap" ;; env) step_env "$name" "$cap" ;; esac
+  done < <(python3 "$BUNDLE/scripts/gpu_check_plan.py" tsv)
+  if [ "$GPU" != yes ] && [ -n "${GPU_CHECK_ASSUME_GPU:-}" ]; then
+    [ "$ARCH" -gt 0 ] 2>/dev/null || ARCH=90
+    say "no GPU seen, but GPU_CHECK_ASSUME_GPU is set: every step runs (sm_$ARCH assumed)"
+    GPU=yes
+  fi
+  local parch="$ARCH"; [ "$parch" -gt 0 ] 2>/dev/null || parch=90  # no GPU: the H200's plan
+  python3 "$BUNDLE/scripts/gpu_check_plan.py" --arch "$parch" --share "$ACCELBENCH_HOME" json > "$WORK/plan.json"
+  python3 "$BUNDLE/scripts/gpu_check_plan.py" --arch "$parch" --share "$ACCELBENCH_HOME" tsv > "$WORK/plan.tsv"
+  [ "$GPU" = yes ] && torch_start  # import torch while the tests run
+  local words
+  while IFS=$'\t' read -r kind name cap payload; do
+    read -ra words <<< "$payload"  # words, never globbed: the test specs are [gpu] and ~[gpu]
+    case "$kind" in
+      info|env) ;;
+      test) step_test "$name" "$cap" "${words[@]}" ;;
+      *) [ "$GPU" = yes ] || break
+         case "$kind" in
+           test_group) step_test_group "$name" "$cap" "${words[@]}" ;;
+           torch_start) step_torch_start "$name" "$cap" ;;
+           bench) step_bench "$name" "$cap" "${words[@]}" ;;
+           peer) step_peer "$name" "$cap" "$payload" ;;
+         esac ;;
+    esac
+  done < "$WORK/plan.tsv"
+  if [ "$GPU" != yes ]; then
+    say "no GPU: nothing measured (accelbench env: CUDA not available; see env.json in details.tar.gz)"
     finish "$NO_GPU_EXIT"
   fi
+  torch_stop
+  ab timeout 20 "$AB" export --db "$WORK/results.db" > "$OUT/results.json" 2> "$WORK/export.log" ||
+    { say "FAIL export (see export.log)"; FAILED+=(export); }
+  timeout 20 python3 "$BUNDLE/scripts/gpu_check_summary.py" ratios "$OUT" "$WORK/plan.json" 2>&1 | tee -a "$SUMMARY"
+  if [ "${#FAILED[@]}" -eq 0 ]; then finish 0; else finish 1; fi
+}
 
-  # ---- benchmarks: accelbench (each run stored in one database, exported at the end) ----
-  local DB="$OUT/results.db" arch
-  arch="$(echo "$gpu" | cut -d, -f2 | tr -d ' .')"
-  bench() {  # name, limit, args...
-    local name="$1" limit="$2"; shift 2
-    local brc=0
-    ab timeout "$(step_limit "$limit")" "$AB" run "$@" --backend cuda --db "$DB" --tag gpu-check --tag "$name" \
-      --quiet --json > "$OUT/$name.json" 2> "$OUT/$name.log" || brc=$?
-    if [ "$brc" -eq 0 ]; then passed+=("$name"); else say "FAIL accelbench $name (exit $brc, see $name.log)"; failed+=("$name"); fi
-  }
-  local gemm="--set M=8192 --set N=8192 --set K=8192 --set trans_b=1 --rules kernel-quick"
-  local dt
-  for dt in bf16 fp16 tf32 fp8_e4m3; do bench "gemm_$dt" 40 gemm $gemm --set dtype=$dt; done
-  if [ "${arch:-0}" -ge 100 ]; then
-    for dt in mxfp8 nvfp4; do bench "gemm_$dt" 40 gemm $gemm --set dtype=$dt; done
-  fi
-  local attn="--set batch=4 --set heads=16 --set seq_q=4096 --set head_dim=128 --set dtype=bf16 --rules kernel-quick"
-  local impl c pass
-  for c in 0 1; do
-    bench "attn_cudnn_fwd_c$c" 40 attention $attn --set impl=cudnn --set pass=fwd --set causal=$c
-    for impl in cudnn native; do
-      bench "attn_${impl}_fwd_bwd_c$c" 60 attention $attn --set impl=$impl --set pass=fwd_bwd --set causal=$c
-    done
-  done
-  bench train_8b_block_bf16 90 train.llama --set model=llama3-8b --set layers=1 --set seq=4096 --set batch=1 \
-    --set dtype=bf16 --set steps=5
-  ab timeout "$(step_limit 20)" "$AB" export --db "$DB" > "$OUT/results.json" 2> "$OUT/export.log" ||
-    { say "FAIL export (see export.log)"; failed+=(export); }
-
-  # ---- PyTorch, same shapes, same GPU, same run ----
-  local trc2=0
-  timeout "$(step_limit 100)" python3 "$bundle/scripts/gpu_check_torch.py" --arch "${arch:-0}" --out "$OUT/torch.json" \
-    > "$OUT/torch.log" 2>&1 || trc2=$?
-  if [ "$trc2" -eq 0 ]; then passed+=(torch); else say "FAIL torch benchmarks (exit $trc2, see torch.log)"; failed+=(torch); fi
-
-  # ---- side by side: accelbench / torch, against the aims ----
-  timeout "$(step_limit 20)" python3 "$bundle/scripts/gpu_check_summary.py" "$OUT" 2>&1 | tee -a "$SUMMARY"
-  if [ "${#failed[@]}" -eq 0 ]; then finish 0; else finish 1; fi
+plan() {  # --plan [--arch N]: the steps, their caps and the sum
+  local root; root="$(cd "$(dirname "$0")/.." && pwd)"
+  python3 "$(dirname "$0")/gpu_check_plan.py" --arch "${1:-90}" --share "$root" table
 }
 
 # ------------------------------------------------------------------------------------------------
-mode="" dir="" build="" out=""
+mode="" dir="" build="" out="" arch=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --prepare|--from) [ -z "$mode" ] || die "give one of --prepare and --from, not both"
+    --prepare|--from) [ -z "$mode" ] || die "give one of --prepare, --from and --plan"
                       [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a folder"
                       mode="$1"; dir="$2"; shift 2 ;;
+    --plan) [ -z "$mode" ] || die "give one of --prepare, --from and --plan"; mode="$1"; shift ;;
+    --arch) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || die "--arch needs a compute capability x10 like 90, not '${2:-}'"
+            arch="$2"; shift 2 ;;
     --build) [ $# -ge 2 ] && [ -n "$2" ] || die "--build needs a folder"; build="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] && [ -n "$2" ] || die "--out needs a folder"; out="$2"; shift 2 ;;
     -h|--help) usage ;;
-    *) die "unknown argument '$1' (usage: gpu-check.sh --prepare DIR [--build BUILD] | --from DIR [--out OUT])" ;;
+    *) die "unknown argument '$1' (usage: gpu-check.sh --prepare DIR [--build BUILD] | --from DIR [--out OUT] | --plan [--arch N])" ;;
   esac
 done
 case "$mode" in
@@ -387,5 +581,6 @@ case "$mode" in
     [ -d "$dir" ] || die "bundle folder '$dir' does not exist"
     [ -n "$out" ] && OUT="$out"
     from "$dir" ;;
+  --plan) plan "$arch" ;;
   *) usage ;;
 esac

@@ -55,7 +55,7 @@ echo "ldd: every non-glibc, non-CUDA library of $(ls "$tmp/b/unpacked/bin" | wc 
 # The run itself: no GPU here.
 start=$(date +%s)
 rc=0
-env -i PATH=/usr/bin:/bin HOME="$tmp" LD_LIBRARY_PATH="$lib" bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$tmp/out" \
+env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" LD_LIBRARY_PATH="$lib" bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$tmp/out" \
   > "$tmp/run.log" 2>&1 || rc=$?
 cat "$tmp/run.log"
 echo "--from without a GPU: exit $rc in $(( $(date +%s) - start )) s"
@@ -65,11 +65,77 @@ s="$tmp/out/summary.txt"
 grep -q '^no GPU: nothing measured' "$s" || fail "the summary does not say 'no GPU'"
 grep -q '^libraries: all [1-9][0-9]* non-CUDA libraries resolve from the bundle' "$s" ||
   fail "the script's own library check did not pass"
+grep -q '^CUDA library folders (CUDA [0-9]*): ' "$s" || fail "the summary does not say which CUDA library folders"
+grep -q '^PASS env ' "$s" || fail "accelbench env did not pass"
 ! grep -q '^FAIL' "$s" || fail "a step failed: $(grep '^FAIL' "$s")"
 for t in test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training; do
   grep -q "^SKIPPED $t ([1-9][0-9]* case(s): no usable CUDA device" "$s" || fail "$t was not counted as skipped"
+  grep '^skipped:' "$s" | grep -q " ${t}[ )]" || fail "$t is not in the skipped list"
 done
-grep -q '^skipped: 4 ' "$s" || fail "the summary does not count 4 skipped programs"
 grep '^passed:' "$s" | grep -q 'test_cuda' && fail "a skipped CUDA test was counted as passed"
-grep -q '^total: [0-9]* s, exit 5$' "$s" || fail "the summary has no closing line with exit 5"
+grep -q '^total: [0-9]* s of the 480 s budget, exit 5$' "$s" || fail "the summary has no closing line with exit 5"
+# What comes back from the device call: few files (it brings back 8 at most), a line per step.
+n=$(find "$tmp/out" -type f | wc -l)
+[ "$n" -le 8 ] || fail "$n files under OUT (the device call brings back 8): $(ls "$tmp/out")"
+python3 - "$tmp/out/steps.jsonl" <<'PY' || fail "steps.jsonl"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+names = [r["step"] for r in rows]
+want = ["env", "test_cuda_device", "test_cuda_gemm", "test_cuda_attention", "test_cuda_training"]
+assert [n for n in names if n in want] == want, names
+assert all(r["status"] == "skipped" and r["exit"] == 77 for r in rows if r["step"].startswith("test_")), rows
+assert all(r["seconds"] <= r["cap_s"] + 1 for r in rows), rows
+PY
+tar -tzf "$tmp/out/details.tar.gz" | grep -q 'env.json$' || fail "details.tar.gz has no env.json"
+
+# Every step, as if there were a GPU (GPU_CHECK_ASSUME_GPU): every step runs and is recorded in
+# plan order; each benchmark fails (no GPU) and its ratio is said to be missing; the summary is
+# written. PyTorch is tests/gpu_bundle/fake_torch: its server answers, the bf16 GEMM peer passes,
+# the fp8 one outruns its cap (the server is ended) and the next peer starts a new server, which
+# refuses attention with a reason.
+assumed() {  # BUDGET OUT [PYTHONPATH]
+  local rc=0
+  env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" GPU_CHECK_ASSUME_GPU=1 GPU_CHECK_BUDGET_S="$1" \
+    ${3:+PYTHONPATH="$3"} bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$2" > "$2.log" 2>&1 || rc=$?
+  return "$rc"
+}
+check_steps() {  # STEPS.JSONL PASSING-PEER: every plan step recorded, in plan order
+  python3 - "$1" "$tmp/b/unpacked/scripts" "${2:-}" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import gpu_check_plan
+rows = [json.loads(l) for l in open(sys.argv[1])]
+names = [r["step"] for r in rows]
+order = [s["name"] for s in gpu_check_plan.plan(90)["steps"]]
+assert names == order, (names, order)
+passing = {"torch_start", sys.argv[3]} if sys.argv[3] else set()
+assert all((r["status"] == "passed") == (r["step"] in passing)
+           for r in rows if r["kind"] in ("peer", "bench", "torch_start")), rows
+PY
+}
+rc=0; start=$(date +%s); assumed 480 "$tmp/out2" "$src/tests/gpu_bundle/fake_torch" || rc=$?
+echo "--from with GPU_CHECK_ASSUME_GPU=1 and a stand-in torch: exit $rc in $(( $(date +%s) - start )) s"
+s="$tmp/out2/summary.txt"
+[ "$rc" -eq 1 ] || { cat "$tmp/out2.log"; fail "assumed GPU: exit $rc, not 1"; }
+grep -q '^total: [0-9]* s of the 480 s budget, exit 1$' "$s" || fail "assumed GPU: no closing line"
+grep -q '^PASS torch_start .*0.0-fake' "$s" || fail "assumed GPU: the torch server did not start"
+grep -q '^PASS torch_gemm_bf16 ' "$s" || fail "assumed GPU: the bf16 GEMM peer did not answer"
+grep -q '^FAIL torch_gemm_fp8_e4m3: stopped at its limit of 8 s' "$s" || fail "assumed GPU: a peer past its cap"
+grep -q "^FAIL torch_sdpa_fwd_c0 .*No module named 'torch.nn.attention'" "$s" ||
+  fail "assumed GPU: the peer after a timeout had no new server"
+grep -q '^ratio GEMM bf16 8192^3, bf16 out: missing (accelbench failed' "$s" || fail "assumed GPU: no missing ratio"
+check_steps "$tmp/out2/steps.jsonl" torch_gemm_bf16 || fail "assumed GPU: steps.jsonl"
+
+# The same in a budget that leaves nothing after the setup and the summary's reserve: the steps
+# say "no time left" (env still runs), and the summary is written within the budget.
+rc=0; start=$(date +%s); assumed 16 "$tmp/out3" || rc=$?
+took=$(( $(date +%s) - start ))
+echo "--from with GPU_CHECK_ASSUME_GPU=1 and a 16 s budget: exit $rc in $took s"
+s="$tmp/out3/summary.txt"
+[ "$rc" -eq 1 ] || { cat "$tmp/out3.log"; fail "16 s budget: exit $rc, not 1"; }
+[ "$took" -le 30 ] || fail "a 16 s budget took $took s"
+grep -q '^FAIL train_8b_block_bf16 .*no time left' "$s" || fail "16 s budget: the last benchmark was not cut"
+grep -q '^total: [0-9]* s of the 16 s budget, exit 1$' "$s" || fail "16 s budget: no closing line"
+check_steps "$tmp/out3/steps.jsonl" || fail "16 s budget: steps.jsonl"
+grep -q '^FAIL torch_start' "$s" || fail "16 s budget: torch_start did not fail (no torch here)"
 echo "PASS"
