@@ -313,7 +313,10 @@ void backfill_summaries(sqlite3* db) {
   statement up(db, "UPDATE runs SET sample_count = ?2, median = ?3, log_median = ?4, "
                    "log_median_se = ?5, accelerator_model = ?6, job_id = ?7 WHERE id = ?1");
   auto real_or_null = [&](int i, const std::optional<double>& v) {
-    return v ? up.bind(i, *v) : up.bind_null(i);
+    if (v)
+      up.bind(i, *v);
+    else
+      up.bind_null(i);
   };
   for (auto& [id, environment, extra] : runs) {
     auto found = values.find(id);
