@@ -320,8 +320,8 @@ void backfill_summaries(sqlite3* db) {
   };
   for (auto& [id, environment, extra] : runs) {
     auto found = values.find(id);
-    const sample_summary sum = summarize_samples(
-        found == values.end() ? std::vector<double>{} : std::move(found->second));
+    const sample_summary sum =
+        summarize_samples(found == values.end() ? std::vector<double>{} : std::move(found->second));
     up.bind(1, id).bind(2, sum.count);
     real_or_null(3, sum.median);
     real_or_null(4, sum.log_median);

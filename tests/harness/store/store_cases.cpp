@@ -496,7 +496,7 @@ TEST_CASE("history's read gives every run's median exactly, from the column writ
     runs.push_back(r);
   }
   runs[1].extra["job_id"] = "job-7"; // history takes a job's rounds as one point
-  for (int i = 0; i < 20; ++i) { // and a few longer random ones
+  for (int i = 0; i < 20; ++i) {     // and a few longer random ones
     run r = accelbench::testing::make_run("boxM", 11 + i, 0);
     std::normal_distribution<double> d(1e-3, 1e-4);
     for (auto& s : r.samples)
