@@ -100,7 +100,8 @@ const std::map<std::string, std::string>& config_cache::values(const std::string
   if (it != m_seen.end())
     return it->second;
   std::map<std::string, std::string> out;
-  for (const auto& [k, v] : parse_or(text, json::object()).items())
+  const json cfg = parse_or(text, json::object()); // alive through the loop (items() refers to it)
+  for (const auto& [k, v] : cfg.items())
     out[k] = v.is_string() ? v.get<std::string>() : dump(v);
   return m_seen.emplace(text, std::move(out)).first->second;
 }
