@@ -1,16 +1,18 @@
 // accelbench_bench_server — figures of `accelbench serve`:
-//  1. ingestion: P concurrent publishers (threads calling publish_runs, one run per POST as
-//     `accelbench publish` sends them) x R runs each, through a real server into SQLite: runs/s and
-//     samples/s; side by side, the same runs imported directly into SQLite (one transaction for
-//     all, as `accelbench import` does, and one transaction per run, as the server does per
-//     request);
+//  1. ingestion: P concurrent publishers (threads calling publish_runs) x R runs each, through a
+//     real server: one run per POST (`accelbench publish`'s default) and B runs per POST
+//     (--batch-size), side by side into fresh databases, runs/s and samples/s, each checked to
+//     hold every run exactly once; beside them, the same runs imported directly into SQLite (one
+//     transaction for all, as `accelbench import` does, and one transaction per run);
 //  2. the server-side time (Server-Timing) of GET /api/v1/history over N nights x C configs, and
-//     of the dashboard's /history page drawing them;
+//     of the dashboard's /history page drawing them (on SQLite, and with --postgres also on
+//     PostgreSQL);
 //  3. the server-side time of GET /api/v1/compare of two nightly sets of K configs each.
-// Usage: accelbench_bench_server [--publishers 16] [--runs 200] [--samples 10] [--nights 365]
-//        [--configs 100] [--compare-configs 1000] [--reps 3] [--postgres]
-// --postgres: the server's database (ingestion only) is on a PostgreSQL 15 server the benchmark
-// starts itself (the tests' server: fsync off, Unix socket), instead of a SQLite file.
+// Usage: accelbench_bench_server [--publishers 16] [--runs 200] [--samples 10] [--batch 50]
+//        [--nights 365] [--configs 100] [--compare-configs 1000] [--reps 3] [--postgres]
+// --postgres: the server's database for ingestion is on a PostgreSQL 15 server the benchmark
+// starts itself (the tests' server: fsync off, Unix socket), instead of a SQLite file, and the
+// history is timed on PostgreSQL too.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -142,13 +144,81 @@ timing server_time(int port, const std::string& path, int reps) {
   return {ms[ms.size() / 2], cpu[cpu.size() / 2], bytes};
 }
 
+// P publishers sending their runs to a fresh server on `db` (a file or a PostgreSQL URI), `batch`
+// runs per POST. Returns the seconds from the first POST to the last answer; `stored` is what the
+// database holds afterwards (uuids are unique there, so stored == runs means each exactly once).
+double publish_all(const std::string& db, const fs::path& log,
+                   const std::vector<std::vector<run>>& sets, size_t batch, int64_t& stored) {
+  {
+    auto st = store::store::open(db);
+    setenv("ACCELBENCH_BENCH_TOKEN",
+           server::create_token(st, "bench", server::role::write).token.c_str(), 1);
+  }
+  server_proc srv(db, log, "");
+  net::publish_options po;
+  po.url = fmt::format("http://127.0.0.1:{}/api/v1/runs", srv.port);
+  po.http.token_env = "ACCELBENCH_BENCH_TOKEN";
+  po.http.log = [](const std::string& line) { std::cerr << "publish: " << line << "\n"; };
+  po.batch_size = batch;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  const auto t0 = clk::now();
+  for (size_t p = 0; p < sets.size(); ++p)
+    threads.emplace_back([&, p] {
+      try {
+        net::publish_runs(sets[p], json::array(), po);
+      } catch (const std::exception& e) {
+        std::cerr << "publisher " << p << ": " << e.what() << "\n";
+        ++failures;
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  const double s = seconds_since(t0);
+  stored = store::store::open(db, store::access::read_only).count_runs();
+  size_t total = 0;
+  for (const auto& set : sets)
+    total += set.size();
+  if (failures > 0 || stored != (int64_t)total)
+    std::cerr << fmt::format("WARNING: {} publisher(s) failed; {} of {} runs stored\n",
+                             failures.load(), stored, total);
+  return s;
+}
+
+// The history of `nights` x `configs` runs (stored directly) timed through a server on `db`.
+void time_history(const std::string& db, const fs::path& log, const char* kind, int nights,
+                  int configs, int samples, int reps, std::mt19937_64& g) {
+  {
+    auto st = store::store::open(db);
+    std::vector<run> runs;
+    for (int n = 0; n < nights; ++n)
+      for (int c = 0; c < configs; ++c)
+        runs.push_back(nightly("nightly-box", c, fmt::format("nightly-{:04d}", n), n,
+                               (c % 10 == 0 && n >= nights / 2 ? 1.15e-3 : 1e-3), samples, g));
+    st.insert_runs(runs);
+  }
+  server_proc srv(db, log, "--public-read");
+  const timing api = server_time(srv.port, "/api/v1/history?workload=gemm", reps);
+  const timing page = server_time(srv.port, "/history?workload=gemm", reps);
+  std::cout << fmt::format("history on {}: {} nights x {} configs ({} runs, {} samples each)\n",
+                           kind, nights, configs, nights * configs, samples);
+  std::cout << fmt::format("  GET /api/v1/history?workload=gemm  server time {:8.1f} ms wall, "
+                           "{:8.1f} ms CPU (median of {}), {:.1f} MiB JSON\n",
+                           api.wall_ms, api.cpu_ms, reps, api.bytes / 1048576.0);
+  std::cout << fmt::format("  GET /history?workload=gemm (page)  server time {:8.1f} ms wall, "
+                           "{:8.1f} ms CPU (median of {}), {:.1f} MiB HTML\n",
+                           page.wall_ms, page.cpu_ms, reps, page.bytes / 1048576.0);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"accelbench_bench_server: ingestion and query figures of accelbench serve"};
   int publishers = 16, runs_each = 200, samples = 10, nights = 365, configs = 100,
       cmp_configs = 1000, reps = 3;
+  size_t batch = 50;
   app.add_option("--publishers", publishers);
+  app.add_option("--batch", batch, "Runs per POST of the batched publishers (default 50)");
   app.add_option("--runs", runs_each);
   app.add_option("--samples", samples);
   app.add_option("--nights", nights);
@@ -161,7 +231,8 @@ int main(int argc, char** argv) {
   const fs::path dir =
       fs::temp_directory_path() / fmt::format("accelbench-bench-server-{}", getpid());
   fs::create_directories(dir);
-  fs::path server_db = dir / "server.db";
+  std::string server_db = (dir / "server.db").string(), batched_db = (dir / "batched.db").string();
+  std::string history_pg;
 #ifdef ACCELBENCH_BENCH_PG_SERVER
   std::unique_ptr<testing::pg_server> pg;
   if (postgres) {
@@ -171,6 +242,8 @@ int main(int argc, char** argv) {
     }
     pg = std::make_unique<testing::pg_server>();
     server_db = pg->create_database("bench");
+    batched_db = pg->create_database("batched");
+    history_pg = pg->create_database("history");
   }
 #else
   if (postgres) {
@@ -188,40 +261,10 @@ int main(int argc, char** argv) {
       sets[p].push_back(
           nightly(fmt::format("node-{:02d}", p), i, "nightly-2026-12-01", 0, 1e-3, samples, g));
   const size_t total_runs = size_t(publishers) * runs_each, total_samples = total_runs * samples;
-  std::string token;
-  {
-    auto db = store::store::open(server_db);
-    token = server::create_token(db, "bench", server::role::write).token;
-  }
-  setenv("ACCELBENCH_BENCH_TOKEN", token.c_str(), 1);
-  double served_s = 0;
-  int64_t stored = 0;
-  {
-    server_proc srv(server_db, dir / "server.log", "");
-    net::publish_options po;
-    po.url = fmt::format("http://127.0.0.1:{}/api/v1/runs", srv.port);
-    po.http.token_env = "ACCELBENCH_BENCH_TOKEN";
-    po.http.log = [](const std::string& line) { std::cerr << "publish: " << line << "\n"; };
-    std::vector<std::thread> threads;
-    std::atomic<int> failures{0};
-    const auto t0 = clk::now();
-    for (int p = 0; p < publishers; ++p)
-      threads.emplace_back([&, p] {
-        try {
-          net::publish_runs(sets[p], json::array(), po);
-        } catch (const std::exception& e) {
-          std::cerr << "publisher " << p << ": " << e.what() << "\n";
-          ++failures;
-        }
-      });
-    for (auto& t : threads)
-      t.join();
-    served_s = seconds_since(t0);
-    stored = store::store::open(server_db, store::access::read_only).count_runs();
-    if (failures > 0 || stored != (int64_t)total_runs)
-      std::cerr << fmt::format("WARNING: {} publisher(s) failed; {} of {} runs stored\n",
-                               failures.load(), stored, total_runs);
-  }
+  int64_t stored = 0, stored_batched = 0;
+  const double served_s = publish_all(server_db, dir / "server.log", sets, 1, stored);
+  const double batched_s = publish_all(batched_db, dir / "batched.log", sets,
+                                       std::max<size_t>(batch, 1), stored_batched);
   std::vector<run> all;
   for (auto& s : sets)
     all.insert(all.end(), s.begin(), s.end());
@@ -241,13 +284,17 @@ int main(int argc, char** argv) {
       db.insert_run(r);
     import_per_run_s = seconds_since(t0);
   }
-  std::cout << fmt::format(
-      "ingestion: {} publishers x {} runs ({} samples each), {} runs stored exactly once\n",
-      publishers, runs_each, samples, stored);
+  std::cout << fmt::format("ingestion: {} publishers x {} runs ({} samples each); stored exactly "
+                           "once: {} and {} of {}\n",
+                           publishers, runs_each, samples, stored, stored_batched, total_runs);
   std::cout << fmt::format("  server's database: {}\n", postgres ? "PostgreSQL 15" : "SQLite");
   std::cout << fmt::format("  through accelbench serve (HTTP, one run per POST): {:8.0f} runs/s "
                            "{:10.0f} samples/s ({:.2f} s)\n",
                            total_runs / served_s, total_samples / served_s, served_s);
+  std::cout << fmt::format("  through accelbench serve ({:3d} runs per POST):      {:8.0f} runs/s "
+                           "{:10.0f} samples/s ({:.2f} s)\n",
+                           batch, total_runs / batched_s, total_samples / batched_s, batched_s);
+  std::cout << fmt::format("  batched / one run per POST: {:.2f}x\n", served_s / batched_s);
   std::cout << fmt::format("  direct SQLite import, one transaction per run:     {:8.0f} runs/s "
                            "{:10.0f} samples/s ({:.2f} s)\n",
                            total_runs / import_per_run_s, total_samples / import_per_run_s,
@@ -260,28 +307,11 @@ int main(int argc, char** argv) {
                            import_per_run_s / served_s);
 
   // ---- 2. history over nights x configs ----
-  {
-    auto db = store::store::open(dir / "history.db");
-    std::vector<run> runs;
-    for (int n = 0; n < nights; ++n)
-      for (int c = 0; c < configs; ++c)
-        runs.push_back(nightly("nightly-box", c, fmt::format("nightly-{:04d}", n), n,
-                               (c % 10 == 0 && n >= nights / 2 ? 1.15e-3 : 1e-3), samples, g));
-    db.insert_runs(runs);
-  }
-  {
-    server_proc srv(dir / "history.db", dir / "history.log", "--public-read");
-    const timing api = server_time(srv.port, "/api/v1/history?workload=gemm", reps);
-    const timing page = server_time(srv.port, "/history?workload=gemm", reps);
-    std::cout << fmt::format("history: {} nights x {} configs ({} runs, {} samples each)\n", nights,
-                             configs, nights * configs, samples);
-    std::cout << fmt::format("  GET /api/v1/history?workload=gemm  server time {:8.1f} ms wall, "
-                             "{:8.1f} ms CPU (median of {}), {:.1f} MiB JSON\n",
-                             api.wall_ms, api.cpu_ms, reps, api.bytes / 1048576.0);
-    std::cout << fmt::format("  GET /history?workload=gemm (page)  server time {:8.1f} ms wall, "
-                             "{:8.1f} ms CPU (median of {}), {:.1f} MiB HTML\n",
-                             page.wall_ms, page.cpu_ms, reps, page.bytes / 1048576.0);
-  }
+  time_history((dir / "history.db").string(), dir / "history.log", "SQLite", nights, configs,
+               samples, reps, g);
+  if (!history_pg.empty())
+    time_history(history_pg, dir / "history-pg.log", "PostgreSQL 15", nights, configs, samples,
+                 reps, g);
 
   // ---- 3. compare of two nightly sets ----
   {

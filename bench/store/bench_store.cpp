@@ -1,7 +1,8 @@
 // Figures for the PostgreSQL store: the direct insert rate into SQLite and into
 // PostgreSQL side by side (one transaction per run, as `accelbench run` stores; one transaction
 // for many, as `import` does), the `db copy` rate both ways, and history's read of every run's
-// median (median_samples_only) against reading every sample, on both stores. Runs and samples per
+// median (median_samples_only: the median column written at insert, schema version 5) against
+// reading every run whole with every sample, on both stores. Runs and samples per
 // second.
 //
 //   ./bench/store/accelbench_bench_store [--runs R] [--samples S] [--pg URI]
@@ -99,8 +100,8 @@ rate copy(store::store& from, store::store& to) {
           res.samples_copied};
 }
 
-// history's read: every run of the workload with all its samples, or only the middle one or two
-// (median_samples_only); the medians must be equal bit for bit. Best of 3 of each.
+// history's read: every run of the workload whole with all its samples, or as history reads it
+// (median_samples_only: the stored median); the medians must be equal bit for bit. Best of 3.
 struct history_read {
   double all_s = 1e300, middle_s = 1e300;
   size_t runs = 0;

@@ -28,15 +28,8 @@ constexpr double k_prior_df_min = 3;
 //   c = max(1, round((n + 1) / 2 - 1.96 sqrt(n / 4))),  SE = (x_(n-c+1) - x_(c)) / (2 * 1.96).
 // Unlike a spread measured around the median (MAD), it widens when the samples fall in two
 // clusters (a run that switched frequency halfway), where the median itself is unstable.
-double median_variance(std::vector<double> logs) {
-  const size_t n = logs.size();
-  if (n < 2)
-    return 0;
-  std::sort(logs.begin(), logs.end());
-  const double z = 1.959963984540054;
-  const double raw = std::round((static_cast<double>(n) + 1) / 2 - z * std::sqrt(n / 4.0));
-  const size_t c = static_cast<size_t>(std::clamp(raw, 1.0, static_cast<double>(n + 1) / 2));
-  const double se = (logs[n - c] - logs[c - 1]) / (2 * z);
+double median_variance(const std::vector<double>& logs) {
+  const double se = stats::median_standard_error(logs);
   return se * se;
 }
 

@@ -58,6 +58,17 @@ double median(std::vector<double> v) {
   return quantile_sorted(v, 0.5);
 }
 
+double median_standard_error(std::vector<double> v) {
+  const size_t n = v.size();
+  if (n < 2)
+    return 0;
+  std::sort(v.begin(), v.end());
+  const double z = 1.959963984540054;
+  const double raw = std::round((static_cast<double>(n) + 1) / 2 - z * std::sqrt(n / 4.0));
+  const size_t c = static_cast<size_t>(std::clamp(raw, 1.0, static_cast<double>(n + 1) / 2));
+  return (v[n - c] - v[c - 1]) / (2 * z);
+}
+
 double geomean(const std::vector<double>& v) {
   if (v.empty())
     return 0;

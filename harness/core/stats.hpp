@@ -19,6 +19,11 @@ double stddev(const std::vector<double>& v); // sample standard deviation (n - 1
 double median(std::vector<double> v);
 double quantile_sorted(const std::vector<double>& sorted, double q); // q in [0, 1]
 double geomean(const std::vector<double>& v);
+// McKean and Schrader's (1984) distribution-free standard error of the median, from the order
+// statistics that bound its 95% interval: c = max(1, round((n + 1) / 2 - 1.96 sqrt(n / 4))),
+// SE = (x_(n-c+1) - x_(c)) / (2 * 1.96); 0 for fewer than two values. compare's within-run
+// variance of a run's log median, and the store's log_median_se (written once per run).
+double median_standard_error(std::vector<double> v);
 // The regularized incomplete beta function I_x(a, b), a, b > 0 (0 at x <= 0, 1 at x >= 1): the
 // tail probabilities of Student's t (compare's Welch test) and of the binomial (the report's
 // exact bootstrap of the median) both come from it.

@@ -329,6 +329,17 @@ CREATE TABLE api_tokens (
   revoked_at TEXT
 );
 )sql",
+    // 5: what history and compare read, written once per run (backfill_summaries computes them for
+    // the runs already stored), with indexes for history's selectors.
+    R"sql(
+ALTER TABLE runs ADD COLUMN sample_count BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN median DOUBLE PRECISION, ADD COLUMN log_median DOUBLE PRECISION,
+  ADD COLUMN log_median_se DOUBLE PRECISION,
+  ADD COLUMN accelerator_model TEXT COLLATE "C" NOT NULL DEFAULT '',
+  ADD COLUMN job_id TEXT COLLATE "C" NOT NULL DEFAULT '';
+CREATE INDEX runs_by_workload_time ON runs (workload, started_at, id);
+CREATE INDEX runs_by_accelerator ON runs (accelerator_model);
+)sql",
 };
 static_assert(sizeof(k_pg_migrations) / sizeof(k_pg_migrations[0]) == k_schema_version);
 
@@ -342,6 +353,7 @@ const std::vector<std::vector<std::string>> k_pg_objects = {
     {"systems"},
     {"runs_by_system", "runs_by_time", "runs_by_workload", "tags_by_tag"},
     {"api_tokens"},
+    {"runs_by_accelerator", "runs_by_workload_time"},
 };
 
 struct pg_schema {
@@ -456,6 +468,46 @@ std::unique_ptr<pg_connection> connect(const std::string& uri) {
   return c;
 }
 
+param optional_real(const std::optional<double>& v) {
+  return v ? param(real_text(*v)) : std::nullopt;
+}
+
+// Migration 5's data: the summary columns of the runs already stored, computed by the code that
+// writes them for a new run (rows.cpp), k_backfill_batch runs per UPDATE.
+void backfill_summaries(pg_connection& c) {
+  constexpr size_t k_backfill_batch = 5000;
+  std::map<int64_t, std::vector<double>> values;
+  {
+    result r = c.exec("SELECT run_id, value FROM samples ORDER BY run_id, idx");
+    for (int i = 0; i < r.rows(); ++i)
+      values[r.at(i).integer(0)].push_back(r.real(1));
+  }
+  result runs = c.exec("SELECT id, environment, extra FROM runs ORDER BY id");
+  for (int first = 0; first < runs.rows(); first += (int)k_backfill_batch) {
+    std::vector<param> id, count, median, log_median, se, accel, job;
+    for (int i = first; i < std::min(runs.rows(), first + (int)k_backfill_batch); ++i) {
+      runs.at(i);
+      auto found = values.find(runs.integer(0));
+      const sample_summary sum = summarize_samples(
+          found == values.end() ? std::vector<double>{} : std::move(found->second));
+      id.push_back(std::to_string(runs.integer(0)));
+      count.push_back(std::to_string(sum.count));
+      median.push_back(optional_real(sum.median));
+      log_median.push_back(optional_real(sum.log_median));
+      se.push_back(optional_real(sum.log_median_se));
+      accel.push_back(accelerator_of(parse_or(runs.text(1), json::object())));
+      job.push_back(job_of(parse_or(runs.text(2), json::object())));
+    }
+    c.exec("UPDATE runs SET sample_count = u.n, median = u.m, log_median = u.lm, "
+           "log_median_se = u.se, accelerator_model = u.acc, job_id = u.job FROM "
+           "unnest($1::bigint[], $2::bigint[], $3::float8[], $4::float8[], $5::float8[], "
+           "$6::text[], $7::text[]) AS u(id, n, m, lm, se, acc, job) WHERE runs.id = u.id",
+           {array_literal(id), array_literal(count), array_literal(median),
+            array_literal(log_median), array_literal(se), array_literal(accel),
+            array_literal(job)});
+  }
+}
+
 // Creates or brings the schema forward, and proves the database writable, in one transaction
 // under an advisory lock: concurrent openers migrate one at a time, the later ones find it done.
 void upgrade_for_writing(pg_connection& c, int target) {
@@ -473,6 +525,8 @@ void upgrade_for_writing(pg_connection& c, int target) {
     }
     for (int64_t i = s.version; i < target; ++i) {
       c.exec(k_pg_migrations[i]);
+      if (i + 1 == 5)
+        backfill_summaries(c);
       c.exec(fmt::format("UPDATE {} SET version = $1::integer", k_version_table),
              {std::to_string(i + 1)});
     }
@@ -708,7 +762,7 @@ private:
   // Statements per pipeline: their answers (an id each) stay far below the socket buffers, so
   // sending them all before reading cannot block both sides.
   static constexpr size_t k_pipeline = 100;
-  void load_children(std::vector<run>& runs, bool samples, bool log, bool middle_only = false);
+  void load_children(std::vector<run>& runs, bool samples, bool log);
   std::unique_ptr<pg_connection> m_c;
 };
 
@@ -720,7 +774,7 @@ const std::string& insert_run_sql() {
   static const std::string sql = fmt::format(R"sql(
 WITH ins AS (
   INSERT INTO runs ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::integer, $15, $16,
-    $17, $18, $19, $20, $21, $22, $23)
+    $17, $18, $19, $20, $21, $22, $23, $36::bigint, $37::float8, $38::float8, $39::float8, $40, $41)
   ON CONFLICT (uuid) DO NOTHING RETURNING id),
 smp AS (
   INSERT INTO samples (run_id, idx, value, iterations, extra)
@@ -790,7 +844,13 @@ std::vector<param> insert_params(const run& r, const run_row& w) {
           array_literal(tags),
           w.system_accelerator,
           std::to_string(w.system_count),
-          w.system_source};
+          w.system_source,
+          std::to_string(w.summary.count),
+          optional_real(w.summary.median),
+          optional_real(w.summary.log_median),
+          optional_real(w.summary.log_median_se),
+          w.accelerator_model,
+          w.job_id};
 }
 
 bool pg_backend::insert_run_nt(run& r) {
@@ -825,7 +885,7 @@ size_t pg_backend::insert_pipelined(std::vector<run>& rs, size_t first, size_t l
   return n;
 }
 
-void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log, bool middle_only) {
+void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
   if (runs.empty())
     return;
   std::map<int64_t, run*> by_id;
@@ -856,7 +916,7 @@ void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log, b
     }
   }
   if (samples) {
-    result r = m_c->exec(samples_sql("= ANY($1::bigint[])", middle_only), wanted);
+    result r = m_c->exec(samples_sql("= ANY($1::bigint[])"), wanted);
     for (int i = 0; i < r.rows(); ++i) {
       r.at(i);
       by_id[r.integer(0)]->samples.push_back(sample_from_row(r));
@@ -873,8 +933,10 @@ void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log, b
 }
 
 std::vector<run> pg_backend::query(const run_filter& f) {
-  std::string sql = fmt::format(
-      "SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE TRUE", k_run_columns);
+  const bool history = f.with_samples && f.median_samples_only;
+  std::string sql =
+      fmt::format("SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE TRUE",
+                  history ? k_history_columns : k_run_columns);
   std::vector<param> params;
   auto arg = [&](std::string v) {
     params.push_back(std::move(v));
@@ -908,8 +970,7 @@ std::vector<run> pg_backend::query(const run_filter& f) {
       if (i)
         sql += " OR ";
       std::string p = arg("%" + f.accelerators[i] + "%");
-      sql += "s.accelerator_model ILIKE " + p +
-             " OR (r.environment::jsonb #>> '{accelerator,model}') ILIKE " + p;
+      sql += "s.accelerator_model ILIKE " + p + " OR r.accelerator_model ILIKE " + p;
     }
     sql += ")";
   }
@@ -927,9 +988,16 @@ std::vector<run> pg_backend::query(const run_filter& f) {
   sql += " ORDER BY r.started_at, r.id";
   result r = m_c->exec(sql, params);
   std::vector<run> out;
+  out.reserve((size_t)r.rows());
+  if (history) {
+    config_cache configs;
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(history_run_from_row(r.at(i), configs));
+    return out;
+  }
   for (int i = 0; i < r.rows(); ++i)
     out.push_back(run_from_row(r.at(i)));
-  load_children(out, f.with_samples, f.with_log, f.median_samples_only);
+  load_children(out, f.with_samples, f.with_log);
   return out;
 }
 

@@ -1,12 +1,14 @@
 #include "harness/store/rows.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 #include <fmt/format.h>
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 
 namespace accelbench::store {
@@ -27,7 +29,12 @@ const char* const k_insert_columns =
     "effective_settings, "
     "environment, fingerprint, status, status_reason, valid, invalid_reasons, started_at, "
     "finished_at, "
-    "harness_revision, sample_unit, sample_direction, extra, mllog, source";
+    "harness_revision, sample_unit, sample_direction, extra, mllog, source, sample_count, median, "
+    "log_median, log_median_se, accelerator_model, job_id";
+
+const char* const k_history_columns =
+    "r.id, r.uuid, r.workload, r.backend, r.config, r.system, r.ruleset, r.status, r.valid, "
+    "r.started_at, r.sample_unit, r.sample_direction, r.source, r.median, r.job_id";
 
 namespace {
 std::string dump(const json& j) { return dump_json(j); }
@@ -88,6 +95,66 @@ run run_from_row(const row_reader& st) {
   return r;
 }
 
+const std::map<std::string, std::string>& config_cache::values(const std::string& text) {
+  auto it = m_seen.find(text);
+  if (it != m_seen.end())
+    return it->second;
+  std::map<std::string, std::string> out;
+  const json cfg = parse_or(text, json::object()); // alive through the loop (items() refers to it)
+  for (const auto& [k, v] : cfg.items())
+    out[k] = v.is_string() ? v.get<std::string>() : dump(v);
+  return m_seen.emplace(text, std::move(out)).first->second;
+}
+
+run history_run_from_row(const row_reader& st, config_cache& configs) {
+  run r;
+  r.id = st.integer(0);
+  r.uuid = st.text(1);
+  r.cfg.workload = st.text(2);
+  r.cfg.backend = st.text(3);
+  r.cfg.values = configs.values(st.text(4));
+  r.system = st.text(5);
+  r.ruleset = st.text(6);
+  r.status = run_status_from_string(st.text(7));
+  r.valid = st.integer(8) != 0;
+  r.started_at = st.text(9);
+  r.sample_unit = st.text(10);
+  r.sample_dir = direction_from_string(st.text(11));
+  r.source = st.text(12);
+  if (!st.is_null(13))
+    r.samples.push_back({0, st.real(13), 1, json::object()});
+  if (std::string job = st.text(14); !job.empty())
+    r.extra["job_id"] = std::move(job);
+  return r;
+}
+
+sample_summary summarize_samples(std::vector<double> values) {
+  sample_summary s;
+  s.count = static_cast<int64_t>(values.size());
+  if (values.empty())
+    return s;
+  s.median = stats::median(values);
+  for (double& v : values) {
+    if (!(v > 0) || !std::isfinite(v))
+      return s;
+    v = std::log(v);
+  }
+  s.log_median = stats::median(values);
+  s.log_median_se = stats::median_standard_error(std::move(values));
+  return s;
+}
+
+std::string accelerator_of(const json& environment) {
+  return member_or(environment, "accelerator", "model", std::string());
+}
+
+std::string job_of(const json& extra) {
+  if (!extra.is_object())
+    return {};
+  auto it = extra.find("job_id");
+  return it != extra.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 system_record system_from_row(const row_reader& st) {
   system_record s;
   s.name = st.text(0);
@@ -109,15 +176,9 @@ sample sample_from_row(const row_reader& st) {
   return smp;
 }
 
-std::string samples_sql(const std::string& wanted, bool middle_only) {
-  if (!middle_only)
-    return "SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id " + wanted +
-           " ORDER BY run_id, idx";
-  // Ranks 1..n by value: for n odd the middle is (n+1)/2 = n/2+1, for n even n/2 and n/2+1.
-  return "SELECT run_id, idx, value, iterations, extra FROM (SELECT run_id, idx, value, "
-         "iterations, extra, row_number() OVER (PARTITION BY run_id ORDER BY value, idx) AS k, "
-         "count(*) OVER (PARTITION BY run_id) AS n FROM samples WHERE run_id " +
-         wanted + ") m WHERE k = (n + 1) / 2 OR k = n / 2 + 1 ORDER BY run_id, k";
+std::string samples_sql(const std::string& wanted) {
+  return "SELECT run_id, idx, value, iterations, extra FROM samples WHERE run_id " + wanted +
+         " ORDER BY run_id, idx";
 }
 
 void assign_uuid(run& r) {
@@ -161,7 +222,14 @@ run_row row_of(const run& r) {
   if (!r.mllog.empty())
     w.mllog = r.mllog;
   w.source = r.source;
-  w.system_accelerator = member_or(r.environment, "accelerator", "model", std::string());
+  std::vector<double> values;
+  values.reserve(r.samples.size());
+  for (const auto& smp : r.samples)
+    values.push_back(smp.value);
+  w.summary = summarize_samples(std::move(values));
+  w.accelerator_model = accelerator_of(r.environment);
+  w.job_id = job_of(r.extra);
+  w.system_accelerator = w.accelerator_model;
   w.system_count = member_or(r.environment, "accelerator", "count", int64_t{1});
   w.system_source = r.source == "published" ? "published" : "measured";
   // A metric name given twice keeps its last value; a tag given twice is stored once.

@@ -4,6 +4,7 @@
 // SQLite and PostgreSQL store and read exactly the same thing (db copy is lossless because of it).
 // Internal to harness/store.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,19 +27,44 @@ public:
 extern const char* const k_run_columns;
 extern const char* const k_system_columns;
 run run_from_row(const row_reader& row);
+// The SELECT list (alias r) of what `history` reads (run_filter::median_samples_only), read by
+// history_run_from_row: no settings, environment, extra, metrics or tags are read or parsed; the
+// run's samples are one, its stored median, and its extra holds only job_id when it has one. The
+// config JSON is parsed once per distinct text (a year of nights repeats a few hundred configs).
+extern const char* const k_history_columns;
+class config_cache {
+public:
+  const std::map<std::string, std::string>& values(const std::string& text);
+
+private:
+  std::map<std::string, std::map<std::string, std::string>> m_seen;
+};
+run history_run_from_row(const row_reader& row, config_cache& configs);
 system_record system_from_row(const row_reader& row);
 // A sample row: run_id, idx, value, iterations, extra.
 sample sample_from_row(const row_reader& row);
 // The statement reading the samples of the runs that `wanted` selects (the text after "run_id":
-// "IN (...)" or "= ANY(...)"), in the columns sample_from_row reads: all of them in index order, or
-// with `middle_only` the one or two in the middle of each run's sorted values, chosen by the
-// database (what a median needs; window functions, SQLite >= 3.25 and PostgreSQL alike).
-std::string samples_sql(const std::string& wanted, bool middle_only);
+// "IN (...)" or "= ANY(...)"), in the columns sample_from_row reads, in index order.
+std::string samples_sql(const std::string& wanted);
 
 // The values of a new run's row (the runs table, in k_insert_columns order), of its system's
 // row when the system is not stored yet, and its child rows, with what a stored run always has
 // (harness revision and fingerprint from the environment when r has none). r.uuid must be set.
-extern const char* const k_insert_columns; // 23 columns
+extern const char* const k_insert_columns; // 29 columns
+// What history (and compare) read about a run's samples, written once when the run is stored
+// (schema version 5, also computed for the runs of an older database by its migration): how many,
+// their median (stats::median, bit for bit what a reader would compute), the median of their
+// logarithms and its distribution-free standard error (stats::median_standard_error; NULL unless
+// every value is positive and finite). NULL median: no samples.
+struct sample_summary {
+  int64_t count = 0;
+  std::optional<double> median, log_median, log_median_se;
+};
+sample_summary summarize_samples(std::vector<double> values);
+// The run facts history selects and groups by, kept in columns so that no read parses the JSON:
+// environment.accelerator.model and extra.job_id ("" when absent or not a string).
+std::string accelerator_of(const json& environment);
+std::string job_of(const json& extra);
 struct run_row {
   std::string uuid, workload, backend, config_key, config, system, ruleset, user_settings,
       effective_settings, environment, fingerprint, status, status_reason;
@@ -47,6 +73,8 @@ struct run_row {
       sample_direction, extra;
   std::optional<std::string> mllog;
   std::string source;
+  sample_summary summary;
+  std::string accelerator_model, job_id;
   // The run's system, inserted when missing (measured systems get their accelerator from the
   // environment; imported ones are upserted by the importer with the full description).
   std::string system_accelerator, system_source;

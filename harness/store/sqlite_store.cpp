@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -248,6 +249,19 @@ CREATE TABLE api_tokens (
   revoked_at TEXT
 );
 )sql",
+    // 5: what history and compare read, written once per run (and computed here for the runs
+    // already stored, by backfill_summaries): sample count, median, log median and its standard
+    // error, the accelerator model and the job, with indexes for history's selectors.
+    R"sql(
+ALTER TABLE runs ADD COLUMN sample_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN median REAL;
+ALTER TABLE runs ADD COLUMN log_median REAL;
+ALTER TABLE runs ADD COLUMN log_median_se REAL;
+ALTER TABLE runs ADD COLUMN accelerator_model TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN job_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_by_workload_time ON runs (workload, started_at, id);
+CREATE INDEX runs_by_accelerator ON runs (accelerator_model);
+)sql",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_schema_version);
 
@@ -259,6 +273,7 @@ const std::vector<std::vector<std::string>> k_objects = {
     {"systems"},
     {"runs_by_system", "runs_by_time", "runs_by_workload", "tags_by_tag"},
     {"api_tokens"},
+    {"runs_by_accelerator", "runs_by_workload_time"},
 };
 
 int64_t pragma_int(sqlite3* db, const std::string& name) {
@@ -280,10 +295,50 @@ void exec_in_migration(sqlite3* db, const std::string& sql) {
 
 void rollback(sqlite3* db) { sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr); }
 
+// Migration 5's data: the summary columns of the runs already stored, computed by the code that
+// writes them for a new run (rows.cpp), so that an old run and a new one read alike.
+void backfill_summaries(sqlite3* db) {
+  std::map<int64_t, std::vector<double>> values;
+  {
+    statement st(db, "SELECT run_id, value FROM samples ORDER BY run_id, idx");
+    while (st.step())
+      values[st.col_int(0)].push_back(st.col_double(1));
+  }
+  std::vector<std::tuple<int64_t, std::string, std::string>> runs;
+  {
+    statement st(db, "SELECT id, environment, extra FROM runs");
+    while (st.step())
+      runs.emplace_back(st.col_int(0), st.col_text(1), st.col_text(2));
+  }
+  statement up(db, "UPDATE runs SET sample_count = ?2, median = ?3, log_median = ?4, "
+                   "log_median_se = ?5, accelerator_model = ?6, job_id = ?7 WHERE id = ?1");
+  auto real_or_null = [&](int i, const std::optional<double>& v) {
+    if (v)
+      up.bind(i, *v);
+    else
+      up.bind_null(i);
+  };
+  for (auto& [id, environment, extra] : runs) {
+    auto found = values.find(id);
+    const sample_summary sum =
+        summarize_samples(found == values.end() ? std::vector<double>{} : std::move(found->second));
+    up.bind(1, id).bind(2, sum.count);
+    real_or_null(3, sum.median);
+    real_or_null(4, sum.log_median);
+    real_or_null(5, sum.log_median_se);
+    up.bind(6, accelerator_of(parse_or(environment, json::object())));
+    up.bind(7, job_of(parse_or(extra, json::object())));
+    up.step();
+    up.reset();
+  }
+}
+
 // Steps from..to, inside the caller's transaction.
 void apply_migrations(sqlite3* db, int64_t from, int64_t to) {
   for (int64_t i = from; i < to; ++i) {
     exec_in_migration(db, k_migrations[i]);
+    if (i + 1 == 5)
+      backfill_summaries(db);
     exec_in_migration(db, fmt::format("PRAGMA user_version = {}", i + 1));
   }
 }
@@ -601,6 +656,10 @@ statement& bind_text_or_null(statement& st, int i, const std::optional<std::stri
   return v ? st.bind(i, *v) : st.bind_null(i);
 }
 
+statement& bind_real_or_null(statement& st, int i, const std::optional<double>& v) {
+  return v ? st.bind(i, *v) : st.bind_null(i);
+}
+
 constexpr const char* k_token_columns = "id, name, role, salt, hash, created_at, revoked_at";
 
 token_record token_from_row(const statement& st) {
@@ -812,9 +871,7 @@ private:
     return st.col_int(0);
   }
   bool insert_run_nt(run& r); // inside an open transaction; false: the uuid is already stored
-  void load_children(std::vector<run>& runs, bool samples, bool log, bool middle_only = false);
-  void load_middle_samples(std::map<int64_t, run*>& by_id, const std::string& wanted,
-                           const std::string& id_list);
+  void load_children(std::vector<run>& runs, bool samples, bool log);
   connection m_db;
 };
 
@@ -831,7 +888,7 @@ bool sqlite_backend::insert_run_nt(run& r) {
   run_row w = row_of(r);
   statement ins(m_db.get(), fmt::format(R"sql(
 INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-  ?18, ?19, ?20, ?21, ?22, ?23))sql",
+  ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29))sql",
                                         k_insert_columns));
   ins.bind(1, w.uuid).bind(2, w.workload).bind(3, w.backend).bind(4, w.config_key);
   ins.bind(5, w.config).bind(6, w.system).bind(7, w.ruleset);
@@ -843,6 +900,11 @@ INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
   ins.bind(21, w.extra);
   bind_text_or_null(ins, 22, w.mllog);
   ins.bind(23, w.source);
+  ins.bind(24, w.summary.count);
+  bind_real_or_null(ins, 25, w.summary.median);
+  bind_real_or_null(ins, 26, w.summary.log_median);
+  bind_real_or_null(ins, 27, w.summary.log_median_se);
+  ins.bind(28, w.accelerator_model).bind(29, w.job_id);
   ins.step();
   mark_stored(r, w, sqlite3_last_insert_rowid(m_db.get()));
 
@@ -879,8 +941,7 @@ INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
   return true;
 }
 
-void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool log,
-                                   bool middle_only) {
+void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
   if (runs.empty())
     return;
   std::map<int64_t, run*> by_id;
@@ -910,10 +971,8 @@ void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool lo
     while (st.step())
       by_id[st.col_int(0)]->tags.push_back(st.col_text(1));
   }
-  if (samples && middle_only)
-    load_middle_samples(by_id, wanted, id_list);
-  else if (samples) {
-    statement st(m_db.get(), samples_sql(wanted, false));
+  if (samples) {
+    statement st(m_db.get(), samples_sql(wanted));
     st.bind(1, id_list);
     while (st.step())
       by_id[st.col_int(0)]->samples.push_back(sample_from_row(statement_row(st)));
@@ -926,42 +985,11 @@ void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool lo
   }
 }
 
-// The middle samples that samples_sql(wanted, true) selects (the same ranks, ties by index), chosen
-// here: SQLite runs in this process, and reading a run's values (not their extra JSON) and
-// sorting them in C++ is faster than the engine's window functions (measured: bench/store).
-void sqlite_backend::load_middle_samples(std::map<int64_t, run*>& by_id, const std::string& wanted,
-                                         const std::string& id_list) {
-  statement st(m_db.get(), "SELECT run_id, idx, value, iterations FROM samples WHERE run_id " +
-                               wanted + " ORDER BY run_id, idx");
-  st.bind(1, id_list);
-  std::vector<sample> values;
-  int64_t current = -1;
-  auto keep_middle = [&] {
-    if (values.empty())
-      return;
-    std::sort(values.begin(), values.end(), [](const sample& a, const sample& b) {
-      return a.value < b.value || (a.value == b.value && a.index < b.index);
-    });
-    const size_t n = values.size(); // ranks (n+1)/2 and n/2+1, counted from 1
-    auto& out = by_id[current]->samples;
-    out.push_back(values[(n + 1) / 2 - 1]);
-    if (n % 2 == 0)
-      out.push_back(values[n / 2]);
-    values.clear();
-  };
-  while (st.step()) {
-    if (st.col_int(0) != current) {
-      keep_middle();
-      current = st.col_int(0);
-    }
-    values.push_back({st.col_int(1), st.col_double(2), st.col_int(3), json::object()});
-  }
-  keep_middle();
-}
-
 std::vector<run> sqlite_backend::query(const run_filter& f) {
-  std::string sql = fmt::format(
-      "SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE 1=1", k_run_columns);
+  const bool history = f.with_samples && f.median_samples_only;
+  std::string sql =
+      fmt::format("SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE 1=1",
+                  history ? k_history_columns : k_run_columns);
   std::vector<std::string> params;
   auto param = [&](std::string v) {
     params.push_back(std::move(v));
@@ -994,8 +1022,7 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
       if (i)
         sql += " OR ";
       std::string p = param("%" + f.accelerators[i] + "%");
-      sql += "s.accelerator_model LIKE " + p +
-             " OR json_extract(r.environment, '$.accelerator.model') LIKE " + p;
+      sql += "s.accelerator_model LIKE " + p + " OR r.accelerator_model LIKE " + p;
     }
     sql += ")";
   }
@@ -1017,9 +1044,15 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
   for (size_t i = 0; i < params.size(); ++i)
     st.bind((int)i + 1, params[i]);
   std::vector<run> out;
+  if (history) {
+    config_cache configs;
+    while (st.step())
+      out.push_back(history_run_from_row(statement_row(st), configs));
+    return out;
+  }
   while (st.step())
     out.push_back(run_from_row(statement_row(st)));
-  load_children(out, f.with_samples, f.with_log, f.median_samples_only);
+  load_children(out, f.with_samples, f.with_log);
   return out;
 }
 

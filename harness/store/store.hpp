@@ -40,10 +40,11 @@ struct run_filter {
   std::string source;                                      // measured | published | ""
   std::string since;                                       // ISO date; runs started at or after
   bool with_samples = true;
-  // With with_samples: load only the one or two samples in the middle of each run's sorted values
-  // (selected by the database), which is all a median needs: stats::median of them equals the
-  // median of all the run's samples. What `history` reads: a run's samples then are not all of
-  // them, in value order, so nothing else may use them.
+  // With with_samples: runs as `history` reads them, from the columns written once when each run
+  // was stored (schema version 5): the run's samples are one, holding the stored median of all its
+  // samples (stats::median of it is the run's median, bit for bit; none when it had none), and
+  // extra holds only job_id when the run has one. Settings, environment, metrics and tags are
+  // neither read nor parsed, so nothing else may use these runs.
   bool median_samples_only = false;
   bool with_log = false; // load run.mllog (can be large)
 };
@@ -65,7 +66,7 @@ struct token_record {
   std::string revoked_at; // "" while valid
 };
 
-constexpr int k_schema_version = 4;
+constexpr int k_schema_version = 5;
 
 // PRAGMA application_id of an accelbench SQLite database ("AcBn"), set by every write command.
 // Databases written before it existed are recognised by their tables (see docs/store.md).

@@ -709,7 +709,7 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   CHECK(with_cp == 1);
   {
     // The same series as history_series gives from every sample of every run (the server reads
-    // only the one or two middle samples of each run: median_samples_only).
+    // only each run's median, stored when the run was: median_samples_only).
     auto st = store::store::open(db, store::access::read_only);
     store::run_filter f;
     f.workloads = {"gemm"};

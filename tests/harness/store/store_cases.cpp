@@ -5,8 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <random>
+
+#include <fmt/format.h>
 
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
@@ -470,7 +474,8 @@ TEST_CASE("tokens of the server: stored as given, listed, revoked once", "[store
   CHECK(db.tokens().size() == 2);
 }
 
-TEST_CASE("history's median-only read gives every run's median exactly", "[store]") {
+TEST_CASE("history's read gives every run's median exactly, from the column written at insert",
+          "[store]") {
   ACCELBENCH_FRESH_DB(t);
   auto db = store::store::open(t->location());
   // Odd and even counts, one sample, ties, values stored out of order, negative and tiny values.
@@ -490,7 +495,8 @@ TEST_CASE("history's median-only read gives every run's median exactly", "[store
       r.samples.push_back({(int)k, values[i][k], 1, json::object()});
     runs.push_back(r);
   }
-  for (int i = 0; i < 20; ++i) { // and a few longer random ones
+  runs[1].extra["job_id"] = "job-7"; // history takes a job's rounds as one point
+  for (int i = 0; i < 20; ++i) {     // and a few longer random ones
     run r = accelbench::testing::make_run("boxM", 11 + i, 0);
     std::normal_distribution<double> d(1e-3, 1e-4);
     for (auto& s : r.samples)
@@ -506,8 +512,18 @@ TEST_CASE("history's median-only read gives every run's median exactly", "[store
   for (size_t i = 0; i < full.size(); ++i) {
     CAPTURE(i);
     CHECK(mid[i].uuid == full[i].uuid);
-    CHECK(mid[i].samples.size() ==
-          std::min<size_t>(full[i].samples.size(), 2 - full[i].samples.size() % 2));
+    CHECK(mid[i].id == full[i].id);
+    // What history_series reads of a run is what the full read gives.
+    CHECK(mid[i].cfg.key() == full[i].cfg.key());
+    CHECK(mid[i].system == full[i].system);
+    CHECK(mid[i].ruleset == full[i].ruleset);
+    CHECK(mid[i].status == full[i].status);
+    CHECK(mid[i].started_at == full[i].started_at);
+    CHECK(mid[i].sample_unit == full[i].sample_unit);
+    CHECK(mid[i].sample_dir == full[i].sample_dir);
+    CHECK(mid[i].extra.value("job_id", "") == full[i].extra.value("job_id", ""));
+    CHECK(mid[i].environment.empty()); // never parsed on this path
+    CHECK(mid[i].samples.size() == std::min<size_t>(full[i].samples.size(), 1));
     if (full[i].samples.empty())
       continue;
     std::vector<double> a, b;
@@ -517,6 +533,110 @@ TEST_CASE("history's median-only read gives every run's median exactly", "[store
       b.push_back(s.value);
     CHECK(stats::median(a) == stats::median(b)); // bit for bit
   }
+}
+
+TEST_CASE("each run's sample summary is written once, when the run is stored", "[store]") {
+  ACCELBENCH_FRESH_DB(t);
+  auto db = store::store::open(t->location());
+  const std::vector<std::vector<double>> values = {
+      {3.0, 1.0, 2.0, 10.0, 4.0, 2.5, 7.0, 1.5, 2.25, 9.0, 3.25}, {4.0, 2.0}, {1.0, -2.0, 3.0}, {}};
+  std::vector<run> runs;
+  for (const auto& v : values) {
+    run r = accelbench::testing::make_run("boxS", 0);
+    for (size_t k = 0; k < v.size(); ++k)
+      r.samples.push_back({(int)k, v[k], 1, json::object()});
+    runs.push_back(r);
+  }
+  runs[0].extra["job_id"] = "job-1";
+  runs[1].environment["accelerator"]["model"] = "NVIDIA H200";
+  db.insert_runs(runs);
+  auto column = [&](const run& r, const char* name) {
+    return t->value(fmt::format("SELECT {} FROM runs WHERE uuid = '{}'", name, r.uuid));
+  };
+  for (size_t i = 0; i < values.size(); ++i) {
+    CAPTURE(i);
+    const auto& v = values[i];
+    CHECK(column(runs[i], "sample_count") == std::to_string(v.size()));
+    if (v.empty()) {
+      CHECK(column(runs[i], "median").empty()); // NULL
+      continue;
+    }
+    CHECK(std::stod(column(runs[i], "median")) == Approx(stats::median(v)).epsilon(1e-14));
+    const bool positive = std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
+    if (!positive) {
+      CHECK(column(runs[i], "log_median").empty()); // a log of a value <= 0 is no number
+      CHECK(column(runs[i], "log_median_se").empty());
+      continue;
+    }
+    std::vector<double> logs;
+    for (double x : v)
+      logs.push_back(std::log(x));
+    CHECK(std::stod(column(runs[i], "log_median")) == Approx(stats::median(logs)).epsilon(1e-14));
+    const double se = stats::median_standard_error(logs);
+    CHECK(se > 0);
+    CHECK(std::stod(column(runs[i], "log_median_se")) == Approx(se).epsilon(1e-14));
+  }
+  CHECK(column(runs[0], "job_id") == "job-1");
+  CHECK(column(runs[1], "job_id").empty());
+  CHECK(column(runs[0], "accelerator_model") == "CPU: test");
+  CHECK(column(runs[1], "accelerator_model") == "NVIDIA H200");
+  // The accelerator selector reads the column: the run's own model, not only its system's.
+  store::run_filter f;
+  f.accelerators = {"h200"};
+  auto found = db.query(f);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].uuid == runs[1].uuid);
+}
+
+TEST_CASE("a version-4 database migrates to the summary columns with every run's values",
+          "[store]") {
+  ACCELBENCH_FRESH_DB(t);
+  t->build_version(4); // the schema as the release before the summary columns wrote it
+  t->exec(
+      R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status, valid,
+             started_at, finished_at, environment, extra) VALUES
+         ('00000000-0000-4000-8000-000000000041', 'gemm', 'cpu', 'gemm/cpu/M=8', '{"M":8}', 'old-box',
+          'kernel-v1', 'ok', 1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z',
+          '{"accelerator":{"model":"NVIDIA B200"}}', '{"job_id":"j-1","job_round":1}'),
+         ('00000000-0000-4000-8000-000000000042', 'gemm', 'cpu', 'gemm/cpu/M=8', '{"M":8}', 'old-box',
+          'kernel-v1', 'ok', 1, '2026-01-02T00:00:00Z', '2026-01-02T00:00:01Z', 'not json', '{}'),
+         ('00000000-0000-4000-8000-000000000043', 'gemm', 'cpu', 'gemm/cpu/M=8', '{"M":8}', 'old-box',
+          'kernel-v1', 'failed', 1, '2026-01-03T00:00:00Z', '2026-01-03T00:00:01Z', '{}', '{}'))");
+  t->exec("INSERT INTO samples (run_id, idx, value) VALUES (1, 0, 0.5), (1, 1, 0.25), (1, 2, 2.0), "
+          "(1, 3, 0.75), (2, 0, 3.0), (2, 1, -1.0)");
+  auto db = store::store::open(t->location());
+  CHECK(db.schema_version() == store::k_schema_version);
+  auto full = db.query({});
+  store::run_filter h;
+  h.median_samples_only = true;
+  auto hist = db.query(h);
+  REQUIRE(full.size() == 3);
+  REQUIRE(hist.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    std::vector<double> v;
+    for (const auto& s : full[i].samples)
+      v.push_back(s.value);
+    REQUIRE(hist[i].samples.size() == (v.empty() ? 0u : 1u));
+    if (!v.empty())
+      CHECK(hist[i].samples[0].value == stats::median(v)); // bit for bit
+    CHECK(t->value(fmt::format("SELECT sample_count FROM runs WHERE id = {}", full[i].id)) ==
+          std::to_string(v.size()));
+  }
+  CHECK(hist[0].extra.value("job_id", "") == "j-1");
+  CHECK(hist[1].extra.empty());
+  CHECK(t->value("SELECT log_median FROM runs WHERE id = 2").empty()); // a value <= 0
+  CHECK(std::stod(t->value("SELECT log_median FROM runs WHERE id = 1")) ==
+        Approx((std::log(0.5) + std::log(0.75)) / 2).epsilon(1e-14));
+  CHECK(t->value("SELECT accelerator_model FROM runs WHERE id = 1") == "NVIDIA B200");
+  CHECK(t->value("SELECT accelerator_model FROM runs WHERE id = 2").empty()); // malformed
+  store::run_filter b200;
+  b200.accelerators = {"B200"};
+  CHECK(db.query(b200).size() == 1);
+  // Runs stored after the migration get the same columns from the insert.
+  run fresh = accelbench::testing::make_run("old-box", 4);
+  REQUIRE(db.insert_run(fresh));
+  CHECK(t->value(fmt::format("SELECT sample_count FROM runs WHERE id = {}", fresh.id)) == "4");
 }
 
 TEST_CASE("delete_runs removes runs with their rows and the systems no run names any more",

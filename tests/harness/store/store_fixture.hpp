@@ -19,9 +19,11 @@ public:
   virtual std::string shown() const = 0;         // how messages name it
   virtual void create_empty() = 0;               // an empty database with no tables
   virtual void exec(const std::string& sql) = 0; // SQL outside accelbench, as another program
-  virtual void build_version(int v) = 0;         // the schema as the release of version v wrote it
-  virtual void set_version(int64_t v) = 0;       // record schema version v, nothing else changed
-  virtual std::string snapshot() = 0; // everything a refused or read-only open must not change
+  // The first column of the first row of a query outside accelbench, as text ("" for NULL).
+  virtual std::string value(const std::string& sql) = 0;
+  virtual void build_version(int v) = 0;   // the schema as the release of version v wrote it
+  virtual void set_version(int64_t v) = 0; // record schema version v, nothing else changed
+  virtual std::string snapshot() = 0;      // everything a refused or read-only open must not change
 };
 
 // A new database of this program's backend (nothing created yet), or null with `why_not` set

@@ -141,6 +141,13 @@ public:
   std::string shown() const override { return m_t.path.string(); }
   void create_empty() override { raw_exec(m_t.path, "PRAGMA user_version = 0"); }
   void exec(const std::string& sql) override { raw_exec(m_t.path, sql); }
+  std::string value(const std::string& sql) override {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(m_t.path.c_str(), &raw) == SQLITE_OK);
+    store::connection c(raw);
+    store::statement st(raw, sql);
+    return st.step() ? st.col_text(0) : "";
+  }
   void build_version(int v) override {
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(m_t.path.c_str(), &raw) == SQLITE_OK);

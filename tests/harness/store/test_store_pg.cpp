@@ -44,6 +44,7 @@ public:
   std::string shown() const override { return store::redact_uri(m_uri); }
   void create_empty() override {}
   void exec(const std::string& sql) override { m_server.sql(m_uri, sql); }
+  std::string value(const std::string& sql) override { return m_server.sql(m_uri, sql); }
   void build_version(int v) override { store::migrate_postgres(m_uri, v); }
   void set_version(int64_t v) override {
     m_server.sql(m_uri, "UPDATE accelbench_schema SET version = " + std::to_string(v));
