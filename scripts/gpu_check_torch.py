@@ -191,9 +191,12 @@ def attention_call(cfg, dev="cuda"):
     q, k, v = mk(h), mk(kvh), mk(kvh)
     sdpa = lambda q, k, v: F.scaled_dot_product_attention(  # noqa: E731
         q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=causal, enable_gqa=gqa)
+    # Inputs that require grad in both passes: the forward is then the training forward, which
+    # writes the softmax statistics (LSE) as accelbench's cuDNN and native forwards do; without
+    # grad PyTorch would pick its inference kernels, which skip that output.
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
     if cfg.get("pass", "fwd") == "fwd":
         return lambda: sdpa(q, k, v)
-    q, k, v = (t.requires_grad_() for t in (q, k, v))
     do = mk(h).transpose(1, 2)
 
     def fwd_bwd():
