@@ -67,7 +67,7 @@ say_plan() {
   local cpu_s=$((job ? cpu_s_job : cpu_s_all)) what=$((job))
   ((want_cuda)) && cpu_s=$((cpu_s + (job ? cpu_s_cuda_job : cpu_s_cuda_all)))
   local par=$((jobs < $(nproc) ? jobs : $(nproc)))
-  local minutes=$(((cpu_s / par + 59) / 60))
+  local minutes=$(((cpu_s / par + 30) / 60))
   local target="everything (tests and benchmarks included)"
   ((what)) && target="the accelbench executable"
   echo "build: $target, CUDA backends $( ((want_cuda)) && echo on || echo off) ($why;" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Per-step figures of train.llama's CUDA step, before and after the recipe bf16-mixed-v1
-(issue 24, section 3), computed from the code paths without a GPU: kernel launches, cast kernels,
+(the like-for-like recipe of the PyTorch peer), computed from the code paths without a GPU: kernel launches, cast kernels,
 host waits, and an estimate of DRAM bytes moved.
 
 The estimate: every kernel reads each operand once and writes each output once (no reuse across

@@ -187,11 +187,13 @@ public:
     PQclear(PQgetResult(m_c)); // PGRES_PIPELINE_SYNC
     PQexitPipelineMode(m_c);
     std::vector<result> owned;
+    owned.reserve(raw.size());
     for (PGresult* r : raw)
       owned.emplace_back(r);
     std::vector<result> out;
-    for (size_t i = 0; i < owned.size(); ++i)
-      out.push_back(check(owned[i].release(), sql));
+    out.reserve(owned.size());
+    for (auto& o : owned)
+      out.push_back(check(o.release(), sql));
     return out;
   }
 
@@ -203,6 +205,7 @@ public:
 private:
   static std::vector<const char*> values_of(const std::vector<param>& params) {
     std::vector<const char*> values;
+    values.reserve(params.size());
     for (const auto& p : params)
       values.push_back(p ? p->c_str() : nullptr);
     return values;
@@ -490,13 +493,13 @@ void backfill_summaries(pg_connection& c) {
       auto found = values.find(runs.integer(0));
       const sample_summary sum = summarize_samples(
           found == values.end() ? std::vector<double>{} : std::move(found->second));
-      id.push_back(std::to_string(runs.integer(0)));
-      count.push_back(std::to_string(sum.count));
-      median.push_back(optional_real(sum.median));
-      log_median.push_back(optional_real(sum.log_median));
-      se.push_back(optional_real(sum.log_median_se));
-      accel.push_back(accelerator_of(parse_or(runs.text(1), json::object())));
-      job.push_back(job_of(parse_or(runs.text(2), json::object())));
+      id.emplace_back(std::to_string(runs.integer(0)));
+      count.emplace_back(std::to_string(sum.count));
+      median.emplace_back(optional_real(sum.median));
+      log_median.emplace_back(optional_real(sum.log_median));
+      se.emplace_back(optional_real(sum.log_median_se));
+      accel.emplace_back(accelerator_of(parse_or(runs.text(1), json::object())));
+      job.emplace_back(job_of(parse_or(runs.text(2), json::object())));
     }
     c.exec("UPDATE runs SET sample_count = u.n, median = u.m, log_median = u.lm, "
            "log_median_se = u.se, accelerator_model = u.acc, job_id = u.job FROM "
@@ -613,6 +616,7 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   std::vector<system_record> systems() override {
     result r = m_c->exec(fmt::format("SELECT {} FROM systems ORDER BY name", k_system_columns));
     std::vector<system_record> out;
+    out.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i)
       out.push_back(system_from_row(r.at(i)));
     return out;
@@ -621,6 +625,7 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   std::vector<std::string> tags() override {
     result r = m_c->exec("SELECT DISTINCT tag FROM tags ORDER BY tag");
     std::vector<std::string> out;
+    out.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i)
       out.push_back(r.at(i).text(0));
     return out;
@@ -656,6 +661,7 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
     result r = m_c->exec(
         "SELECT id, name, role, salt, hash, created_at, revoked_at FROM api_tokens ORDER BY id");
     std::vector<token_record> out;
+    out.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i)
       out.push_back(token_from(r.at(i)));
     return out;
@@ -726,6 +732,7 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   std::vector<int64_t> run_ids() override {
     result r = m_c->exec("SELECT id FROM runs ORDER BY id");
     std::vector<int64_t> out;
+    out.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i)
       out.push_back(r.at(i).integer(0));
     return out;
@@ -797,17 +804,17 @@ SELECT id FROM ins)sql",
 std::vector<param> insert_params(const run& r, const run_row& w) {
   std::vector<param> idx, value, iterations, extra;
   for (const auto& s : r.samples) {
-    idx.push_back(std::to_string(s.index));
-    value.push_back(real_text(s.value));
-    iterations.push_back(std::to_string(s.iterations));
-    extra.push_back(sample_extra(s));
+    idx.emplace_back(std::to_string(s.index));
+    value.emplace_back(real_text(s.value));
+    iterations.emplace_back(std::to_string(s.iterations));
+    extra.emplace_back(sample_extra(s));
   }
   std::vector<param> mname, mvalue, munit, mdir;
   for (const auto& m : w.metrics) {
-    mname.push_back(m.name);
-    mvalue.push_back(real_text(m.value));
-    munit.push_back(m.unit);
-    mdir.push_back(std::string(to_string(m.dir)));
+    mname.emplace_back(m.name);
+    mvalue.emplace_back(real_text(m.value));
+    munit.emplace_back(m.unit);
+    mdir.emplace_back(std::string(to_string(m.dir)));
   }
   std::vector<param> tags(w.tags.begin(), w.tags.end());
   return {w.uuid,
@@ -939,7 +946,7 @@ std::vector<run> pg_backend::query(const run_filter& f) {
                   history ? k_history_columns : k_run_columns);
   std::vector<param> params;
   auto arg = [&](std::string v) {
-    params.push_back(std::move(v));
+    params.emplace_back(std::move(v));
     return fmt::format("${}", params.size());
   };
   if (!f.systems.empty()) {
@@ -969,7 +976,7 @@ std::vector<run> pg_backend::query(const run_filter& f) {
     for (size_t i = 0; i < f.accelerators.size(); ++i) {
       if (i)
         sql += " OR ";
-      std::string p = arg("%" + f.accelerators[i] + "%");
+      std::string p = arg(fmt::format("%{}%", f.accelerators[i]));
       sql += "s.accelerator_model ILIKE " + p + " OR r.accelerator_model ILIKE " + p;
     }
     sql += ")";

@@ -1021,7 +1021,7 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
     for (size_t i = 0; i < f.accelerators.size(); ++i) {
       if (i)
         sql += " OR ";
-      std::string p = param("%" + f.accelerators[i] + "%");
+      std::string p = param(fmt::format("%{}%", f.accelerators[i]));
       sql += "s.accelerator_model LIKE " + p + " OR r.accelerator_model LIKE " + p;
     }
     sql += ")";

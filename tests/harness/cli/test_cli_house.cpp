@@ -471,7 +471,7 @@ TEST_CASE("gc keeps runs whose started_at is not a date, and names them with the
   CHECK(stored_runs(db) == 1);
 }
 
-TEST_CASE("show lists the user's runs and says how many published ones it left out; job=latest "
+TEST_CASE("show lists the user's runs and says how many published ones it left out, job=latest "
           "and job=previous select the last two jobs",
           "[cli][house]") {
   temp_dir t;
