@@ -977,7 +977,7 @@ std::vector<run> pg_backend::query(const run_filter& f) {
       if (i)
         sql += " OR ";
       std::string p = arg(fmt::format("%{}%", f.accelerators[i]));
-      sql += "s.accelerator_model ILIKE " + p + " OR r.accelerator_model ILIKE " + p;
+      sql += fmt::format("s.accelerator_model ILIKE {0} OR r.accelerator_model ILIKE {0}", p);
     }
     sql += ")";
   }

@@ -1022,7 +1022,7 @@ std::vector<run> sqlite_backend::query(const run_filter& f) {
       if (i)
         sql += " OR ";
       std::string p = param(fmt::format("%{}%", f.accelerators[i]));
-      sql += "s.accelerator_model LIKE " + p + " OR r.accelerator_model LIKE " + p;
+      sql += fmt::format("s.accelerator_model LIKE {0} OR r.accelerator_model LIKE {0}", p);
     }
     sql += ")";
   }
