@@ -9,6 +9,7 @@ import types
 __version__ = "0.0-fake"
 version = types.SimpleNamespace(cuda="13.0")
 bfloat16, float16, float32 = "bfloat16", "float16", "float32"
+float8_e4m3fn, float8_e5m2 = "float8_e4m3fn", "float8_e5m2"
 backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(version=lambda: 91000),
                                  cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False)))
 
@@ -22,6 +23,9 @@ class Tensor:
 
     def item(self):
         return 1.0
+
+    def to(self, dtype):
+        return self
 
 
 def randn(*shape, device=None, dtype=None):
