@@ -180,9 +180,13 @@ step_limit() {
 
 # The details (every log, the plan, accelbench's JSON) as one file under OUT, rewritten after each
 # step: the device call brings back at most 8 files, and a call cut short keeps what was done.
+# GNU tar's exit 1 (a log that grew while it was read, e.g. a step's child still writing) still
+# leaves a whole archive: kept, as the newest details there are.
 pack_details() {
-  tar -C "$WORK" -czf "$OUT/details.tar.gz.part" --exclude=results.db --exclude=cache \
-    --exclude=torch.in --exclude=torch.out . 2>/dev/null && mv "$OUT/details.tar.gz.part" "$OUT/details.tar.gz"
+  local rc=0
+  tar -C "$WORK" -czf "$OUT/details.tar.gz.part" --warning=no-file-changed --exclude=results.db \
+    --exclude=cache --exclude=torch.in --exclude=torch.out . 2>/dev/null || rc=$?
+  [ "$rc" -le 1 ] && mv "$OUT/details.tar.gz.part" "$OUT/details.tar.gz"
 }
 
 # One step's end: its summary line, its line in steps.jsonl (result JSON and log tail), the lists.
