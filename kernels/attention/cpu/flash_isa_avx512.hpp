@@ -5,8 +5,10 @@
 // compiles with the AVX-512 flags, before flash_kernels.inl.
 // GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own _mm512_undefined_ps()
 // (GCC bug 105593); the warnings are about the header, not this code.
+#if defined(__GNUC__) && !defined(__clang__) // clang has neither the bug nor the warning group
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <immintrin.h>
 
 namespace {
