@@ -339,7 +339,10 @@ inline __attribute__((always_inline)) float exp_approx(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.0f;
-  const int32_t bits = (int32_t(n) + 127) << 23;
+  // A NaN x leaves p NaN (the result); its n must not reach the int conversion, which is
+  // undefined for NaN: a select, which still vectorises.
+  const float n_finite = n == n ? n : 0.0f;
+  const int32_t bits = (int32_t(n_finite) + 127) << 23;
   return p * std::bit_cast<float>(bits);
 }
 
