@@ -384,13 +384,20 @@ void record_time_to_train(run& r, const parsed_log& log, std::vector<diagnostic>
     diags.push_back(d);
     r.mark_invalid(d.to_string());
   }
+  r.started_at = iso8601_from_ms(start->time_ms);
+  if (!(minutes > 0)) {
+    // No sample: a time that is not more than 0 is no measurement (the store refuses it, and
+    // compare and report take ratios of medians). The two ends stay on record for the reader.
+    r.extra["run_start_ms"] = start->time_ms;
+    r.extra["run_stop_ms"] = stop->time_ms;
+    return;
+  }
   sample s;
   s.index = 0;
   s.value = minutes;
   s.extra = {{"run_start_ms", start->time_ms}, {"run_stop_ms", stop->time_ms}};
   r.samples.push_back(s);
   r.add_metric("time_to_train_min", minutes, "min", direction::lower_is_better);
-  r.started_at = iso8601_from_ms(start->time_ms);
   r.finished_at = iso8601_from_ms(stop->time_ms);
 }
 

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "importers/mlperf/synthetic.hpp"
@@ -443,6 +444,12 @@ TEST_CASE("ingest: a time to train must be more than 0 and less than a year to b
   CHECK(d->line > 1);
   CHECK_FALSE(res.runs[2].valid);
   CHECK(any_reason(res.runs[2], "must be more than 0"));
+  // No sample and no metric: a time that is not more than 0 is not stored as a measurement (the
+  // store refuses it), and the run stays storable.
+  CHECK(res.runs[2].samples.empty());
+  CHECK(res.runs[2].metrics.empty());
+  CHECK(storable_run_problem(res.runs[2]).empty());
+  CHECK(res.runs[2].extra.contains("run_stop_ms"));
   CHECK(res.runs[3].valid);
 }
 
