@@ -46,8 +46,10 @@ public:
   virtual std::string unavailable_reason(const config& cfg) const { return {}; }
 
   // Runs the config and fills samples, metrics, validity and extra. A failure inside the run is
-  // data (out.mark_failed), not an exception; exceptions are for bugs.
-  virtual void execute(const config& cfg, run& out, run_context& ctx) = 0;
+  // data (out.mark_failed), not an exception; exceptions are for bugs. What a run may change is
+  // what it is given (out, ctx): the workload itself is not, so the registry's workloads run as
+  // they are (const).
+  virtual void execute(const config& cfg, run& out, run_context& ctx) const = 0;
 };
 
 class registry {

@@ -89,7 +89,7 @@ public:
     return attention_cpu_host_bytes(params_of(cfg));
   }
 
-  void execute(const config& cfg, run& out, run_context& ctx) override {
+  void execute(const config& cfg, run& out, run_context& ctx) const override {
     const attention_params p = params_of(cfg);
 #ifdef ACCELBENCH_HAVE_CUDA
     if (cfg.backend == "cuda")

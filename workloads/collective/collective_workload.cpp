@@ -119,7 +119,7 @@ public:
     return (s.send_count() + s.recv_count()) * s.elem;
   }
 
-  void execute(const config& cfg, run& out, run_context& ctx) override {
+  void execute(const config& cfg, run& out, run_context& ctx) const override {
     const shape s = shape_of(cfg);
 #ifdef ACCELBENCH_HAVE_NCCL
     if (cfg.backend == "cuda")
@@ -133,7 +133,7 @@ public:
 
 private:
   template <class K>
-  void run_kernel(run& out, const config& cfg, const shape& s, K& k, run_context& ctx) {
+  void run_kernel(run& out, const config& cfg, const shape& s, K& k, run_context& ctx) const {
     describe(out, s, k.implementation());
     if (!measure::measure_into(out, cfg.key(), k, ctx.rules->measurement()))
       return;

@@ -58,7 +58,7 @@ public:
   // The CPU backend's buffers, or the CUDA backend's host copies for the reference check.
   uint64_t estimate_host_bytes(const config& cfg) const override { return shape_of(cfg).bytes(); }
 
-  void execute(const config& cfg, run& out, run_context& ctx) override {
+  void execute(const config& cfg, run& out, run_context& ctx) const override {
     const gemm_shape s = shape_of(cfg);
 #ifdef ACCELBENCH_HAVE_CUDA
     if (cfg.backend == "cuda")

@@ -421,7 +421,7 @@ public:
 #endif
   }
 
-  void execute(const config& cfg, run& out, run_context& ctx) override {
+  void execute(const config& cfg, run& out, run_context& ctx) const override {
     train_settings s = resolve_settings(cfg, ctx.rules);
     scoped_threads threads(s.threads);
     out.effective_settings["training"] = settings_json(s);
@@ -497,7 +497,7 @@ private:
     };
   }
 
-  void run_throughput(const train_settings& s, run& out, run_context& ctx) {
+  void run_throughput(const train_settings& s, run& out, run_context& ctx) const {
     if (dist::distributed())
       return run_throughput_dp(s, out, ctx);
     std::shared_ptr<const markov_source> src;
@@ -520,7 +520,7 @@ private:
 #ifdef ACCELBENCH_HAVE_CUDA
   // The same measurement on CUDA device 0, every step queued without a host wait
   // (throughput_cuda.hpp); MFU against the device's datasheet peak.
-  void run_throughput_cuda(const train_settings& s, run& out, run_context& ctx) {
+  void run_throughput_cuda(const train_settings& s, run& out, run_context& ctx) const {
     if (dist::distributed())
       return run_throughput_dp(s, out, ctx, true);
     std::shared_ptr<const markov_source> src;
@@ -563,7 +563,7 @@ private:
   // rank's (every rank's is kept), tokens/s is global, and the replicas must end identical.
   // on_cuda: each rank's replica on its own GPU, NCCL on device buffers.
   void run_throughput_dp(const train_settings& s, run& out, run_context& ctx,
-                         bool on_cuda = false) {
+                         bool on_cuda = false) const {
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
@@ -736,7 +736,7 @@ private:
   // Samples and metrics of a throughput measurement (either backend). pk: the peak TFLOP/s MFU is
   // measured against (0: unknown, MFU reported as 0).
   void record_throughput(const train_settings& s, const throughput_result& res, size_t num_params,
-                         double pk, run& out, run_context& ctx) {
+                         double pk, run& out, run_context& ctx) const {
     const int64_t tokens_per_step = s.options.batch * s.options.seq * s.hp.grad_accum;
     std::vector<double> t, f, b, o;
     out.samples.clear();
@@ -818,7 +818,7 @@ private:
   // result, and the MLPerf log (rank 0's) carries the scale as MLPerf logs do: submission_platform
   // "Nx<system>" and the global batch in global_batch_size.
   void run_time_to_train(const train_settings& s, run& out, run_context& ctx,
-                         bool on_cuda = false) {
+                         bool on_cuda = false) const {
     const auto& tr = section_of(ctx.rules);
     if (get_or<std::string>(tr, "mode", "") != "time_to_train") {
       out.mark_failed("mode=time_to_train needs a time-to-train ruleset (--rules train-ttt-v1); '" +
