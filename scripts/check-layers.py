@@ -6,7 +6,10 @@ modules of one layer (words such as harness/core or workloads/gemm), layers are 
 bottom, and modules named on one line share a layer. A module is the first two parts of a path
 (workloads/attention/cuda belongs to workloads/attention). A file may include its own module and
 the modules of the layers below; an include of a module of the same layer (sideways) or of a layer
-above (up) is a violation, unless docs/layers-allowed.txt lists the pair with its reason.
+above (up) is a violation, unless docs/layers-allowed.txt lists the pair with its reason. An
+allowed pair may name the one file it is allowed from (harness/cli/serve_commands.cpp -> harness/server):
+the same include from any other file of the module is a violation. Every allowed pair must also be
+named in docs/architecture.md as `FROM -> TO`, so that the doc, the list and this check agree.
 Reporters and importers read and write the result model only: an include of a workload, the store,
 measure or device from reporters/ or importers/ is a violation too, although those layers are below.
 
@@ -63,6 +66,15 @@ def read_allowed(path):
     return allowed
 
 
+def allowed_pair(violation, allowed):
+    """The entry of docs/layers-allowed.txt that allows a violation: (file, TO) or (module, TO)."""
+    path, _, src, dst, _ = violation
+    for frm in (path, src):
+        if (frm, dst) in allowed:
+            return (frm, dst)
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -102,18 +114,24 @@ def main():
         return 0
     bad = 0
     for path, n, src, dst, kind in violations:
-        if (src, dst) in allowed:
+        if allowed_pair((path, n, src, dst, kind), allowed) is not None:
             continue
         bad += 1
         print(f"{path}:{n}: {src} includes {dst} ({kind}; docs/architecture.md)")
     for u in sorted(unknown):
         bad += 1
         print(f"check-layers: module {u} is not in the diagram of docs/architecture.md")
-    used = {(s, d) for _, _, s, d, _ in violations}
+    used = {allowed_pair(v, allowed) for v in violations} - {None}
     for pair in sorted(set(allowed) - used):
         bad += 1
         print(f"check-layers: docs/layers-allowed.txt allows {pair[0]} -> {pair[1]}, which no include needs any more")
-    kept = len(violations) - sum(1 for v in violations if (v[2], v[3]) not in allowed)
+    text = open(os.path.join(root, "docs", "architecture.md"), encoding="utf-8").read()
+    for frm, to in sorted(allowed):
+        if f"`{frm} -> {to}`" not in text:
+            bad += 1
+            print(f"check-layers: docs/layers-allowed.txt allows {frm} -> {to}, which docs/architecture.md "
+                  f"does not name (as `{frm} -> {to}`, with the reason)")
+    kept = len(violations) - sum(1 for v in violations if allowed_pair(v, allowed) is None)
     print(f"check-layers: {len(layers)} modules in {max(layers.values())} layers; "
           f"{bad} violation(s), {kept} allowed include(s) listed in docs/layers-allowed.txt")
     return 1 if bad else 0

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/assignment.hpp"
 #include "harness/core/workload.hpp"
+#include "harness/query/database.hpp"
 #include "harness/store/store.hpp"
 
 namespace accelbench::cli {
@@ -34,22 +36,17 @@ struct run_options {
 
 int cmd_run(const registry& reg, const run_options& o);
 
-// Parses KEY=VALUE; throws usage_error naming the argument.
-std::pair<std::string, std::string> split_assignment(const std::string& arg,
-                                                     const std::string& option);
+// KEY=VALUE and stored text from the command line: harness/core/assignment.hpp.
+using accelbench::require_text;
+using accelbench::split_assignment;
 
-// Text from the command line that is stored or matched against stored text (system, tag,
-// KEY=VALUE): throws usage_error naming the option when it is not UTF-8, or empty where a value is
-// needed.
-void require_text(const std::string& value, const std::string& option, bool allow_empty = true);
-
-// --db, else $ACCELBENCH_DB, else the default path.
-std::string resolve_db_path(const std::string& db);
+// --db, else $ACCELBENCH_DB, else the default path; a config as "k=v k=v" (harness/query).
+using query::resolve_db_path;
+using query::short_config;
 
 // The metric a table shows for a run: the workload's primary metric when present.
 const metric* headline_metric(const registry& reg, const run& r);
 std::string format_value(double v);
-std::string short_config(const config& c);
 
 // What a reader of a run should be warned of: the conditions recorded when it was measured or
 // imported (high CV, a loaded machine, governor, a debug library; harness/core/conditions.hpp) and,

@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "harness/cli/selector.hpp"
 #include "harness/compare/compare.hpp"
 #include "harness/core/model.hpp"
 
@@ -20,10 +19,6 @@ struct compare_cli_options {
   bool trust_loaded = false; // judge pairs measured on a loaded machine like any other
 };
 int cmd_compare(const compare_cli_options& o);
-// What cmd_compare judges (also `accelbench serve`'s /api/v1/compare): the minimum effect from
-// o.threshold, else each workload's ruleset; throws input_error when the sides share no config.
-compare::set_comparison compare_selections(const selection& base, const selection& cand,
-                                           const compare_cli_options& o);
 
 struct history_cli_options {
   std::string workload, system, since, format = "table", db;
@@ -35,10 +30,5 @@ struct history_cli_options {
   bool fail_on_regression = false;
 };
 int cmd_history(const history_cli_options& o);
-// The series and change points of `history --format json` ("series" array) for runs already
-// selected; `regression` (if given) is set when a change point is a regression. Shared with
-// `accelbench serve` (/api/v1/history and the dashboard's charts).
-json history_series(const std::vector<run>& runs, const history_cli_options& o,
-                    bool* regression = nullptr);
 
 } // namespace accelbench::cli

@@ -1,20 +1,11 @@
 #pragma once
-// A side of a report as the CLI hands it over: its runs, the systems they name, and the MLPerf
-// scores of its MLPerf groups, computed here by importers/mlperf (the report is a pure reader of
-// the result model and scores nothing itself).
-#include <map>
-#include <string>
-#include <vector>
-
-#include "reporters/report/report.hpp"
+// A side of a report: its one home is harness/query/report_side.hpp, shared with the server; the
+// command line's files (and tests written against them) use it under these names.
+#include "harness/query/report_side.hpp"
 
 namespace accelbench::cli {
 
-// Scores every MLPerf group of the side into side.mlperf_scores (with the energy of its power
-// logs). A build without the MLPerf module leaves them empty: the report says so per group.
-void score_mlperf_groups(report::side& s);
-
-report::side report_side(std::string label, std::vector<run> runs,
-                         std::map<std::string, system_record> systems);
+using query::report_side;
+using query::score_mlperf_groups;
 
 } // namespace accelbench::cli

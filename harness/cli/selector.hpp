@@ -1,54 +1,15 @@
 #pragma once
-// Selectors (SEL) shared by report, compare, publish: which runs a side of a comparison holds.
-//   NAME                       a system name
-//   system=NAME                the same, explicitly
-//   accelerator=TEXT           systems whose accelerator model has TEXT among its name tokens
-//                              (case-insensitive; B200 matches "NVIDIA B200-SXM-180GB", not GB200)
-//   accelerator~TEXT           systems whose accelerator model contains TEXT (substring)
-//   tag=TAG                    runs with the tag
-//   workload=NAME | NAME*      runs of a workload (prefix with *)
-//   run=ID,ID,...              run ids
-//   source=measured|published
-//   since=YYYY-MM-DD
-//   job=latest|previous|ID     the runs of one `accelbench run` job: the newest, the one before
-//                              it (among measured runs), or a job id (run.extra.job_id)
-//   FILE.json                  an exported results file (accelbench export)
-// Several filters are joined with '&' (all must hold): "accelerator=H100&workload=mlperf.*".
-#include <map>
-#include <string>
-#include <vector>
-
-#include "harness/core/model.hpp"
-#include "harness/store/store.hpp"
+// Selectors (SEL): their one home is harness/query/selector.hpp, shared with the server; the
+// command line's files (and tests written against them) use them under these names.
+#include "harness/query/selector.hpp"
 
 namespace accelbench::cli {
 
-struct selection {
-  std::string label; // the selector as given
-  std::vector<run> runs;
-  std::map<std::string, store::system_record> systems; // every system the runs name
-};
-
-// Throws input_error when the selector is malformed, or matches nothing (listing the systems,
-// accelerators and tags that exist). `allow_files` false (a server's selectors come from the
-// network): a selector naming a .json file is never read as a file, only as filters.
-selection select_runs(store::store& db, const std::string& sel, bool with_samples = true,
-                      bool allow_files = true);
-
-// Keeps the runs of the selector's job= term (none: all of them). Throws input_error when
-// job=latest or job=previous names a job the database does not hold.
-void keep_job(store::store& db, const std::string& sel, std::vector<run>& runs);
-
-// Throws input_error naming `what` when `value` is not YYYY-MM-DD (optionally THH:MM[:SS]): the
-// form since= and --since compare with stored start times.
-void require_date(const std::string& value, const std::string& what);
-
-// Parses the filter part only (no file, no database); exposed for tests.
-store::run_filter parse_selector(const std::string& sel);
-
-// Whether an accelerator model matches accelerator=TEXT (`substring` false: TEXT's name tokens,
-// split at anything not a letter or digit, appear consecutively among the model's) or
-// accelerator~TEXT (`substring` true). Case-insensitive. Exposed for tests.
-bool accelerator_matches(const std::string& model, const std::string& text, bool substring);
+using query::accelerator_matches;
+using query::keep_job;
+using query::parse_selector;
+using query::require_date;
+using query::select_runs;
+using query::selection;
 
 } // namespace accelbench::cli

@@ -1,15 +1,91 @@
-// accelbench serve and accelbench token (harness/server): registered here, built into the
-// executable only when the server is (ACCELBENCH_HAVE_SERVER; the server library links the
-// command library, so these cannot live in it).
+// accelbench serve and accelbench token: the command line's one door to harness/server (the
+// allowed cli -> server include of docs/layers-allowed.txt). Built into the executable only when
+// the server is (ACCELBENCH_HAVE_SERVER). `token` prints here, over harness/server/tokens.hpp.
 #ifdef ACCELBENCH_HAVE_SERVER
+#include <iostream>
 #include <limits>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "harness/cli/command.hpp"
+#include "harness/cli/commands.hpp"
 #include "harness/cli/options.hpp"
+#include "harness/cli/table.hpp"
+#include "harness/core/text_input.hpp"
 #include "harness/server/server.hpp"
+#include "harness/server/tokens.hpp"
 
 namespace accelbench::cli {
+
+namespace {
+
+struct token_cli_options {
+  std::string db, name, role = "read";
+  long long id = 0;
+  bool json = false;
+};
+
+// Prints the token once on stdout.
+int cmd_token_create(const token_cli_options& o) {
+  require_text(o.name, "--name", false);
+  const server::role r = server::role_from_string(o.role);
+  auto db = store::store::open(resolve_db_path(o.db), store::access::read_write);
+  auto t = server::create_token(db, o.name, r);
+  if (o.json)
+    std::cout << dump_json(json{{"id", t.record.id},
+                                {"name", t.record.name},
+                                {"role", t.record.role},
+                                {"token", t.token}},
+                           2)
+              << "\n";
+  else
+    std::cout << t.token << "\n";
+  std::cerr << fmt::format(
+      "accelbench: created {} token {} for '{}'; it is shown only now (the database keeps a "
+      "salted hash)\n",
+      t.record.role, t.record.id, printable(t.record.name));
+  return exit_ok;
+}
+
+// Ids, names, roles, dates; never secrets.
+int cmd_token_list(const token_cli_options& o) {
+  auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
+  std::vector<store::token_record> tokens;
+  try {
+    tokens = db.tokens();
+  } catch (const storage_error&) {
+    // A database older than schema version 4 opened read-only has no tokens table yet.
+  }
+  if (o.json) {
+    json arr = json::array();
+    for (const auto& t : tokens)
+      arr.push_back({{"id", t.id},
+                     {"name", t.name},
+                     {"role", t.role},
+                     {"created_at", t.created_at},
+                     {"revoked_at", t.revoked_at.empty() ? json(nullptr) : json(t.revoked_at)}});
+    std::cout << dump_json(arr, 2) << "\n";
+    return exit_ok;
+  }
+  table t({"id", "name", "role", "created", "revoked"});
+  for (const auto& k : tokens)
+    t.add({std::to_string(k.id), k.name, k.role, k.created_at.substr(0, 19),
+           k.revoked_at.substr(0, 19)});
+  t.print(std::cout);
+  return exit_ok;
+}
+
+int cmd_token_revoke(const token_cli_options& o) {
+  auto db = store::store::open(resolve_db_path(o.db), store::access::read_write);
+  if (!db.revoke_token(o.id, now_iso8601()))
+    throw input_error(fmt::format("no valid token with id {} in {} (see accelbench token list)",
+                                  o.id, db.path().string()));
+  std::cout << fmt::format("revoked token {}\n", o.id);
+  return exit_ok;
+}
+
+} // namespace
 
 command_hook add_serve(CLI::App& app, context&) {
   struct options {
@@ -57,7 +133,7 @@ command_hook add_serve(CLI::App& app, context&) {
 }
 
 command_hook add_token(CLI::App& app, context&) {
-  auto o = std::make_shared<server::token_cli_options>();
+  auto o = std::make_shared<token_cli_options>();
   auto* tok =
       app.add_subcommand("token", "Bearer tokens of accelbench serve: create, list, revoke");
   tok->require_subcommand(1);
@@ -80,10 +156,10 @@ command_hook add_token(CLI::App& app, context&) {
   add_db_option(revoke, o->db);
   return {tok, [o, create, list] {
             if (*create)
-              return server::cmd_token_create(*o);
+              return cmd_token_create(*o);
             if (*list)
-              return server::cmd_token_list(*o);
-            return server::cmd_token_revoke(*o);
+              return cmd_token_list(*o);
+            return cmd_token_revoke(*o);
           }};
 }
 

@@ -1,11 +1,11 @@
-#include "harness/cli/report_side.hpp"
+#include "harness/query/report_side.hpp"
 
 #ifdef ACCELBENCH_HAVE_MLPERF
 #include "importers/mlperf/power.hpp"
 #include "importers/mlperf/score.hpp"
 #endif
 
-namespace accelbench::cli {
+namespace accelbench::query {
 
 void score_mlperf_groups(report::side& s) {
 #ifdef ACCELBENCH_HAVE_MLPERF
@@ -24,4 +24,4 @@ report::side report_side(std::string label, std::vector<run> runs,
   return s;
 }
 
-} // namespace accelbench::cli
+} // namespace accelbench::query

@@ -1,4 +1,4 @@
-#include "harness/cli/selector.hpp"
+#include "harness/query/selector.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -12,7 +12,7 @@
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 
-namespace accelbench::cli {
+namespace accelbench::query {
 
 namespace fs = std::filesystem;
 
@@ -334,4 +334,4 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
   return out;
 }
 
-} // namespace accelbench::cli
+} // namespace accelbench::query

@@ -1,5 +1,4 @@
 #include "harness/server/api.hpp"
-#include "harness/cli/report_side.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,12 +7,13 @@
 
 #include <fmt/format.h>
 
-#include "harness/cli/commands.hpp"
-#include "harness/cli/compare_commands.hpp"
 #include "harness/compare/format.hpp"
+#include "harness/core/assignment.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/net/publish.hpp"
+#include "harness/query/comparison.hpp"
+#include "harness/query/report_side.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::server {
@@ -86,12 +86,12 @@ std::string selector_from(const params& p) {
 
 // A selector given whole (compare's and report's baseline and candidate): parsed first, so that a
 // malformed one is a 400 and one that matches nothing a 404. Never read as a file.
-cli::selection select_whole(store::store& db, const std::string& sel, const std::string& what) {
+query::selection select_whole(store::store& db, const std::string& sel, const std::string& what) {
   if (sel.empty())
     throw api_error(400, fmt::format("query parameter '{}' is required (a selector)", what));
-  cli::parse_selector(sel);
+  query::parse_selector(sel);
   try {
-    return cli::select_runs(db, sel, true, false);
+    return query::select_runs(db, sel, true, false);
   } catch (const input_error&) {
     // The CLI's message names the database file: a client learns nothing from it but where the
     // server keeps its data, so the answer names the selector only.
@@ -120,10 +120,10 @@ void allow_only(const params& p, std::initializer_list<const char*> allowed) {
   }
 }
 
-cli::selection select_from(store::store& db, const params& p, bool with_samples) {
+query::selection select_from(store::store& db, const params& p, bool with_samples) {
   const std::string sel = selector_from(p);
   if (sel.empty()) {
-    cli::selection all;
+    query::selection all;
     store::run_filter f;
     f.with_samples = with_samples;
     all.runs = db.query(f);
@@ -131,11 +131,11 @@ cli::selection select_from(store::store& db, const params& p, bool with_samples)
       all.systems[s.name] = s;
     return all;
   }
-  cli::parse_selector(sel); // malformed: input_error, a 400
+  query::parse_selector(sel); // malformed: input_error, a 400
   try {
-    return cli::select_runs(db, sel, with_samples, false);
+    return query::select_runs(db, sel, with_samples, false);
   } catch (const input_error&) {
-    return cli::selection{sel, {}, {}}; // well-formed, matches nothing
+    return query::selection{sel, {}, {}}; // well-formed, matches nothing
   }
 }
 
@@ -166,17 +166,17 @@ json one_run(store::store& db, const std::string& id_text, const params& p) {
 
 json compare_runs(store::store& db, const params& p) {
   allow_only(p, {"baseline", "candidate", "threshold", "alpha", "strict"});
-  cli::compare_cli_options o;
+  query::compare_options o;
   o.baseline = one(p, "baseline");
   o.candidate = one(p, "candidate");
   o.threshold = number(p, "threshold", -1, 0, 1000);
   o.alpha = number(p, "alpha", 0.01, 1e-12, 1 - 1e-12);
-  o.strict = flag(p, "strict");
+  const bool strict = flag(p, "strict");
   auto base = select_whole(db, o.baseline, "baseline");
   auto cand = select_whole(db, o.candidate, "candidate");
   compare::set_comparison c;
   try {
-    c = cli::compare_selections(base, cand, o);
+    c = query::compare_selections(base, cand, o);
   } catch (const input_error& e) {
     throw api_error(422, e.what());
   }
@@ -184,47 +184,44 @@ json compare_runs(store::store& db, const params& p) {
   for (auto v : {compare::verdict::regressed, compare::verdict::improved,
                  compare::verdict::unchanged, compare::verdict::inconclusive})
     counts[compare::to_string(v)] = c.count(v);
-  return {{"exit_code", compare::exit_code_for(c, o.strict)},
-          {"strict", o.strict},
+  return {{"exit_code", compare::exit_code_for(c, strict)},
+          {"strict", strict},
           {"verdict_counts", counts},
           {"comparison", compare::to_json(c)}};
 }
 
 json history_for(store::store& db, const params& p, bool require_workload) {
-  cli::history_cli_options o;
-  o.workload = one(p, "workload");
-  if (o.workload.empty()) {
+  std::string workload = one(p, "workload");
+  if (workload.empty()) {
     if (require_workload)
       throw api_error(400, "query parameter 'workload' is required (a workload, or prefix*)");
-    o.workload = std::string("*"); // not = "*": GCC 12's false -Wrestrict (bug 105329)
+    workload = std::string("*"); // not = "*": GCC 12's false -Wrestrict (bug 105329)
   }
-  o.system = one(p, "system");
-  o.since = one(p, "since");
-  o.tags = all_of(p, "tag");
-  o.sets = all_of(p, "set");
+  const std::string system = one(p, "system"), since = one(p, "since");
+  query::history_options o;
   o.min_segment = (size_t)integer(p, "min_segment", 5, 2, 1000000);
   o.max_pvalue = number(p, "max_pvalue", 0.001, 1e-300, 1 - 1e-12);
   o.window = (size_t)integer(p, "window", 0, 0, 1000000);
-  if (!o.since.empty())
-    cli::require_date(o.since, "since");
+  if (!since.empty())
+    query::require_date(since, "since");
   store::run_filter f;
-  if (o.workload != "*")
-    f.workloads = {o.workload};
-  if (!o.system.empty())
-    f.systems = {o.system};
+  if (workload != "*")
+    f.workloads = {workload};
+  if (!system.empty())
+    f.systems = {system};
   const std::string accel = one(p, "accelerator");
   if (!accel.empty())
     f.accelerators = {accel};
-  f.tags = o.tags;
-  f.since = o.since;
-  for (const auto& s : o.sets)
-    f.config.push_back(cli::split_assignment(s, "set"));
+  f.tags = all_of(p, "tag");
+  f.since = since;
+  for (const auto& s : all_of(p, "set"))
+    f.config.push_back(split_assignment(s, "set"));
   f.median_samples_only = true; // history_series needs each run's median, not all its samples
   auto runs = db.query(f);
   bool regression = false;
-  json series = cli::history_series(runs, o, &regression);
+  json series = query::history_series(runs, o, &regression);
   return {{"schema_version", 1},
-          {"workload", o.workload},
+          {"workload", workload},
           {"runs", runs.size()},
           {"series", series},
           {"regression", regression}};
@@ -253,7 +250,7 @@ document report(store::store& db, const params& p, bool allow_empty) {
     } catch (const api_error& e) {
       if (!allow_empty || e.status() != 404)
         throw;
-      return cli::selection{sel, {}, {}};
+      return query::selection{sel, {}, {}};
     }
   };
   auto b = side("baseline", "accelerator=H100");
@@ -264,9 +261,9 @@ document report(store::store& db, const params& p, bool allow_empty) {
   // The server's own CPU says nothing of the machines that measured the runs.
   opt.use_cached_cpu_peak = false;
   opt.floor_by_ruleset = compare::settings_from_rulesets({&b.runs, &c.runs}).floor_by_ruleset;
-  report::report_model rep =
-      report::build_report(cli::report_side(b.label, std::move(b.runs), std::move(b.systems)),
-                           cli::report_side(c.label, std::move(c.runs), std::move(c.systems)), opt);
+  report::report_model rep = report::build_report(
+      query::report_side(b.label, std::move(b.runs), std::move(b.systems)),
+      query::report_side(c.label, std::move(c.runs), std::move(c.systems)), opt);
   if (format == "html")
     return {report::to_html(rep), "text/html; charset=utf-8"};
   return {dump_json(report::to_json(rep), 2) + "\n", "application/json"};

@@ -7,9 +7,9 @@
 #include <map>
 #include <string>
 
-#include "harness/cli/selector.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/model.hpp"
+#include "harness/query/selector.hpp"
 #include "harness/store/store.hpp"
 
 namespace accelbench::server {
@@ -30,7 +30,7 @@ using params = std::multimap<std::string, std::string>;
 // system, accelerator, accelerator~, tag, workload, run, source, since.
 // The runs they select (every run when none is given). A malformed value is api_error 400; a
 // selector that matches nothing gives no runs.
-cli::selection select_from(store::store& db, const params& p, bool with_samples);
+query::selection select_from(store::store& db, const params& p, bool with_samples);
 
 // GET /api/v1/runs?SELECTOR&limit=N&offset=N&samples=0|1 -> {"total", "offset", "limit", "runs"}.
 json list_runs(store::store& db, const params& p);

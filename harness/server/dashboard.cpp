@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "harness/cli/commands.hpp"
-#include "harness/cli/compare_commands.hpp"
 #include "harness/compare/format.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/query/comparison.hpp"
+#include "harness/query/database.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::server {
@@ -259,7 +259,7 @@ std::string page_fleet(store::store& db, const params& raw) {
         "href=\"/api/v1/runs/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td></tr>",
         r->id, r->id, esc(r->started_at.substr(0, 19)), esc(r->system), esc(r->cfg.workload),
-        esc(cli::short_config(r->cfg)), esc(tags), esc(validity(*r)), esc(headline(*r)));
+        esc(query::short_config(r->cfg)), esc(tags), esc(validity(*r)), esc(headline(*r)));
   }
   o << "</table>" << k_page_end;
   return o.str();
@@ -360,7 +360,7 @@ bool write_system_comparison(std::ostringstream& o, store::store& db, const para
   for (const auto& k : {"workload", "since"})
     if (auto it = p.find(k); it != p.end() && it->second.find('&') == std::string::npos)
       extra += fmt::format("&{}={}", k, it->second);
-  cli::compare_cli_options co;
+  query::compare_options co;
   co.baseline = fmt::format("system={}&tag={}{}", system, tags[0], extra);
   co.candidate = fmt::format("system={}&tag={}{}", system, tags[1], extra);
   o << "<section><h2>" << esc(system) << ": " << esc(tags[0]) << " → " << esc(tags[1]) << "</h2>";
@@ -371,8 +371,8 @@ bool write_system_comparison(std::ostringstream& o, store::store& db, const para
   }
   compare::set_comparison c;
   try {
-    c = cli::compare_selections(cli::select_runs(db, co.baseline, true, false),
-                                cli::select_runs(db, co.candidate, true, false), co);
+    c = query::compare_selections(query::select_runs(db, co.baseline, true, false),
+                                  query::select_runs(db, co.candidate, true, false), co);
   } catch (const input_error& e) {
     o << "<p class=\"muted\">" << esc(e.what()) << "</p></section>";
     return false;

@@ -22,9 +22,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include "harness/cli/commands.hpp"
-#include "harness/cli/table.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/query/database.hpp"
 #include "harness/server/api.hpp"
 #include "harness/server/connection.hpp"
 #include "harness/server/dashboard.hpp"
@@ -821,7 +820,7 @@ int cmd_serve(const serve_options& o) {
   const auto [host, port] = parse_listen(o.listen);
   if (o.threads < 1 || o.threads > 1024)
     throw usage_error(fmt::format("--threads must be in [1, 1024], got {}", o.threads));
-  const std::string path = cli::resolve_db_path(o.db);
+  const std::string path = query::resolve_db_path(o.db);
   // Opened (created, migrated) once before listening: a bad database is exit 2 here, not a 503
   // later.
   server_state st(o, path);
@@ -863,63 +862,6 @@ int cmd_serve(const serve_options& o) {
   watcher.join();
   log_line("server stopped");
   return ok ? exit_ok : exit_internal;
-}
-
-int cmd_token_create(const token_cli_options& o) {
-  cli::require_text(o.name, "--name", false);
-  const role r = role_from_string(o.role);
-  auto db = store::store::open(cli::resolve_db_path(o.db), store::access::read_write);
-  auto t = create_token(db, o.name, r);
-  if (o.json)
-    std::cout << dump_json(json{{"id", t.record.id},
-                                {"name", t.record.name},
-                                {"role", t.record.role},
-                                {"token", t.token}},
-                           2)
-              << "\n";
-  else
-    std::cout << t.token << "\n";
-  std::cerr << fmt::format(
-      "accelbench: created {} token {} for '{}'; it is shown only now (the database keeps a "
-      "salted hash)\n",
-      t.record.role, t.record.id, printable(t.record.name));
-  return exit_ok;
-}
-
-int cmd_token_list(const token_cli_options& o) {
-  auto db = store::store::open(cli::resolve_db_path(o.db), store::access::read_only);
-  std::vector<store::token_record> tokens;
-  try {
-    tokens = db.tokens();
-  } catch (const storage_error&) {
-    // A database older than schema version 4 opened read-only has no tokens table yet.
-  }
-  if (o.json) {
-    json arr = json::array();
-    for (const auto& t : tokens)
-      arr.push_back({{"id", t.id},
-                     {"name", t.name},
-                     {"role", t.role},
-                     {"created_at", t.created_at},
-                     {"revoked_at", t.revoked_at.empty() ? json(nullptr) : json(t.revoked_at)}});
-    std::cout << dump_json(arr, 2) << "\n";
-    return exit_ok;
-  }
-  cli::table t({"id", "name", "role", "created", "revoked"});
-  for (const auto& k : tokens)
-    t.add({std::to_string(k.id), k.name, k.role, k.created_at.substr(0, 19),
-           k.revoked_at.substr(0, 19)});
-  t.print(std::cout);
-  return exit_ok;
-}
-
-int cmd_token_revoke(const token_cli_options& o) {
-  auto db = store::store::open(cli::resolve_db_path(o.db), store::access::read_write);
-  if (!db.revoke_token(o.id, now_iso8601()))
-    throw input_error(fmt::format("no valid token with id {} in {} (see accelbench token list)",
-                                  o.id, db.path().string()));
-  std::cout << fmt::format("revoked token {}\n", o.id);
-  return exit_ok;
 }
 
 } // namespace accelbench::server

@@ -1,5 +1,5 @@
 #pragma once
-// `accelbench serve` and `accelbench token`: the results server of a fleet (cpp-httplib from
+// `accelbench serve`: the results server of a fleet (cpp-httplib from
 // Debian; HTTPS through its OpenSSL support when given a certificate and key).
 //
 // Each connection has a thread of its own (harness/server/connection.hpp reads it with deadlines
@@ -35,15 +35,6 @@ struct serve_options {
 // Runs until SIGINT or SIGTERM; returns the exit code. Bad options (listen address, certificate,
 // database) are input_error/storage_error before anything listens.
 int cmd_serve(const serve_options& o);
-
-struct token_cli_options {
-  std::string db, name, role = "read";
-  long long id = 0;
-  bool json = false;
-};
-int cmd_token_create(const token_cli_options& o); // prints the token once on stdout
-int cmd_token_list(const token_cli_options& o);   // ids, names, roles, dates; never secrets
-int cmd_token_revoke(const token_cli_options& o);
 
 // ADDR:PORT -> (host, port); throws input_error naming the value. Exposed for tests.
 std::pair<std::string, int> parse_listen(const std::string& listen);

@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "harness/cli/compare_commands.hpp"
+#include "harness/query/comparison.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/net/publish.hpp"
 #include "harness/server/connection.hpp"
@@ -714,9 +714,7 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
     store::run_filter f;
     f.workloads = {"gemm"};
     f.systems = {"box-h"};
-    cli::history_cli_options o;
-    o.workload = "gemm";
-    CHECK(cli::history_series(st.query(f), o) == hj["series"]);
+    CHECK(query::history_series(st.query(f), query::history_options{}) == hj["series"]);
   }
 
   auto rep = c.Get("/api/v1/report?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-19", auth(r));

@@ -1,0 +1,35 @@
+#pragma once
+// What compare and history judge, for every front end: the command line (`accelbench compare`,
+// `accelbench history`) and the server (/api/v1/compare, /api/v1/history, the dashboard).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "harness/compare/compare.hpp"
+#include "harness/core/model.hpp"
+#include "harness/query/selector.hpp"
+
+namespace accelbench::query {
+
+struct compare_options {
+  std::string baseline, candidate; // the selectors, as labels
+  double threshold = -1;           // < 0: per workload from the ruleset (default 5%)
+  double alpha = 0.01;
+  bool trust_loaded = false; // judge pairs measured on a loaded machine like any other
+};
+// The comparison of two selections: the minimum effect from o.threshold, else each workload's
+// ruleset; throws input_error when the sides share no config.
+compare::set_comparison compare_selections(const selection& base, const selection& cand,
+                                           const compare_options& o);
+
+struct history_options {
+  size_t min_segment = 5;
+  double max_pvalue = 0.001;
+  size_t window = 0;
+};
+// The series and change points of `history --format json` ("series" array) for runs already
+// selected; `regression` (if given) is set when a change point is a regression.
+json history_series(const std::vector<run>& runs, const history_options& o,
+                    bool* regression = nullptr);
+
+} // namespace accelbench::query
