@@ -5,7 +5,7 @@
 #include <new>
 #include <sstream>
 
-#include <catch2/catch_test_macros.hpp>
+#include <catch2/catch.hpp>
 
 #include "harness/core/error.hpp"
 #include "harness/runner/runner.hpp"
