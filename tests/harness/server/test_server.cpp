@@ -8,9 +8,9 @@
 #include <set>
 #include <thread>
 
-#include "harness/query/comparison.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/net/publish.hpp"
+#include "harness/query/comparison.hpp"
 #include "harness/server/connection.hpp"
 #include "harness/server/dashboard.hpp"
 #include "harness/server/server.hpp"
