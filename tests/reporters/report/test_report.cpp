@@ -1139,3 +1139,46 @@ TEST_CASE("report on one machine: sides named by their selectors, labels without
   CHECK(html.find("<summary><h2>Provenance</h2>") != std::string::npos);
   CHECK(html.find("<h2>Pairs in detail</h2>\n<table") == std::string::npos); // no open copy
 }
+
+// ---------------------------------------------------------------------------------------------
+// Same inputs, same bytes: every writer (JSON, HTML, the terminal text) over the synthetic store,
+// the published figures (plausibility, model FLOPs) and the shared MLPerf data (time to train),
+// against golden files written by the report before it was split by concept.
+
+namespace {
+
+void check_golden(const std::string& name, const std::string& text) {
+  const fs::path golden = fs::path(ACCELBENCH_SOURCE_DIR) / "tests/reporters/report/golden" / name;
+  if (const char* u = std::getenv("ACCELBENCH_UPDATE_GOLDEN"); u && std::string(u) == "1") {
+    fs::create_directories(golden.parent_path());
+    write_file_atomic(golden, text);
+    WARN("golden file rewritten: " << golden.string());
+  }
+  INFO(golden.string());
+  REQUIRE(fs::exists(golden));
+  CHECK(text == slurp(golden));
+}
+
+// `json_name`: the synthetic store's JSON is report.json, the older golden file.
+void check_golden_report(const std::string& stem, const report::report_model& rep,
+                         const std::string& json_name = "") {
+  check_golden(json_name.empty() ? stem + ".json" : json_name, report::to_json(rep).dump(2) + "\n");
+  check_golden(stem + ".html", report::to_html(rep));
+  check_golden(stem + ".txt", report::summary_text(rep));
+}
+
+} // namespace
+
+TEST_CASE("report: golden JSON, HTML and text of the synthetic, published and MLPerf reports",
+          "[report][golden]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  import_mlperf(db);
+  check_golden_report("synthetic", synthetic_report(db), "report.json");
+  check_golden_report("published", published_report());
+  check_golden_report("mlperf",
+                      report::build_report(
+                          side_of(cli::select_runs(db, "accelerator=H100&workload=mlperf.*")),
+                          side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options()));
+}
