@@ -383,7 +383,7 @@ int64_t positive_config_int(const run& r, std::initializer_list<const char*> key
 // Model FLOPs per token of a training figure: the count the run reports (accelbench's own
 // train.llama), else the formula over the model's dimensions (the figure's extra.model, or the
 // models catalogue entry named by its config).
-token_flops token_flops_of(const std::vector<const run*>& runs, const json& models) {
+token_flops token_flops_of(const std::vector<const run*>& runs, const model_catalogue& models) {
   token_flops f;
   std::vector<double> reported;
   for (const run* r : runs)
@@ -397,27 +397,13 @@ token_flops token_flops_of(const std::vector<const run*>& runs, const json& mode
   const run& r = *runs.front();
   const auto it = r.cfg.values.find("model");
   const std::string model = it == r.cfg.values.end() ? std::string() : it->second;
-  json dims;
-  if (r.extra.is_object() && r.extra.contains("model") && r.extra["model"].is_object())
-    dims = r.extra["model"];
-  else if (models.is_object() && models.contains(model) && models[model].is_object())
-    dims = models[model];
-  return token_flops_of_dims(dims, model, positive_config_int(r, {"seq_len", "seq"}));
-}
-
-// The models catalogue (name -> dimensions); empty when absent or unreadable: the figures that
-// need it are then "not assessed" rather than the report failing.
-json load_models(const options& opt) {
-  const std::filesystem::path file = opt.models_file.empty()
-                                         ? data_root() / "workloads" / "training" / "models.json"
-                                         : opt.models_file;
-  try {
-    json doc = read_json_file(file, "model catalogue");
-    if (doc.is_object() && doc.contains("models") && doc["models"].is_object())
-      return doc["models"];
-  } catch (const std::exception&) {
+  const int64_t seq = positive_config_int(r, {"seq_len", "seq"});
+  if (r.extra.is_object() && r.extra.contains("model") && r.extra["model"].is_object()) {
+    model_dims own;
+    const bool readable = read_model_dims(r.extra["model"], model, own).empty();
+    return token_flops_of_dims(readable ? &own : nullptr, model, seq);
   }
-  return json::object();
+  return token_flops_of_dims(models.find(model), model, seq);
 }
 
 // An implausible figure's most likely reading: a per-GPU training figure that is really per node
@@ -453,7 +439,7 @@ void add_likely_reading(plausibility_check& c, const side_score& s, const std::s
 
 plausibility_check assess_plausibility(const side_score& s, const std::string& family,
                                        const std::string& dtype, const std::vector<const run*>& ok,
-                                       const system_facts& facts, const json& models,
+                                       const system_facts& facts, const model_catalogue& models,
                                        bool per_accel_unit, bool probed_peak) {
   plausibility_check c;
   if (!(s.value > 0) || ok.empty()) {
@@ -625,7 +611,7 @@ void mlperf_bootstrap_ci(scored_side& out, const options& opt) {
 // An MLPerf side: time to train by the official score, per accelerator as accelerator-minutes;
 // its plausibility is the model-FLOP utilisation the runs the score averages imply.
 void score_mlperf_side(const group& g, const options& opt, const device_spec* dev,
-                       const json& models, scored_side& out) {
+                       const model_catalogue& models, scored_side& out) {
   side_score& s = out.score;
   s.mlperf = true;
   s.quantity = "time_to_train_min";
@@ -732,7 +718,8 @@ void find_peak(side_score& s, const device_spec* dev, const std::vector<const ru
         break;
       }
     }
-    if (const cpu_peak here = opt.use_cached_cpu_peak && peak == 0 ? cached_cpu_peak() : cpu_peak{};
+    if (const cpu_peak here =
+            opt.machine_cpu_peak && peak == 0 ? *opt.machine_cpu_peak : cpu_peak{};
         here.quiet()) {
       peak = peak_tflops_for(here, dtype.empty() ? "fp32" : dtype);
       peak_src = "measured by accelbench on this machine (cached_cpu_peak)";
@@ -797,7 +784,7 @@ void add_size_points(side_score& s, const group& g, const std::vector<const run*
 }
 
 scored_side score_group(const group& g, const options& opt, const device_catalogue& devices,
-                        const json& models, std::vector<std::string>& notes) {
+                        const model_catalogue& models, std::vector<std::string>& notes) {
   scored_side out;
   side_score& s = out.score;
   const device_spec* dev = identify_side(s, g, devices);
@@ -1312,6 +1299,19 @@ std::vector<mlperf_group> mlperf_groups(const side& s) {
   return out;
 }
 
+bool needs_machine_cpu_peak(const side& baseline, const side& candidate,
+                            const device_catalogue& devices) {
+  for (const side* s : {&baseline, &candidate})
+    for (const auto& r : s->runs) {
+      const device_spec* dev = devices.match(facts_of(r, *s).accelerator_model);
+      const bool own_peak = r.extra.is_object() && r.extra.contains("peak") &&
+                            r.extra["peak"].is_object() && r.extra["peak"].value("tflops", 0.0) > 0;
+      if (dev && dev->measured_peak && !own_peak)
+        return true;
+    }
+  return false;
+}
+
 // Every run of both selections (a run selected on both sides once).
 static std::vector<const run*> all_runs(const side& a, const side& b) {
   std::vector<const run*> out;
@@ -1334,7 +1334,7 @@ class report_builder {
 public:
   report_builder(const side& baseline, const side& candidate, const options& opt)
       : baseline_(baseline), candidate_(candidate), opt_(opt), devices_(opt.devices),
-        models_(load_models(opt)), gb_(group_runs(baseline)), gc_(group_runs(candidate)) {}
+        models_(opt.models), gb_(group_runs(baseline)), gc_(group_runs(candidate)) {}
 
   report_model build() {
     describe_report();
@@ -1754,7 +1754,7 @@ private:
   const side& candidate_;
   const options& opt_;
   const device_catalogue& devices_;
-  const json models_;
+  const model_catalogue& models_;
   const group_map gb_, gc_;
   std::map<const group*, scored_group> scored_; // each group scored once
   compare::between_run_pool pool_;              // the variance between runs over every paired group

@@ -1182,3 +1182,42 @@ TEST_CASE("report: golden JSON, HTML and text of the synthetic, published and ML
                           side_of(cli::select_runs(db, "accelerator=H100&workload=mlperf.*")),
                           side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options()));
 }
+
+TEST_CASE("report: a CPU run without its own peak takes the machine's peak from the options, and "
+          "the report never probes",
+          "[report][plausibility]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  db.upsert_system(system_rec("cpu-a", "CPU: Example Xeon", 1, 1));
+  db.upsert_system(system_rec("cpu-b", "CPU: Example Xeon 2", 1, 1));
+  std::map<std::string, std::string> v = {
+      {"M", "1024"}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp32"}, {"library", "onednn"}};
+  run a = make_run(1, "cpu-a", "gemm", v, "TFLOP/s", direction::higher_is_better, 0.2, 0.01, 10, 1);
+  run b = make_run(2, "cpu-b", "gemm", v, "TFLOP/s", direction::higher_is_better, 0.3, 0.01, 10, 2);
+  b.extra["peak"] = {{"tflops", 0.6}, {"source", "FMA probe"}};
+  std::vector<run> both = {a, b};
+  db.insert_runs(both);
+  auto sa = side_of(cli::select_runs(db, "system=cpu-a"));
+  auto sb = side_of(cli::select_runs(db, "system=cpu-b"));
+  auto opt = fixed_options();
+  // a carries no extra.peak: the caller is asked for the machine's; b alone needs none.
+  CHECK(report::needs_machine_cpu_peak(sa, sb, opt.devices));
+  CHECK_FALSE(report::needs_machine_cpu_peak(sb, sb, opt.devices));
+  auto without = report::build_report(sa, sb, opt);
+  REQUIRE(without.pairs.size() == 1);
+  CHECK_FALSE(without.pairs[0].baseline.pct_of_peak); // no peak given, none measured
+  REQUIRE(without.pairs[0].candidate.pct_of_peak);
+  CHECK(*without.pairs[0].candidate.pct_of_peak == Approx(50).epsilon(0.05));
+  cpu_peak here;
+  here.fp32_tflops = 0.4;
+  here.other_load = 0; // quiet
+  opt.machine_cpu_peak = here;
+  auto with = report::build_report(sa, sb, opt);
+  REQUIRE(with.pairs[0].baseline.pct_of_peak);
+  CHECK(*with.pairs[0].baseline.pct_of_peak == Approx(50).epsilon(0.05));
+  CHECK(with.pairs[0].baseline.peak_source.find("this machine") != std::string::npos);
+  // A loaded probe gives no % of peak.
+  here.other_load = 0.4;
+  opt.machine_cpu_peak = here;
+  CHECK_FALSE(report::build_report(sa, sb, opt).pairs[0].baseline.pct_of_peak);
+}
