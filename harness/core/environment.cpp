@@ -167,15 +167,27 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
 }
 } // namespace
 
-std::string environment_fingerprint(const json& env) {
-  // Stored fingerprints started from this basis: keep it, or every stored run's environment
-  // would read as changed (harness/core/hash.hpp).
-  uint64_t h = k_fnv1a64_legacy_basis;
+namespace {
+std::string fingerprint_from(const json& env, uint64_t basis) {
+  uint64_t h = basis;
   for (const auto& [name, ptr] : comparable_fields(env)) {
     std::string v = name + "=" + (env.contains(ptr) ? dump_json(env.at(ptr)) : "null") + ";";
     h = fnv1a64(v, h);
   }
   return fmt::format("{:016x}", h);
+}
+} // namespace
+
+std::string environment_fingerprint(const json& env) {
+  return fingerprint_from(env, k_fnv1a64_basis);
+}
+
+std::string legacy_environment_fingerprint(const json& env) {
+  return fingerprint_from(env, k_fnv1a64_legacy_basis);
+}
+
+std::string current_fingerprint(const json& env, const std::string& stored) {
+  return stored == legacy_environment_fingerprint(env) ? environment_fingerprint(env) : stored;
 }
 
 std::vector<std::string> environment_differences(const json& a, const json& b) {
