@@ -9,6 +9,7 @@
 
 #include "harness/core/bf16.hpp"
 #include "harness/core/counter_rng.hpp"
+#include "harness/core/datasheet_peak.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/parallel.hpp"
@@ -239,16 +240,6 @@ json cudnn_record() {
           {"built_with_cuda", cudnn::cuda_version_text(e.built_cuda_version)},
           {"library", cudnn::library_path()},
           {"sm", e.sm}};
-}
-
-kernel_peak datasheet_peak(const std::string& gpu_name, dtype type) {
-  const std::string dt = to_string(type);
-  kernel_peak pk;
-  pk.source = peak_source::datasheet;
-  pk.tflops = device::datasheet_peak_tflops(gpu_name, dt);
-  pk.record = {{"tflops", pk.tflops}, {"dtype", dt}, {"source", "NVIDIA datasheet, dense"}};
-  pk.what = "NVIDIA datasheet, " + dt + " dense";
-  return pk;
 }
 
 // Correctness against the double-precision CPU reference over the same (rounded) inputs.

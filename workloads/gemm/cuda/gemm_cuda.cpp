@@ -19,6 +19,7 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/checked_math.hpp"
 #include "harness/core/counter_rng.hpp"
+#include "harness/core/datasheet_peak.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/fp16.hpp"
 #include "harness/core/kernel_metrics.hpp"
@@ -598,16 +599,6 @@ private:
   cublasLtMatmulHeuristicResult_t m_heur{};
 };
 
-kernel_peak datasheet_peak(const std::string& gpu_name, dtype type) {
-  const std::string dt = to_string(type);
-  kernel_peak pk;
-  pk.source = peak_source::datasheet;
-  pk.tflops = device::datasheet_peak_tflops(gpu_name, dt);
-  pk.record = {{"tflops", pk.tflops}, {"dtype", dt}, {"source", "NVIDIA datasheet, dense"}};
-  pk.what = "NVIDIA datasheet, " + dt + " dense";
-  return pk;
-}
-
 } // namespace
 
 void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, run_context& ctx,
@@ -631,7 +622,7 @@ void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, ru
 
     if (!measure::measure_into(out, key, k, ctx.rules->measurement()))
       return;
-    const double flops = 2.0 * (double)d.m * (double)d.n * (double)d.k;
+    const double flops = d.flops();
     out.extra["algorithm"] = k.algorithm();
     out.extra["implementation"] = "cublasLt";
     out.extra["device"] = gpu.to_json();
