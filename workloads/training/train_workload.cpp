@@ -14,6 +14,7 @@
 #include "harness/core/checked_math.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/hash.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
@@ -225,6 +226,7 @@ std::vector<std::string> closed_division_violations(const nlohmann::json& tr,
 train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   train_settings s;
   const auto& tr = section_of(rules);
+  s.key = cfg.key();
   s.mode = cfg.at("mode");
   s.model = find_model(data_root() / "workloads/training/models.json", cfg.at("model"));
   resolve_layers(cfg, s);
@@ -503,7 +505,7 @@ private:
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
-    uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
+    const uint64_t seed = seed_of(ctx.seed, s.key);
     reset_peak_rss();
     cpu_trainable model(s.model, s.options);
     auto res = measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
@@ -526,7 +528,7 @@ private:
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
-    uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
+    const uint64_t seed = seed_of(ctx.seed, s.key);
     const auto st = device::query_cuda(true);
     const auto& gpu = st.gpus.front();
     const std::string dt = to_string(s.options.dtype);
@@ -567,7 +569,7 @@ private:
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
-    const uint64_t seed = agreed_seed(ctx);
+    const uint64_t seed = agreed_seed(s, ctx);
     const source_factory global = train_source(s, src);
     const int n = dist::size();
     const source_factory mine = [global, n](uint64_t sd) -> std::unique_ptr<token_source> {
@@ -645,8 +647,8 @@ private:
   }
 
   // A seed every rank uses (rank 0's): the replicas start from the same parameters.
-  static uint64_t agreed_seed(const run_context& ctx) {
-    const uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
+  static uint64_t agreed_seed(const train_settings& s, const run_context& ctx) {
+    const uint64_t seed = seed_of(ctx.seed, s.key);
     return std::stoull(dist::broadcast(std::to_string(seed)));
   }
 
@@ -939,10 +941,11 @@ private:
   static bool ttt_one_run(const train_settings& s, const ttt_setup& setup, run_context& ctx,
                           int64_t i, ttt_tally& tally, run& out) {
     // MLPerf: each run uses a distinct seed from a proper entropy source, logged ("seed").
-    // A harness-given seed (ctx.seed) makes the whole set reproducible instead. Across ranks,
-    // rank 0's seed: the replicas start from the same parameters.
-    uint64_t seed =
-        ctx.seed ? mix_seed(ctx.seed, uint64_t(i)) : (uint64_t(tally.rd()) << 32 | tally.rd());
+    // A harness-given seed (ctx.seed) makes the whole set reproducible instead, with the one
+    // meaning of --seed (seed_of). Across ranks, rank 0's seed: the replicas start from the same
+    // parameters.
+    uint64_t seed = ctx.seed ? mix_seed(seed_of(ctx.seed, s.key), uint64_t(i))
+                             : (uint64_t(tally.rd()) << 32 | tally.rd());
     seed &= (1ull << 53) - 1; // exact as a JSON number everywhere
     if (dist::distributed())
       seed = std::stoull(dist::broadcast(std::to_string(seed)));
