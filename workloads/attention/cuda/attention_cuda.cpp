@@ -15,7 +15,7 @@
 #include "harness/core/parallel.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
-#include "harness/measure/measure.hpp"
+#include "harness/measure/kernel_run.hpp"
 #include "workloads/attention/attention_check.hpp"
 
 namespace accelbench::attention {
@@ -285,11 +285,12 @@ void attention_cuda_execute(const attention_params& p, run& out, run_context& ct
       kern.forward(kern.stream());
       device::synchronize("attention forward (setup for pass=bwd)");
     }
-    if (!measure::measure_into(out, p.key, kern, ctx.rules->measurement()))
-      return;
-    record_implementation(p, kern, gpu, out);
-    add_kernel_metrics(out, p.flops(), datasheet_peak(gpu.name, p.type));
-    check_outputs(p, t, in, out, ctx, seed);
+    measure::kernel_run_steps steps;
+    steps.flops = p.flops();
+    steps.peak = [&] { return datasheet_peak(gpu.name, p.type); };
+    steps.describe = [&](run& r) { record_implementation(p, kern, gpu, r); };
+    steps.check = [&](run& r) { check_outputs(p, t, in, r, ctx, seed); };
+    measure::run_checked_kernel(out, p.key, kern, ctx, steps);
   } catch (const backend_error& e) {
     out.mark_failed(e.what());
   }
