@@ -42,10 +42,7 @@ void gemm_cpu_execute(const gemm_shape& s, const std::string& key, const std::st
     if (hook)
       hook(s, buf);
     const gemm_check chk = check_gemm(s, buf, ctx.rules->correctness_samples(), seed);
-    r.extra["correctness"] = chk.to_json();
-    r.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
-    if (!chk.ok())
-      r.mark_invalid("correctness: " + chk.reason());
+    record_check(r, chk);
   };
   measure::run_checked_kernel(out, key, k, ctx, steps);
 }

@@ -642,10 +642,7 @@ void check_output(const dims& d, const host_operand& ha, const host_operand& hb,
   const gemm_check chk = check_gemm_output(
       d.m, d.n, d.k, a_at, b_at, [&](int64_t i, int64_t j) { return c[(uint64_t)i * d.n + j]; },
       cuda_error_model(d.type, d.out), points, seed + 17);
-  out.extra["correctness"] = chk.to_json();
-  out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
-  if (!chk.ok())
-    out.mark_invalid("correctness: " + chk.reason());
+  record_check(out, chk);
 }
 
 } // namespace
