@@ -53,8 +53,12 @@ std::string substitute_one(const std::string& arg,
     std::string key = arg.substr(i + 1, n - 2);
     auto it = config.find(key);
     if (it == config.end()) {
-      throw input_error("argument '" + arg + "' names {" + key +
-                        "}, which the config does not set (give it with --set " + key + "=V)");
+      std::string msg = "argument '" + arg + "' names {";
+      msg += key;
+      msg += "}, which the config does not set (give it with --set ";
+      msg += key;
+      msg += "=V)";
+      throw input_error(msg);
     }
     out += it->second;
     i += n;
@@ -209,13 +213,16 @@ std::vector<std::string> child_environment(const launch& l) {
     }
   }
   for (const auto& [k, v] : add) {
-    out.push_back(k + "=" + v);
+    out.push_back(k);
+    out.back() += '=';
+    out.back() += v;
   }
   return out;
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& v) {
   std::vector<char*> out;
+  out.reserve(v.size() + 1);
   for (std::string& s : v) {
     out.push_back(s.data());
   }
@@ -414,6 +421,7 @@ void watch(const launch& l, running& r, std::vector<capture>& caps, process_outc
   clock_type::time_point drain_until{};
   while (true) {
     std::vector<pollfd> fds;
+    fds.reserve(caps.size() + 1);
     for (capture& c : caps) {
       fds.push_back({c.fd.fd, POLLIN, 0}); // a closed capture (-1) is ignored by poll
     }
