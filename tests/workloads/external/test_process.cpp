@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness/core/error.hpp"
+#include "tests/support/skip.hpp"
 #include "workloads/external/process.hpp"
 #include "workloads/external/protocol.hpp"
 
@@ -254,4 +255,19 @@ TEST_CASE("stderr keeps its last bytes") {
   process_outcome o = run_process(l);
   CHECK(o.stderr_tail.size() == 100);
   CHECK(o.stderr_tail.substr(o.stderr_tail.size() - 10) == "line 2000\n");
+}
+
+TEST_CASE("runs leave no descriptor open in accelbench, failed starts included") {
+  if (!fs::exists("/proc/self/fd")) {
+    ACCELBENCH_SKIP("no /proc/self/fd to count descriptors in");
+  }
+  auto count = [] {
+    return std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{});
+  };
+  auto before = count();
+  temp_dir d;
+  (void)run_process(of({d.script("p.sh", "echo x; echo '{\"sample\": {\"seconds\": 1}}' >&3")}));
+  CHECK_THROWS(run_process(of({"/nonexistent/prog"})));
+  CHECK_THROWS(run_process(of({"accelbench-no-such-program"})));
+  CHECK(count() == before);
 }
