@@ -32,6 +32,7 @@
 #include <omp.h>
 
 #include "kernels/attention/cpu/flash_attention.hpp"
+#include "workloads/attention/attention_reference.hpp"
 
 using namespace accelbench::attention;
 

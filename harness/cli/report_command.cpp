@@ -14,6 +14,7 @@
 #include "harness/compare/compare.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
+#include "harness/core/peak.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
 #include "reporters/report/report.hpp"
@@ -44,8 +45,6 @@ int cmd_report(const report_cli_options& o) {
                                      : report::price_table::load(o.prices_file);
   for (const auto& p : o.prices)
     opt.prices.apply_override(p, opt.devices);
-  // CPU runs measured before extra.peak existed get this machine's cached peak.
-  opt.use_cached_cpu_peak = true;
   opt.trust_loaded = o.trust_loaded;
 
   // A file selector needs no database; open one only when a side needs it (and never create it).
@@ -65,6 +64,9 @@ int cmd_report(const report_cli_options& o) {
   opt.floor_by_ruleset = compare::settings_from_rulesets({&b.runs, &c.runs}).floor_by_ruleset;
   report::side bs = report_side(b.label, std::move(b.runs), std::move(b.systems));
   report::side cs = report_side(c.label, std::move(c.runs), std::move(c.systems));
+  // CPU runs measured before extra.peak existed get this machine's cached peak, as data.
+  if (report::needs_machine_cpu_peak(bs, cs, opt.devices))
+    opt.machine_cpu_peak = cached_cpu_peak();
   report::report_model rep = report::build_report(bs, cs, opt);
 
   // Both files or neither.

@@ -23,7 +23,7 @@ std::map<std::string, std::string>& libs() {
   return m;
 }
 
-std::string trim(std::string s) {
+std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t\r\n");
   size_t b = s.find_last_not_of(" \t\r\n");
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
@@ -150,9 +150,9 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
   // a run of one process has no such fields, so its fingerprint is what it always was.
   const json::json_pointer world("/distributed/world_size");
   if (env.contains(world) && env.at(world).is_number() && env.at(world).get<double>() > 1) {
-    f.push_back({"distributed.world_size", world});
-    f.push_back({"distributed.ranks_per_node", json::json_pointer("/distributed/ranks_per_node")});
-    f.push_back({"distributed.nodes", json::json_pointer("/distributed/nodes")});
+    f.emplace_back("distributed.world_size", world);
+    f.emplace_back("distributed.ranks_per_node", json::json_pointer("/distributed/ranks_per_node"));
+    f.emplace_back("distributed.nodes", json::json_pointer("/distributed/nodes"));
   }
   // Library names come from imported documents too: '~' and '/' are escaped (RFC 6901), or a
   // name like "a~b" would be an invalid pointer (an exception) and "x/y" a different field.
@@ -161,21 +161,33 @@ std::vector<std::pair<std::string, json::json_pointer>> comparable_fields(const 
       std::string token;
       for (char c : k)
         token += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
-      f.push_back({"libraries." + k, json::json_pointer("/libraries/" + token)});
+      f.emplace_back("libraries." + k, json::json_pointer("/libraries/" + token));
     }
   return f;
 }
 } // namespace
 
-std::string environment_fingerprint(const json& env) {
-  // Stored fingerprints started from this basis: keep it, or every stored run's environment
-  // would read as changed (harness/core/hash.hpp).
-  uint64_t h = k_fnv1a64_legacy_basis;
+namespace {
+std::string fingerprint_from(const json& env, uint64_t basis) {
+  uint64_t h = basis;
   for (const auto& [name, ptr] : comparable_fields(env)) {
     std::string v = name + "=" + (env.contains(ptr) ? dump_json(env.at(ptr)) : "null") + ";";
     h = fnv1a64(v, h);
   }
   return fmt::format("{:016x}", h);
+}
+} // namespace
+
+std::string environment_fingerprint(const json& env) {
+  return fingerprint_from(env, k_fnv1a64_basis);
+}
+
+std::string legacy_environment_fingerprint(const json& env) {
+  return fingerprint_from(env, k_fnv1a64_legacy_basis);
+}
+
+std::string current_fingerprint(const json& env, const std::string& stored) {
+  return stored == legacy_environment_fingerprint(env) ? environment_fingerprint(env) : stored;
 }
 
 std::vector<std::string> environment_differences(const json& a, const json& b) {

@@ -22,7 +22,15 @@ json capture_environment();
 
 // FNV-1a 64 over the comparable fields: cpu model, logical cores, compiler, build type, library
 // versions, accelerator. Not the revision (nightly runs compare revisions) nor clocks or memory.
+// Fingerprint version 2: from the specification's offset basis (k_fnv1a64_basis).
 std::string environment_fingerprint(const json& env);
+// Version 1, as accelbench wrote it before schema version 6: the same fields from the legacy
+// basis (k_fnv1a64_legacy_basis). Only to recognise old fingerprints.
+std::string legacy_environment_fingerprint(const json& env);
+// The fingerprint a run with environment `env` and fingerprint `stored` has now: version 2 when
+// `stored` is the version-1 fingerprint of `env` (the store's migration 6 and imports of older
+// documents), else `stored` unchanged. Old and new runs of one machine then compare as equal.
+std::string current_fingerprint(const json& env, const std::string& stored);
 // Names of comparable fields whose values differ ("cpu.model", "libraries.onednn").
 std::vector<std::string> environment_differences(const json& a, const json& b);
 

@@ -12,10 +12,12 @@ namespace accelbench {
 // The specification's offset basis (0xcbf29ce484222325).
 inline constexpr uint64_t k_fnv1a64_basis = 14695981039346656037ULL;
 
-// The basis accelbench's seeds and environment fingerprints have always started from: the
-// specification's basis without its last digit (a typo once in fnv1a64 itself). Every input
-// seeded from a config key and every stored fingerprint depends on it, so those two keep it, by
-// name; anything new hashes with the specification's basis.
+// The basis accelbench's seeds have always started from: the specification's basis without its
+// last digit (a typo once in fnv1a64 itself). Every input seeded from a config key, and so every
+// stored input and result, depends on it: seed_from_key keeps it, by name, and must never change.
+// Environment fingerprints started from it too (version 1) and now start from the specification's
+// basis (version 2); it stays to recognise the old ones (legacy_environment_fingerprint; the
+// store's migration 6 rewrites them). Anything new hashes with the specification's basis.
 inline constexpr uint64_t k_fnv1a64_legacy_basis = 1469598103934665603ULL;
 
 inline uint64_t fnv1a64(std::string_view s, uint64_t h = k_fnv1a64_basis) {
@@ -25,7 +27,7 @@ inline uint64_t fnv1a64(std::string_view s, uint64_t h = k_fnv1a64_basis) {
 }
 
 // The seed of a run's inputs, from its config key (the same inputs for the same config on every
-// system and in every release).
+// system and in every release). Keeps the legacy basis: stored inputs and results depend on it.
 inline uint64_t seed_from_key(std::string_view key) { return fnv1a64(key, k_fnv1a64_legacy_basis); }
 
 // The seed of a kernel run's inputs, the one meaning of --seed for every GEMM and attention

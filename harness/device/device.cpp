@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/device_catalogue.hpp"
+#include "harness/core/datasheet_peak.hpp"
 #include "harness/core/error.hpp"
 
 namespace accelbench::device {
@@ -337,9 +337,9 @@ std::string dtype_unsupported_reason(const std::string& dtype, int cc_major, int
 }
 
 double datasheet_peak_tflops(const std::string& gpu_name, const std::string& dtype) {
-  // The one catalogue (results/devices.json, embedded): the report reads the same figures.
-  const device_spec* d = device_catalogue::builtin().match(gpu_name);
-  return d && !d->measured_peak ? d->peak_for(dtype) : 0;
+  // The one table (harness/core/datasheet_peak.hpp, over results/devices.json): the CUDA
+  // backends and the report read the same figures.
+  return accelbench::datasheet_peak_tflops(gpu_name, dtype);
 }
 
 std::string memory_refusal(uint64_t bytes, uint64_t free_bytes) {

@@ -258,8 +258,7 @@ document report(store::store& db, const params& p, bool allow_empty) {
   report::options opt;
   opt.devices = report::device_catalogue::builtin();
   opt.prices = report::price_table::builtin();
-  // The server's own CPU says nothing of the machines that measured the runs.
-  opt.use_cached_cpu_peak = false;
+  // No machine_cpu_peak: the server's own CPU says nothing of the machines that measured the runs.
   opt.floor_by_ruleset = compare::settings_from_rulesets({&b.runs, &c.runs}).floor_by_ruleset;
   report::report_model rep = report::build_report(
       query::report_side(b.label, std::move(b.runs), std::move(b.systems)),

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
@@ -11,6 +12,8 @@
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/rows.hpp"
+#include "harness/store/schema.hpp"
+#include "harness/store/sql.hpp"
 
 namespace accelbench::store {
 
@@ -129,6 +132,8 @@ public:
   }
   double real(int i) const override { return std::strtod(PQgetvalue(m_r, m_row, i), nullptr); }
   bool is_null(int i) const override { return PQgetisnull(m_r, m_row, i) != 0; }
+  // The rows an INSERT, UPDATE or DELETE changed.
+  int64_t changed() const { return std::strtoll(PQcmdTuples(m_r), nullptr, 10); }
 
 private:
   PGresult* m_r;
@@ -343,6 +348,8 @@ ALTER TABLE runs ADD COLUMN sample_count BIGINT NOT NULL DEFAULT 0,
 CREATE INDEX runs_by_workload_time ON runs (workload, started_at, id);
 CREATE INDEX runs_by_accelerator ON runs (accelerator_model);
 )sql",
+    // 6: fingerprint version 2 (refresh_fingerprints); nothing created.
+    "",
 };
 static_assert(sizeof(k_pg_migrations) / sizeof(k_pg_migrations[0]) == k_schema_version);
 
@@ -350,29 +357,16 @@ static_assert(sizeof(k_pg_migrations) / sizeof(k_pg_migrations[0]) == k_schema_v
 constexpr const char* k_version_table = "accelbench_schema";
 constexpr const char* k_application = "accelbench";
 
-// The tables and indexes each migration creates (as sqlite_store.cpp's k_objects).
-const std::vector<std::vector<std::string>> k_pg_objects = {
-    {"metrics", "runs", "samples", "tags"},
-    {"systems"},
-    {"runs_by_system", "runs_by_time", "runs_by_workload", "tags_by_tag"},
-    {"api_tokens"},
-    {"runs_by_accelerator", "runs_by_workload_time"},
-};
-
+// What inspect reads: the neutral facts the schema check decides on, and whether the version
+// table exists yet.
 struct pg_schema {
-  std::vector<std::string> tables, objects; // tables (and views); tables and indexes
+  schema_facts facts;
   bool has_version_table = false;
-  int64_t version = 0;
-  int64_t version_rows = 0;
-  std::string application;
-  bool has(const std::string& n) const {
-    return std::find(objects.begin(), objects.end(), n) != objects.end();
-  }
-  bool empty() const { return tables.empty(); }
 };
 
 pg_schema inspect(pg_connection& c) {
   pg_schema s;
+  std::vector<std::string> tables; // and views
   result r =
       c.exec("SELECT c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = "
              "c.relnamespace "
@@ -380,72 +374,28 @@ pg_schema inspect(pg_connection& c) {
              "ORDER BY c.relname COLLATE \"C\"");
   for (int i = 0; i < r.rows(); ++i) {
     r.at(i);
-    std::string name = r.text(0);
-    s.objects.push_back(name);
+    s.facts.objects.push_back(r.text(0));
     if (r.text(1) != "i")
-      s.tables.push_back(name);
+      tables.push_back(r.text(0));
   }
-  s.has_version_table = s.has(k_version_table);
-  if (s.has_version_table) {
-    result v = c.exec(fmt::format("SELECT version, application FROM {}", k_version_table));
-    s.version_rows = v.rows();
-    if (v.rows() == 1) {
-      v.at(0);
-      s.version = v.integer(0);
-      s.application = v.text(1);
-    }
+  s.facts.empty = tables.empty();
+  s.has_version_table = s.facts.has(k_version_table);
+  if (!s.has_version_table) {
+    s.facts.not_ours =
+        fmt::format("it holds {} and no {} table", name_list(tables), k_version_table);
+    return s;
   }
+  result v = c.exec(fmt::format("SELECT version, application FROM {}", k_version_table));
+  if (v.rows() != 1) {
+    s.facts.not_ours =
+        fmt::format("its {} table holds {} rows instead of one", k_version_table, v.rows());
+    return s;
+  }
+  s.facts.version = v.at(0).integer(0);
+  if (v.text(1) != k_application)
+    s.facts.foreign_owner = fmt::format("its {} table names the application '{}'", k_version_table,
+                                        printable(v.text(1)));
   return s;
-}
-
-std::string table_list(const pg_schema& s) {
-  std::string out;
-  for (size_t i = 0; i < s.tables.size() && i < 5; ++i)
-    out += (i ? ", " : "") + printable(s.tables[i]);
-  if (s.tables.size() > 5)
-    out += fmt::format(" and {} more", s.tables.size() - 5);
-  return out;
-}
-
-std::string partial_or_foreign(const pg_schema& s, const std::string& shown,
-                               const std::string& detail) {
-  return fmt::format(
-      "database '{}' has a partial or foreign schema ({}; schema version {}): not an accelbench "
-      "database, left unchanged",
-      shown, detail, s.version);
-}
-
-// Why the database cannot be used as an accelbench database, or "" when it can (an empty one
-// can: a write command creates the schema in it).
-std::string schema_problem(const pg_schema& s, const std::string& shown) {
-  if (s.empty())
-    return {};
-  if (!s.has_version_table)
-    return partial_or_foreign(
-        s, shown, fmt::format("it holds {} and no {} table", table_list(s), k_version_table));
-  if (s.version_rows != 1)
-    return partial_or_foreign(
-        s, shown,
-        fmt::format("its {} table holds {} rows instead of one", k_version_table, s.version_rows));
-  if (s.application != k_application)
-    return fmt::format("database '{}' is not an accelbench database: its {} table names the "
-                       "application '{}'; left unchanged",
-                       shown, k_version_table, printable(s.application));
-  if (!known_version(s.version))
-    return unsupported_version(s.version, shown);
-  for (int64_t i = 0; i < k_schema_version; ++i)
-    for (const auto& name : k_pg_objects[i]) {
-      bool wanted = i < s.version;
-      if (wanted != s.has(name))
-        return partial_or_foreign(
-            s, shown, fmt::format("'{}' {}", name, wanted ? "is missing" : "already exists"));
-    }
-  return {};
-}
-
-void refuse_unless_ours(const pg_schema& s, const std::string& shown) {
-  if (auto why = schema_problem(s, shown); !why.empty())
-    throw storage_error(why);
 }
 
 std::unique_ptr<pg_connection> connect(const std::string& uri) {
@@ -474,6 +424,42 @@ std::unique_ptr<pg_connection> connect(const std::string& uri) {
 param optional_real(const std::optional<double>& v) {
   return v ? param(real_text(*v)) : std::nullopt;
 }
+
+// The connection as the statements both stores share see it (sql.cpp).
+class pg_runner : public sql_runner {
+public:
+  explicit pg_runner(pg_connection& c) : m_c(c) {}
+  const dialect& sql() const override { return m_dialect; }
+  int64_t run(const std::string& sql, const std::vector<value>& params,
+              const std::function<void(const row_reader&)>& each) override {
+    std::vector<param> texts;
+    texts.reserve(params.size());
+    for (const auto& v : params)
+      texts.push_back(text_of(v));
+    result r = m_c.exec(sql, texts);
+    if (each)
+      for (int i = 0; i < r.rows(); ++i)
+        each(r.at(i));
+    return r.changed();
+  }
+
+private:
+  static param text_of(const value& v) {
+    switch (v.is) {
+    case value::type::integer:
+      return std::to_string(v.integer);
+    case value::type::real:
+      return real_text(v.real);
+    case value::type::text:
+      return v.text;
+    case value::type::null:
+      break;
+    }
+    return std::nullopt;
+  }
+  pg_connection& m_c;
+  dialect m_dialect{dialect::kind::postgresql};
+};
 
 // Migration 5's data: the summary columns of the runs already stored, computed by the code that
 // writes them for a new run (rows.cpp), k_backfill_batch runs per UPDATE.
@@ -518,7 +504,7 @@ void upgrade_for_writing(pg_connection& c, int target) {
   try {
     c.exec("SELECT pg_advisory_xact_lock($1::bigint)", {std::to_string(k_application_id)});
     pg_schema s = inspect(c); // again: another process may have created it meanwhile
-    refuse_unless_ours(s, c.shown());
+    refuse_unless_ours(s.facts, c.shown());
     if (!s.has_version_table) {
       c.exec(fmt::format("CREATE TABLE {} (version INTEGER NOT NULL, application TEXT NOT NULL)",
                          k_version_table));
@@ -526,10 +512,15 @@ void upgrade_for_writing(pg_connection& c, int target) {
                          k_version_table),
              {std::string("0"), std::string(k_application)});
     }
-    for (int64_t i = s.version; i < target; ++i) {
-      c.exec(k_pg_migrations[i]);
+    for (int64_t i = s.facts.version; i < target; ++i) {
+      if (*k_pg_migrations[i])
+        c.exec(k_pg_migrations[i]);
       if (i + 1 == 5)
         backfill_summaries(c);
+      if (i + 1 == 6) {
+        pg_runner runner(c);
+        refresh_fingerprints(runner);
+      }
       c.exec(fmt::format("UPDATE {} SET version = $1::integer", k_version_table),
              {std::to_string(i + 1)});
     }
@@ -544,9 +535,9 @@ void upgrade_for_writing(pg_connection& c, int target) {
 
 void prepare_for_reading(pg_connection& c) {
   c.exec("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
-  pg_schema s = inspect(c);
+  const schema_facts s = inspect(c).facts;
   refuse_unless_ours(s, c.shown());
-  if (s.empty())
+  if (s.empty)
     throw storage_error(
         fmt::format("database '{}' holds no tables: not an accelbench database", c.shown()));
   if (s.version < k_schema_version)
@@ -556,19 +547,9 @@ void prepare_for_reading(pg_connection& c) {
         c.shown(), s.version, k_schema_version));
 }
 
-std::string id_array(const std::vector<int64_t>& ids) {
-  std::string out = "{";
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0)
-      out += ',';
-    out += std::to_string(ids[i]);
-  }
-  return out + "}";
-}
-
-class pg_backend : public backend {
+class pg_backend : public sql_backend {
 public:
-  explicit pg_backend(std::unique_ptr<pg_connection> c) : m_c(std::move(c)) {}
+  explicit pg_backend(std::unique_ptr<pg_connection> c) : m_c(std::move(c)), m_runner(*m_c) {}
   const char* kind() const override { return "postgresql"; }
 
   int schema_version() override {
@@ -581,119 +562,12 @@ public:
 
   // One transaction; the runs' statements travel k_pipeline at a time in one round trip each.
   size_t insert_runs(std::vector<run>& rs) override {
-    m_c->exec("BEGIN");
-    size_t n = 0;
-    try {
+    return in_transaction([&] {
+      size_t n = 0;
       for (size_t first = 0; first < rs.size(); first += k_pipeline)
         n += insert_pipelined(rs, first, std::min(rs.size(), first + k_pipeline));
-      m_c->exec("COMMIT");
-    } catch (...) {
-      m_c->rollback();
-      throw;
-    }
-    return n;
-  }
-
-  void upsert_system(const system_record& s) override {
-    m_c->exec(R"sql(
-INSERT INTO systems (name, accelerator_model, accelerators_per_node, nodes, source, description)
-VALUES ($1, $2, $3::bigint, $4::bigint, $5, $6)
-ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
-  accelerators_per_node = excluded.accelerators_per_node, nodes = excluded.nodes,
-  source = excluded.source, description = excluded.description)sql",
-              {s.name, s.accelerator_model, std::to_string(s.accelerators_per_node),
-               std::to_string(s.nodes), s.source, dump_json(s.description)});
-  }
-
-  std::optional<system_record> get_system(const std::string& name) override {
-    result r =
-        m_c->exec(fmt::format("SELECT {} FROM systems WHERE name = $1", k_system_columns), {name});
-    if (r.rows() == 0)
-      return std::nullopt;
-    return system_from_row(r.at(0));
-  }
-
-  std::vector<system_record> systems() override {
-    result r = m_c->exec(fmt::format("SELECT {} FROM systems ORDER BY name", k_system_columns));
-    std::vector<system_record> out;
-    out.reserve(static_cast<size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i)
-      out.push_back(system_from_row(r.at(i)));
-    return out;
-  }
-
-  std::vector<std::string> tags() override {
-    result r = m_c->exec("SELECT DISTINCT tag FROM tags ORDER BY tag");
-    std::vector<std::string> out;
-    out.reserve(static_cast<size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i)
-      out.push_back(r.at(i).text(0));
-    return out;
-  }
-
-  int64_t count_runs() override { return m_c->exec("SELECT COUNT(*) FROM runs").at(0).integer(0); }
-
-  table_counts counts() override {
-    result r = m_c->exec("SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM samples), "
-                         "(SELECT COUNT(*) FROM metrics), "
-                         "(SELECT COUNT(*) FROM tags), (SELECT COUNT(*) FROM systems)");
-    r.at(0);
-    return {r.integer(0), r.integer(1), r.integer(2), r.integer(3), r.integer(4)};
-  }
-
-  int64_t insert_token(const token_record& t) override {
-    result r = m_c->exec("INSERT INTO api_tokens (name, role, salt, hash, created_at) VALUES ($1, "
-                         "$2, $3, $4, $5) RETURNING id",
-                         {t.name, t.role, t.salt, t.hash, t.created_at});
-    return r.at(0).integer(0);
-  }
-
-  std::optional<token_record> get_token(int64_t id) override {
-    result r = m_c->exec("SELECT id, name, role, salt, hash, created_at, revoked_at FROM "
-                         "api_tokens WHERE id = $1::bigint",
-                         {std::to_string(id)});
-    if (r.rows() == 0)
-      return std::nullopt;
-    return token_from(r.at(0));
-  }
-
-  std::vector<token_record> tokens() override {
-    result r = m_c->exec(
-        "SELECT id, name, role, salt, hash, created_at, revoked_at FROM api_tokens ORDER BY id");
-    std::vector<token_record> out;
-    out.reserve(static_cast<size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i)
-      out.push_back(token_from(r.at(i)));
-    return out;
-  }
-
-  bool revoke_token(int64_t id, const std::string& revoked_at) override {
-    result r = m_c->exec("UPDATE api_tokens SET revoked_at = $2 WHERE id = $1::bigint AND "
-                         "revoked_at IS NULL RETURNING id",
-                         {std::to_string(id), revoked_at});
-    return r.rows() == 1;
-  }
-
-  // One statement per table, in one transaction: the rows of the runs are counted before the
-  // runs go (the foreign keys cascade), then the systems they named that no run names any more.
-  // One batch of delete_runs: the rows of `ids` counted, then deleted; the systems they named
-  // go into `named`.
-  void delete_batch(const std::vector<int64_t>& ids, table_counts& n,
-                    std::set<std::string>& named) {
-    const std::string arr = id_array(ids);
-    result c = m_c->exec("SELECT (SELECT COUNT(*) FROM samples WHERE run_id = ANY($1::bigint[])), "
-                         "(SELECT COUNT(*) FROM metrics WHERE run_id = ANY($1::bigint[])), "
-                         "(SELECT COUNT(*) FROM tags WHERE run_id = ANY($1::bigint[]))",
-                         {arr});
-    c.at(0);
-    n.samples += c.integer(0);
-    n.metrics += c.integer(1);
-    n.tags += c.integer(2);
-    result runs =
-        m_c->exec("DELETE FROM runs WHERE id = ANY($1::bigint[]) RETURNING system", {arr});
-    n.runs += runs.rows();
-    for (int i = 0; i < runs.rows(); ++i)
-      named.insert(runs.at(i).text(0));
+      return n;
+    });
   }
 
   // In batches of k_delete_batch runs, so that `stop` is asked every fraction of a second rather
@@ -701,67 +575,28 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
   table_counts delete_runs(const std::vector<int64_t>& ids,
                            const std::function<bool()>& stop) override {
     constexpr size_t k_delete_batch = 500;
-    auto stopped = [&] {
-      if (stop && stop())
-        throw cancelled("deletion cancelled: rolled back, nothing deleted");
-    };
+    return in_transaction([&] {
+      table_counts n = delete_in_batches(ids, k_delete_batch, stop);
+      stop_if_asked(stop);
+      return n;
+    });
+  }
+
+protected:
+  sql_runner& runner() override { return m_runner; }
+
+private:
+  // `work` in one transaction: committed when it returns, rolled back when it throws.
+  template <class F> std::invoke_result_t<F> in_transaction(F work) {
     m_c->exec("BEGIN");
     try {
-      table_counts n;
-      std::set<std::string> named;
-      for (size_t i = 0; i < ids.size(); i += k_delete_batch) {
-        stopped();
-        delete_batch({ids.begin() + (std::ptrdiff_t)i,
-                      ids.begin() + (std::ptrdiff_t)std::min(ids.size(), i + k_delete_batch)},
-                     n, named);
-      }
-      for (const auto& name : named)
-        n.systems += m_c->exec("DELETE FROM systems WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM "
-                               "runs WHERE system = $1) RETURNING name",
-                               {name})
-                         .rows();
-      stopped();
+      auto out = work();
       m_c->exec("COMMIT");
-      return n;
+      return out;
     } catch (...) {
       m_c->rollback();
       throw;
     }
-  }
-
-  std::vector<int64_t> run_ids() override {
-    result r = m_c->exec("SELECT id FROM runs ORDER BY id");
-    std::vector<int64_t> out;
-    out.reserve(static_cast<size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i)
-      out.push_back(r.at(i).integer(0));
-    return out;
-  }
-
-  std::optional<run> get_run(int64_t id, bool with_samples, bool with_log) override {
-    result r =
-        m_c->exec(fmt::format("SELECT {} FROM runs r WHERE r.id = $1::bigint", k_run_columns),
-                  {std::to_string(id)});
-    if (r.rows() == 0)
-      return std::nullopt;
-    std::vector<run> v{run_from_row(r.at(0))};
-    load_children(v, with_samples, with_log);
-    return std::move(v[0]);
-  }
-
-  std::vector<run> query(const run_filter& f) override;
-
-private:
-  static token_record token_from(const result& r) {
-    token_record t;
-    t.id = r.integer(0);
-    t.name = r.text(1);
-    t.role = r.text(2);
-    t.salt = r.text(3);
-    t.hash = r.text(4);
-    t.created_at = r.text(5);
-    t.revoked_at = r.is_null(6) ? "" : r.text(6);
-    return t;
   }
   bool insert_run_nt(run& r);
   bool finish_insert(run& r, const run_row& w, result& ins);
@@ -769,8 +604,8 @@ private:
   // Statements per pipeline: their answers (an id each) stay far below the socket buffers, so
   // sending them all before reading cannot block both sides.
   static constexpr size_t k_pipeline = 100;
-  void load_children(std::vector<run>& runs, bool samples, bool log);
   std::unique_ptr<pg_connection> m_c;
+  pg_runner m_runner;
 };
 
 // One statement per run (one round trip, and atomic by itself): the run's row, and, from the id
@@ -890,122 +725,6 @@ size_t pg_backend::insert_pipelined(std::vector<run>& rs, size_t first, size_t l
   for (size_t i = first; i < last; ++i)
     n += finish_insert(rs[i], rows[i - first], results[i - first]);
   return n;
-}
-
-void pg_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
-  if (runs.empty())
-    return;
-  std::map<int64_t, run*> by_id;
-  std::vector<int64_t> ids;
-  for (auto& r : runs) {
-    by_id[r.id] = &r;
-    ids.push_back(r.id);
-  }
-  const std::vector<param> wanted = {id_array(ids)};
-  {
-    result r = m_c->exec(
-        "SELECT run_id, name, value, unit, direction FROM metrics WHERE run_id = ANY($1::bigint[]) "
-        "ORDER BY run_id, name",
-        wanted);
-    for (int i = 0; i < r.rows(); ++i) {
-      r.at(i);
-      by_id[r.integer(0)]->metrics.push_back(
-          {r.text(1), r.real(2), r.text(3), direction_from_string(r.text(4))});
-    }
-  }
-  {
-    result r = m_c->exec(
-        "SELECT run_id, tag FROM tags WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, tag",
-        wanted);
-    for (int i = 0; i < r.rows(); ++i) {
-      r.at(i);
-      by_id[r.integer(0)]->tags.push_back(r.text(1));
-    }
-  }
-  if (samples) {
-    result r = m_c->exec(samples_sql("= ANY($1::bigint[])"), wanted);
-    for (int i = 0; i < r.rows(); ++i) {
-      r.at(i);
-      by_id[r.integer(0)]->samples.push_back(sample_from_row(r));
-    }
-  }
-  if (log) {
-    result r = m_c->exec(
-        "SELECT id, mllog FROM runs WHERE mllog IS NOT NULL AND id = ANY($1::bigint[])", wanted);
-    for (int i = 0; i < r.rows(); ++i) {
-      r.at(i);
-      by_id[r.integer(0)]->mllog = r.text(1);
-    }
-  }
-}
-
-std::vector<run> pg_backend::query(const run_filter& f) {
-  const bool history = f.with_samples && f.median_samples_only;
-  std::string sql =
-      fmt::format("SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE TRUE",
-                  history ? k_history_columns : k_run_columns);
-  std::vector<param> params;
-  auto arg = [&](std::string v) {
-    params.emplace_back(std::move(v));
-    return fmt::format("${}", params.size());
-  };
-  if (!f.systems.empty()) {
-    sql += " AND r.system IN (";
-    for (size_t i = 0; i < f.systems.size(); ++i)
-      sql += (i ? ", " : "") + arg(f.systems[i]);
-    sql += ")";
-  }
-  // LIKE in SQLite ignores ASCII case; ILIKE does the same here.
-  if (!f.workloads.empty()) {
-    sql += " AND (";
-    for (size_t i = 0; i < f.workloads.size(); ++i) {
-      const auto& w = f.workloads[i];
-      if (i)
-        sql += " OR ";
-      if (!w.empty() && w.back() == '*')
-        sql += "r.workload ILIKE " + arg(w.substr(0, w.size() - 1) + "%");
-      else
-        sql += "r.workload = " + arg(w);
-    }
-    sql += ")";
-  }
-  for (const auto& t : f.tags)
-    sql += " AND EXISTS (SELECT 1 FROM tags t WHERE t.run_id = r.id AND t.tag = " + arg(t) + ")";
-  if (!f.accelerators.empty()) {
-    sql += " AND (";
-    for (size_t i = 0; i < f.accelerators.size(); ++i) {
-      if (i)
-        sql += " OR ";
-      std::string p = arg(fmt::format("%{}%", f.accelerators[i]));
-      sql += fmt::format("s.accelerator_model ILIKE {0} OR r.accelerator_model ILIKE {0}", p);
-    }
-    sql += ")";
-  }
-  if (!f.ids.empty())
-    sql += " AND r.id = ANY(" + arg(id_array(f.ids)) + "::bigint[])";
-  for (const auto& [k, v] : f.config) {
-    // Config values are stored as JSON (numbers as numbers); compare as text.
-    std::string pk = arg(k);
-    sql += " AND (r.config::jsonb ->> " + pk + ") = " + arg(v);
-  }
-  if (!f.source.empty())
-    sql += " AND r.source = " + arg(f.source);
-  if (!f.since.empty())
-    sql += " AND r.started_at >= " + arg(f.since);
-  sql += " ORDER BY r.started_at, r.id";
-  result r = m_c->exec(sql, params);
-  std::vector<run> out;
-  out.reserve((size_t)r.rows());
-  if (history) {
-    config_cache configs;
-    for (int i = 0; i < r.rows(); ++i)
-      out.push_back(history_run_from_row(r.at(i), configs));
-    return out;
-  }
-  for (int i = 0; i < r.rows(); ++i)
-    out.push_back(run_from_row(r.at(i)));
-  load_children(out, f.with_samples, f.with_log);
-  return out;
 }
 
 } // namespace

@@ -205,8 +205,11 @@ run_row row_of(const run& r) {
   w.effective_settings = dump(r.effective_settings);
   w.environment = dump(r.environment);
   w.fingerprint = r.fingerprint;
-  if (w.fingerprint.empty() && !r.environment.empty())
-    w.fingerprint = environment_fingerprint(r.environment);
+  // A run from a document of an older accelbench may carry a version-1 fingerprint: stored as
+  // migration 6 rewrites the stored ones, so that it compares with new runs of its machine.
+  if (!r.environment.empty())
+    w.fingerprint = w.fingerprint.empty() ? environment_fingerprint(r.environment)
+                                          : current_fingerprint(r.environment, w.fingerprint);
   w.status = to_string(r.status);
   w.status_reason = r.status_reason;
   w.valid = r.valid ? 1 : 0;

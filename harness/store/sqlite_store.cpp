@@ -17,6 +17,8 @@
 #include "harness/core/ruleset.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/rows.hpp"
+#include "harness/store/schema.hpp"
+#include "harness/store/sql.hpp"
 
 namespace accelbench::store {
 
@@ -161,6 +163,62 @@ std::string statement::col_text(int i) const {
   return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(m_stmt, i)) : "";
 }
 bool statement::col_is_null(int i) const { return sqlite3_column_type(m_stmt, i) == SQLITE_NULL; }
+int64_t statement::changes() const {
+  return sqlite3_stmt_readonly(m_stmt) ? 0 : sqlite3_changes64(m_db);
+}
+
+namespace {
+class statement_row : public row_reader {
+public:
+  explicit statement_row(const statement& st) : m_st(st) {}
+  std::string text(int i) const override { return m_st.col_text(i); }
+  int64_t integer(int i) const override { return m_st.col_int(i); }
+  double real(int i) const override { return m_st.col_double(i); }
+  bool is_null(int i) const override { return m_st.col_is_null(i); }
+
+private:
+  const statement& m_st;
+};
+
+// The connection as the statements both stores share see it (sql.cpp).
+class sqlite_runner : public sql_runner {
+public:
+  explicit sqlite_runner(sqlite3* db) : m_db(db) {}
+  const dialect& sql() const override { return m_dialect; }
+  int64_t run(const std::string& sql, const std::vector<value>& params,
+              const std::function<void(const row_reader&)>& each) override {
+    statement st(m_db, sql);
+    for (size_t i = 0; i < params.size(); ++i)
+      bind_value(st, (int)i + 1, params[i]);
+    const statement_row row(st);
+    while (st.step())
+      if (each)
+        each(row);
+    return st.changes();
+  }
+
+private:
+  static void bind_value(statement& st, int i, const value& v) {
+    switch (v.is) {
+    case value::type::integer:
+      st.bind(i, v.integer);
+      break;
+    case value::type::real:
+      st.bind(i, v.real);
+      break;
+    case value::type::text:
+      st.bind(i, v.text);
+      break;
+    case value::type::null:
+      st.bind_null(i);
+      break;
+    }
+  }
+  sqlite3* m_db;
+  dialect m_dialect{dialect::kind::sqlite};
+};
+
+} // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Migrations. Never edit a released step: add a new one.
@@ -262,19 +320,11 @@ ALTER TABLE runs ADD COLUMN job_id TEXT NOT NULL DEFAULT '';
 CREATE INDEX runs_by_workload_time ON runs (workload, started_at, id);
 CREATE INDEX runs_by_accelerator ON runs (accelerator_model);
 )sql",
+    // 6: environment fingerprints from the FNV-1a specification's offset basis (fingerprint
+    // version 2): nothing created; refresh_fingerprints rewrites the version-1 ones stored.
+    "",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_schema_version);
-
-// The tables and indexes each migration creates: how a database is recognised as ours (databases
-// written before application_id was set have only these), and how a half-created or foreign
-// schema is told from one that a migration can bring forward.
-const std::vector<std::vector<std::string>> k_objects = {
-    {"metrics", "runs", "samples", "tags"},
-    {"systems"},
-    {"runs_by_system", "runs_by_time", "runs_by_workload", "tags_by_tag"},
-    {"api_tokens"},
-    {"runs_by_accelerator", "runs_by_workload_time"},
-};
 
 int64_t pragma_int(sqlite3* db, const std::string& name) {
   statement st(db, "PRAGMA " + name);
@@ -339,42 +389,43 @@ void apply_migrations(sqlite3* db, int64_t from, int64_t to) {
     exec_in_migration(db, k_migrations[i]);
     if (i + 1 == 5)
       backfill_summaries(db);
+    if (i + 1 == 6) {
+      sqlite_runner runner(db);
+      refresh_fingerprints(runner);
+    }
     exec_in_migration(db, fmt::format("PRAGMA user_version = {}", i + 1));
   }
 }
 
 // What the schema of an open database is, read without changing anything.
-struct schema_state {
-  int64_t version = 0;
-  int64_t application_id = 0;
-  std::vector<std::string> objects; // tables, indexes, views, triggers; not SQLite's own
-  bool has(const std::string& name) const {
-    return std::find(objects.begin(), objects.end(), name) != objects.end();
-  }
-  bool empty() const { return objects.empty() && version == 0; }
-};
-
-schema_state read_schema(sqlite3* db) {
-  schema_state s;
+schema_facts read_schema(sqlite3* db) {
+  schema_facts s;
   s.version = pragma_int(db, "user_version");
-  s.application_id = pragma_int(db, "application_id");
+  const int64_t application_id = pragma_int(db, "application_id");
   statement st(
       db,
       "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name");
   while (st.step())
     s.objects.push_back(st.col_text(0));
+  s.empty = s.objects.empty() && s.version == 0;
+  if (application_id != 0 && application_id != k_application_id)
+    s.foreign_owner = fmt::format("its application_id {:#x} belongs to another program",
+                                  (uint32_t)application_id);
+  const bool ours = application_id == k_application_id || s.has("runs");
+  if (!ours && !s.objects.empty())
+    s.not_ours = fmt::format("it holds {} and no accelbench runs table", name_list(s.objects));
   return s;
 }
 
 // The version and the objects are read in one read transaction: read by separate statements, a
 // migration committed by another process in between showed tables at version 0 ("partial or
 // foreign schema"), and a concurrent first run of a new database failed.
-schema_state inspect(sqlite3* db) {
+schema_facts inspect(sqlite3* db) {
   if (!sqlite3_get_autocommit(db))
     return read_schema(db); // inside the caller's transaction
   exec_in_migration(db, "BEGIN");
   try {
-    schema_state s = read_schema(db);
+    schema_facts s = read_schema(db);
     exec_in_migration(db, "COMMIT");
     return s;
   } catch (...) {
@@ -383,55 +434,6 @@ schema_state inspect(sqlite3* db) {
   }
 }
 
-std::string partial_or_foreign(const schema_state& s, const std::string& path,
-                               const std::string& detail) {
-  return fmt::format(
-      "database '{}' has a partial or foreign schema ({}; schema version {}): not an accelbench "
-      "database, left unchanged",
-      shown(path), detail, s.version);
-}
-
-std::string object_list(const schema_state& s) {
-  std::string out;
-  for (size_t i = 0; i < s.objects.size() && i < 5; ++i)
-    out += (i ? ", " : "") + shown(s.objects[i]);
-  if (s.objects.size() > 5)
-    out += fmt::format(" and {} more", s.objects.size() - 5);
-  return out;
-}
-
-// Why the database cannot be used as an accelbench database, or "" when it can. An empty database
-// (no tables, version 0) is usable: a write command creates the schema in it.
-std::string schema_problem(const schema_state& s, const std::string& path) {
-  if (s.application_id != 0 && s.application_id != k_application_id)
-    return fmt::format(
-        "database '{}' is not an accelbench database: its application_id {:#x} belongs to another "
-        "program; left unchanged",
-        shown(path), (uint32_t)s.application_id);
-  if (s.empty())
-    return {};
-  bool ours = s.application_id == k_application_id || s.has("runs");
-  if (!ours && !s.objects.empty())
-    return partial_or_foreign(
-        s, path, fmt::format("it holds {} and no accelbench runs table", object_list(s)));
-  if (!known_version(s.version))
-    return unsupported_version(s.version, shown(path));
-  // Every object of the migrations up to its version, and none of the later ones (which a
-  // migration would then fail to create).
-  for (int64_t i = 0; i < k_schema_version; ++i)
-    for (const auto& name : k_objects[i]) {
-      bool wanted = i < s.version;
-      if (wanted != s.has(name))
-        return partial_or_foreign(
-            s, path, fmt::format("'{}' {}", name, wanted ? "is missing" : "already exists"));
-    }
-  return {};
-}
-
-void refuse_unless_ours(const schema_state& s, const std::string& path) {
-  if (auto why = schema_problem(s, path); !why.empty())
-    throw storage_error(why);
-}
 } // namespace
 
 void migrate(sqlite3* db, int target) {
@@ -524,8 +526,8 @@ std::string read_only_message(const fs::path& path, const std::string& why) {
 void upgrade_for_writing(sqlite3* db, const fs::path& path) {
   exec_in_migration(db, "BEGIN IMMEDIATE");
   try {
-    schema_state s = inspect(db); // again: another process may have created it meanwhile
-    refuse_unless_ours(s, path.string());
+    schema_facts s = inspect(db); // again: another process may have created it meanwhile
+    refuse_unless_ours(s, shown(path.string()));
     apply_migrations(db, s.version, k_schema_version);
     exec_in_migration(db, fmt::format("PRAGMA application_id = {}", k_application_id));
     exec_in_migration(db, "COMMIT");
@@ -543,7 +545,7 @@ connection open_for_writing(const fs::path& path) {
     throw storage_error(read_only_message(path, "the file is write-protected"));
   try {
     c.exec("PRAGMA foreign_keys = ON");
-    refuse_unless_ours(inspect(c.get()), path.string()); // before the first change to the file
+    refuse_unless_ours(inspect(c.get()), shown(path.string())); // before the first change
     {
       statement jm(c.get(), "PRAGMA journal_mode = WAL");
       jm.step();
@@ -615,7 +617,7 @@ connection upgraded_copy(sqlite3* src, const fs::path& path) {
 connection open_for_reading(const fs::path& path) {
   connection c = connect(path.string(), SQLITE_OPEN_READWRITE, path.string());
   c.exec("PRAGMA query_only = 1");
-  schema_state s;
+  schema_facts s;
   try {
     s = inspect(c.get());
   } catch (const sqlite_failure& e) {
@@ -627,7 +629,7 @@ connection open_for_reading(const fs::path& path) {
     c.exec("PRAGMA query_only = 1");
     s = inspect(c.get());
   }
-  refuse_unless_ours(s, path.string());
+  refuse_unless_ours(s, shown(path.string()));
   if (s.objects.empty())
     throw storage_error(fmt::format("database '{}' holds no tables: not an accelbench database",
                                     shown(path.string())));
@@ -640,18 +642,6 @@ connection open_for_reading(const fs::path& path) {
 // The store's operations on SQLite.
 namespace {
 
-class statement_row : public row_reader {
-public:
-  explicit statement_row(const statement& st) : m_st(st) {}
-  std::string text(int i) const override { return m_st.col_text(i); }
-  int64_t integer(int i) const override { return m_st.col_int(i); }
-  double real(int i) const override { return m_st.col_double(i); }
-  bool is_null(int i) const override { return m_st.col_is_null(i); }
-
-private:
-  const statement& m_st;
-};
-
 statement& bind_text_or_null(statement& st, int i, const std::optional<std::string>& v) {
   return v ? st.bind(i, *v) : st.bind_null(i);
 }
@@ -660,190 +650,33 @@ statement& bind_real_or_null(statement& st, int i, const std::optional<double>& 
   return v ? st.bind(i, *v) : st.bind_null(i);
 }
 
-constexpr const char* k_token_columns = "id, name, role, salt, hash, created_at, revoked_at";
-
-token_record token_from_row(const statement& st) {
-  token_record t;
-  t.id = st.col_int(0);
-  t.name = st.col_text(1);
-  t.role = st.col_text(2);
-  t.salt = st.col_text(3);
-  t.hash = st.col_text(4);
-  t.created_at = st.col_text(5);
-  t.revoked_at = st.col_is_null(6) ? "" : st.col_text(6);
-  return t;
-}
-
-class sqlite_backend : public backend {
+class sqlite_backend : public sql_backend {
 public:
-  explicit sqlite_backend(connection c) : m_db(std::move(c)) {}
+  explicit sqlite_backend(connection c) : m_db(std::move(c)), m_runner(m_db.get()) {}
   const char* kind() const override { return "sqlite"; }
   int schema_version() override { return (int)pragma_int(m_db.get(), "user_version"); }
 
   bool insert_run(run& r) override {
-    m_db.exec("BEGIN IMMEDIATE");
-    bool inserted = false;
-    try {
-      inserted = insert_run_nt(r);
-      m_db.exec("COMMIT");
-    } catch (...) {
-      rollback(m_db.get());
-      throw;
-    }
-    return inserted;
-  }
-
-  // One run's rows, counted before the run goes (the foreign keys cascade), then the systems it
-  // named that no run names any more.
-  table_counts delete_runs_nt(const std::vector<int64_t>& ids, const std::function<bool()>& stop) {
-    table_counts n;
-    std::set<std::string> systems;
-    for (int64_t id : ids) {
-      if (stop && stop())
-        throw cancelled("deletion cancelled: rolled back, nothing deleted");
-      statement q(m_db.get(),
-                  "SELECT system, (SELECT COUNT(*) FROM samples WHERE run_id = ?1), "
-                  "(SELECT COUNT(*) FROM metrics WHERE run_id = ?1), "
-                  "(SELECT COUNT(*) FROM tags WHERE run_id = ?1) FROM runs WHERE id = ?1");
-      q.bind(1, id);
-      if (!q.step())
-        continue;
-      systems.insert(q.col_text(0));
-      n.samples += q.col_int(1);
-      n.metrics += q.col_int(2);
-      n.tags += q.col_int(3);
-      statement d(m_db.get(), "DELETE FROM runs WHERE id = ?1");
-      d.bind(1, id);
-      d.step();
-      n.runs += sqlite3_changes(m_db.get());
-    }
-    for (const auto& name : systems) {
-      statement d(m_db.get(), "DELETE FROM systems WHERE name = ?1 AND NOT EXISTS "
-                              "(SELECT 1 FROM runs WHERE system = ?1)");
-      d.bind(1, name);
-      d.step();
-      n.systems += sqlite3_changes(m_db.get());
-    }
-    return n;
+    return in_transaction([&] { return insert_run_nt(r); });
   }
 
   size_t insert_runs(std::vector<run>& rs) override {
-    m_db.exec("BEGIN IMMEDIATE");
-    size_t n = 0;
-    try {
+    return in_transaction([&] {
+      size_t n = 0;
       for (auto& r : rs)
         n += insert_run_nt(r);
-      m_db.exec("COMMIT");
-    } catch (...) {
-      rollback(m_db.get());
-      throw;
-    }
-    return n;
+      return n;
+    });
   }
 
-  void upsert_system(const system_record& s) override {
-    statement st(m_db.get(), R"sql(
-INSERT INTO systems (name, accelerator_model, accelerators_per_node, nodes, source, description)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
-  accelerators_per_node = excluded.accelerators_per_node, nodes = excluded.nodes,
-  source = excluded.source, description = excluded.description)sql");
-    st.bind(1, s.name)
-        .bind(2, s.accelerator_model)
-        .bind(3, s.accelerators_per_node)
-        .bind(4, s.nodes);
-    st.bind(5, s.source).bind(6, dump_json(s.description));
-    st.step();
-  }
-
-  std::optional<system_record> get_system(const std::string& name) override {
-    statement st(m_db.get(),
-                 fmt::format("SELECT {} FROM systems WHERE name = ?1", k_system_columns));
-    st.bind(1, name);
-    if (!st.step())
-      return std::nullopt;
-    return system_from_row(statement_row(st));
-  }
-
-  std::vector<system_record> systems() override {
-    std::vector<system_record> out;
-    statement st(m_db.get(), fmt::format("SELECT {} FROM systems ORDER BY name", k_system_columns));
-    while (st.step())
-      out.push_back(system_from_row(statement_row(st)));
-    return out;
-  }
-
-  std::vector<std::string> tags() override {
-    std::vector<std::string> out;
-    statement st(m_db.get(), "SELECT DISTINCT tag FROM tags ORDER BY tag");
-    while (st.step())
-      out.push_back(st.col_text(0));
-    return out;
-  }
-
-  int64_t count_runs() override { return count("SELECT COUNT(*) FROM runs"); }
-
-  table_counts counts() override {
-    return {count("SELECT COUNT(*) FROM runs"), count("SELECT COUNT(*) FROM samples"),
-            count("SELECT COUNT(*) FROM metrics"), count("SELECT COUNT(*) FROM tags"),
-            count("SELECT COUNT(*) FROM systems")};
-  }
-
-  std::vector<int64_t> run_ids() override {
-    std::vector<int64_t> out;
-    statement st(m_db.get(), "SELECT id FROM runs ORDER BY id");
-    while (st.step())
-      out.push_back(st.col_int(0));
-    return out;
-  }
-
-  int64_t insert_token(const token_record& t) override {
-    statement st(
-        m_db.get(),
-        "INSERT INTO api_tokens (name, role, salt, hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
-    st.bind(1, t.name).bind(2, t.role).bind(3, t.salt).bind(4, t.hash).bind(5, t.created_at);
-    st.step();
-    return sqlite3_last_insert_rowid(m_db.get());
-  }
-
-  std::optional<token_record> get_token(int64_t id) override {
-    statement st(m_db.get(),
-                 fmt::format("SELECT {} FROM api_tokens WHERE id = ?1", k_token_columns));
-    st.bind(1, id);
-    if (!st.step())
-      return std::nullopt;
-    return token_from_row(st);
-  }
-
-  std::vector<token_record> tokens() override {
-    statement st(m_db.get(), fmt::format("SELECT {} FROM api_tokens ORDER BY id", k_token_columns));
-    std::vector<token_record> out;
-    while (st.step())
-      out.push_back(token_from_row(st));
-    return out;
-  }
-
-  bool revoke_token(int64_t id, const std::string& revoked_at) override {
-    statement st(m_db.get(),
-                 "UPDATE api_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL");
-    st.bind(1, id).bind(2, revoked_at);
-    st.step();
-    return sqlite3_changes(m_db.get()) == 1;
-  }
-
+  // Run by run (a batch of one), so that `stop` is asked before each.
   table_counts delete_runs(const std::vector<int64_t>& ids,
                            const std::function<bool()>& stop) override {
-    m_db.exec("BEGIN IMMEDIATE");
-    try {
-      table_counts n = delete_runs_nt(ids, stop);
-      if (stop && stop())
-        throw cancelled("deletion cancelled: rolled back, nothing deleted");
-      m_db.exec("COMMIT");
+    return in_transaction([&] {
+      table_counts n = delete_in_batches(ids, 1, stop);
+      stop_if_asked(stop);
       return n;
-    } catch (...) {
-      rollback(m_db.get());
-      throw;
-    }
+    });
   }
 
   void checkpoint() override {
@@ -852,27 +685,25 @@ ON CONFLICT (name) DO UPDATE SET accelerator_model = excluded.accelerator_model,
     }
   }
 
-  std::optional<run> get_run(int64_t id, bool with_samples, bool with_log) override {
-    statement st(m_db.get(), fmt::format("SELECT {} FROM runs r WHERE r.id = ?1", k_run_columns));
-    st.bind(1, id);
-    if (!st.step())
-      return std::nullopt;
-    std::vector<run> v{run_from_row(statement_row(st))};
-    load_children(v, with_samples, with_log);
-    return std::move(v[0]);
-  }
-
-  std::vector<run> query(const run_filter& f) override;
+protected:
+  sql_runner& runner() override { return m_runner; }
 
 private:
-  int64_t count(const char* sql) {
-    statement st(m_db.get(), sql);
-    st.step();
-    return st.col_int(0);
+  // `work` in one write transaction: committed when it returns, rolled back when it throws.
+  template <class F> std::invoke_result_t<F> in_transaction(F work) {
+    m_db.exec("BEGIN IMMEDIATE");
+    try {
+      auto out = work();
+      m_db.exec("COMMIT");
+      return out;
+    } catch (...) {
+      rollback(m_db.get());
+      throw;
+    }
   }
   bool insert_run_nt(run& r); // inside an open transaction; false: the uuid is already stored
-  void load_children(std::vector<run>& runs, bool samples, bool log);
   connection m_db;
+  sqlite_runner m_runner;
 };
 
 bool sqlite_backend::insert_run_nt(run& r) {
@@ -939,121 +770,6 @@ INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
       .bind(4, w.system_source);
   sys.step();
   return true;
-}
-
-void sqlite_backend::load_children(std::vector<run>& runs, bool samples, bool log) {
-  if (runs.empty())
-    return;
-  std::map<int64_t, run*> by_id;
-  json ids = json::array();
-  for (auto& r : runs) {
-    by_id[r.id] = &r;
-    ids.push_back(r.id);
-  }
-  // One pass over each child table for all requested runs. The ids travel as one JSON array
-  // parameter, which keeps the statement size independent of the number of runs and, unlike a
-  // temporary table, works on a read-only connection.
-  const std::string wanted = "IN (SELECT value FROM json_each(?1))";
-  const std::string id_list = ids.dump();
-  {
-    statement st(m_db.get(),
-                 "SELECT run_id, name, value, unit, direction FROM metrics WHERE run_id " + wanted +
-                     " ORDER BY run_id, name");
-    st.bind(1, id_list);
-    while (st.step())
-      by_id[st.col_int(0)]->metrics.push_back({st.col_text(1), st.col_double(2), st.col_text(3),
-                                               direction_from_string(st.col_text(4))});
-  }
-  {
-    statement st(m_db.get(),
-                 "SELECT run_id, tag FROM tags WHERE run_id " + wanted + " ORDER BY run_id, tag");
-    st.bind(1, id_list);
-    while (st.step())
-      by_id[st.col_int(0)]->tags.push_back(st.col_text(1));
-  }
-  if (samples) {
-    statement st(m_db.get(), samples_sql(wanted));
-    st.bind(1, id_list);
-    while (st.step())
-      by_id[st.col_int(0)]->samples.push_back(sample_from_row(statement_row(st)));
-  }
-  if (log) {
-    statement st(m_db.get(), "SELECT id, mllog FROM runs WHERE mllog IS NOT NULL AND id " + wanted);
-    st.bind(1, id_list);
-    while (st.step())
-      by_id[st.col_int(0)]->mllog = st.col_text(1);
-  }
-}
-
-std::vector<run> sqlite_backend::query(const run_filter& f) {
-  const bool history = f.with_samples && f.median_samples_only;
-  std::string sql =
-      fmt::format("SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE 1=1",
-                  history ? k_history_columns : k_run_columns);
-  std::vector<std::string> params;
-  auto param = [&](std::string v) {
-    params.push_back(std::move(v));
-    return fmt::format("?{}", params.size());
-  };
-  if (!f.systems.empty()) {
-    sql += " AND r.system IN (";
-    for (size_t i = 0; i < f.systems.size(); ++i)
-      sql += (i ? ", " : "") + param(f.systems[i]);
-    sql += ")";
-  }
-  if (!f.workloads.empty()) {
-    sql += " AND (";
-    for (size_t i = 0; i < f.workloads.size(); ++i) {
-      const auto& w = f.workloads[i];
-      if (i)
-        sql += " OR ";
-      if (!w.empty() && w.back() == '*')
-        sql += "r.workload LIKE " + param(w.substr(0, w.size() - 1) + "%");
-      else
-        sql += "r.workload = " + param(w);
-    }
-    sql += ")";
-  }
-  for (const auto& t : f.tags)
-    sql += " AND EXISTS (SELECT 1 FROM tags t WHERE t.run_id = r.id AND t.tag = " + param(t) + ")";
-  if (!f.accelerators.empty()) {
-    sql += " AND (";
-    for (size_t i = 0; i < f.accelerators.size(); ++i) {
-      if (i)
-        sql += " OR ";
-      std::string p = param(fmt::format("%{}%", f.accelerators[i]));
-      sql += fmt::format("s.accelerator_model LIKE {0} OR r.accelerator_model LIKE {0}", p);
-    }
-    sql += ")";
-  }
-  if (!f.ids.empty()) {
-    json ids(f.ids);
-    sql += " AND r.id IN (SELECT value FROM json_each(" + param(ids.dump()) + "))";
-  }
-  for (const auto& [k, v] : f.config) {
-    // Config values are stored as JSON (numbers as numbers); compare as text.
-    std::string pk = param("$." + k);
-    sql += " AND CAST(json_extract(r.config, " + pk + ") AS TEXT) = " + param(v);
-  }
-  if (!f.source.empty())
-    sql += " AND r.source = " + param(f.source);
-  if (!f.since.empty())
-    sql += " AND r.started_at >= " + param(f.since);
-  sql += " ORDER BY r.started_at, r.id";
-  statement st(m_db.get(), sql);
-  for (size_t i = 0; i < params.size(); ++i)
-    st.bind((int)i + 1, params[i]);
-  std::vector<run> out;
-  if (history) {
-    config_cache configs;
-    while (st.step())
-      out.push_back(history_run_from_row(statement_row(st), configs));
-    return out;
-  }
-  while (st.step())
-    out.push_back(run_from_row(statement_row(st)));
-  load_children(out, f.with_samples, f.with_log);
-  return out;
 }
 
 } // namespace

@@ -52,6 +52,7 @@ public:
   double col_double(int i) const;
   std::string col_text(int i) const;
   bool col_is_null(int i) const;
+  int64_t changes() const; // rows the statement changed (0 for one that only reads)
 
 private:
   sqlite3* m_db;

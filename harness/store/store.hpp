@@ -66,7 +66,7 @@ struct token_record {
   std::string revoked_at; // "" while valid
 };
 
-constexpr int k_schema_version = 5;
+constexpr int k_schema_version = 6;
 
 // PRAGMA application_id of an accelbench SQLite database ("AcBn"), set by every write command.
 // Databases written before it existed are recognised by their tables (see docs/store.md).

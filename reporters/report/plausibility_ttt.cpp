@@ -7,22 +7,13 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/model_flops.hpp"
 #include "harness/core/peak.hpp"
 
 namespace accelbench::report {
 
-token_flops token_flops_of_dims(const json& dims, const std::string& model, int64_t seq) {
+token_flops token_flops_of_dims(const model_dims* dims, const std::string& model, int64_t seq) {
   token_flops f;
-  auto num = [&](const char* k) -> int64_t {
-    return dims.is_object() && dims.contains(k) && dims[k].is_number_integer()
-               ? dims[k].get<int64_t>()
-               : 0;
-  };
-  const int64_t dim = num("dim"), layers = num("n_layers"), heads = num("n_heads"),
-                kv_heads = num("n_kv_heads"), ffn = num("ffn_dim"), vocab = num("vocab_size");
-  if (dim <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || ffn <= 0 || vocab <= 0 ||
-      dim % heads != 0) {
+  if (!dims || !dims->countable()) {
     f.missing =
         model.empty()
             ? "the figure names no model"
@@ -31,11 +22,10 @@ token_flops token_flops_of_dims(const json& dims, const std::string& model, int6
                   model);
     return f;
   }
-  const int64_t head_dim = dim / heads;
+  const int64_t layers = dims->n_layers, heads = dims->n_heads, head_dim = dims->head_dim();
   // The blocks plus the untied LM head and its norm, as the training workload counts them.
-  const double n = double(layers) * double(decoder_block_params(dim, kv_heads * head_dim, ffn)) +
-                   double(vocab) * double(dim) + double(dim);
-  f.value = training_flops_per_token(n, layers, heads, head_dim, seq);
+  const double n = dims->non_embedding_params();
+  f.value = dims->training_flops_per_token(seq);
   f.lower_bound = seq <= 0;
   f.formula =
       seq > 0
@@ -47,8 +37,8 @@ token_flops token_flops_of_dims(const json& dims, const std::string& model, int6
                 "6N, N = {:.4g} parameters: the sequence length is not stated, so attention FLOPs "
                 "are left out and the utilisation is a lower bound",
                 n);
-  if (dims.contains("source") && dims["source"].is_string())
-    f.formula += "; dimensions: " + dims["source"].get<std::string>();
+  if (!dims->source.empty())
+    f.formula += "; dimensions: " + dims->source;
   return f;
 }
 
@@ -168,15 +158,14 @@ void judge(plausibility_check& c, const ttt_utilisation& u, const device_spec& d
 } // namespace
 
 plausibility_check assess_ttt_plausibility(const side_score& s, const std::vector<const run*>& runs,
-                                           const device_spec* dev, const json& models) {
+                                           const device_spec* dev, const model_catalogue& models) {
   plausibility_check c;
   const trained_sums t = sum_trained(runs);
   if (!t.missing.empty()) {
     c.reason = "time to train: model FLOPs unknown: " + t.missing;
     return c;
   }
-  const json dims = models.is_object() && models.contains(t.model) ? models[t.model] : json();
-  const token_flops f = token_flops_of_dims(dims, t.model, t.sequence_length);
+  const token_flops f = token_flops_of_dims(models.find(t.model), t.model, t.sequence_length);
   if (!(f.value > 0)) {
     c.reason = "time to train: model FLOPs unknown: " + f.missing;
     return c;

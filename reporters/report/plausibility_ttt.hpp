@@ -19,11 +19,11 @@ struct token_flops {
   std::string missing; // why unknown
 };
 
-// Model FLOPs per token of training the Llama model with dimensions `dims` (as
-// workloads/training/models.json: dim, n_layers, n_heads, n_kv_heads, ffn_dim, vocab_size) at
-// sequence length `seq` (<= 0: unknown, attention left out, a lower bound), by
-// harness/core/model_flops.hpp. `model` names it in the reason when `dims` is unusable.
-token_flops token_flops_of_dims(const json& dims, const std::string& model, int64_t seq);
+// Model FLOPs per token of training the Llama model with dimensions `dims` (harness/core's model
+// catalogue, or a figure's extra.model read by read_model_dims) at sequence length `seq` (<= 0:
+// unknown, attention left out, a lower bound), by model_dims::training_flops_per_token. `model`
+// names it in the reason when `dims` is null or not countable.
+token_flops token_flops_of_dims(const model_dims* dims, const std::string& model, int64_t seq);
 
 // Below this share of the peak a published time to train is flagged as implausible as stated: a
 // tuned submission at scale reaches tens of percent, so a figure this low more likely rests on a
@@ -45,7 +45,7 @@ std::vector<const run*> ttt_score_runs(const std::vector<const run*>& runs, cons
 // figures' above-peak rule (harness/core/peak.hpp above_peak_reason) and, below
 // k_min_ttt_utilisation_pct, as too low to be read as stated.
 plausibility_check assess_ttt_plausibility(const side_score& s, const std::vector<const run*>& runs,
-                                           const device_spec* dev, const json& models);
+                                           const device_spec* dev, const model_catalogue& models);
 
 // The formula with its numbers, as the page prints it.
 std::string ttt_formula_text(const ttt_utilisation& u);

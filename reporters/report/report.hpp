@@ -18,6 +18,8 @@
 #include "harness/compare/compare.hpp"
 #include "harness/core/device_catalogue.hpp"
 #include "harness/core/model.hpp"
+#include "harness/core/model_catalogue.hpp"
+#include "harness/core/peak.hpp"
 #include "harness/core/score.hpp"
 #include "harness/core/system.hpp"
 
@@ -74,15 +76,21 @@ struct mlperf_group {
 };
 std::vector<mlperf_group> mlperf_groups(const side& s);
 
+// Whether a run of either side is on a CPU (a device whose peak accelbench measures) and carries
+// no extra.peak, so that options::machine_cpu_peak would be used: the caller resolves it only then.
+bool needs_machine_cpu_peak(const side& baseline, const side& candidate,
+                            const device_catalogue& devices);
+
 struct options {
   device_catalogue devices;
   price_table prices;
   double ci_level = 0.95;
   int resamples = 2000;
   uint64_t seed = 42;
-  // When a CPU run carries no extra.peak, measure/read the cached CPU peak (cached_cpu_peak()).
-  // Off by default: a report must not run a probe unless asked (the CLI turns it on).
-  bool use_cached_cpu_peak = false;
+  // The peak of CPU runs that carry no extra.peak (measured before runs recorded it): this
+  // machine's, resolved by the caller (the CLI: cached_cpu_peak(), when needs_machine_cpu_peak
+  // says a side has such runs). None: those runs get no % of peak. The report never probes.
+  std::optional<cpu_peak> machine_cpu_peak;
   // The verdict rule of `accelbench compare` (harness/compare): a pair is called faster or slower
   // only where compare would call it improved or regressed (dir is set per pair).
   compare::sample_options verdict_rule;
@@ -91,9 +99,9 @@ struct options {
   // Each ruleset's between-run noise floor (harness/compare settings_from_rulesets); a ruleset
   // not listed: verdict_rule.floor_pct.
   std::map<std::string, double> floor_by_ruleset;
-  // Llama-style model dimensions (workloads/training/models.json format) for the FLOPs per token
-  // of training figures that do not report them; empty: that file under data_root().
-  std::filesystem::path models_file;
+  // Llama-style model dimensions for the FLOPs per token of training figures that do not report
+  // them (harness/core/model_catalogue.hpp; the built-in workloads/training/models.json).
+  model_catalogue models = model_catalogue::builtin();
   std::string generated_at;     // empty: now (tests fix it for golden files)
   std::string harness_revision; // empty: build_info::git_revision()
   std::string harness_version;  // empty: build_info::version()

@@ -10,6 +10,7 @@
 
 #include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
+#include "workloads/attention/attention_reference.hpp"
 
 namespace accelbench::attention {
 

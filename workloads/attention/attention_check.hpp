@@ -1,6 +1,6 @@
 #pragma once
 // Correctness check of attention outputs against the double-precision reference
-// (kernels/attention/cpu/flash_attention.hpp): whole tensors for small shapes, sampled rows for
+// (attention_reference.hpp): whole tensors for small shapes, sampled rows for
 // large ones. Works on any buffers (the fast kernel's, a GPU's copied back, a deliberately wrong
 // one), so the checker itself can be tested.
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/attention_shape.hpp"
 
 namespace accelbench {
 struct ruleset; // harness/core/ruleset.hpp

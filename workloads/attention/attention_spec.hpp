@@ -7,7 +7,7 @@
 
 #include "harness/core/dtype.hpp"
 #include "harness/core/workload.hpp"
-#include "kernels/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/attention_shape.hpp"
 
 namespace accelbench::attention {
 

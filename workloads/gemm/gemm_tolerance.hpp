@@ -52,6 +52,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/core/model.hpp"
+
 #include "harness/core/dtype.hpp"
 #include "harness/core/error.hpp"
 
@@ -324,5 +326,14 @@ gemm_check check_gemm_output(int64_t m, int64_t n, int64_t k, const A& a_at, con
 inline constexpr const char* k_ruleset_tolerance_note =
     "the ruleset's correctness.tolerance is not used for GEMM: the verdict is the per-element "
     "error bound from K and the path's arithmetic (workloads/gemm/gemm_tolerance.hpp)";
+
+// The check's verdict on the run, the same on every backend: extra.correctness (with the note
+// above), INVALID naming the worst element when the check failed.
+inline void record_check(run& out, const gemm_check& chk) {
+  out.extra["correctness"] = chk.to_json();
+  out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
+  if (!chk.ok())
+    out.mark_invalid("correctness: " + chk.reason());
+}
 
 } // namespace accelbench::gemm

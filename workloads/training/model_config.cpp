@@ -1,12 +1,8 @@
 #include "workloads/training/model_config.hpp"
 
-#include <fstream>
-
-#include <nlohmann/json.hpp>
-
 #include "harness/core/error.hpp"
+#include "harness/core/model_catalogue.hpp"
 #include "harness/core/model_flops.hpp"
-#include "harness/core/text_input.hpp"
 
 namespace accelbench::training {
 
@@ -73,28 +69,28 @@ double model_flops_per_token_causal(const model_config& m, int64_t layers, int64
   return training_flops_per_token_causal(n, layers, m.n_heads, m.head_dim(), seq);
 }
 
+// The entries are read by the core's model catalogue (the report reads the same one); the checks
+// a model must pass to be trained stay here.
 std::map<std::string, model_config> load_model_configs(const std::filesystem::path& file) {
-  nlohmann::json doc = read_json_file(file, "model catalogue");
-  if (!doc.contains("models") || !doc["models"].is_object())
-    throw input_error("train.llama: " + file.string() + " has no \"models\" object");
+  model_catalogue catalogue;
+  try {
+    catalogue = model_catalogue::load(file);
+  } catch (const input_error& e) {
+    throw input_error(std::string("train.llama: ") + e.what());
+  }
   std::map<std::string, model_config> out;
-  for (auto& [name, j] : doc["models"].items()) {
+  for (const auto& [name, d] : catalogue.models()) {
     model_config m;
     m.name = name;
-    try {
-      m.dim = j.at("dim").get<int64_t>();
-      m.n_layers = j.at("n_layers").get<int64_t>();
-      m.n_heads = j.at("n_heads").get<int64_t>();
-      m.n_kv_heads = j.at("n_kv_heads").get<int64_t>();
-      m.ffn_dim = j.at("ffn_dim").get<int64_t>();
-      m.vocab_size = j.at("vocab_size").get<int64_t>();
-      m.max_seq_len = j.at("max_seq_len").get<int64_t>();
-      m.rope_theta = j.value("rope_theta", 10000.0);
-      m.norm_eps = j.value("norm_eps", 1e-5);
-    } catch (const nlohmann::json::exception& e) {
-      throw input_error("train.llama: model '" + name + "' in " + file.string() +
-                        " is malformed: " + e.what());
-    }
+    m.dim = d.dim;
+    m.n_layers = d.n_layers;
+    m.n_heads = d.n_heads;
+    m.n_kv_heads = d.n_kv_heads;
+    m.ffn_dim = d.ffn_dim;
+    m.vocab_size = d.vocab_size;
+    m.max_seq_len = d.max_seq_len;
+    m.rope_theta = d.rope_theta;
+    m.norm_eps = d.norm_eps;
     m.validate();
     out.emplace(name, m);
   }

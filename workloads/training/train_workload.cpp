@@ -1,4 +1,6 @@
 #include "workloads/training/train_workload.hpp"
+#include "workloads/training/train_modes.hpp"
+#include "workloads/training/train_rules.hpp"
 
 #include <omp.h>
 
@@ -14,6 +16,7 @@
 #include "harness/core/checked_math.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/hash.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
@@ -32,18 +35,6 @@ namespace accelbench::training {
 
 namespace {
 
-const nlohmann::json& section_of(const ruleset* rules) {
-  static const nlohmann::json empty = nlohmann::json::object();
-  if (!rules)
-    return empty;
-  const auto& s = rules->section("training");
-  return s.is_object() ? s : empty;
-}
-
-template <class T> T get_or(const nlohmann::json& j, const char* key, T fallback) {
-  return j.is_object() && j.contains(key) ? j.at(key).get<T>() : fallback;
-}
-
 // Peak resident memory of this process (VmHWM). Writing 5 to clear_refs resets it (Linux >= 4.0),
 // so a run can report its own peak.
 void reset_peak_rss() {
@@ -58,11 +49,6 @@ uint64_t peak_rss_bytes() {
     if (line.rfind("VmHWM:", 0) == 0)
       return uint64_t(std::stoull(line.substr(6))) * 1024;
   return 0;
-}
-
-uint64_t mix_seed(uint64_t a, uint64_t b) {
-  stats::rng r(a ^ (b * 0x9e3779b97f4a7c15ULL));
-  return r.next();
 }
 
 struct scoped_threads {
@@ -82,190 +68,44 @@ std::vector<std::string> dtype_choices() {
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / double(1ull << 30)); }
 
-// The data-parallel settings (used at world size > 1 only).
-void resolve_data_parallel(const config& cfg, train_settings& s) {
-  s.overlap = cfg.get_bool("overlap");
-  s.baseline = cfg.get_bool("baseline");
-  const int64_t bucket_kib = cfg.get_int("bucket_kib");
-  if (bucket_kib > (int64_t{1} << 22)) // MPI counts are int: at most 2^31 - 1 floats
-    throw input_error(
-        fmt::format("train.llama: bucket_kib {} is above 4194304 (4 GiB)", bucket_kib));
-  s.bucket_bytes = uint64_t(bucket_kib) * 1024;
-}
-
 } // namespace
 
-namespace {
-
-const nlohmann::json& member_or_empty(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json empty = nlohmann::json::object();
-  return j.contains(key) ? j[key] : empty;
+uint64_t mix_seed(uint64_t a, uint64_t b) {
+  stats::rng r(a ^ (b * 0x9e3779b97f4a7c15ULL));
+  return r.next();
 }
 
-// The model's layers that run: all of them (0 or the model's count) or a leading subset.
-void resolve_layers(const config& cfg, train_settings& s) {
-  const int64_t layers = cfg.get_int("layers");
-  if (layers > s.model.n_layers)
-    throw input_error(fmt::format("train.llama: layers = {} exceeds the {} layers of model '{}'",
-                                  layers, s.model.n_layers, s.model.name));
-  s.options.layers = layers > 0 ? layers : s.model.n_layers;
-  // A subset of the model's layers runs the decoder blocks alone (no embedding, no LM head):
-  // it is a throughput probe whose tokens/s is projected to the full model.
-  s.options.with_head = layers == 0 || layers == s.model.n_layers;
+source_factory train_source(const train_settings& s,
+                            const std::shared_ptr<const markov_source>& src) {
+  if (s.data == "synthetic")
+    return [src](uint64_t seed) -> std::unique_ptr<token_source> {
+      return std::make_unique<markov_stream>(src, mix_seed(seed, 1));
+    };
+  auto files = list_shards(s.data, "train");
+  int64_t vocab = s.model.vocab_size;
+  return [files, vocab](uint64_t) -> std::unique_ptr<token_source> {
+    return std::make_unique<shard_stream>(files, vocab);
+  };
 }
 
-// The sequence length: the config's, else the ruleset's, else the model's maximum.
-void resolve_seq(const config& cfg, const nlohmann::json& tr, train_settings& s) {
-  int64_t seq = cfg.get_int("seq");
-  if (seq == 0)
-    seq = get_or<int64_t>(tr, "seq", s.model.max_seq_len);
-  if (seq > s.model.max_seq_len)
-    throw input_error(fmt::format("train.llama: seq = {} exceeds max_seq_len {} of model '{}'", seq,
-                                  s.model.max_seq_len, s.model.name));
-  s.options.seq = seq;
+// This rank's replica: the CPU model summing with MPI, or (on_cuda) the CUDA model on this
+// rank's GPU summing with NCCL. The callers agree on its outcome (dist::on_every_rank).
+std::unique_ptr<dp_trainable> make_dp(const model_config& m, const llama_options& o,
+                                      const dp_options& dp, bool on_cuda) {
+#ifdef ACCELBENCH_HAVE_NCCL
+  if (on_cuda)
+    return cuda::make_data_parallel(m, o, dp);
+#endif
+  (void)on_cuda;
+  return make_cpu_data_parallel(m, o, dp);
 }
 
-// The micro batch and the accumulation steps; unset, the accumulation makes up the ruleset's
-// global batch over every data-parallel rank.
-void resolve_batch(const config& cfg, const nlohmann::json& tr, train_settings& s) {
-  int64_t batch = cfg.get_int("batch");
-  int64_t accum = cfg.get_int("grad_accum");
-  const int64_t rules_gb = get_or<int64_t>(tr, "global_batch", 0);
-  if (batch == 0)
-    batch = get_or<int64_t>(tr, "micro_batch", 8);
-  const int64_t replicas = dist::size(); // data parallel: the global batch spans the ranks
-  if (accum == 0)
-    accum = rules_gb > 0 && rules_gb % (batch * replicas) == 0
-                ? rules_gb / (batch * replicas)
-                : get_or<int64_t>(tr, "grad_accum", 1);
-  s.options.batch = batch;
-  s.hp.grad_accum = accum;
-}
-
-// The optimizer's hyperparameters and the step bound (ruleset "hyperparameters", "max_steps").
-void resolve_optimizer(const nlohmann::json& tr, train_settings& s) {
-  const auto& hyper = member_or_empty(tr, "hyperparameters");
-  s.hp.schedule.base_lr = get_or<double>(hyper, "base_lr", 3e-3);
-  s.hp.schedule.end_lr = get_or<double>(hyper, "end_lr", 3e-4);
-  s.hp.schedule.warmup_steps = get_or<int64_t>(hyper, "warmup_steps", 0);
-  s.hp.adam.beta1 = get_or<double>(hyper, "beta1", 0.9);
-  s.hp.adam.beta2 = get_or<double>(hyper, "beta2", 0.95);
-  s.hp.adam.eps = get_or<double>(hyper, "eps", 1e-8);
-  s.hp.adam.weight_decay = get_or<double>(hyper, "weight_decay", 0.1);
-  s.hp.clip_norm = get_or<double>(hyper, "clip_norm", 1.0);
-  s.hp.max_steps = get_or<int64_t>(tr, "max_steps", 1000);
-  s.hp.schedule.decay_steps =
-      get_or<int64_t>(hyper, "decay_steps", s.hp.max_steps - s.hp.schedule.warmup_steps);
-}
-
-// How often and on how many held-out sequences a time-to-train run evaluates.
-void resolve_evaluation(const nlohmann::json& tr, train_settings& s) {
-  s.hp.eval_every_samples = get_or<int64_t>(tr, "eval_every_samples", 0);
-  s.hp.eval_samples = get_or<int64_t>(tr, "eval_samples", 64);
-  // Bounded before rounding up, where a huge count would overflow (the held-out set is built
-  // in memory: a billion windows is already far beyond any machine).
-  if (s.hp.eval_samples < 1 || s.hp.eval_samples > (int64_t{1} << 30))
-    throw input_error(
-        fmt::format("train.llama: eval_samples {} is out of range (1 to 2^30)", s.hp.eval_samples));
-  // Evaluation runs in micro batches: round the held-out set up to a whole number of them.
-  const int64_t batch = s.options.batch;
-  s.hp.eval_samples = (s.hp.eval_samples + batch - 1) / batch * batch;
-}
-
-// The synthetic Markov source (ruleset "data") and the held-out set's seed.
-void resolve_markov(const nlohmann::json& tr, train_settings& s) {
-  const auto& d = member_or_empty(tr, "data");
-  s.markov.vocab = s.model.vocab_size;
-  s.markov.order = get_or<int64_t>(d, "order", 1);
-  s.markov.branching = get_or<int64_t>(d, "branching", 4);
-  s.markov.epsilon = get_or<double>(d, "epsilon", 0.01);
-  s.markov.seed = get_or<uint64_t>(d, "seed", 1);
-  s.eval_seed = get_or<uint64_t>(d, "eval_seed", 2);
-}
-
-// How many runs a time-to-train result takes and the quality target they train to.
-void resolve_target(const nlohmann::json& tr, train_settings& s) {
-  s.runs = get_or<int64_t>(tr, "runs", 5);
-  s.min_runs = get_or<int64_t>(tr, "min_runs", s.runs);
-  s.max_init_s = get_or<double>(tr, "max_init_s", 0.0);
-  const auto& target = member_or_empty(tr, "target");
-  s.margin_nats = get_or<double>(target, "margin_nats", 0.1);
-  s.fixed_target = get_or<double>(target, "eval_loss", 0.0);
-}
-
-// Closed division (MLPerf Training rules): the model, sequence length, global batch,
-// optimizer hyperparameters, data and target are fixed by the ruleset; a user may change only
-// what "user_changeable" lists (the micro-batch/accumulation split, dtype, threads).
-std::vector<std::string> closed_division_violations(const nlohmann::json& tr,
-                                                    const train_settings& s) {
-  std::vector<std::string> v;
-  auto model = get_or<std::string>(tr, "model", s.model.name);
-  if (model != s.model.name)
-    v.push_back("closed division fixes model = " + model + ", got " + s.model.name);
-  const int64_t seq = s.options.seq;
-  if (tr.contains("seq") && seq != tr["seq"].get<int64_t>())
-    v.push_back(
-        fmt::format("closed division fixes seq = {}, got {}", tr["seq"].get<int64_t>(), seq));
-  const int64_t rules_gb = get_or<int64_t>(tr, "global_batch", 0);
-  const int64_t batch = s.options.batch, accum = s.hp.grad_accum, replicas = dist::size();
-  if (rules_gb > 0 && batch * accum * replicas != rules_gb)
-    v.push_back(fmt::format(
-        "closed division fixes the global batch = {}, got batch {} x grad_accum {}{} = {}",
-        rules_gb, batch, accum, replicas > 1 ? fmt::format(" x {} ranks", replicas) : "",
-        batch * accum * replicas));
-  if (!s.options.with_head)
-    v.emplace_back("closed division trains the whole model, not a layer subset");
-  if (s.runs < s.min_runs)
-    v.push_back(fmt::format("closed division needs {} runs, got {}", s.min_runs, s.runs));
-  return v;
-}
-
-} // namespace
-
-train_settings resolve_settings(const config& cfg, const ruleset* rules) {
-  train_settings s;
-  const auto& tr = section_of(rules);
-  s.mode = cfg.at("mode");
-  s.model = find_model(data_root() / "workloads/training/models.json", cfg.at("model"));
-  resolve_layers(cfg, s);
-  resolve_seq(cfg, tr, s);
-  resolve_batch(cfg, tr, s);
-  s.options.dtype = parse_compute_dtype(cfg.at("dtype"));
-  resolve_optimizer(tr, s);
-  resolve_evaluation(tr, s);
-  s.steps = cfg.get_int("steps");
-  s.warmup_steps = rules ? rules->measurement().warmup_iterations : 2;
-  int threads = int(cfg.get_int("threads"));
-  s.threads = threads > 0 ? threads : omp_get_num_procs();
-  s.data = cfg.at("data");
-  resolve_data_parallel(cfg, s);
-  resolve_markov(tr, s);
-  resolve_target(tr, s);
-  if (s.mode == "time_to_train" && get_or<std::string>(tr, "division", "closed") == "closed")
-    s.closed_violations = closed_division_violations(tr, s);
-  return s;
-}
-
-uint64_t estimate_bytes(const train_settings& s) {
-  // A micro batch of more than 2^30 tokens fits no host; the plan's products of batch x seq x width
-  // would overflow 64 bits first and report a few bytes. Saturated, it is refused as too big.
-  constexpr uint64_t max_tokens = uint64_t{1} << 30;
-  const uint64_t tokens = sat_product({s.options.batch, s.options.seq + 1});
-  const uint64_t eval_tokens = sat_product({s.hp.eval_samples, s.options.seq + 1});
-  if (tokens > max_tokens || eval_tokens > max_tokens)
-    return k_saturated;
-  uint64_t b = llama_model::plan(s.model, s.options).total();
-  // Prefetched batches (depth 2 plus the one in use) and the held-out set.
-  b += 3 * tokens * 4;
-  if (s.mode == "time_to_train")
-    b += eval_tokens * 4;
-  // The Markov chain's tables: successors and probabilities per context, stationary vector.
-  if (s.data == "synthetic" && s.options.with_head) {
-    double ctx = std::pow(double(s.markov.vocab), double(s.markov.order));
-    double table = ctx * double(s.markov.branching * 8 + 16);
-    b = sat_add(b, table < 1.8e19 ? uint64_t(table) : k_saturated);
-  }
-  return b;
+dp_options dp_settings(const train_settings& s) {
+  dp_options o;
+  o.overlap = s.overlap;
+  o.bucket_bytes = s.bucket_bytes;
+  o.grad_accum = s.hp.grad_accum;
+  return o;
 }
 
 namespace {
@@ -484,26 +324,13 @@ private:
               {"clip_norm", s.hp.clip_norm}}}};
   }
 
-  static source_factory train_source(const train_settings& s,
-                                     const std::shared_ptr<const markov_source>& src) {
-    if (s.data == "synthetic")
-      return [src](uint64_t seed) -> std::unique_ptr<token_source> {
-        return std::make_unique<markov_stream>(src, mix_seed(seed, 1));
-      };
-    auto files = list_shards(s.data, "train");
-    int64_t vocab = s.model.vocab_size;
-    return [files, vocab](uint64_t) -> std::unique_ptr<token_source> {
-      return std::make_unique<shard_stream>(files, vocab);
-    };
-  }
-
   void run_throughput(const train_settings& s, run& out, run_context& ctx) const {
     if (dist::distributed())
       return run_throughput_dp(s, out, ctx);
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
-    uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
+    const uint64_t seed = seed_of(ctx.seed, s.key);
     reset_peak_rss();
     cpu_trainable model(s.model, s.options);
     auto res = measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
@@ -526,7 +353,7 @@ private:
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
-    uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
+    const uint64_t seed = seed_of(ctx.seed, s.key);
     const auto st = device::query_cuda(true);
     const auto& gpu = st.gpus.front();
     const std::string dt = to_string(s.options.dtype);
@@ -567,7 +394,7 @@ private:
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
-    const uint64_t seed = agreed_seed(ctx);
+    const uint64_t seed = agreed_seed(s, ctx);
     const source_factory global = train_source(s, src);
     const int n = dist::size();
     const source_factory mine = [global, n](uint64_t sd) -> std::unique_ptr<token_source> {
@@ -597,18 +424,6 @@ private:
     }
     if (s.baseline)
       record_scaling(s, train_source(s, src), seed, on_cuda, out);
-  }
-
-  // This rank's replica: the CPU model summing with MPI, or (on_cuda) the CUDA model on this
-  // rank's GPU summing with NCCL. The callers agree on its outcome (dist::on_every_rank).
-  static std::unique_ptr<dp_trainable> make_dp(const model_config& m, const llama_options& o,
-                                               const dp_options& dp, bool on_cuda) {
-#ifdef ACCELBENCH_HAVE_NCCL
-    if (on_cuda)
-      return cuda::make_data_parallel(m, o, dp);
-#endif
-    (void)on_cuda;
-    return make_cpu_data_parallel(m, o, dp);
   }
 
   // One replica alone (baseline=1), on the same backend.
@@ -645,17 +460,9 @@ private:
   }
 
   // A seed every rank uses (rank 0's): the replicas start from the same parameters.
-  static uint64_t agreed_seed(const run_context& ctx) {
-    const uint64_t seed = ctx.seed ? ctx.seed : std::random_device{}();
+  static uint64_t agreed_seed(const train_settings& s, const run_context& ctx) {
+    const uint64_t seed = seed_of(ctx.seed, s.key);
     return std::stoull(dist::broadcast(std::to_string(seed)));
-  }
-
-  static dp_options dp_settings(const train_settings& s) {
-    dp_options o;
-    o.overlap = s.overlap;
-    o.bucket_bytes = s.bucket_bytes;
-    o.grad_accum = s.hp.grad_accum;
-    return o;
   }
 
   // Each step's time becomes the slowest rank's; returns every rank's time per step.
@@ -810,238 +617,6 @@ private:
       *ctx.log << fmt::format("train.llama {} x{} seq {} batch {}: {:.0f} tokens/s, MFU {:.1f}%\n",
                               s.model.name, s.options.layers, s.options.seq, s.options.batch, tps,
                               pk > 0 ? 100.0 * achieved / pk : 0.0);
-  }
-
-  // on_cuda: the model trains on CUDA device 0 (llama_cuda); the protocol and log are the same.
-  // Across ranks the model is data parallel (on CUDA, each rank on its GPU): each rank trains its
-  // slice of each global batch, every rank evaluates the same held-out set and takes rank 0's
-  // result, and the MLPerf log (rank 0's) carries the scale as MLPerf logs do: submission_platform
-  // "Nx<system>" and the global batch in global_batch_size.
-  void run_time_to_train(const train_settings& s, run& out, run_context& ctx,
-                         bool on_cuda = false) const {
-    const auto& tr = section_of(ctx.rules);
-    if (get_or<std::string>(tr, "mode", "") != "time_to_train") {
-      out.mark_failed("mode=time_to_train needs a time-to-train ruleset (--rules train-ttt-v1); '" +
-                      (ctx.rules ? ctx.rules->id : std::string("none")) + "' has none");
-      return;
-    }
-    ttt_setup setup = ttt_base_setup(s, tr, out, on_cuda);
-    double floor = 0;
-    std::shared_ptr<const markov_source> src;
-    if (!ttt_target_and_eval(s, setup, src, floor, out))
-      return;
-    setup.train_data = train_source(s, src);
-    if (dist::distributed())
-      make_data_parallel(s, setup);
-    run_context root_ctx = ctx;
-    if (!dist::is_root())
-      root_ctx.log = nullptr;
-    ttt_tally tally;
-    for (int64_t i = 0; i < s.runs; i++)
-      if (!ttt_one_run(s, setup, root_ctx, i, tally, out))
-        return;
-    ttt_score(s, setup, floor, tally, out);
-  }
-
-  // The model, options, hyperparameters and MLPerf submission fields of a time-to-train run.
-  static ttt_setup ttt_base_setup(const train_settings& s, const nlohmann::json& tr, run& out,
-                                  bool on_cuda) {
-    ttt_setup setup;
-    setup.model = s.model;
-    setup.options = s.options;
-    setup.hp = s.hp;
-    setup.max_init_s = s.max_init_s;
-    setup.division = get_or<std::string>(tr, "division", "closed");
-    setup.platform = "cpu";
-#ifdef ACCELBENCH_HAVE_CUDA
-    if (on_cuda) {
-      const auto gpu = device::query_cuda(true).gpus.front();
-      device::set_device(gpu.index);
-      setup.platform = gpu.name;
-      setup.make_model = [](const model_config& m,
-                            const llama_options& o) -> std::unique_ptr<trainable> {
-        return std::make_unique<cuda::llama_cuda>(m, o);
-      };
-      out.extra["device"] = gpu.to_json();
-      out.extra["recipe"] = cuda::recipe_name(s.options);
-      out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
-    }
-#else
-    (void)on_cuda;
-    (void)out;
-#endif
-    return setup;
-  }
-
-  // The quality target and the held-out set; false (the run marked failed) when there is none.
-  static bool ttt_target_and_eval(const train_settings& s, ttt_setup& setup,
-                                  std::shared_ptr<const markov_source>& src, double& floor,
-                                  run& out) {
-    if (s.data == "synthetic") {
-      // Building the chain and its stationary distribution is dataset preparation, done once
-      // before any run (MLPerf does not time dataset preparation).
-      src = std::make_shared<markov_source>(s.markov);
-      floor = src->entropy_floor(s.options.seq);
-      setup.target_loss = floor + s.margin_nats;
-      uint64_t eval_seed = s.eval_seed;
-      setup.eval_data = [src, eval_seed](uint64_t) -> std::unique_ptr<token_source> {
-        return std::make_unique<markov_stream>(src, eval_seed);
-      };
-      return true;
-    }
-    if (s.fixed_target <= 0) {
-      out.mark_failed("time_to_train on token shards needs training.target.eval_loss in the "
-                      "ruleset (their entropy floor is unknown)");
-      return false;
-    }
-    setup.target_loss = s.fixed_target;
-    std::vector<std::filesystem::path> val;
-    try {
-      val = list_shards(s.data, "val");
-    } catch (const input_error&) {
-      val = list_shards(s.data, "train");
-    }
-    int64_t vocab = s.model.vocab_size;
-    setup.eval_data = [val, vocab](uint64_t) -> std::unique_ptr<token_source> {
-      return std::make_unique<shard_stream>(val, vocab);
-    };
-    return true;
-  }
-
-  // World size > 1: data-parallel replicas, each fed its slice of the global batches.
-  static void make_data_parallel(const train_settings& s, ttt_setup& setup) {
-    const int n = dist::size();
-    const dp_options dp = dp_settings(s);
-    const bool on_cuda = bool(setup.make_model); // ttt_base_setup chose the CUDA model
-    setup.replicas = n;
-    setup.platform = fmt::format("{}x{}", n, setup.platform);
-    setup.make_model = [dp, on_cuda](const model_config& m,
-                                     const llama_options& o) -> std::unique_ptr<trainable> {
-      return dist::on_every_rank(
-          "allocate its replica of the model",
-          [&]() -> std::unique_ptr<trainable> { return make_dp(m, o, dp, on_cuda); });
-    };
-    source_factory global = setup.train_data;
-    setup.train_data = [global, n](uint64_t seed) -> std::unique_ptr<token_source> {
-      return std::make_unique<rank_slice_source>(global(seed), n, dist::rank());
-    };
-  }
-
-  struct ttt_tally {
-    std::vector<double> minutes;
-    std::vector<bool> converged;
-    nlohmann::json runs = nlohmann::json::array(), logs = nlohmann::json::array();
-    std::string all_logs;
-    std::random_device rd;
-  };
-
-  // Run i of a time-to-train set, recorded in `tally` and as a sample; false when it failed.
-  static bool ttt_one_run(const train_settings& s, const ttt_setup& setup, run_context& ctx,
-                          int64_t i, ttt_tally& tally, run& out) {
-    // MLPerf: each run uses a distinct seed from a proper entropy source, logged ("seed").
-    // A harness-given seed (ctx.seed) makes the whole set reproducible instead. Across ranks,
-    // rank 0's seed: the replicas start from the same parameters.
-    uint64_t seed =
-        ctx.seed ? mix_seed(ctx.seed, uint64_t(i)) : (uint64_t(tally.rd()) << 32 | tally.rd());
-    seed &= (1ull << 53) - 1; // exact as a JSON number everywhere
-    if (dist::distributed())
-      seed = std::stoull(dist::broadcast(std::to_string(seed)));
-    std::unique_ptr<std::ofstream> sink;
-    if (const char* dir = std::getenv("ACCELBENCH_MLLOG_DIR"); dir && dist::is_root())
-      sink = std::make_unique<std::ofstream>(std::filesystem::path(dir) /
-                                             ("result_" + std::to_string(i) + ".txt"));
-    ttt_result r;
-    try {
-      r = train_to_target(setup, seed, sink.get(), ttt_progress(s, setup, ctx, i));
-    } catch (const backend_error& e) {
-      out.mark_failed(fmt::format("run {}: {}", i + 1, e.what()));
-      return false;
-    }
-    if (ctx.log)
-      *ctx.log << (ctx.interactive ? "\r" : "")
-               << fmt::format("run {}/{}: {} in {:.2f} min ({} steps, seed {})\n", i + 1, s.runs,
-                              r.status, r.seconds / 60.0, r.steps, seed);
-    tally.minutes.push_back(r.seconds / 60.0);
-    tally.converged.push_back(r.converged);
-    sample smp;
-    smp.index = i;
-    smp.value = r.seconds / 60.0;
-    smp.extra = {{"seed", seed}, {"converged", r.converged}, {"status", r.status}};
-    out.samples.push_back(smp);
-    nlohmann::json curve = nlohmann::json::array();
-    for (auto& e : r.curve)
-      curve.push_back({{"samples", e.samples},
-                       {"step", e.step},
-                       {"eval_loss", e.eval_loss},
-                       {"time_s", e.time_s}});
-    tally.runs.push_back({{"seed", seed},
-                          {"minutes", r.seconds / 60.0},
-                          {"converged", r.converged},
-                          {"status", r.status},
-                          {"reason", r.reason},
-                          {"steps", r.steps},
-                          {"samples", r.samples},
-                          {"init_s", r.init_s},
-                          {"loader_tokens_per_s", r.loader_tokens_per_s},
-                          {"eval_curve", curve}});
-    tally.logs.push_back(r.mllog);
-    tally.all_logs += r.mllog;
-    if (!r.init_within_bound)
-      out.mark_invalid(fmt::format("run {}: initialisation took {:.1f} s, above the {:.0f} s bound",
-                                   i + 1, r.init_s, s.max_init_s));
-    return true;
-  }
-
-  // The live progress line of run i (a terminal only).
-  static progress_fn ttt_progress(const train_settings& s, const ttt_setup& setup,
-                                  const run_context& ctx, int64_t i) {
-    if (!ctx.log || !ctx.interactive)
-      return {};
-    std::ostream* log = ctx.log;
-    const double target = setup.target_loss;
-    const int64_t runs = s.runs;
-    return [log, target, runs, i](const progress_info& p) {
-      std::string eta = p.eta_s >= 0 ? fmt::format("{:.0f}s", p.eta_s) : "?";
-      std::string ev = p.last_eval ? fmt::format("{:.4f}", *p.last_eval) : "-";
-      *log << fmt::format("\rrun {}/{} step {}/{} loss {:.4f} eval {} target {:.4f} "
-                          "{:.0f} tok/s ETA {}   ",
-                          i + 1, runs, p.step, p.max_steps, p.loss, ev, target, p.tokens_per_s, eta)
-           << std::flush;
-    };
-  }
-
-  // The olympic-mean score of the set, its records and validity.
-  static void ttt_score(const train_settings& s, const ttt_setup& setup, double floor,
-                        const ttt_tally& tally, run& out) {
-    out.sample_unit = "min";
-    out.sample_dir = direction::lower_is_better;
-    const olympic_result score = olympic_mean(tally.minutes, tally.converged, 1);
-    out.add_metric("time_to_train_min", score.mean, "min", direction::lower_is_better);
-    out.extra["runs"] = tally.runs;
-    out.extra["mllogs"] = tally.logs;
-    out.mllog = tally.all_logs;
-    out.extra["target_eval_loss"] = setup.target_loss;
-    if (s.data == "synthetic") {
-      out.extra["entropy_floor"] = floor;
-      out.extra["target_rule"] = fmt::format("target = entropy floor {:.6f} + margin {} nats "
-                                             "(eval cross-entropy)",
-                                             floor, s.margin_nats);
-    }
-    if (setup.replicas > 1)
-      out.extra["data_parallel"] = {
-          {"world_size", setup.replicas},
-          {"micro_batch_per_rank", s.options.batch},
-          {"global_batch", s.hp.global_batch(s.options.batch) * setup.replicas},
-          {"overlap", s.overlap},
-          {"bucket_bytes", s.bucket_bytes}};
-    out.extra["scoring"] =
-        "olympic mean: drop the fastest and slowest run, average the rest; one "
-        "non-converged run counts as the slowest, two make the result INVALID, as do "
-        "fewer than 3 runs";
-    if (!score.valid)
-      out.mark_invalid(score.reason);
-    for (auto& v : s.closed_violations)
-      out.mark_invalid(v);
   }
 
   workload_spec m_spec;

@@ -1,5 +1,6 @@
 #pragma once
-// Workload train.llama: Llama-style decoder training on the CPU, in two modes.
+// Workload train.llama: Llama-style decoder training on the CPU or on CUDA, on one rank or data
+// parallel across ranks, in two modes.
 //   throughput     tokens/s over a fixed number of steps after warm-up (one sample per step)
 //   time_to_train  MLPerf-style: N runs from scratch to a quality target, olympic-mean score
 #include <cstdint>
@@ -19,6 +20,7 @@ namespace accelbench::training {
 // Everything one train.llama run needs, resolved from the config and the effective ruleset.
 struct train_settings {
   std::string mode; // throughput | time_to_train
+  std::string key;  // the config's key: the inputs' seed with the run's --seed (hash.hpp seed_of)
   model_config model;
   llama_options options;
   train_hparams hp;

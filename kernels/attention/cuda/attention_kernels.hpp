@@ -2,7 +2,7 @@
 // Attention kernels on CUDA, shared by the attention workload's CUDA backend
 // (workloads/attention/cuda) and train.llama's CUDA model (workloads/training/cuda). Plain C++
 // interface (no CUDA types): pointers are device pointers, streams are cudaStream_t passed as
-// void*. Layouts and conventions are the CPU kernels' (kernels/attention/cpu/flash_attention.hpp).
+// void*. Layouts and conventions are every backend's (kernels/attention/attention_shape.hpp).
 //
 //   native  FlashAttention-2-style kernels of our own: forward and backward, causal, GQA.
 //           bf16/fp16 at head_dim 64 and 128 on tensor cores (flash_tc.cu, mma.sync); fp32
@@ -11,7 +11,7 @@
 //           and backward, bf16, causal (top-left), GQA.
 #include <string>
 
-#include "kernels/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/attention_shape.hpp"
 #include "kernels/attention/cuda/sdpa_rules.hpp"
 
 namespace accelbench::attention {

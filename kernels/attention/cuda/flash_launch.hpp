@@ -3,7 +3,7 @@
 // flash_native.cu's dispatch sees them, and the shared-memory opt-in both files use.
 #include <cstddef>
 
-#include "kernels/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/attention_shape.hpp"
 
 namespace accelbench::attention::native {
 

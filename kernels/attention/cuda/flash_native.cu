@@ -1,7 +1,7 @@
 // A FlashAttention-2-style attention of our own (impl=native) on CUDA cores: the fp32 reference
 // path (fp32 inputs, and bf16 at head dims the tensor-core kernels of flash_tc.cu are not built
 // for); bf16/fp16 at head_dim 64 and 128 dispatch to flash_tc.cu. Readable first, fast second. Same
-// layouts and conventions as the CPU kernels (kernels/attention/cpu/ flash_attention.hpp): q, o [B,
+// layouts and conventions as every backend (kernels/attention/attention_shape.hpp): q, o [B,
 // Sq, H, D]; k, v [B, Sk, KVH, D]; lse [B, H, Sq] natural log; GQA query head h reads kv head h /
 // (H / KVH); causal masks bottom-right (j <= i + Sk - Sq).
 //

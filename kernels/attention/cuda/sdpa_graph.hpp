@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/attention_shape.hpp"
 
 namespace accelbench::attention::cudnn {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention/cpu/flash_attention.hpp"
+#include "kernels/attention/attention_shape.hpp"
 #include "kernels/attention/cuda/sdpa_graph.hpp"
 
 namespace accelbench::attention::cudnn {

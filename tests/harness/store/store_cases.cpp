@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
@@ -637,6 +638,43 @@ TEST_CASE("a version-4 database migrates to the summary columns with every run's
   run fresh = accelbench::testing::make_run("old-box", 4);
   REQUIRE(db.insert_run(fresh));
   CHECK(t->value(fmt::format("SELECT sample_count FROM runs WHERE id = {}", fresh.id)) == "4");
+}
+
+TEST_CASE("a version-5 database's fingerprints become version 2 and compare with new runs",
+          "[store]") {
+  ACCELBENCH_FRESH_DB(t);
+  t->build_version(5); // the schema as the release before fingerprint version 2 wrote it
+  const run now = accelbench::testing::make_run("old-box", 2);
+  const std::string env = dump_json(now.environment);
+  const std::string v1 = legacy_environment_fingerprint(now.environment);
+  // Run 1 as that release stored it (version 1 of its environment's fingerprint); run 2 with a
+  // fingerprint that is not its environment's (kept as stored); run 3 without one.
+  for (const auto& [n, fingerprint] :
+       std::vector<std::pair<int, std::string>>{{1, v1}, {2, "0123456789abcdef"}, {3, ""}})
+    t->exec(fmt::format(
+        R"(INSERT INTO runs (uuid, workload, backend, config_key, config, system, ruleset, status,
+             valid, started_at, finished_at, environment, fingerprint) VALUES
+           ('00000000-0000-4000-8000-00000000005{}', 'gemm', 'cpu', 'gemm/cpu/M=8', '{{"M":8}}',
+            'old-box', 'kernel-v1', 'ok', 1, '2026-01-0{}T00:00:00Z', '2026-01-0{}T00:00:01Z',
+            '{}', '{}'))",
+        n, n, n, env, fingerprint));
+  auto db = store::store::open(t->location());
+  CHECK(db.schema_version() == store::k_schema_version);
+  auto old = db.query({});
+  REQUIRE(old.size() == 3);
+  run fresh = now;
+  REQUIRE(db.insert_run(fresh));
+  CHECK(fresh.fingerprint == environment_fingerprint(now.environment));
+  CHECK(fresh.fingerprint != v1);
+  CHECK(old[0].fingerprint == fresh.fingerprint); // the old run of this machine still compares
+  CHECK(old[1].fingerprint == "0123456789abcdef");
+  CHECK(old[2].fingerprint.empty());
+  // A run from a document of the older release, imported now, is stored as the migration stores.
+  run imported = now;
+  imported.uuid = new_uuid();
+  imported.fingerprint = v1;
+  REQUIRE(db.insert_run(imported));
+  CHECK(db.get_run(imported.id)->fingerprint == fresh.fingerprint);
 }
 
 TEST_CASE("delete_runs removes runs with their rows and the systems no run names any more",

@@ -1139,3 +1139,85 @@ TEST_CASE("report on one machine: sides named by their selectors, labels without
   CHECK(html.find("<summary><h2>Provenance</h2>") != std::string::npos);
   CHECK(html.find("<h2>Pairs in detail</h2>\n<table") == std::string::npos); // no open copy
 }
+
+// ---------------------------------------------------------------------------------------------
+// Same inputs, same bytes: every writer (JSON, HTML, the terminal text) over the synthetic store,
+// the published figures (plausibility, model FLOPs) and the shared MLPerf data (time to train),
+// against golden files written by the report before it was split by concept.
+
+namespace {
+
+void check_golden(const std::string& name, const std::string& text) {
+  const fs::path golden = fs::path(ACCELBENCH_SOURCE_DIR) / "tests/reporters/report/golden" / name;
+  if (const char* u = std::getenv("ACCELBENCH_UPDATE_GOLDEN"); u && std::string(u) == "1") {
+    fs::create_directories(golden.parent_path());
+    write_file_atomic(golden, text);
+    WARN("golden file rewritten: " << golden.string());
+  }
+  INFO(golden.string());
+  REQUIRE(fs::exists(golden));
+  CHECK(text == slurp(golden));
+}
+
+// `json_name`: the synthetic store's JSON is report.json, the older golden file.
+void check_golden_report(const std::string& stem, const report::report_model& rep,
+                         const std::string& json_name = "") {
+  check_golden(json_name.empty() ? stem + ".json" : json_name, report::to_json(rep).dump(2) + "\n");
+  check_golden(stem + ".html", report::to_html(rep));
+  check_golden(stem + ".txt", report::summary_text(rep));
+}
+
+} // namespace
+
+TEST_CASE("report: golden JSON, HTML and text of the synthetic, published and MLPerf reports",
+          "[report][golden]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  import_mlperf(db);
+  check_golden_report("synthetic", synthetic_report(db), "report.json");
+  check_golden_report("published", published_report());
+  check_golden_report("mlperf",
+                      report::build_report(
+                          side_of(cli::select_runs(db, "accelerator=H100&workload=mlperf.*")),
+                          side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options()));
+}
+
+TEST_CASE("report: a CPU run without its own peak takes the machine's peak from the options, and "
+          "the report never probes",
+          "[report][plausibility]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  db.upsert_system(system_rec("cpu-a", "CPU: Example Xeon", 1, 1));
+  db.upsert_system(system_rec("cpu-b", "CPU: Example Xeon 2", 1, 1));
+  std::map<std::string, std::string> v = {
+      {"M", "1024"}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp32"}, {"library", "onednn"}};
+  run a = make_run(1, "cpu-a", "gemm", v, "TFLOP/s", direction::higher_is_better, 0.2, 0.01, 10, 1);
+  run b = make_run(2, "cpu-b", "gemm", v, "TFLOP/s", direction::higher_is_better, 0.3, 0.01, 10, 2);
+  b.extra["peak"] = {{"tflops", 0.6}, {"source", "FMA probe"}};
+  std::vector<run> both = {a, b};
+  db.insert_runs(both);
+  auto sa = side_of(cli::select_runs(db, "system=cpu-a"));
+  auto sb = side_of(cli::select_runs(db, "system=cpu-b"));
+  auto opt = fixed_options();
+  // a carries no extra.peak: the caller is asked for the machine's; b alone needs none.
+  CHECK(report::needs_machine_cpu_peak(sa, sb, opt.devices));
+  CHECK_FALSE(report::needs_machine_cpu_peak(sb, sb, opt.devices));
+  auto without = report::build_report(sa, sb, opt);
+  REQUIRE(without.pairs.size() == 1);
+  CHECK_FALSE(without.pairs[0].baseline.pct_of_peak); // no peak given, none measured
+  REQUIRE(without.pairs[0].candidate.pct_of_peak);
+  CHECK(*without.pairs[0].candidate.pct_of_peak == Approx(50).epsilon(0.05));
+  cpu_peak here;
+  here.fp32_tflops = 0.4;
+  here.other_load = 0; // quiet
+  opt.machine_cpu_peak = here;
+  auto with = report::build_report(sa, sb, opt);
+  REQUIRE(with.pairs[0].baseline.pct_of_peak);
+  CHECK(*with.pairs[0].baseline.pct_of_peak == Approx(50).epsilon(0.05));
+  CHECK(with.pairs[0].baseline.peak_source.find("this machine") != std::string::npos);
+  // A loaded probe gives no % of peak.
+  here.other_load = 0.4;
+  opt.machine_cpu_peak = here;
+  CHECK_FALSE(report::build_report(sa, sb, opt).pairs[0].baseline.pct_of_peak);
+}

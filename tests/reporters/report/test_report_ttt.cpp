@@ -193,3 +193,27 @@ TEST_CASE("report: a time to train without model FLOPs says which input is missi
   CHECK(c.reason.find("no sequence length") != std::string::npos);
   CHECK_FALSE(rep.pairs[0].baseline.pct_of_peak);
 }
+
+TEST_CASE("model catalogue: the built-in copy is workloads/training/models.json, read once for "
+          "the workload and the report",
+          "[report][models]") {
+  const auto& builtin = model_catalogue::builtin();
+  const auto file =
+      model_catalogue::load(fs::path(ACCELBENCH_SOURCE_DIR) / "workloads/training/models.json");
+  REQUIRE(builtin.models().size() == file.models().size());
+  const model_dims* m = builtin.find("llama3-405b");
+  REQUIRE(m);
+  CHECK(m->n_layers == 126);
+  CHECK(m->max_seq_len == 8192);
+  CHECK(builtin.find("gpt-5") == nullptr);
+  // 6N + 12 L H Q T over the blocks and the untied head (the report's and the workload's count).
+  CHECK(m->training_flops_per_token(0) == Approx(6 * m->non_embedding_params()));
+  // A malformed entry is named, whether in a catalogue or in a figure's extra.model.
+  model_dims d;
+  CHECK(read_model_dims(json{{"dim", 4096}}, "x", d).find("n_layers") != std::string::npos);
+  CHECK(read_model_dims(json{{"dim", "wide"}}, "x", d).find("'dim'") != std::string::npos);
+  CHECK_THROWS_WITH(
+      model_catalogue::from_json(json{{"models", {{"bad", {{"dim", 1.5}}}}}}, "m.json"),
+      Catch::Contains("model 'bad' in m.json is malformed"));
+  CHECK_THROWS_AS(model_catalogue::from_json(json::object(), "m.json"), input_error);
+}

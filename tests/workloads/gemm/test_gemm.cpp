@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "harness/core/datasheet_peak.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/hash.hpp"
 #include "harness/core/kernel_metrics.hpp"
@@ -101,6 +102,22 @@ TEST_CASE("the GEMM spec refuses shapes beyond BLAS limits and reports memory ne
   CHECK_THROWS_WITH(w->validate(cfg), Catch::Contains("M = 3000000000"));
   auto big = resolve_config(w->spec(), "cpu", {{"M", "100000"}, {"N", "100000"}, {"K", "100000"}});
   CHECK(w->estimate_host_bytes(big) == 3ull * 100000 * 100000 * 4);
+}
+
+// GEMM and attention on CUDA take their peak from this one table (harness/core/datasheet_peak):
+// the catalogue's dense figure for the device and dtype, recorded with where it came from.
+TEST_CASE("the datasheet peak of a CUDA kernel run: the catalogue's figure and its record",
+          "[gemm]") {
+  const kernel_peak pk = datasheet_peak("NVIDIA H100 80GB HBM3", dtype::bf16);
+  CHECK(pk.source == peak_source::datasheet);
+  CHECK(pk.tflops == Approx(989));
+  CHECK(pk.record.at("tflops") == Approx(989));
+  CHECK(pk.record.at("dtype") == "bf16");
+  CHECK(pk.record.at("source") == "NVIDIA datasheet, dense");
+  CHECK(pk.what == "NVIDIA datasheet, bf16 dense");
+  CHECK(datasheet_peak("NVIDIA H200", dtype::fp8_e4m3).tflops == Approx(1979));
+  CHECK(datasheet_peak("NVIDIA A100-SXM4-80GB", dtype::bf16).tflops == 0); // not in the catalogue
+  CHECK(datasheet_peak_tflops("NVIDIA H100 PCIe", "bf16") == Approx(756));
 }
 
 TEST_CASE("seed_of: no run seed keeps the config key's seed, a run seed reproduces and changes "

@@ -9,7 +9,7 @@
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
-#include "harness/measure/measure.hpp"
+#include "harness/measure/kernel_run.hpp"
 #include "kernels/attention/cpu/flash_kernels.hpp"
 #include "workloads/attention/attention_check.hpp"
 
@@ -166,6 +166,21 @@ void check_outputs(const attention_params& p, const attention_buffers& buf, run&
     out.mark_invalid("correctness: " + all.reason());
 }
 
+// What ran: the kernels' ISA and tiles, bf16's arithmetic, the FLOP convention, the shape resolved.
+void describe(const attention_params& p, run& out) {
+  const attention_shape& s = p.shape;
+  out.extra["flops_per_iteration"] = p.flops();
+  out.extra["implementation"] = fmt::format("accelbench flash-attention-2 cpu ({}, tiles {}x{})",
+                                            kernel_isa(), detail::tile_q, detail::tile_k);
+  // Which arithmetic bf16 ran on: "avx512_bf16" (native bf16 dot products) or "fp32" (widened
+  // to fp32: a CPU without AVX512-BF16, or ACCELBENCH_ATTN_BF16=fp32).
+  if (p.bf16())
+    out.extra["bf16_path"] = bf16_path();
+  out.extra["flop_convention"] = k_flop_convention;
+  out.extra["resolved"] = {
+      {"kv_heads", s.kv_heads}, {"seq_k", s.seq_k}, {"scale", s.effective_scale()}};
+}
+
 } // namespace
 
 uint64_t attention_cpu_host_bytes(const attention_params& p) {
@@ -193,24 +208,16 @@ void attention_cpu_execute(const attention_params& p, run& out, run_context& ctx
     run_forward(s, buf);
 
   attention_kernel k(s, p.pass, buf);
-  if (!measure::measure_into(out, p.key, k, ctx.rules->measurement()))
-    return;
-  const double flops = p.flops();
-  out.extra["flops_per_iteration"] = flops;
-  out.extra["implementation"] = fmt::format("accelbench flash-attention-2 cpu ({}, tiles {}x{})",
-                                            kernel_isa(), detail::tile_q, detail::tile_k);
-  // Which arithmetic bf16 ran on: "avx512_bf16" (native bf16 dot products) or "fp32" (widened
-  // to fp32: a CPU without AVX512-BF16, or ACCELBENCH_ATTN_BF16=fp32).
-  if (p.bf16())
-    out.extra["bf16_path"] = bf16_path();
-  out.extra["flop_convention"] = k_flop_convention;
-  out.extra["resolved"] = {
-      {"kv_heads", s.kv_heads}, {"seq_k", s.seq_k}, {"scale", s.effective_scale()}};
-  add_kernel_metrics(out, flops, cpu_probe_peak(p.type));
-
-  if (hook)
-    hook(s, buf);
-  check_outputs(p, buf, out, ctx, seed);
+  measure::kernel_run_steps steps;
+  steps.flops = p.flops();
+  steps.peak = [&] { return cpu_probe_peak(p.type); };
+  steps.describe = [&](run& r) { describe(p, r); };
+  steps.check = [&](run& r) {
+    if (hook)
+      hook(s, buf);
+    check_outputs(p, buf, r, ctx, seed);
+  };
+  measure::run_checked_kernel(out, p.key, k, ctx, steps);
 }
 
 } // namespace accelbench::attention

@@ -9,12 +9,13 @@
 
 #include "harness/core/bf16.hpp"
 #include "harness/core/counter_rng.hpp"
+#include "harness/core/datasheet_peak.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/parallel.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
-#include "harness/measure/measure.hpp"
+#include "harness/measure/kernel_run.hpp"
 #include "workloads/attention/attention_check.hpp"
 
 namespace accelbench::attention {
@@ -241,16 +242,6 @@ json cudnn_record() {
           {"sm", e.sm}};
 }
 
-kernel_peak datasheet_peak(const std::string& gpu_name, dtype type) {
-  const std::string dt = to_string(type);
-  kernel_peak pk;
-  pk.source = peak_source::datasheet;
-  pk.tflops = device::datasheet_peak_tflops(gpu_name, dt);
-  pk.record = {{"tflops", pk.tflops}, {"dtype", dt}, {"source", "NVIDIA datasheet, dense"}};
-  pk.what = "NVIDIA datasheet, " + dt + " dense";
-  return pk;
-}
-
 // Correctness against the double-precision CPU reference over the same (rounded) inputs.
 void check_outputs(const attention_params& p, const device_tensors& t, const host_inputs& in,
                    run& out, const run_context& ctx, uint64_t seed) {
@@ -294,11 +285,12 @@ void attention_cuda_execute(const attention_params& p, run& out, run_context& ct
       kern.forward(kern.stream());
       device::synchronize("attention forward (setup for pass=bwd)");
     }
-    if (!measure::measure_into(out, p.key, kern, ctx.rules->measurement()))
-      return;
-    record_implementation(p, kern, gpu, out);
-    add_kernel_metrics(out, p.flops(), datasheet_peak(gpu.name, p.type));
-    check_outputs(p, t, in, out, ctx, seed);
+    measure::kernel_run_steps steps;
+    steps.flops = p.flops();
+    steps.peak = [&] { return datasheet_peak(gpu.name, p.type); };
+    steps.describe = [&](run& r) { record_implementation(p, kern, gpu, r); };
+    steps.check = [&](run& r) { check_outputs(p, t, in, r, ctx, seed); };
+    measure::run_checked_kernel(out, p.key, kern, ctx, steps);
   } catch (const backend_error& e) {
     out.mark_failed(e.what());
   }

@@ -1,11 +1,12 @@
-// The GEMM workload's CPU backend run: seeded inputs, the library's kernel timed, the kernel
-// metrics, the check against the error bound of cpu_error_model (gemm_tolerance.hpp).
+// The GEMM workload's CPU backend run: seeded inputs and the library's kernel, run by the one
+// kernel-run sequence (harness/measure/kernel_run.hpp), checked against the error bound of
+// cpu_error_model (gemm_tolerance.hpp).
 #include "workloads/gemm/cpu/gemm_cpu.hpp"
 
 #include "harness/core/hash.hpp"
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/peak.hpp"
-#include "harness/measure/measure.hpp"
+#include "harness/measure/kernel_run.hpp"
 
 namespace accelbench::gemm {
 
@@ -29,20 +30,21 @@ void gemm_cpu_execute(const gemm_shape& s, const std::string& key, const std::st
   const uint64_t seed = seed_of(ctx.seed, key);
   auto buf = make_buffers(s, seed);
   gemm_kernel k(*impl, buf);
-  if (!measure::measure_into(out, key, k, ctx.rules->measurement()))
-    return;
-  out.extra["implementation"] = impl->implementation();
-  out.extra["flops_per_iteration"] = s.flops();
-  out.extra["bytes_per_iteration"] = s.bytes();
-  add_kernel_metrics(out, s.flops(), cpu_probe_peak(s.type));
-
-  if (hook)
-    hook(s, buf);
-  const gemm_check chk = check_gemm(s, buf, ctx.rules->correctness_samples(), seed);
-  out.extra["correctness"] = chk.to_json();
-  out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
-  if (!chk.ok())
-    out.mark_invalid("correctness: " + chk.reason());
+  measure::kernel_run_steps steps;
+  steps.flops = s.flops();
+  steps.peak = [&] { return cpu_probe_peak(s.type); };
+  steps.describe = [&](run& r) {
+    r.extra["implementation"] = impl->implementation();
+    r.extra["flops_per_iteration"] = s.flops();
+    r.extra["bytes_per_iteration"] = s.bytes();
+  };
+  steps.check = [&](run& r) {
+    if (hook)
+      hook(s, buf);
+    const gemm_check chk = check_gemm(s, buf, ctx.rules->correctness_samples(), seed);
+    record_check(r, chk);
+  };
+  measure::run_checked_kernel(out, key, k, ctx, steps);
 }
 
 } // namespace accelbench::gemm

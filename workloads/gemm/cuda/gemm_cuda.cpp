@@ -19,13 +19,14 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/checked_math.hpp"
 #include "harness/core/counter_rng.hpp"
+#include "harness/core/datasheet_peak.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/fp16.hpp"
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/parallel.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/device_kernel.hpp"
-#include "harness/measure/measure.hpp"
+#include "harness/measure/kernel_run.hpp"
 #include "workloads/gemm/gemm_tolerance.hpp"
 
 namespace accelbench::gemm {
@@ -598,14 +599,50 @@ private:
   cublasLtMatmulHeuristicResult_t m_heur{};
 };
 
-kernel_peak datasheet_peak(const std::string& gpu_name, dtype type) {
-  const std::string dt = to_string(type);
-  kernel_peak pk;
-  pk.source = peak_source::datasheet;
-  pk.tflops = device::datasheet_peak_tflops(gpu_name, dt);
-  pk.record = {{"tflops", pk.tflops}, {"dtype", dt}, {"source", "NVIDIA datasheet, dense"}};
-  pk.what = "NVIDIA datasheet, " + dt + " dense";
-  return pk;
+// What ran: the algorithm cuBLASLt chose, the device, FLOPs and least traffic per iteration,
+// the samples a clock throttle touched.
+void describe(const dims& d, const lt_gemm& k, const json& device, run& out) {
+  out.extra["algorithm"] = k.algorithm();
+  out.extra["implementation"] = "cublasLt";
+  out.extra["device"] = device;
+  out.extra["flops_per_iteration"] = d.flops();
+  out.extra["output_dtype"] = to_string(d.out);
+  // Least traffic of one GEMM (the report's roofline): A and B read once at their element
+  // width, C written once; block scales of mxfp8/nvfp4 are not counted.
+  out.extra["bytes_per_iteration"] =
+      ((double)d.a_elems() + (double)d.b_elems()) * element_bits(d.type) / 8.0 +
+      (double)d.c_elems() * output_bytes(d);
+  if (d.type == dtype::fp8_e5m2)
+    out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
+  int throttled = 0;
+  for (const auto& s : out.samples)
+    if (s.extra.value("throttled", false))
+      ++throttled;
+  if (throttled)
+    out.extra["throttled_samples"] = throttled;
+}
+
+// Correctness on sampled outputs (the four corners always), against a double-precision dot
+// product over the dequantised inputs the device read, each element against the error bound
+// of cuda_error_model (workloads/gemm/gemm_tolerance.hpp).
+void check_output(const dims& d, const host_operand& ha, const host_operand& hb,
+                  std::vector<float>& c, const cuda_output_hook& hook, run& out,
+                  const run_context& ctx, uint64_t seed) {
+  auto a_at = [&](int64_t i, int64_t kk) {
+    return (double)ha.val[d.trans_a ? (uint64_t)kk * d.m + i : (uint64_t)i * d.k + kk];
+  };
+  auto b_at = [&](int64_t kk, int64_t j) {
+    return (double)hb.val[d.trans_b ? (uint64_t)j * d.k + kk : (uint64_t)kk * d.n + j];
+  };
+  if (hook) {
+    cuda_gemm_output view{d.m, d.n, d.k, a_at, b_at, c};
+    hook(view);
+  }
+  const int64_t points = std::max<int64_t>(4, ctx.rules->correctness_samples());
+  const gemm_check chk = check_gemm_output(
+      d.m, d.n, d.k, a_at, b_at, [&](int64_t i, int64_t j) { return c[(uint64_t)i * d.n + j]; },
+      cuda_error_model(d.type, d.out), points, seed + 17);
+  record_check(out, chk);
 }
 
 } // namespace
@@ -629,52 +666,15 @@ void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, ru
     auto hb = make_operand(d.type, false, b_rows, b_cols, seed ^ 0x9e3779b97f4a7c15ULL);
     lt_gemm k(d, ha, hb, gpu.index);
 
-    if (!measure::measure_into(out, key, k, ctx.rules->measurement()))
-      return;
-    const double flops = 2.0 * (double)d.m * (double)d.n * (double)d.k;
-    out.extra["algorithm"] = k.algorithm();
-    out.extra["implementation"] = "cublasLt";
-    out.extra["device"] = gpu.to_json();
-    out.extra["flops_per_iteration"] = flops;
-    out.extra["output_dtype"] = to_string(d.out);
-    // Least traffic of one GEMM (the report's roofline): A and B read once at their element
-    // width, C written once; block scales of mxfp8/nvfp4 are not counted.
-    out.extra["bytes_per_iteration"] =
-        ((double)d.a_elems() + (double)d.b_elems()) * element_bits(d.type) / 8.0 +
-        (double)d.c_elems() * output_bytes(d);
-    if (d.type == dtype::fp8_e5m2)
-      out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
-
-    add_kernel_metrics(out, flops, datasheet_peak(gpu.name, d.type));
-    int throttled = 0;
-    for (const auto& s : out.samples)
-      if (s.extra.value("throttled", false))
-        ++throttled;
-    if (throttled)
-      out.extra["throttled_samples"] = throttled;
-
-    // Correctness on sampled outputs (the four corners always), against a double-precision dot
-    // product over the dequantised inputs the device read, each element against the error bound
-    // of cuda_error_model (workloads/gemm/gemm_tolerance.hpp).
-    auto c = k.result();
-    auto a_at = [&](int64_t i, int64_t kk) {
-      return (double)ha.val[d.trans_a ? (uint64_t)kk * d.m + i : (uint64_t)i * d.k + kk];
+    measure::kernel_run_steps steps;
+    steps.flops = d.flops();
+    steps.peak = [&] { return datasheet_peak(gpu.name, d.type); };
+    steps.describe = [&](run& r) { describe(d, k, gpu.to_json(), r); };
+    steps.check = [&](run& r) {
+      auto c = k.result();
+      check_output(d, ha, hb, c, hook, r, ctx, seed);
     };
-    auto b_at = [&](int64_t kk, int64_t j) {
-      return (double)hb.val[d.trans_b ? (uint64_t)j * d.k + kk : (uint64_t)kk * d.n + j];
-    };
-    if (hook) {
-      cuda_gemm_output view{d.m, d.n, d.k, a_at, b_at, c};
-      hook(view);
-    }
-    const int64_t points = std::max<int64_t>(4, ctx.rules->correctness_samples());
-    const gemm_check chk = check_gemm_output(
-        d.m, d.n, d.k, a_at, b_at, [&](int64_t i, int64_t j) { return c[(uint64_t)i * d.n + j]; },
-        cuda_error_model(d.type, d.out), points, seed + 17);
-    out.extra["correctness"] = chk.to_json();
-    out.extra["correctness"]["ruleset_tolerance"] = k_ruleset_tolerance_note;
-    if (!chk.ok())
-      out.mark_invalid("correctness: " + chk.reason());
+    measure::run_checked_kernel(out, key, k, ctx, steps);
   } catch (const no_algorithm& e) {
     out.mark_skipped(e.what());
   } catch (const backend_error& e) {

@@ -13,6 +13,7 @@
 #include "kernels/attention/cpu/flash_attention.hpp"
 #include "tests/support/skip.hpp"
 #include "workloads/attention/attention_check.hpp"
+#include "workloads/attention/attention_reference.hpp"
 
 using namespace accelbench::attention;
 

@@ -1,0 +1,61 @@
+// The api_tokens table's statements (schema version 4), one home for both stores: the bearer
+// tokens of `accelbench serve`, apart from the runs. Hashing and checking secrets is
+// harness/server/tokens.cpp's job; the store keeps what it is given.
+#include <fmt/format.h>
+
+#include "harness/store/sql.hpp"
+
+namespace accelbench::store::detail {
+
+namespace {
+constexpr const char* k_token_columns = "id, name, role, salt, hash, created_at, revoked_at";
+
+token_record token_from_row(const row_reader& row) {
+  token_record t;
+  t.id = row.integer(0);
+  t.name = row.text(1);
+  t.role = row.text(2);
+  t.salt = row.text(3);
+  t.hash = row.text(4);
+  t.created_at = row.text(5);
+  t.revoked_at = row.is_null(6) ? "" : row.text(6);
+  return t;
+}
+} // namespace
+
+int64_t sql_backend::insert_token(const token_record& t) {
+  const dialect& d = runner().sql();
+  int64_t id = 0;
+  runner().run(fmt::format("INSERT INTO api_tokens (name, role, salt, hash, created_at) VALUES "
+                           "({}, {}, {}, {}, {}) RETURNING id",
+                           d.param(1), d.param(2), d.param(3), d.param(4), d.param(5)),
+               {t.name, t.role, t.salt, t.hash, t.created_at},
+               [&](const row_reader& row) { id = row.integer(0); });
+  return id;
+}
+
+std::optional<token_record> sql_backend::get_token(int64_t id) {
+  std::optional<token_record> out;
+  runner().run(fmt::format("SELECT {} FROM api_tokens WHERE id = {}", k_token_columns,
+                           runner().sql().integer(1)),
+               {id}, [&](const row_reader& row) { out = token_from_row(row); });
+  return out;
+}
+
+std::vector<token_record> sql_backend::tokens() {
+  std::vector<token_record> out;
+  runner().run(fmt::format("SELECT {} FROM api_tokens ORDER BY id", k_token_columns), {},
+               [&](const row_reader& row) { out.push_back(token_from_row(row)); });
+  return out;
+}
+
+// False when there is no such token or it was already revoked.
+bool sql_backend::revoke_token(int64_t id, const std::string& revoked_at) {
+  const dialect& d = runner().sql();
+  return runner().run(fmt::format("UPDATE api_tokens SET revoked_at = {} WHERE id = {} AND "
+                                  "revoked_at IS NULL",
+                                  d.param(2), d.integer(1)),
+                      {id, revoked_at}) == 1;
+}
+
+} // namespace accelbench::store::detail

@@ -1,0 +1,64 @@
+#pragma once
+// Runs one external program the way a benchmark needs it: its own process group (a timeout or a
+// cancel ends the whole group, SIGTERM then SIGKILL), stdin from /dev/null, stdout captured (for
+// MLLOG lines), the tail of stderr kept for the run's reason, and the results protocol on file
+// descriptor 3 (named in ACCELBENCH_RESULTS_FD). The config reaches it through {K} placeholders
+// in its arguments and ACCELBENCH_K=V environment variables. POSIX only (Linux, macOS).
+#include <atomic>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace accelbench::external {
+
+// The descriptor number the program finds the results pipe on.
+inline constexpr int k_results_fd = 3;
+
+struct launch {
+  std::vector<std::string> argv;             // the command as given, with {K} placeholders
+  std::map<std::string, std::string> config; // K=V: placeholders and ACCELBENCH_K variables
+  std::string cwd;                           // "" = the current directory
+  double timeout_s = 0;                      // 0 = none
+  double kill_grace_s = 2;                   // SIGTERM -> SIGKILL
+  std::size_t stderr_tail_bytes = 4096;      // last bytes of stderr kept
+  std::size_t max_stdout_bytes = std::size_t{64} << 20;   // first bytes of stdout kept
+  std::size_t max_protocol_bytes = std::size_t{64} << 20; // protocol bytes read at most
+  const std::atomic<bool>* cancel = nullptr; // set (e.g. by a SIGINT handler) to end the run
+};
+
+struct process_outcome {
+  std::vector<std::string> argv; // as executed (placeholders substituted)
+  int exit_code = -1;            // when it exited; -1 when killed by a signal
+  int signal = 0;                // the signal that ended it, or 0
+  bool timed_out = false;
+  bool cancelled = false;
+  double wall_seconds = 0; // spawn to the leader's exit: hyperfine-style whole-process time
+  std::string stdout_text;
+  bool stdout_truncated = false;
+  std::string stderr_tail;
+  std::string protocol_text;
+  bool protocol_truncated = false;
+
+  // Exit code 0, no signal, no timeout, no cancel.
+  bool succeeded() const;
+  // One line saying why it did not succeed ("" when it did): "exit code 2", "killed by signal
+  // SIGSEGV", "timed out after 5 s", "cancelled".
+  std::string failure() const;
+};
+
+// `argv` with every {K} replaced by config[K]. A K is letters, digits and '_', '.', '-' starting
+// with a letter or '_'; other braces are left as they are. Throws input_error naming the argument
+// when it names a K the config lacks.
+std::vector<std::string> substitute_placeholders(const std::vector<std::string>& argv,
+                                                 const std::map<std::string, std::string>& config);
+
+// The variable a config key reaches the program as: ACCELBENCH_ + K upper-cased, with every
+// character other than a letter or digit made '_' ("batch-size" -> ACCELBENCH_BATCH_SIZE).
+std::string env_name(const std::string& key);
+
+// Runs the program to its end (or its timeout or cancel). Throws input_error when it cannot be
+// started ("cannot run 'x': No such file or directory"); every other failure is in the outcome.
+process_outcome run_process(const launch& l);
+
+} // namespace accelbench::external
