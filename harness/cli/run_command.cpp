@@ -245,7 +245,9 @@ command_hook add_run(CLI::App& app, context& ctx) {
                   "Runs of each config, interleaved round by round (default: the rules' "
                   "measurement.rounds); comparisons then measure the noise between runs")
       ->check(CLI::Range(1, 100));
-  run->add_option("--seed", o->seed, "Seed for workloads that draw one (0: a fresh random seed)")
+  run->add_option("--seed", o->seed,
+                  "Seed of the inputs, mixed with each config key (0: the key alone; time to "
+                  "train: a fresh seed per run)")
       ->check(unsigned_64());
   run->add_flag("--force", o->force, "Allow sweeps over 10,000 configs");
   run->add_flag("--quiet", o->quiet, "No progress on stderr");
