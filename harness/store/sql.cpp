@@ -39,10 +39,7 @@ std::string dialect::in_ids(int n) const {
 value dialect::id_set(const std::vector<int64_t>& ids) const {
   if (m_kind == kind::sqlite)
     return json(ids).dump();
-  std::string out = "{";
-  for (size_t i = 0; i < ids.size(); ++i)
-    out += (i ? "," : "") + std::to_string(ids[i]);
-  return out + "}";
+  return fmt::format("{{{}}}", fmt::join(ids, ","));
 }
 
 void refresh_fingerprints(sql_runner& db) {
