@@ -68,16 +68,14 @@ int64_t positive_config_int(const run& r, std::initializer_list<const char*> key
 // train.llama), else the formula over the model's dimensions (the figure's extra.model, or the
 // models catalogue entry named by its config).
 token_flops token_flops_of(const std::vector<const run*>& runs, const model_catalogue& models) {
-  token_flops f;
   std::vector<double> reported;
   for (const run* r : runs)
     if (const metric* m = r->find_metric("model_flops_per_token"); m && m->value > 0)
       reported.push_back(m->value);
-  if (!reported.empty()) {
-    f.value = median_of(reported);
-    f.formula = "reported by the run (accelbench train.llama: 6N + 12 L H Q T, PaLM appendix B)";
-    return f;
-  }
+  if (!reported.empty())
+    return {median_of(reported),
+            "reported by the run (accelbench train.llama: 6N + 12 L H Q T, PaLM appendix B)", false,
+            ""};
   const run& r = *runs.front();
   const auto it = r.cfg.values.find("model");
   const std::string model = it == r.cfg.values.end() ? std::string() : it->second;
