@@ -12,9 +12,6 @@ function(accelbench_target_defaults tgt)
   endif()
   target_include_directories(${tgt} PUBLIC $<BUILD_INTERFACE:${ACCELBENCH_SOURCE_DIR}>)
   accelbench_instrument(${tgt})
-  # For accelbench_apply_pch (cmake/accelbench_pch.cmake), which decides at the end of the
-  # configuration which of our targets a precompiled header suits.
-  set_property(GLOBAL APPEND PROPERTY ACCELBENCH_TARGETS ${tgt})
 endfunction()
 
 # accelbench_instrument(target): the sanitizer and fuzzer instrumentation of one of our targets
@@ -47,7 +44,6 @@ function(accelbench_add_test name)
     set(T_PREFIX ${name})
   endif()
   add_executable(${name} ${T_SOURCES})
-  set_target_properties(${name} PROPERTIES ACCELBENCH_TEST_TARGET ON)
   accelbench_target_defaults(${name})
   target_link_libraries(${name} PRIVATE accelbench_test_main ${T_LIBS})
   target_compile_definitions(${name} PRIVATE
