@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -156,10 +157,27 @@ std::vector<std::string> closed_division_violations(const nlohmann::json& tr,
 
 } // namespace
 
+namespace {
+
+// The key the training inputs (weights, data) are seeded from, with the run's --seed: the config
+// without the axes that only say how a global batch is split and run (the per-rank batch, the
+// gradient buckets, overlap, the baseline) or where (the backend). So 2 ranks x batch 2 train from
+// the same weights and data as 1 rank x batch 4, and CPU and CUDA from the same ones.
+std::string seed_key(const config& cfg) {
+  static const std::set<std::string> k_layout = {"batch", "overlap", "bucket_kib", "baseline"};
+  std::string k = cfg.workload;
+  for (const auto& [name, value] : cfg.values)
+    if (k_layout.count(name) == 0)
+      k += "," + name + "=" + value;
+  return k;
+}
+
+} // namespace
+
 train_settings resolve_settings(const config& cfg, const ruleset* rules) {
   train_settings s;
   const auto& tr = section_of(rules);
-  s.key = cfg.key();
+  s.key = seed_key(cfg);
   s.mode = cfg.at("mode");
   s.model = find_model(data_root() / "workloads/training/models.json", cfg.at("model"));
   resolve_layers(cfg, s);

@@ -20,7 +20,8 @@ namespace accelbench::training {
 // Everything one train.llama run needs, resolved from the config and the effective ruleset.
 struct train_settings {
   std::string mode; // throughput | time_to_train
-  std::string key;  // the config's key: the inputs' seed with the run's --seed (hash.hpp seed_of)
+  std::string key;  // the inputs' seed with the run's --seed (hash.hpp seed_of): the config
+                    // without its batch-layout axes and backend (train_settings.cpp seed_key)
   model_config model;
   llama_options options;
   train_hparams hp;
