@@ -168,7 +168,7 @@ std::string seed_key(const config& cfg) {
   std::string k = cfg.workload;
   for (const auto& [name, value] : cfg.values)
     if (k_layout.count(name) == 0)
-      k += "," + name + "=" + value;
+      k.append(",").append(name).append("=").append(value);
   return k;
 }
 
