@@ -151,7 +151,11 @@ bool protocol_parser::read_object(const json& j) {
     refuse(shown(j) + " is not an object with one key (sample, metric, check, extra, protocol)");
     return false;
   }
-  const auto& [kind, v] = *j.items().begin();
+  // The key and value of the object's one member (not through items(): its proxy is a temporary,
+  // and references into it dangle, as AddressSanitizer found).
+  const auto member = j.begin();
+  const std::string& kind = member.key();
+  const json& v = member.value();
   std::string why;
   if (kind == "protocol") {
     why = read_hello(v, result_.lines, result_.version);
