@@ -29,6 +29,10 @@ struct run_options {
   bool quiet = false;
   uint64_t seed = 0;
   int64_t rounds = 0; // runs of each config, interleaved; 0: the rules' measurement.rounds
+  // run external: the program's name and its argv (what follows --), as the config's name and
+  // command parameters.
+  std::string name;
+  std::vector<std::string> command;
   // Stop once every config is planned (resolved and checked): nothing runs, no database is
   // opened. The fuzz targets of suites, catalogues and --set/--sweep/--rule use it.
   bool plan_only = false;

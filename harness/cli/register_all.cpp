@@ -7,6 +7,7 @@
 #include "harness/core/build_info.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/store/store.hpp"
+#include "workloads/external/external_workload.hpp"
 #include "workloads/gemm/gemm_workload.hpp"
 #ifdef ACCELBENCH_HAVE_DEVICE
 #include "harness/device/device.hpp"
@@ -50,6 +51,7 @@ void register_all(registry& reg) {
 #ifdef ACCELBENCH_HAVE_COLLECTIVE
   collective::register_collective(reg);
 #endif
+  external::register_external(reg);
 }
 
 std::vector<backend_status> backend_statuses() {

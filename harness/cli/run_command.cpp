@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <iostream>
@@ -22,6 +23,7 @@
 #include "harness/core/units.hpp"
 #include "harness/dist/dist.hpp"
 #include "harness/runner/runner.hpp"
+#include "workloads/external/external_workload.hpp"
 
 namespace accelbench::cli {
 
@@ -67,10 +69,15 @@ const metric* headline_metric(const registry& reg, const run& r) {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
+// Tells a running external program to end (its whole process group): lock-free, so the handler
+// may set it.
+std::atomic<bool> g_cancel{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
 // The first Ctrl-C asks for a clean stop: the current run finishes and is stored, the rest are
-// not started. A second one exits at once (a run can take minutes): the database keeps every run
-// stored so far, since each is its own transaction. Only async-signal-safe calls here.
+// not started; an external program running now is ended (its run, failed, is not stored). A second
+// one exits at once (a run can take minutes): the database keeps every run stored so far, since
+// each is its own transaction. Only async-signal-safe calls here.
 void on_interrupt(int) {
   if (g_interrupted) {
     static const char again[] = "\naccelbench: interrupted again; exiting now\n";
@@ -78,6 +85,7 @@ void on_interrupt(int) {
     ::_exit(130);
   }
   g_interrupted = 1;
+  g_cancel = true;
   static const char first[] =
       "\naccelbench: interrupted; stopping after the current run (Ctrl-C again to exit now)\n";
   (void)!::write(STDERR_FILENO, first, sizeof first - 1);
@@ -127,11 +135,28 @@ void print_results(bool as_json, const std::vector<run>& done, const table& t,
   std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db_path));
 }
 
+// run external's --name and command as the config's name and command parameters.
+std::vector<std::string> sets_of(const run_options& o) {
+  std::vector<std::string> sets = o.sets;
+  if (o.workload != "external") {
+    if (!o.name.empty() || !o.command.empty())
+      throw usage_error(fmt::format("{} is for run external only (got workload '{}')",
+                                    o.name.empty() ? "a command after --" : "--name",
+                                    printable(o.workload)));
+    return sets;
+  }
+  if (!o.name.empty())
+    sets.push_back("name=" + o.name);
+  if (!o.command.empty())
+    sets.push_back("command=" + external::command_value(o.command));
+  return sets;
+}
+
 runner::request request_of(const run_options& o) {
   runner::request r;
   r.workload = o.workload;
   r.backend = o.backend;
-  r.sets = o.sets;
+  r.sets = sets_of(o);
   r.sweeps = o.sweeps;
   r.shapes = o.shapes;
   r.rules = o.rules;
@@ -160,6 +185,7 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
   dist::exit_1_on_launcher_termination();
   job.log = &std::cerr;
   job.interactive = isatty(STDERR_FILENO) && !quiet;
+  job.cancel = &g_cancel;
   struct sigaction on_int {
   }, prev{};
   on_int.sa_handler = on_interrupt;
@@ -186,6 +212,11 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
     run r = runner::run_one(p, job, round);
     if (!root)
       continue;
+    if (g_interrupted && r.status == run_status::failed) {
+      bar.message(fmt::format("accelbench: the interrupted run is not stored ({})",
+                              printable(r.status_reason)));
+      continue;
+    }
     db->insert_run(r);
     if (r.status == run_status::failed || !r.valid)
       worst = exit_failed;
@@ -224,6 +255,11 @@ command_hook add_run(CLI::App& app, context& ctx) {
   auto o = std::make_shared<run_options>();
   auto* run = app.add_subcommand("run", "Run a workload (or a suite) and store every run");
   run->add_option("workload", o->workload, "Workload name (see accelbench list)");
+  run->add_option("command", o->command,
+                  "run external: the program and its arguments, after -- ({K} placeholders take "
+                  "the config's values)");
+  run->add_option("--name", o->name, "run external: your name for the program")
+      ->check(text_value(false));
   run->add_option("--backend", o->backend, "Backend: cpu (default) or cuda");
   run->add_option("--set", o->sets, "Parameter value KEY=VALUE (repeatable)")
       ->take_all()

@@ -90,6 +90,21 @@ void print_environment(const json& env) {
     std::cout << fmt::format("    accelerator {} x {}\n", text("accelerator", "count"), model);
 }
 
+// An external program's last stderr lines, kept when a run of it failed or was INVALID.
+void print_stderr_tail(const run& r) {
+  auto it = r.extra.find("stderr_tail");
+  if (it == r.extra.end() || !it->is_string() || it->get<std::string>().empty())
+    return;
+  std::cout << "  stderr (the program's last lines)\n";
+  const std::string tail = it->get<std::string>();
+  size_t from = 0;
+  while (from < tail.size()) {
+    const size_t end = std::min(tail.find('\n', from), tail.size());
+    std::cout << "    " << printable(tail.substr(from, end - from)) << "\n";
+    from = end + 1;
+  }
+}
+
 void print_run_detail(const registry& reg, const run& r) {
   std::cout << fmt::format("run {}  ({})\n", r.id, printable(r.uuid));
   std::cout << fmt::format("  workload   {} on {}\n", printable(r.cfg.workload),
@@ -105,6 +120,7 @@ void print_run_detail(const registry& reg, const run& r) {
   std::cout << fmt::format("  validity   {}\n", r.valid ? "VALID" : "INVALID");
   for (const auto& why : r.invalid_reasons)
     std::cout << "    reason: " << printable(why) << "\n";
+  print_stderr_tail(r);
   if (!r.tags.empty())
     std::cout << fmt::format("  tags       {}\n",
                              printable(fmt::format("{}", fmt::join(r.tags, ", "))));

@@ -37,7 +37,8 @@ double busy_cpu_seconds() {
   return busy / (double)sysconf(_SC_CLK_TCK);
 }
 
-// utime + stime of this process (fields 14 and 15 of /proc/self/stat), in seconds.
+// utime + stime of this process and of its children it waited for (fields 14 to 17 of
+// /proc/self/stat), in seconds: a program run by `run external` is this job's own load.
 double own_cpu_seconds() {
   std::string s = first_line("/proc/self/stat");
   auto close = s.rfind(')');
@@ -45,16 +46,11 @@ double own_cpu_seconds() {
     return 0;
   std::istringstream in(s.substr(close + 2));
   std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; in >> field; ++i) {
-    if (i == 14)
-      utime = std::strtod(field.c_str(), nullptr);
-    if (i == 15) {
-      stime = std::strtod(field.c_str(), nullptr);
-      break;
-    }
-  }
-  return (utime + stime) / (double)sysconf(_SC_CLK_TCK);
+  double ticks = 0;
+  for (int i = 3; in >> field && i <= 17; ++i)
+    if (i >= 14)
+      ticks += std::strtod(field.c_str(), nullptr); // utime stime cutime cstime
+  return ticks / (double)sysconf(_SC_CLK_TCK);
 }
 
 std::string turbo_state() {

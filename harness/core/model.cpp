@@ -109,6 +109,29 @@ json config::to_json() const {
   return j;
 }
 
+namespace {
+
+// The user's parameters that are no axis of the spec: kept as given (strings) when the spec has
+// open axes, else refused naming the parameter and the spec's list.
+void take_open_parameters(const workload_spec& spec,
+                          const std::map<std::string, std::string>& user_values, config& c) {
+  for (const auto& [name, value] : user_values) {
+    if (spec.find_axis(name))
+      continue;
+    if (spec.open_axes) {
+      c.values[name] = value;
+      continue;
+    }
+    std::string list;
+    for (const auto& a : spec.axes)
+      list += (list.empty() ? "" : ", ") + a.name;
+    throw input_error(fmt::format("unknown parameter '{}' for workload {} (parameters: {})", name,
+                                  spec.name, list));
+  }
+}
+
+} // namespace
+
 config resolve_config(const workload_spec& spec, const std::string& backend,
                       const std::map<std::string, std::string>& user_values) {
   config c;
@@ -124,15 +147,7 @@ config resolve_config(const workload_spec& spec, const std::string& backend,
     throw input_error(fmt::format("unknown backend '{}' for workload {} (available here: {})",
                                   backend, spec.name, list));
   }
-  for (const auto& [name, value] : user_values) {
-    if (!spec.find_axis(name)) {
-      std::string list;
-      for (const auto& a : spec.axes)
-        list += (list.empty() ? "" : ", ") + a.name;
-      throw input_error(fmt::format("unknown parameter '{}' for workload {} (parameters: {})", name,
-                                    spec.name, list));
-    }
-  }
+  take_open_parameters(spec, user_values, c);
   for (const auto& a : spec.axes) {
     auto it = user_values.find(a.name);
     if (it == user_values.end() && a.only_when_stated)

@@ -64,6 +64,9 @@ struct workload_spec {
   // Runs across ranks (mpirun -np N) by itself: kernel workloads are timed across ranks by
   // harness/measure; any other workload must say it coordinates its ranks (train.llama does).
   bool across_ranks = false;
+  // Accepts parameters beyond `axes` as strings (an external program's own settings, which it
+  // reads through {K} placeholders and ACCELBENCH_K variables); the workload validates their names.
+  bool open_axes = false;
   const axis* find_axis(const std::string& name) const;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // The workload interface and the registry. Registration is explicit: each workload exposes
 // register_<name>(registry&), called from one place (harness/cli/register_all.cpp).
+#include <atomic>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -18,6 +19,9 @@ struct run_context {
   std::ostream* log = nullptr;    // progress and logs (stderr); never results
   bool interactive = false;       // log is a terminal: a live progress line is welcome
   uint64_t seed = 0;              // 0: the workload draws one from a proper entropy source
+  // Set when the user interrupts the job (Ctrl-C): a workload that runs another program ends it
+  // now instead of at its end. nullptr: nobody can interrupt.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class workload {

@@ -44,6 +44,7 @@ void execute_one(const planned& p, run& r, const environment& env) {
   ctx.log = env.log;
   ctx.interactive = env.interactive;
   ctx.seed = env.seed;
+  ctx.cancel = env.cancel;
   const machine_state before = read_machine_state();
   try {
     p.w->execute(p.cfg, r, ctx);

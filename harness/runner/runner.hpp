@@ -11,6 +11,7 @@
 //   job_order(plan, rounds)          the order of the job's runs (interleaved rounds)
 //   run_one(planned, environment)    one config of one round measured (or recorded as skipped)
 //                                    into a run record; a failure inside is data, never a throw
+#include <atomic>
 #include <cstdint>
 #include <iosfwd>
 #include <map>
@@ -74,6 +75,7 @@ struct environment { // NOLINT(bugprone-exception-escape)
   uint64_t seed = 0;           // the request's seed (0: each workload draws one)
   std::ostream* log = nullptr; // the workloads' progress and logs; never results
   bool interactive = false;    // log is a terminal: a live progress line is welcome
+  const std::atomic<bool>* cancel = nullptr; // set on Ctrl-C (run_context::cancel)
 };
 
 // Captures the environment and fingerprint, names the system and tags, and fixes the rounds:

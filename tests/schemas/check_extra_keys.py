@@ -65,6 +65,27 @@ GBENCH = {
 }
 
 
+EXTERNAL = r"""#!/bin/sh
+echo ':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "seed", "value": 1, "metadata": {"file": "p", "lineno": 1}}'
+echo '{"sample": {"seconds": 0.01, "items": 10, "flops": 1e9, "bytes": 1e6}}' >&3
+echo '{"check": {"passed": true, "reason": "ok"}}' >&3
+echo '{"extra": {"framework": "sh"}}' >&3
+[ "$1" = fail ] && { echo oops >&2; exit 3; }
+exit 0
+"""
+
+
+def write_external(base, tmp, env):
+    """accelbench run external: a program on the results protocol, and one that fails."""
+    prog = os.path.join(tmp, "external.sh")
+    with open(prog, "w") as f:
+        f.write(EXTERNAL)
+    os.chmod(prog, 0o755)
+    ext = base[:2] + ["external"] + base[2:] + ["--name", "p", "--rule", "repetitions=2"]
+    run(ext + ["--", prog, "ok"], env)
+    run(ext + ["--", prog, "fail"], env)
+
+
 def write_all(args, tmp, env):
     exe, db = args.exe, os.path.join(tmp, "r.db")
     base = [exe, "run", "--db", db, "--quiet"]
@@ -93,6 +114,7 @@ def write_all(args, tmp, env):
             p = run(mpi + cmd, menv)
             if "stored" not in p.stdout:
                 sys.exit(f"FAIL: {' '.join(mpi + cmd)} stored no run:\n{p.stdout}\n{p.stderr}")
+    write_external(base, tmp, env)
     gb = os.path.join(tmp, "gbench.json")
     with open(gb, "w") as f:
         json.dump(GBENCH, f)

@@ -1,5 +1,6 @@
 #include "workloads/external/process.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -91,6 +92,13 @@ std::vector<std::string> substitute_placeholders(const std::vector<std::string>&
   return out;
 }
 
+bool valid_key(const std::string& key) {
+  if (key.empty() || !key_start(key[0])) {
+    return false;
+  }
+  return std::all_of(key.begin(), key.end(), key_char);
+}
+
 std::string env_name(const std::string& key) {
   std::string out = "ACCELBENCH_";
   for (char c : key) {
@@ -169,8 +177,9 @@ pipe_pair make_pipe() {
   return {std::move(r), high_fd(p[1])};
 }
 
-// The program's path: as given when it has a '/', else the first executable match on PATH
-// (resolved here, because execvp is not safe between fork and exec).
+} // namespace
+
+// Resolved before fork, because execvp is not safe between fork and exec.
 std::string resolve_program(const std::string& name) {
   if (name.empty()) {
     throw input_error("no program to run (the command after -- is empty)");
@@ -196,6 +205,8 @@ std::string resolve_program(const std::string& name) {
   }
   throw input_error("cannot run '" + name + "': not found on PATH");
 }
+
+namespace {
 
 // The environment the program gets: ours, with ACCELBENCH_K=V for each config key and the
 // results descriptor's name replacing any of the same name.

@@ -53,6 +53,14 @@ struct process_outcome {
 std::vector<std::string> substitute_placeholders(const std::vector<std::string>& argv,
                                                  const std::map<std::string, std::string>& config);
 
+// Whether `key` may name a config key of a program ({K}): a letter or '_', then letters, digits,
+// '_', '.', '-'.
+bool valid_key(const std::string& key);
+
+// The program's path: as given when it has a '/', else the first executable match on PATH.
+// Throws input_error naming it when it is empty or not found on PATH.
+std::string resolve_program(const std::string& name);
+
 // The variable a config key reaches the program as: ACCELBENCH_ + K upper-cased, with every
 // character other than a letter or digit made '_' ("batch-size" -> ACCELBENCH_BATCH_SIZE).
 std::string env_name(const std::string& key);

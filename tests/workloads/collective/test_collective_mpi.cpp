@@ -107,12 +107,12 @@ TEST_CASE("ranks given different command lines: exit 2 on every rank, naming the
   // Each rank's exit code goes to a file and the wrapper exits 0: mpirun ends the other ranks as
   // soon as one exits non-zero, so a rank still on its way out (slower under the sanitizers)
   // would otherwise be killed before it could say how it ended.
-  auto st = run_sh(
-      mpirun(2, "sh -c '" + k_exe +
-                    " run collective --set bytes=$((1024 * (OMPI_COMM_WORLD_RANK + 1))) " +
-                    k_quick + " --db " + d.db() + "; echo $? > " + (d.path / "rc.").string() +
-                    "$OMPI_COMM_WORLD_RANK'"),
-      o);
+  auto st =
+      run_sh(mpirun(2, "sh -c '" + k_exe +
+                           " run collective --set bytes=$((1024 * (OMPI_COMM_WORLD_RANK + 1))) " +
+                           k_quick + " --db " + d.db() + "; echo $? > " +
+                           (d.path / "rc.").string() + "$OMPI_COMM_WORLD_RANK'"),
+             o);
   const std::string err = test_cli::slurp(o.err);
   INFO(err);
   REQUIRE_FALSE(st.timed_out);

@@ -1,0 +1,287 @@
+// accelbench run external as a user runs it: shell programs that report through the results
+// protocol, are timed as whole processes, fail, hang, or are interrupted; every run is read back
+// from the JSON the command prints and from the database.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/store/store.hpp"
+#include "tests/support/cli_helpers.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using accelbench::store::store;
+
+namespace {
+
+// Fixed measurement without load conditions: the rules' warnings never change a verdict here.
+const std::string k_rules = "--rule warmup_iterations=0 --rule repetitions=3 --quiet";
+
+// A shell script in the test's folder, made executable.
+std::string script(const test_cli::temp_dir& d, const std::string& name, const std::string& body) {
+  const fs::path p = d.path / name;
+  std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+  fs::permissions(p, fs::perms::owner_all);
+  return p.string();
+}
+
+json runs_of(const test_cli::result& r) {
+  INFO(r.err);
+  REQUIRE_FALSE(r.out.empty());
+  return json::parse(r.out)["runs"];
+}
+
+int64_t stored(const std::string& db) {
+  if (!fs::exists(db))
+    return 0;
+  return store::open(db, accelbench::store::access::read_only).count_runs();
+}
+
+int lines_in(const fs::path& p) {
+  std::ifstream in(p);
+  int n = 0;
+  for (std::string line; std::getline(in, line);)
+    ++n;
+  return n;
+}
+
+const json* metric_of(const json& run, const std::string& name) {
+  for (const auto& m : run["metrics"])
+    if (m["name"] == name)
+      return &m;
+  return nullptr;
+}
+
+// Running or sleeping: not gone, and not a zombie waiting for a parent to reap it.
+bool alive(pid_t p) {
+  if (kill(p, 0) != 0)
+    return false;
+  const std::string stat = test_cli::slurp("/proc/" + std::to_string(p) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+} // namespace
+
+TEST_CASE("a program without the protocol is timed as a whole process, after its warm-up runs") {
+  test_cli::temp_dir d;
+  const fs::path count = d.path / "count";
+  const std::string prog = script(d, "p.sh", "echo run >> " + count.string() + "; sleep 0.02");
+  auto r = test_cli::ab("run external --name sleepy --rule warmup_iterations=2 --rule "
+                        "repetitions=3 --quiet --json --db " +
+                        d.db() + " -- " + prog);
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json runs = runs_of(r);
+  REQUIRE(runs.size() == 1);
+  const json& run = runs[0];
+  CHECK(run["status"] == "ok");
+  CHECK(run["validity"] == "VALID");
+  CHECK(run["workload"] == "external");
+  CHECK(run["config_key"].get<std::string>().find(prog) != std::string::npos);
+  CHECK(run["config"]["name"] == "sleepy");
+  CHECK(json::parse(run["config"]["command"].get<std::string>()) == json::array({prog}));
+  CHECK(run["extra"]["mode"] == "whole_process");
+  CHECK(run["extra"]["program_runs"] == 3);
+  CHECK(lines_in(count) == 5); // 2 warm-up runs + 3 timed
+  REQUIRE(run["samples"].size() == 3);
+  for (const auto& s : run["samples"])
+    CHECK(s["value"].get<double>() >= 0.02); // the program's own sleep is inside its time
+  REQUIRE(metric_of(run, "time"));
+  CHECK(stored(d.db()) == 1);
+}
+
+TEST_CASE("protocol samples, rates, the program's metrics, check and extra facts are stored, and "
+          "the config reaches the program as {K} and ACCELBENCH_K") {
+  test_cli::temp_dir d;
+  const std::string prog = script(d, "p.sh", R"(n=$1
+[ "$ACCELBENCH_BATCH_SIZE" = 8 ] || { echo "no ACCELBENCH_BATCH_SIZE" >&2; exit 9; }
+echo '{"protocol": 1}' >&"$ACCELBENCH_RESULTS_FD"
+i=0
+while [ $i -lt $n ]; do
+  echo '{"sample": {"seconds": 0.5, "items": 100, "flops": 2e12, "bytes": 1e9}}' >&3
+  i=$((i + 1))
+done
+echo '{"metric": {"name": "loss", "value": 1.25, "unit": "", "direction": "lower"}}' >&3
+echo '{"check": {"passed": true, "reason": "loss finite"}}' >&3
+echo '{"extra": {"framework": "sh"}}' >&3
+echo 'stdout stays the program'"'"'s own')");
+  auto r = test_cli::ab("run external --name proto --set n=4 --set batch-size=8 " + k_rules +
+                        " --json --db " + d.db() + " -- " + prog + " {n}");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json run = runs_of(r)[0];
+  CHECK(run["validity"] == "VALID");
+  CHECK(run["extra"]["mode"] == "protocol");
+  CHECK(run["extra"]["program_runs"] == 1); // 4 samples in one run cover repetitions=3
+  CHECK(run["extra"]["argv"] == json::array({prog, "4"}));
+  CHECK(run["extra"]["program"]["framework"] == "sh");
+  CHECK(run["extra"]["correctness"]["passed"] == true);
+  REQUIRE(run["samples"].size() == 4);
+  CHECK(run["samples"][0]["value"].get<double>() == 0.5);
+  CHECK(metric_of(run, "items_per_s")->at("value").get<double>() == Approx(200));
+  CHECK(metric_of(run, "tflops")->at("value").get<double>() == Approx(4));
+  CHECK(metric_of(run, "gb_per_s")->at("value").get<double>() == Approx(2));
+  CHECK(metric_of(run, "loss")->at("value").get<double>() == 1.25);
+  CHECK(metric_of(run, "loss")->at("direction") == "lower");
+  CHECK(run["config"]["n"] == 4);
+  CHECK(run["config"]["batch-size"] == 8);
+}
+
+TEST_CASE("the config key holds the command: two programs, or one swept, are distinct configs") {
+  test_cli::temp_dir d;
+  const std::string a = script(d, "a.sh", "true"), b = script(d, "b.sh", "true");
+  auto ra = test_cli::ab("run external --name x " + k_rules +
+                         " --sweep n=1,2 --tag A --json --db " + d.db() + " -- " + a + " {n}");
+  auto rb = test_cli::ab("run external --name x " + k_rules + " --set n=1 --tag B --json --db " +
+                         d.db() + " -- " + b + " {n}");
+  REQUIRE(ra.rc == 0);
+  REQUIRE(rb.rc == 0);
+  REQUIRE(runs_of(ra).size() == 2);
+  CHECK(runs_of(ra)[0]["config"] != runs_of(ra)[1]["config"]);
+  // Same name and n, another program: compare pairs nothing.
+  auto cmp = test_cli::ab("compare --baseline tag=A --candidate tag=B --db " + d.db());
+  INFO(cmp.out + cmp.err);
+  CHECK(cmp.rc == 2);
+  CHECK(cmp.err.find("have no config in common") != std::string::npos);
+}
+
+TEST_CASE("a failing, crashing, hanging or lying program: the run is failed or INVALID with the "
+          "reason and its stderr tail, and the command exits 1") {
+  test_cli::temp_dir d;
+  struct row {
+    std::string body, rules, status, validity, reason;
+  };
+  const std::vector<row> rows = {
+      {"echo 'disk on fire' >&2; exit 3", "", "failed", "INVALID",
+       "run 1 of the program: exit code 3"},
+      {"kill -SEGV $$", "", "failed", "INVALID", "killed by signal SIGSEGV"},
+      {"sleep 30", "--rule external.timeout_s=0.5", "failed", "INVALID", "timed out after"},
+      {"echo '{\"sample\": {\"seconds\": -2}}' >&3", "", "ok", "INVALID",
+       "protocol line 1: sample seconds -2"},
+      {"echo '{\"protocol\": 1}' >&3", "", "ok", "INVALID", "reported no samples"},
+      {"echo '{\"check\": {\"passed\": false, \"reason\": \"NaN loss\"}}' >&3; echo "
+       "'{\"sample\": {\"seconds\": 1}}' >&3",
+       "", "ok", "INVALID", "the program's check failed: NaN loss"},
+      {"true", "--rule external.require_protocol=true", "ok", "INVALID", "no protocol line"},
+      {"exit 4", "--rule warmup_iterations=1", "failed", "INVALID",
+       "warm-up run 1 of the program: exit code 4"},
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const row& w = rows[i];
+    INFO(w.body);
+    const std::string prog = script(d, "p" + std::to_string(i) + ".sh", w.body);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string rules = w.rules.find("warmup") == std::string::npos
+                                  ? k_rules + " " + w.rules
+                                  : "--rule repetitions=3 --quiet " + w.rules;
+    auto r =
+        test_cli::ab("run external --name bad " + rules + " --json --db " + d.db() + " -- " + prog);
+    INFO(r.err);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));
+    CHECK(r.rc == 1);
+    const json run = runs_of(r)[0];
+    CHECK(run["status"] == w.status);
+    CHECK(run["validity"] == w.validity);
+    const std::string why = run["status"] == "failed" ? run["status_reason"].get<std::string>()
+                                                      : run["invalid_reasons"].dump();
+    CHECK(why.find(w.reason) != std::string::npos);
+  }
+  auto shown = test_cli::ab("export --db " + d.db());
+  CHECK(shown.out.find("disk on fire") != std::string::npos); // the stderr tail is kept
+  CHECK(stored(d.db()) == (int64_t)rows.size());
+}
+
+TEST_CASE("max_time_s bounds the samples together: fewer than the rules ask for is INVALID") {
+  test_cli::temp_dir d;
+  const std::string prog = script(d, "p.sh", "sleep 0.2");
+  auto r = test_cli::ab("run external --name slow --rule warmup_iterations=0 --rule "
+                        "repetitions=50 --rule max_time_s=0.5 --quiet --json --db " +
+                        d.db() + " -- " + prog);
+  CHECK(r.rc == 1);
+  const json run = runs_of(r)[0];
+  CHECK(run["validity"] == "INVALID");
+  CHECK(run["invalid_reasons"].dump().find("of the ruleset's 50 samples within max_time_s") !=
+        std::string::npos);
+  CHECK(run["samples"].size() < 50);
+}
+
+TEST_CASE("MLLOG lines on the program's stdout are stored verbatim with the run") {
+  test_cli::temp_dir d;
+  const std::string prog = script(d, "p.sh", R"(
+echo ':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "INTERVAL_START", "key": "run_start", "value": null, "metadata": {"file": "t.py", "lineno": 1}}'
+echo 'some other line'
+echo ':::MLLOG {"namespace": "", "time_ms": 9, "event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": {"file": "t.py", "lineno": 2, "status": "success"}}')");
+  auto r =
+      test_cli::ab("run external --name ml " + k_rules + " --json --db " + d.db() + " -- " + prog);
+  REQUIRE(r.rc == 0);
+  auto shown = test_cli::ab("export --db " + d.db());
+  const json doc = json::parse(shown.out);
+  const std::string log = doc["runs"][0]["mllog"];
+  CHECK(log.find("run_start") != std::string::npos);
+  CHECK(log.find("run_stop") != std::string::npos);
+  CHECK(log.find("some other line") == std::string::npos);
+  CHECK(doc["runs"][0]["extra"]["mllog_events"] == 2);
+}
+
+TEST_CASE("bad input to run external: exit 2 naming the problem, nothing stored") {
+  test_cli::temp_dir d;
+  const std::string prog = script(d, "p.sh", "true");
+  struct row {
+    std::string args, message;
+  };
+  const std::vector<row> rows = {
+      {"run external -- " + prog, "needs a name for the program: --name NAME"},
+      {"run external --name x", "needs the program to run after --"},
+      {"run external --name x -- no-such-program-here", "cannot run 'no-such-program-here'"},
+      {"run external --name x -- " + prog + " {size}",
+       "names {size}, which the config does not set"},
+      {"run external --name x --set 'bad key=1' -- " + prog, "parameter name 'bad key'"},
+      {"run gemm --name x", "--name is for run external only"},
+      {"run external --name x --rule external.timeout_s=-1 -- " + prog, "timeout_s"},
+      {"run external --name x --set command=notjson", "JSON array of strings"},
+  };
+  for (const auto& w : rows) {
+    auto r = test_cli::ab(w.args + " --db " + d.db());
+    INFO(w.args + "\n" + r.err);
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(w.message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  CHECK_FALSE(fs::exists(d.db()));
+}
+
+TEST_CASE("Ctrl-C ends the program's whole process group, and the interrupted run is not stored") {
+  test_cli::temp_dir d;
+  const fs::path pids = d.path / "pids";
+  // The program and a background child of it, each writing its pid.
+  const std::string prog =
+      script(d, "p.sh",
+             "sleep 60 & echo $! >> " + pids.string() + "; echo $$ >> " + pids.string() + "; wait");
+  test_cli::spawn_options so;
+  so.err = d.path / "err";
+  const pid_t pid = test_cli::spawn_sh("exec " ACCELBENCH_EXE " run external --name long " +
+                                           k_rules + " --db " + d.db() + " -- " + prog,
+                                       so);
+  for (int i = 0; i < 2000 && lines_in(pids) < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(lines_in(pids) == 2);
+  kill(pid, SIGINT);
+  const auto st = test_cli::wait_for(pid, std::chrono::seconds(30));
+  INFO(test_cli::slurp(so.err));
+  REQUIRE_FALSE(st.timed_out);
+  CHECK(st.rc == 130);
+  std::ifstream in(pids);
+  for (pid_t p; in >> p;)
+    CHECK_FALSE(alive(p)); // neither the program nor its background child is left
+  CHECK(test_cli::slurp(so.err).find("not stored") != std::string::npos);
+  CHECK(stored(d.db()) == 0);
+}
