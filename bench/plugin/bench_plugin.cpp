@@ -1,15 +1,15 @@
-// The plugin interface's overhead per sample: the example SAXPY plugin (examples/plugin), loaded and
-// called through workloads/plugin as `accelbench run --plugin` does, against the identical kernel
-// code (saxpy_kernel.c) linked into this program, both measured by harness/measure's run_kernel
-// under the same settings, interleaved round by round in this one process. Prints the median time
-// per iteration of each and the ratio plugin / built in (the aim: within 1%).
+// The plugin interface's overhead per sample: the example SAXPY plugin (examples/plugin), loaded
+// and called through workloads/plugin as `accelbench run --plugin` does, against the identical
+// kernel code (saxpy_kernel.c) linked into this program, both measured by harness/measure's
+// run_kernel under the same settings, interleaved round by round in this one process. Prints the
+// median time per iteration of each and the ratio plugin / built in (the aim: within 1%).
 //
 //   ./bench/plugin/accelbench_bench_plugin [--rounds R] [--plugin PATH]
 #include <algorithm>
 #include <cstdlib>
-#include <memory>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
@@ -42,7 +42,8 @@ private:
   using buffer = std::unique_ptr<float[], void (*)(void*)>;
   static buffer alloc(int64_t n, bool zero) {
     const size_t bytes = size_t(n) * sizeof(float);
-    auto* p = static_cast<float*>(zero ? std::calloc(size_t(n), sizeof(float)) : std::malloc(bytes));
+    auto* p =
+        static_cast<float*>(zero ? std::calloc(size_t(n), sizeof(float)) : std::malloc(bytes));
     if (!p)
       throw std::bad_alloc();
     return {p, std::free};

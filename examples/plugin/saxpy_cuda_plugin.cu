@@ -93,7 +93,7 @@ int saxpy_run(void* state, int64_t iterations, void* stream, char* err, size_t e
   const auto blocks = (unsigned)((s->n + threads - 1) / threads);
   for (int64_t it = 0; it < iterations; ++it)
     saxpy_kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(s->n, s->a, s->x, s->y,
-                                                                           s->z);
+                                                                            s->z);
   return failed(cudaGetLastError(), "saxpy launch", err, err_size) ? 1 : 0;
 }
 

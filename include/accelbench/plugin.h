@@ -37,7 +37,7 @@ typedef struct accelbench_plugin_head {
 
 /* One parameter axis. type: "integer", "number", "string" or "boolean". */
 typedef struct accelbench_plugin_axis {
-  const char* name;          /* [A-Za-z_][A-Za-z0-9_]* */
+  const char* name; /* [A-Za-z_][A-Za-z0-9_]* */
   const char* type;
   const char* default_value; /* NULL or "": the axis must be set (--set NAME=VALUE) */
   const char* description;   /* may be NULL */
@@ -62,8 +62,8 @@ typedef struct accelbench_plugin_v1 {
   accelbench_plugin_head head; /* {ACCELBENCH_PLUGIN_API_VERSION, sizeof(accelbench_plugin_v1)} */
   const char* name;            /* the workload name: [a-z0-9_.-]+, not a built-in one */
   const char* description;
-  const char* device;          /* "cpu" (host-timed) or "cuda" (timed with CUDA events) */
-  const char* dtype;           /* "fp32", "bf16", ...: the CPU peak's dtype; NULL: no % of peak */
+  const char* device; /* "cpu" (host-timed) or "cuda" (timed with CUDA events) */
+  const char* dtype;  /* "fp32", "bf16", ...: the CPU peak's dtype; NULL: no % of peak */
   const accelbench_plugin_axis* axes;
   size_t axis_count;
 

@@ -11,7 +11,7 @@
 namespace accelbench::plugin {
 
 struct loaded_plugin {
-  std::string path;                        // absolute: never searched for (LD_LIBRARY_PATH)
+  std::string path;                          // absolute: never searched for (LD_LIBRARY_PATH)
   const accelbench_plugin_v1* api = nullptr; // valid while the process runs (never unloaded)
 };
 

@@ -161,7 +161,11 @@ bool call_run(const accelbench_plugin_v1& api, void* state, int64_t iterations, 
   return false;
 }
 
-void plugin_kernel::run() { call_run(m_api, m_state, 1, nullptr, m_status); }
+void plugin_kernel::fail() {
+  m_failed = true;
+  m_err[sizeof m_err - 1] = '\0';
+  m_status.error = message_of(m_err);
+}
 
 #ifndef ACCELBENCH_HAVE_DEVICE
 std::unique_ptr<measure::kernel> make_cuda_kernel(const accelbench_plugin_v1&, void*,

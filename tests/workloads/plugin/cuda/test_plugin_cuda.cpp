@@ -12,7 +12,8 @@ using nlohmann::json;
 TEST_CASE("the CUDA example plugin is measured with CUDA events and checked") {
   ACCELBENCH_REQUIRE_GPU();
   test_cli::temp_dir t;
-  const std::string so = std::string(ACCELBENCH_PLUGIN_DIR) + "/libaccelbench_example_saxpy_cuda.so";
+  const std::string so =
+      std::string(ACCELBENCH_PLUGIN_DIR) + "/libaccelbench_example_saxpy_cuda.so";
   auto r = test_cli::ab("run --plugin " + so +
                         " example.saxpy_cuda --backend cuda --set n=1048576 --json --rules "
                         "kernel-quick --rule repetitions=3 --quiet --db " +
@@ -31,7 +32,8 @@ TEST_CASE("the CUDA example plugin is measured with CUDA events and checked") {
 
 TEST_CASE("the CUDA example plugin asks for --backend cuda") {
   test_cli::temp_dir t;
-  const std::string so = std::string(ACCELBENCH_PLUGIN_DIR) + "/libaccelbench_example_saxpy_cuda.so";
+  const std::string so =
+      std::string(ACCELBENCH_PLUGIN_DIR) + "/libaccelbench_example_saxpy_cuda.so";
   auto r = test_cli::ab("run --plugin " + so + " example.saxpy_cuda --quiet --db " + t.db());
   INFO(r.err);
   CHECK(r.rc == 2);
