@@ -109,6 +109,13 @@ static int saxpy_run(void* state, int64_t iterations, void* stream, char* err, s
   saxpy_state* s = (saxpy_state*)state;
   for (int64_t it = 0; it < iterations; ++it)
     example_saxpy(s->n, s->a, s->x, s->y, s->z);
+#ifdef EXAMPLE_WRONG_RESULT
+  s->z[s->n / 2] += 1.0f;
+#endif
+#ifdef EXAMPLE_RUN_FAILS
+  snprintf(err, err_size, "the example was built to fail");
+  return 1;
+#endif
   return 0;
 }
 

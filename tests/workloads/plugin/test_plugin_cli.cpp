@@ -115,3 +115,28 @@ TEST_CASE("a plugin's axes and its own validate refuse bad values before anythin
   check_refused("--plugin " + k_good + " example.saxpy --set n=2000000000", "n = 2000000000");
   check_refused("--plugin " + k_good + " example.saxpy --set m=3", "m");
 }
+
+TEST_CASE("a plugin's failed check makes the run INVALID with its reason, stored") {
+  test_cli::temp_dir t;
+  auto r = ab("run --plugin " + plugin("wrong_result") + " example.saxpy --set n=64 --json" +
+              k_fast + "--db " + t.db());
+  INFO(r.err);
+  CHECK(r.rc == 1);
+  const json run = json::parse(r.out)["runs"][0];
+  INFO(run.dump());
+  CHECK(run["validity"] == "INVALID");
+  CHECK(run["extra"]["correctness"]["passed"] == false);
+  CHECK(run["invalid_reasons"].dump().find("z[32]") != std::string::npos);
+}
+
+TEST_CASE("a plugin's failing run is a failed run with its message, stored") {
+  test_cli::temp_dir t;
+  auto r = ab("run --plugin " + plugin("run_fails") + " example.saxpy --set n=64 --json" + k_fast +
+              "--db " + t.db());
+  INFO(r.err);
+  CHECK(r.rc == 1);
+  const json run = json::parse(r.out)["runs"][0];
+  INFO(run.dump());
+  CHECK(run["status"] == "failed");
+  CHECK(run["status_reason"].get<std::string>().find("built to fail") != std::string::npos);
+}
