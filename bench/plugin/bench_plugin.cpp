@@ -65,8 +65,24 @@ double median_time(const measure::result& r) {
 }
 
 struct side_by_side {
-  double plugin_s = 0, direct_s = 0, ratio = 0; // medians over the rounds
+  double plugin_s = 0, direct_s = 0; // medians over the rounds
+  double ratio = 0;                  // median over the rounds of plugin / built in
+  double aa_ratio = 0; // the same for a second built-in instance: the noise floor (A/A)
 };
+
+// Rounds of the three kernels in rotating order; each kernel's median sample time per round.
+std::vector<std::vector<double>> rounds_of(std::vector<measure::kernel*> ks, int rounds) {
+  measurement_settings m;
+  m.repetitions = 9;
+  m.min_time_s = 0.02;
+  std::vector<std::vector<double>> t(ks.size());
+  for (int r = 0; r < rounds; ++r)
+    for (size_t j = 0; j < ks.size(); ++j) {
+      const size_t i = (j + size_t(r)) % ks.size();
+      t[i].push_back(median_time(measure::run_kernel("k", *ks[i], m)));
+    }
+  return t;
+}
 
 side_by_side compare_at(const plugin::loaded_plugin& p, int64_t n, int rounds) {
   const std::string nv = std::to_string(n);
@@ -79,25 +95,17 @@ side_by_side compare_at(const plugin::loaded_plugin& p, int64_t n, int rounds) {
     throw std::runtime_error(std::string("plugin setup: ") + err);
   plugin::run_status_text status;
   plugin::plugin_kernel loaded(*p.api, state, status);
-  direct_saxpy direct(n);
-  measurement_settings m;
-  m.repetitions = 9;
-  m.min_time_s = 0.02;
-  std::vector<double> pt, dt, ratios;
-  for (int r = 0; r < rounds; ++r) { // alternate which goes first
-    const bool plugin_first = r % 2 == 0;
-    measure::kernel& first = plugin_first ? static_cast<measure::kernel&>(loaded) : direct;
-    measure::kernel& second = plugin_first ? static_cast<measure::kernel&>(direct) : loaded;
-    const double a = median_time(measure::run_kernel("first", first, m));
-    const double b = median_time(measure::run_kernel("second", second, m));
-    pt.push_back(plugin_first ? a : b);
-    dt.push_back(plugin_first ? b : a);
-    ratios.push_back(pt.back() / dt.back());
-  }
+  direct_saxpy direct(n), direct_again(n);
+  const auto t = rounds_of({&loaded, &direct, &direct_again}, rounds);
   p.api->teardown(state);
   if (!status.error.empty())
     throw std::runtime_error("plugin run: " + status.error);
-  return {median(pt), median(dt), median(ratios)};
+  std::vector<double> ratios, aa;
+  for (size_t r = 0; r < t[0].size(); ++r) {
+    ratios.push_back(t[0][r] / t[1][r]);
+    aa.push_back(t[2][r] / t[1][r]);
+  }
+  return {median(t[0]), median(t[1]), median(ratios), median(aa)};
 }
 
 } // namespace
@@ -112,14 +120,15 @@ int main(int argc, char** argv) {
       path = argv[i + 1];
   }
   const plugin::loaded_plugin p = plugin::load_plugin(path);
-  std::cout << fmt::format("plugin {} ({}), {} rounds of 9 samples a side, hot cache\n",
+  std::cout << fmt::format("plugin {} ({}), {} rounds of 9 samples each, hot cache; ratios: "
+                           "medians of per-round ratios\n",
                            p.api->name, p.path, rounds);
-  std::cout << fmt::format("{:>10}  {:>14}  {:>14}  {:>8}\n", "n", "plugin s/iter",
-                           "built-in s/iter", "ratio");
+  std::cout << fmt::format("{:>10}  {:>14}  {:>15}  {:>8}  {:>8}\n", "n", "plugin s/iter",
+                           "built-in s/iter", "ratio", "A/A");
   for (int64_t n : {256, 4096, 65536, 1048576}) {
     const side_by_side s = compare_at(p, n, rounds);
-    std::cout << fmt::format("{:>10}  {:>14.4e}  {:>15.4e}  {:>8.4f}\n", n, s.plugin_s, s.direct_s,
-                             s.ratio);
+    std::cout << fmt::format("{:>10}  {:>14.4e}  {:>15.4e}  {:>8.4f}  {:>8.4f}\n", n, s.plugin_s,
+                             s.direct_s, s.ratio, s.aa_ratio);
   }
   return 0;
 }
