@@ -15,6 +15,7 @@
 #include "harness/cli/command.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/options.hpp"
+#include "harness/cli/register_all.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/error.hpp"
@@ -24,6 +25,7 @@
 #include "harness/dist/dist.hpp"
 #include "harness/runner/runner.hpp"
 #include "workloads/external/external_workload.hpp"
+#include "workloads/plugin/plugin_workload.hpp"
 
 namespace accelbench::cli {
 
@@ -288,8 +290,20 @@ command_hook add_run(CLI::App& app, context& ctx) {
   run->add_flag("--force", o->force, "Allow sweeps over 10,000 configs");
   run->add_flag("--quiet", o->quiet, "No progress on stderr");
   add_json_flag(run, o->json);
+  // --plugin: the built-in workloads and the plugins the user named (docs/plugins.md).
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  run->add_option("--plugin", *plugins, "Load a workload plugin from this path (repeatable)")
+      ->allow_extra_args(false)
+      ->check(text_value(false));
   const registry* reg = &ctx.reg;
-  return {run, [o, reg] { return cmd_run(*reg, *o); }};
+  return {run, [o, reg, plugins] {
+            if (plugins->empty())
+              return cmd_run(*reg, *o);
+            registry with_plugins;
+            register_all(with_plugins);
+            plugin::register_plugins(with_plugins, *plugins);
+            return cmd_run(with_plugins, *o);
+          }};
 }
 
 } // namespace accelbench::cli

@@ -5,6 +5,7 @@
 # database lands in the user's data folder, not in the install.
 set -euo pipefail
 build=$1
+src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix="$tmp/prefix"
@@ -45,4 +46,14 @@ fi
 [[ ! -e "$share/results/accelbench.db" ]] || fail "the run wrote into the installed data folder"
 "$exe" show --json >show.json || fail "show failed"
 grep -q '"gemm"' show.json || fail "the stored run is not shown"
+# A plugin builds against the installed header alone (docs/plugins.md) and runs from its path.
+[[ -f "$prefix/include/accelbench/plugin.h" ]] || fail "the plugin header is not installed"
+"${CC:-cc}" -shared -fPIC -O2 -I"$prefix/include" "$src/examples/plugin/saxpy_plugin.c" \
+  "$src/examples/plugin/saxpy_kernel.c" -lm -o libsaxpy.so || fail "the example plugin does not build against the installed header"
+rc=0
+"$exe" run --plugin ./libsaxpy.so example.saxpy --set n=4096 --rules kernel-quick --quiet >plugin.out 2>plugin.err || rc=$?
+if (( rc != 0 && rc != 1 )); then
+  cat plugin.out plugin.err
+  fail "the example plugin's run failed (exit $rc)"
+fi
 echo "test_install: ok ($(wc -l <"$tmp/install.log") files installed)"

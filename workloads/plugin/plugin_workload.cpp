@@ -1,0 +1,192 @@
+#include "workloads/plugin/plugin_workload.hpp"
+
+#include <fmt/format.h>
+
+#include "harness/core/dtype.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/hash.hpp"
+#include "harness/core/kernel_metrics.hpp"
+#include "harness/core/text_input.hpp"
+#include "harness/measure/kernel_run.hpp"
+#include "workloads/plugin/plugin_kernel.hpp"
+#ifdef ACCELBENCH_HAVE_DEVICE
+#include "harness/device/device.hpp"
+#endif
+
+namespace accelbench::plugin {
+
+namespace {
+
+constexpr size_t k_err_size = 512;
+
+// A config as the plugin reads it: parallel arrays of names and values (cfg outlives it).
+class c_config {
+public:
+  explicit c_config(const config& cfg) {
+    for (const auto& [k, v] : cfg.values) {
+      m_names.push_back(k.c_str());
+      m_values.push_back(v.c_str());
+    }
+    m_view = {m_names.size(), m_names.data(), m_values.data()};
+  }
+  const accelbench_plugin_config* get() const { return &m_view; }
+
+private:
+  std::vector<const char*> m_names, m_values;
+  accelbench_plugin_config m_view{};
+};
+
+// The plugin's message: its first line, at most k_err_size bytes, printable.
+std::string message_of(const char* err) {
+  std::string s(err, strnlen(err, k_err_size));
+  if (auto nl = s.find('\n'); nl != std::string::npos)
+    s.resize(nl);
+  return printable(s.empty() ? "(no message)" : s);
+}
+
+kernel_peak peak_of(const accelbench_plugin_v1& api) {
+  if (std::string(api.device) == "cpu" && api.dtype)
+    return cpu_probe_peak(parse_dtype(api.dtype));
+  kernel_peak none;
+  none.unusable = api.dtype ? "a cuda plugin has no datasheet peak" : "the plugin names no dtype";
+  return none;
+}
+
+void describe(run& r, const loaded_plugin& p, const accelbench_plugin_work& w) {
+  r.extra["implementation"] = fmt::format("plugin {}", p.api->name);
+  r.extra["plugin"] = {{"path", p.path}, {"api_version", p.api->head.api_version}};
+  r.extra["flops_per_iteration"] = w.flops;
+  r.extra["bytes_per_iteration"] = w.bytes;
+  r.extra["items_per_iteration"] = w.items;
+}
+
+// GB/s and items/s at the median time, beside the kernel metrics, when the plugin counts them.
+void add_rate_metrics(run& r, const accelbench_plugin_work& w) {
+  const metric* t = r.find_metric("time");
+  if (!t || t->value <= 0)
+    return;
+  if (w.bytes > 0)
+    r.add_metric("gb_per_s", w.bytes / t->value / 1e9, "GB/s", direction::higher_is_better);
+  if (w.items > 0)
+    r.add_metric("items_per_s", w.items / t->value, "items/s", direction::higher_is_better);
+}
+
+void check_outputs(run& r, const accelbench_plugin_v1& api, void* state) {
+  if (!api.check)
+    return;
+  char err[k_err_size] = {};
+  const bool ok = api.check(state, err, sizeof err) == 0;
+  r.extra["correctness"] = {{"passed", ok}, {"checked_by", "plugin"}};
+  if (!ok) {
+    r.extra["correctness"]["detail"] = message_of(err);
+    r.mark_invalid("plugin check failed: " + message_of(err));
+  }
+}
+
+class plugin_workload : public workload {
+public:
+  explicit plugin_workload(const loaded_plugin& p) : m_p(p), m_spec(spec_of(p)) {}
+  const workload_spec& spec() const override { return m_spec; }
+
+  void validate(const config& cfg) const override {
+    if (!m_p.api->validate)
+      return;
+    char err[k_err_size] = {};
+    if (m_p.api->validate(c_config(cfg).get(), err, sizeof err) != 0)
+      throw input_error(fmt::format("{}: {}", m_spec.name, message_of(err)));
+  }
+
+  std::string unavailable_reason(const config& cfg) const override {
+    if (std::string(m_p.api->device) != "cuda")
+      return {};
+#ifdef ACCELBENCH_HAVE_DEVICE
+    std::string why;
+    return device::cuda_available(&why) ? std::string() : "no usable CUDA device: " + why;
+#else
+    return "this accelbench was built without CUDA";
+#endif
+  }
+
+  void execute(const config& cfg, run& out, run_context& ctx) const override;
+
+private:
+  loaded_plugin m_p;
+  workload_spec m_spec;
+};
+
+std::unique_ptr<measure::kernel> kernel_for(const accelbench_plugin_v1& api, void* state,
+                                            run_status_text& status) {
+  if (std::string(api.device) == "cuda")
+    return make_cuda_kernel(api, state, status);
+  return std::make_unique<plugin_kernel>(api, state, status);
+}
+
+void plugin_workload::execute(const config& cfg, run& out, run_context& ctx) const {
+  const accelbench_plugin_v1& api = *m_p.api;
+  const std::string key = cfg.key();
+  char err[k_err_size] = {};
+  void* state = api.setup(c_config(cfg).get(), seed_of(ctx.seed, key), err, sizeof err);
+  if (!state)
+    return out.mark_failed("plugin setup failed: " + message_of(err));
+  const std::unique_ptr<void, void (*)(void*)> owned(state, api.teardown);
+  accelbench_plugin_work w{};
+  api.work(state, &w);
+  run_status_text status;
+  auto k = kernel_for(api, state, status);
+  if (!k)
+    return out.mark_failed("this accelbench was built without CUDA");
+  measure::kernel_run_steps steps;
+  steps.flops = w.flops;
+  steps.peak = [&] { return peak_of(api); };
+  steps.describe = [&](run& r) { describe(r, m_p, w); };
+  steps.check = [&](run& r) {
+    add_rate_metrics(r, w);
+    check_outputs(r, api, state);
+  };
+  measure::run_checked_kernel(out, key, *k, ctx, steps);
+  if (!status.error.empty())
+    out.mark_failed("plugin run failed: " + status.error);
+}
+
+} // namespace
+
+bool call_run(const accelbench_plugin_v1& api, void* state, int64_t iterations, void* stream,
+              run_status_text& status) {
+  if (!status.error.empty())
+    return false;
+  char err[k_err_size] = {};
+  if (api.run(state, iterations, stream, err, sizeof err) == 0)
+    return true;
+  status.error = message_of(err);
+  return false;
+}
+
+void plugin_kernel::fail() {
+  m_failed = true;
+  m_err[sizeof m_err - 1] = '\0';
+  m_status.error = message_of(m_err);
+}
+
+#ifndef ACCELBENCH_HAVE_DEVICE
+std::unique_ptr<measure::kernel> make_cuda_kernel(const accelbench_plugin_v1&, void*,
+                                                  run_status_text&) {
+  return nullptr;
+}
+#endif
+
+std::unique_ptr<workload> make_plugin_workload(const loaded_plugin& p) {
+  return std::make_unique<plugin_workload>(p);
+}
+
+void register_plugins(registry& reg, const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    const loaded_plugin p = load_plugin(path);
+    if (reg.find(p.api->name))
+      throw input_error(printable(fmt::format(
+          "plugin {}: workload name {} is already taken (a built-in or an earlier --plugin)", path,
+          p.api->name)));
+    reg.add(make_plugin_workload(p));
+  }
+}
+
+} // namespace accelbench::plugin
