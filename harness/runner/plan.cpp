@@ -371,6 +371,18 @@ void refuse_set_and_sweep(
       throw usage_error(fmt::format("{} is given by both --set and --sweep: give one", k));
 }
 
+// A suite entry's settings: its "set", and the argv of an external program ("command", an array)
+// as the external workload's command parameter (the same JSON array as after run external's --).
+std::map<std::string, std::string> entry_sets(const json& e) {
+  std::map<std::string, std::string> sets;
+  const json set = e.value("set", json::object()); // items() of a temporary would dangle
+  for (const auto& [k, v] : set.items())
+    sets[k] = value_text(v);
+  if (e.contains("command"))
+    sets["command"] = e["command"].dump();
+  return sets;
+}
+
 fs::path find_suite(const std::string& name) {
   if (name.find('/') != std::string::npos || name.ends_with(".json"))
     return name;
@@ -415,10 +427,7 @@ job_plan make_plan(const registry& reg, const request& o) {
           "--suite {} fixes its configs: --set, --sweep and --shapes apply to a WORKLOAD only",
           o.suite));
     for (const auto& e : suite["entries"]) {
-      std::map<std::string, std::string> sets;
-      const json entry_sets = e.value("set", json::object());
-      for (const auto& [k, v] : entry_sets.items())
-        sets[k] = value_text(v);
+      const std::map<std::string, std::string> sets = entry_sets(e);
       std::vector<std::pair<std::string, std::vector<std::string>>> sweeps;
       const json entry_sweeps = e.value("sweep", json::object());
       for (const auto& [k, v] : entry_sweeps.items()) {

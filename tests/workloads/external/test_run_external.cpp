@@ -285,3 +285,38 @@ TEST_CASE("Ctrl-C ends the program's whole process group, and the interrupted ru
   CHECK(test_cli::slurp(so.err).find("not stored") != std::string::npos);
   CHECK(stored(d.db()) == 0);
 }
+
+TEST_CASE("a suite lists external programs, and a second night compares with the first") {
+  test_cli::temp_dir d;
+  const std::string prog = script(d, "p.sh", R"(i=0
+while [ $i -lt 5 ]; do echo "{\"sample\": {\"seconds\": 0.$1}}" >&3; i=$((i + 1)); done)");
+  const fs::path suite = d.path / "mine.json";
+  std::ofstream(suite) << json{{"schema_version", 1},
+                               {"name", "mine"},
+                               {"rules", "external-v1"},
+                               {"entries",
+                                {{{"workload", "external"},
+                                  {"set", {{"name", "fixed"}, {"n", 5}}},
+                                  {"command", {prog, "{n}"}}},
+                                 {{"workload", "external"},
+                                  {"set", {{"name", "swept"}}},
+                                  {"sweep", {{"n", {2, 3}}}},
+                                  {"command", {prog, "{n}"}}}}}};
+  for (int night = 0; night < 2; ++night) {
+    auto r = test_cli::ab("run --suite " + suite.string() +
+                          " --rule warmup_iterations=0 --rule repetitions=5 --quiet --json --db " +
+                          d.db());
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const json runs = runs_of(r);
+    REQUIRE(runs.size() == 3);
+    CHECK(runs[0]["tags"].dump().find("suite:mine") != std::string::npos);
+    CHECK(runs[0]["extra"]["argv"] == json::array({prog, "5"}));
+  }
+  auto cmp = test_cli::ab("compare --baseline job=previous --candidate job=latest --format json "
+                          "--db " +
+                          d.db());
+  INFO(cmp.out + cmp.err);
+  CHECK(cmp.rc == 0); // the same programs, the same samples: nothing regressed
+  CHECK(json::parse(cmp.out).dump().find("swept") != std::string::npos);
+}
