@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <optional>
 
@@ -17,14 +18,21 @@
 #include "harness/cli/options.hpp"
 #include "harness/cli/register_all.hpp"
 #include "harness/cli/table.hpp"
+#include "harness/core/assignment.hpp"
 #include "harness/core/conditions.hpp"
+#include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/mllog.hpp"
 #include "harness/core/progress.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
 #include "harness/dist/dist.hpp"
 #include "harness/runner/runner.hpp"
 #include "workloads/external/external_workload.hpp"
+#include "workloads/external/process.hpp"
+#ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
+#include "importers/gbench/gbench_import.hpp"
+#endif
 #include "workloads/plugin/plugin_workload.hpp"
 
 namespace accelbench::cli {
@@ -141,6 +149,7 @@ void print_results(bool as_json, const std::vector<run>& done, const table& t,
 std::vector<std::string> sets_of(const run_options& o) {
   std::vector<std::string> sets = o.sets;
   if (o.workload != "external") {
+    // run gbench never reaches here (cmd_run_gbench)
     if (!o.name.empty() || !o.command.empty())
       throw usage_error(fmt::format("{} is for run external only (got workload '{}')",
                                     o.name.empty() ? "a command after --" : "--name",
@@ -237,7 +246,144 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
 
 } // namespace
 
+#ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
+// ---------------------------------------------------------------------------------------------
+// run gbench -- ./bm ARGS: a Google Benchmark executable run with the ruleset's repetitions; its
+// JSON is read back as `import --format gbench` reads it, and each benchmark is stored as a run
+// measured here, with this machine's environment.
+
+// The ruleset's repetitions (with --rule overrides); kernel-v1 unless --rules names another.
+int64_t gbench_repetitions(const run_options& o) {
+  std::map<std::string, std::string> overrides;
+  for (const auto& a : o.rule_overrides)
+    overrides.insert(split_assignment(a, "--rule"));
+  json user;
+  const ruleset rules =
+      apply_overrides(load_ruleset(o.rules.empty() ? "kernel-v1" : o.rules), overrides, user);
+  return rules.measurement().repetitions;
+}
+
+// The command with the options accelbench owns appended; the user's own copies are refused.
+std::vector<std::string> gbench_argv(const run_options& o, int64_t reps, const std::string& out) {
+  for (const auto& a : o.command)
+    for (const char* owned : {"--benchmark_repetitions", "--benchmark_out"})
+      if (a.rfind(owned, 0) == 0)
+        throw usage_error(fmt::format("run gbench sets {} itself (the ruleset's repetitions and "
+                                      "its own output file); remove '{}'",
+                                      owned, printable(a)));
+  std::vector<std::string> argv = o.command;
+  argv.push_back(fmt::format("--benchmark_repetitions={}", reps));
+  argv.push_back("--benchmark_out=" + out);
+  argv.push_back("--benchmark_out_format=json");
+  return argv;
+}
+
+// The executable run to its end: its JSON output, or an error (exit 1) with its stderr tail.
+std::string run_gbench_program(const std::vector<std::string>& argv, const std::string& out) {
+  external::launch l;
+  l.argv = argv;
+  l.cancel = &g_cancel;
+  l.max_stdout_bytes = 1 << 20;
+  const external::process_outcome r = external::run_process(l);
+  if (r.cancelled)
+    throw interrupted_error("interrupted; the benchmark program was ended and nothing was stored");
+  if (!r.succeeded())
+    throw program_error(fmt::format("the benchmark program failed ({}); nothing was stored; its "
+                                    "stderr ends: {}",
+                                    r.failure(), printable(clip(r.stderr_tail, 300))));
+  std::string text = mllog::read_text_file(out, "Google Benchmark output");
+  if (text.empty())
+    throw program_error(fmt::format("the benchmark program wrote no JSON to {}", out));
+  return text;
+}
+
+// The imported runs made runs of this job: fresh ids, measured here, this machine's environment
+// (the file's context kept beside it), the ruleset, tags and job.
+void as_measured(std::vector<run>& runs, const run_options& o, const std::string& rules) {
+  json env = capture_environment();
+  const std::string fingerprint = environment_fingerprint(env);
+  const std::string job = new_uuid();
+  for (run& r : runs) {
+    for (const auto& [k, v] : r.environment.items())
+      if (!env.contains(k))
+        env[k] = v;
+    r.uuid = new_uuid();
+    r.source = "measured";
+    r.ruleset = rules;
+    r.environment = env;
+    r.fingerprint = fingerprint;
+    r.tags = o.tags;
+    r.extra["job_id"] = job;
+  }
+}
+
+// A temporary file for the executable's JSON, removed when it goes out of scope.
+struct temp_file {
+  std::string path;
+  temp_file() {
+    char tmpl[] = "/tmp/accelbench-gbench-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    if (fd < 0)
+      throw error(fmt::format("cannot make a temporary file: {}", std::strerror(errno)));
+    ::close(fd);
+    path = tmpl;
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  ~temp_file() { ::unlink(path.c_str()); }
+};
+
+// Runs the executable with Ctrl-C ending it (and nothing stored).
+std::string gbench_output(const std::vector<std::string>& argv, const std::string& out) {
+  struct sigaction on_int {
+  }, prev{};
+  on_int.sa_handler = on_interrupt;
+  sigemptyset(&on_int.sa_mask);
+  sigaction(SIGINT, &on_int, &prev);
+  try {
+    std::string text = run_gbench_program(argv, out);
+    sigaction(SIGINT, &prev, nullptr);
+    return text;
+  } catch (...) {
+    sigaction(SIGINT, &prev, nullptr);
+    throw;
+  }
+}
+
+int cmd_run_gbench(const run_options& o) {
+  if (o.command.empty())
+    throw usage_error("run gbench needs the benchmark program after --: accelbench run gbench -- "
+                      "./my_benchmarks [--benchmark_filter=...]");
+  external::resolve_program(o.command.front());
+  const temp_file out;
+  const std::vector<std::string> argv = gbench_argv(o, gbench_repetitions(o), out.path);
+  // Opened before the benchmarks run: an unwritable database is said now, not after them.
+  auto db = store::store::open(resolve_db_path(o.db), store::access::read_write);
+  const std::string text = gbench_output(argv, out.path);
+  importers::gbench_import_options g;
+  g.system = o.system.empty() ? capture_environment().value("hostname", "localhost") : o.system;
+  std::vector<run> runs = importers::runs_from_gbench_json(text, o.command.front(), g);
+  as_measured(runs, o, o.rules.empty() ? "kernel-v1" : o.rules);
+  db.insert_runs(runs);
+  table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
+  int worst = exit_ok;
+  for (const run& r : runs) {
+    const metric* m = r.find_metric("time");
+    t.add({std::to_string(r.id), r.cfg.workload, short_config(r.cfg), to_string(r.status),
+           r.valid ? "VALID" : "INVALID", m ? format_quantity(m->value, m->unit) : "", ""});
+    if (r.status == run_status::failed || !r.valid)
+      worst = exit_failed;
+  }
+  print_results(o.json, runs, t, db.path().string());
+  return worst;
+}
+#endif
+
 int cmd_run(const registry& reg, const run_options& o) {
+#ifdef ACCELBENCH_HAVE_GBENCH_IMPORT
+  if (o.workload == "gbench")
+    return cmd_run_gbench(o);
+#endif
   const runner::request req = request_of(o);
   const runner::job_plan plan = runner::plan(reg, req);
   if (o.plan_only)

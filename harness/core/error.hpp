@@ -49,4 +49,19 @@ public:
   int exit_code() const override { return exit_usage; }
 };
 
+// A program accelbench ran for the user failed before anything could be stored (run gbench).
+class program_error : public error {
+public:
+  using error::error;
+  int exit_code() const override { return exit_failed; }
+};
+
+// The user interrupted the command (Ctrl-C) before anything was stored: 130, as a shell reports
+// a command ended by SIGINT.
+class interrupted_error : public error {
+public:
+  using error::error;
+  int exit_code() const override { return 130; }
+};
+
 } // namespace accelbench

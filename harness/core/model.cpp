@@ -53,7 +53,9 @@ std::string config::key() const {
     if (!first)
       k += ",";
     first = false;
-    k += name + "=" + value;
+    k += name;
+    k += '=';
+    k += value;
   }
   return k;
 }

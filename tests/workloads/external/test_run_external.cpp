@@ -320,3 +320,48 @@ while [ $i -lt 5 ]; do echo "{\"sample\": {\"seconds\": 0.$1}}" >&3; i=$((i + 1)
   CHECK(cmp.rc == 0); // the same programs, the same samples: nothing regressed
   CHECK(json::parse(cmp.out).dump().find("swept") != std::string::npos);
 }
+
+TEST_CASE("run gbench: a Google Benchmark executable run with the rules' repetitions, each "
+          "benchmark a measured run of this machine") {
+  test_cli::temp_dir d;
+  auto r = test_cli::ab("run gbench --rule repetitions=3 --tag mine --quiet --json --db " + d.db() +
+                        " -- " GBENCH_PROGRAM " --benchmark_min_time=0.01");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json runs = runs_of(r);
+  REQUIRE(runs.size() == 2);
+  for (const auto& run : runs) {
+    CHECK(run["workload"] == "gbench.BM_sum");
+    CHECK(run["source"] == "measured");
+    CHECK(run["samples"].size() == 3);
+    CHECK(run["tags"] == json::array({"mine"}));
+    CHECK(run["environment"].contains("os"));     // this machine's, captured
+    CHECK(run["environment"].contains("gbench")); // the executable's own context kept
+    CHECK(run["extra"].contains("job_id"));
+  }
+  CHECK(runs[0]["config"]["benchmark"] != runs[1]["config"]["benchmark"]);
+  CHECK(stored(d.db()) == 2);
+  // A second run is new runs, not the first one again.
+  auto again = test_cli::ab("run gbench --rule repetitions=3 --quiet --db " + d.db() +
+                            " -- " GBENCH_PROGRAM " --benchmark_min_time=0.01");
+  CHECK(again.rc == 0);
+  CHECK(stored(d.db()) == 4);
+}
+
+TEST_CASE("run gbench: a failing program or options accelbench owns store nothing") {
+  test_cli::temp_dir d;
+  const std::string prog = script(d, "p.sh", "echo 'no such benchmark' >&2; exit 3");
+  auto failed = test_cli::ab("run gbench --quiet --db " + d.db() + " -- " + prog);
+  CHECK(failed.rc == 1);
+  CHECK(failed.err.find("exit code 3") != std::string::npos);
+  CHECK(failed.err.find("no such benchmark") != std::string::npos);
+  CHECK(stored(d.db()) == 0);
+  auto owned = test_cli::ab("run gbench --db " + d.db() +
+                            " -- " GBENCH_PROGRAM " --benchmark_repetitions=5");
+  CHECK(owned.rc == 2);
+  CHECK(owned.err.find("--benchmark_repetitions") != std::string::npos);
+  auto none = test_cli::ab("run gbench --db " + d.db());
+  CHECK(none.rc == 2);
+  CHECK(none.err.find("needs the benchmark program after --") != std::string::npos);
+  CHECK(stored(d.db()) == 0);
+}
