@@ -274,7 +274,7 @@ std::vector<std::string> gbench_argv(const run_options& o, int64_t reps, const s
   std::vector<std::string> argv = o.command;
   argv.push_back(fmt::format("--benchmark_repetitions={}", reps));
   argv.push_back("--benchmark_out=" + out);
-  argv.push_back("--benchmark_out_format=json");
+  argv.emplace_back("--benchmark_out_format=json");
   return argv;
 }
 
