@@ -354,6 +354,11 @@ int cmd_run_gbench(const run_options& o) {
   if (o.command.empty())
     throw usage_error("run gbench needs the benchmark program after --: accelbench run gbench -- "
                       "./my_benchmarks [--benchmark_filter=...]");
+  if (!o.sets.empty() || !o.sweeps.empty() || !o.shapes.empty() || !o.suite.empty() ||
+      !o.name.empty())
+    throw usage_error("run gbench takes its benchmarks from the executable: --set, --sweep, "
+                      "--shapes, --suite and --name do not apply (filter with "
+                      "--benchmark_filter=... after --)");
   external::resolve_program(o.command.front());
   const temp_file out;
   const std::vector<std::string> argv = gbench_argv(o, gbench_repetitions(o), out.path);
