@@ -148,11 +148,13 @@ void print_results(bool as_json, const std::vector<run>& done, const table& t,
 // run external's --name and command as the config's name and command parameters.
 std::vector<std::string> sets_of(const run_options& o) {
   std::vector<std::string> sets = o.sets;
-  if (o.workload != "external") {
-    // run gbench never reaches here (cmd_run_gbench)
-    if (!o.name.empty() || !o.command.empty())
-      throw usage_error(fmt::format("{} is for run external only (got workload '{}')",
-                                    o.name.empty() ? "a command after --" : "--name",
+  if (o.workload != "external") { // (run gbench never reaches here: cmd_run_gbench)
+    if (!o.command.empty())
+      throw usage_error(fmt::format("argument not expected: {} (a program to run, after --, is "
+                                    "for run external and run gbench only; workload '{}')",
+                                    printable(o.command.front()), printable(o.workload)));
+    if (!o.name.empty())
+      throw usage_error(fmt::format("--name is for run external only (got workload '{}')",
                                     printable(o.workload)));
     return sets;
   }
