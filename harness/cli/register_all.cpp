@@ -9,6 +9,9 @@
 #include "harness/store/store.hpp"
 #include "workloads/external/external_workload.hpp"
 #include "workloads/gemm/gemm_workload.hpp"
+#ifdef ACCELBENCH_HAVE_MLPERF
+#include "harness/cli/mlperf_log_judge.hpp"
+#endif
 #ifdef ACCELBENCH_HAVE_DEVICE
 #include "harness/device/device.hpp"
 #endif
@@ -51,7 +54,11 @@ void register_all(registry& reg) {
 #ifdef ACCELBENCH_HAVE_COLLECTIVE
   collective::register_collective(reg);
 #endif
+#ifdef ACCELBENCH_HAVE_MLPERF
+  external::register_external(reg, judge_mlperf_log);
+#else
   external::register_external(reg);
+#endif
 }
 
 std::vector<backend_status> backend_statuses() {

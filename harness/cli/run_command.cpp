@@ -416,20 +416,27 @@ command_hook add_run(CLI::App& app, context& ctx) {
   run->add_option("--name", o->name, "run external: your name for the program")
       ->check(text_value(false));
   run->add_option("--backend", o->backend, "Backend: cpu (default) or cuda");
+  // One value per occurrence of each repeatable option: a "--" right after one is then the start
+  // of run external's command, not the end of the option's values (CLI11's default).
   run->add_option("--set", o->sets, "Parameter value KEY=VALUE (repeatable)")
       ->take_all()
+      ->allow_extra_args(false)
       ->check(text_value(false));
   run->add_option("--sweep", o->sweeps, "Cartesian sweep KEY=V1,V2,... (repeatable)")
+      ->allow_extra_args(false)
       ->check(text_value(false));
   run->add_option("--shapes", o->shapes,
                   "Run a shape catalogue (e.g. llama3-70b; see accelbench list catalogues)");
   run->add_option("--rules", o->rules, "Ruleset id or file (default: the workload's)");
   run->add_option("--rule", o->rule_overrides,
                   "Override a ruleset setting KEY=VALUE (e.g. repetitions=5)")
+      ->allow_extra_args(false)
       ->check(text_value(false));
   run->add_option("--system", o->system, "System name stored with the runs (default: hostname)")
       ->check(text_value(false));
-  run->add_option("--tag", o->tags, "Tag the runs (repeatable)")->check(text_value(false));
+  run->add_option("--tag", o->tags, "Tag the runs (repeatable)")
+      ->allow_extra_args(false)
+      ->check(text_value(false));
   run->add_option("--suite", o->suite, "Run a suite by name (quick, nightly) or file");
   add_db_option(run, o->db);
   run->add_option("--rounds", o->rounds,

@@ -84,6 +84,13 @@ def write_external(base, tmp, env):
     ext = base[:2] + ["external"] + base[2:] + ["--name", "p", "--rule", "repetitions=2"]
     run(ext + ["--", prog, "ok"], env)
     run(ext + ["--", prog, "fail"], env)
+    # Time to train with the tests' MLPerf-style trainer: three runs to the ruleset's target.
+    trainer = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads",
+                           "external", "mlperf_trainer.py")
+    run(base[:2] + ["external"] + base[2:] +
+        ["--name", "t", "--set", "mode=time_to_train", "--rule", "training.runs=3", "--rule",
+         "training.target.eval_accuracy=0.7", "--", sys.executable, trainer, "--benchmark", "x"],
+        env)
 
 
 def write_all(args, tmp, env):

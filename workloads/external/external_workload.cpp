@@ -12,8 +12,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
-#include "workloads/external/outcome.hpp"
-#include "workloads/external/process.hpp"
+#include "workloads/external/program_runs.hpp"
 
 namespace accelbench::external {
 
@@ -40,45 +39,6 @@ std::vector<std::string> command_argv(const std::string& value) {
 
 namespace {
 
-// The settings of the ruleset that drive the program's runs.
-struct settings {
-  int64_t warmups = 1;     // measurement.warmup_iterations: untimed runs of the program
-  int64_t repetitions = 1; // measurement.repetitions: samples at least
-  double max_time_s = 600; // measurement.max_time_s: bound on all samples together
-  double timeout_s = 0;    // external.timeout_s: bound on one run of the program (0: none)
-  double kill_grace_s = 2; // external.kill_grace_s: SIGTERM -> SIGKILL
-  bool require_protocol = false;
-};
-
-settings settings_of(const ruleset& rules) {
-  const measurement_settings m = rules.measurement();
-  settings s;
-  s.warmups = m.warmup_iterations;
-  s.repetitions = m.repetitions;
-  s.max_time_s = m.max_time_s;
-  const json& x = rules.section("external");
-  if (x.is_object()) {
-    s.timeout_s = x.value("timeout_s", s.timeout_s);
-    s.kill_grace_s = x.value("kill_grace_s", s.kill_grace_s);
-    s.require_protocol = x.value("require_protocol", s.require_protocol);
-  }
-  return s;
-}
-
-// The program's own settings: the config without the two that describe the program itself.
-std::map<std::string, std::string> program_config(const config& cfg) {
-  std::map<std::string, std::string> out = cfg.values;
-  out.erase("command");
-  out.erase("name");
-  return out;
-}
-
-// One run of the program and what it amounts to.
-struct invocation {
-  process_outcome outcome;
-  judged_run judged;
-};
-
 // What the measured runs have brought in so far.
 struct tally {
   int64_t runs = 0;
@@ -89,14 +49,22 @@ struct tally {
 
 class external_workload final : public workload {
 public:
-  external_workload() : spec_(make_spec()) {}
+  explicit external_workload(log_judge judge) : spec_(make_spec()), judge_(std::move(judge)) {}
   const workload_spec& spec() const override { return spec_; }
+  std::string default_ruleset(const config& cfg) const override {
+    return is_time_to_train(cfg) ? "external-ttt-v1" : spec_.default_ruleset;
+  }
   void validate(const config& cfg) const override;
   void execute(const config& cfg, run& out, run_context& ctx) const override;
 
 private:
   static workload_spec make_spec();
+  static bool is_time_to_train(const config& cfg) {
+    const auto it = cfg.values.find("mode");
+    return it != cfg.values.end() && it->second == "time_to_train";
+  }
   workload_spec spec_;
+  log_judge judge_;
 };
 
 workload_spec external_workload::make_spec() {
@@ -127,49 +95,16 @@ void external_workload::validate(const config& cfg) const {
       throw input_error(fmt::format("parameter name '{}' is not usable as {{{}}}: a letter or _, "
                                     "then letters, digits, _, . or -",
                                     printable(k), printable(k)));
+  if (const auto m = cfg.values.find("mode"); m != cfg.values.end() && m->second != "time_to_train")
+    throw input_error(fmt::format("mode must be time_to_train (an MLPerf-style trainer run to its "
+                                  "target), or not set (a program measured), not '{}'",
+                                  printable(m->second)));
   if (cfg.at("command").empty())
     throw input_error("run external needs the program to run after --: accelbench run external "
                       "--name NAME -- CMD ARGS...");
   const std::vector<std::string> argv =
       substitute_placeholders(command_argv(cfg.at("command")), program_config(cfg));
   resolve_program(argv.front()); // not found: an input error before anything runs
-}
-
-launch launch_of(const config& cfg, const settings& s, const run_context& ctx) {
-  launch l;
-  l.argv = command_argv(cfg.at("command"));
-  l.config = program_config(cfg);
-  l.timeout_s = s.timeout_s;
-  l.kill_grace_s = s.kill_grace_s;
-  l.cancel = ctx.cancel;
-  return l;
-}
-
-invocation invoke(const launch& l, const settings& s) {
-  invocation i;
-  i.outcome = run_process(l);
-  i.judged = judge(i.outcome, s.require_protocol);
-  return i;
-}
-
-// The arguments as run, as JSON strings (bytes that are not UTF-8 become U+FFFD).
-json argv_json(const std::vector<std::string>& argv) {
-  json out = json::array();
-  for (const auto& a : argv)
-    out.push_back(repair_utf8(a));
-  return out;
-}
-
-// Ends the run with what went wrong in one run of the program (`which`: "warm-up run 1", "run
-// 3"): failed or INVALID with the reason, and the tail of its stderr kept with the run.
-void record_failure(run& out, const std::string& which, const invocation& i) {
-  const std::string why = fmt::format("{} of the program: {}", which, i.judged.reason);
-  if (i.judged.status == run_status::failed)
-    out.mark_failed(why);
-  else
-    out.mark_invalid(why);
-  out.extra["stderr_tail"] = repair_utf8(i.outcome.stderr_tail);
-  out.extra["argv"] = argv_json(i.outcome.argv);
 }
 
 // Adds one measured run's samples; false (the run INVALID) when it reports differently from the
@@ -246,24 +181,8 @@ void add_metrics(run& out, const tally& t) {
   }
 }
 
-// The ":::MLLOG" lines of a program's stdout, verbatim (the MLPerf log stored with the run).
-std::string mllog_lines(const std::string& text) {
-  std::string out;
-  size_t from = 0;
-  while (from < text.size()) {
-    size_t end = std::min(text.find('\n', from), text.size());
-    std::string_view line(text.data() + from, end - from);
-    if (line.find(":::MLLOG") != std::string_view::npos) {
-      out += line;
-      out += '\n';
-    }
-    from = end + 1;
-  }
-  return out;
-}
-
 // What the last measured run said besides its samples: its check, its extra facts, its MLLOG.
-void describe(run& out, const invocation& last, const tally& t, const settings& s) {
+void describe(run& out, const invocation& last, const tally& t, const program_settings& s) {
   const judged_run& j = last.judged;
   out.extra["mode"] = t.whole_process ? "whole_process" : "protocol";
   out.extra["program_runs"] = t.runs;
@@ -286,7 +205,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The untimed warm-up runs; false (the run ended) when one of them does not end well.
-bool warm_up(run& out, const launch& l, const settings& s) {
+bool warm_up(run& out, const launch& l, const program_settings& s) {
   for (int64_t w = 0; w < s.warmups; ++w) {
     invocation i = invoke(l, s);
     if (i.judged.status != run_status::valid) {
@@ -298,7 +217,11 @@ bool warm_up(run& out, const launch& l, const settings& s) {
 }
 
 void external_workload::execute(const config& cfg, run& out, run_context& ctx) const {
-  const settings s = settings_of(*ctx.rules);
+  if (is_time_to_train(cfg)) {
+    run_time_to_train(cfg, out, ctx, judge_);
+    return;
+  }
+  const program_settings s = program_settings_of(*ctx.rules);
   const launch l = launch_of(cfg, s, ctx);
   if (!warm_up(out, l, s))
     return;
@@ -325,6 +248,8 @@ void external_workload::execute(const config& cfg, run& out, run_context& ctx) c
 
 } // namespace
 
-void register_external(registry& reg) { reg.add(std::make_unique<external_workload>()); }
+void register_external(registry& reg, log_judge judge) {
+  reg.add(std::make_unique<external_workload>(std::move(judge)));
+}
 
 } // namespace accelbench::external

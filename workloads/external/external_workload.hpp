@@ -10,10 +10,13 @@
 //              none (hyperfine); all samples together bounded by measurement.max_time_s
 //   failures   judge() of outcome.hpp: a failed or INVALID run of the program ends the run with
 //              its reason and the tail of its stderr
+//   mode       time_to_train: the program is an MLPerf-style trainer, run to its quality target a
+//              number of times (time_to_train.hpp, ruleset external-ttt-v1)
 #include <string>
 #include <vector>
 
 #include "harness/core/workload.hpp"
+#include "workloads/external/time_to_train.hpp"
 
 namespace accelbench::external {
 
@@ -24,6 +27,8 @@ std::string command_value(const std::vector<std::string>& argv);
 // JSON array of strings.
 std::vector<std::string> command_argv(const std::string& value);
 
-void register_external(registry& reg);
+// `judge` (the MLPerf rules, from a layer above) judges the logs of mode=time_to_train; without
+// it that mode fails with the reason.
+void register_external(registry& reg, log_judge judge = {});
 
 } // namespace accelbench::external

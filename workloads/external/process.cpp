@@ -208,10 +208,10 @@ std::string resolve_program(const std::string& name) {
 
 namespace {
 
-// The environment the program gets: ours, with ACCELBENCH_K=V for each config key and the
-// results descriptor's name replacing any of the same name.
+// The environment the program gets: ours, with ACCELBENCH_K=V for each config key, the
+// launch's own variables and the results descriptor's name replacing any of the same name.
 std::vector<std::string> child_environment(const launch& l) {
-  std::map<std::string, std::string> add;
+  std::map<std::string, std::string> add = l.env;
   for (const auto& [k, v] : l.config) {
     add[env_name(k)] = v;
   }

@@ -18,6 +18,7 @@ inline constexpr int k_results_fd = 3;
 struct launch {
   std::vector<std::string> argv;             // the command as given, with {K} placeholders
   std::map<std::string, std::string> config; // K=V: placeholders and ACCELBENCH_K variables
+  std::map<std::string, std::string> env;    // variables set as named (a trainer's SEED)
   std::string cwd;                           // "" = the current directory
   double timeout_s = 0;                      // 0 = none
   double kill_grace_s = 2;                   // SIGTERM -> SIGKILL

@@ -154,6 +154,23 @@ TEST_CASE("the config key holds the command: two programs, or one swept, are dis
   CHECK(cmp.err.find("have no config in common") != std::string::npos);
 }
 
+TEST_CASE("the program's own options after -- reach it, whichever repeatable option comes "
+          "before the --") {
+  test_cli::temp_dir d;
+  const fs::path seen = d.path / "seen";
+  const std::string prog = script(d, "p.sh", "echo \"$@\" > " + seen.string());
+  // CLI11 ends a repeatable option's values at "--" and would then read --flag as an option of
+  // ours; each of these takes one value, so the -- starts the command.
+  for (const std::string last : {"--rule repetitions=1", "--set n=1", "--sweep n=1", "--tag t"}) {
+    fs::remove(seen);
+    auto r = test_cli::ab("run external --name x --rule warmup_iterations=0 --quiet --db " +
+                          d.db() + " " + last + " -- " + prog + " --flag -x value");
+    INFO(last << "\n" << r.err);
+    CHECK(r.rc == 0);
+    CHECK(test_cli::slurp(seen) == "--flag -x value\n");
+  }
+}
+
 TEST_CASE("a failing, crashing, hanging or lying program: the run is failed or INVALID with the "
           "reason and its stderr tail, and the command exits 1") {
   test_cli::temp_dir d;

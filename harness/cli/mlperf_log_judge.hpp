@@ -1,0 +1,13 @@
+#pragma once
+// The MLPerf rules of importers/mlperf handed to the external workload's time-to-train mode
+// (workloads/external/time_to_train.hpp), which sits in a layer below them.
+#include "workloads/external/time_to_train.hpp"
+
+namespace accelbench::cli {
+
+// Judges one training run's MLPerf log as `accelbench import --format mlperf` judges a published
+// result file (compliance, run_start to run_stop, status, seed), plus the benchmark's quality
+// target and run counts from the MLPerf benchmark table.
+external::log_verdict judge_mlperf_log(const std::string& log_text, const std::string& round);
+
+} // namespace accelbench::cli

@@ -1,0 +1,224 @@
+// accelbench run external --set mode=time_to_train as an MLPerf submitter runs it: a real trainer
+// (mlperf_trainer.py: a softmax classifier trained by SGD, printing its MLPerf log) run to its
+// target N times with a seed each, the set scored, packaged and checked; and the trainer made to
+// fail on purpose in each of the ways the rules care about.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli_helpers.hpp"
+#include "tests/support/skip.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string k_trainer = ACCELBENCH_SOURCE_DIR "/tests/workloads/external/mlperf_trainer.py";
+
+bool have_python() { return std::system("python3 -c 'import json' >/dev/null 2>&1") == 0; }
+
+// `accelbench run external` of the trainer in time-to-train mode, with its options after the
+// script and accelbench's (rules, seed) before the --.
+test_cli::result train(const test_cli::temp_dir& d, const std::string& ab_args,
+                       const std::string& trainer_args = "") {
+  return test_cli::ab(
+      "run external --name rgat-open --set mode=time_to_train --quiet --json --db " + d.db() + " " +
+      ab_args + " -- python3 " + k_trainer + " " + trainer_args);
+}
+
+json run_of(const test_cli::result& r) {
+  INFO(r.err);
+  REQUIRE_FALSE(r.out.empty());
+  const json runs = json::parse(r.out)["runs"];
+  REQUIRE(runs.size() == 1);
+  return runs[0];
+}
+
+bool has_reason(const json& run, const std::string& part) {
+  for (const auto& r : run["invalid_reasons"])
+    if (r.get<std::string>().find(part) != std::string::npos)
+      return true;
+  return false;
+}
+
+const json* metric_of(const json& run, const std::string& name) {
+  for (const auto& m : run["metrics"])
+    if (m["name"] == name)
+      return &m;
+  return nullptr;
+}
+
+// The seed event of an MLPerf log.
+int64_t logged_seed(const std::string& log) {
+  const auto at = log.find("\"key\": \"seed\"");
+  REQUIRE(at != std::string::npos);
+  const auto v = log.find("\"value\": ", at);
+  return std::stoll(log.substr(v + 9));
+}
+
+} // namespace
+
+TEST_CASE("external time to train: 10 runs of a converging trainer are scored, packaged and VALID",
+          "[external][ttt]") {
+  if (!have_python())
+    ACCELBENCH_SKIP("python3 is not installed: the test trainer is a Python script");
+  test_cli::temp_dir d;
+  const auto r = train(d, "");
+  REQUIRE(r.rc == 0);
+  const json run = run_of(r);
+  INFO(run.dump(1).substr(0, 3000));
+  CHECK(run["status"] == "ok");
+  CHECK(run["validity"] == "VALID");
+  CHECK(run["ruleset"] == "external-ttt-v1");
+  // rgat asks for 10 runs (MLPerf's benchmark table); each is a sample in minutes with its seed.
+  REQUIRE(run["samples"].size() == 10);
+  CHECK(run["sample_unit"] == "min");
+  const json& runs = run["extra"]["runs"];
+  const json& logs = run["extra"]["mllogs"];
+  REQUIRE(runs.size() == 10);
+  REQUIRE(logs.size() == 10);
+  std::set<int64_t> seeds;
+  for (size_t i = 0; i < 10; ++i) {
+    CHECK(runs[i]["converged"] == true);
+    CHECK(runs[i]["status"] == "success");
+    // The trainer logged the very seed accelbench gave it in SEED; every seed differs.
+    CHECK(logged_seed(logs[i]) == runs[i]["seed"].get<int64_t>());
+    seeds.insert(runs[i]["seed"].get<int64_t>());
+    CHECK(runs[i]["eval_curve"].size() >= 1);
+  }
+  CHECK(seeds.size() == 10);
+  CHECK(run["extra"]["benchmark"] == "rgat");
+  const json* score = metric_of(run, "time_to_train_min");
+  REQUIRE(score != nullptr);
+  CHECK((*score)["value"].get<double>() > 0);
+  // The logs are stored verbatim: every line of each is an MLLOG line of the trainer's stdout.
+  CHECK(logs[0].get<std::string>().rfind(":::MLLOG {\"namespace\": \"\"", 0) == 0);
+
+  // The package MLCommons' checker expects, built from the stored runs, and checked.
+  const auto pkg = test_cli::ab("package --org acme --division open --system " +
+                                run["system"].get<std::string>() + " --out " +
+                                (d.path / "pkg").string() + " --db " + d.db());
+  INFO(pkg.err);
+  REQUIRE(pkg.rc == 0);
+  CHECK(fs::exists(d.path / "pkg/acme/results" / run["system"].get<std::string>() /
+                   "rgat/result_9.txt"));
+  const auto chk = test_cli::ab("check-package " + (d.path / "pkg/acme").string() + " --json");
+  INFO(chk.out);
+  CHECK(chk.rc == 0);
+  CHECK(json::parse(chk.out)["verdict"] == "VALID");
+}
+
+TEST_CASE("external time to train: one run that does not converge counts as the slowest",
+          "[external][ttt]") {
+  if (!have_python())
+    ACCELBENCH_SKIP("python3 is not installed: the test trainer is a Python script");
+  test_cli::temp_dir d;
+  const auto r =
+      train(d, "--rule training.runs=5 --rule training.target.eval_accuracy=0.72",
+            "--benchmark my_classifier --abort-run 2 --counter " + (d.path / "count").string());
+  REQUIRE(r.rc == 0);
+  const json run = run_of(r);
+  INFO(run.dump(1).substr(0, 3000));
+  CHECK(run["validity"] == "VALID");
+  const json& runs = run["extra"]["runs"];
+  REQUIRE(runs.size() == 5);
+  CHECK(runs[1]["converged"] == false);
+  CHECK(runs[1]["reasons"].dump().find("run_stop status is 'aborted'") != std::string::npos);
+  CHECK(runs[1]["reasons"].dump().find("ruleset's target") != std::string::npos);
+  // The olympic mean: the non-converged run is the one dropped at the slow end, the fastest is
+  // dropped too, the middle three are averaged.
+  std::vector<double> t;
+  for (size_t i : {0, 2, 3, 4})
+    t.push_back(runs[i]["minutes"].get<double>());
+  std::sort(t.begin(), t.end());
+  const json* score = metric_of(run, "time_to_train_min");
+  REQUIRE(score != nullptr);
+  CHECK((*score)["value"].get<double>() == Approx((t[1] + t[2] + t[3]) / 3).epsilon(1e-9));
+}
+
+TEST_CASE("external time to train: a trainer that never reaches the target is INVALID",
+          "[external][ttt]") {
+  if (!have_python())
+    ACCELBENCH_SKIP("python3 is not installed: the test trainer is a Python script");
+  test_cli::temp_dir d;
+  // Half of the labels at random: no classifier reaches 0.72 on the held-out set.
+  const auto r = train(d, "--rule training.runs=3", "--label-noise 0.5 --max-epochs 2");
+  CHECK(r.rc == 1);
+  const json run = run_of(r);
+  INFO(run.dump(1).substr(0, 3000));
+  CHECK(run["status"] == "ok");
+  CHECK(run["validity"] == "INVALID");
+  CHECK(metric_of(run, "time_to_train_min") == nullptr);
+  for (const auto& one : run["extra"]["runs"])
+    CHECK(one["converged"] == false);
+  CHECK(has_reason(run, "did not converge"));
+  // rgat needs 10 runs: a set of 3 is not a result MLPerf would count.
+  CHECK(has_reason(run, "MLPerf's rgat needs 10 runs, this set has 3"));
+}
+
+TEST_CASE("external time to train: the rules the set must keep", "[external][ttt]") {
+  if (!have_python())
+    ACCELBENCH_SKIP("python3 is not installed: the test trainer is a Python script");
+  test_cli::temp_dir d;
+  SECTION("a trainer that logs another seed than the one it was given") {
+    const json run = run_of(train(d, "--rule training.runs=3", "--seed-offset 1"));
+    CHECK(run["validity"] == "INVALID");
+    CHECK(has_reason(run, "training run 1 logged seed"));
+  }
+  SECTION("a benchmark MLPerf does not define, and no target in the ruleset") {
+    const json run = run_of(train(d, "--rule training.runs=3", "--benchmark my_classifier"));
+    CHECK(run["validity"] == "INVALID");
+    CHECK(has_reason(run, "no quality target: benchmark 'my_classifier'"));
+  }
+  SECTION("the ruleset's own target, above what the trainer reaches") {
+    const json run = run_of(train(d,
+                                  "--rule training.runs=3 --rule "
+                                  "training.target.eval_accuracy=0.99",
+                                  "--benchmark my_classifier --max-epochs 2"));
+    CHECK(run["validity"] == "INVALID");
+    CHECK(run["extra"]["runs"][0]["reasons"].dump().find("ruleset's target (>= 0.99)") !=
+          std::string::npos);
+  }
+  SECTION("the same --seed gives the same seeds") {
+    const json a = run_of(train(d, "--seed 7 --rule training.runs=3", "--benchmark x"));
+    const json b = run_of(train(d, "--seed 7 --rule training.runs=3", "--benchmark x"));
+    for (size_t i = 0; i < 3; ++i)
+      CHECK(a["extra"]["runs"][i]["seed"] == b["extra"]["runs"][i]["seed"]);
+  }
+  SECTION("the measuring ruleset is refused") {
+    const json run = run_of(train(d, "--rules external-v1"));
+    CHECK(run["status"] == "failed");
+    CHECK(run["status_reason"].get<std::string>().find("needs a time-to-train ruleset") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("external time to train: a trainer that fails ends the set as failed, with its stderr",
+          "[external][ttt]") {
+  if (!have_python())
+    ACCELBENCH_SKIP("python3 is not installed: the test trainer is a Python script");
+  test_cli::temp_dir d;
+  SECTION("a non-zero exit after its log") {
+    const json run = run_of(train(d, "", "--exit-code 3"));
+    CHECK(run["status"] == "failed");
+    CHECK(run["status_reason"] == "training run 1 of the program: exit code 3");
+    CHECK(run["extra"]["stderr_tail"].get<std::string>().find("eval accuracy") !=
+          std::string::npos);
+  }
+  SECTION("no SEED handling at all: a program that prints no MLPerf log") {
+    const auto r = test_cli::ab("run external --name quiet --set mode=time_to_train --quiet "
+                                "--json --db " +
+                                d.db() + " -- sh -c 'echo training'");
+    const json run = run_of(r);
+    CHECK(run["status"] == "failed");
+    CHECK(run["status_reason"] == "training run 1 printed no MLPerf log line (:::MLLOG) on stdout");
+  }
+}
