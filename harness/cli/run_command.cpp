@@ -457,11 +457,15 @@ command_hook add_run(CLI::App& app, context& ctx) {
       ->check(text_value(false));
   const registry* reg = &ctx.reg;
   return {run, [o, reg, plugins] {
-            if (plugins->empty())
+            // The plugins of --plugin and of the suite file the user named, never of stored data.
+            std::vector<std::string> paths = *plugins;
+            for (auto& p : runner::suite_plugins(o->suite))
+              paths.push_back(std::move(p));
+            if (paths.empty())
               return cmd_run(*reg, *o);
             registry with_plugins;
             register_all(with_plugins);
-            plugin::register_plugins(with_plugins, *plugins);
+            plugin::register_plugins(with_plugins, paths);
             return cmd_run(with_plugins, *o);
           }};
 }

@@ -398,7 +398,22 @@ fs::path find_suite(const std::string& name) {
   throw input_error(fmt::format("unknown suite '{}' (known: {})", name, fmt::join(known, ", ")));
 }
 
+// The suite document of a name or file, checked against its schema.
+json read_suite(const std::string& name) {
+  const fs::path file = find_suite(name);
+  json suite = read_json_file(file, "suite");
+  static const json_schema schema = load_builtin_schema("suite.schema.json");
+  schema.require_valid(suite, fmt::format("suite {}", file.string()));
+  return suite;
+}
+
 } // namespace
+
+std::vector<std::string> suite_plugins(const std::string& suite) {
+  if (suite.empty())
+    return {};
+  return read_suite(suite).value("plugins", std::vector<std::string>{});
+}
 
 namespace {
 
@@ -415,10 +430,7 @@ job_plan make_plan(const registry& reg, const request& o) {
     if (!o.workload.empty())
       throw usage_error(
           fmt::format("give either a workload ('{}') or --suite, not both", o.workload));
-    fs::path file = find_suite(o.suite);
-    json suite = read_json_file(file, "suite");
-    static const json_schema schema = load_builtin_schema("suite.schema.json");
-    schema.require_valid(suite, fmt::format("suite {}", file.string()));
+    const json suite = read_suite(o.suite);
     out.suite = suite["name"];
     out.suite_rounds = suite.value("rounds", int64_t{0});
     // A suite fixes its own configs: a --set, --sweep or --shapes would be silently ignored.

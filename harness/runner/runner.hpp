@@ -64,6 +64,11 @@ struct job_plan {
 // error (agreed_error, with the exit code) on every rank.
 job_plan plan(const registry& reg, const request& r);
 
+// The workload plugins a suite names (its "plugins": paths as written), for the front end to load
+// before planning; none for an empty `suite`. Throws input_error like plan() for a suite that
+// cannot be found, read or validated.
+std::vector<std::string> suite_plugins(const std::string& suite);
+
 // What every run of a job shares. clang-tidy 14 reads its implicit moves as throwing (a json
 // member): they are noexcept.
 struct environment { // NOLINT(bugprone-exception-escape)

@@ -4,6 +4,8 @@
 // line naming the problem and the value, exit 2, nothing stored.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli_helpers.hpp"
@@ -78,6 +80,32 @@ TEST_CASE("the example plugin is measured, checked and stored like a built-in ke
         Approx(12.0 * 4096 / (*time)["value"].get<double>() / 1e9));
   CHECK((*items)["value"].get<double>() == Approx(4096 / (*time)["value"].get<double>()));
   REQUIRE(metric_of(run, "tflops"));
+}
+
+TEST_CASE("a suite file of the user's loads the plugins it names, as --plugin does") {
+  test_cli::temp_dir t;
+  const auto suite = [&](const std::string& plugin_path) {
+    const json doc = {{"schema_version", 1},
+                      {"name", "mine"},
+                      {"plugins", {plugin_path}},
+                      {"entries", {{{"workload", "example.saxpy"}, {"set", {{"n", 1024}}}}}}};
+    const auto p = t.path / "suite.json";
+    std::ofstream(p) << doc.dump();
+    return p.string();
+  };
+  auto r = ab("run --suite " + suite(k_good) + " --json" + k_fast + "--db " + t.db());
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json run = json::parse(r.out)["runs"][0];
+  CHECK(run["workload"] == "example.saxpy");
+  CHECK(run["extra"]["plugin"]["path"] == k_good);
+  CHECK(run["tags"].dump().find("suite:mine") != std::string::npos);
+  // A plugin the suite names that is not there: refused before anything runs, naming it.
+  const std::string missing = (t.path / "libnothere.so").string();
+  auto bad = ab("run --suite " + suite(missing) + k_fast + "--db " + (t.path / "2.db").string());
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find(missing) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(t.path / "2.db"));
 }
 
 TEST_CASE("plugins are loaded only from --plugin: without it the name is unknown") {
