@@ -31,18 +31,18 @@ void register_all(registry& reg) {
   register_library_version("sqlite", sqlite3_libversion());
   register_library_version("libpq", store::libpq_version());
 #ifdef ACCELBENCH_HAVE_DEVICE
-  {
-    auto cs = device::query_cuda();
-    if (cs.runtime_version)
-      register_library_version("cuda_runtime", device::cuda_version_string(cs.runtime_version));
-    if (!cs.cublas_version.empty())
-      register_library_version("cublaslt", cs.cublas_version);
-    if (!cs.cudnn_version.empty())
-      register_library_version("cudnn", cs.cudnn_version);
-    if (cs.cudnn_cudart_version) // a CUDA 12 cuDNN has the soname of a CUDA 13 one
-      register_library_version("cudnn_cudart",
-                               device::cuda_version_string(cs.cudnn_cudart_version));
-  }
+  // Read when an environment is captured, not at every start: the query loads cuBLASLt and cuDNN
+  // and starts the CUDA driver (query_cuda caches what it read).
+  register_library_version("cuda_runtime", [] {
+    const int v = device::query_cuda().runtime_version;
+    return v ? device::cuda_version_string(v) : std::string();
+  });
+  register_library_version("cublaslt", [] { return device::query_cuda().cublas_version; });
+  register_library_version("cudnn", [] { return device::query_cuda().cudnn_version; });
+  register_library_version("cudnn_cudart", [] { // a CUDA 12 cuDNN has the soname of a CUDA 13 one
+    const int v = device::query_cuda().cudnn_cudart_version;
+    return v ? device::cuda_version_string(v) : std::string();
+  });
 #endif
   gemm::register_gemm(reg);
 #ifdef ACCELBENCH_HAVE_ATTENTION

@@ -18,9 +18,29 @@ namespace accelbench {
 
 namespace {
 std::mutex g_lib_mutex;
-std::map<std::string, std::string>& libs() {
+std::map<std::string, std::string>& known_libs() {
   static std::map<std::string, std::string> m;
   return m;
+}
+std::map<std::string, std::function<std::string()>>& unread_libs() {
+  static std::map<std::string, std::function<std::string()>> m;
+  return m;
+}
+// The versions, the deferred ones read now (once). Called with g_lib_mutex held.
+const std::map<std::string, std::string>& libs() {
+  auto& unread = unread_libs();
+  for (auto& [name, read] : unread) {
+    std::string v;
+    try {
+      v = read();
+    } catch (const std::exception&) {
+      v.clear(); // a version that cannot be read is not recorded
+    }
+    if (!v.empty())
+      known_libs()[name] = v;
+  }
+  unread.clear();
+  return known_libs();
 }
 
 std::string trim(const std::string& s) {
@@ -39,7 +59,12 @@ std::string read_first_line(const char* path) {
 
 void register_library_version(const std::string& name, const std::string& version) {
   std::lock_guard lock(g_lib_mutex);
-  libs()[name] = version;
+  known_libs()[name] = version;
+}
+
+void register_library_version(const std::string& name, std::function<std::string()> read) {
+  std::lock_guard lock(g_lib_mutex);
+  unread_libs()[name] = std::move(read);
 }
 
 memory_info read_memory_info() {

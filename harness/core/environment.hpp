@@ -1,6 +1,7 @@
 #pragma once
 // The environment captured with every run, and the fingerprint over the fields that must match
 // for two runs to be comparable.
+#include <functional>
 #include <string>
 
 #include "harness/core/model.hpp"
@@ -9,6 +10,10 @@ namespace accelbench {
 
 // Modules report the versions of the libraries they link (oneDNN, OpenBLAS, SQLite, cuBLAS...).
 void register_library_version(const std::string& name, const std::string& version);
+// The same, read only when the versions are first read (capture_environment), for a library whose
+// query costs every process time at start (loading cuBLASLt, starting the CUDA driver). A version
+// read as "" is not recorded.
+void register_library_version(const std::string& name, std::function<std::string()> read);
 
 struct memory_info {
   uint64_t total_bytes = 0;
