@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/build_info.hpp"
+#include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
 #include "harness/core/kernel_metrics.hpp"
@@ -167,6 +168,11 @@ std::vector<run> read_results_document(const std::string& text, const std::strin
     run r = run_from_json(j);
     // An older version's 0 for "no peak known" is not a measurement: absent, as stored runs read.
     std::erase_if(r.metrics, unknown_figure);
+    // An older version's fingerprint of the same environment is the current one, so that a run of
+    // such a document compares with new runs of its machine whether it is stored or read directly
+    // (compare a.json b.json); the store applies the same rule to its own rows (migration 6).
+    if (!r.fingerprint.empty() && !r.environment.empty())
+      r.fingerprint = current_fingerprint(r.environment, r.fingerprint);
     out.push_back(std::move(r));
   }
   require_storable_runs(out, origin);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
@@ -60,6 +61,20 @@ TEST_CASE("an export reads back unchanged", "[json_export]") {
   CHECK(runs[0].uuid == sample_run().uuid);
   CHECK(runs[0].samples[1].iterations == 10);
   CHECK(runs[0].cfg.values.at("M") == "64");
+}
+
+TEST_CASE("a run with an older version's fingerprint reads with the current one", "[json_export]") {
+  run old = sample_run();
+  old.fingerprint = legacy_environment_fingerprint(old.environment);
+  run other = sample_run();
+  other.uuid = "1f8fad5b-d9cb-469f-a165-70867728950e";
+  other.fingerprint = "0123456789abcdef"; // not its environment's: kept as written
+  const auto runs = read_results_document(
+      dump_json(results_document({old, other}, json::array(), json::array())), "in.json");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].fingerprint == environment_fingerprint(old.environment));
+  CHECK(runs[0].fingerprint != old.fingerprint);
+  CHECK(runs[1].fingerprint == "0123456789abcdef");
 }
 
 TEST_CASE("deeply nested documents are refused before parsing", "[json_export]") {
