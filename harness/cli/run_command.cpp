@@ -101,6 +101,24 @@ void on_interrupt(int) {
   (void)!::write(STDERR_FILENO, first, sizeof first - 1);
 }
 
+// Ctrl-C goes to on_interrupt while a guard lives; the handler before it is back after, on every
+// way out (an exception included).
+class interrupt_guard {
+public:
+  interrupt_guard() {
+    struct sigaction on_int {};
+    on_int.sa_handler = on_interrupt;
+    sigemptyset(&on_int.sa_mask);
+    sigaction(SIGINT, &on_int, &prev_);
+  }
+  ~interrupt_guard() { sigaction(SIGINT, &prev_, nullptr); }
+  interrupt_guard(const interrupt_guard&) = delete;
+  interrupt_guard& operator=(const interrupt_guard&) = delete;
+
+private:
+  struct sigaction prev_ {};
+};
+
 // The run's row of the result table: its headline metric (with the CI of TFLOP/s) or the reason.
 std::vector<std::string> result_row(const registry& reg, const run& r) {
   const metric* m = headline_metric(reg, r);
@@ -199,11 +217,7 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
   job.log = &std::cerr;
   job.interactive = isatty(STDERR_FILENO) && !quiet;
   job.cancel = &g_cancel;
-  struct sigaction on_int {
-  }, prev{};
-  on_int.sa_handler = on_interrupt;
-  sigemptyset(&on_int.sa_mask);
-  sigaction(SIGINT, &on_int, &prev);
+  std::optional<interrupt_guard> ctrl_c(std::in_place);
   table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
   std::vector<run> done;
   int worst = exit_ok;
@@ -238,7 +252,7 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
       tell_about(r, bar);
     done.push_back(std::move(r));
   }
-  sigaction(SIGINT, &prev, nullptr);
+  ctrl_c.reset();
   if (!root)
     return dist::broadcast(0); // rank 0's exit code
   bar.finish();
@@ -337,19 +351,8 @@ struct temp_file {
 
 // Runs the executable with Ctrl-C ending it (and nothing stored).
 std::string gbench_output(const std::vector<std::string>& argv, const std::string& out) {
-  struct sigaction on_int {
-  }, prev{};
-  on_int.sa_handler = on_interrupt;
-  sigemptyset(&on_int.sa_mask);
-  sigaction(SIGINT, &on_int, &prev);
-  try {
-    std::string text = run_gbench_program(argv, out);
-    sigaction(SIGINT, &prev, nullptr);
-    return text;
-  } catch (...) {
-    sigaction(SIGINT, &prev, nullptr);
-    throw;
-  }
+  const interrupt_guard ctrl_c;
+  return run_gbench_program(argv, out);
 }
 
 int cmd_run_gbench(const run_options& o) {

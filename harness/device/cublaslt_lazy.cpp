@@ -49,7 +49,7 @@ namespace {
 constexpr cublasStatus_t k_missing = CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
-ACCELBENCH_CUBLASLT_LAZY(size_t, cublasLtGetVersion, (void), (), size_t{0})
+ACCELBENCH_CUBLASLT_LAZY(size_t, cublasLtGetVersion, (), (), size_t{0})
 ACCELBENCH_CUBLASLT_LAZY(cublasStatus_t, cublasLtCreate, (cublasLtHandle_t * h), (h), k_missing)
 ACCELBENCH_CUBLASLT_LAZY(cublasStatus_t, cublasLtDestroy, (cublasLtHandle_t h), (h), k_missing)
 ACCELBENCH_CUBLASLT_LAZY(cublasStatus_t, cublasLtMatmulDescCreate,
