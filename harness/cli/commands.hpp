@@ -8,27 +8,17 @@
 #include "harness/core/assignment.hpp"
 #include "harness/core/workload.hpp"
 #include "harness/query/database.hpp"
+#include "harness/runner/runner.hpp"
 #include "harness/store/store.hpp"
 
 namespace accelbench::cli {
 
-struct run_options {
-  std::string workload;
-  std::string backend = "cpu";
-  std::vector<std::string> sets;           // KEY=VALUE
-  std::vector<std::string> sweeps;         // KEY=V1,V2,...
-  std::string shapes;                      // catalogue name or file
-  std::string rules;                       // ruleset id or file
-  std::vector<std::string> rule_overrides; // KEY=VALUE
-  std::string system;
-  std::vector<std::string> tags;
-  std::string suite;
+// `accelbench run`'s options: what to run (the runner's request, one home of those fields), and
+// what only the command line has.
+struct run_options : runner::request {
   std::string db;
   bool json = false;
-  bool force = false;
   bool quiet = false;
-  uint64_t seed = 0;
-  int64_t rounds = 0; // runs of each config, interleaved; 0: the rules' measurement.rounds
   // run external: the program's name and its argv (what follows --), as the config's name and
   // command parameters.
   std::string name;

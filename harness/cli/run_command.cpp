@@ -184,20 +184,8 @@ std::vector<std::string> sets_of(const run_options& o) {
 }
 
 runner::request request_of(const run_options& o) {
-  runner::request r;
-  r.workload = o.workload;
-  r.backend = o.backend;
+  runner::request r = o;
   r.sets = sets_of(o);
-  r.sweeps = o.sweeps;
-  r.shapes = o.shapes;
-  r.rules = o.rules;
-  r.rule_overrides = o.rule_overrides;
-  r.system = o.system;
-  r.tags = o.tags;
-  r.suite = o.suite;
-  r.force = o.force;
-  r.seed = o.seed;
-  r.rounds = o.rounds;
   return r;
 }
 
