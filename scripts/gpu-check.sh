@@ -361,6 +361,13 @@ PY
     return
   fi
   say "accelbench CUDA: ${GPU:-unknown}, sm_${ARCH:-0} | ${detail}"
+  # cuBLASLt is opened on its first call (harness/device/cublaslt_lazy.cpp), so ldd no longer
+  # names it: the versions the process loaded are the ones env recorded.
+  local libs; libs="$(python3 -c 'import json, sys
+l = json.load(open(sys.argv[1])).get("environment", {}).get("libraries", {})
+print(", ".join(k + " " + l[k] for k in ("cublaslt", "cudnn", "cudnn_cudart", "cuda_runtime") if k in l))' \
+    "$WORK/env.json" 2>/dev/null)"
+  [ -z "$libs" ] || say "CUDA libraries loaded (accelbench env): $libs"
   end_step "$name" env passed 0 "$start" "$cap" "$limit" "$WORK/env.json" -
 }
 
