@@ -23,6 +23,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/options.hpp"
 #include "harness/cli/selector.hpp"
+#include "harness/cli/sigint_guard.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/results_document.hpp"
@@ -55,26 +56,6 @@ void on_interrupt(int) {
   }
   g_interrupted = 1;
 }
-
-// SIGINT handled while the guard lives, whatever the disposition was: a job started in the
-// background of a script inherits SIGINT ignored, and such a delete went on for seconds after
-// Ctrl-C and deleted everything. SA_RESTART: SQLite and libpq calls go on until the next check.
-class interrupt_guard {
-public:
-  interrupt_guard() {
-    struct sigaction on_int {};
-    on_int.sa_handler = on_interrupt;
-    on_int.sa_flags = SA_RESTART;
-    sigemptyset(&on_int.sa_mask);
-    sigaction(SIGINT, &on_int, &m_prev);
-  }
-  ~interrupt_guard() { sigaction(SIGINT, &m_prev, nullptr); }
-  interrupt_guard(const interrupt_guard&) = delete;
-  interrupt_guard& operator=(const interrupt_guard&) = delete;
-
-private:
-  struct sigaction m_prev {};
-};
 
 // What will go, per system and workload, so that a person can see it before saying yes.
 void print_doomed(const std::vector<run>& runs) {
@@ -125,7 +106,8 @@ int delete_selected(const delete_options& o, const std::vector<run>& runs,
   ids.reserve(runs.size());
   for (const auto& r : runs)
     ids.push_back(r.id);
-  const interrupt_guard guard;
+  // SA_RESTART: SQLite and libpq calls go on until the next check.
+  const sigint_guard guard(on_interrupt, SA_RESTART);
   auto db = store::store::open(where, store::access::read_write);
   std::cerr << fmt::format("accelbench: deleting {} run(s) (Ctrl-C cancels: nothing is deleted "
                            "until the end)\n",

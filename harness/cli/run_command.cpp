@@ -17,6 +17,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/options.hpp"
 #include "harness/cli/register_all.hpp"
+#include "harness/cli/sigint_guard.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/assignment.hpp"
 #include "harness/core/conditions.hpp"
@@ -100,24 +101,6 @@ void on_interrupt(int) {
       "\naccelbench: interrupted; stopping after the current run (Ctrl-C again to exit now)\n";
   (void)!::write(STDERR_FILENO, first, sizeof first - 1);
 }
-
-// Ctrl-C goes to on_interrupt while a guard lives; the handler before it is back after, on every
-// way out (an exception included).
-class interrupt_guard {
-public:
-  interrupt_guard() {
-    struct sigaction on_int {};
-    on_int.sa_handler = on_interrupt;
-    sigemptyset(&on_int.sa_mask);
-    sigaction(SIGINT, &on_int, &prev_);
-  }
-  ~interrupt_guard() { sigaction(SIGINT, &prev_, nullptr); }
-  interrupt_guard(const interrupt_guard&) = delete;
-  interrupt_guard& operator=(const interrupt_guard&) = delete;
-
-private:
-  struct sigaction prev_ {};
-};
 
 // The run's row of the result table: its headline metric (with the CI of TFLOP/s) or the reason.
 std::vector<std::string> result_row(const registry& reg, const run& r) {
@@ -205,7 +188,7 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
   job.log = &std::cerr;
   job.interactive = isatty(STDERR_FILENO) && !quiet;
   job.cancel = &g_cancel;
-  std::optional<interrupt_guard> ctrl_c(std::in_place);
+  std::optional<sigint_guard> ctrl_c(std::in_place, on_interrupt);
   table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
   std::vector<run> done;
   int worst = exit_ok;
@@ -339,7 +322,7 @@ struct temp_file {
 
 // Runs the executable with Ctrl-C ending it (and nothing stored).
 std::string gbench_output(const std::vector<std::string>& argv, const std::string& out) {
-  const interrupt_guard ctrl_c;
+  const sigint_guard ctrl_c(on_interrupt);
   return run_gbench_program(argv, out);
 }
 
