@@ -19,8 +19,8 @@
 
 #include <fmt/format.h>
 
-#include "harness/cli/report_side.hpp"
-#include "harness/cli/selector.hpp"
+#include "harness/query/report_side.hpp"
+#include "harness/query/selector.hpp"
 #include "harness/store/store.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "reporters/report/report.hpp"
@@ -117,8 +117,8 @@ int main(int argc, char** argv) {
   if (pid == 0) {
     auto db = store::store::open(dbp, store::access::read_only);
     auto t0 = clock_type::now();
-    auto b = cli::select_runs(db, "system=bench-h100");
-    auto c = cli::select_runs(db, "system=bench-b200");
+    auto b = query::select_runs(db, "system=bench-h100");
+    auto c = query::select_runs(db, "system=bench-b200");
     const double t_query = since(t0);
     size_t n = 0;
     const size_t nruns = b.runs.size() + c.runs.size();
@@ -128,8 +128,8 @@ int main(int argc, char** argv) {
       n += r.samples.size();
     auto t1 = clock_type::now();
     auto rep =
-        report::build_report(cli::report_side(b.label, std::move(b.runs), b.systems),
-                             cli::report_side(c.label, std::move(c.runs), c.systems), opts());
+        report::build_report(query::report_side(b.label, std::move(b.runs), b.systems),
+                             query::report_side(c.label, std::move(c.runs), c.systems), opts());
     const double t_build = since(t1);
     auto t2 = clock_type::now();
     const std::string js = report::to_json(rep).dump();
@@ -163,10 +163,10 @@ int main(int argc, char** argv) {
                         s.to_json()});
     db.insert_runs(res.runs);
     auto t0 = clock_type::now();
-    auto b = cli::select_runs(db, "accelerator=H100");
-    auto c = cli::select_runs(db, "accelerator=Blackwell");
-    auto rep = report::build_report(cli::report_side(b.label, b.runs, b.systems),
-                                    cli::report_side(c.label, c.runs, c.systems), opts());
+    auto b = query::select_runs(db, "accelerator=H100");
+    auto c = query::select_runs(db, "accelerator=Blackwell");
+    auto rep = report::build_report(query::report_side(b.label, b.runs, b.systems),
+                                    query::report_side(c.label, c.runs, c.systems), opts());
     const std::string html = report::to_html(rep), js = report::to_json(rep).dump(2);
     std::printf("MLPerf report (accelerator=H100 vs accelerator=Blackwell, %zu pairs): HTML %.1f "
                 "KiB, JSON %.1f KiB, built in %.3f s\n",

@@ -13,7 +13,6 @@
 #include "harness/cli/command.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/options.hpp"
-#include "harness/cli/selector.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/compare/changepoint.hpp"
 #include "harness/compare/compare.hpp"
@@ -25,6 +24,7 @@
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
 #include "harness/query/comparison.hpp"
+#include "harness/query/selector.hpp"
 #ifdef ACCELBENCH_HAVE_REPORT
 #include "reporters/report/history_html.hpp"
 #endif
@@ -44,7 +44,7 @@ void emit(const std::string& text, const std::string& output) {
 // compare --metric NAME: each run's samples become the per-repetition values of NAME (cpu_time:
 // the CPU time of each repetition; another name: the user counter of that name, with the unit and
 // direction of the run's metric). Runs without a value for every sample are left out.
-void use_metric(selection& side, const std::string& name, const std::string& which) {
+void use_metric(query::selection& side, const std::string& name, const std::string& which) {
   std::vector<run> kept;
   std::set<std::string> have;
   for (auto& r : side.runs) {
@@ -79,7 +79,8 @@ void use_metric(selection& side, const std::string& name, const std::string& whi
 }
 
 // What cmd_compare judges: harness/query, with the command line's options.
-compare::set_comparison compare_selections(const selection& base, const selection& cand,
+compare::set_comparison compare_selections(const query::selection& base,
+                                           const query::selection& cand,
                                            const compare_cli_options& o) {
   query::compare_options q;
   q.baseline = o.baseline;
@@ -106,8 +107,8 @@ int cmd_compare(const compare_cli_options& o) {
   if (!to_stdout(o.output))
     check_output_path(o.output, "--output", {resolve_db_path(o.db)});
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
-  auto base = select_runs(db, o.baseline);
-  auto cand = select_runs(db, o.candidate);
+  auto base = query::select_runs(db, o.baseline);
+  auto cand = query::select_runs(db, o.candidate);
   if (!o.metric.empty() && o.metric != "time") {
     use_metric(base, o.metric, "baseline");
     use_metric(cand, o.metric, "candidate");
@@ -169,7 +170,7 @@ int cmd_history(const history_cli_options& o) {
   if (!(o.max_pvalue > 0 && o.max_pvalue < 1))
     throw usage_error(fmt::format("--max-pvalue must be in (0, 1), got {}", o.max_pvalue));
   if (!o.since.empty())
-    require_date(o.since, "--since");
+    query::require_date(o.since, "--since");
   if (!o.html.empty())
     check_history_html(o);
   require_text(o.system, "--system");

@@ -22,12 +22,12 @@
 #include "harness/cli/command.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/options.hpp"
-#include "harness/cli/selector.hpp"
 #include "harness/cli/sigint_guard.hpp"
 #include "harness/cli/table.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/query/selector.hpp"
 
 namespace accelbench::cli {
 
@@ -135,7 +135,7 @@ int cmd_delete(const delete_options& o) {
   std::vector<run> runs;
   {
     auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
-    runs = select_runs(db, sel, false, false).runs;
+    runs = query::select_runs(db, sel, false, false).runs;
   }
   return delete_selected(o, runs, sel);
 }

@@ -9,11 +9,11 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/options.hpp"
 #include "harness/cli/row_export.hpp"
-#include "harness/cli/selector.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/query/selector.hpp"
 #ifdef ACCELBENCH_HAVE_MLPERF
 #include "harness/cli/mlperf_commands.hpp"
 #endif
@@ -62,10 +62,10 @@ int cmd_export(const export_options& o) {
     check_output_path(out, "--output", {resolve_db_path(db_path)});
   auto db = store::store::open(resolve_db_path(db_path), store::access::read_only);
   const std::string sel = combined_selector(o.selector, o.filter);
-  auto f = sel.empty() ? store::run_filter{} : parse_selector(sel);
+  auto f = sel.empty() ? store::run_filter{} : query::parse_selector(sel);
   f.with_log = o.format == "json";
   auto runs = db.query(f);
-  keep_job(db, sel, runs);
+  query::keep_job(db, sel, runs);
   // As in compare: a selector that matches nothing is a mistake, not an empty export (the filter
   // flags alone may match nothing, as they always could).
   if (runs.empty() && !o.selector.empty())

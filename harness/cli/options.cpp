@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"
-#include "harness/cli/selector.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/query/selector.hpp"
 
 namespace accelbench::cli {
 
@@ -78,7 +78,7 @@ CLI::Validator text_value(bool allow_empty) {
 }
 
 CLI::Validator date_value() {
-  return checked_by([](const std::string& v) { require_date(v, "date"); }, "YYYY-MM-DD");
+  return checked_by([](const std::string& v) { query::require_date(v, "date"); }, "YYYY-MM-DD");
 }
 
 CLI::Option* add_db_option(CLI::App* a, std::string& db) {

@@ -38,7 +38,7 @@ struct filter_options {
 };
 void add_filter_options(CLI::App* a, filter_options& f, bool since = false);
 store::run_filter to_run_filter(const filter_options& f);
-// A selector (harness/cli/selector.hpp) and the filter flags together, as one selector: every
+// A selector (harness/query/selector.hpp) and the filter flags together, as one selector: every
 // part given must hold ("" when neither is given).
 std::string combined_selector(const std::string& sel, const filter_options& f);
 

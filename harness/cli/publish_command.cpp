@@ -8,10 +8,10 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/net_options.hpp"
 #include "harness/cli/options.hpp"
-#include "harness/cli/selector.hpp"
 #include "harness/core/error.hpp"
 #include "harness/net/http.hpp"
 #include "harness/net/publish.hpp"
+#include "harness/query/selector.hpp"
 
 namespace accelbench::cli {
 
@@ -35,7 +35,7 @@ int cmd_publish(const publish_options& o) {
     for (const auto& s : db.systems())
       sysmap[s.name] = s;
   } else {
-    auto selection = select_runs(db, sel);
+    auto selection = query::select_runs(db, sel);
     runs = std::move(selection.runs);
     sysmap = std::move(selection.systems);
   }

@@ -9,13 +9,13 @@
 
 #include "harness/cli/command.hpp"
 #include "harness/cli/options.hpp"
-#include "harness/cli/report_side.hpp"
-#include "harness/cli/selector.hpp"
 #include "harness/compare/compare.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/query/report_side.hpp"
+#include "harness/query/selector.hpp"
 #include "harness/store/store.hpp"
 #include "reporters/report/report.hpp"
 
@@ -57,13 +57,13 @@ int cmd_report(const report_cli_options& o) {
       // select_runs reads files without touching the database; it still takes one by reference.
       db.emplace(store::store::in_memory());
     }
-    return select_runs(*db, sel);
+    return query::select_runs(*db, sel);
   };
-  selection b = select(o.baseline);
-  selection c = select(o.candidate);
+  query::selection b = select(o.baseline);
+  query::selection c = select(o.candidate);
   opt.floor_by_ruleset = compare::settings_from_rulesets({&b.runs, &c.runs}).floor_by_ruleset;
-  report::side bs = report_side(b.label, std::move(b.runs), std::move(b.systems));
-  report::side cs = report_side(c.label, std::move(c.runs), std::move(c.systems));
+  report::side bs = query::report_side(b.label, std::move(b.runs), std::move(b.systems));
+  report::side cs = query::report_side(c.label, std::move(c.runs), std::move(c.systems));
   // CPU runs measured before extra.peak existed get this machine's cached peak, as data.
   if (report::needs_machine_cpu_peak(bs, cs, opt.devices))
     opt.machine_cpu_peak = cached_cpu_peak();

@@ -2,7 +2,7 @@
 // accelbench report --baseline SEL --candidate SEL [-o FILE.json] [--json] [--html FILE]
 //                   [--db PATH]
 //                   [--price MODEL=USD]... [--prices FILE]
-// Builds an A-vs-B report (reporters/report) from two selectors (harness/cli/selector.hpp),
+// Builds an A-vs-B report (reporters/report) from two selectors (harness/query/selector.hpp),
 // prints the one-sentence answer and the summary table, and writes the JSON and HTML files
 // atomically.
 //

@@ -1,7 +1,7 @@
 #pragma once
 // The JSON API of `accelbench serve` (/api/v1), as functions of the store and the request's query
 // parameters: no HTTP here (harness/server/server.cpp maps requests to these and errors to status
-// codes), so each endpoint reuses the CLI's own pieces: selectors (harness/cli/selector), compare
+// codes), so each endpoint reuses the CLI's own pieces: selectors (harness/query/selector), compare
 // and history (harness/cli/compare_commands, harness/compare), the report (reporters/report) and
 // the results document (harness/core/results_document).
 #include <map>
@@ -26,7 +26,7 @@ private:
 
 using params = std::multimap<std::string, std::string>;
 
-// The selector keys of harness/cli/selector.hpp, accepted as query parameters (repeatable):
+// The selector keys of harness/query/selector.hpp, accepted as query parameters (repeatable):
 // system, accelerator, accelerator~, tag, workload, run, source, since.
 // The runs they select (every run when none is given). A malformed value is api_error 400; a
 // selector that matches nothing gives no runs.

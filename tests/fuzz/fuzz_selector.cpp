@@ -1,12 +1,12 @@
-// Selectors (harness/cli/selector: the SEL of report, compare, publish, history) against a
+// Selectors (harness/query/selector: the SEL of report, compare, publish, history) against a
 // database holding the published reference runs. Property: the runs are selected, or the
 // selector is refused with an exit-2 error (malformed, or matching nothing); SQL-looking text is
 // inert (the database is unchanged, checked by counting its rows).
 #include <fstream>
 #include <sstream>
 
-#include "harness/cli/selector.hpp"
 #include "harness/core/results_document.hpp"
+#include "harness/query/selector.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 #ifndef ACCELBENCH_SOURCE_DIR
@@ -53,8 +53,8 @@ seeded_db& database() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string sel(fuzz::as_text(data, size));
   seeded_db& s = database();
-  fuzz::guarded([&] { cli::parse_selector(sel); });
-  fuzz::guarded([&] { cli::select_runs(s.db, sel, false); });
+  fuzz::guarded([&] { query::parse_selector(sel); });
+  fuzz::guarded([&] { query::select_runs(s.db, sel, false); });
   if (row_count(s.db) != s.rows)
     fuzz::finding("a selector changed the database", sel);
   return 0;

@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "harness/cli/report_side.hpp"
-#include "harness/cli/selector.hpp"
+#include "harness/query/report_side.hpp"
+#include "harness/query/selector.hpp"
 #include "harness/store/store.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "reporters/report/report.hpp"
@@ -61,8 +61,8 @@ inline report::options fixed_options() {
   return o;
 }
 
-inline report::side side_of(const cli::selection& s) {
-  return cli::report_side(s.label, s.runs, s.systems);
+inline report::side side_of(const query::selection& s) {
+  return query::report_side(s.label, s.runs, s.systems);
 }
 
 // A deterministic run: fixed uuid and timestamps, samples from a seeded generator.

@@ -35,8 +35,8 @@ const report::pair_result* find_pair(const report::report_model& r, const std::s
 
 report::report_model synthetic_report(store::store& db, const std::string& b = "h100-box",
                                       const std::string& c = "b200-box") {
-  auto sb = cli::select_runs(db, "system=" + b);
-  auto sc = cli::select_runs(db, "system=" + c);
+  auto sb = query::select_runs(db, "system=" + b);
+  auto sc = query::select_runs(db, "system=" + c);
   return report::build_report(side_of(sb), side_of(sc), fixed_options());
 }
 
@@ -256,8 +256,8 @@ TEST_CASE("report: the JSON validates against schemas/report.schema.json", "[rep
     INFO(x.path << ": " << x.message);
   CHECK(v.empty());
   auto ml = report::to_json(report::build_report(
-      side_of(cli::select_runs(db, "accelerator=H100&workload=mlperf.*")),
-      side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options()));
+      side_of(query::select_runs(db, "accelerator=H100&workload=mlperf.*")),
+      side_of(query::select_runs(db, "accelerator=Blackwell")), fixed_options()));
   CHECK(schema.validate(ml).empty());
   // The schema is not a rubber stamp.
   json bad = j;
@@ -282,7 +282,7 @@ TEST_CASE("report: hostile system names and tags come out inert in the HTML", "[
     f.systems = {sys};
     s.runs = db.query(f);
     s.systems[sys] = *db.get_system(sys);
-    cli::score_mlperf_groups(s);
+    query::score_mlperf_groups(s);
     return s;
   };
   auto rep = report::build_report(side_for(evil_b), side_for(evil_c), fixed_options());
@@ -323,8 +323,8 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
   auto opt = fixed_options();
   {
     auto rep =
-        report::build_report(side_of(cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
-                             side_of(cli::select_runs(db, "tyche_ngpu512_ngc25.04_nemo")), opt);
+        report::build_report(side_of(query::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
+                             side_of(query::select_runs(db, "tyche_ngpu512_ngc25.04_nemo")), opt);
     REQUIRE(rep.pairs.size() == 1);
     const auto& p = rep.pairs[0];
     CHECK(p.family == "mlperf");
@@ -361,8 +361,8 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
     CHECK_FALSE(p.candidate.eval_curves.empty());
   }
   {
-    auto rep = report::build_report(side_of(cli::select_runs(db, "eos_ngc24.04_nemo")),
-                                    side_of(cli::select_runs(db, "nyx_n1_ngc25.04_nemo")), opt);
+    auto rep = report::build_report(side_of(query::select_runs(db, "eos_ngc24.04_nemo")),
+                                    side_of(query::select_runs(db, "nyx_n1_ngc25.04_nemo")), opt);
     REQUIRE(rep.pairs.size() == 1);
     const auto& p = rep.pairs[0];
     CHECK(p.baseline.value == Approx(28.1628).margin(5e-5));
@@ -386,8 +386,8 @@ TEST_CASE("report: MLPerf report from the shared data shows the official scores"
   }
   {
     // Both benchmarks at once: two pairs, the headline leads with the larger scale.
-    auto rep = report::build_report(side_of(cli::select_runs(db, "accelerator=H100")),
-                                    side_of(cli::select_runs(db, "accelerator=Blackwell")), opt);
+    auto rep = report::build_report(side_of(query::select_runs(db, "accelerator=H100")),
+                                    side_of(query::select_runs(db, "accelerator=Blackwell")), opt);
     REQUIRE(rep.pairs.size() == 2);
     CHECK(rep.headline.rfind("GB200 (512) vs H100 (512) on MLPerf llama31_405b", 0) == 0);
     const std::string html = report::to_html(rep);
@@ -419,8 +419,8 @@ TEST_CASE("report: scaling efficiency across accelerator counts of one device", 
   }
   db.insert_runs(runs);
   auto rep =
-      report::build_report(side_of(cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
-                           side_of(cli::select_runs(db, "accelerator=GB200")), fixed_options());
+      report::build_report(side_of(query::select_runs(db, "eos-dfw_n64_ngc25.01_nemo")),
+                           side_of(query::select_runs(db, "accelerator=GB200")), fixed_options());
   REQUIRE(rep.pairs.size() == 2); // one baseline system pairs with each candidate scale
   const auto* big = find_pair(rep, "llama31_405b", "tyche_ngpu2496");
   REQUIRE(big);
@@ -476,7 +476,7 @@ TEST_CASE("report: published reference results load and compare as published", "
         if (r.system == n)
           s.runs.push_back(r);
     s.systems = systems;
-    cli::score_mlperf_groups(s);
+    query::score_mlperf_groups(s);
     return s;
   };
   auto rep = report::build_report(pick({"published-h100-sxm", "published-dgx-h100-8",
@@ -601,8 +601,8 @@ TEST_CASE("report: a run selected twice on one side counts once", "[report]") {
   temp_dir t;
   auto db = store::store::open(t.path / "r.db");
   import_mlperf(db);
-  auto b = cli::select_runs(db, "eos-dfw_n64_ngc25.01_nemo");
-  auto c = cli::select_runs(db, "tyche_ngpu512_ngc25.04_nemo");
+  auto b = query::select_runs(db, "eos-dfw_n64_ngc25.01_nemo");
+  auto c = query::select_runs(db, "tyche_ngpu512_ngc25.04_nemo");
   auto twice = c;
   for (const auto& r : c.runs)
     twice.runs.push_back(r);
@@ -648,7 +648,7 @@ report::side pick(const published_set& p, std::initializer_list<const char*> nam
       if (r.system == n)
         s.runs.push_back(r);
   s.systems = p.systems;
-  cli::score_mlperf_groups(s);
+  query::score_mlperf_groups(s);
   return s;
 }
 
@@ -1024,28 +1024,28 @@ TEST_CASE("report: a CPU peak probed on a loaded machine gives no % of peak, and
 TEST_CASE(
     "selector: accelerator=B200 matches the B200 only, accelerator~B200 any model containing it",
     "[report][cli]") {
-  CHECK(cli::accelerator_matches("NVIDIA B200-SXM-180GB", "B200", false));
-  CHECK(cli::accelerator_matches("NVIDIA Blackwell GPU (B200-SXM-180GB)", "b200", false));
-  CHECK_FALSE(cli::accelerator_matches("NVIDIA Blackwell GPU (GB200)", "B200", false));
-  CHECK(cli::accelerator_matches("NVIDIA Blackwell GPU (GB200)", "B200", true));
-  CHECK(cli::accelerator_matches("NVIDIA H100 PCIe", "H100 PCIe", false));
-  CHECK(cli::accelerator_matches("NVIDIA H100-SXM5-80GB", "h100-sxm5", false));
-  CHECK_FALSE(cli::accelerator_matches("NVIDIA H100-SXM5-80GB", "SXM5-80", false));
+  CHECK(query::accelerator_matches("NVIDIA B200-SXM-180GB", "B200", false));
+  CHECK(query::accelerator_matches("NVIDIA Blackwell GPU (B200-SXM-180GB)", "b200", false));
+  CHECK_FALSE(query::accelerator_matches("NVIDIA Blackwell GPU (GB200)", "B200", false));
+  CHECK(query::accelerator_matches("NVIDIA Blackwell GPU (GB200)", "B200", true));
+  CHECK(query::accelerator_matches("NVIDIA H100 PCIe", "H100 PCIe", false));
+  CHECK(query::accelerator_matches("NVIDIA H100-SXM5-80GB", "h100-sxm5", false));
+  CHECK_FALSE(query::accelerator_matches("NVIDIA H100-SXM5-80GB", "SXM5-80", false));
   temp_dir t;
   auto db = store::store::open(t.path / "r.db");
   import_mlperf(db);
-  auto exact = cli::select_runs(db, "accelerator=B200");
+  auto exact = query::select_runs(db, "accelerator=B200");
   std::set<std::string> systems;
   for (const auto& r : exact.runs)
     systems.insert(r.system);
   CHECK(systems == std::set<std::string>{"nyx_n1_ngc25.04_nemo"});
   CHECK(exact.systems.size() == 1);
-  auto sub = cli::select_runs(db, "accelerator~B200");
+  auto sub = query::select_runs(db, "accelerator~B200");
   systems.clear();
   for (const auto& r : sub.runs)
     systems.insert(r.system);
   CHECK(systems == std::set<std::string>{"nyx_n1_ngc25.04_nemo", "tyche_ngpu512_ngc25.04_nemo"});
-  CHECK_THROWS_AS(cli::select_runs(db, "accelerator=B20"), input_error); // a token, not a prefix
+  CHECK_THROWS_AS(query::select_runs(db, "accelerator=B20"), input_error); // a token, not a prefix
 }
 
 TEST_CASE("report: MLPerf energy from the submission's power logs, as the result summarizer",
@@ -1087,9 +1087,9 @@ TEST_CASE("report: MLPerf energy from the submission's power logs, as the result
   };
   add(mlperf::ingest(org));
   add(mlperf::ingest(mlperf_data() / "training_v5.0/NVIDIA")); // the candidate side, as published
-  auto rep =
-      report::build_report(side_of(cli::select_runs(db, "eos_ngc24.04_nemo")),
-                           side_of(cli::select_runs(db, "nyx_n1_ngc25.04_nemo")), fixed_options());
+  auto rep = report::build_report(side_of(query::select_runs(db, "eos_ngc24.04_nemo")),
+                                  side_of(query::select_runs(db, "nyx_n1_ngc25.04_nemo")),
+                                  fixed_options());
   REQUIRE(rep.pairs.size() == 1);
   const auto& b = rep.pairs[0].baseline;
   REQUIRE(b.energy_kwh);
@@ -1117,8 +1117,8 @@ TEST_CASE("report on one machine: sides named by their selectors, labels without
       runs.back().tags = {tag};
     }
   db.insert_runs(runs);
-  auto rep = report::build_report(side_of(cli::select_runs(db, "tag=before")),
-                                  side_of(cli::select_runs(db, "tag=after")), fixed_options());
+  auto rep = report::build_report(side_of(query::select_runs(db, "tag=before")),
+                                  side_of(query::select_runs(db, "tag=after")), fixed_options());
   REQUIRE(rep.pairs.size() == 2);
   for (const auto& p : rep.pairs) { // one system: the host name would not tell the sides apart
     CHECK(p.baseline.display == "'tag=before'");
@@ -1177,10 +1177,10 @@ TEST_CASE("report: golden JSON, HTML and text of the synthetic, published and ML
   import_mlperf(db);
   check_golden_report("synthetic", synthetic_report(db), "report.json");
   check_golden_report("published", published_report());
-  check_golden_report("mlperf",
-                      report::build_report(
-                          side_of(cli::select_runs(db, "accelerator=H100&workload=mlperf.*")),
-                          side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options()));
+  check_golden_report(
+      "mlperf", report::build_report(
+                    side_of(query::select_runs(db, "accelerator=H100&workload=mlperf.*")),
+                    side_of(query::select_runs(db, "accelerator=Blackwell")), fixed_options()));
 }
 
 TEST_CASE("report: a CPU run without its own peak takes the machine's peak from the options, and "
@@ -1197,8 +1197,8 @@ TEST_CASE("report: a CPU run without its own peak takes the machine's peak from 
   b.extra["peak"] = {{"tflops", 0.6}, {"source", "FMA probe"}};
   std::vector<run> both = {a, b};
   db.insert_runs(both);
-  auto sa = side_of(cli::select_runs(db, "system=cpu-a"));
-  auto sb = side_of(cli::select_runs(db, "system=cpu-b"));
+  auto sa = side_of(query::select_runs(db, "system=cpu-a"));
+  auto sb = side_of(query::select_runs(db, "system=cpu-b"));
   auto opt = fixed_options();
   // a carries no extra.peak: the caller is asked for the machine's; b alone needs none.
   CHECK(report::needs_machine_cpu_peak(sa, sb, opt.devices));

@@ -49,9 +49,9 @@ TEST_CASE("report html: no external references in src or href attributes", "[rep
   auto db = store::store::open(t.path / "r.db");
   fill_synthetic(db);
   import_mlperf(db);
-  auto rep =
-      report::build_report(side_of(cli::select_runs(db, "accelerator=H100")),
-                           side_of(cli::select_runs(db, "accelerator=Blackwell")), fixed_options());
+  auto rep = report::build_report(side_of(query::select_runs(db, "accelerator=H100")),
+                                  side_of(query::select_runs(db, "accelerator=Blackwell")),
+                                  fixed_options());
   const std::string html = report::to_html(rep);
   std::regex attr(R"re((src|href|xlink:href|action)\s*=\s*"([^"]*)")re", std::regex::icase);
   size_t n = 0;
@@ -86,8 +86,8 @@ TEST_CASE("report html: renders in headless Chromium without script errors",
   fill_synthetic(db, "h100-box", "<script>alert(1)</script> b200 \"box\"");
   import_mlperf(db);
   // Baseline: H100 systems; candidate: everything Blackwell ("B200" is also in "GB200").
-  auto b = cli::select_runs(db, "accelerator=H100");
-  auto c = cli::select_runs(db, "accelerator=B200");
+  auto b = query::select_runs(db, "accelerator=H100");
+  auto c = query::select_runs(db, "accelerator=B200");
   auto rep = report::build_report(side_of(b), side_of(c), fixed_options());
   REQUIRE(rep.pairs.size() >= 4);
   const fs::path page = t.path / "report.html";

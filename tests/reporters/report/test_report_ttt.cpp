@@ -57,7 +57,7 @@ report::report_model llama405b_report(report::side b, report::side c) {
 }
 
 report::side side_for(store::store& db, const std::string& selector) {
-  return side_of(cli::select_runs(db, selector));
+  return side_of(query::select_runs(db, selector));
 }
 
 } // namespace
