@@ -15,8 +15,9 @@
 #include <fmt/format.h>
 
 #include "harness/core/peak.hpp"
-#include "workloads/training/ops.hpp"
-#include "workloads/training/optimizer.hpp"
+#include "workloads/training/cpu/adamw.hpp"
+#include "workloads/training/cpu/cpu_trainable.hpp"
+#include "workloads/training/cpu/ops.hpp"
 #include "workloads/training/trainer.hpp"
 
 namespace accelbench::bench {

@@ -2,9 +2,9 @@
 // Per-op CPU-time profile of one training step (bench_training --ops).
 #include <cstdint>
 
+#include "workloads/training/cpu/ops.hpp"
 #include "workloads/training/llama.hpp"
 #include "workloads/training/model_config.hpp"
-#include "workloads/training/ops.hpp"
 
 namespace accelbench::bench {
 

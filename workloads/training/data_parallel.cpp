@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/hash.hpp"
+#include "workloads/training/cpu/cpu_trainable.hpp"
 
 namespace accelbench::training {
 

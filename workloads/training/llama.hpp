@@ -2,16 +2,17 @@
 // A Llama-style decoder (Touvron et al. 2023; Dubey et al. 2024): token embedding, L blocks of
 // [RMSNorm -> grouped-query causal attention with RoPE -> residual, RMSNorm -> SwiGLU MLP ->
 // residual], final RMSNorm, untied LM head, softmax cross-entropy. fp32 master weights; the
-// matmuls run in the chosen compute dtype (ops.hpp). All buffers are allocated up front from one
-// memory plan, so the estimate the harness checks before allocating is the allocation itself.
+// matmuls run in the chosen compute dtype (model_config.hpp). What the CPU model (cpu/) and the
+// CUDA one (cuda/) share: the options, the flat parameter layout and its initial values, the
+// memory plan's parts and each block's saved activations.
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/attention/attention_shape.hpp"
 #include "workloads/training/model_config.hpp"
-#include "workloads/training/ops.hpp"
 
 namespace accelbench::training {
 
@@ -65,62 +66,16 @@ struct block_acts {
 int64_t block_act_floats(const model_config& m, int64_t bt);
 block_acts carve_block_acts(float* base, int64_t bt, const model_config& m);
 
-class llama_layout; // llama_layout.hpp: parameter offsets, blocks, backward scratch
-
-class llama_model {
-public:
-  llama_model(const model_config& cfg, const llama_options& opt);
-  ~llama_model();
-  llama_model(const llama_model&) = delete;
-  llama_model& operator=(const llama_model&) = delete;
-
-  // Everything the model and its AdamW state need, in bytes, computed without allocating.
-  static memory_plan plan(const model_config& cfg, const llama_options& opt);
-
-  // Weights ~ N(0, 0.02), output projections (wo, w2) scaled by 1/sqrt(2L) (GPT-2 init), RMSNorm
-  // gains 1. Blocks-only models also draw their fixed input and loss probe from `seed`.
-  void init_parameters(uint64_t seed);
-
-  // inputs, targets: [B,T] token ids. Returns the mean cross-entropy (nats) and keeps the
-  // activations for backward. Blocks-only models ignore both (may be null) and return the probe
-  // loss mean_bt(sum_c x_L[bt,c] * probe[bt,c]).
-  float forward(const int32_t* inputs, const int32_t* targets);
-
-  void zero_grad();
-  // grads += d(loss * loss_scale)/d(params) for the last forward (loss_scale = 1/grad_accum).
-  void backward(float loss_scale = 1.0f);
-
-  // Data parallel: backward calls `fn` with the offset (in floats) from which every
-  // gradient of this backward is final: after the LM head, after each block (last to first) and
-  // after the embedding. Empty (the default): nothing is called.
-  void set_grad_ready(std::function<void(size_t)> fn) { m_grad_ready = std::move(fn); }
-
-  float* params() { return m_params.get(); }
-  const float* params() const { return m_params.get(); }
-  float* grads() { return m_grads.get(); }
-  const float* grads() const { return m_grads.get(); }
-  size_t num_params() const { return m_num_params; }
-  const std::vector<param_tensor>& tensors() const;
-  const param_tensor& tensor(const std::string& name) const; // throws input_error
-
-  const model_config& config() const { return m_cfg; }
-  const llama_options& options() const { return m_opt; }
-  int64_t layers() const { return m_layers; }
-
-private:
-  block_acts la(int64_t l) const;
-
-  model_config m_cfg;
-  llama_options m_opt;
-  int64_t m_layers = 0;
-  size_t m_num_params = 0;
-  std::unique_ptr<const llama_layout> m_layout;
-  std::unique_ptr<float[]> m_params, m_grads, m_acts, m_scratch;
-  size_t m_acts_floats = 0, m_scratch_floats = 0;
-  rope_table m_rope;
-  std::vector<int32_t> m_inputs, m_targets;
-  bool m_have_forward = false;
-  std::function<void(size_t)> m_grad_ready;
+// Rotary position embedding (Su et al. 2021) in the "rotate half" convention of the Hugging Face
+// Llama: channel pairs (i, i + HD/2) of every head rotated by angle t * theta^(-2i/HD).
+struct rope_table {
+  int64_t seq = 0, half = 0;
+  std::vector<float> cos, sin; // [T, HD/2]
 };
+rope_table make_rope_table(int64_t seq, int64_t head_dim, double theta);
+
+// The causal self-attention shape of a model's layer (seq_q = seq_k = t, scale 1/sqrt(hd)).
+attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh,
+                                                  int64_t hd);
 
 } // namespace accelbench::training

@@ -1,5 +1,7 @@
 #include "workloads/training/model_config.hpp"
 
+#include <algorithm>
+
 #include "harness/core/error.hpp"
 #include "harness/core/model_catalogue.hpp"
 #include "harness/core/model_flops.hpp"
@@ -107,6 +109,14 @@ model_config find_model(const std::filesystem::path& models_json, const std::str
     throw input_error("train.llama: unknown model '" + name + "' (known: " + known + ")");
   }
   return it->second;
+}
+
+compute_dtype parse_compute_dtype(const std::string& name) {
+  const auto d = dtype_from_name(name);
+  if (d &&
+      std::find(k_training_dtypes.begin(), k_training_dtypes.end(), *d) != k_training_dtypes.end())
+    return *d;
+  throw input_error("train.llama: dtype must be fp32 or bf16, got '" + name + "'");
 }
 
 } // namespace accelbench::training

@@ -1,12 +1,25 @@
 #pragma once
 // Llama-style model configurations as data (workloads/training/models.json), their checks, and
 // the counts that follow from the dimensions: parameters, FLOPs per token, memory.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
 
+#include "harness/core/dtype.hpp"
+
 namespace accelbench::training {
+
+// fp32: every matmul in fp32. bf16: matmul inputs rounded to bfloat16 (round to nearest even),
+// products accumulated in fp32 (oneDNN bf16 matmul); everything else (norms, softmax, attention,
+// optimizer, master weights) stays fp32 — mixed precision as in Micikevicius et al. 2018.
+// The core's typed dtype (harness/core/dtype.hpp, named by its to_string); training runs two of
+// its values, and parse_compute_dtype refuses the others where the config is read.
+using compute_dtype = accelbench::dtype;
+inline constexpr std::array<compute_dtype, 2> k_training_dtypes = {dtype::fp32, dtype::bf16};
+// The config's "dtype" -> fp32 or bf16; throws input_error naming any other value.
+compute_dtype parse_compute_dtype(const std::string& name);
 
 struct model_config {
   std::string name;

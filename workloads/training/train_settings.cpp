@@ -15,6 +15,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/dist/dist.hpp"
+#include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/train_rules.hpp"
 
 namespace accelbench::training {

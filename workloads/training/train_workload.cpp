@@ -27,6 +27,8 @@
 #include "workloads/training/cuda/llama_cuda.hpp"
 #include "workloads/training/cuda/throughput_cuda.hpp"
 #ifdef ACCELBENCH_HAVE_NCCL
+#include "workloads/training/cpu/cpu_trainable.hpp"
+#include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/cuda/data_parallel_cuda.hpp"
 #endif
 #endif

@@ -32,8 +32,8 @@ struct train_hparams {
   int64_t global_batch(int64_t micro_batch) const { return micro_batch * grad_accum; }
 };
 
-// What the training loop needs of a model and its optimizer. cpu_trainable (below) is the CPU
-// model with AdamW; workloads/training/cuda's llama_cuda is the same model on a GPU.
+// What the training loop needs of a model and its optimizer. cpu_trainable (cpu/cpu_trainable.hpp)
+// is the CPU model with AdamW; workloads/training/cuda's llama_cuda is the same model on a GPU.
 class trainable {
 public:
   virtual ~trainable() = default;
@@ -66,32 +66,6 @@ public:
   // The parameters on the host, num_params() floats: the model's own buffer, or a copy in `buf`
   // of a device's (for the replicas' hash).
   virtual const float* host_params(std::vector<float>& buf) = 0;
-};
-
-// The CPU model (llama_model) with its AdamW state.
-class cpu_trainable final : public trainable {
-public:
-  cpu_trainable(const model_config& cfg, const llama_options& opt);
-  llama_model& model() { return m_model; }
-  const llama_options& options() const override { return m_model.options(); }
-  size_t num_params() const override { return m_model.num_params(); }
-  void init(uint64_t seed) override;
-  float forward(const int32_t* inputs, const int32_t* targets) override {
-    return m_model.forward(inputs, targets);
-  }
-  void zero_grad() override { m_model.zero_grad(); }
-  void backward(float loss_scale) override { m_model.backward(loss_scale); }
-  double clip_grad_norm(double max_norm) override;
-  void optimizer_step(double lr, const adamw_config& c) override;
-  std::string implementation() const override;
-  void set_grad_ready(std::function<void(size_t)> fn) override {
-    m_model.set_grad_ready(std::move(fn));
-  }
-  const float* host_params(std::vector<float>&) override { return m_model.params(); }
-
-private:
-  llama_model m_model;
-  adamw m_opt;
 };
 
 // Builds the model a time-to-train run trains (inside its untimed initialisation).

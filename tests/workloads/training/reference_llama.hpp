@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/llama.hpp"
 
 namespace accelbench::training::test {

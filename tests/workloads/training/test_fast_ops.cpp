@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "tests/workloads/training/micro_model.hpp"
+#include "workloads/training/cpu/adamw.hpp"
+#include "workloads/training/cpu/llama_model.hpp"
+#include "workloads/training/cpu/ops.hpp"
 #include "workloads/training/llama.hpp"
-#include "workloads/training/ops.hpp"
-#include "workloads/training/optimizer.hpp"
 
 using namespace accelbench::training;
 

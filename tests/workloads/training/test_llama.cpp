@@ -10,6 +10,7 @@
 #include "harness/core/stats.hpp"
 #include "tests/workloads/training/micro_model.hpp"
 #include "tests/workloads/training/reference_llama.hpp"
+#include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/llama.hpp"
 
 using namespace accelbench;

@@ -7,7 +7,7 @@
 #include <numbers>
 #include <vector>
 
-#include "workloads/training/optimizer.hpp"
+#include "workloads/training/cpu/adamw.hpp"
 
 using namespace accelbench::training;
 

@@ -14,6 +14,8 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/mllog.hpp"
+#include "workloads/training/cpu/cpu_trainable.hpp"
+#include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/trainer.hpp"
 
 using namespace accelbench;

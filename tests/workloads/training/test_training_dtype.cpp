@@ -7,7 +7,7 @@
 
 #include "harness/core/dtype.hpp"
 #include "harness/core/error.hpp"
-#include "workloads/training/ops.hpp"
+#include "workloads/training/cpu/ops.hpp"
 #include "workloads/training/train_workload.hpp"
 
 using namespace accelbench;

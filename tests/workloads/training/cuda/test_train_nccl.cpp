@@ -31,6 +31,7 @@
 #if ACCELBENCH_TEST_HAVE_NCCL
 #include "harness/device/device.hpp"
 #include "harness/device/nccl_comm.hpp"
+#include "workloads/training/cpu/cpu_trainable.hpp"
 #endif
 
 using namespace accelbench;

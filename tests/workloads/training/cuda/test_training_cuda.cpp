@@ -12,10 +12,11 @@
 #include "harness/core/ruleset.hpp"
 #include "harness/device/device.hpp"
 #include "tests/support/gpu_skip.hpp"
+#include "workloads/training/cpu/adamw.hpp"
+#include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/cuda/llama_cuda.hpp"
 #include "workloads/training/cuda/throughput_cuda.hpp"
 #include "workloads/training/llama.hpp"
-#include "workloads/training/optimizer.hpp"
 #include "workloads/training/train_workload.hpp"
 
 using namespace accelbench;

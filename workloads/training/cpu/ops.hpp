@@ -11,18 +11,10 @@
 
 #include "harness/core/dtype.hpp"
 #include "kernels/attention/cpu/flash_attention.hpp"
+#include "workloads/training/llama.hpp"
+#include "workloads/training/model_config.hpp"
 
 namespace accelbench::training {
-
-// fp32: every matmul in fp32. bf16: matmul inputs rounded to bfloat16 (round to nearest even),
-// products accumulated in fp32 (oneDNN bf16 matmul); everything else (norms, softmax, attention,
-// optimizer, master weights) stays fp32 — mixed precision as in Micikevicius et al. 2018.
-// The core's typed dtype (harness/core/dtype.hpp, named by its to_string); training runs two of
-// its values, and parse_compute_dtype refuses the others where the config is read.
-using compute_dtype = accelbench::dtype;
-inline constexpr std::array<compute_dtype, 2> k_training_dtypes = {dtype::fp32, dtype::bf16};
-// The config's "dtype" -> fp32 or bf16; throws input_error naming any other value.
-compute_dtype parse_compute_dtype(const std::string& name);
 
 // C[M,N] = (accumulate ? C : 0) + op(A)[M,K] * op(B)[K,N]; row-major with leading dimensions.
 // Runs through oneDNN's matmul primitive (cached per shape), OpenMP-parallel.
@@ -54,21 +46,11 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                       const float* weight, const float* rstd, int64_t bt, int64_t c);
 
-// Rotary position embedding (Su et al. 2021) in the "rotate half" convention of the Hugging Face
-// Llama: channel pairs (i, i + HD/2) of every head rotated by angle t * theta^(-2i/HD).
-struct rope_table {
-  int64_t seq = 0, half = 0;
-  std::vector<float> cos, sin; // [T, HD/2]
-};
-rope_table make_rope_table(int64_t seq, int64_t head_dim, double theta);
+// RoPE (rope_table, llama.hpp):
 // x[B,T,NH,HD] rotated in place
 void rope_forward(float* x, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd);
 // dx[B,T,NH,HD] in place: the transpose of a rotation is the rotation by -angle
 void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd);
-
-// The causal self-attention shape of a model's layer (seq_q = seq_k = t, scale 1/sqrt(hd)).
-attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh,
-                                                  int64_t hd);
 
 // Causal grouped-query attention through the fused kernels of workloads/attention.
 // q, out[B,T,NH,HD]; k, v[B,T,KVH,HD]; lse[B,NH,T]

@@ -3,7 +3,7 @@
 // stated bound and the benchmark can time both side by side (llama_options::reference_ops).
 #include <cmath>
 
-#include "workloads/training/ops.hpp"
+#include "workloads/training/cpu/ops.hpp"
 
 namespace accelbench::training::reference {
 

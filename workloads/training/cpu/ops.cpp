@@ -1,4 +1,4 @@
-#include "workloads/training/ops.hpp"
+#include "workloads/training/cpu/ops.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -13,17 +13,9 @@
 #include "harness/core/bf16.hpp"
 #include "harness/core/error.hpp"
 #include "kernels/attention/cpu/flash_attention.hpp"
-#include "workloads/training/fast_kernel.hpp"
+#include "workloads/training/cpu/fast_kernel.hpp"
 
 namespace accelbench::training {
-
-compute_dtype parse_compute_dtype(const std::string& name) {
-  const auto d = dtype_from_name(name);
-  if (d &&
-      std::find(k_training_dtypes.begin(), k_training_dtypes.end(), *d) != k_training_dtypes.end())
-    return *d;
-  throw input_error("train.llama: dtype must be fp32 or bf16, got '" + name + "'");
-}
 
 // ---------------------------------------------------------------------------------------------
 // matmul
@@ -242,23 +234,6 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
 // ---------------------------------------------------------------------------------------------
 // RoPE
 
-rope_table make_rope_table(int64_t seq, int64_t head_dim, double theta) {
-  rope_table r;
-  r.seq = seq;
-  r.half = head_dim / 2;
-  r.cos.resize(size_t(seq * r.half));
-  r.sin.resize(size_t(seq * r.half));
-  for (int64_t t = 0; t < seq; t++)
-    for (int64_t i = 0; i < r.half; i++) {
-      // Angles in double: t * theta^(-2i/HD) reaches ~1e4 rad at long sequences.
-      double freq = std::pow(theta, -2.0 * double(i) / double(head_dim));
-      double ang = double(t) * freq;
-      r.cos[size_t(t * r.half + i)] = float(std::cos(ang));
-      r.sin[size_t(t * r.half + i)] = float(std::sin(ang));
-    }
-  return r;
-}
-
 namespace {
 void rope_apply(float* x, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd,
                 float sign) {
@@ -290,20 +265,6 @@ void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t
 
 // ---------------------------------------------------------------------------------------------
 // attention
-
-attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh,
-                                                  int64_t hd) {
-  attention::attention_shape s;
-  s.batch = b;
-  s.heads = nh;
-  s.kv_heads = kvh;
-  s.seq_q = t;
-  s.seq_k = t;
-  s.head_dim = hd;
-  s.causal = true;
-  s.scale = 0; // 1/sqrt(head_dim)
-  return s;
-}
 
 void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                        int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
