@@ -1,10 +1,13 @@
 #pragma once
-// The element types of the kernel workloads, typed: a config's "dtype" string is read once at the
+// The element types of the workloads, typed: a config's "dtype" string is read once at the
 // boundary (parse_dtype) and the backends decide on the enum, never on the string again. The
-// names are the ones the axes, rulesets (tolerance per dtype) and stored runs use.
+// names are the ones the axes, rulesets (tolerance per dtype) and stored runs use. The kernels
+// (GEMM, attention, training, plugins) compute in the first eight; the collective also moves
+// fp64 and integers.
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -12,11 +15,28 @@
 
 namespace accelbench {
 
-enum class dtype { fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4 };
+enum class dtype {
+  fp32,
+  tf32,
+  fp16,
+  bf16,
+  fp8_e4m3,
+  fp8_e5m2,
+  mxfp8,
+  nvfp4,
+  fp64,
+  int8,
+  int32,
+  int64
+};
 
-inline constexpr std::array<dtype, 8> k_all_dtypes = {
+// The types a kernel computes in: what parse_dtype accepts unless told otherwise.
+inline constexpr std::array<dtype, 8> k_compute_dtypes = {
     dtype::fp32,     dtype::tf32,     dtype::fp16,  dtype::bf16,
     dtype::fp8_e4m3, dtype::fp8_e5m2, dtype::mxfp8, dtype::nvfp4};
+// The types the collective moves (nccl-tests' and MPI's), in the order its axis lists them.
+inline constexpr std::array<dtype, 7> k_collective_dtypes = {
+    dtype::fp32, dtype::fp64, dtype::bf16, dtype::fp16, dtype::int8, dtype::int32, dtype::int64};
 
 // The name in configs, rulesets and stored runs ("fp8_e4m3").
 constexpr std::string_view dtype_name(dtype d) {
@@ -37,23 +57,40 @@ constexpr std::string_view dtype_name(dtype d) {
     return "mxfp8";
   case dtype::nvfp4:
     return "nvfp4";
+  case dtype::fp64:
+    return "fp64";
+  case dtype::int8:
+    return "int8";
+  case dtype::int32:
+    return "int32";
+  case dtype::int64:
+    return "int64";
   }
   return "?";
 }
 
-constexpr std::optional<dtype> dtype_from_name(std::string_view name) {
-  for (dtype d : k_all_dtypes)
+// The dtype of `allowed` named `name`, if any.
+constexpr std::optional<dtype> dtype_from_name(std::string_view name,
+                                               std::span<const dtype> allowed = k_compute_dtypes) {
+  for (dtype d : allowed)
     if (dtype_name(d) == name)
       return d;
   return std::nullopt;
 }
 
+// "fp32, tf32, ...": the names of `allowed`, for messages.
+inline std::string dtype_names(std::span<const dtype> allowed) {
+  std::string s;
+  for (dtype d : allowed)
+    s += (s.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return s;
+}
+
 // Throws input_error naming the value and the known names.
-inline dtype parse_dtype(std::string_view name) {
-  if (auto d = dtype_from_name(name))
+inline dtype parse_dtype(std::string_view name, std::span<const dtype> allowed = k_compute_dtypes) {
+  if (auto d = dtype_from_name(name, allowed))
     return *d;
-  throw input_error("unknown dtype '" + std::string(name) +
-                    "' (fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4)");
+  throw input_error("unknown dtype '" + std::string(name) + "' (" + dtype_names(allowed) + ")");
 }
 
 inline std::string to_string(dtype d) { return std::string(dtype_name(d)); }
@@ -62,8 +99,12 @@ inline std::string to_string(dtype d) { return std::string(dtype_name(d)); }
 // block scales of mxfp8 and nvfp4 are not counted.
 constexpr int element_bits(dtype d) {
   switch (d) {
+  case dtype::fp64:
+  case dtype::int64:
+    return 64;
   case dtype::fp32:
   case dtype::tf32:
+  case dtype::int32:
     return 32;
   case dtype::fp16:
   case dtype::bf16:
@@ -71,6 +112,7 @@ constexpr int element_bits(dtype d) {
   case dtype::fp8_e4m3:
   case dtype::fp8_e5m2:
   case dtype::mxfp8:
+  case dtype::int8:
     return 8;
   case dtype::nvfp4:
     return 4;

@@ -27,23 +27,21 @@ op op_from_string(const std::string& s) {
 
 std::string to_string(op o) { return op_names().at((size_t)o); }
 
-const std::vector<std::string>& dtype_names() {
-  static const std::vector<std::string> names = {"fp32", "fp64",  "bf16", "fp16",
-                                                 "int8", "int32", "int64"};
-  return names;
+dtype parse_collective_dtype(const std::string& name) {
+  if (auto d = dtype_from_name(name, k_collective_dtypes))
+    return *d;
+  throw input_error(fmt::format("unknown collective dtype '{}' (known: {})", name,
+                                dtype_names(k_collective_dtypes)));
 }
 
-size_t dtype_size(const std::string& dtype) {
-  if (dtype == "fp32" || dtype == "int32")
-    return 4;
-  if (dtype == "fp64" || dtype == "int64")
-    return 8;
-  if (dtype == "bf16" || dtype == "fp16")
-    return 2;
-  if (dtype == "int8")
-    return 1;
-  throw input_error(fmt::format("unknown collective dtype '{}' (known: {})", dtype,
-                                fmt::join(dtype_names(), ", ")));
+const std::vector<std::string>& dtype_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (dtype d : k_collective_dtypes)
+      n.push_back(to_string(d));
+    return n;
+  }();
+  return names;
 }
 
 namespace {
@@ -93,11 +91,11 @@ double bus_factor(op kind, int ranks) {
   return 1.0;
 }
 
-shape make_shape(op kind, const std::string& dtype, uint64_t bytes, int ranks, bool inplace) {
+shape make_shape(op kind, dtype type, uint64_t bytes, int ranks, bool inplace) {
   shape s;
   s.kind = kind;
-  s.dtype = dtype;
-  s.elem = dtype_size(dtype);
+  s.type = type;
+  s.elem = element_size(type);
   s.ranks = ranks;
   s.inplace = inplace;
   s.count = bytes / s.elem;
@@ -133,43 +131,6 @@ int64_t expected_value(const shape& s, int rank, uint64_t i) {
   return 0;
 }
 
-void store_value(const std::string& dtype, void* buf, uint64_t i, int64_t v) {
-  if (dtype == "fp32")
-    static_cast<float*>(buf)[i] = (float)v;
-  else if (dtype == "fp64")
-    static_cast<double*>(buf)[i] = (double)v;
-  else if (dtype == "bf16")
-    static_cast<uint16_t*>(buf)[i] = float_to_bf16((float)v);
-  else if (dtype == "fp16")
-    static_cast<uint16_t*>(buf)[i] = float_to_fp16((float)v);
-  else if (dtype == "int8")
-    static_cast<int8_t*>(buf)[i] = (int8_t)v;
-  else if (dtype == "int32")
-    static_cast<int32_t*>(buf)[i] = (int32_t)v;
-  else if (dtype == "int64")
-    static_cast<int64_t*>(buf)[i] = v;
-  else
-    throw input_error(fmt::format("unknown collective dtype '{}'", dtype));
-}
-
-double load_value(const std::string& dtype, const void* buf, uint64_t i) {
-  if (dtype == "fp32")
-    return static_cast<const float*>(buf)[i];
-  if (dtype == "fp64")
-    return static_cast<const double*>(buf)[i];
-  if (dtype == "bf16")
-    return bf16_to_float(static_cast<const uint16_t*>(buf)[i]);
-  if (dtype == "fp16")
-    return fp16_to_float(static_cast<const uint16_t*>(buf)[i]);
-  if (dtype == "int8")
-    return static_cast<const int8_t*>(buf)[i];
-  if (dtype == "int32")
-    return static_cast<const int32_t*>(buf)[i];
-  if (dtype == "int64")
-    return (double)static_cast<const int64_t*>(buf)[i];
-  throw input_error(fmt::format("unknown collective dtype '{}'", dtype));
-}
-
 namespace {
 // Element access by storage type: one dispatch per buffer, not per element.
 struct bf16_t {
@@ -194,29 +155,42 @@ template <class T> double get(const void* buf, uint64_t i) {
   else
     return (double)static_cast<const T*>(buf)[i];
 }
-template <class F> void with_type(const std::string& dtype, F&& f) {
-  if (dtype == "fp32")
-    f(float{});
-  else if (dtype == "fp64")
-    f(double{});
-  else if (dtype == "bf16")
-    f(bf16_t{});
-  else if (dtype == "fp16")
-    f(fp16_t{});
-  else if (dtype == "int8")
-    f(int8_t{});
-  else if (dtype == "int32")
-    f(int32_t{});
-  else if (dtype == "int64")
-    f(int64_t{});
-  else
-    throw input_error(fmt::format("unknown collective dtype '{}'", dtype));
+// Calls f with a value of the storage type of `type` (bf16_t, fp16_t for the 16-bit floats).
+template <class F> void with_type(dtype type, F&& f) {
+  switch (type) {
+  case dtype::fp32:
+    return f(float{});
+  case dtype::fp64:
+    return f(double{});
+  case dtype::bf16:
+    return f(bf16_t{});
+  case dtype::fp16:
+    return f(fp16_t{});
+  case dtype::int8:
+    return f(int8_t{});
+  case dtype::int32:
+    return f(int32_t{});
+  case dtype::int64:
+    return f(int64_t{});
+  default:
+    throw input_error("unknown collective dtype '" + to_string(type) + "'");
+  }
 }
 } // namespace
 
+void store_value(dtype type, void* buf, uint64_t i, int64_t v) {
+  with_type(type, [&](auto t) { put<decltype(t)>(buf, i, v); });
+}
+
+double load_value(dtype type, const void* buf, uint64_t i) {
+  double got = 0;
+  with_type(type, [&](auto t) { got = get<decltype(t)>(buf, i); });
+  return got;
+}
+
 void fill_input(const shape& s, int rank, void* send) {
   const uint64_t n = s.send_count();
-  with_type(s.dtype, [&](auto t) {
+  with_type(s.type, [&](auto t) {
     using T = decltype(t);
     for (uint64_t i = 0; i < n; ++i)
       put<T>(send, i, input_value(rank, i));
@@ -235,7 +209,7 @@ check_result check_output(const shape& s, int rank, const void* recv) {
   if (s.kind == op::reduce && rank != k_root)
     return c; // only the root receives
   const uint64_t n = s.recv_count();
-  with_type(s.dtype, [&](auto t) {
+  with_type(s.type, [&](auto t) {
     using T = decltype(t);
     for (uint64_t i = 0; i < n; ++i) {
       const double got = get<T>(recv, i);

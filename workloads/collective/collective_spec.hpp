@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/dtype.hpp"
 #include "harness/core/model.hpp"
 
 namespace accelbench::collective {
@@ -15,8 +16,10 @@ const std::vector<std::string>& op_names();
 op op_from_string(const std::string& s); // throws input_error
 std::string to_string(op o);
 
-const std::vector<std::string>& dtype_names(); // fp32 fp64 bf16 fp16 int8 int32 int64
-size_t dtype_size(const std::string& dtype);   // throws input_error
+// The element types (harness/core/dtype.hpp's k_collective_dtypes), read once from a config:
+// throws input_error naming the value and the known names.
+dtype parse_collective_dtype(const std::string& name);
+const std::vector<std::string>& dtype_names(); // fp32 fp64 bf16 fp16 int8 int32 int64: the axis
 
 // The root of broadcast and reduce.
 inline constexpr int k_root = 0;
@@ -28,8 +31,8 @@ inline constexpr int k_root = 0;
 // split in blocks).
 struct shape {
   op kind = op::allreduce;
-  std::string dtype = "fp32";
-  size_t elem = 4; // bytes per element
+  dtype type = dtype::fp32;
+  size_t elem = 4; // bytes per element: element_size(type)
   int ranks = 1;
   bool inplace = false;
   uint64_t count = 0; // elements per block: the whole buffer (allreduce, broadcast, reduce), else
@@ -42,7 +45,7 @@ struct shape {
 
 // The shape of `bytes` bytes of `dtype` on `ranks` ranks; count 0 when less than one element per
 // block fits.
-shape make_shape(op kind, const std::string& dtype, uint64_t bytes, int ranks, bool inplace);
+shape make_shape(op kind, dtype type, uint64_t bytes, int ranks, bool inplace);
 
 // nccl-tests' bus bandwidth factor: all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all
 // (n−1)/n; broadcast and reduce 1.
@@ -57,8 +60,8 @@ int64_t input_value(int rank, uint64_t i);
 int64_t expected_value(const shape& s, int rank, uint64_t i);
 
 // Typed buffers as raw bytes: fill element i with v, read element i.
-void store_value(const std::string& dtype, void* buf, uint64_t i, int64_t v);
-double load_value(const std::string& dtype, const void* buf, uint64_t i);
+void store_value(dtype type, void* buf, uint64_t i, int64_t v);
+double load_value(dtype type, const void* buf, uint64_t i);
 
 // Fills `rank`'s send buffer (send_count() elements).
 void fill_input(const shape& s, int rank, void* send);

@@ -15,8 +15,8 @@
 namespace accelbench::collective {
 
 shape shape_of(const config& cfg) {
-  return make_shape(op_from_string(cfg.at("op")), cfg.at("dtype"), (uint64_t)cfg.get_int("bytes"),
-                    dist::size(), cfg.get_bool("inplace"));
+  return make_shape(op_from_string(cfg.at("op")), parse_collective_dtype(cfg.at("dtype")),
+                    (uint64_t)cfg.get_int("bytes"), dist::size(), cfg.get_bool("inplace"));
 }
 
 namespace {
@@ -103,10 +103,11 @@ public:
   std::string unavailable_reason(const config& cfg) const override {
     const shape s = shape_of(cfg);
     if (s.count == 0)
-      return fmt::format(
-          "bytes={} holds less than one {} element{} at world size {}", cfg.at("bytes"), s.dtype,
-          s.size_bytes() == 0 && s.ranks > 1 && s.kind != op::allreduce ? " per rank" : "",
-          s.ranks);
+      return fmt::format("bytes={} holds less than one {} element{} at world size {}",
+                         cfg.at("bytes"), to_string(s.type),
+                         s.size_bytes() == 0 && s.ranks > 1 && s.kind != op::allreduce ? " per rank"
+                                                                                       : "",
+                         s.ranks);
 #ifdef ACCELBENCH_HAVE_NCCL
     if (cfg.backend == "cuda")
       return nccl_unavailable_reason(s);

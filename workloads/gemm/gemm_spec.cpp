@@ -34,7 +34,7 @@ namespace {
 std::vector<std::string> dtype_choices() {
 #ifdef ACCELBENCH_HAVE_CUDA
   std::vector<std::string> all;
-  for (dtype d : k_all_dtypes)
+  for (dtype d : k_compute_dtypes)
     all.push_back(to_string(d));
   return all;
 #else

@@ -34,28 +34,33 @@ void fp16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
     b[i] = float_to_fp16(fp16_to_float(a[i]) + fp16_to_float(b[i]));
 }
 
-MPI_Datatype mpi_type(const std::string& dtype) {
-  if (dtype == "fp32")
+MPI_Datatype mpi_type(dtype type) {
+  switch (type) {
+  case dtype::fp32:
     return MPI_FLOAT;
-  if (dtype == "fp64")
+  case dtype::fp64:
     return MPI_DOUBLE;
-  if (dtype == "int8")
+  case dtype::int8:
     return MPI_INT8_T;
-  if (dtype == "int32")
+  case dtype::int32:
     return MPI_INT32_T;
-  if (dtype == "int64")
+  case dtype::int64:
     return MPI_INT64_T;
-  return MPI_UINT16_T; // bf16, fp16
+  default:
+    return MPI_UINT16_T; // bf16, fp16 (parse_collective_dtype admits no other)
+  }
 }
 
-MPI_Op sum_op(const std::string& dtype) {
+bool is_16_bit_float(dtype type) { return type == dtype::bf16 || type == dtype::fp16; }
+
+MPI_Op sum_op(dtype type) {
   static MPI_Op bf16 = MPI_OP_NULL, fp16 = MPI_OP_NULL;
-  if (dtype == "bf16") {
+  if (type == dtype::bf16) {
     if (bf16 == MPI_OP_NULL)
       MPI_Op_create(&bf16_sum, 1, &bf16);
     return bf16;
   }
-  if (dtype == "fp16") {
+  if (type == dtype::fp16) {
     if (fp16 == MPI_OP_NULL)
       MPI_Op_create(&fp16_sum, 1, &fp16);
     return fp16;
@@ -66,7 +71,7 @@ MPI_Op sum_op(const std::string& dtype) {
 class mpi_collective final : public collective_kernel {
 public:
   explicit mpi_collective(const shape& s)
-      : m_s(s), m_rank(dist::rank()), m_type(mpi_type(s.dtype)), m_op(sum_op(s.dtype)),
+      : m_s(s), m_rank(dist::rank()), m_type(mpi_type(s.type)), m_op(sum_op(s.type)),
         m_comm(dist::world_comm()) {
     if (s.inplace) {
       m_buf.resize(std::max(s.send_count(), s.recv_count()) * s.elem);
@@ -133,10 +138,9 @@ public:
   std::string implementation() const override {
     static const char* names[] = {"MPI_Allreduce", "MPI_Allgather", "MPI_Reduce_scatter_block",
                                   "MPI_Alltoall",  "MPI_Bcast",     "MPI_Reduce"};
-    return fmt::format(
-        "{} ({}{}, {})", names[(int)m_s.kind], m_s.inplace ? "MPI_IN_PLACE, " : "",
-        m_s.dtype == "bf16" || m_s.dtype == "fp16" ? "16-bit words, accelbench sum op" : "MPI_SUM",
-        mpi_library_version());
+    return fmt::format("{} ({}{}, {})", names[(int)m_s.kind], m_s.inplace ? "MPI_IN_PLACE, " : "",
+                       is_16_bit_float(m_s.type) ? "16-bit words, accelbench sum op" : "MPI_SUM",
+                       mpi_library_version());
   }
 
 private:

@@ -21,26 +21,29 @@ void cuda_check(cudaError_t e, const char* what) {
     throw backend_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
 }
 
-ncclDataType_t nccl_type(const std::string& dtype) {
-  if (dtype == "fp32")
+ncclDataType_t nccl_type(dtype type) {
+  switch (type) {
+  case dtype::fp32:
     return ncclFloat32;
-  if (dtype == "fp64")
+  case dtype::fp64:
     return ncclFloat64;
-  if (dtype == "bf16")
+  case dtype::bf16:
     return ncclBfloat16;
-  if (dtype == "fp16")
+  case dtype::fp16:
     return ncclFloat16;
-  if (dtype == "int8")
+  case dtype::int8:
     return ncclInt8;
-  if (dtype == "int32")
+  case dtype::int32:
     return ncclInt32;
-  return ncclInt64;
+  default:
+    return ncclInt64; // int64 (parse_collective_dtype admits no other)
+  }
 }
 
 class nccl_collective final : public collective_kernel {
 public:
   explicit nccl_collective(const shape& s)
-      : m_s(s), m_rank(dist::rank()), m_type(nccl_type(s.dtype)) {
+      : m_s(s), m_rank(dist::rank()), m_type(nccl_type(s.type)) {
     // One GPU per node-local rank, the communicator over the world (harness/device/nccl_comm).
     m_device = m_nccl.device();
     m_comm = static_cast<ncclComm_t>(m_nccl.handle());

@@ -446,6 +446,11 @@ cudaDataType_t element_type(dtype type, bool is_a) {
     return CUDA_R_8F_E4M3;
   case dtype::nvfp4:
     return CUDA_R_4F_E2M1;
+  case dtype::fp64:
+  case dtype::int8:
+  case dtype::int32:
+  case dtype::int64:
+    break; // not GEMM dtypes: parse_dtype refuses them in a GEMM config
   }
   throw input_error("unknown CUDA GEMM dtype " + to_string(type));
 }
