@@ -14,9 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/run_json.hpp"
 #include "tests/support/skip.hpp"
 
 using nlohmann::json;
+using test_cli::metric_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -47,13 +49,6 @@ bool has_reason(const json& run, const std::string& part) {
     if (r.get<std::string>().find(part) != std::string::npos)
       return true;
   return false;
-}
-
-const json* metric_of(const json& run, const std::string& name) {
-  for (const auto& m : run["metrics"])
-    if (m["name"] == name)
-      return &m;
-  return nullptr;
 }
 
 // The seed event of an MLPerf log.

@@ -15,10 +15,12 @@
 
 #include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/run_json.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 using accelbench::store::store;
+using test_cli::metric_of;
 
 namespace {
 
@@ -51,13 +53,6 @@ int lines_in(const fs::path& p) {
   for (std::string line; std::getline(in, line);)
     ++n;
   return n;
-}
-
-const json* metric_of(const json& run, const std::string& name) {
-  for (const auto& m : run["metrics"])
-    if (m["name"] == name)
-      return &m;
-  return nullptr;
 }
 
 // Running or sleeping: not gone, and not a zombie waiting for a parent to reap it.

@@ -9,9 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/run_json.hpp"
 
 using nlohmann::json;
 using test_cli::ab;
+using test_cli::metric_of;
 
 namespace {
 
@@ -40,13 +42,6 @@ void check_refused(const std::string& args, const std::string& word) {
   CHECK(lines_of(r.err) == 1);
   CHECK(r.err.find(word) != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(t.db()));
-}
-
-const json* metric_of(const json& run, const std::string& name) {
-  for (const auto& m : run["metrics"])
-    if (m["name"] == name)
-      return &m;
-  return nullptr;
 }
 
 } // namespace
