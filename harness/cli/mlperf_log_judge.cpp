@@ -8,8 +8,8 @@ namespace accelbench::cli {
 external::log_verdict judge_mlperf_log(const std::string& log_text, const std::string& round) {
   const auto& table = mlperf::benchmark_table::builtin();
   std::vector<mlperf::diagnostic> diags;
-  const mlperf::parsed_log log =
-      mlperf::parse_mllog(mlperf::repair_text_lines(log_text, "<stdout>", diags), "<stdout>");
+  const std::string repaired = mlperf::repair_text_lines(log_text, "<stdout>", diags);
+  const mlperf::parsed_log log = mlperf::parse_mllog(repaired, "<stdout>");
   external::log_verdict v;
   if (const mlperf::event* b = log.first("submission_benchmark"); b && b->value.is_string())
     v.benchmark = b->value.get<std::string>();
@@ -17,7 +17,7 @@ external::log_verdict judge_mlperf_log(const std::string& log_text, const std::s
   ctx.benchmark = v.benchmark;
   ctx.round = round;
   ctx.relative_path = "<stdout>";
-  v.as_run = mlperf::run_from_log(log_text, ctx, diags, table);
+  v.as_run = mlperf::run_from_parsed_log(log, repaired, ctx, diags, table); // parsed once
   if (const mlperf::benchmark_info* info = table.find(v.benchmark)) {
     v.known_benchmark = true;
     v.benchmark = info->name; // an alias (ssd, gnn) as the table names it now

@@ -405,10 +405,16 @@ void record_time_to_train(run& r, const parsed_log& log, std::vector<diagnostic>
 
 run run_from_log(const std::string& text, const result_context& ctx, std::vector<diagnostic>& diags,
                  const benchmark_table& table) {
-  const std::string file = ctx.relative_path.empty() ? "<log>" : ctx.relative_path;
+  const std::string file = log_file_name(ctx);
   // Repaired before parsing: a latin-1 byte inside an event's string must not lose the event.
   const std::string log_text = repair_text_lines(text, file, diags);
-  parsed_log log = parse_mllog(log_text, file);
+  return run_from_parsed_log(parse_mllog(log_text, file), log_text, ctx, diags, table);
+}
+
+run run_from_parsed_log(const parsed_log& log, const std::string& log_text,
+                        const result_context& ctx, std::vector<diagnostic>& diags,
+                        const benchmark_table& table) {
+  const std::string file = log_file_name(ctx);
   const std::string division =
       ctx.system_desc && !ctx.system_desc->division.empty() ? ctx.system_desc->division : "";
   log_check lc = check_log(log, ctx.benchmark, division, ctx.round, table);

@@ -55,6 +55,15 @@ struct result_context {
 // Converts one log into a run; appends problems to `diags`. Never throws on bad log content.
 run run_from_log(const std::string& text, const result_context& ctx, std::vector<diagnostic>& diags,
                  const benchmark_table& table = benchmark_table::builtin());
+// The same for a log already repaired (repair_text_lines) and parsed, for a caller that reads the
+// log itself first (run external's judge): `log_text` is the repaired text.
+run run_from_parsed_log(const parsed_log& log, const std::string& log_text,
+                        const result_context& ctx, std::vector<diagnostic>& diags,
+                        const benchmark_table& table = benchmark_table::builtin());
+// The name diagnostics give a log: its path in the results tree, or "<log>".
+inline std::string log_file_name(const result_context& ctx) {
+  return ctx.relative_path.empty() ? "<log>" : ctx.relative_path;
+}
 
 // Ingests one organisation folder (<org>/systems, <org>/results). A file that cannot be read
 // (too large, a folder where a file belongs, a symlink loop), a description that is not JSON or
