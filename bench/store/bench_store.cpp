@@ -1,7 +1,7 @@
 // Figures for the PostgreSQL store: the direct insert rate into SQLite and into
 // PostgreSQL side by side (one transaction per run, as `accelbench run` stores; one transaction
 // for many, as `import` does), the `db copy` rate both ways, and history's read of every run's
-// median (median_samples_only: the median column written at insert, schema version 5) against
+// median (store::history_rows: the median column written at insert, schema version 5) against
 // reading every run whole with every sample, on both stores. Runs and samples per
 // second.
 //
@@ -101,7 +101,7 @@ rate copy(store::store& from, store::store& to) {
 }
 
 // history's read: every run of the workload whole with all its samples, or as history reads it
-// (median_samples_only: the stored median); the medians must be equal bit for bit. Best of 3.
+// (store::history_rows: the stored median); the medians must be equal bit for bit. Best of 3.
 struct history_read {
   double all_s = 1e300, middle_s = 1e300;
   size_t runs = 0;
@@ -118,16 +118,33 @@ std::vector<double> medians_of(const std::vector<run>& runs) {
   return out;
 }
 
+std::vector<double> medians_of(const std::vector<store::history_row>& rows) {
+  std::vector<double> out;
+  for (const auto& r : rows)
+    out.push_back(r.median.value_or(stats::median({})));
+  return out;
+}
+
+// The medians of the gemm runs, read whole (middle: false) or as history reads them.
+std::vector<double> read_medians(store::store& db, bool middle, size_t& runs) {
+  store::run_filter f;
+  f.workloads = {"gemm"};
+  if (!middle) {
+    auto whole = db.query(f);
+    runs = whole.size();
+    return medians_of(whole);
+  }
+  auto rows = db.history_rows(f);
+  runs = rows.size();
+  return medians_of(rows);
+}
+
 history_read time_history(store::store& db) {
   history_read h;
   for (int rep = 0; rep < 3; ++rep)
     for (bool middle : {false, true}) {
-      store::run_filter f;
-      f.workloads = {"gemm"};
-      f.median_samples_only = middle;
       auto t0 = clk::now();
-      auto runs = db.query(f);
-      auto m = medians_of(runs);
+      auto m = read_medians(db, middle, h.runs);
       double s = std::chrono::duration<double>(clk::now() - t0).count();
       (middle ? h.middle_s : h.all_s) = std::min(middle ? h.middle_s : h.all_s, s);
       static std::vector<double> reference;
@@ -135,7 +152,6 @@ history_read time_history(store::store& db) {
         reference = m;
       else if (m != reference)
         throw std::runtime_error("median-only read gave other medians than the full read");
-      h.runs = runs.size();
     }
   return h;
 }

@@ -137,7 +137,8 @@ int cmd_compare(const compare_cli_options& o) {
 
 namespace {
 
-json history_series(const std::vector<run>& runs, const history_cli_options& o, bool* regression) {
+json history_series(const std::vector<store::history_row>& runs, const history_cli_options& o,
+                    bool* regression) {
   return query::history_series(runs, {o.min_segment, o.max_pvalue, o.window}, regression);
 }
 
@@ -185,8 +186,7 @@ int cmd_history(const history_cli_options& o) {
   f.since = o.since;
   for (const auto& s : o.sets)
     f.config.push_back(split_assignment(s, "--set"));
-  f.median_samples_only = true; // history_series needs each run's median, not all its samples
-  auto runs = db.query(f);
+  auto runs = db.history_rows(f);
   if (runs.empty())
     throw input_error(
         fmt::format("no runs of workload '{}' match in {} (check --set, --system, --since)",

@@ -37,82 +37,111 @@ namespace {
 // One series per (system, config, ruleset): each night (each job: the rounds of one job are one
 // point, the median of their medians) contributes one value.
 struct history_line {
-  std::string system, key, ruleset, unit;
-  direction dir = direction::lower_is_better;
-  std::vector<double> values;
-  std::vector<const run*> runs;               // the first run of each point
-  std::vector<std::vector<double>> medians;   // each point's run medians
-  std::map<std::string, size_t> point_of_job; // run.extra.job_id -> point
+  const store::history_row* last = nullptr;    // the unit and direction are the latest run's
+  std::vector<double> values;                  // each point's
+  std::vector<const store::history_row*> runs; // the first run of each point
+  std::vector<std::vector<double>> medians;    // each point's run medians
+  std::map<std::string, size_t> point_of_job;  // job_id -> point
 };
 
-std::map<std::string, history_line> history_lines(const std::vector<run>& runs) {
+void add_run(history_line& s, const store::history_row& r) {
+  s.last = &r;
+  auto [at, fresh] = s.point_of_job.try_emplace(r.job_id, s.medians.size());
+  if (r.job_id.empty() || fresh) {
+    at->second = s.medians.size();
+    s.medians.emplace_back();
+    s.runs.push_back(&r);
+  }
+  s.medians[at->second].push_back(*r.median);
+}
+
+std::map<std::string, history_line> history_lines(const std::vector<store::history_row>& runs) {
   std::map<std::string, history_line> all;
+  std::string id;
   for (const auto& r : runs) {
-    if (r.status != run_status::ok || r.samples.empty())
+    if (r.status != run_status::ok || !r.median)
       continue;
-    auto& s = all[r.system + "|" + r.cfg.key() + "|" + r.ruleset];
-    s.system = r.system;
-    s.key = r.cfg.key();
-    s.ruleset = r.ruleset;
-    s.unit = r.sample_unit;
-    s.dir = r.sample_dir;
-    std::vector<double> v;
-    for (const auto& smp : r.samples)
-      v.push_back(smp.value);
-    const std::string job = r.extra.is_object() ? r.extra.value("job_id", "") : "";
-    auto [at, fresh] = s.point_of_job.try_emplace(job, s.medians.size());
-    if (job.empty() || fresh) {
-      at->second = s.medians.size();
-      s.medians.emplace_back();
-      s.runs.push_back(&r);
-    }
-    s.medians[at->second].push_back(stats::median(v));
+    id.assign(r.system).append("|").append(r.config_key).append("|").append(r.ruleset);
+    auto it = all.find(id);
+    if (it == all.end())
+      it = all.emplace(id, history_line{}).first;
+    add_run(it->second, r);
   }
   for (auto& [id, s] : all)
     for (const auto& m : s.medians)
       s.values.push_back(stats::median(m));
   return all;
 }
+
+json change_points_json(const history_line& s, const std::vector<compare::change_point>& cps) {
+  json out = json::array();
+  for (const auto& cp : cps) {
+    const store::history_row* at = s.runs[cp.index];
+    out.push_back({{"index", cp.index},
+                   {"run_id", at->id},
+                   {"started_at", at->started_at},
+                   {"mean_before", cp.mean_before},
+                   {"mean_after", cp.mean_after},
+                   {"magnitude", cp.magnitude},
+                   {"p_value", cp.p_value},
+                   {"regression", cp.regression}});
+  }
+  return out;
+}
+
+json points_json(const history_line& s) {
+  json out = json::array();
+  for (size_t i = 0; i < s.values.size(); ++i)
+    out.push_back(
+        {{"run_id", s.runs[i]->id}, {"started_at", s.runs[i]->started_at}, {"value", s.values[i]}});
+  return out;
+}
 } // namespace
 
-json history_series(const std::vector<run>& runs, const history_options& o, bool* regression) {
+store::history_row history_row_of(const run& r) {
+  store::history_row h;
+  h.id = r.id;
+  h.system = r.system;
+  h.config_key = r.cfg.key();
+  h.ruleset = r.ruleset;
+  h.sample_unit = r.sample_unit;
+  h.started_at = r.started_at;
+  if (auto job = r.extra.is_object() ? r.extra.find("job_id") : r.extra.end();
+      job != r.extra.end() && job->is_string())
+    h.job_id = job->get<std::string>();
+  h.dir = r.sample_dir;
+  h.status = r.status;
+  std::vector<double> v;
+  for (const auto& smp : r.samples)
+    v.push_back(smp.value);
+  if (!v.empty())
+    h.median = stats::median(std::move(v));
+  return h;
+}
+
+json history_series(const std::vector<store::history_row>& runs, const history_options& o,
+                    bool* regression) {
   const std::map<std::string, history_line> all = history_lines(runs);
   json out = json::array();
   bool any_regression = false;
   for (const auto& [id, s] : all) {
     compare::changepoint_options co;
-    co.dir = s.dir;
+    co.dir = s.last->dir;
     co.min_segment = o.min_segment;
     co.max_pvalue = o.max_pvalue;
     co.window = o.window;
     std::vector<compare::change_point> cps;
     if (s.values.size() >= 2 * o.min_segment)
       cps = compare::detect_change_points(s.values, co);
-    json jcps = json::array();
-    for (const auto& cp : cps) {
-      const run* at = s.runs[cp.index];
+    for (const auto& cp : cps)
       any_regression |= cp.regression;
-      jcps.push_back({{"index", cp.index},
-                      {"run_id", at->id},
-                      {"started_at", at->started_at},
-                      {"mean_before", cp.mean_before},
-                      {"mean_after", cp.mean_after},
-                      {"magnitude", cp.magnitude},
-                      {"p_value", cp.p_value},
-                      {"regression", cp.regression}});
-    }
-    json points = json::array();
-    for (size_t i = 0; i < s.values.size(); ++i)
-      points.push_back({{"run_id", s.runs[i]->id},
-                        {"started_at", s.runs[i]->started_at},
-                        {"value", s.values[i]}});
-    out.push_back({{"system", s.system},
-                   {"config_key", s.key},
-                   {"ruleset", s.ruleset},
-                   {"unit", s.unit},
-                   {"direction", to_string(s.dir)},
-                   {"points", points},
-                   {"change_points", jcps}});
+    out.push_back({{"system", s.runs.front()->system},
+                   {"config_key", s.runs.front()->config_key},
+                   {"ruleset", s.runs.front()->ruleset},
+                   {"unit", s.last->sample_unit},
+                   {"direction", to_string(s.last->dir)},
+                   {"points", points_json(s)},
+                   {"change_points", change_points_json(s, cps)}});
   }
   if (regression)
     *regression = any_regression;

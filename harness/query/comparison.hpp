@@ -28,8 +28,11 @@ struct history_options {
   size_t window = 0;
 };
 // The series and change points of `history --format json` ("series" array) for runs already
-// selected; `regression` (if given) is set when a change point is a regression.
-json history_series(const std::vector<run>& runs, const history_options& o,
+// selected, as store::history_rows reads them; `regression` (if given) is set when a change point
+// is a regression.
+json history_series(const std::vector<store::history_row>& runs, const history_options& o,
                     bool* regression = nullptr);
+// A run read whole as history reads it: its median computed from its samples.
+store::history_row history_row_of(const run& r);
 
 } // namespace accelbench::query

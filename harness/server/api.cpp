@@ -216,8 +216,7 @@ json history_for(store::store& db, const params& p, bool require_workload) {
   f.since = since;
   for (const auto& s : all_of(p, "set"))
     f.config.push_back(split_assignment(s, "set"));
-  f.median_samples_only = true; // history_series needs each run's median, not all its samples
-  auto runs = db.query(f);
+  auto runs = db.history_rows(f);
   bool regression = false;
   json series = query::history_series(runs, o, &regression);
   return {{"schema_version", 1},

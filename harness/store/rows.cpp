@@ -33,8 +33,8 @@ const char* const k_insert_columns =
     "log_median, log_median_se, accelerator_model, job_id";
 
 const char* const k_history_columns =
-    "r.id, r.uuid, r.workload, r.backend, r.config, r.system, r.ruleset, r.status, r.valid, "
-    "r.started_at, r.sample_unit, r.sample_direction, r.source, r.median, r.job_id";
+    "r.id, r.workload, r.backend, r.config, r.system, r.ruleset, r.status, r.started_at, "
+    "r.sample_unit, r.sample_direction, r.median, r.job_id";
 
 namespace {
 std::string dump(const json& j) { return dump_json(j); }
@@ -50,6 +50,15 @@ template <class T> T member_or(const json& obj, const char* outer, const char* k
     return v.is_string() ? v.get<std::string>() : fallback;
   else
     return v.is_number_integer() ? v.get<T>() : fallback;
+}
+
+// A stored config's values: strings as they are, anything else as its JSON text.
+std::map<std::string, std::string> config_values(const std::string& text) {
+  std::map<std::string, std::string> out;
+  const json cfg = parse_or(text, json::object()); // alive through the loop (items() refers to it)
+  for (const auto& [k, v] : cfg.items())
+    out[k] = v.is_string() ? v.get<std::string>() : dump(v);
+  return out;
 }
 } // namespace
 
@@ -71,9 +80,7 @@ run run_from_row(const row_reader& st) {
   r.uuid = st.text(1);
   r.cfg.workload = st.text(2);
   r.cfg.backend = st.text(3);
-  json cfg = parse_or(st.text(4), json::object());
-  for (const auto& [k, v] : cfg.items())
-    r.cfg.values[k] = v.is_string() ? v.get<std::string>() : dump(v);
+  r.cfg.values = config_values(st.text(4));
   r.system = st.text(5);
   r.ruleset = st.text(6);
   r.user_settings = parse_or(st.text(7), json::object());
@@ -95,37 +102,34 @@ run run_from_row(const row_reader& st) {
   return r;
 }
 
-const std::map<std::string, std::string>& config_cache::values(const std::string& text) {
-  auto it = m_seen.find(text);
+const std::string& config_keys::key(const std::string& workload, const std::string& backend,
+                                    const std::string& config_text) {
+  std::string seen = workload;
+  seen += '\0';
+  seen += backend;
+  seen += '\0';
+  seen += config_text;
+  auto it = m_seen.find(seen);
   if (it != m_seen.end())
     return it->second;
-  std::map<std::string, std::string> out;
-  const json cfg = parse_or(text, json::object()); // alive through the loop (items() refers to it)
-  for (const auto& [k, v] : cfg.items())
-    out[k] = v.is_string() ? v.get<std::string>() : dump(v);
-  return m_seen.emplace(text, std::move(out)).first->second;
+  const config cfg{workload, backend, config_values(config_text)};
+  return m_seen.emplace(std::move(seen), cfg.key()).first->second;
 }
 
-run history_run_from_row(const row_reader& st, config_cache& configs) {
-  run r;
-  r.id = st.integer(0);
-  r.uuid = st.text(1);
-  r.cfg.workload = st.text(2);
-  r.cfg.backend = st.text(3);
-  r.cfg.values = configs.values(st.text(4));
-  r.system = st.text(5);
-  r.ruleset = st.text(6);
-  r.status = run_status_from_string(st.text(7));
-  r.valid = st.integer(8) != 0;
-  r.started_at = st.text(9);
-  r.sample_unit = st.text(10);
-  r.sample_dir = direction_from_string(st.text(11));
-  r.source = st.text(12);
-  if (!st.is_null(13))
-    r.samples.push_back({0, st.real(13), 1, json::object()});
-  if (std::string job = st.text(14); !job.empty())
-    r.extra["job_id"] = std::move(job);
-  return r;
+history_row history_row_from_row(const row_reader& st, config_keys& keys) {
+  history_row h;
+  h.id = st.integer(0);
+  h.config_key = keys.key(st.text(1), st.text(2), st.text(3));
+  h.system = st.text(4);
+  h.ruleset = st.text(5);
+  h.status = run_status_from_string(st.text(6));
+  h.started_at = st.text(7);
+  h.sample_unit = st.text(8);
+  h.dir = direction_from_string(st.text(9));
+  if (!st.is_null(10))
+    h.median = st.real(10);
+  h.job_id = st.text(11);
+  return h;
 }
 
 sample_summary summarize_samples(std::vector<double> values) {

@@ -27,19 +27,19 @@ public:
 extern const char* const k_run_columns;
 extern const char* const k_system_columns;
 run run_from_row(const row_reader& row);
-// The SELECT list (alias r) of what `history` reads (run_filter::median_samples_only), read by
-// history_run_from_row: no settings, environment, extra, metrics or tags are read or parsed; the
-// run's samples are one, its stored median, and its extra holds only job_id when it has one. The
-// config JSON is parsed once per distinct text (a year of nights repeats a few hundred configs).
+// The SELECT list (alias r) of what `history` reads (store::history_rows), read by
+// history_row_from_row: no settings, environment, extra, samples, metrics or tags. The config JSON
+// is parsed and its key built once per distinct config (a year of nights repeats a few hundred).
 extern const char* const k_history_columns;
-class config_cache {
+class config_keys {
 public:
-  const std::map<std::string, std::string>& values(const std::string& text);
+  const std::string& key(const std::string& workload, const std::string& backend,
+                         const std::string& config_text);
 
 private:
-  std::map<std::string, std::map<std::string, std::string>> m_seen;
+  std::map<std::string, std::string> m_seen; // workload, backend and config text -> key
 };
-run history_run_from_row(const row_reader& row, config_cache& configs);
+history_row history_row_from_row(const row_reader& row, config_keys& keys);
 system_record system_from_row(const row_reader& row);
 // A sample row: run_id, idx, value, iterations, extra.
 sample sample_from_row(const row_reader& row);

@@ -242,23 +242,33 @@ void where_values(query_text& q, const run_filter& f) {
 }
 } // namespace
 
-std::vector<run> sql_backend::query(const run_filter& f) {
-  const bool history = f.with_samples && f.median_samples_only;
-  query_text q(runner().sql());
+namespace {
+// The SELECT of `columns` (alias r) of the runs `f` selects, by start then id.
+query_text selected(const dialect& d, const run_filter& f, const char* columns) {
+  query_text q(d);
   q.sql = fmt::format("SELECT {} FROM runs r LEFT JOIN systems s ON s.name = r.system WHERE 1=1",
-                      history ? k_history_columns : k_run_columns);
+                      columns);
   where_names(q, f);
   where_values(q, f);
   q.sql += " ORDER BY r.started_at, r.id";
+  return q;
+}
+} // namespace
+
+std::vector<run> sql_backend::query(const run_filter& f) {
+  const query_text q = selected(runner().sql(), f, k_run_columns);
   std::vector<run> out;
-  if (history) {
-    config_cache configs;
-    runner().run(q.sql, q.params(),
-                 [&](const row_reader& row) { out.push_back(history_run_from_row(row, configs)); });
-    return out;
-  }
   runner().run(q.sql, q.params(), [&](const row_reader& row) { out.push_back(run_from_row(row)); });
   load_children(out, f.with_samples, f.with_log);
+  return out;
+}
+
+std::vector<history_row> sql_backend::history_rows(const run_filter& f) {
+  const query_text q = selected(runner().sql(), f, k_history_columns);
+  std::vector<history_row> out;
+  config_keys keys;
+  runner().run(q.sql, q.params(),
+               [&](const row_reader& row) { out.push_back(history_row_from_row(row, keys)); });
   return out;
 }
 

@@ -76,6 +76,7 @@ public:
   std::vector<std::string> tags() override;
   std::optional<run> get_run(int64_t id, bool with_samples, bool with_log) override;
   std::vector<run> query(const run_filter& f) override;
+  std::vector<history_row> history_rows(const run_filter& f) override;
   int64_t count_runs() override;
   table_counts counts() override;
   std::vector<int64_t> run_ids() override;

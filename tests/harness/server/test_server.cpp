@@ -709,12 +709,15 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   CHECK(with_cp == 1);
   {
     // The same series as history_series gives from every sample of every run (the server reads
-    // only each run's median, stored when the run was: median_samples_only).
+    // only each run's median, stored when the run was: store::history_rows).
     auto st = store::store::open(db, store::access::read_only);
     store::run_filter f;
     f.workloads = {"gemm"};
     f.systems = {"box-h"};
-    CHECK(query::history_series(st.query(f), query::history_options{}) == hj["series"]);
+    std::vector<store::history_row> whole;
+    for (const auto& r : st.query(f))
+      whole.push_back(query::history_row_of(r));
+    CHECK(query::history_series(whole, query::history_options{}) == hj["series"]);
   }
 
   auto rep = c.Get("/api/v1/report?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-19", auth(r));

@@ -505,34 +505,29 @@ TEST_CASE("history's read gives every run's median exactly, from the column writ
     runs.push_back(r);
   }
   db.insert_runs(runs);
-  store::run_filter all, middle;
-  middle.median_samples_only = true;
-  auto full = db.query(all), mid = db.query(middle);
+  auto full = db.query({});
+  auto rows = db.history_rows({});
   REQUIRE(full.size() == runs.size());
-  REQUIRE(mid.size() == full.size());
+  REQUIRE(rows.size() == full.size());
   for (size_t i = 0; i < full.size(); ++i) {
     CAPTURE(i);
-    CHECK(mid[i].uuid == full[i].uuid);
-    CHECK(mid[i].id == full[i].id);
     // What history_series reads of a run is what the full read gives.
-    CHECK(mid[i].cfg.key() == full[i].cfg.key());
-    CHECK(mid[i].system == full[i].system);
-    CHECK(mid[i].ruleset == full[i].ruleset);
-    CHECK(mid[i].status == full[i].status);
-    CHECK(mid[i].started_at == full[i].started_at);
-    CHECK(mid[i].sample_unit == full[i].sample_unit);
-    CHECK(mid[i].sample_dir == full[i].sample_dir);
-    CHECK(mid[i].extra.value("job_id", "") == full[i].extra.value("job_id", ""));
-    CHECK(mid[i].environment.empty()); // never parsed on this path
-    CHECK(mid[i].samples.size() == std::min<size_t>(full[i].samples.size(), 1));
+    CHECK(rows[i].id == full[i].id);
+    CHECK(rows[i].config_key == full[i].cfg.key());
+    CHECK(rows[i].system == full[i].system);
+    CHECK(rows[i].ruleset == full[i].ruleset);
+    CHECK(rows[i].status == full[i].status);
+    CHECK(rows[i].started_at == full[i].started_at);
+    CHECK(rows[i].sample_unit == full[i].sample_unit);
+    CHECK(rows[i].dir == full[i].sample_dir);
+    CHECK(rows[i].job_id == full[i].extra.value("job_id", ""));
+    REQUIRE(rows[i].median.has_value() == !full[i].samples.empty());
     if (full[i].samples.empty())
       continue;
-    std::vector<double> a, b;
+    std::vector<double> a;
     for (const auto& s : full[i].samples)
       a.push_back(s.value);
-    for (const auto& s : mid[i].samples)
-      b.push_back(s.value);
-    CHECK(stats::median(a) == stats::median(b)); // bit for bit
+    CHECK(*rows[i].median == stats::median(a)); // bit for bit
   }
 }
 
@@ -608,9 +603,7 @@ TEST_CASE("a version-4 database migrates to the summary columns with every run's
   auto db = store::store::open(t->location());
   CHECK(db.schema_version() == store::k_schema_version);
   auto full = db.query({});
-  store::run_filter h;
-  h.median_samples_only = true;
-  auto hist = db.query(h);
+  auto hist = db.history_rows({});
   REQUIRE(full.size() == 3);
   REQUIRE(hist.size() == 3);
   for (size_t i = 0; i < 3; ++i) {
@@ -618,14 +611,14 @@ TEST_CASE("a version-4 database migrates to the summary columns with every run's
     std::vector<double> v;
     for (const auto& s : full[i].samples)
       v.push_back(s.value);
-    REQUIRE(hist[i].samples.size() == (v.empty() ? 0u : 1u));
+    REQUIRE(hist[i].median.has_value() == !v.empty());
     if (!v.empty())
-      CHECK(hist[i].samples[0].value == stats::median(v)); // bit for bit
+      CHECK(*hist[i].median == stats::median(v)); // bit for bit
     CHECK(t->value(fmt::format("SELECT sample_count FROM runs WHERE id = {}", full[i].id)) ==
           std::to_string(v.size()));
   }
-  CHECK(hist[0].extra.value("job_id", "") == "j-1");
-  CHECK(hist[1].extra.empty());
+  CHECK(hist[0].job_id == "j-1");
+  CHECK(hist[1].job_id.empty());
   CHECK(t->value("SELECT log_median FROM runs WHERE id = 2").empty()); // a value <= 0
   CHECK(std::stod(t->value("SELECT log_median FROM runs WHERE id = 1")) ==
         Approx((std::log(0.5) + std::log(0.75)) / 2).epsilon(1e-14));
