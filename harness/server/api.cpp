@@ -222,7 +222,7 @@ json history_for(store::store& db, const params& p, bool require_workload) {
   return {{"schema_version", 1},
           {"workload", workload},
           {"runs", runs.size()},
-          {"series", series},
+          {"series", std::move(series)},
           {"regression", regression}};
 }
 
