@@ -37,6 +37,7 @@ dtype parse_collective_dtype(const std::string& name) {
 const std::vector<std::string>& dtype_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
+    n.reserve(k_collective_dtypes.size());
     for (dtype d : k_collective_dtypes)
       n.push_back(to_string(d));
     return n;

@@ -79,7 +79,7 @@ public:
         "algbw and busbw as nccl-tests define them";
     m_spec.backends = {"cpu"};
 #ifdef ACCELBENCH_HAVE_NCCL
-    m_spec.backends.push_back("cuda");
+    m_spec.backends.emplace_back("cuda");
 #endif
     m_spec.default_ruleset = "kernel-v1";
     m_spec.primary_metric = "busbw";

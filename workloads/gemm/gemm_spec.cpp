@@ -34,6 +34,7 @@ namespace {
 std::vector<std::string> dtype_choices() {
 #ifdef ACCELBENCH_HAVE_CUDA
   std::vector<std::string> all;
+  all.reserve(k_compute_dtypes.size());
   for (dtype d : k_compute_dtypes)
     all.push_back(to_string(d));
   return all;
@@ -53,7 +54,7 @@ workload_spec gemm_spec() {
   s.description = "Dense matrix multiply C = op(A)·op(B), FLOPs 2·M·N·K";
   s.backends = {"cpu"};
 #ifdef ACCELBENCH_HAVE_CUDA
-  s.backends.push_back("cuda");
+  s.backends.emplace_back("cuda");
 #endif
   s.default_ruleset = "kernel-v1";
   s.primary_metric = "tflops";

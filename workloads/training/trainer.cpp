@@ -78,7 +78,8 @@ double evaluate(trainable& m, const std::vector<int32_t>& windows, int64_t n) {
     split_windows(windows.data() + i * (t + 1), b, t, in, tg);
     sum += m.forward(in.data(), tg.data());
   }
-  return sum / double(n / b);
+  const int64_t batches = n / b; // exact: n is a multiple of b (checked above)
+  return sum / double(batches);
 }
 
 throughput_result measure_throughput(trainable& m, const train_hparams& hp,
