@@ -21,14 +21,14 @@
 #include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/dist/dist.hpp"
+#include "workloads/training/cpu/cpu_trainable.hpp"
+#include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/data_parallel.hpp"
 #ifdef ACCELBENCH_HAVE_CUDA
 #include "harness/device/device.hpp"
 #include "workloads/training/cuda/llama_cuda.hpp"
 #include "workloads/training/cuda/throughput_cuda.hpp"
 #ifdef ACCELBENCH_HAVE_NCCL
-#include "workloads/training/cpu/cpu_trainable.hpp"
-#include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/cuda/data_parallel_cuda.hpp"
 #endif
 #endif

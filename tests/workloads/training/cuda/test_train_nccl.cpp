@@ -26,12 +26,12 @@
 #include "tests/support/mpi_fixture.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/workloads/training/micro_model.hpp"
+#include "workloads/training/cpu/cpu_trainable.hpp"
 #include "workloads/training/data_parallel.hpp"
 #include "workloads/training/llama_layout.hpp"
 #if ACCELBENCH_TEST_HAVE_NCCL
 #include "harness/device/device.hpp"
 #include "harness/device/nccl_comm.hpp"
-#include "workloads/training/cpu/cpu_trainable.hpp"
 #endif
 
 using namespace accelbench;
