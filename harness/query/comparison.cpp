@@ -7,6 +7,7 @@
 #include "harness/compare/changepoint.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/query/selector.hpp"
 
 namespace accelbench::query {
 
@@ -106,9 +107,7 @@ store::history_row history_row_of(const run& r) {
   h.ruleset = r.ruleset;
   h.sample_unit = r.sample_unit;
   h.started_at = r.started_at;
-  if (auto job = r.extra.is_object() ? r.extra.find("job_id") : r.extra.end();
-      job != r.extra.end() && job->is_string())
-    h.job_id = job->get<std::string>();
+  h.job_id = job_of(r);
   h.dir = r.sample_dir;
   h.status = r.status;
   std::vector<double> v;

@@ -209,12 +209,6 @@ std::string job_term(const std::string& sel) {
   return out;
 }
 
-std::string job_of(const run& r) {
-  return r.extra.is_object() && r.extra.contains("job_id") && r.extra["job_id"].is_string()
-             ? r.extra["job_id"].get<std::string>()
-             : "";
-}
-
 // The id job=latest or job=previous names: the last or last-but-one job by start time among the
 // measured runs of the database (runs stored before jobs had ids belong to none).
 std::string resolve_job(store::store& db, const std::string& sel, const std::string& term) {
@@ -231,6 +225,7 @@ std::string resolve_job(store::store& db, const std::string& sel, const std::str
         it->second = r.started_at;
     }
   std::vector<std::pair<std::string, std::string>> jobs; // (start, id), oldest first
+  jobs.reserve(first_start.size());
   for (const auto& [id, start] : first_start)
     jobs.emplace_back(start, id);
   std::sort(jobs.begin(), jobs.end());
@@ -332,6 +327,12 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
                         [&](const run& r) { return r.system == kv.first; });
   });
   return out;
+}
+
+std::string job_of(const run& r) {
+  return r.extra.is_object() && r.extra.contains("job_id") && r.extra["job_id"].is_string()
+             ? r.extra["job_id"].get<std::string>()
+             : "";
 }
 
 } // namespace accelbench::query

@@ -39,6 +39,9 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
 // job=latest or job=previous names a job the database does not hold.
 void keep_job(store::store& db, const std::string& sel, std::vector<run>& runs);
 
+// A run's job id (extra.job_id, written by the runner), "" when it has none.
+std::string job_of(const run& r);
+
 // Throws input_error naming `what` when `value` is not YYYY-MM-DD (optionally THH:MM[:SS]): the
 // form since= and --since compare with stored start times.
 void require_date(const std::string& value, const std::string& what);
