@@ -255,13 +255,96 @@ ACCELBENCH_HOT forward_scratch16 forward_scratch16_of(const geometry& g, float* 
   return t;
 }
 
+// The first n of 16 lanes (n clamped to [0, 16]).
+inline __mmask16 lanes_below(int64_t n) {
+  return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+}
+
+// One row of the online softmax, fused with P's rounding: scores srow[0, ncol) (columns from lim
+// on masked) -> bf16 P in t.p (exactly 0 where masked), the fp32 sum of the unrounded P in sum,
+// the running max m updated and the previous max kept in alpha (rescale_rows16 finishes it).
+ACCELBENCH_HOT void softmax_row16(const geometry& g, const forward_scratch16& t, int64_t r,
+                                  int64_t lim, int64_t ncol, float* sum) {
+  const int64_t TK = det::tile_k;
+  const float* srow = t.f.sp + r * TK;
+  bf16* prow = t.p + r * TK;
+  __m512 vmax = _mm512_set1_ps(-k_inf);
+  for (int64_t c = 0; c < ncol; c += 16)
+    vmax = _mm512_mask_max_ps(vmax, lanes_below(lim - c), vmax, _mm512_loadu_ps(srow + c));
+  const float mx = _mm512_reduce_max_ps(vmax) * g.c;
+  const float m_old = t.f.m[r], m_new = m_old > mx ? m_old : mx;
+  t.f.alpha[r] = m_old;
+  t.f.m[r] = m_new;
+  const __m512 vc = _mm512_set1_ps(g.c), vm = _mm512_set1_ps(-m_new);
+  __m512 vsum = _mm512_setzero_ps();
+  for (int64_t c = 0; c < ncol; c += 16) {
+    const __mmask16 k = m_new == -k_inf ? __mmask16(0) : lanes_below(lim - c);
+    const __m512 p =
+        _mm512_maskz_mov_ps(k, isa::exp2(_mm512_fmadd_ps(_mm512_loadu_ps(srow + c), vc, vm)));
+    vsum = _mm512_add_ps(vsum, p);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(prow + c), (__m256i)_mm512_cvtneps_pbh(p));
+  }
+  sum[r] = _mm512_reduce_add_ps(vsum);
+}
+
+// Rows [r0, r1), 16 at a time: alpha = 2^(m_old - m) (1 while a row has seen no key; 2^-125 for
+// 0 as the exp2 clamps), l = alpha l + sum.
+ACCELBENCH_HOT void rescale_rows16(const forward_scratch16& t, int64_t r0, int64_t r1,
+                                   const float* sum) {
+  for (int64_t r = r0; r < r1; r += 16) {
+    const __mmask16 k = lanes_below(r1 - r);
+    const __m512 m_old = _mm512_maskz_loadu_ps(k, t.f.alpha + r);
+    const __m512 m_new = _mm512_maskz_loadu_ps(k, t.f.m + r);
+    const __mmask16 none = _mm512_cmp_ps_mask(m_new, _mm512_set1_ps(-k_inf), _CMP_EQ_OQ);
+    const __m512 a =
+        _mm512_mask_blend_ps(none, isa::exp2(_mm512_sub_ps(m_old, m_new)), _mm512_set1_ps(1.f));
+    const __m512 l = _mm512_maskz_loadu_ps(k, t.f.l + r);
+    _mm512_mask_storeu_ps(t.f.alpha + r, k, a);
+    _mm512_mask_storeu_ps(t.f.l + r, k, _mm512_fmadd_ps(l, a, _mm512_maskz_loadu_ps(k, sum + r)));
+  }
+}
+
+// Rows [r0, r1) of the query tile against the key tile at j0 (ncol of its columns, a multiple of
+// 16, hold every key these rows see): S = Q K^T, the softmax, O = diag(alpha) O + P V.
+ACCELBENCH_HOT void forward_rows16(const geometry& g, const forward_scratch16& t, const bf16* kt,
+                                   const bf16* vp, int64_t i0, int64_t j0, int64_t r0, int64_t r1,
+                                   int64_t ncol, bool masked, float* sum) {
+  const int64_t TK = det::tile_k, cols = min64(TK, g.SK - j0);
+  gemm16<acc_zero>(r1 - r0, ncol, g.DP / 2, t.qs + r0 * g.DP, g.DP, kt + (j0 / TK) * g.DP * TK,
+                   2 * TK, t.f.sp + r0 * TK, TK);
+  for (int64_t r = r0; r < r1; ++r)
+    softmax_row16(g, t, r, masked ? visible_cols(g, i0 + r, j0, cols) : TK, ncol, sum);
+  rescale_rows16(t, r0, r1, sum);
+  gemm16<acc_scale>(r1 - r0, g.DP, ncol / 2, t.p + r0 * TK, TK, vp + j0 * g.DP, 2 * g.DP,
+                    t.f.os + r0 * g.DP, g.DP, t.f.alpha + r0);
+}
+
+// One key tile of a query tile. A tile the causal mask cuts (the diagonal) goes 16 rows at a time,
+// each block only as far as its last row sees: about 3/8 of the diagonal's work is skipped.
+ACCELBENCH_HOT void forward_tile16(const geometry& g, const forward_scratch16& t, const bf16* kt,
+                                   const bf16* vp, int64_t i0, int64_t rows, int64_t j0,
+                                   float* sum) {
+  const int64_t TK = det::tile_k, cols = min64(TK, g.SK - j0);
+  const bool diagonal = g.causal && j0 + TK - 1 > i0 + g.off;
+  if (!diagonal) {
+    forward_rows16(g, t, kt, vp, i0, j0, 0, rows, TK, cols < TK, sum);
+    return;
+  }
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t r1 = min64(rows, r0 + 16);
+    const int64_t ncol = (visible_cols(g, i0 + r1 - 1, j0, cols) + 15) / 16 * 16;
+    forward_rows16(g, t, kt, vp, i0, j0, r0, r1, ncol, true, sum);
+  }
+}
+
 ACCELBENCH_HOT void forward_item16(const geometry& g, const bf16* q, void* o, float* lse, float* ws,
                                    const det::workspace_layout& L, const forward_scratch16& t,
                                    int64_t it) {
-  const int64_t TQ = det::tile_q, TK = det::tile_k;
+  const int64_t TQ = det::tile_q;
   float* os = t.f.os;
   float* m = t.f.m;
   float* l = t.f.l;
+  float sum[det::tile_q];
   const int64_t qt = g.NQT - 1 - it % g.NQT;
   const int64_t bh = it / g.NQT, b = bh / g.H, h = bh % g.H, hk = h / g.G;
   const int64_t i0 = qt * TQ, rows = min64(TQ, g.SQ - i0);
@@ -277,16 +360,8 @@ ACCELBENCH_HOT void forward_item16(const geometry& g, const bf16* q, void* o, fl
   }
 
   const int64_t kv_end = g.causal ? min64(g.SK, i0 + rows + g.off) : g.SK;
-  for (int64_t j0 = 0; j0 < kv_end; j0 += TK) {
-    const int64_t cols = min64(TK, g.SK - j0);
-    gemm16<acc_zero>(rows, TK, g.DP / 2, t.qs, g.DP, kt + (j0 / TK) * g.DP * TK, 2 * TK, t.f.sp,
-                     TK);
-    const bool masked = cols < TK || (g.causal && j0 + TK - 1 > i0 + g.off);
-    for (int64_t r = 0; r < rows; ++r)
-      forward_softmax_row(g, t.f, r, masked ? visible_cols(g, i0 + r, j0, cols) : TK);
-    to_rows(t.f.sp, rows, t.p);
-    gemm16<acc_scale>(rows, g.DP, TK / 2, t.p, TK, vp + j0 * g.DP, 2 * g.DP, os, g.DP, t.f.alpha);
-  }
+  for (int64_t j0 = 0; j0 < kv_end; j0 += det::tile_k)
+    forward_tile16(g, t, kt, vp, i0, rows, j0, sum);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = i0 + r;
     const bool any = l[r] > 0.f;

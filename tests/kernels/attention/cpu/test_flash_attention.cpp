@@ -211,6 +211,40 @@ TEST_CASE("bf16 attention stays within the bf16 tolerance on every bf16 path",
   }
 }
 
+TEST_CASE("rows with no visible key give o = 0 and lse = +inf on every bf16 path",
+          "[attention][bf16]") {
+  bf16_path_guard guard;
+  // seq_q 200 > seq_k 90: rows 0..109 see no key. The native path takes a causal tile 16 rows at
+  // a time, so whole 16-row blocks (and the first tile's blocks) see nothing, and row 110's block
+  // sees one key among masked ones.
+  const attention_shape s = shape(1, 2, 1, 200, 90, 32, true);
+  for (const std::string& path : available_bf16_paths()) {
+    set_bf16_path(path);
+    INFO("path " << path);
+    tensors t = make(s, 3);
+    run_bf16(s, t);
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 110; ++i) {
+        CHECK(std::isinf(t.lse[size_t(h * 200 + i)]));
+        for (int64_t d = 0; d < 32; ++d)
+          CHECK(t.o[size_t((i * 2 + h) * 32 + d)] == 0.f);
+      }
+    // Row 110 sees exactly key 0: o = v[0] (both heads share kv head 0), rounded to bf16.
+    for (int64_t h = 0; h < 2; ++h) {
+      CHECK(std::isfinite(t.lse[size_t(h * 200 + 110)]));
+      for (int64_t d = 0; d < 32; ++d)
+        CHECK(t.o[size_t((110 * 2 + h) * 32 + d)] == Approx(t.v[size_t(d)]).epsilon(1e-2));
+    }
+    // The forward (rows that see few keys put the backward near the bf16 bound on every path).
+    check_options opt;
+    opt.tolerance = 2e-2; // kernel-v1 bf16
+    const check_result r = check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(),
+                                         t.lse.data(), opt);
+    INFO(r.reason());
+    CHECK(r.ok());
+  }
+}
+
 namespace {
 
 // rms(got - ref) / rms(ref) over one tensor.
