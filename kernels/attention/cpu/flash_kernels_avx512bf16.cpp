@@ -182,19 +182,19 @@ inline void store_row16(const float* src, float mul, int64_t n, bf16* dst) {
 // 4l + k of rows 4i .. 4i + 3).
 inline void transpose16(const float* src, int64_t lds, float* dst, int64_t ldd) {
   __m512 t[16], u[16];
-  for (int i = 0; i < 8; ++i) {
+  for (int64_t i = 0; i < 8; ++i) {
     const __m512 a = _mm512_loadu_ps(src + 2 * i * lds),
                  b = _mm512_loadu_ps(src + (2 * i + 1) * lds);
     t[2 * i] = _mm512_unpacklo_ps(a, b);
     t[2 * i + 1] = _mm512_unpackhi_ps(a, b);
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int64_t i = 0; i < 4; ++i) {
     u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
     u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
     u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
     u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
   }
-  for (int k = 0; k < 4; ++k) {
+  for (int64_t k = 0; k < 4; ++k) {
     const __m512 v = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x88);
     const __m512 w = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xDD);
     const __m512 v2 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x88);

@@ -238,8 +238,8 @@ TEST_CASE("rows with no visible key give o = 0 and lse = +inf on every bf16 path
     // The forward (rows that see few keys put the backward near the bf16 bound on every path).
     check_options opt;
     opt.tolerance = 2e-2; // kernel-v1 bf16
-    const check_result r = check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(),
-                                         t.lse.data(), opt);
+    const check_result r =
+        check_forward(s, t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.lse.data(), opt);
     INFO(r.reason());
     CHECK(r.ok());
   }
