@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/elapsed.hpp"
 #include "harness/dist/dist.hpp"
 
 namespace accelbench::measure {
@@ -84,10 +85,6 @@ void flush_cpu_cache() {
 void kernel::flush_cache() { flush_cpu_cache(); }
 
 namespace {
-
-double seconds_since(clk::time_point t0) {
-  return std::chrono::duration<double>(clk::now() - t0).count();
-}
 
 // Seconds that `n` iterations of `k` take on this rank, timed as a sample would be (the flushes
 // of a cold run stay outside the timed span).

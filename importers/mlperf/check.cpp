@@ -52,6 +52,11 @@ const std::vector<std::string>& required_system_fields() {
   return fields;
 }
 
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
 namespace {
 
 std::string short_value(const json& v) {
@@ -578,11 +583,6 @@ std::vector<fs::path> sorted_entries(const fs::path& dir, bool dirs) {
   }
   std::sort(out.begin(), out.end());
   return out;
-}
-
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
 }
 
 bool is_result_file(const std::string& name) {

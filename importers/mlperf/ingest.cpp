@@ -452,11 +452,6 @@ std::vector<fs::directory_entry> entries(const fs::path& dir) {
   return out;
 }
 
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-
 // "rel/name" for diagnostics ("name" at the top).
 std::string rel_name(const std::string& rel, const fs::path& p) {
   const std::string n = repair_utf8(p.filename().string());

@@ -26,7 +26,7 @@ check_options check_options_for(const ruleset& rules, const attention_shape& s,
 
 namespace {
 
-constexpr double k_inf = std::numeric_limits<double>::infinity();
+constexpr double k_infinite_error = std::numeric_limits<double>::infinity();
 
 using labeller = std::function<std::string(size_t)>;
 
@@ -51,9 +51,9 @@ check_result compare(const std::vector<double>& got, const std::vector<double>& 
     const double x = got[e], y = ref[e];
     double err;
     if (std::isnan(x) || std::isnan(y))
-      err = k_inf;
+      err = k_infinite_error;
     else if (std::isinf(x) || std::isinf(y))
-      err = (x == y) ? 0.0 : k_inf;
+      err = (x == y) ? 0.0 : k_infinite_error;
     else {
       const double denom = std::max(std::fabs(y), rms);
       err = denom > 0 ? std::fabs(x - y) / denom : std::fabs(x - y);

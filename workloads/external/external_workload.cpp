@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/elapsed.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
@@ -198,10 +199,6 @@ void describe(run& out, const invocation& last, const tally& t, const program_se
     out.mllog = repair_utf8(mllog_lines(last.outcome.stdout_text));
     out.extra["mllog_events"] = (int64_t)j.mllog.events.size();
   }
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // The untimed warm-up runs; false (the run ended) when one of them does not end well.

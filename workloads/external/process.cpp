@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <utility>
 
+#include "harness/core/elapsed.hpp"
 #include "harness/core/error.hpp"
 #include "workloads/external/protocol.hpp"
 
@@ -404,10 +405,6 @@ running spawn(const launch& l, std::vector<std::string>& argv, pipe_pair& out, p
 } // namespace
 
 namespace {
-
-double seconds_since(clock_type::time_point t) {
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
 
 // Sends SIGTERM at the timeout or the cancel, and SIGKILL after the grace period.
 void enforce_limits(const launch& l, running& r, process_outcome& o) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/elapsed.hpp"
 #include "harness/core/hash.hpp"
 #include "harness/core/mllog.hpp"
 #include "harness/core/score.hpp"
@@ -227,10 +228,6 @@ void score_set(const ttt_settings& s, ttt_tally& t, run& out) {
       "olympic mean over the runs: drop the {0} fastest and {0} slowest, average the rest; a run "
       "that did not converge counts as one of the slowest, more than {0} make the result INVALID",
       t.max_dropped);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // False (the run failed) unless the ruleset is a time-to-train one and the rules can be judged.

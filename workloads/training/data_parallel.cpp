@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/elapsed.hpp"
 #include "harness/core/hash.hpp"
 #include "workloads/training/cpu/cpu_trainable.hpp"
 
@@ -13,9 +14,6 @@ namespace accelbench::training {
 
 namespace {
 using clock_type = std::chrono::steady_clock;
-double since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 } // namespace
 
 std::vector<std::pair<size_t, size_t>> gradient_buckets(size_t n, size_t bucket_floats) {
@@ -96,7 +94,7 @@ void dp_trainable::start_ready(size_t from_offset) {
     m_sum->start(b, e);
   }
   m_sum->progress();
-  m_comm_span_s += since(t0);
+  m_comm_span_s += seconds_since(t0);
 }
 
 void dp_trainable::finish_sync() {
@@ -105,7 +103,7 @@ void dp_trainable::finish_sync() {
   start_ready(0); // no overlap: every bucket starts here
   auto t0 = clock_type::now();
   m_sum->finish(1.0f / float(dist::size()));
-  m_wait_s = since(t0);
+  m_wait_s = seconds_since(t0);
   m_synced = true;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "harness/core/elapsed.hpp"
 #include "harness/core/error.hpp"
 #include "workloads/training/cpu/cpu_trainable.hpp"
 
@@ -12,9 +13,6 @@ namespace accelbench::training {
 
 namespace {
 using clock_type = std::chrono::steady_clock;
-double since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 // windows [B, T+1] -> inputs [B, T], targets [B, T]
 void split_windows(const int32_t* w, int64_t b, int64_t t, std::vector<int32_t>& in,
                    std::vector<int32_t>& tg) {
@@ -62,8 +60,8 @@ step_stats train_step(trainable& m, batch_loader& data, const train_hparams& hp,
   st.lr = hp.schedule.at(step);
   m.optimizer_step(st.lr, hp.adam);
   m.synchronize();
-  st.optimizer_s = since(t4);
-  st.total_s = since(t_step);
+  st.optimizer_s = seconds_since(t4);
+  st.total_s = seconds_since(t_step);
   return st;
 }
 
@@ -89,7 +87,7 @@ throughput_result measure_throughput(trainable& m, const train_hparams& hp,
   auto t0 = clock_type::now();
   m.init(seed);
   m.synchronize();
-  r.init_s = since(t0);
+  r.init_s = seconds_since(t0);
   batch_loader loader(m.options().with_head ? data(seed) : nullptr, m.options().batch,
                       m.options().seq);
   for (int64_t s = 0; s < warmup_steps + steps; s++) {
@@ -147,7 +145,7 @@ private:
                              : std::make_unique<cpu_trainable>(m_s.model, m_s.options);
     m_model->init(m_seed);
     m_model->synchronize();
-    m_r.init_s = since(t_init);
+    m_r.init_s = seconds_since(t_init);
     m_log.end("init_stop");
     if (m_s.max_init_s > 0 && m_r.init_s > m_s.max_init_s)
       m_r.init_within_bound = false;
@@ -219,7 +217,7 @@ private:
     pi.step = m_step;
     pi.max_steps = m_s.hp.max_steps;
     pi.loss = st.loss;
-    pi.elapsed_s = since(m_t0);
+    pi.elapsed_s = seconds_since(m_t0);
     pi.tokens_per_s = double(m_tokens) / std::max(1e-9, pi.elapsed_s);
     if (!m_r.curve.empty())
       pi.last_eval = m_r.curve.back().eval_loss;
@@ -247,7 +245,7 @@ private:
     double el = m_model->root_value(evaluate(*m_model, m_eval_windows, m_s.hp.eval_samples));
     m_log.point("eval_accuracy", el, {{"samples_count", m_samples}});
     m_log.end("eval_stop", nullptr, {{"samples_count", m_samples}});
-    m_r.curve.push_back({m_samples, m_step, el, since(m_t0)});
+    m_r.curve.push_back({m_samples, m_step, el, seconds_since(m_t0)});
     if (!std::isfinite(el)) {
       m_r.status = "aborted";
       m_r.reason = "evaluation loss is not finite at step " + std::to_string(m_step);
@@ -267,7 +265,7 @@ private:
   }
 
   void finish() {
-    m_r.seconds = since(m_t0);
+    m_r.seconds = seconds_since(m_t0);
     m_r.steps = m_step;
     m_r.samples = m_samples;
     m_r.loader_tokens_per_s = m_loader->tokens_per_s();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "harness/core/elapsed.hpp"
 #include "harness/device/device.hpp"
 
 namespace accelbench::training::cuda {
@@ -13,10 +14,6 @@ namespace accelbench::training::cuda {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-double since(clock_type::time_point t) {
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
-
 // Page-locked host memory (cudaMallocHost), freed on destruction.
 class pinned_tokens {
 public:
@@ -98,7 +95,7 @@ struct step_queue {
             in[i * t + j] = w[size_t(i * (t + 1) + j)];
             tg[i * t + j] = w[size_t(i * (t + 1) + j + 1)];
           }
-        data_s += since(t0);
+        data_s += seconds_since(t0);
       }
       mark(1 + 2 * size_t(micro));
       m.forward_async(in, tg, 1.0f / float(accum), step);
@@ -141,7 +138,7 @@ cuda_throughput measure_throughput_cuda(llama_cuda& m, const train_hparams& hp,
   m.init(seed);
   m.reserve_step_log(total);
   m.synchronize();
-  r.result.init_s = since(t0);
+  r.result.init_s = seconds_since(t0);
   const bool head = m.options().with_head;
   batch_loader loader(head ? data(seed) : nullptr, m.options().batch, m.options().seq);
   pinned_tokens pinned(head ? size_t(total * accum * 2 * bt) : 0);
@@ -162,7 +159,7 @@ cuda_throughput measure_throughput_cuda(llama_cuda& m, const train_hparams& hp,
   ev.record(size_t(steps) * per_step, m.stream());
   r.host_waits_in_timed_steps = m.host_waits() - waits0;
   m.synchronize(); // the end of the timed window
-  r.window_s = since(tw);
+  r.window_s = seconds_since(tw);
   r.result.steps = read_steps(ev, per_step, accum, steps);
   const std::vector<float> log = m.read_step_log();
   for (int64_t i = 0; i < steps; i++) {
