@@ -59,3 +59,13 @@ function(accelbench_add_test name)
   # NoTests makes that a failure instead of an empty pass.
   catch_discover_tests(${name} TEST_PREFIX "${T_PREFIX}:" EXTRA_ARGS -w NoTests PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77 ${env})
 endfunction()
+
+# accelbench_unity(target): compile the target's sources in batches of 8 (CMake's unity build)
+# when ACCELBENCH_UNITY_BUILD is on. Only for targets without hot loops: a batch may inline across
+# its sources, and a benchmark's timed code must not change with the batch it lands in. Sources
+# with their own compile options are never batched (CMake leaves them out).
+function(accelbench_unity tgt)
+  if(ACCELBENCH_UNITY_BUILD)
+    set_target_properties(${tgt} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
+endfunction()

@@ -23,9 +23,11 @@ cuda=${ACCELBENCH_CUDA:-auto}
 
 # CPU-seconds (user + sys) of a cold build on a 2-core AVX-512 Debian 12 machine (GCC 12, nvcc
 # 13.0, ccache off, an empty build folder):
-cpu_s_job=730       # measured: `/usr/bin/time cmake --build DIR --target accelbench`, CUDA off
+cpu_s_job=390       # measured: `/usr/bin/time cmake --build DIR --target accelbench`, CUDA off
+                    # (730 before the unity builds of ACCELBENCH_UNITY_BUILD)
 cpu_s_cuda_job=300  # estimated: the CUDA backends for one architecture (no GPU to measure with)
 cpu_s_all=1500      # measured: every target with CUDA (archs 90 and 100), 12.5 min on 2 idle cores
+                    # (before the unity builds; not measured cold since)
 cpu_s_cuda_all=0    # (included in cpu_s_all; a CPU-only full build takes less)
 
 has_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; }

@@ -50,22 +50,33 @@ else
   mapfile -t files < <({ git diff --name-only --diff-filter=AMR "$base" -- "${sources[@]}";
                          git ls-files --others --exclude-standard -- "${sources[@]}"; } | sort -u)
 fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# A unity build (ACCELBENCH_UNITY_BUILD) compiles batches of sources: its database names the
+# generated batch files. clang-tidy reads a copy with one entry per source of each batch, compiled
+# with the batch's command, so every source is checked alone.
+mkdir -p "$out/db"
+python3 - "$build/compile_commands.json" "$out/db/compile_commands.json" <<'PY'
+import json, re, sys
+entries = []
+for e in json.load(open(sys.argv[1], encoding="utf-8")):
+    if not re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", e["file"]):
+        entries.append(e)
+        continue
+    for src in re.findall(r'^#include "([^"]+)"', open(e["file"], encoding="utf-8").read(), re.M):
+        entries.append(dict(e, file=src, command=e["command"].replace(e["file"], src)))
+json.dump(entries, open(sys.argv[2], "w", encoding="utf-8"), indent=1)
+PY
 # Only files the build compiles (CUDA sources and files of modules left out have no entry), and
 # that still exist (a later commit may have removed one).
 mapfile -t files < <(for f in "${files[@]}"; do
-                       [[ -f $f ]] && grep -q "\"file\": \".*/$f\"" "$build/compile_commands.json" && echo "$f"
+                       [[ -f $f ]] && grep -q "\"file\": \".*/$f\"" "$out/db/compile_commands.json" && echo "$f"
                      done)
 if ((last > 0 && ${#files[@]} > max)); then
   echo "tidy: ${#files[@]} files changed in the last $last commits; checking the $max most recent" >&2
   files=("${files[@]:0:max}")
 fi
 ((${#files[@]})) || { echo "tidy: 0 findings in 0 files"; exit 0; }
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-# clang cannot read GCC's precompiled headers (cmake/accelbench_pch.cmake): clang-tidy reads a copy
-# of the compile database without them, and parses those headers itself.
-mkdir -p "$out/db"
-sed -E 's# -Winvalid-pch -include [^ ]*/cmake_pch\.hxx##g' "$build/compile_commands.json" >"$out/db/compile_commands.json"
 # One output file per source, so that parallel runs do not interleave.
 printf '%s\n' "${files[@]}" |
   xargs -P "$jobs" -I{} bash -c 'f=$4; "$1" -p "$2" --quiet --extra-arg=-Wno-unknown-warning-option "$f" >"$3/${f//\//_}.txt" 2>&1 || true' \
