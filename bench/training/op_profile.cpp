@@ -170,12 +170,12 @@ void print_op_profile(const model_config& m, int64_t batch, int64_t seq, compute
   };
   rows.push_back({"rope q,k (fwd or bwd)", 2 * layers, rope_f, rope_f});
   auto att_f = [&] {
-    attention_forward(b.big1.data(), b.lse.data(), b.x.data(), b.y.data(), b.z.data(), batch, seq,
-                      nh, kvh, hd);
+    attention_forward(dt, b.big1.data(), b.lse.data(), b.x.data(), b.y.data(), b.z.data(), batch,
+                      seq, nh, kvh, hd);
   };
   rows.push_back({"attention fwd", layers, att_f, att_f});
   auto att_b = [&] {
-    attention_backward(b.big2.data(), b.d3.data(), b.big3.data(), b.y.data(), b.x.data(),
+    attention_backward(dt, b.big2.data(), b.d3.data(), b.big3.data(), b.y.data(), b.x.data(),
                        b.y.data(), b.z.data(), b.big1.data(), b.lse.data(), batch, seq, nh, kvh,
                        hd);
   };

@@ -65,6 +65,8 @@ memory_plan llama_model::plan(const model_config& cfg, const llama_options& opt)
       causal_attention_shape(opt.batch, opt.seq, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim());
   scratch +=
       std::max(attention::forward_workspace_bytes(as), attention::backward_workspace_bytes(as));
+  if (opt.dtype == compute_dtype::bf16) // the backward's bf16 copies: Q, O, dO, dQ; K, V, dK, dV
+    scratch += uint64_t(bt * 4 * (cfg.dim + cfg.n_kv_heads * cfg.head_dim())) * 2;
   scratch += uint64_t(opt.seq * cfg.head_dim()) * 4 + (64ull << 20);
   mp.scratch = scratch;
   return mp;
@@ -162,7 +164,7 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
     linear_forward(dt, a.v, a.xn1, p.wv, bt, c, kv);
     rope_forward(a.q, m_rope, b, t, nh, hd);
     rope_forward(a.k, m_rope, b, t, kvh, hd);
-    attention_forward(a.att, a.lse, a.q, a.k, a.v, b, t, nh, kvh, hd);
+    attention_forward(dt, a.att, a.lse, a.q, a.k, a.v, b, t, nh, kvh, hd);
     linear_forward(dt, tmp, a.att, p.wo, bt, c, c);
     residual_forward(a.xmid, x, tmp, bt * c);
     ops.norm_fwd(a.xn2, a.rstd2, a.xmid, p.mlp_norm, bt, c, eps);
@@ -244,7 +246,7 @@ void llama_model::backward(float loss_scale) {
     ops.norm_bwd(dres, gr.mlp_norm, dxn, a.xmid, p.mlp_norm, a.rstd2, bt, c);
     // attention: xmid = x + attention(rope(xn1 Wq^T), rope(xn1 Wk^T), xn1 Wv^T) Wo^T
     linear_backward(dt, datt, gr.wo, dres, a.att, p.wo, bt, c, c, false);
-    attention_backward(dq, dk, dv, datt, a.q, a.k, a.v, a.att, a.lse, b, t, nh, kvh, hd);
+    attention_backward(dt, dq, dk, dv, datt, a.q, a.k, a.v, a.att, a.lse, b, t, nh, kvh, hd);
     rope_backward(dq, m_rope, b, t, nh, hd);
     rope_backward(dk, m_rope, b, t, kvh, hd);
     linear_backward(dt, dxn, gr.wq, dq, a.xn1, p.wq, bt, c, c, false);

@@ -266,16 +266,83 @@ void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t
 // ---------------------------------------------------------------------------------------------
 // attention
 
-void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
-                       int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
-  attention::flash_forward(causal_attention_shape(b, t, nh, kvh, hd), q, k, v, out, lse);
+namespace {
+
+k_fast_kernel void widen_row_bf16(float* d, const uint16_t* s, int64_t n) {
+  for (int64_t c = 0; c < n; c++)
+    d[c] = bf16_to_float(s[c]);
 }
 
-void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
-                        const float* k, const float* v, const float* out, const float* lse,
-                        int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
-  attention::flash_backward(causal_attention_shape(b, t, nh, kvh, hd), q, k, v, out, dout, lse, dq,
-                            dk, dv);
+// n floats -> bf16 (round to nearest even) and back, in rows of 4096 across the threads.
+constexpr int64_t k_convert_chunk = 4096;
+
+void to_bf16(std::vector<uint16_t>& dst, const float* src, int64_t n) {
+  dst.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i += k_convert_chunk)
+    convert_row_bf16(dst.data() + i, src + i, std::min(k_convert_chunk, n - i));
+}
+
+void to_float(float* dst, const std::vector<uint16_t>& src, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i += k_convert_chunk)
+    widen_row_bf16(dst + i, src.data() + i, std::min(k_convert_chunk, n - i));
+}
+
+// The calling thread's bf16 copies of the attention tensors (grow-only; a data-parallel replica
+// on its own thread has its own).
+struct attention_bf16 {
+  std::vector<uint16_t> q, k, v, o, d_o, dq, dk, dv;
+};
+
+attention_bf16& attention_buffers() {
+  thread_local attention_bf16 b;
+  return b;
+}
+
+} // namespace
+
+void attention_forward(compute_dtype dt, float* out, float* lse, const float* q, const float* k,
+                       const float* v, int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
+  const attention::attention_shape s = causal_attention_shape(b, t, nh, kvh, hd);
+  if (dt != compute_dtype::bf16) {
+    attention::flash_forward(s, q, k, v, out, lse);
+    return;
+  }
+  attention_bf16& w = attention_buffers();
+  const int64_t nq = b * t * nh * hd, nk = b * t * kvh * hd;
+  to_bf16(w.q, q, nq);
+  to_bf16(w.k, k, nk);
+  to_bf16(w.v, v, nk);
+  w.o.resize(size_t(nq));
+  attention::flash_forward_bf16(s, w.q.data(), w.k.data(), w.v.data(), w.o.data(), lse);
+  to_float(out, w.o, nq);
+}
+
+void attention_backward(compute_dtype dt, float* dq, float* dk, float* dv, const float* dout,
+                        const float* q, const float* k, const float* v, const float* out,
+                        const float* lse, int64_t b, int64_t t, int64_t nh, int64_t kvh,
+                        int64_t hd) {
+  const attention::attention_shape s = causal_attention_shape(b, t, nh, kvh, hd);
+  if (dt != compute_dtype::bf16) {
+    attention::flash_backward(s, q, k, v, out, dout, lse, dq, dk, dv);
+    return;
+  }
+  attention_bf16& w = attention_buffers();
+  const int64_t nq = b * t * nh * hd, nk = b * t * kvh * hd;
+  to_bf16(w.q, q, nq);
+  to_bf16(w.k, k, nk);
+  to_bf16(w.v, v, nk);
+  to_bf16(w.o, out, nq); // exact: the forward's bf16 O, widened
+  to_bf16(w.d_o, dout, nq);
+  w.dq.resize(size_t(nq));
+  w.dk.resize(size_t(nk));
+  w.dv.resize(size_t(nk));
+  attention::flash_backward_bf16(s, w.q.data(), w.k.data(), w.v.data(), w.o.data(), w.d_o.data(),
+                                 lse, w.dq.data(), w.dk.data(), w.dv.data());
+  to_float(dq, w.dq, nq);
+  to_float(dk, w.dk, nk);
+  to_float(dv, w.dv, nk);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -52,14 +52,18 @@ void rope_forward(float* x, const rope_table& r, int64_t b, int64_t t, int64_t n
 // dx[B,T,NH,HD] in place: the transpose of a rotation is the rotation by -angle
 void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t nh, int64_t hd);
 
-// Causal grouped-query attention through the fused kernels of workloads/attention.
+// Causal grouped-query attention through the fused kernels of kernels/attention. With bf16 (the
+// bf16 recipe) Q, K, V, O and dO are rounded to bf16 and the bf16 kernels run (vdpbf16ps where
+// the CPU has AVX512-BF16; softmax, lse and accumulation in fp32, as bf16 FlashAttention on GPUs),
+// O and the gradients widened back to fp32; fp32 runs the fp32 kernels.
 // q, out[B,T,NH,HD]; k, v[B,T,KVH,HD]; lse[B,NH,T]
-void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
-                       int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd);
+void attention_forward(compute_dtype dt, float* out, float* lse, const float* q, const float* k,
+                       const float* v, int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd);
 // dq[B,T,NH,HD], dk, dv[B,T,KVH,HD] (=)
-void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
-                        const float* k, const float* v, const float* out, const float* lse,
-                        int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd);
+void attention_backward(compute_dtype dt, float* dq, float* dk, float* dv, const float* dout,
+                        const float* q, const float* k, const float* v, const float* out,
+                        const float* lse, int64_t b, int64_t t, int64_t nh, int64_t kvh,
+                        int64_t hd);
 
 // SwiGLU (Shazeer 2020): out[BT,F] = silu(h1) * h3, silu(x) = x * sigmoid(x)
 void swiglu_forward(float* out, const float* h1, const float* h3, int64_t n);

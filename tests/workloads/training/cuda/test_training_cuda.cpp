@@ -239,10 +239,10 @@ TEST_CASE("cuda training: bf16 loss and gradients agree with the CPU's bf16 ones
   const float lc = cpu.forward(in.data(), tg.data()), lg = gpu.forward(in.data(), tg.data());
   INFO("cpu " << lc << " gpu " << lg << " (" << gpu.implementation() << ")");
   // At initialisation the loss is ln V within ~0.01 whatever the blocks compute, so a relative
-  // tolerance would hide a broken block: the bound is absolute. The CPU rounds only the matmul
-  // inputs to bf16; the GPU's bf16-mixed-v1 keeps every activation (and the logits) in bf16 and
-  // runs attention in bf16: the bounds are looser than the fp32 comparison's, and still far
-  // below what a broken block gives (a relative gradient error near 1).
+  // tolerance would hide a broken block: the bound is absolute. The CPU rounds the matmul and
+  // attention inputs to bf16; the GPU's bf16-mixed-v1 keeps every activation (and the logits) in
+  // bf16: the bounds are looser than the fp32 comparison's, and still far below what a broken
+  // block gives (a relative gradient error near 1).
   CHECK(std::abs(lc - lg) <= 2e-2);
   cpu.backward(1.0f);
   gpu.backward(1.0f);
