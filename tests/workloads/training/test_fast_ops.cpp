@@ -147,3 +147,35 @@ TEST_CASE("a model on the fast ops trains as on the reference ops, losses within
     orf.step(ref.params(), ref.grads(), ref.tensors(), 1e-2, {});
   }
 }
+
+TEST_CASE("the bf16 recipe's attention runs on bf16 (O and dQ/dK/dV are bf16 values) and stays "
+          "near fp32's",
+          "[training][fastops]") {
+  // b1 t70 (a partial tile) nh4 kvh2 hd32: q, out [1,70,4,32]; k, v [1,70,2,32]; lse [1,4,70].
+  const int64_t b = 1, t = 70, nh = 4, kvh = 2, hd = 32, nq = b * t * nh * hd,
+                nk = b * t * kvh * hd;
+  const std::vector<float> q = wave(size_t(nq), 0.37, 1.0), k = wave(size_t(nk), 0.23, 1.0),
+                           v = wave(size_t(nk), 0.11, 1.0), d_o = wave(size_t(nq), 0.05, 1.0);
+  std::vector<float> o32(static_cast<size_t>(nq)), o16(static_cast<size_t>(nq)),
+      lse32(static_cast<size_t>(b * nh * t)), lse16(static_cast<size_t>(b * nh * t));
+  attention_forward(compute_dtype::fp32, o32.data(), lse32.data(), q.data(), k.data(), v.data(), b,
+                    t, nh, kvh, hd);
+  attention_forward(compute_dtype::bf16, o16.data(), lse16.data(), q.data(), k.data(), v.data(), b,
+                    t, nh, kvh, hd);
+  std::vector<float> g32(static_cast<size_t>(nq + 2 * nk)), g16(static_cast<size_t>(nq + 2 * nk));
+  attention_backward(compute_dtype::fp32, g32.data(), g32.data() + nq, g32.data() + nq + nk,
+                     d_o.data(), q.data(), k.data(), v.data(), o32.data(), lse32.data(), b, t, nh,
+                     kvh, hd);
+  attention_backward(compute_dtype::bf16, g16.data(), g16.data() + nq, g16.data() + nq + nk,
+                     d_o.data(), q.data(), k.data(), v.data(), o16.data(), lse16.data(), b, t, nh,
+                     kvh, hd);
+  int not_bf16 = 0;
+  for (const auto* x : {&o16, &g16})
+    for (float f : *x)
+      not_bf16 += round_to_bf16(f) != f;
+  CHECK(not_bf16 == 0);
+  CHECK_FALSE(same_bits(o16, o32));
+  // bf16 inputs and P: within the bf16 attention tolerance (2e-2 of max(|ref|, rms)) of fp32.
+  CHECK(outside(o16, o32, 2e-2, 2e-2) == 0);
+  CHECK(outside(g16, g32, 2e-2, 2e-2) == 0);
+}

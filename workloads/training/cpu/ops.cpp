@@ -295,9 +295,22 @@ struct attention_bf16 {
   std::vector<uint16_t> q, k, v, o, d_o, dq, dk, dv;
 };
 
-attention_bf16& attention_buffers() {
-  thread_local attention_bf16 b;
-  return b;
+// Elements of Q (and O, dO, dQ) and of K (and V, dK, dV) in the layouts of attention_shape.hpp.
+int64_t q_elems(const attention::attention_shape& s) {
+  return s.batch * s.seq_q * s.heads * s.head_dim;
+}
+int64_t kv_elems(const attention::attention_shape& s) {
+  return s.batch * s.seq_k * s.kv_heads * s.head_dim;
+}
+
+// The calling thread's buffers, with Q, K and V of shape s rounded to bf16 in them.
+attention_bf16& attention_inputs_bf16(const attention::attention_shape& s, const float* q,
+                                      const float* k, const float* v) {
+  thread_local attention_bf16 w;
+  to_bf16(w.q, q, q_elems(s));
+  to_bf16(w.k, k, kv_elems(s));
+  to_bf16(w.v, v, kv_elems(s));
+  return w;
 }
 
 } // namespace
@@ -309,11 +322,8 @@ void attention_forward(compute_dtype dt, float* out, float* lse, const float* q,
     attention::flash_forward(s, q, k, v, out, lse);
     return;
   }
-  attention_bf16& w = attention_buffers();
-  const int64_t nq = b * t * nh * hd, nk = b * t * kvh * hd;
-  to_bf16(w.q, q, nq);
-  to_bf16(w.k, k, nk);
-  to_bf16(w.v, v, nk);
+  attention_bf16& w = attention_inputs_bf16(s, q, k, v);
+  const int64_t nq = q_elems(s);
   w.o.resize(size_t(nq));
   attention::flash_forward_bf16(s, w.q.data(), w.k.data(), w.v.data(), w.o.data(), lse);
   to_float(out, w.o, nq);
@@ -328,11 +338,8 @@ void attention_backward(compute_dtype dt, float* dq, float* dk, float* dv, const
     attention::flash_backward(s, q, k, v, out, dout, lse, dq, dk, dv);
     return;
   }
-  attention_bf16& w = attention_buffers();
-  const int64_t nq = b * t * nh * hd, nk = b * t * kvh * hd;
-  to_bf16(w.q, q, nq);
-  to_bf16(w.k, k, nk);
-  to_bf16(w.v, v, nk);
+  attention_bf16& w = attention_inputs_bf16(s, q, k, v);
+  const int64_t nq = q_elems(s), nk = kv_elems(s);
   to_bf16(w.o, out, nq); // exact: the forward's bf16 O, widened
   to_bf16(w.d_o, dout, nq);
   w.dq.resize(size_t(nq));
