@@ -167,11 +167,16 @@ inline void copy_row(const bf16* src, int64_t n, int64_t np, bf16* dst) {
     dst[d] = 0;
 }
 
+// The first n of 16 lanes (n clamped to [0, 16]).
+inline __mmask16 lanes_below(int64_t n) {
+  return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+}
+
 // dst[0, n) = bf16(src * mul), rounded to nearest even (vcvtneps2bf16; n <= the padded row).
 inline void store_row16(const float* src, float mul, int64_t n, bf16* dst) {
   const __m512 vm = _mm512_set1_ps(mul);
   for (int64_t x = 0; x < n; x += 16) {
-    const __mmask16 k = n - x >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - x)) - 1);
+    const __mmask16 k = lanes_below(n - x);
     const __m256i h = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_loadu_ps(src + x), vm));
     _mm256_mask_storeu_epi16(dst + x, k, h);
   }
@@ -253,11 +258,6 @@ ACCELBENCH_HOT forward_scratch16 forward_scratch16_of(const geometry& g, float* 
   t.qs = reinterpret_cast<bf16*>(t.f.qs);
   t.p = reinterpret_cast<bf16*>(t.f.row + g.DP);
   return t;
-}
-
-// The first n of 16 lanes (n clamped to [0, 16]).
-inline __mmask16 lanes_below(int64_t n) {
-  return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }
 
 // One row of the online softmax, fused with P's rounding: scores srow[0, ncol) (columns from lim

@@ -273,20 +273,21 @@ k_fast_kernel void widen_row_bf16(float* d, const uint16_t* s, int64_t n) {
     d[c] = bf16_to_float(s[c]);
 }
 
-// n floats -> bf16 (round to nearest even) and back, in rows of 4096 across the threads.
-constexpr int64_t k_convert_chunk = 4096;
-
-void to_bf16(std::vector<uint16_t>& dst, const float* src, int64_t n) {
-  dst.resize(size_t(n));
+// The bf16 attention tensors widened back to fp32, in rows of 4096 across the threads (the
+// rounding the other way is convert_bf16's).
+void to_float(float* dst, const std::vector<uint16_t>& src, int64_t n) {
+  constexpr int64_t chunk = 4096;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i += k_convert_chunk)
-    convert_row_bf16(dst.data() + i, src + i, std::min(k_convert_chunk, n - i));
+  for (int64_t i = 0; i < n; i += chunk)
+    widen_row_bf16(dst + i, src.data() + i, std::min(chunk, n - i));
 }
 
-void to_float(float* dst, const std::vector<uint16_t>& src, int64_t n) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i += k_convert_chunk)
-    widen_row_bf16(dst + i, src.data() + i, std::min(k_convert_chunk, n - i));
+// q-shaped [B, Tq, NH, HD] and kv-shaped [B, Tk, KVH, HD] tensors -> bf16, a row per token.
+void q_to_bf16(std::vector<uint16_t>& dst, const float* x, const attention::attention_shape& s) {
+  convert_bf16(dst, x, s.batch * s.seq_q, s.heads * s.head_dim, s.heads * s.head_dim);
+}
+void kv_to_bf16(std::vector<uint16_t>& dst, const float* x, const attention::attention_shape& s) {
+  convert_bf16(dst, x, s.batch * s.seq_k, s.kv_heads * s.head_dim, s.kv_heads * s.head_dim);
 }
 
 // The calling thread's bf16 copies of the attention tensors (grow-only; a data-parallel replica
@@ -307,9 +308,9 @@ int64_t kv_elems(const attention::attention_shape& s) {
 attention_bf16& attention_inputs_bf16(const attention::attention_shape& s, const float* q,
                                       const float* k, const float* v) {
   thread_local attention_bf16 w;
-  to_bf16(w.q, q, q_elems(s));
-  to_bf16(w.k, k, kv_elems(s));
-  to_bf16(w.v, v, kv_elems(s));
+  q_to_bf16(w.q, q, s);
+  kv_to_bf16(w.k, k, s);
+  kv_to_bf16(w.v, v, s);
   return w;
 }
 
@@ -340,8 +341,8 @@ void attention_backward(compute_dtype dt, float* dq, float* dk, float* dv, const
   }
   attention_bf16& w = attention_inputs_bf16(s, q, k, v);
   const int64_t nq = q_elems(s), nk = kv_elems(s);
-  to_bf16(w.o, out, nq); // exact: the forward's bf16 O, widened
-  to_bf16(w.d_o, dout, nq);
+  q_to_bf16(w.o, out, s); // exact: the forward's bf16 O, widened
+  q_to_bf16(w.d_o, dout, s);
   w.dq.resize(size_t(nq));
   w.dk.resize(size_t(nk));
   w.dv.resize(size_t(nk));
