@@ -58,6 +58,28 @@ function(accelbench_add_test name)
   # name that CTest cannot pass back to Catch (it splits names at ';') matches no test case: -w
   # NoTests makes that a failure instead of an empty pass.
   catch_discover_tests(${name} TEST_PREFIX "${T_PREFIX}:" EXTRA_ARGS -w NoTests PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77 ${env})
+  accelbench_label_tagged_tests(${name} ${T_PREFIX})
+endfunction()
+
+# The Catch2 tags that become CTest labels (cmake/catch_tag_labels.cmake): [timing] marks a test
+# case whose outcome involves wall-clock time, waits, signals or concurrency (docs/architecture.md,
+# "Tests"), so that `ctest -L timing` reruns that group, e.g. with both cores kept busy.
+set(ACCELBENCH_LABEL_TAGS timing)
+
+# accelbench_label_tagged_tests(target prefix): after each build of the test program, lists its
+# test cases of each tag in ACCELBENCH_LABEL_TAGS and labels their CTest tests; the script is
+# included after catch_discover_tests' (TEST_INCLUDE_FILES are read in order).
+function(accelbench_label_tagged_tests tgt prefix)
+  set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${tgt}_labels.cmake")
+  add_custom_command(TARGET ${tgt} POST_BUILD
+    BYPRODUCTS "${labels_file}"
+    COMMAND "${CMAKE_COMMAND}" -D "TEST_EXECUTABLE=$<TARGET_FILE:${tgt}>" -D "PREFIX=${prefix}"
+            "-DTAGS=${ACCELBENCH_LABEL_TAGS}" -D "CTEST_FILE=${labels_file}"
+            -P "${ACCELBENCH_SOURCE_DIR}/cmake/catch_tag_labels.cmake"
+    VERBATIM)
+  set(include_file "${CMAKE_CURRENT_BINARY_DIR}/${tgt}_labels_include.cmake")
+  file(WRITE "${include_file}" "if(EXISTS \"${labels_file}\")\n  include(\"${labels_file}\")\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")
 endfunction()
 
 # accelbench_unity(target): compile the target's sources in batches of 8 (CMake's unity build)

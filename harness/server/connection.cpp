@@ -210,8 +210,10 @@ ssize_t connection::fail(failure f) {
 ssize_t connection::fill() {
   m_buf_at = m_buf_end = 0;
   const ssize_t n = raw_read(m_buf.data(), m_buf.size());
-  if (n > 0)
+  if (n > 0) {
     m_buf_end = (std::size_t)n;
+    m_request_read += (std::uint64_t)n;
+  }
   return n;
 }
 
@@ -237,6 +239,7 @@ void connection::begin_head() {
   m_phase = phase::head;
   m_writing = false;
   m_head_bytes = 0;
+  m_request_read = 0;
   m_framing = framing::none;
   m_body_done = true;
 }

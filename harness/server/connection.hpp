@@ -96,6 +96,10 @@ public:
   bool readable() const; // a byte is buffered, or the socket can be read now
 
   failure last_failure() const { return m_failure; }
+  // The bytes taken off the socket (decrypted, under TLS) since this request's head began: what
+  // the server read of it, head and body, so far. Bytes dropped by finish()'s linger are not
+  // counted; they are read after the answer, for as long as the linger lasts.
+  std::uint64_t request_bytes_read() const { return m_request_read; }
   // The body was read to its end (or there was none): the next request can follow.
   bool body_complete() const;
   // Ends the connection after a response: TLS close_notify, then the write side is shut and what
@@ -129,6 +133,7 @@ private:
   std::chrono::steady_clock::time_point m_deadline, m_write_deadline;
   bool m_writing = false;
   std::size_t m_head_bytes = 0;
+  std::uint64_t m_request_read = 0;
   std::uint64_t m_body_left = 0;
   bool m_body_done = true;
   chunked_decoder m_chunks{0};

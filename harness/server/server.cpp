@@ -674,9 +674,12 @@ void add_policies(httplib::Server& svr, server_state& st) {
     });
   if (!st.opt.quiet)
     svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-      // Method, path and status only: never a header (the token) or the body.
-      log_line(fmt::format("{} {} {} {}", req.method, printable(req.path), res.status,
-                           res.get_header_value("Server-Timing")));
+      // Method, path, status, the bytes read off the connection for the request before it was
+      // answered (a refused body shows here as unread), and the server-side time: never a header
+      // (the token) or the body.
+      const connection* c = t_request.conn;
+      log_line(fmt::format("{} {} {} read={} {}", req.method, printable(req.path), res.status,
+                           c ? c->request_bytes_read() : 0, res.get_header_value("Server-Timing")));
     });
   const size_t most = st.opt.max_connections;
   svr.new_task_queue = [most] { return new connection_threads(most); };
