@@ -1,6 +1,7 @@
 #pragma once
 // A real `accelbench serve` on 127.0.0.1 for the server tests: started on a free port (port 0;
-// the port is read from its first log line), stopped with SIGTERM or killed with SIGKILL. Source
+// the port is read from its first log line), stopped with SIGTERM or killed with SIGKILL, and
+// paused with SIGSTOP where a fault must meet a known state (pause_at). Source
 // databases of synthetic nightly runs are written through the store, and the server's database is
 // read through the store too (a second connection; SQLite's WAL lets it read while the server
 // writes).
@@ -9,8 +10,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <functional>
 #include <random>
 #include <regex>
 
@@ -78,10 +82,30 @@ struct live_server {
     return e.timed_out ? -1 : e.rc;
   }
   void kill9() {
-    kill(-pid, SIGKILL);
+    kill(-pid, SIGKILL); // a stopped server too (pause)
     int st = 0;
     waitpid(pid, &st, 0);
     pid = -1;
+  }
+  // SIGSTOP, and waits until it is stopped (waitpid reports it): from then on the server reads,
+  // answers and stores nothing until resume(). False when it had ended (it is reaped then).
+  bool pause() {
+    if (pid <= 0)
+      return false;
+    kill(pid, SIGSTOP);
+    int st = 0;
+    pid_t r;
+    do
+      r = waitpid(pid, &st, WUNTRACED);
+    while (r < 0 && errno == EINTR);
+    if (r == pid && WIFSTOPPED(st))
+      return true;
+    pid = -1;
+    return false;
+  }
+  void resume() {
+    if (pid > 0)
+      kill(pid, SIGCONT);
   }
   std::string url(const std::string& path = "") const {
     return fmt::format("http://127.0.0.1:{}{}", port, path);
@@ -163,6 +187,27 @@ inline std::vector<std::string> fill_source(const fs::path& db_path, const std::
 
 inline int64_t count_runs(const fs::path& db) {
   return store::store::open(db, store::access::read_only).count_runs();
+}
+
+// Lets the server run a millisecond at a time, stopped (live_server::pause) in between, until
+// `count`, read while it is stopped, reaches `at_least`; returns that count with the server left
+// stopped, or -1 when it ended or 120 s passed (a hang guard). A fault that follows (kill -9, the
+// database stopped) meets exactly what was counted, however fast this machine publishes: the
+// stop, not a sleep, orders the count before the fault. On PostgreSQL one COMMIT that the server
+// sent just before its stop may still complete: one batch more per request in flight. The
+// millisecond is only the pace of the steps.
+inline int64_t pause_at(live_server& s, const std::function<int64_t()>& count, int64_t at_least) {
+  const auto give_up = std::chrono::steady_clock::now() + 120s;
+  while (s.pause()) {
+    const int64_t n = count();
+    if (n >= at_least)
+      return n;
+    s.resume();
+    if (std::chrono::steady_clock::now() > give_up)
+      break;
+    std::this_thread::sleep_for(1ms);
+  }
+  return -1;
 }
 
 // A raw connection to the server, for what an HTTP client library would not send: a request

@@ -219,7 +219,8 @@ TEST_CASE(
   CHECK(test_cli::slurp(s.log).find(w.substr(6)) == std::string::npos);
 }
 
-TEST_CASE("serve: 16 concurrent publishers, every run stored exactly once", "[server][load]") {
+TEST_CASE("serve: 16 concurrent publishers, every run stored exactly once",
+          "[server][load][timing]") {
   test_cli::temp_dir t;
   SERVER_DB(db, t.path);
   const std::string w = make_token(db, "write");
@@ -256,7 +257,7 @@ TEST_CASE("serve: 16 concurrent publishers, every run stored exactly once", "[se
 
 TEST_CASE(
     "serve: killed with -9 in the middle of a publish and restarted, nothing lost or duplicated",
-    "[server][fault]") {
+    "[server][fault][timing]") {
   test_cli::temp_dir t;
   const fs::path src = t.path / "src.db";
   SERVER_DB(db, t.path);
@@ -269,17 +270,17 @@ TEST_CASE(
   test_cli::spawn_options o;
   o.err = t.path / "publish.err";
   const pid_t pub = test_cli::spawn_sh(publish_cmd(s, src, w, "--retries 40"), o);
-  // Kill it once some runs, not all, are stored.
-  int64_t seen = 0;
-  for (int i = 0; i < 3000 && seen < 10; ++i) {
-    std::this_thread::sleep_for(5ms);
-    seen = count_runs(db);
-  }
-  REQUIRE(seen >= 10);
+  // Kill it once some runs, not all, are stored: stopped (SIGSTOP) while they are counted, and
+  // killed stopped, so that nothing is stored between the count and the kill however fast the
+  // publisher is here. The publisher goes on meanwhile: its request in flight meets the kill, and
+  // its retries the restarted server.
+  const auto counted = [&] { return count_runs(db); };
+  const int64_t at_stop = pause_at(s, counted, 10);
+  REQUIRE(at_stop >= 10);
   s.kill9();
   const int64_t at_kill = count_runs(db);
+  CHECK(at_kill <= at_stop + 1); // + 1: a COMMIT PostgreSQL had not finished at the stop
   CHECK(at_kill < k_runs);
-  std::this_thread::sleep_for(300ms);
   live_server again(db, t.path / "server2.log", "--quiet");
   REQUIRE(again.start(port));
   auto e = test_cli::wait_for(pub, 120s);
@@ -300,7 +301,8 @@ TEST_CASE(
   INFO("runs stored before the kill: " << at_kill);
 }
 
-TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing", "[server][bad]") {
+TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing",
+          "[server][bad][timing]") {
   test_cli::temp_dir t;
   const fs::path src = t.path / "src.db";
   SERVER_DB(db, t.path);
@@ -600,8 +602,8 @@ TEST_CASE("serve: a body is framed, bounded and refused before it is read",
   CHECK(s.stop() == 0);
 }
 
-TEST_CASE("serve: slow clients do not stop the server, and health answers within 1 s",
-          "[server][slow]") {
+TEST_CASE("serve: slow clients do not stop the server and health answers before a header timeout",
+          "[server][slow][timing]") {
   test_cli::temp_dir t;
   SERVER_DB(db, t.path);
   const std::string r = make_token(db, "read");
@@ -646,7 +648,11 @@ TEST_CASE("serve: slow clients do not stop the server, and health answers within
   std::cerr << fmt::format("slow clients: {} of them (--threads {}), worst health latency "
                            "{:.1f} ms over {} requests\n",
                            k_slow, k_threads, worst, asked);
-  CHECK(worst < 1000);
+  // What is bounded is the server's: a health check waits for no slow client. Had one of them held
+  // the slot, the answer would wait for its header deadline, 3 s (--header-timeout 3); 2 s, two
+  // thirds of that, tells the two apart with room for a slow or loaded machine (a health check
+  // takes milliseconds: the figure printed above).
+  CHECK(worst < 2000);
   // Past the header deadline (3 s) the server has ended every slow connection.
   for (auto& c : slow) {
     const std::string rest = c->read_all(5s);
@@ -657,29 +663,47 @@ TEST_CASE("serve: slow clients do not stop the server, and health answers within
   CHECK(s.stop() == 0);
 }
 
-TEST_CASE("serve: one client address cannot take every connection", "[server][slow]") {
+TEST_CASE("serve: one client address cannot take every connection", "[server][slow][timing]") {
   test_cli::temp_dir t;
   SERVER_DB(db, t.path);
-  live_server s(db, t.path / "server.log", "--max-connections-per-client 4 --quiet");
+  // A header deadline far past the wait below: the connections it admits stay open and silent.
+  live_server s(db, t.path / "server.log",
+                "--max-connections-per-client 4 --header-timeout 60 --quiet");
   REQUIRE(s.start());
-  std::vector<std::unique_ptr<raw_socket>> idle;
+  // Five connections from one address, saying nothing. The server admits each in a thread of its
+  // own, so which of them is the one over the share of 4 is the threads' order: that one is
+  // answered 503 and closed at once, the four others are held. The answer is the event waited
+  // for, whichever connection it comes on.
+  std::vector<std::unique_ptr<raw_socket>> conns;
   try {
-    for (int i = 0; i < 4; ++i)
-      idle.push_back(std::make_unique<raw_socket>(s.port, "127.0.0.2"));
+    for (int i = 0; i < 5; ++i)
+      conns.push_back(std::make_unique<raw_socket>(s.port, "127.0.0.2"));
   } catch (const std::runtime_error& e) {
     ACCELBENCH_SKIP("no second loopback address here: " << e.what());
   }
-  std::this_thread::sleep_for(300ms);
-  raw_socket fifth(s.port, "127.0.0.2");
-  fifth.send_all("GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n");
-  const std::string refused = fifth.read_all(5s);
-  CHECK(status_of(refused) == 503);
-  CHECK_THAT(refused, Catch::Contains("Retry-After: 1"));
-  CHECK_THAT(refused, Catch::Contains("127.0.0.2 has 4 connections open"));
+  int refused = -1;
+  // A hang guard, below the header deadline: an answer comes in milliseconds.
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (refused < 0 && std::chrono::steady_clock::now() < give_up)
+    for (int i = 0; i < 5 && refused < 0; ++i)
+      if (conns[i]->readable(10ms))
+        refused = i;
+  REQUIRE(refused >= 0);
+  const std::string answer = conns[refused]->read_all(10s);
+  CHECK(status_of(answer) == 503);
+  CHECK_THAT(answer, Catch::Contains("Retry-After: 1"));
+  CHECK_THAT(answer, Catch::Contains("127.0.0.2 has 4 connections open"));
+  // Only that one: the four others are still open and unanswered.
+  for (int i = 0; i < 5; ++i)
+    if (i != refused) {
+      INFO("connection " << i);
+      CHECK_FALSE(conns[i]->readable(0ms));
+    }
   // Another client is served.
   auto h = s.client().Get("/api/v1/health");
   REQUIRE(h);
   CHECK(h->status == 200);
+  conns.clear();
   CHECK(s.stop() == 0);
 }
 

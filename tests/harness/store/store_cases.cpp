@@ -222,7 +222,7 @@ TEST_CASE("an older database migrates forward without losing runs", "[store]") {
   CHECK(sys->accelerator_model == "CPU: old"); // migration 2 backfilled systems
 }
 
-TEST_CASE("several processes creating and writing one database all succeed", "[store]") {
+TEST_CASE("several processes creating and writing one database all succeed", "[store][timing]") {
   ACCELBENCH_FRESH_DB(t);
   // Nothing created first: the processes race to create the schema too.
   const int procs = 4, per = 25;

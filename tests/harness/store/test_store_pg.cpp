@@ -4,6 +4,7 @@
 // delete interrupted by a real SIGINT.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,10 +12,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <thread>
 
 #include <fmt/format.h>
+#include <libpq-fe.h>
 
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
@@ -249,18 +252,58 @@ TEST_CASE("commands read and write a PostgreSQL store given by --db", "[store][p
   CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
 }
 
+namespace {
+// A signal mask of /proc/PID/status ("ShdPnd:" and "SigPnd:": pending).
+uint64_t signal_mask(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field, 0) == 0)
+      return std::stoull(line.substr(field.size()), nullptr, 16);
+  return 0;
+}
+bool sigint_pending(pid_t pid) {
+  const uint64_t bit = uint64_t{1} << (SIGINT - 1);
+  return ((signal_mask(pid, "ShdPnd:") | signal_mask(pid, "SigPnd:")) & bit) != 0;
+}
+bool has_exited(pid_t pid) { // a zombie, or gone
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return line.empty() || (paren + 2 < line.size() && line[paren + 2] == 'Z');
+}
+} // namespace
+
 // Catch's console reporter indents a wrapped test name to the column after its first ": ", and
 // loops for ever when that leaves no room: the names here have none.
 TEST_CASE("delete on a PostgreSQL store stops on Ctrl-C, even started with SIGINT ignored, rolls "
           "back and exits 130",
-          "[store][pg][cli]") {
+          "[store][pg][cli][timing]") {
   ACCELBENCH_FRESH_DB(pg);
   test_cli::temp_dir t;
-  constexpr int n = 10000; // 20 batches of deletion
+  constexpr int n = 1000; // 2 batches of deletion
   const std::string file = test_cli::many_runs_file(t.path.string(), n);
   auto imported = test_cli::ab(fmt::format("import {} --db '{}'", file, pg->location()));
   INFO(imported.err);
   REQUIRE(imported.rc == 0);
+
+  // Every run locked (FOR UPDATE) in a transaction of the test's own: the deletion's first batch
+  // waits for it, with the batch's rows read and its DELETE begun. Ctrl-C comes while it waits,
+  // and the lock goes only once the signal was taken, so that the deletion goes on from there, is
+  // asked to stop before its next batch and rolls back what it had deleted: events in order, not
+  // the machine's speed.
+  std::unique_ptr<PGconn, decltype(&PQfinish)> lock(PQconnectdb(pg->location().c_str()), PQfinish);
+  REQUIRE(PQstatus(lock.get()) == CONNECTION_OK);
+  auto exec = [&](const char* sql) {
+    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQexec(lock.get(), sql), PQclear);
+    const auto st = PQresultStatus(r.get());
+    INFO(sql << ": " << PQresultErrorMessage(r.get()));
+    REQUIRE((st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK));
+    return st == PGRES_TUPLES_OK ? PQntuples(r.get()) : 0;
+  };
+  exec("BEGIN");
+  REQUIRE(exec("SELECT id FROM runs FOR UPDATE") == n);
 
   // As a background job of a script starts it: SIGINT ignored, which delete must take back.
   test_cli::spawn_options o;
@@ -271,21 +314,25 @@ TEST_CASE("delete on a PostgreSQL store stops on Ctrl-C, even started with SIGIN
       test_cli::spawn_sh(fmt::format("trap '' INT; exec '{}' delete tag=bulk --yes --db '{}'",
                                      ACCELBENCH_EXE, pg->location()),
                          o);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  auto exited = [pid] { // a zombie: ended before it said it was deleting (a fail below)
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    return line.empty() || line.find(") Z ") != std::string::npos;
+  auto& server = accelbench::testing::shared_pg_server();
+  auto waiting = [&] { // a statement of another session waits for a lock: the deletion's
+    return server.sql(pg->location(), "SELECT count(*) FROM pg_locks WHERE NOT granted") != "0";
   };
-  while (test_cli::slurp(o.err).find("deleting") == std::string::npos && !exited() &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  // A hang guard: the deletion waits for the lock within a second or so.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (!waiting() && !has_exited(pid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const bool was_waiting = waiting();
   kill(pid, SIGINT);
+  while (sigint_pending(pid) && !has_exited(pid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  exec("ROLLBACK");
   const auto st = test_cli::wait_for(pid, std::chrono::minutes(5));
   const std::string err = test_cli::slurp(o.err);
   INFO(err);
+  CHECK(was_waiting);
   CHECK(st.rc == 130);
+  CHECK(err.find("deleting 1000 run(s)") != std::string::npos);
   CHECK(err.find("interrupted; rolled back, nothing deleted") != std::string::npos);
   CHECK(store::store::open(pg->location(), store::access::read_only).count_runs() == n);
 }
