@@ -31,12 +31,14 @@ function(accelbench_instrument tgt)
   endif()
 endfunction()
 
-# accelbench_add_test(name SOURCES ... LIBS ... [TIMEOUT s] [PREFIX p]): one Catch2 executable per
-# module, discovered by CTest as "<name>:<test case>" (or "<p>:<test case>": PREFIX keeps the CTest
-# names of test cases that moved to an executable of their own); each test case may run TIMEOUT
-# seconds (300 by default).
+# accelbench_add_test(name SOURCES ... LIBS ... [TIMEOUT s] [PREFIX p] [GPU]): one Catch2 executable
+# per module, discovered by CTest as "<name>:<test case>" (or "<p>:<test case>": PREFIX keeps the
+# CTest names of test cases that moved to an executable of their own); each test case may run
+# TIMEOUT seconds (300 by default). GPU: the program's test cases may run on the GPU; they hold
+# CTest's resource lock "gpu", so that `ctest -j N` never runs two of them on one device at once
+# (each would time the other's kernels and share its memory).
 function(accelbench_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT;PREFIX" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "GPU" "TIMEOUT;PREFIX" "SOURCES;LIBS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
@@ -54,10 +56,14 @@ function(accelbench_add_test name)
   if(ACCELBENCH_SANITIZE)
     set(env ENVIRONMENT "LSAN_OPTIONS=suppressions=${ACCELBENCH_SOURCE_DIR}/tests/sanitizers/lsan.supp")
   endif()
+  set(lock "")
+  if(T_GPU)
+    set(lock RESOURCE_LOCK gpu)
+  endif()
   # A test case that cannot run here exits 77 (tests/support/skip.hpp) and is reported as skipped. A
   # name that CTest cannot pass back to Catch (it splits names at ';') matches no test case: -w
   # NoTests makes that a failure instead of an empty pass.
-  catch_discover_tests(${name} TEST_PREFIX "${T_PREFIX}:" EXTRA_ARGS -w NoTests PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77 ${env})
+  catch_discover_tests(${name} TEST_PREFIX "${T_PREFIX}:" EXTRA_ARGS -w NoTests PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77 ${env} ${lock})
   accelbench_label_tagged_tests(${name} ${T_PREFIX})
 endfunction()
 

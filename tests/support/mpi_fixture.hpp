@@ -82,8 +82,11 @@ inline std::string mpirun_rank1_limited(const std::string& command, long kib) {
   } while (0)
 #endif
 
+// limit_s is a hang guard, not a bound on the work: 480 s, far above what a job of these tests
+// takes on two busy cores under the sanitizers (84 collective runs, say), and below the 600 s
+// CTest TIMEOUT of the MPI test programs, so that a hung job is reported with its stderr.
 inline test_cli::exit_status run_sh(const std::string& script, const test_cli::spawn_options& o,
-                                    int limit_s = 120) {
+                                    int limit_s = 480) {
   return test_cli::wait_for(test_cli::spawn_sh(script, o), std::chrono::seconds(limit_s));
 }
 
@@ -109,27 +112,50 @@ struct killed_job {
   std::string err;
 };
 
+// Seconds Open MPI's daemon waits between the SIGTERM and the SIGKILL it sends the ranks of a job
+// it ends (MCA odls_base_sigkill_timeout, 1 s by default): rank 0's SIGTERM handler, which says
+// "the launcher ended the job" (harness/dist), must run in between, and on a loaded or sanitized
+// machine a second is not certain to be enough. The daemon waits all of it, whether the ranks
+// have ended or not: a job it ends takes about twice this long to end (Open MPI 4.1.4: 19 s
+// after the kill at 10, 1 s at 1), so only the jobs of kill_rank_1_during get it, not every job
+// whose ranks exit non-zero.
+inline constexpr int k_sigkill_timeout_s = 10;
+
 // Starts `command` on 2 ranks in d, waits until rank 0 has said `started` on stderr (and a moment
-// more, into the work), kills rank 1 with SIGKILL and waits up to a minute for the job to end.
+// more, into the work), kills rank 1 with SIGKILL and waits for the job to end. The order that
+// matters comes from the event: rank 0 installs its SIGTERM handler before it prints `started`.
+// The 800 ms only move the kill further into the work; the outcome is the same without them. The
+// waits are hang guards: 300 s for the start, 180 s for the end (which takes the daemon about
+// 2 x k_sigkill_timeout_s).
 inline killed_job kill_rank_1_during(const std::string& command, const std::string& started,
                                      const test_cli::temp_dir& d,
                                      const test_cli::spawn_options& o) {
   namespace fs = std::filesystem;
+  test_cli::spawn_options with_grace = o;
+  with_grace.env.emplace_back("OMPI_MCA_odls_base_sigkill_timeout",
+                              std::to_string(k_sigkill_timeout_s));
   const pid_t job = test_cli::spawn_sh(
-      mpirun(2, "sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec " + command + "'"), o);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!(fs::exists(d.path / "pid.1") &&
-           test_cli::slurp(o.err).find(started) != std::string::npos) &&
-         std::chrono::steady_clock::now() < deadline)
+      mpirun(2, "sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec " + command + "'"), with_grace);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  auto started_up = [&] {
+    return fs::exists(d.path / "pid.1") &&
+           test_cli::slurp(o.err).find(started) != std::string::npos;
+  };
+  while (!started_up() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const bool seen = started_up();
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   pid_t rank1 = 0;
   std::ifstream(d.path / "pid.1") >> rank1;
+  INFO("stderr so far: " << test_cli::slurp(o.err));
+  CHECK(seen);
+  if (rank1 <= 0) // nothing to kill: end the job rather than leave it running
+    test_cli::wait_for(job, std::chrono::seconds(0));
   REQUIRE(rank1 > 0);
   const auto killed_at = std::chrono::steady_clock::now();
   REQUIRE(kill(rank1, SIGKILL) == 0);
   killed_job k;
-  k.status = test_cli::wait_for(job, std::chrono::seconds(60));
+  k.status = test_cli::wait_for(job, std::chrono::seconds(180));
   k.seconds_after_kill =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   k.err = test_cli::slurp(o.err);

@@ -1,6 +1,7 @@
 // harness/core/conditions: the conditions measured around a run and the ruleset's treatment.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,22 +85,37 @@ TEST_CASE("conditions: imported results from a debug library build are flagged",
   CHECK_FALSE(s.valid);
 }
 
-TEST_CASE("conditions: a process spinning beside us is measured as load", "[conditions]") {
-  const machine_state before = read_machine_state();
-  REQUIRE(before.cores > 0);
+TEST_CASE("conditions: a process spinning beside us is measured as load", "[conditions][timing]") {
+  int started[2];
+  REQUIRE(pipe(started) == 0);
   pid_t child = fork();
   REQUIRE(child >= 0);
-  if (child == 0) { // spin for 0.6 s on one core, then exit
-    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  if (child == 0) { // say so, then spin on one core until the parent kills it
+    close(started[0]);
+    const char go = 1;
+    (void)!write(started[1], &go, 1);
+    close(started[1]);
+    // Hang guard only: a child whose parent died before killing it ends by itself.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     volatile unsigned long x = 0;
     while (std::chrono::steady_clock::now() < end)
       x = x + 1;
     _exit(0);
   }
+  close(started[1]);
+  char go = 0;
+  const bool spinning = read(started[0], &go, 1) == 1; // the child runs from here on
+  close(started[0]);
+  // The whole window lies inside the child's spin: it ends only when the child is killed, after
+  // the second reading.
+  const machine_state before = read_machine_state();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const machine_state after = read_machine_state();
+  kill(child, SIGKILL);
   int st = 0;
   waitpid(child, &st, 0);
+  REQUIRE(spinning);
+  REQUIRE(before.cores > 0);
   // One core busy out of `cores`, less whatever the scheduler did not give the child; anything
   // else running on the machine only adds to it.
   CHECK(other_load(before, after) > 0.5 / before.cores);

@@ -41,7 +41,7 @@ TEST_CASE("the fingerprint covers comparable fields only", "[environment]") {
   CHECK(d[0] == "libraries.onednn");
 }
 
-TEST_CASE("the FMA probe measures a positive peak", "[peak]") {
+TEST_CASE("the FMA probe measures a positive peak", "[peak][timing]") {
   auto p = measure_cpu_peak(1);
   CHECK(p.fp32_tflops > 0);
   CHECK(p.threads == 1);
@@ -180,7 +180,8 @@ TEST_CASE("the peak cache: an entry without the load while probing is probed aga
   CHECK(resolve_cpu_peak(other.cache(), probe_when::if_unknown).fp32_tflops == 0.46);
 }
 
-TEST_CASE("the FMA probe records other processes' share of the cores while it ran", "[peak]") {
+TEST_CASE("the FMA probe records other processes' share of the cores while it ran",
+          "[peak][timing]") {
   // Two snapshots 10 s apart: the machine's CPUs were busy 10 s, this process 2 s, on 2 cores:
   // others used (10 - 2) / 10 / 2 = 40% of the cores.
   int calls = 0;

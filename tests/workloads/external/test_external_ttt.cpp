@@ -62,7 +62,7 @@ int64_t logged_seed(const std::string& log) {
 } // namespace
 
 TEST_CASE("external time to train: 10 runs of a converging trainer are scored, packaged and VALID",
-          "[external][ttt]") {
+          "[external][ttt][timing]") {
   if (!have_python())
     ACCELBENCH_SKIP("python3 is not installed: the test trainer is a Python script");
   test_cli::temp_dir d;
@@ -112,7 +112,7 @@ TEST_CASE("external time to train: 10 runs of a converging trainer are scored, p
 }
 
 TEST_CASE("external time to train: one run that does not converge counts as the slowest",
-          "[external][ttt]") {
+          "[external][ttt][timing]") {
   if (!have_python())
     ACCELBENCH_SKIP("python3 is not installed: the test trainer is a Python script");
   test_cli::temp_dir d;

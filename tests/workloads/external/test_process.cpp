@@ -102,7 +102,7 @@ echo '{"check": {"passed": true, "reason": "ok"}}' >&3)");
   CHECK(r.verdict->passed);
 }
 
-TEST_CASE("a program without the protocol is timed as a whole process") {
+TEST_CASE("a program without the protocol is timed as a whole process", "[timing]") {
   temp_dir d;
   process_outcome o = run_process(of({d.script("sleep.sh", "sleep 0.2")}));
   CHECK(o.succeeded());
@@ -110,7 +110,7 @@ TEST_CASE("a program without the protocol is timed as a whole process") {
   CHECK(o.wall_seconds >= 0.2); // sleep sleeps at least that long, whatever the load
 }
 
-TEST_CASE("a program that writes nothing at all succeeds silently") {
+TEST_CASE("a program that writes nothing at all succeeds silently", "[timing]") {
   process_outcome o = run_process(of({"true"}));
   CHECK(o.succeeded());
   CHECK(o.stdout_text.empty());
@@ -138,27 +138,30 @@ TEST_CASE("a crash is reported with its signal") {
   CHECK(o.failure() == "killed by signal SIGSEGV");
 }
 
-TEST_CASE("a timeout ends the whole process group, the program's children too") {
+// The timeouts below leave bash 5 s to start and write the pidfile (or set its trap) before they
+// fire: a few milliseconds normally, far more than a loaded machine or a sanitizer build needs.
+// The timeout is the behaviour under test, so it cannot wait for an event of the program's.
+TEST_CASE("a timeout ends the whole process group, the program's children too", "[timing]") {
   temp_dir d;
   fs::path pidfile = d.path / "child.pid";
   launch l = of({d.script("hang.sh", "sleep 300 & echo $! > \"$1\"; wait"), pidfile.string()});
-  l.timeout_s = 1;
+  l.timeout_s = 5;
   process_outcome o = run_process(l);
   CHECK(o.timed_out);
   CHECK_FALSE(o.succeeded());
   CHECK(o.failure().rfind("timed out after", 0) == 0);
-  CHECK(o.wall_seconds >= 1);
+  CHECK(o.wall_seconds >= 5);
   pid_t child = read_pid(pidfile);
   REQUIRE(child > 0);
   CHECK(gone(child));
 }
 
-TEST_CASE("a group that ignores SIGTERM is killed after the grace period") {
+TEST_CASE("a group that ignores SIGTERM is killed after the grace period", "[timing]") {
   temp_dir d;
   fs::path pidfile = d.path / "child.pid";
   launch l = of({d.script("stubborn.sh", "trap '' TERM; sleep 300 & echo $! > \"$1\"; wait"),
                  pidfile.string()});
-  l.timeout_s = 1;
+  l.timeout_s = 5;
   l.kill_grace_s = 0.5;
   process_outcome o = run_process(l);
   CHECK(o.timed_out);
@@ -168,27 +171,31 @@ TEST_CASE("a group that ignores SIGTERM is killed after the grace period") {
   CHECK(gone(child));
 }
 
-TEST_CASE("the cancel flag ends the run") {
+TEST_CASE("the cancel flag ends the run", "[timing]") {
   temp_dir d;
   fs::path pidfile = d.path / "child.pid";
-  std::atomic<bool> cancel{false};
+  std::atomic<bool> cancel{false}, returned{false};
   launch l = of({d.script("hang.sh", "sleep 300 & echo $! > \"$1\"; wait"), pidfile.string()});
   l.cancel = &cancel;
+  // Cancels once the pid is in the file (the redirection creates the file before echo writes
+  // it); stops waiting if run_process returned without it (a failure reported below).
   std::thread ctrl_c([&] {
-    while (!fs::exists(pidfile)) {
+    while (read_pid(pidfile) <= 0 && !returned) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     cancel = true;
   });
   process_outcome o = run_process(l);
+  returned = true;
   ctrl_c.join();
+  REQUIRE(read_pid(pidfile) > 0);
   CHECK(o.cancelled);
   CHECK_FALSE(o.timed_out);
   CHECK(o.failure() == "cancelled");
   CHECK(gone(read_pid(pidfile)));
 }
 
-TEST_CASE("a leftover background process is ended when the program exits") {
+TEST_CASE("a leftover background process is ended when the program exits", "[timing]") {
   temp_dir d;
   fs::path pidfile = d.path / "child.pid";
   process_outcome o =

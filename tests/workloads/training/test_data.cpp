@@ -162,7 +162,7 @@ struct counting_source : token_source {
 };
 } // namespace
 
-TEST_CASE("batch_loader prefetches in order and passes errors on", "[training][data]") {
+TEST_CASE("batch_loader prefetches in order and passes errors on", "[training][data][timing]") {
   {
     batch_loader l(std::make_unique<counting_source>(), 2, 3);
     for (int k = 0; k < 5; k++) {

@@ -84,7 +84,7 @@ json two_ranks(const std::string& sets, int want_rc = 0) {
 } // namespace
 
 TEST_CASE("2 ranks x batch 2 follow the loss trajectory of 1 rank x batch 4, replicas identical",
-          "[training][mpi]") {
+          "[training][mpi][timing]") {
   REQUIRE_MPIRUN();
   // bucket_kib=256: the tiny model's 13 MiB of gradients go in many buckets, each all-reduced
   // while backward is still running (the overlapped path).
@@ -122,7 +122,7 @@ TEST_CASE("2 ranks x batch 2 follow the loss trajectory of 1 rank x batch 4, rep
 }
 
 TEST_CASE("baseline=1 records the one-rank tokens/s and the scaling efficiency",
-          "[training][mpi]") {
+          "[training][mpi][timing]") {
   REQUIRE_MPIRUN();
   const json r = two_ranks(" --set batch=2 --set steps=3 --set baseline=1");
   INFO(r["extra"].dump());
@@ -136,7 +136,7 @@ TEST_CASE("baseline=1 records the one-rank tokens/s and the scaling efficiency",
 }
 
 TEST_CASE("world size 1 runs train.llama exactly as before: no data-parallel records",
-          "[training][mpi]") {
+          "[training][mpi][timing]") {
   REQUIRE_MPIRUN();
   const json r = one_process(" --set batch=2 --set steps=2");
   CHECK(r["status"] == "ok");
@@ -152,7 +152,7 @@ TEST_CASE("world size 1 runs train.llama exactly as before: no data-parallel rec
 }
 
 TEST_CASE("time to train across 2 ranks: rank 0's MLPerf log carries the scale",
-          "[training][mpi]") {
+          "[training][mpi][timing]") {
   REQUIRE_MPIRUN();
   test_cli::temp_dir d;
   auto o = options(d);
@@ -196,7 +196,7 @@ TEST_CASE("time to train across 2 ranks: rank 0's MLPerf log carries the scale",
 // Faults. A rank killed in the middle of data-parallel training (its peer waits in a gradient
 // all-reduce): the launcher ends the job on every rank in bounded time and nothing is stored.
 TEST_CASE("a rank killed with kill -9 during data-parallel training ends the job, nothing stored",
-          "[training][mpi]") {
+          "[training][mpi][timing]") {
   REQUIRE_MPIRUN();
   test_cli::temp_dir d;
   auto o = options(d);
@@ -209,7 +209,9 @@ TEST_CASE("a rank killed with kill -9 during data-parallel training ends the job
   const std::string& err = k.err;
   INFO(err);
   CHECK_FALSE(k.status.timed_out);
-  CHECK(k.seconds_after_kill < 30);
+  // Bounded: the launcher sees the rank die and ends the others, which takes it about twice
+  // k_sigkill_timeout_s (tests/support/mpi_fixture.hpp). The 60 s beyond are a hang guard.
+  CHECK(k.seconds_after_kill < 2 * k_sigkill_timeout_s + 60);
   CHECK(k.status.rc != 0);
   CHECK(err.find("rank 0 of 2: the launcher ended the job") != std::string::npos);
   CHECK(stored_runs(d) == 0);
@@ -222,7 +224,7 @@ TEST_CASE("a rank killed with kill -9 during data-parallel training ends the job
 // space before it allocates the model here (less without CUDA), so MPI starts and the model
 // (with the rest) does not fit. Rank 0 touches the ~1.1 GB before the ranks agree.
 TEST_CASE("a rank that cannot allocate its replica is reported on every rank, the run failed",
-          "[training][mpi]") {
+          "[training][mpi][timing]") {
   REQUIRE_MPIRUN();
   SKIP_UNDER_ASAN();
   test_cli::temp_dir d;

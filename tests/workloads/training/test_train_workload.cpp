@@ -104,7 +104,7 @@ TEST_CASE("a config that cannot fit in memory is refused before allocating",
   CHECK(out.samples.empty());
 }
 
-TEST_CASE("throughput: full model and a projected layer subset", "[training][workload]") {
+TEST_CASE("throughput: full model and a projected layer subset", "[training][workload][timing]") {
   fixture f;
   auto rules = with_training("train-v1", {{"micro_batch", 2}});
   std::ostringstream log;

@@ -403,7 +403,7 @@ TEST_CASE("the sampled backward check does not trust the kernel's O and lse", "[
   CHECK((r.worst.rfind("dk[", 0) == 0 || r.worst.rfind("dv[", 0) == 0));
 }
 
-TEST_CASE("the backward is deterministic (no racing accumulation)", "[attention]") {
+TEST_CASE("the backward is deterministic (no racing accumulation)", "[attention][timing]") {
   // One head and several key tiles: the backward splits key tiles across threads.
   const attention_shape s = shape(1, 1, 1, 257, 257, 64, false);
   tensors a = make(s, 41), b = make(s, 41);

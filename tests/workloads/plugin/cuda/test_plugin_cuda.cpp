@@ -6,18 +6,20 @@
 
 #include "tests/support/cli_helpers.hpp"
 #include "tests/support/gpu_skip.hpp"
+#include "tests/support/load_free.hpp"
 
 using nlohmann::json;
 
-TEST_CASE("the CUDA example plugin is measured with CUDA events and checked") {
+TEST_CASE("the CUDA example plugin is measured with CUDA events and checked", "[timing]") {
   ACCELBENCH_REQUIRE_GPU();
   test_cli::temp_dir t;
   const std::string so =
       std::string(ACCELBENCH_PLUGIN_DIR) + "/libaccelbench_example_saxpy_cuda.so";
+  // The load-free bounds (tests/support/load_free.hpp): VALID is the plugin's, not the machine's.
   auto r = test_cli::ab("run --plugin " + so +
                         " example.saxpy_cuda --backend cuda --set n=1048576 --json --rules "
-                        "kernel-quick --rule repetitions=3 --quiet --db " +
-                        t.db());
+                        "kernel-quick --rule repetitions=3 --quiet" +
+                        test_support::k_load_free_rules + "--db " + t.db());
   INFO(r.err);
   REQUIRE(r.rc == 0);
   const json run = json::parse(r.out)["runs"][0];

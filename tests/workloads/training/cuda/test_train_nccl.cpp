@@ -48,7 +48,7 @@ const std::string k_train = " run train.llama --backend cuda --set model=tiny --
 json launch(const std::string& command, int want_rc) {
   test_cli::temp_dir d;
   auto o = options(d);
-  auto st = run_sh(command + " --db " + d.db(), o, 240);
+  auto st = run_sh(command + " --db " + d.db(), o);
   INFO(command << "\nstderr: " << test_cli::slurp(o.err));
   REQUIRE_FALSE(st.timed_out);
   REQUIRE(st.rc == want_rc);
@@ -139,7 +139,7 @@ TEST_CASE("NCCL needs one GPU per rank of a node", "[training][dp][nccl]") {
 
 TEST_CASE("train.llama --backend cuda under 2 ranks with fewer than 2 GPUs: every rank agrees "
           "why it cannot run",
-          "[training][dp][nccl][mpi]") {
+          "[training][dp][nccl][mpi][timing]") {
   REQUIRE_MPIRUN();
   REQUIRE_NCCL_BUILD();
   const int gpus = gpu_count();
@@ -151,7 +151,7 @@ TEST_CASE("train.llama --backend cuda under 2 ranks with fewer than 2 GPUs: ever
     // input error), with the runtime's reason, on every rank; no longer as "not built".
     test_cli::temp_dir d;
     auto o = options(d);
-    auto st = run_sh(cmd + " --db " + d.db(), o, 240);
+    auto st = run_sh(cmd + " --db " + d.db(), o);
     const std::string err = test_cli::slurp(o.err);
     INFO(err);
     REQUIRE_FALSE(st.timed_out);
@@ -170,7 +170,7 @@ TEST_CASE("train.llama --backend cuda under 2 ranks with fewer than 2 GPUs: ever
 
 TEST_CASE("2 ranks x batch 2 on two GPUs follow 1 GPU x batch 4, replicas identical, overlap "
           "0 and 1 give the same losses",
-          "[training][dp][nccl][mpi][gpu]") {
+          "[training][dp][nccl][mpi][gpu][timing]") {
   REQUIRE_MPIRUN();
   REQUIRE_NCCL_BUILD();
   const int gpus = gpu_count();

@@ -252,7 +252,7 @@ TEST_CASE("cuda training: bf16 loss and gradients agree with the CPU's bf16 ones
 }
 
 TEST_CASE("cuda training: time to train on the GPU reaches the target with an MLPerf log",
-          "[cuda][gpu]") {
+          "[cuda][gpu][timing]") {
   ACCELBENCH_REQUIRE_GPU();
   auto w = make_training_workload();
   config c = cuda_config(*w);
@@ -275,7 +275,7 @@ TEST_CASE("cuda training: time to train on the GPU reaches the target with an ML
   CHECK(out.extra["mllogs"][0].get<std::string>().find("run_stop") != std::string::npos);
 }
 
-TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu]") {
+TEST_CASE("cuda training: the workload records tokens/s and MFU", "[cuda][gpu][timing]") {
   ACCELBENCH_REQUIRE_GPU();
   auto w = make_training_workload();
   config c = cuda_config(*w);
@@ -353,7 +353,8 @@ TEST_CASE("cuda training: bf16-mixed-v1 learns and stays within a bound of the f
 // Throughput mode queues whole steps: the host never waits for the device between the first
 // timed step's start and the last one's end, with gradient accumulation, clipping and the LM
 // head's token uploads; the per-step figures are still there (from events and the step log).
-TEST_CASE("cuda training: no host wait inside the timed steps, both recipes", "[cuda][gpu]") {
+TEST_CASE("cuda training: no host wait inside the timed steps, both recipes",
+          "[cuda][gpu][timing]") {
   ACCELBENCH_REQUIRE_GPU();
   const auto m = micro();
   for (auto dt : {compute_dtype::fp32, compute_dtype::bf16})
