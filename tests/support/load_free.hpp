@@ -34,6 +34,11 @@ load_free(std::map<std::string, std::string> overrides = {}) {
 inline const std::string k_load_free_rules =
     " --rule min_time_s=0 --rule min_warmup_time_s=0 --rule max_time_s=600 ";
 
+// Small and fast runs of the command line whose validity load cannot change: the quick kernel
+// rules, 3 samples, the load-free bounds above, no progress lines.
+inline const std::string k_fast_rules =
+    " --rules kernel-quick --rule repetitions=3 --quiet" + k_load_free_rules;
+
 // Whether an INVALID reason is one a busy machine can cause by itself: a condition of the ruleset
 // (harness/core/conditions), samples that stayed shorter than min_time_s, or max_time_s reached
 // (harness/measure).

@@ -10,6 +10,7 @@
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/load_free.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -18,9 +19,7 @@ using namespace accelbench;
 using test_cli::ab;
 
 namespace {
-// Small and fast: 3 samples, no minimum sample time.
-const std::string k_fast = " --rules kernel-quick --rule repetitions=3 --rule min_time_s=0 --rule "
-                           "min_warmup_time_s=0 --quiet ";
+const std::string k_fast = test_support::k_fast_rules;
 
 int64_t runs_in(const std::string& db) {
   if (!std::filesystem::exists(db))
@@ -59,7 +58,7 @@ TEST_CASE("env and list work with and without --json", "[cli]") {
 
 TEST_CASE("a run faster than the cached CPU peak has it probed again, and the cache keeps the "
           "highest quiet probe",
-          "[cli][peak]") {
+          "[cli][peak][timing]") {
   test_cli::temp_dir t;
   // A cache entry far below any rate (1 kFLOP/s, so that even a run slowed down by a loaded
   // machine beats it) for this very CPU, recorded as quiet: only the rule "a run that beats the
@@ -99,7 +98,7 @@ TEST_CASE("a run faster than the cached CPU peak has it probed again, and the ca
     CHECK(after["other_processes_cpu_share"].get<double>() <= k_probe_max_other_load);
 }
 
-TEST_CASE("run → show → export, and the export validates against the schema", "[cli]") {
+TEST_CASE("run → show → export, and the export validates against the schema", "[cli][timing]") {
   test_cli::temp_dir t;
   auto r = ab(
       "run gemm --set M=64 --set N=48 --set K=32 --set dtype=fp32 --tag e2e --system box1 --db " +
@@ -199,7 +198,7 @@ TEST_CASE("bad input: one line, exit 2, nothing stored", "[cli]") {
   CHECK(u.rc == 2);
 }
 
-TEST_CASE("sweeps, suites and skipped configs", "[cli]") {
+TEST_CASE("sweeps, suites and skipped configs", "[cli][timing]") {
   test_cli::temp_dir t;
   auto r = ab("run gemm --set M=16 --set K=16 --sweep N=8,16,24 --db " + t.db() + k_fast);
   REQUIRE(r.rc == 0);
@@ -227,7 +226,7 @@ TEST_CASE("sweeps, suites and skipped configs", "[cli]") {
   CHECK(ab("run --suite no-such-suite --db " + t.db()).rc == 2);
 }
 
-TEST_CASE("an INVALID run exits 1 and is stored", "[cli]") {
+TEST_CASE("an INVALID run exits 1 and is stored", "[cli][timing]") {
   test_cli::temp_dir t;
   // A ruleset whose samples (at least 50 ms each) cannot fit in its max_time_s (10 ms) makes any
   // run INVALID, whatever the machine's load: samples of 50 ms pass max_time_s after the first, so

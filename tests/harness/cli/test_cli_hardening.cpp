@@ -23,6 +23,7 @@
 #include "harness/core/stats.hpp"
 #include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/load_free.hpp"
 
 using namespace accelbench;
 using test_cli::ab;
@@ -30,8 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string k_fast = " --rules kernel-quick --rule repetitions=3 --rule min_time_s=0 --rule "
-                           "min_warmup_time_s=0 --quiet ";
+const std::string k_fast = test_support::k_fast_rules;
 
 int64_t runs_in(const std::string& db) {
   if (!fs::exists(db))
@@ -104,7 +104,7 @@ TEST_CASE("sweep sizes are counted without overflow, and absurd ones are refused
 }
 
 TEST_CASE("memory estimates saturate: shapes beyond 2^64 bytes are refused, not estimated small",
-          "[cli][hardening]") {
+          "[cli][hardening][timing]") {
   test_cli::temp_dir t;
   // fp32 M=N=2^30, K=1.5*2^30 needs exactly 2^64 bytes, which wrapped to an estimate of 0.
   auto g = ab("run gemm --set M=1073741824 --set N=1073741824 --set K=1610612736 --db " + t.db() +
@@ -289,7 +289,7 @@ TEST_CASE("option values that would disable or invert what they control are refu
 }
 
 TEST_CASE("names are escaped on the terminal: no raw newline, escape sequence or bidi override",
-          "[cli][hardening]") {
+          "[cli][hardening][timing]") {
   test_cli::temp_dir t;
   // ESC ] 0 ; ... BEL sets a terminal's title; U+202E reverses the rest of the line.
   const std::string evil = "\"$(printf 'ev\\033]0;pwned\\007il\\nline2\\342\\200\\256x')\"";
@@ -380,7 +380,7 @@ int wait_exit(pid_t pid) {
 } // namespace
 
 TEST_CASE("Ctrl-C: the first stops cleanly after the current run, a second exits at once",
-          "[cli][hardening][signal]") {
+          "[cli][hardening][signal][timing]") {
   test_cli::temp_dir t;
   const fs::path err = t.path / "err.txt";
   SECTION("one Ctrl-C: the runs so far are stored, exit 130") {

@@ -4,6 +4,7 @@
 
 #include "harness/cli/table.hpp"
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/load_free.hpp"
 #include "tests/support/skip.hpp"
 
 using namespace test_cli;
@@ -151,11 +152,10 @@ TEST_CASE(
   CHECK(slurp(warn).empty());
 }
 
-TEST_CASE("show scales units, warns of few samples, and shows a run's environment without --json") {
+TEST_CASE("show scales units, warns of few samples, and shows a run's environment without --json",
+          "[timing]") {
   temp_dir t;
-  auto r = ab("run gemm --set M=64 --set N=64 --set K=64 --rules kernel-quick --rule repetitions=3 "
-              "--rule min_time_s=0 "
-              "--rule min_warmup_time_s=0 --quiet --db " +
+  auto r = ab("run gemm --set M=64 --set N=64 --set K=64" + test_support::k_fast_rules + "--db " +
               t.db());
   INFO(r.err);
   REQUIRE(r.rc == 0);

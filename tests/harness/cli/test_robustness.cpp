@@ -143,7 +143,7 @@ TEST_CASE("the half-run check finds runs stored by halves", "[cli][robustness]")
 }
 
 TEST_CASE("kill -9 in the middle of a sweep leaves an intact database with no half-stored run",
-          "[cli][robustness]") {
+          "[cli][robustness][timing]") {
   test_cli::temp_dir t;
   fs::path log = t.path / "stderr.txt";
   const std::string db = " --db " + sh_word(t.db());
@@ -225,7 +225,7 @@ TEST_CASE("kill -9 in the middle of a sweep leaves an intact database with no ha
 }
 
 TEST_CASE("concurrent writers to one database lose nothing and store nothing twice",
-          "[cli][robustness]") {
+          "[cli][robustness][timing]") {
   test_cli::temp_dir t;
   const fs::path kernels = k_source / "results" / "published" / "kernels.json";
   const fs::path training = k_source / "results" / "published" / "training.json";

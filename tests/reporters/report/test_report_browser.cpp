@@ -29,7 +29,7 @@ proc_result run_chromium(const std::string& args, const temp_dir& t) {
   const fs::path out = t.path / "stdout.txt", err = t.path / "stderr.txt";
   // A fresh profile, no GPU, no background traffic; `timeout` bounds a hung browser.
   const std::string cmd = fmt::format(
-      "timeout 60 {} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "timeout 180 {} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync "
       "--disable-extensions "
       "--disable-default-apps --user-data-dir={} {} >{} 2>{} </dev/null",
@@ -76,7 +76,7 @@ TEST_CASE("report html: no external references in src or href attributes", "[rep
 }
 
 TEST_CASE("report html: renders in headless Chromium without script errors",
-          "[report][html][browser]") {
+          "[report][html][browser][timing]") {
   if (!fs::exists(k_chromium))
     ACCELBENCH_SKIP(
         k_chromium
@@ -160,7 +160,8 @@ TEST_CASE("history html: one chart per series, the change point marked, SI units
   CHECK(html.find("1 regression(s) and 0 improvement(s)") != std::string::npos);
 }
 
-TEST_CASE("history html: renders in headless Chromium", "[report][html][history][browser]") {
+TEST_CASE("history html: renders in headless Chromium",
+          "[report][html][history][browser][timing]") {
   if (!fs::exists(k_chromium))
     ACCELBENCH_SKIP(
         k_chromium

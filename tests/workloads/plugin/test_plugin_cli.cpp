@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli_helpers.hpp"
+#include "tests/support/load_free.hpp"
 #include "tests/support/run_json.hpp"
 
 using nlohmann::json;
@@ -19,8 +20,7 @@ namespace {
 
 const std::string k_dir = ACCELBENCH_PLUGIN_DIR;
 const std::string k_good = k_dir + "/libaccelbench_example_saxpy.so";
-const std::string k_fast = " --rules kernel-quick --rule repetitions=3 --rule min_time_s=0 --rule "
-                           "min_warmup_time_s=0 --quiet ";
+const std::string k_fast = test_support::k_fast_rules;
 
 std::string plugin(const std::string& variant) {
   return k_dir + "/libaccelbench_example_" + variant + ".so";
@@ -46,7 +46,7 @@ void check_refused(const std::string& args, const std::string& word) {
 
 } // namespace
 
-TEST_CASE("the example plugin is measured, checked and stored like a built-in kernel") {
+TEST_CASE("the example plugin is measured, checked and stored like a built-in kernel", "[timing]") {
   test_cli::temp_dir t;
   auto r = ab("run --plugin " + k_good + " example.saxpy --set n=4096 --set a=0.5 --json" + k_fast +
               "--db " + t.db());
@@ -77,7 +77,7 @@ TEST_CASE("the example plugin is measured, checked and stored like a built-in ke
   REQUIRE(metric_of(run, "tflops"));
 }
 
-TEST_CASE("a suite file of the user's loads the plugins it names, as --plugin does") {
+TEST_CASE("a suite file of the user's loads the plugins it names, as --plugin does", "[timing]") {
   test_cli::temp_dir t;
   const auto suite = [&](const std::string& plugin_path) {
     const json doc = {{"schema_version", 1},
