@@ -54,6 +54,12 @@ is_system_lib() {
   case "$1" in
     linux-vdso.so*|ld-linux*|libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libresolv.so*|\
     libutil.so*|libnsl.so*|libanl.so*|libmvec.so*) return 0 ;;
+  esac
+  is_cuda_lib "$1"
+}
+# The driver's and CUDA's libraries (the GPU machine's own, never bundled).
+is_cuda_lib() {
+  case "$1" in
     libcuda.so*|libnvidia-*|libcublas.so*|libcublasLt.so*|libcudnn*|libcudart.so*|libnccl.so*|\
     libnvrtc*|libnvJitLink*) return 0 ;;
   esac
@@ -124,7 +130,9 @@ prepare() {
   # The newest glibc symbol version the programs and libraries need (the GPU machine's glibc must
   # be at least that), the bundled C++ runtime's, and the newest libstdc++ symbol version needed.
   local glibc cxx_glibc glibcxx nvcc
-  nvcc="$( (command -v nvcc || echo /usr/local/cuda/bin/nvcc) | xargs -I{} {} --version 2>/dev/null | grep -o 'release [0-9.]*' | cut -d' ' -f2)"
+  local nvcc_bin; nvcc_bin="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+  nvcc="$("$nvcc_bin" --version 2>/dev/null | grep -o 'release [0-9.]*' | cut -d' ' -f2)"
+  [ -n "$nvcc" ] || die "cannot read the CUDA release from '$nvcc_bin --version': the manifest needs it"
   glibc="$(objdump -T "$stage"/bin/* "$stage"/lib/*.so* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
   cxx_glibc="$(objdump -T "$stage"/lib/cxx/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
   glibcxx="$(objdump -T "$stage"/bin/* "$stage"/lib/*.so* 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)"
@@ -134,7 +142,8 @@ prepare() {
     echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
     echo "nvcc $nvcc"
     echo "cuda-major ${nvcc%%.*}"
-    echo "cuda-sonames $(for p in $PROGRAMS; do needed_sonames "$stage/bin/$p"; done | grep -E '^lib(cu|nv)' | sort -u | tr '\n' ' ')"
+    echo "cuda-sonames $(for p in $PROGRAMS; do needed_sonames "$stage/bin/$p"; done | sort -u |
+      while read -r so; do if is_cuda_lib "$so"; then echo "$so"; fi; done | tr '\n' ' ')"
     echo "needs ${glibc:-GLIBC_unknown}"
     echo "cxx-needs ${cxx_glibc:-GLIBC_unknown}"
     echo "glibcxx ${glibcxx:-GLIBCXX_unknown}"
@@ -259,6 +268,7 @@ setup_libraries() {
   fi
   ABLIB="$BUNDLE/lib${CXX_DIR:+:$CXX_DIR}${cuda_dirs:+:$cuda_dirs}"
   say "C++ runtime: $CXX_NOTE"
+  say "library path of the programs: $(program_ld_path)"
   local needs; needs="$(sed -n 's/^needs GLIBC_//p' "$BUNDLE/MANIFEST")"
   say "glibc: ${glibc_here:-unknown} here; the bundle needs ${needs:-?}, its C++ runtime ${cxx_needs:-?}"
   if [ -n "$glibc_here" ] && [ -n "$needs" ] && [ "$(printf '%s\n' "$needs" "$glibc_here" | sort -V | head -1)" != "$needs" ]; then
@@ -266,7 +276,10 @@ setup_libraries() {
   fi
   case "$CXX_NOTE" in none*) say "FAIL C++ runtime: the programs cannot start here"; FAILED+=(cxx-runtime) ;; esac
 }
-ab() { LD_LIBRARY_PATH="$ABLIB" "$@"; }
+# The programs' library path: the bundle's folders first, then the machine's own LD_LIBRARY_PATH,
+# kept, since some hosts find the driver (libcuda.so.1) only through it.
+program_ld_path() { echo "$ABLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
+ab() { LD_LIBRARY_PATH="$(program_ld_path)" "$@"; }
 
 # Every library not CUDA/driver/glibc must come from the bundle; which cuBLASLt and cuDNN load.
 check_libraries() {

@@ -26,6 +26,19 @@ rm -rf "$tmp/b/unpacked"
 mkdir "$tmp/b/unpacked" && xz -dc "$tmp/b/bundle.tar.xz" | tar -C "$tmp/b/unpacked" -xf - || fail "cannot unpack the bundle"
 lib="$tmp/b/unpacked/lib"
 
+# The manifest names the CUDA release the bundle was built with (what --from chooses the CUDA
+# library folders by) and, as CUDA libraries, only the driver's and CUDA's.
+m="$tmp/b/MANIFEST"
+grep -q '^nvcc [0-9][0-9]*\.[0-9]' "$m" || fail "the manifest has no nvcc release: $(grep '^nvcc' "$m")"
+grep -q '^cuda-major [0-9][0-9]*$' "$m" || fail "the manifest has no CUDA major: $(grep '^cuda-major' "$m")"
+cuda_sonames="$(sed -n 's/^cuda-sonames //p' "$m")"
+for so in $cuda_sonames; do
+  case "$so" in
+    libcuda.so*|libnvidia-*|libcublas*|libcudnn*|libcudart*|libnccl*|libnvrtc*|libnvJitLink*) ;;
+    *) fail "the manifest lists $so as a CUDA library" ;;
+  esac
+done
+
 # Bad input: one line, exit 2.
 rc=0; env -i PATH=/usr/bin:/bin bash "$tmp/b/gpu-check.sh" --from "$tmp/nowhere" > "$tmp/bad.log" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l < "$tmp/bad.log")" -eq 1 ] && grep -q "$tmp/nowhere" "$tmp/bad.log" ||
@@ -55,7 +68,10 @@ echo "ldd: every non-glibc, non-CUDA library of $(ls "$tmp/b/unpacked/bin" | wc 
 # The run itself: no GPU here.
 start=$(date +%s)
 rc=0
-env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" LD_LIBRARY_PATH="$lib" bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$tmp/out" \
+# The machine's own LD_LIBRARY_PATH (where some hosts find the driver) is kept after the bundle's.
+host_libs="$tmp/host-lib"
+mkdir -p "$host_libs"
+env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" LD_LIBRARY_PATH="$host_libs" bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$tmp/out" \
   > "$tmp/run.log" 2>&1 || rc=$?
 cat "$tmp/run.log"
 echo "--from without a GPU: exit $rc in $(( $(date +%s) - start )) s"
@@ -67,6 +83,8 @@ grep -q '^libraries: all [1-9][0-9]* non-CUDA libraries resolve from the bundle'
   fail "the script's own library check did not pass"
 grep -q '^CUDA library folders (CUDA [0-9]*): ' "$s" || fail "the summary does not say which CUDA library folders"
 grep -q '^PASS env ' "$s" || fail "accelbench env did not pass"
+grep -q "^library path of the programs: $tmp/b/unpacked/lib[^ ]*:$host_libs\$" "$s" ||
+  fail "the programs' library path drops the machine's LD_LIBRARY_PATH: $(grep '^library path' "$s")"
 ! grep -q '^FAIL' "$s" || fail "a step failed: $(grep '^FAIL' "$s")"
 for t in test_cuda_device test_cuda_gemm test_cuda_attention test_cuda_training; do
   grep -q "^SKIPPED $t ([1-9][0-9]* case(s): no usable CUDA device" "$s" || fail "$t was not counted as skipped"
@@ -84,7 +102,8 @@ names = [r["step"] for r in rows]
 want = ["env", "test_cuda_device", "test_cuda_gemm", "test_cuda_attention", "test_cuda_training"]
 assert [n for n in names if n in want] == want, names
 assert all(r["status"] == "skipped" and r["exit"] == 77 for r in rows if r["step"].startswith("test_")), rows
-assert all(r["seconds"] <= r["cap_s"] + 1 for r in rows), rows
+# A step ends at its cap; the 5 s beyond it are for a busy machine to end and reap the process.
+assert all(r["seconds"] <= r["cap_s"] + 5 for r in rows), rows
 PY
 # Listed to a file first: `tar | grep -q` fails under pipefail when grep's early exit stops tar
 # (SIGPIPE), which a loaded machine makes likely.
@@ -136,7 +155,9 @@ took=$(( $(date +%s) - start ))
 echo "--from with GPU_CHECK_ASSUME_GPU=1 and a 16 s budget: exit $rc in $took s"
 s="$tmp/out3/summary.txt"
 [ "$rc" -eq 1 ] || { cat "$tmp/out3.log"; fail "16 s budget: exit $rc, not 1"; }
-[ "$took" -le 30 ] || fail "a 16 s budget took $took s"
+# A hang guard, not a timing: what shows that the budget is kept is the steps cut with "no time
+# left" and the closing line below; a busy machine may add seconds to the setup around them.
+[ "$took" -le 56 ] || fail "a 16 s budget took $took s"
 grep -q '^FAIL train_8b_block_bf16 .*no time left' "$s" || fail "16 s budget: the last benchmark was not cut"
 grep -q '^total: [0-9]* s of the 16 s budget, exit 1$' "$s" || fail "16 s budget: no closing line"
 check_steps "$tmp/out3/steps.jsonl" || fail "16 s budget: steps.jsonl"
