@@ -134,6 +134,17 @@ prepare() {
   nvcc="$("$nvcc_bin" --version 2>/dev/null | grep -o 'release [0-9.]*' | cut -d' ' -f2)"
   [ -n "$nvcc" ] || die "cannot read the CUDA release from '$nvcc_bin --version': the manifest needs it"
   glibc="$(objdump -T "$stage"/bin/* "$stage"/lib/*.so* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
+  # Which files need that newest version (Debian 12's libevent_core, which Open MPI loads, uses
+  # glibc 2.36's arc4random): the manifest names them, and the version the rest would need.
+  local f raisers="" rest=""
+  for f in "$stage"/bin/* "$stage"/lib/*.so*; do
+    if [ -n "$glibc" ] && objdump -T "$f" 2>/dev/null | grep -qwF "$glibc"; then
+      raisers+="$(basename "$f") "
+    else
+      rest+="$(objdump -T "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*')"$'\n'
+    fi
+  done
+  rest="$(printf '%s' "$rest" | grep . | sort -uV | tail -1)"
   cxx_glibc="$(objdump -T "$stage"/lib/cxx/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
   glibcxx="$(objdump -T "$stage"/bin/* "$stage"/lib/*.so* 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)"
   {
@@ -145,6 +156,7 @@ prepare() {
     echo "cuda-sonames $(for p in $PROGRAMS; do needed_sonames "$stage/bin/$p"; done | sort -u |
       while read -r so; do if is_cuda_lib "$so"; then echo "$so"; fi; done | tr '\n' ' ')"
     echo "needs ${glibc:-GLIBC_unknown}"
+    echo "needs-raised-by ${raisers:-none}(the other files need ${rest:-GLIBC_unknown})"
     echo "cxx-needs ${cxx_glibc:-GLIBC_unknown}"
     echo "glibcxx ${glibcxx:-GLIBCXX_unknown}"
     echo "programs $PROGRAMS"
@@ -269,6 +281,8 @@ setup_libraries() {
   ABLIB="$BUNDLE/lib${CXX_DIR:+:$CXX_DIR}${cuda_dirs:+:$cuda_dirs}"
   say "C++ runtime: $CXX_NOTE"
   say "library path of the programs: $(program_ld_path)"
+  [ "${#LAUNCHER_UNSET[@]}" -eq 0 ] ||
+    say "launcher variables dropped for the programs (one process, no MPI): $(printf '%s\n' "${LAUNCHER_UNSET[@]}" | grep -v '^-u$' | tr '\n' ' ')"
   local needs; needs="$(sed -n 's/^needs GLIBC_//p' "$BUNDLE/MANIFEST")"
   say "glibc: ${glibc_here:-unknown} here; the bundle needs ${needs:-?}, its C++ runtime ${cxx_needs:-?}"
   if [ -n "$glibc_here" ] && [ -n "$needs" ] && [ "$(printf '%s\n' "$needs" "$glibc_here" | sort -V | head -1)" != "$needs" ]; then
@@ -279,7 +293,12 @@ setup_libraries() {
 # The programs' library path: the bundle's folders first, then the machine's own LD_LIBRARY_PATH,
 # kept, since some hosts find the driver (libcuda.so.1) only through it.
 program_ld_path() { echo "$ABLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
-ab() { LD_LIBRARY_PATH="$(program_ld_path)" "$@"; }
+# The check runs every program as one process on one GPU. A launcher's variables left in the
+# environment (a shell inside a Slurm allocation or an mpirun job) would make accelbench call
+# MPI_Init_thread, and the bundle's relocated Open MPI cannot find its plugins: they are dropped.
+LAUNCHER_UNSET=()
+for v in $(compgen -e | grep -E '^(SLURM_|OMPI_|PMI_|PMIX_)' || true); do LAUNCHER_UNSET+=(-u "$v"); done
+ab() { env "${LAUNCHER_UNSET[@]}" LD_LIBRARY_PATH="$(program_ld_path)" "$@"; }
 
 # Every library not CUDA/driver/glibc must come from the bundle; which cuBLASLt and cuDNN load.
 check_libraries() {
@@ -291,8 +310,13 @@ check_libraries() {
   done
   while read -r soname path; do
     if [ "$path" = "not" ]; then
-      is_system_lib "$soname" && { say "library $soname: not found (a CUDA library: see CUDA library folders)"; continue; }
-      say "FAIL library $soname: not found"; bad=1; continue
+      # A library a program is linked with and cannot find stops it at start-up: a failure, a CUDA
+      # library (NCCL, cuDNN...) too. Only the driver's are the machine's business.
+      case "$soname" in
+        libcuda.so*|libnvidia-*) say "library $soname: not found (the driver's)"; continue ;;
+      esac
+      say "FAIL library $soname: not found$(is_cuda_lib "$soname" && echo " in the CUDA library folders or the machine's library path")"
+      bad=1; continue
     fi
     is_system_lib "$soname" && continue
     case "$path" in

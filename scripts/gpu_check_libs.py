@@ -14,7 +14,9 @@ installation (/usr/local/cuda). Order of the path: folders with libcublasLt.so.<
 folders whose cuDNN is built for <major>; then folders with other CUDA libraries of <major>
 (cudart, NVRTC, nvJitLink, which cuDNN's runtime-compiled engines load); then folders whose
 cuDNN's CUDA major is unknown (a warning). Folders whose cuDNN is built for another CUDA major are
-left out (said with the evidence), as are folders with nothing of <major>. Prints one line per
+left out (said with the evidence), as are folders with nothing of <major>; then folders with NCCL
+(libnccl.so.2, linked by programs built with MPI), unless its pip distribution is for another
+major. Prints one line per
 folder and decision, then `path: DIR:DIR...`. Exit codes: 0 (a cuBLASLt and a cuDNN of the
 major were found), 1 (one is missing: said), 2 usage."""
 import glob
@@ -25,7 +27,7 @@ import sys
 import time
 
 SYSTEM_DIRS = ("/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib",
-               "/usr/local/cuda/targets/sbsa-linux/lib")
+               "/usr/local/cuda/targets/sbsa-linux/lib", "/usr/local/cuda/lib")
 CUDA_LIBS = ("libcudart", "libnvrtc", "libnvJitLink", "libcublas")
 # The cuDNN 9 libraries that name the CUDA libraries they load, those seen to name them first
 CUDNN_PARTS = ("libcudnn_adv.so.9", "libcudnn_engines_precompiled.so.9", "libcudnn_graph.so.9",
@@ -71,15 +73,16 @@ def majors_of(folder, stem):
     return out
 
 
-def dist_major(folder):
-    """The CUDA major of the pip distribution that installed folder's cuDNN (nvidia-cudnn-cuNN),
-    from the RECORD files of the site-packages folder above it; (major, dist) or (None, None)."""
+def dist_major(folder, dist="nvidia_cudnn", lib="libcudnn.so.9"):
+    """The CUDA major of the pip distribution that installed folder's `lib` (nvidia-cudnn-cuNN,
+    nvidia-nccl-cuNN), from the RECORD files of the site-packages folder above it; (major, dist)
+    or (None, None)."""
     d = os.path.abspath(folder)
     while d != os.path.dirname(d):
         up = os.path.dirname(d)
-        infos = glob.glob(os.path.join(up, "nvidia_cudnn*.dist-info"))
+        infos = glob.glob(os.path.join(up, dist + "*.dist-info"))
         if infos:
-            rel = os.path.relpath(os.path.join(folder, "libcudnn.so.9"), up)
+            rel = os.path.relpath(os.path.join(folder, lib), up)
             for info in sorted(infos):
                 try:
                     with open(os.path.join(info, "RECORD")) as f:
@@ -132,7 +135,7 @@ def cudnn_major(folder):
 
 def choose(dirs, want):
     """The folders in path order, the left-out ones, and what was found."""
-    cublas, cudnn, other, unknown, left = [], [], [], [], []
+    cublas, cudnn, other, nccl, unknown, left = [], [], [], [], [], []
     seen = {}
     for d in dirs:  # a folder once, also when two names lead to it (lib64 -> targets/.../lib)
         seen.setdefault(os.path.realpath(d), d)
@@ -153,10 +156,21 @@ def choose(dirs, want):
         elif any(want in majors_of(d, s) for s in CUDA_LIBS):
             names = [f"{s}.so.{want}" for s in CUDA_LIBS if want in majors_of(d, s)]
             other.append((d, "other CUDA libraries: " + ", ".join(names)))
+        elif os.path.exists(os.path.join(d, "libnccl.so.2")):
+            # NCCL keeps the soname libnccl.so.2 across CUDA majors: its pip distribution
+            # (nvidia-nccl-cuNN) says which; a CUDA installation's own NCCL is taken as its.
+            m, dist = dist_major(d, "nvidia_nccl", "libnccl.so.2")
+            if m is not None and m != want:
+                left.append((d, f"NCCL built for CUDA {m}, not {want} (pip distribution {dist})"))
+                continue
+            nccl.append((d, "NCCL 2" + (f" for CUDA {m} (pip distribution {dist})" if m else
+                                         " (CUDA major not recorded)")))
         elif lt or any(majors_of(d, s) for s in CUDA_LIBS):
             left.append((d, f"CUDA libraries of another major only (want {want})"))
-    return cublas + cudnn + other + unknown, left, bool(cublas) or any(
-        want in majors_of(d, "libcublasLt") for d, _ in cudnn), bool(cudnn)
+    chosen = cublas + cudnn + other + nccl + unknown
+    have_nccl = any(os.path.exists(os.path.join(d, "libnccl.so.2")) for d, _ in chosen)
+    return chosen, left, bool(cublas) or any(
+        want in majors_of(d, "libcublasLt") for d, _ in cudnn), bool(cudnn), have_nccl
 
 
 def main(argv):
@@ -177,7 +191,7 @@ def main(argv):
     if want is None:
         print("gpu_check_libs: --cuda-major N is needed (the bundle's CUDA major)", file=sys.stderr)
         return 2
-    chosen, left, have_lt, have_dnn = choose(candidate_dirs(roots), want)
+    chosen, left, have_lt, have_dnn, have_nccl = choose(candidate_dirs(roots), want)
     for d, why in chosen:
         print(f"libs: use {d}: {why}")
     for d, why in left:
@@ -187,13 +201,16 @@ def main(argv):
     if not have_dnn:
         print(f"libs: no folder has a cuDNN 9 built for CUDA {want}: cuDNN attention cannot load "
               "(the dynamic loader may still find one elsewhere; accelbench env says which)")
+    if not have_nccl:
+        print("libs: no folder has libnccl.so.2: a program built with NCCL cannot start "
+              "(gpu-check fails it by name)")
     path = ":".join(d for d, _ in chosen)
     print(f"path: {path}")
     if js:
         with open(js, "w") as f:
             json.dump({"cuda_major": want, "path": [{"dir": d, "why": w} for d, w in chosen],
                        "left_out": [{"dir": d, "why": w} for d, w in left],
-                       "cublaslt": have_lt, "cudnn": have_dnn}, f, indent=1)
+                       "cublaslt": have_lt, "cudnn": have_dnn, "nccl": have_nccl}, f, indent=1)
     return 0 if have_lt and have_dnn else 1
 
 

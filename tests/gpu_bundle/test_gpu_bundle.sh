@@ -31,6 +31,8 @@ lib="$tmp/b/unpacked/lib"
 m="$tmp/b/MANIFEST"
 grep -q '^nvcc [0-9][0-9]*\.[0-9]' "$m" || fail "the manifest has no nvcc release: $(grep '^nvcc' "$m")"
 grep -q '^cuda-major [0-9][0-9]*$' "$m" || fail "the manifest has no CUDA major: $(grep '^cuda-major' "$m")"
+grep -q '^needs-raised-by lib[^ ]*\.so[^ ]* .*(the other files need GLIBC_[0-9.]*)$' "$m" ||
+  fail "the manifest does not say which library raises the glibc requirement: $(grep '^needs' "$m")"
 cuda_sonames="$(sed -n 's/^cuda-sonames //p' "$m")"
 for so in $cuda_sonames; do
   case "$so" in
@@ -71,8 +73,11 @@ rc=0
 # The machine's own LD_LIBRARY_PATH (where some hosts find the driver) is kept after the bundle's.
 host_libs="$tmp/host-lib"
 mkdir -p "$host_libs"
-env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" LD_LIBRARY_PATH="$host_libs" bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$tmp/out" \
-  > "$tmp/run.log" 2>&1 || rc=$?
+# A shell inside an mpirun job or a Slurm allocation: the launcher's variables must not make the
+# programs start the bundle's relocated MPI.
+env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" LD_LIBRARY_PATH="$host_libs" \
+  OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 PMIX_RANK=1 PMI_SIZE=2 \
+  bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$tmp/out" > "$tmp/run.log" 2>&1 || rc=$?
 cat "$tmp/run.log"
 echo "--from without a GPU: exit $rc in $(( $(date +%s) - start )) s"
 s="$tmp/out/summary.txt"
@@ -83,6 +88,8 @@ grep -q '^libraries: all [1-9][0-9]* non-CUDA libraries resolve from the bundle'
   fail "the script's own library check did not pass"
 grep -q '^CUDA library folders (CUDA [0-9]*): ' "$s" || fail "the summary does not say which CUDA library folders"
 grep -q '^PASS env ' "$s" || fail "accelbench env did not pass"
+grep -q '^launcher variables dropped for the programs (one process, no MPI): .*OMPI_COMM_WORLD_SIZE' "$s" ||
+  fail "the launcher's variables were not dropped"
 grep -q "^library path of the programs: $tmp/b/unpacked/lib[^ ]*:$host_libs\$" "$s" ||
   fail "the programs' library path drops the machine's LD_LIBRARY_PATH: $(grep '^library path' "$s")"
 ! grep -q '^FAIL' "$s" || fail "a step failed: $(grep '^FAIL' "$s")"

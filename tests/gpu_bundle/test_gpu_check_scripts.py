@@ -194,7 +194,7 @@ class Libraries(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             site, cuda = self.tree(d)
             dirs = libs.candidate_dirs([site, cuda, os.path.join(d, "mystery"), os.path.join(d, "old")])
-            chosen, left, have_lt, have_dnn = libs.choose(dirs, 13)
+            chosen, left, have_lt, have_dnn, have_nccl = libs.choose(dirs, 13)
             order = [x for x, _ in chosen]
             self.assertEqual(order, [os.path.join(site, "nvidia/cublas/lib"), cuda,
                                      os.path.join(d, "mystery")])
@@ -205,6 +205,28 @@ class Libraries(unittest.TestCase):
             self.assertIn("names CUDA 13", dict(chosen)[cuda])
             self.assertIn("unknown", dict(chosen)[os.path.join(d, "mystery")])
             self.assertTrue(have_lt and have_dnn)
+            self.assertFalse(have_nccl)
+
+    def test_keeps_pytorchs_nccl_folder_of_the_cuda_major(self):
+        # PyTorch's wheels: NCCL in nvidia/nccl/lib, nothing else of CUDA beside it. A program
+        # linked with NCCL cannot start without that folder on its path.
+        with tempfile.TemporaryDirectory() as d:
+            site, cuda = self.tree(d)
+            for wheel, major in (("site", 13), ("site12", 12)):
+                base = os.path.join(d, wheel)
+                touch(os.path.join(base, "nvidia/nccl/lib/libnccl.so.2"))
+                info = os.path.join(base, f"nvidia_nccl_cu{major}-2.27.7.dist-info")
+                os.makedirs(info)
+                with open(os.path.join(info, "RECORD"), "w") as f:
+                    f.write("nvidia/nccl/lib/libnccl.so.2,sha256=x,1\n")
+            nccl13 = os.path.join(site, "nvidia/nccl/lib")
+            nccl12 = os.path.join(d, "site12", "nvidia/nccl/lib")
+            chosen, left, _, _, have_nccl = libs.choose(
+                libs.candidate_dirs([site, cuda, os.path.join(d, "site12")]), 13)
+            self.assertIn(nccl13, dict(chosen))
+            self.assertIn("nvidia_nccl_cu13", dict(chosen)[nccl13])
+            self.assertIn("NCCL built for CUDA 12", dict(left)[nccl12])
+            self.assertTrue(have_nccl)
 
     def test_only_a_cuda12_cudnn_is_said_and_fails(self):
         with tempfile.TemporaryDirectory() as d:
