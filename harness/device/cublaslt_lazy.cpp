@@ -9,41 +9,30 @@
 // loader's path, else the toolkit's found at configure time (ACCELBENCH_CUBLASLT_PATH). When it
 // cannot be opened every function answers CUBLAS_STATUS_NOT_INITIALIZED (and the version 0),
 // which the GEMM and training backends already report as a failed run with the status's name.
-#include <dlfcn.h>
-
-#include <cstdio>
 #include <string>
 
 #include <cublasLt.h>
 
+#include "harness/device/lazy_library.hpp"
+
 namespace {
 
-void* open_cublaslt() {
-  const std::string soname = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-  void* h = dlopen(soname.c_str(), RTLD_NOW | RTLD_GLOBAL);
-#ifdef ACCELBENCH_CUBLASLT_PATH
-  if (h == nullptr)
-    h = dlopen(ACCELBENCH_CUBLASLT_PATH, RTLD_NOW | RTLD_GLOBAL);
+// The library found at configure time, when the loader's path has none.
+#ifndef ACCELBENCH_CUBLASLT_PATH
+#define ACCELBENCH_CUBLASLT_PATH nullptr
 #endif
-  if (h == nullptr)
-    std::fprintf(stderr, "accelbench: cannot load cuBLASLt (%s): %s\n", soname.c_str(), dlerror());
-  return h;
-}
 
 void* cublaslt_symbol(const char* name) {
-  static void* const handle = open_cublaslt(); // thread-safe once
-  return handle == nullptr ? nullptr : dlsym(handle, name);
+  static void* const handle = accelbench::device::lazy::open_library(
+      "cuBLASLt", "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR),
+      ACCELBENCH_CUBLASLT_PATH); // once
+  return accelbench::device::lazy::symbol_of(handle, name);
 }
 
 } // namespace
 
-// Defines `name` with the header's signature (`params`, `args`), forwarding to the library's;
-// `fail` when the library or the symbol is missing.
 #define ACCELBENCH_CUBLASLT_LAZY(ret, name, params, args, fail)                                    \
-  extern "C" ret name params {                                                                     \
-    static const auto fn = reinterpret_cast<decltype(&::name)>(cublaslt_symbol(#name));            \
-    return fn == nullptr ? (fail) : fn args;                                                       \
-  }
+  ACCELBENCH_LAZY_FUNCTION(cublaslt_symbol, ret, name, params, args, fail)
 
 namespace {
 constexpr cublasStatus_t k_missing = CUBLAS_STATUS_NOT_INITIALIZED;

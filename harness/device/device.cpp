@@ -123,7 +123,10 @@ bool nvml_handle(int cuda_index, nvml_device* dev) {
 }
 
 std::string version3(size_t v) {
-  // cuBLASLt and cuDNN 9 both encode major*10000 + minor*100 + patch.
+  // cuBLASLt and cuDNN 9 both encode major*10000 + minor*100 + patch; 0 is a library that could
+  // not be loaded (cublaslt_lazy.cpp, cudnn_lazy.cpp): no version.
+  if (v == 0)
+    return "";
   return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
 }
 

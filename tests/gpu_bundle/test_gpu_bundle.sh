@@ -34,6 +34,11 @@ grep -q '^cuda-major [0-9][0-9]*$' "$m" || fail "the manifest has no CUDA major:
 grep -q '^needs-raised-by lib[^ ]*\.so[^ ]* .*(the other files need GLIBC_[0-9.]*)$' "$m" ||
   fail "the manifest does not say which library raises the glibc requirement: $(grep '^needs' "$m")"
 cuda_sonames="$(sed -n 's/^cuda-sonames //p' "$m")"
+# cuBLASLt and cuDNN are opened on first use: a missing or mismatched one fails its runs only,
+# never the start of a program (env, the GEMM without cuDNN).
+case " $cuda_sonames " in
+  *" libcudnn"*|*" libcublas"*) fail "a program needs cuDNN or cuBLASLt to start: $cuda_sonames" ;;
+esac
 for so in $cuda_sonames; do
   case "$so" in
     libcuda.so*|libnvidia-*|libcublas*|libcudnn*|libcudart*|libnccl*|libnvrtc*|libnvJitLink*) ;;

@@ -7,9 +7,10 @@
 // our [B, S, H, D] memory layout, so no transposes are needed.
 #include "kernels/attention/cuda/attention_kernels.hpp"
 
+#include "harness/device/device.hpp"
+
 #include <cuda_runtime_api.h>
 #include <cudnn_graph.h>
-#include <dlfcn.h>
 
 #include <cmath>
 #include <deque>
@@ -250,11 +251,8 @@ void require_supported(const attention_shape& s, bool backward) {
 sdpa_env environment() { return current_env(); }
 
 std::string library_path() {
-  Dl_info info{};
-  // The shared object that holds cudnnGetVersion is the libcudnn this process loaded.
-  if (dladdr(reinterpret_cast<void*>(&cudnnGetVersion), &info) != 0 && info.dli_fname)
-    return info.dli_fname;
-  return {};
+  cudnnGetVersion(); // opens the library when nothing has yet
+  return device::cudnn_library_path();
 }
 
 std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward) {
