@@ -30,6 +30,11 @@
 # result), both written as each step ends, details.tar.gz (every log and JSON, rewritten after
 # each step), results.json (accelbench export) and ratios.json (accelbench next to PyTorch).
 # GPU_CHECK_ASSUME_GPU=1 runs every step even when accelbench sees no GPU (to check the script).
+# --only NAME[,NAME...] runs only those steps of the plan (and nvidia-smi and env, which decide
+# whether there is a GPU; PyTorch is started when a peer is named): a second call that finishes
+# what a first one could not. A call that fails steps ends its summary with the line to give it
+# ("rerun: ... --only ..."). Give a call the sum of the named steps' caps plus 60 s for the
+# machine's start and the unpacking (--plan lists the caps); a whole plan needs its 480 s.
 #
 # Exit codes of --from: 0 every step passed; 1 a step failed (named in the summary); 2 usage or a
 # bad bundle (message names it); 5 no GPU: the bundle was checked (libraries, programs start, the
@@ -39,7 +44,7 @@ readonly NO_GPU_EXIT=5
 die() { echo "gpu-check: $*" >&2; exit 2; }
 
 usage() {
-  echo "usage: gpu-check.sh --prepare DIR [--build BUILD] | --from DIR [--out OUT]" >&2
+  echo "usage: gpu-check.sh --prepare DIR [--build BUILD] | --from DIR [--out OUT] [--only NAME,...] | --plan [--arch N]" >&2
   exit 2
 }
 
@@ -234,9 +239,42 @@ finish() {  # the summary's last lines, whatever happened (once)
   say "passed: ${#PASSED[@]}${PASSED[*]:+ (${PASSED[*]})}"
   say "skipped: ${#SKIPPED[@]}${SKIPPED[*]:+ (${SKIPPED[*]})}"
   say "failed: ${#FAILED[@]}${FAILED[*]:+ (${FAILED[*]})}"
+  rerun_line
   say "total: $(( $(now) - T0 )) s of the ${BUDGET} s budget, exit $code"
   pack_details
   exit "$code"
+}
+
+# The steps of this call's plan that failed or were cut, as the --only line of a second call.
+rerun_line() {
+  [ -f "${WORK:-}/plan.tsv" ] && [ "${#FAILED[@]}" -gt 0 ] || return 0
+  local f steps=()
+  for f in "${FAILED[@]}"; do
+    cut -f2 "$WORK/plan.tsv" | grep -qxF "$f" && steps+=("$f")
+  done
+  [ "${#steps[@]}" -gt 0 ] || return 0
+  say "rerun: gpu-check.sh --from ${FROM_DIR:-DIR} --only $(IFS=,; echo "${steps[*]}")"
+}
+
+# --only's names, each a step of the plan of some architecture (exit 2 naming one that is not).
+check_only() {
+  [ -n "$ONLY" ] || return 0
+  local names n
+  names="$(for a in 90 100; do python3 "$BUNDLE/scripts/gpu_check_plan.py" --arch "$a" tsv | cut -f2; done | sort -u)"
+  for n in ${ONLY//,/ }; do
+    grep -qxF "$n" <<< "$names" || die "--only: '$n' is no step of the plan (gpu-check.sh --plan lists them)"
+  done
+}
+# Whether this call runs step `name` (kind `kind`): every step without --only; with it, the named
+# ones, and PyTorch's start when a peer is named.
+selected() {
+  local name="$1" kind="$2" n
+  [ -n "$ONLY" ] || return 0
+  for n in ${ONLY//,/ }; do [ "$n" = "$name" ] && return 0; done
+  if [ "$kind" = torch_start ]; then
+    for n in ${ONLY//,/ }; do cut -f1,2 "$WORK/plan.tsv" | grep -qxF "peer$(printf '\t')$n" && return 0; done
+  fi
+  return 1
 }
 
 unpack_bundle() {
@@ -547,6 +585,7 @@ from() {
   trap 'say "stopped by a signal"; finish 1' TERM INT
   command -v python3 > /dev/null || { echo "gpu-check: python3 not found (the plan, libraries and summary need it)" >&2; exit 2; }
   unpack_bundle "$dir"
+  check_only
   AB="$BUNDLE/bin/accelbench"
   export ACCELBENCH_HOME="$BUNDLE/share" ACCELBENCH_CACHE_DIR="$WORK/cache"
   say "accelbench gpu-check --from $dir on $(hostname) at $(date -u +%Y-%m-%dT%H:%M:%SZ); budget ${BUDGET} s; details in details.tar.gz"
@@ -567,10 +606,12 @@ from() {
   local parch="$ARCH"; [ "$parch" -gt 0 ] 2>/dev/null || parch=90  # no GPU: the H200's plan
   python3 "$BUNDLE/scripts/gpu_check_plan.py" --arch "$parch" --share "$ACCELBENCH_HOME" json > "$WORK/plan.json"
   python3 "$BUNDLE/scripts/gpu_check_plan.py" --arch "$parch" --share "$ACCELBENCH_HOME" tsv > "$WORK/plan.tsv"
-  [ "$GPU" = yes ] && torch_start  # import torch while the tests run
+  [ -n "$ONLY" ] && say "only the steps named by --only: $ONLY"
+  [ "$GPU" = yes ] && selected torch_start torch_start && torch_start  # import torch while the tests run
   local words
   while IFS=$'\t' read -r kind name cap payload; do
     read -ra words <<< "$payload"  # words, never globbed: the test specs are [gpu] and ~[gpu]
+    case "$kind" in info|env) ;; *) selected "$name" "$kind" || continue ;; esac
     case "$kind" in
       info|env) ;;
       test) step_test "$name" "$cap" "${words[@]}" ;;
@@ -600,7 +641,7 @@ plan() {  # --plan [--arch N]: the steps, their caps and the sum
 }
 
 # ------------------------------------------------------------------------------------------------
-mode="" dir="" build="" out="" arch=""
+mode="" dir="" build="" out="" arch="" ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --prepare|--from) [ -z "$mode" ] || die "give one of --prepare, --from and --plan"
@@ -611,6 +652,9 @@ while [ $# -gt 0 ]; do
             arch="$2"; shift 2 ;;
     --build) [ $# -ge 2 ] && [ -n "$2" ] || die "--build needs a folder"; build="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] && [ -n "$2" ] || die "--out needs a folder"; out="$2"; shift 2 ;;
+    --only) [ $# -ge 2 ] && [[ "$2" =~ ^[a-z0-9_]+(,[a-z0-9_]+)*$ ]] ||
+              die "--only needs step names separated by commas (gpu-check.sh --plan lists them), not '${2:-}'"
+            ONLY="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) die "unknown argument '$1' (usage: gpu-check.sh --prepare DIR [--build BUILD] | --from DIR [--out OUT] | --plan [--arch N])" ;;
   esac
@@ -618,6 +662,7 @@ done
 case "$mode" in
   --prepare)
     [ -z "$out" ] || die "--out is for --from"
+    [ -z "$ONLY" ] || die "--only is for --from"
     if [ -n "$build" ]; then
       [ -d "$build" ] || die "build folder '$build' does not exist"
       prepare "$dir" "$build" 0
@@ -628,6 +673,7 @@ case "$mode" in
     [ -z "$build" ] || die "--build is for --prepare"
     [ -d "$dir" ] || die "bundle folder '$dir' does not exist"
     [ -n "$out" ] && OUT="$out"
+    FROM_DIR="$dir"
     from "$dir" ;;
   --plan) plan "$arch" ;;
   *) usage ;;

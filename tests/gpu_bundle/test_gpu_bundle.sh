@@ -127,10 +127,11 @@ grep -q 'env.json$' "$tmp/details.txt" || fail "details.tar.gz has no env.json"
 # written. PyTorch is tests/gpu_bundle/fake_torch: its server answers, the bf16 GEMM peer passes,
 # the fp8 one outruns its cap (the server is ended) and the next peer starts a new server, which
 # refuses attention with a reason.
-assumed() {  # BUDGET OUT [PYTHONPATH]
-  local rc=0
-  env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" GPU_CHECK_ASSUME_GPU=1 GPU_CHECK_BUDGET_S="$1" \
-    ${3:+PYTHONPATH="$3"} bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$2" > "$2.log" 2>&1 || rc=$?
+assumed() {  # BUDGET OUT [PYTHONPATH [ARGS...]]
+  local rc=0 budget=$1 out=$2 pp=${3:-}
+  shift $(($# < 3 ? $# : 3))
+  env -i PATH=/usr/bin:/bin HOME="$tmp" TMPDIR="$tmp" GPU_CHECK_ASSUME_GPU=1 GPU_CHECK_BUDGET_S="$budget" \
+    ${pp:+PYTHONPATH="$pp"} bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --out "$out" "$@" > "$out.log" 2>&1 || rc=$?
   return "$rc"
 }
 check_steps() {  # STEPS.JSONL PASSING-PEER: every plan step recorded, in plan order
@@ -159,6 +160,24 @@ grep -q "^FAIL torch_sdpa_fwd_c0 .*No module named 'torch.nn.attention'" "$s" ||
   fail "assumed GPU: the peer after a timeout had no new server"
 grep -q '^ratio GEMM bf16 8192^3, bf16 out: missing (accelbench failed' "$s" || fail "assumed GPU: no missing ratio"
 check_steps "$tmp/out2/steps.jsonl" torch_gemm_bf16 || fail "assumed GPU: steps.jsonl"
+rerun=$(sed -n 's/^rerun: gpu-check.sh --from [^ ]* --only //p' "$s")
+[[ ",$rerun," == *,gemm_bf16,* && ",$rerun," == *,torch_gemm_fp8_e4m3,* && ",$rerun," != *,torch_gemm_bf16,* ]] ||
+  fail "assumed GPU: the rerun line does not name exactly what failed: '$rerun'"
+
+# A second call with only what the first could not finish: the named steps (and nvidia-smi, env,
+# PyTorch's start for a named peer), nothing else; a name that is no step is refused in one line.
+rc=0; assumed 480 "$tmp/out4" "$src/tests/gpu_bundle/fake_torch" --only gemm_bf16,torch_gemm_bf16 || rc=$?
+python3 - "$tmp/out4/steps.jsonl" <<'PY' || fail "--only: steps.jsonl"
+import json, sys
+names = [json.loads(l)["step"] for l in open(sys.argv[1])]
+assert set(names) <= {"nvidia_smi", "env", "torch_start", "gemm_bf16", "torch_gemm_bf16"}, names
+assert {"gemm_bf16", "torch_gemm_bf16", "torch_start"} <= set(names), names
+PY
+grep -q '^only the steps named by --only: gemm_bf16,torch_gemm_bf16$' "$tmp/out4/summary.txt" || fail "--only: not said"
+grep -q '^rerun: gpu-check.sh --from .* --only gemm_bf16$' "$tmp/out4/summary.txt" || fail "--only: no rerun line for gemm_bf16"
+rc=0; env -i PATH=/usr/bin:/bin bash "$tmp/b/gpu-check.sh" --from "$tmp/b" --only gemm_bf16,nosuch > "$tmp/bad.log" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l < "$tmp/bad.log")" -eq 1 ] && grep -q "'nosuch' is no step" "$tmp/bad.log" ||
+  fail "--only with an unknown step: exit $rc, $(cat "$tmp/bad.log")"
 
 # The same in a budget that leaves nothing after the setup and the summary's reserve: the steps
 # say "no time left" (env still runs), and the summary is written within the budget.
