@@ -162,6 +162,13 @@ prepare() {
       while read -r so; do if is_cuda_lib "$so"; then echo "$so"; fi; done | tr '\n' ' ')"
     echo "needs ${glibc:-GLIBC_unknown}"
     echo "needs-raised-by ${raisers:-none}(the other files need ${rest:-GLIBC_unknown})"
+    # Built with MPI (multi-node runs), but the check is one process on one GPU: the relocated
+    # Open MPI is loaded, never initialised (--from drops a launcher's variables).
+    if ls "$stage"/lib/libmpi.so* > /dev/null 2>&1; then
+      echo "mpi bundled, not started: --from runs every program as one process, without a launcher's variables"
+    else
+      echo "mpi none"
+    fi
     echo "cxx-needs ${cxx_glibc:-GLIBC_unknown}"
     echo "glibcxx ${glibcxx:-GLIBCXX_unknown}"
     echo "programs $PROGRAMS"

@@ -33,6 +33,7 @@ grep -q '^nvcc [0-9][0-9]*\.[0-9]' "$m" || fail "the manifest has no nvcc releas
 grep -q '^cuda-major [0-9][0-9]*$' "$m" || fail "the manifest has no CUDA major: $(grep '^cuda-major' "$m")"
 grep -q '^needs-raised-by lib[^ ]*\.so[^ ]* .*(the other files need GLIBC_[0-9.]*)$' "$m" ||
   fail "the manifest does not say which library raises the glibc requirement: $(grep '^needs' "$m")"
+grep -qE '^mpi (bundled, not started: .*one process|none)' "$m" || fail "the manifest does not say what the bundle does with MPI"
 cuda_sonames="$(sed -n 's/^cuda-sonames //p' "$m")"
 # cuBLASLt and cuDNN are opened on first use: a missing or mismatched one fails its runs only,
 # never the start of a program (env, the GEMM without cuDNN).
