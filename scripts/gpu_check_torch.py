@@ -18,6 +18,7 @@ sample each, and no host synchronisation until the last one has been queued.
 "time_s", "samples", "method", ...} or {"name", "ok": false, "error"}. FLOP counts follow
 accelbench's: GEMM 2*M*N*K; attention 4*B*H*D per visible (query, key) pair (causal: S(S+1)/2
 pairs), forward+backward 3.5x the forward."""
+import ctypes
 import json
 import math
 import statistics
@@ -32,6 +33,60 @@ CALIBRATION_MARGIN = 1.25  # harness/measure/measure.cpp k_calibration_margin
 torch = F = None
 
 
+class Nvml:
+    """The SM clock facts accelbench records with every CUDA sample (harness/device/device.cpp
+    clock_facts), read through the driver's NVML with ctypes: the clock, the reference (default
+    application clock, else the maximum), the clock-event reasons, and `throttled` (under 90% of
+    the reference, or a power, thermal or hardware slowdown). {} where NVML cannot be read."""
+    SM, SLOWING = 1, 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+
+    def __init__(self, index=0, lib="libnvidia-ml.so.1"):
+        self.dev = None
+        try:
+            self.nvml = ctypes.CDLL(lib)
+            if self.nvml.nvmlInit_v2() != 0:
+                return
+            dev = ctypes.c_void_p()
+            if self.nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(dev)) == 0:
+                self.dev = dev
+        except (OSError, AttributeError):
+            self.dev = None
+
+    def _clock(self, fn):
+        mhz = ctypes.c_uint(0)
+        f = getattr(self.nvml, fn, None)
+        return mhz.value if f is not None and f(self.dev, self.SM, ctypes.byref(mhz)) == 0 else 0
+
+    def facts(self):
+        if self.dev is None:
+            return {}
+        sm = self._clock("nvmlDeviceGetClockInfo")
+        if not sm:
+            return {}
+        ref, kind = self._clock("nvmlDeviceGetDefaultApplicationsClock"), "default_application"
+        if not ref:
+            ref, kind = self._clock("nvmlDeviceGetMaxClockInfo"), "max"
+        out = {"sm_clock_mhz": sm, "reference_clock_mhz": ref, "reference_clock": kind}
+        throttled = bool(ref) and sm < 0.9 * ref
+        mask = ctypes.c_ulonglong(0)
+        for fn in ("nvmlDeviceGetCurrentClocksEventReasons",
+                   "nvmlDeviceGetCurrentClocksThrottleReasons"):
+            f = getattr(self.nvml, fn, None)
+            if f is not None and f(self.dev, ctypes.byref(mask)) == 0:
+                out["reasons_mask"] = mask.value
+                throttled = throttled or bool(mask.value & self.SLOWING)
+                break
+        out["throttled"] = throttled
+        return out
+
+
+NVML = None  # opened by --serve and --request (the GPU machine); None: no clock facts
+
+
+def clock_facts():
+    return NVML.facts() if NVML is not None else {}
+
+
 def settled(values, window=STEADY_WINDOW, tol=STEADY_TOL):
     """harness/measure's rule: the last `window` values within tol of their median."""
     if len(values) < window:
@@ -41,9 +96,12 @@ def settled(values, window=STEADY_WINDOW, tol=STEADY_TOL):
     return all(abs(v - med) <= tol * abs(med) for v in last)
 
 
-def measure(batch, m, clock=time.perf_counter):
-    """accelbench's kernel measurement over batch(n) -> seconds of n back-to-back calls.
-    Returns {"time_s": median per call, "samples", "iterations", "warmup": {...}}."""
+def measure(batch, m, clock=time.perf_counter, facts=clock_facts):
+    """accelbench's kernel measurement over batch(n) -> seconds of n back-to-back calls: the same
+    warm-up rule (batch times settle; the SM clock is recorded, never waited for) and `facts()`
+    (the SM clock facts) after each sample, as accelbench records them.
+    Returns {"time_s": median per call, "samples", "iterations", "warmup": {...}, "sample_clocks",
+    "throttled_samples"}."""
     m = m or {}
     warm_iters, warm_s = max(1, int(m.get("warmup_iterations", 1))), m.get("min_warmup_time_s", 0)
     reps, min_t = max(1, int(m.get("repetitions", 5))), float(m.get("min_time_s", 0.02))
@@ -59,14 +117,15 @@ def measure(batch, m, clock=time.perf_counter):
         n_warm += n
     warmup = {"iterations": n_warm, "seconds": clock() - start, "steady": settled(per)}
     iters = calibrate(batch, min_t)
-    samples = take_samples(batch, iters, reps, max_t, clock)
+    samples, clocks = take_samples(batch, iters, reps, max_t, clock, facts)
     recal = None
     if min(samples) * iters < min_t:  # as accelbench: recalibrate from the samples, once
         recal = iters
         iters = math.ceil(iters * CALIBRATION_MARGIN * min_t / (min(samples) * iters))
-        samples = take_samples(batch, iters, reps, max_t, clock)
+        samples, clocks = take_samples(batch, iters, reps, max_t, clock, facts)
     out = {"time_s": statistics.median(samples), "samples": samples, "iterations": iters,
-           "warmup": warmup}
+           "warmup": warmup, "sample_clocks": clocks,
+           "throttled_samples": sum(1 for c in clocks if c.get("throttled"))}
     if recal is not None:
         out["recalibrated_from"] = recal
     return out
@@ -87,13 +146,15 @@ def calibrate(batch, min_t):
     return max(1, math.ceil(CALIBRATION_MARGIN * min_t / max(per, 1e-12)))
 
 
-def take_samples(batch, iters, reps, max_t, clock=time.perf_counter):
-    t0, out = clock(), []
+def take_samples(batch, iters, reps, max_t, clock=time.perf_counter, facts=clock_facts):
+    """(seconds per call of each sample, the clock facts after each)."""
+    t0, out, clocks = clock(), [], []
     for _ in range(reps):
         if out and max_t and clock() - t0 >= max_t:
             break  # accelbench cuts repetitions at max_time_s too
         out.append(batch(iters) / iters)
-    return out
+        clocks.append(facts())
+    return out, clocks
 
 
 def event_batch(fn):
@@ -303,6 +364,7 @@ def run_train(req, dev="cuda"):
     samples = [ev[i].elapsed_time(ev[i + 1]) / 1e3 for i in range(steps)]
     t = statistics.median(samples)
     return {"time_s": t, "step_s": t, "tokens_per_s": tokens / t, "samples": samples,
+            "sample_clocks": [clock_facts()],  # after the last step, as accelbench's last sample
             "parameters": sum(p.numel() for p in P.values()), "recipe": req.get("recipe"),
             "recipe_text": RECIPE_TEXT}
 
@@ -347,8 +409,11 @@ def start():
     v = {"torch": torch.__version__, "cuda": torch.version.cuda,
          "cudnn": torch.backends.cudnn.version(), "cuda_available": torch.cuda.is_available()}
     if torch.cuda.is_available():
+        global NVML
         v["device"] = torch.cuda.get_device_name()
         torch.ones(1, device="cuda").sum().item()  # context, allocator
+        NVML = Nvml(torch.cuda.current_device())
+        v["nvml_clock_facts"] = bool(clock_facts())
     return v
 
 

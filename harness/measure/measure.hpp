@@ -36,7 +36,7 @@ public:
   // Whether the kernel has warmed up: after the ruleset's warm-up the harness keeps warming up
   // while this says no, in batches of at least k_steady_batch_s, for at most the ruleset's
   // max_steady_warmup_s. `recent` holds the warm-up batches so far, newest last. A GPU kernel
-  // waits for its clock and times to settle (batches_settled; a fixed 20 ms is too short for GPU
+  // waits for its batch times to settle (batches_settled; a fixed 20 ms is too short for GPU
   // boost clocks); CPU kernels are steady after the ruleset's warm-up.
   virtual bool steady(const std::vector<warmup_batch>& recent) { return true; }
 };

@@ -153,6 +153,21 @@ class Measure(unittest.TestCase):
         self.assertFalse(r["warmup"]["steady"])
         self.assertLess(r["warmup"]["seconds"], peers.MAX_STEADY_WARMUP_S + 0.1)
 
+    def test_clock_facts_after_every_sample(self):
+        # The same facts as accelbench's samples carry, read after each sample; throttled ones
+        # counted. The warm-up does not wait for the clock (one rule on both sides).
+        g = FakeGpu(10e-6)
+        readings = iter([{"sm_clock_mhz": 1980, "throttled": False},
+                         {"sm_clock_mhz": 1500, "throttled": True}] * 20)
+        r = peers.measure(g.batch, dict(self.M, repetitions=4), clock=g.clock,
+                          facts=lambda: next(readings))
+        self.assertEqual(len(r["sample_clocks"]), len(r["samples"]))
+        self.assertEqual(r["throttled_samples"], sum(c["throttled"] for c in r["sample_clocks"]))
+        self.assertGreater(r["throttled_samples"], 0)
+
+    def test_nvml_without_a_driver_gives_no_facts(self):
+        self.assertEqual(peers.Nvml(lib="libnvidia-ml-does-not-exist.so.1").facts(), {})
+
     def test_settled_is_the_harness_rule(self):
         self.assertTrue(peers.settled([1.0, 1.01, 0.99, 1.02, 1.0]))
         self.assertFalse(peers.settled([1.0, 1.01, 0.99, 1.05, 1.0]))

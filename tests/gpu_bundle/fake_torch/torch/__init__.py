@@ -63,4 +63,5 @@ class _Event:
 
 
 cuda = types.SimpleNamespace(is_available=lambda: True, get_device_name=lambda: "fake GPU",
-                             Event=_Event, empty_cache=lambda: None, synchronize=lambda: None)
+                             Event=_Event, empty_cache=lambda: None, synchronize=lambda: None,
+                             current_device=lambda: 0)
