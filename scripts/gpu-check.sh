@@ -229,7 +229,7 @@ end_step() {
   local secs=$(( $(now) - start ))
   case "$status" in
     passed) PASSED+=("$name"); say "PASS $name (${secs} s of ${limit} s)${note:+: $note}" ;;
-    skipped) SKIPPED+=("$name"); say "SKIPPED $name${note:+ ($note)}" ;;
+    skipped) SKIPPED+=("$name"); say "SKIPPED $name${note:+ ($note)} [${secs} s of ${limit} s]" ;;
     timeout) FAILED+=("$name"); say "FAIL $name: stopped at its limit of ${limit} s (cap ${cap} s)${note:+; $note}" ;;
     *) FAILED+=("$name"); say "FAIL $name (exit $rc, ${secs} s)${note:+: $note}" ;;
   esac

@@ -45,9 +45,9 @@ def gemm_steps(arch):
         # Output type stated on both sides: bf16 (torch.matmul's for bf16 inputs, and the
         # out_dtype torch._scaled_mm is given for the fp8 formats).
         cfg = dict(GEMM, dtype=dt, out_dtype="bf16")
-        out.append(bench(f"gemm_{dt}", 18, "gemm", cfg, KERNEL_RULES, f"torch_gemm_{dt}",
+        out.append(bench(f"gemm_{dt}", 15, "gemm", cfg, KERNEL_RULES, f"torch_gemm_{dt}",
                          f"GEMM {dt} 8192^3, bf16 out", 0.95))
-        out.append(peer(f"torch_gemm_{dt}", 8, "gemm", cfg, KERNEL_RULES))
+        out.append(peer(f"torch_gemm_{dt}", 7, "gemm", cfg, KERNEL_RULES))
     return out
 
 
@@ -56,17 +56,17 @@ def attention_steps():
     for c in (0, 1):
         cz = "causal" if c else "non-causal"
         fwd = dict(ATTN, causal=c, impl="cudnn", **{"pass": "fwd"})
-        out.append(bench(f"attn_cudnn_fwd_c{c}", 18, "attention", fwd, KERNEL_RULES,
+        out.append(bench(f"attn_cudnn_fwd_c{c}", 14, "attention", fwd, KERNEL_RULES,
                          f"torch_sdpa_fwd_c{c}", f"cuDNN attention fwd {cz}", 0.90))
-        out.append(peer(f"torch_sdpa_fwd_c{c}", 10, "attention", fwd, KERNEL_RULES))
+        out.append(peer(f"torch_sdpa_fwd_c{c}", 9, "attention", fwd, KERNEL_RULES))
         fb = dict(fwd, **{"pass": "fwd_bwd"})
-        out.append(bench(f"attn_cudnn_fwd_bwd_c{c}", 20, "attention", fb, KERNEL_RULES,
+        out.append(bench(f"attn_cudnn_fwd_bwd_c{c}", 16, "attention", fb, KERNEL_RULES,
                          f"torch_sdpa_fwd_bwd_c{c}", f"cuDNN attention fwd+bwd {cz}", 0.90))
         # The native kernel (tensor-core flash attention) against the same PyTorch figure.
-        out.append(bench(f"attn_native_fwd_bwd_c{c}", 20, "attention", dict(fb, impl="native"),
+        out.append(bench(f"attn_native_fwd_bwd_c{c}", 16, "attention", dict(fb, impl="native"),
                          KERNEL_RULES, f"torch_sdpa_fwd_bwd_c{c}",
                          f"native attention fwd+bwd {cz}", None))
-        out.append(peer(f"torch_sdpa_fwd_bwd_c{c}", 12, "attention", fb, KERNEL_RULES))
+        out.append(peer(f"torch_sdpa_fwd_bwd_c{c}", 11, "attention", fb, KERNEL_RULES))
     return out
 
 
@@ -88,20 +88,24 @@ def test(program, cap, cases):
 
 def plan(arch):
     steps = [
-        {"kind": "info", "name": "nvidia_smi", "cap_s": 10},
-        {"kind": "env", "name": "env", "cap_s": 15},
-        # GPU-only test cases first (Catch2 tag [gpu]); PyTorch imports meanwhile.
-        test("test_cuda_device", 10, "[gpu]"),
-        test("test_cuda_gemm", 25, "[gpu]"),
-        test("test_cuda_attention", 25, "[gpu]"),
-        test("test_cuda_training", 25, "[gpu]"),
-        {"kind": "torch_start", "name": "torch_start", "cap_s": 15},
+        {"kind": "info", "name": "nvidia_smi", "cap_s": 6},
+        {"kind": "env", "name": "env", "cap_s": 12},
+        # GPU-only test cases first (Catch2 tag [gpu]); PyTorch imports meanwhile. Generous caps,
+        # paid for from the benchmarks': a cold cuDNN builds each of test_cuda_attention's ~28
+        # SDPA plans with runtime-compiled engines, test_cuda_gemm measures ~40 runs; a test cut
+        # at its cap is a failure, a benchmark that finishes early gives its time back. Each
+        # step's seconds are in the summary and steps.jsonl: set the next caps from them.
+        test("test_cuda_device", 15, "[gpu]"),
+        test("test_cuda_gemm", 40, "[gpu]"),
+        test("test_cuda_attention", 60, "[gpu]"),
+        test("test_cuda_training", 45, "[gpu]"),
+        {"kind": "torch_start", "name": "torch_start", "cap_s": 12},
     ]
     steps += gemm_steps(arch)
     steps += attention_steps()
-    steps.append(bench("train_8b_block_bf16", 40, "train.llama", BLOCK, TRAIN_RULES,
+    steps.append(bench("train_8b_block_bf16", 32, "train.llama", BLOCK, TRAIN_RULES,
                        "torch_train_8b_block_bf16", "Llama 3 8B block step bf16", 0.85))
-    steps.append(dict(peer("torch_train_8b_block_bf16", 30, "train.llama", BLOCK, TRAIN_RULES),
+    steps.append(dict(peer("torch_train_8b_block_bf16", 24, "train.llama", BLOCK, TRAIN_RULES),
                       recipe=RECIPE))
     steps[-2]["recipe"] = RECIPE
     # The test cases that need no GPU (CI runs them everywhere): last, if time is left.
