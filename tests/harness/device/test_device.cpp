@@ -240,7 +240,7 @@ TEST_CASE("a short device kernel settles in 1 ms batches before the warm-up cap"
   // Launches this short are enqueued more slowly than the device runs them, so a batch's events
   // also time the host: a host busy with other work spreads the batches until 5 in a row escape
   // its preemptions. The cap (3 s by default) is raised to 8 s for a busy host, and kept within
-  // the 10 s that scripts/gpu_check_plan.py gives this program's GPU cases.
+  // the 15 s that scripts/gpu_check_plan.py gives this program's GPU cases.
   m.max_steady_warmup_s = 8;
   auto r = accelbench::measure::run_kernel("tiny warm-up", k, m);
   REQUIRE(r.error.empty());
