@@ -110,7 +110,7 @@ prepare() {
   objdump="$(command -v cuobjdump || { [ -x /usr/local/cuda/bin/cuobjdump ] && echo /usr/local/cuda/bin/cuobjdump; } || true)"
   if [ -z "$objdump" ]; then
     echo "gpu-check: note: cuobjdump not found; the GPU architectures of accelbench are not checked" >&2
-  elif ! "$objdump" --list-elf "$stage/bin/accelbench" 2>/dev/null | grep -q "sm_100"; then
+  elif ! grep -q "sm_100" <<< "$("$objdump" --list-elf "$stage/bin/accelbench" 2>/dev/null)"; then
     echo "gpu-check: warning: accelbench has no sm_100 code (CMAKE_CUDA_ARCHITECTURES of $build)" >&2
   fi
   # Every library the programs need that the GPU machine lacks, by soname (dereferenced copies).
@@ -141,12 +141,15 @@ prepare() {
   glibc="$(objdump -T "$stage"/bin/* "$stage"/lib/*.so* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
   # Which files need that newest version (Debian 12's libevent_core, which Open MPI loads, uses
   # glibc 2.36's arc4random): the manifest names them, and the version the rest would need.
-  local f raisers="" rest=""
+  # (objdump's output is read whole before grep: `objdump | grep -q` under pipefail fails when
+  # grep's early exit stops objdump with SIGPIPE, which a busy machine makes likely.)
+  local f syms raisers="" rest=""
   for f in "$stage"/bin/* "$stage"/lib/*.so*; do
-    if [ -n "$glibc" ] && objdump -T "$f" 2>/dev/null | grep -qwF "$glibc"; then
+    syms="$(objdump -T "$f" 2>/dev/null)"
+    if [ -n "$glibc" ] && grep -qwF "$glibc" <<< "$syms"; then
       raisers+="$(basename "$f") "
     else
-      rest+="$(objdump -T "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*')"$'\n'
+      rest+="$(grep -o 'GLIBC_[0-9.]*' <<< "$syms")"$'\n'
     fi
   done
   rest="$(printf '%s' "$rest" | grep . | sort -uV | tail -1)"
@@ -257,7 +260,7 @@ rerun_line() {
   [ -f "${WORK:-}/plan.tsv" ] && [ "${#FAILED[@]}" -gt 0 ] || return 0
   local f steps=()
   for f in "${FAILED[@]}"; do
-    cut -f2 "$WORK/plan.tsv" | grep -qxF "$f" && steps+=("$f")
+    grep -qxF "$f" <<< "$(cut -f2 "$WORK/plan.tsv")" && steps+=("$f")
   done
   [ "${#steps[@]}" -gt 0 ] || return 0
   say "rerun: gpu-check.sh --from ${FROM_DIR:-DIR} --only $(IFS=,; echo "${steps[*]}")"
@@ -279,7 +282,7 @@ selected() {
   [ -n "$ONLY" ] || return 0
   for n in ${ONLY//,/ }; do [ "$n" = "$name" ] && return 0; done
   if [ "$kind" = torch_start ]; then
-    for n in ${ONLY//,/ }; do cut -f1,2 "$WORK/plan.tsv" | grep -qxF "peer$(printf '\t')$n" && return 0; done
+    for n in ${ONLY//,/ }; do grep -qxF "peer$(printf '\t')$n" <<< "$(cut -f1,2 "$WORK/plan.tsv")" && return 0; done
   fi
   return 1
 }
@@ -434,7 +437,7 @@ PY
   if [ "$rc" -ne 0 ]; then
     # env failed: the measurements still run where nvidia-smi lists a GPU (each step says why it fails).
     GPU=no; ARCH=0
-    if command -v nvidia-smi > /dev/null && timeout 5 nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    if command -v nvidia-smi > /dev/null && grep -q '^GPU' <<< "$(timeout 5 nvidia-smi -L 2>/dev/null)"; then
       GPU=yes; ARCH="$(timeout 5 nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')"
       [[ "$ARCH" =~ ^[0-9]+$ ]] || ARCH=90
     fi

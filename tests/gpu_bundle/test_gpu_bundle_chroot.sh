@@ -123,9 +123,8 @@ for ldp in "" "/host-lib"; do
   [ -n "$path" ] || fail "$what: the summary has no library path"
   for p in "$root"/bundle/unpacked/bin/*; do
     in_root LD_LIBRARY_PATH="$path" /bin/ldd "/bundle/unpacked/bin/$(basename "$p")" > "$tmp/ldd.txt" 2>&1
-    if grep 'not found' "$tmp/ldd.txt" | grep -v 'libcuda\.so' | grep -q .; then
-      fail "$what: $(basename "$p") misses $(grep 'not found' "$tmp/ldd.txt" | tr -s ' \n' ' ')"
-    fi
+    grep 'not found' "$tmp/ldd.txt" | grep -v 'libcuda\.so' > "$tmp/missing.txt"
+    [ ! -s "$tmp/missing.txt" ] || fail "$what: $(basename "$p") misses $(tr -s ' \n' ' ' < "$tmp/missing.txt")"
   done
   rc=0
   in_root LD_LIBRARY_PATH="$path" /bundle/unpacked/bin/accelbench --version > "$tmp/v.txt" 2>&1 || rc=$?
