@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 
@@ -537,6 +539,27 @@ void upgrade_for_writing(sqlite3* db, const fs::path& path) {
   }
 }
 
+// PRAGMA journal_mode = WAL, waited for like any lock. The switch needs the file to itself, and
+// SQLite answers SQLITE_BUSY at once, without its busy handler, when another process that is
+// creating the same new database holds a write lock in the old journal mode (a deadlock it will
+// not wait on). The mode is the file's: once one opener has switched it, the others' switch is a
+// no-op. So a busy switch is tried again for as long as a lock is waited for (30 s).
+void switch_to_wal(sqlite3* db) {
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(k_busy_timeout_ms);
+  for (;;) {
+    try {
+      statement jm(db, "PRAGMA journal_mode = WAL");
+      jm.step();
+      return;
+    } catch (const sqlite_failure& e) {
+      if (e.primary_code() != SQLITE_BUSY || std::chrono::steady_clock::now() >= until)
+        throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 connection open_for_writing(const fs::path& path) {
   create_folder_of(path);
   connection c = connect(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path.string());
@@ -546,10 +569,7 @@ connection open_for_writing(const fs::path& path) {
   try {
     c.exec("PRAGMA foreign_keys = ON");
     refuse_unless_ours(inspect(c.get()), shown(path.string())); // before the first change
-    {
-      statement jm(c.get(), "PRAGMA journal_mode = WAL");
-      jm.step();
-    }
+    switch_to_wal(c.get());
     c.exec("PRAGMA synchronous = NORMAL");
     upgrade_for_writing(c.get(), path);
   } catch (const sqlite_failure& e) {
