@@ -28,7 +28,7 @@ for ((r = 1; r <= rounds; r++)); do
   if ctest --test-dir "$build" -L timing -j "$(nproc)" --output-on-failure --timeout 900 "$@" >"$log" 2>&1; then
     passed=$((passed + 1)); verdict=ok
   else
-    failed=$((failed + 1)); verdict="FAILED: $(grep -E '^\s*[0-9]+ - ' "$log" | sed 's/^ *//' | tr '\n' ';')"
+    failed=$((failed + 1)); verdict="FAILED: $(grep -E '^\s*[0-9]+ - ' "$log" | grep -v '(Skipped)$' | sed 's/^[[:space:]]*//' | tr '\n' ';')"
   fi
   echo "round $r: $(grep -Eo '[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$log"), $(($(date +%s) - start)) s, $verdict"
 done
