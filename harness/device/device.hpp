@@ -56,8 +56,8 @@ bool cuda_available(std::string* why = nullptr);
 // "12.8" from 12080 (the CUDA version encoding, 1000*major + 10*minor).
 std::string cuda_version_string(int v);
 
-// The file of the cuDNN this process loaded (cudnn_lazy.cpp opens it on first use): "" before a
-// first cuDNN call, or when none could be loaded.
+// The file of the cuDNN this process loaded (cudnn_lazy.cpp; opened here when nothing has opened
+// it yet): "" when none could be loaded.
 std::string cudnn_library_path();
 
 // ---- NVML (libnvidia-ml.so.1 through dlopen; no NVML header exists on the build machines) ----

@@ -69,10 +69,10 @@ void device_kernel::flush_cache() {
 json device_kernel::sample_extra() { return clock_facts(m_index); }
 
 // Steady: the batch times agree (measure::batches_settled), the one rule the PyTorch peers of
-// scripts/gpu_check_torch.py apply too. The SM clock is recorded with every sample (its clock and
-// whether it was throttled, clock_facts), never waited for: a
-// power-capped kernel (an 8192^3 GEMM at its power limit) moves its clock by design and would
-// spend the whole warm-up cap waiting for it to settle.
+// scripts/gpu_check_torch.py apply too. The SM clock is recorded with every sample (clock_facts:
+// its clock and whether it was throttled), never waited for: a power-capped kernel (an 8192^3
+// GEMM at its power limit) moves its clock by design, so waiting for it could hold the warm-up
+// to its cap.
 bool device_kernel::steady(const std::vector<measure::warmup_batch>& recent) {
   return measure::batches_settled(recent);
 }

@@ -250,10 +250,7 @@ void require_supported(const attention_shape& s, bool backward) {
 
 sdpa_env environment() { return current_env(); }
 
-std::string library_path() {
-  cudnnGetVersion(); // opens the library when nothing has yet
-  return device::cudnn_library_path();
-}
+std::string library_path() { return device::cudnn_library_path(); }
 
 std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward) {
   // Installation rules (cuDNN's CUDA major, version, GPU) fail the run when it builds its graph;
