@@ -93,7 +93,7 @@ void judge(sample_comparison& c, const sample_options& opt) {
   const bool up = significant && c.ratio > hi && c.ratio_ci_low > 1;    // candidate larger
   const bool down = significant && c.ratio < lo && c.ratio_ci_high < 1; // candidate smaller
   const bool within = c.ratio_ci_low > lo && c.ratio_ci_high < hi;
-  const std::string shift = describe_shift(c, opt.ci_level);
+  const std::string shift = describe_shift(c, opt.level());
   const std::string thr = printf_string("%g%%", opt.threshold_pct);
   if (up || down) {
     const bool worse = lower_better ? up : down;
@@ -113,11 +113,67 @@ void judge(sample_comparison& c, const sample_options& opt) {
 
 } // namespace
 
+namespace {
+
+// Nothing to test: one figure a side (published results, a single time to train) has no spread
+// of its own, and a spread borrowed from other configs would test those configs, not this one.
+bool one_figure_a_side(const sample_comparison& c) {
+  return c.n_baseline == 1 && c.n_candidate == 1;
+}
+
+// The paired test when the options carry an A/B's rounds and the sides share two or more;
+// otherwise the unpaired test of the sides' job levels.
+location_test test_sides(const run_samples& baseline, const run_samples& candidate,
+                         const sample_options& opt, const side_locations& lb,
+                         const side_locations& lc) {
+  if (!opt.baseline_rounds.empty() && !opt.candidate_rounds.empty()) {
+    const paired_rounds pr =
+        pair_by_round(baseline, opt.baseline_rounds, candidate, opt.candidate_rounds);
+    if (!pr.d.empty())
+      return test_paired(pr, opt.paired_pool ? *opt.paired_pool : variance_pool{}, opt.level());
+  }
+  noise_sources src;
+  src.rounds = opt.pool;
+  src.jobs = opt.job_pool;
+  src.history = opt.history;
+  src.floor_pct = opt.floor_pct;
+  return test_locations(lb, lc, src, opt.level());
+}
+
+void set_extremes(sample_comparison& c, const std::vector<double>& fb,
+                  const std::vector<double>& fc) {
+  const auto [blo, bhi] = std::minmax_element(fb.begin(), fb.end());
+  const auto [clo, chi] = std::minmax_element(fc.begin(), fc.end());
+  c.baseline_min = *blo;
+  c.baseline_max = *bhi;
+  c.candidate_min = *clo;
+  c.candidate_max = *chi;
+}
+
+void take_test(sample_comparison& c, const location_test& t, const sample_options& opt) {
+  c.ratio = std::exp(t.d);
+  c.ratio_ci_low = std::exp(t.ci_low);
+  c.ratio_ci_high = std::exp(t.ci_high);
+  c.has_ci = true;
+  c.p_value = t.p_value;
+  c.df = t.noise.df;
+  c.log_se = t.se;
+  c.between_run_pct = 100 * std::expm1(t.noise.tau);
+  c.between_job_pct = 100 * std::expm1(t.noise.job_sd);
+  c.paired = t.noise.paired;
+  c.paired_rounds = t.noise.paired_rounds;
+  c.method = t.noise.method;
+  c.accounts_for = t.noise.accounts_for;
+  c.detectable_pct = 100 * detectable_change(t.se, t.noise.df, opt.alpha, opt.threshold_pct / 100);
+}
+
+} // namespace
+
 sample_comparison compare_runs(const run_samples& baseline, const run_samples& candidate,
                                const sample_options& opt) {
-  if (!(opt.ci_level > 0 && opt.ci_level < 1))
+  if (!(opt.level() > 0 && opt.level() < 1))
     throw input_error("compare: the CI level must be in (0, 1) (got " +
-                      std::to_string(opt.ci_level) + ")");
+                      std::to_string(opt.level()) + ")");
   sample_comparison c;
   c.dir = opt.dir;
   c.alpha = opt.alpha;
@@ -126,6 +182,7 @@ sample_comparison compare_runs(const run_samples& baseline, const run_samples& c
   c.n_baseline = fb.size();
   c.n_candidate = fc.size();
   c.result = verdict::inconclusive;
+  c.tested = false;
   if (fb.empty() || fc.empty()) {
     c.reason = fb.empty() ? "no baseline samples" : "no candidate samples";
     return c;
@@ -135,29 +192,20 @@ sample_comparison compare_runs(const run_samples& baseline, const run_samples& c
     c.reason = "a sample is not a positive finite number";
     return c;
   }
-  std::tie(c.baseline_min, c.baseline_max) = [&] {
-    auto [lo, hi] = std::minmax_element(fb.begin(), fb.end());
-    return std::pair{*lo, *hi};
-  }();
-  std::tie(c.candidate_min, c.candidate_max) = [&] {
-    auto [lo, hi] = std::minmax_element(fc.begin(), fc.end());
-    return std::pair{*lo, *hi};
-  }();
-  const side_locations lb = locate(baseline), lc = locate(candidate);
+  set_extremes(c, fb, fc);
+  const side_locations lb = locate(baseline, opt.baseline_jobs);
+  const side_locations lc = locate(candidate, opt.candidate_jobs);
   c.runs_baseline = lb.locations.size();
   c.runs_candidate = lc.locations.size();
-  const location_test t = test_locations(lb, lc, opt.pool, opt.floor_pct, opt.ci_level);
   c.baseline_median = std::exp(lb.mean);
   c.candidate_median = std::exp(lc.mean);
-  c.ratio = std::exp(t.d);
-  c.ratio_ci_low = std::exp(t.ci_low);
-  c.ratio_ci_high = std::exp(t.ci_high);
-  c.has_ci = true;
-  c.p_value = t.p_value;
-  c.df = t.noise.df;
-  c.between_run_pct = 100 * std::expm1(t.noise.tau);
-  c.method = t.noise.method;
-  c.accounts_for = t.noise.accounts_for;
+  if (one_figure_a_side(c)) {
+    c.ratio = c.candidate_median / c.baseline_median;
+    c.reason = "one figure a side: no CI, no test";
+    return c;
+  }
+  c.tested = true;
+  take_test(c, test_sides(baseline, candidate, opt, lb, lc), opt);
   judge_comparison(c, opt);
   return c;
 }
@@ -238,7 +286,46 @@ struct side {
   std::vector<std::string> notes;
   std::string excluded_reason;    // the first run left out, and why
   std::vector<const run*> usable; // the contributing runs, earliest first
+  std::vector<std::string> jobs;  // the job of each contributing run ("" : none)
+  std::vector<int64_t> ab_rounds; // each run's A/B round (empty unless every run has one)
+  std::string ab_id;              // the A/B every run belongs to ("" : none, or several)
 };
+
+// A run's job id (extra.job_id; harness/query's job_of is one layer up).
+std::string job_id_of(const run& r) {
+  if (r.extra.is_object())
+    if (auto it = r.extra.find("job_id"); it != r.extra.end() && it->is_string())
+      return it->get<std::string>();
+  return "";
+}
+
+// The A/B a run was measured in (`accelbench ab`: extra.ab.id and extra.ab.round), or nothing.
+std::pair<std::string, int64_t> ab_of(const run& r) {
+  if (!r.extra.is_object())
+    return {"", 0};
+  const auto it = r.extra.find("ab");
+  if (it == r.extra.end() || !it->is_object())
+    return {"", 0};
+  const auto id = it->find("id"), round = it->find("round");
+  if (id == it->end() || !id->is_string() || round == it->end() || !round->is_number_integer())
+    return {"", 0};
+  return {id->get<std::string>(), round->get<int64_t>()};
+}
+
+// The job and A/B round of each contributing run: rounds only when every run carries the same A/B.
+void label_runs(side& s) {
+  std::set<std::string> ab_ids;
+  for (const run* r : s.usable) {
+    s.jobs.push_back(job_id_of(*r));
+    const auto [id, round] = ab_of(*r);
+    ab_ids.insert(id);
+    s.ab_rounds.push_back(round);
+  }
+  if (ab_ids.size() == 1 && !ab_ids.begin()->empty())
+    s.ab_id = *ab_ids.begin();
+  else
+    s.ab_rounds.clear();
+}
 
 // Why a run contributes no samples: failed or skipped, INVALID (e.g. its correctness check
 // failed: a broken kernel must not come out "improved"), or no samples at all. Empty: usable.
@@ -296,6 +383,7 @@ side gather(const std::vector<const run*>& runs_in, pooling policy, const std::s
   s.representative = usable.back();
   s.contributing = usable.size();
   s.usable = usable;
+  label_runs(s);
   std::set<std::string> fingerprints;
   // Rounds repeat a warning with other numbers ("coefficient of variation 13.1%", "... 15.4%"):
   // said once per kind, with how many runs had it.
@@ -349,7 +437,8 @@ std::vector<unpaired_run> unpaired_in(const groups& mine, const groups& other) {
 struct pair_job {
   pair_result p;
   run_samples base, cand;
-  side_locations loc_base, loc_cand; // for the comparison's pooled between-run variance
+  side_locations loc_base, loc_cand; // for the comparison's pooled variances
+  paired_rounds paired;              // an A/B's per-round differences (empty: not paired)
   sample_options so;
   bool skipped = false; // every run of both sides was skipped
   bool comparable = true;
@@ -443,48 +532,107 @@ pair_job make_job(const group_key& k, const std::vector<const run*>& bruns,
   }
   jb.base = std::move(b.runs);
   jb.cand = std::move(c.runs);
-  jb.loc_base = locate(jb.base);
-  jb.loc_cand = locate(jb.cand);
+  jb.loc_base = locate(jb.base, b.jobs);
+  jb.loc_cand = locate(jb.cand, c.jobs);
+  jb.so.baseline_jobs = std::move(b.jobs);
+  jb.so.candidate_jobs = std::move(c.jobs);
+  // Both sides of one A/B: paired by round.
+  if (!b.ab_id.empty() && b.ab_id == c.ab_id) {
+    jb.so.baseline_rounds = std::move(b.ab_rounds);
+    jb.so.candidate_rounds = std::move(c.ab_rounds);
+    jb.paired = pair_by_round(jb.base, jb.so.baseline_rounds, jb.cand, jb.so.candidate_rounds);
+  }
+  if (auto h = opt.history.find(p.name); h != opt.history.end())
+    jb.so.history = h->second;
   return jb;
 }
 
-// Said once for the comparison: how the verdicts account for noise, and which pairs had no
-// rounds to measure the noise between runs with.
+// The comparison's pools of variance, one part per pair: between rounds, of job levels (the sides'
+// own jobs and the history), and of an A/B's paired differences.
+struct comparison_pools {
+  between_run_pool rounds;
+  variance_pool jobs, paired;
+};
+
+comparison_pools pool_pairs(const std::vector<pair_job>& jobs) {
+  comparison_pools p;
+  for (const auto& jb : jobs) {
+    const side_locations &b = jb.loc_base, &c = jb.loc_cand;
+    if (!jb.paired.d.empty()) {
+      const double mean = stats::mean(jb.paired.d);
+      double ss = 0;
+      for (double x : jb.paired.d)
+        ss += (x - mean) * (x - mean);
+      p.paired.add(ss, static_cast<double>(jb.paired.d.size()) - 1);
+      continue;
+    }
+    p.rounds.add(b.ss + c.ss, static_cast<double>(b.df() + c.df()));
+    p.rounds.sides += (b.df() > 0) + (c.df() > 0);
+    p.jobs.add(b.ss_jobs + c.ss_jobs + jb.so.history.ss,
+               static_cast<double>(b.df_jobs() + c.df_jobs()) + jb.so.history.df);
+  }
+  p.rounds.finish();
+  p.jobs.finish();
+  p.paired.finish();
+  return p;
+}
+
+std::string weight_text(double d0) {
+  return std::isfinite(d0) ? fmt::format("{:.0f} df", d0) : std::string("all of them: the configs agree");
+}
+
+// Said once for the comparison: how the verdicts account for noise.
 std::vector<std::string> comparison_notes(const std::vector<pair_job>& jobs,
-                                          const between_run_pool& pool) {
+                                          const comparison_pools& pools) {
   std::vector<std::string> notes;
-  size_t single = 0, judged = 0;
+  size_t judged = 0, paired = 0, learned = 0;
   std::set<double> floors;
   for (const auto& jb : jobs) {
     if (jb.base.empty() || jb.cand.empty())
       continue;
     ++judged;
+    paired += !jb.paired.d.empty();
+    learned += jb.paired.d.empty() &&
+               jb.loc_base.df_jobs() + jb.loc_cand.df_jobs() + jb.so.history.df > 0;
     floors.insert(jb.so.floor_pct);
-    if (jb.base.size() < 2 || jb.cand.size() < 2)
-      ++single;
   }
   if (judged == 0)
+    return notes;
+  if (paired > 0)
+    notes.push_back(fmt::format(
+        "{} of {} pair(s) are paired round by round (an A/B of one job, sides in a randomized "
+        "order): paired t-tests on the per-round log ratios, whose spread pooled over the pairs "
+        "is {:.1f}% (each pair's moderated toward it with a weight of {})",
+        paired, judged, 100 * std::expm1(std::sqrt(pools.paired.variance())),
+        weight_text(pools.paired.d0)));
+  if (paired == judged)
     return notes;
   std::string floor_text;
   for (double f : floors)
     floor_text += fmt::format("{}{:g}%", floor_text.empty() ? "" : ", ", f);
-  if (pool.df > 0)
+  const std::string jobs_text =
+      learned > 0
+          ? fmt::format("between jobs learned from earlier jobs in the store or several jobs a side "
+                        "for {} of {} pair(s) ({:g} df, spread {:.1f}%), with the ruleset's floor "
+                        "({}) as a prior worth 4 jobs",
+                        learned, judged - paired, pools.jobs.df,
+                        100 * std::expm1(std::sqrt(pools.jobs.variance())), floor_text)
+          : fmt::format("between jobs {} a side (ruleset comparison.between_run_noise_pct: what a "
+                        "job's own rounds cannot see; no earlier jobs in the store to learn it "
+                        "from)",
+                        floor_text);
+  if (pools.rounds.df > 0)
     notes.push_back(fmt::format(
         "verdicts account for the variance between runs: t-tests on the runs' log medians, the "
         "between-run spread pooled over {} side(s) of {} pair(s) is {:.1f}% ({:g} degrees of "
-        "freedom); and between jobs {} a side (ruleset comparison.between_run_noise_pct: what "
-        "a job's own rounds cannot see, not divided by them)",
-        pool.pairs, judged, 100 * std::expm1(std::sqrt(pool.variance())), pool.df, floor_text));
+        "freedom, each pair's moderated toward it with a weight of {}); and {}",
+        pools.rounds.sides, judged - paired, 100 * std::expm1(std::sqrt(pools.rounds.variance())),
+        pools.rounds.df, weight_text(pools.rounds.d0), jobs_text));
   else
-    notes.push_back(fmt::format(
-        "verdicts account for the variance within runs and between jobs {} a side (ruleset "
-        "comparison.between_run_noise_pct; 0%: none): no config has two runs on a side to measure "
-        "the noise between runs (run with --rounds 3)",
-        floor_text));
-  if (single > 0 && pool.df > 0)
-    notes.push_back(fmt::format("{} of {} pair(s) have one run on a side: their between-run "
-                                "variance is the other configs' pooled spread or the floor",
-                                single, judged));
+    notes.push_back(fmt::format("verdicts account for the variance within runs and {}: no config "
+                                "has two runs on a side to measure the noise between runs (run "
+                                "with --rounds 3, or use accelbench ab)",
+                                jobs_text));
   return notes;
 }
 
@@ -550,9 +698,68 @@ void count_verdict(workload_summary& s, verdict v) {
   }
 }
 
-void finish_summary(workload_summary& s, const std::vector<double>& speedups) {
+// The geomean's own test: the mean of the pairs' log speed-ups, with an SE that holds however the
+// pairs' errors correlate (a job's state moves every config of it together): the SD of a mean is
+// at most the mean of the SDs. Degrees of freedom: the smallest pair's. Judged by the pairs' rule
+// at the smallest threshold among them.
+struct geomean_inputs {
+  std::vector<double> log_speedups, se, df, threshold;
+  size_t untested = 0;
+  direction dir = direction::higher_is_better;
+};
+
+void judge_geomean(workload_summary& s, const geomean_inputs& in, double alpha) {
+  if (in.log_speedups.empty() || in.untested > 0) {
+    s.geomean_reason = in.untested > 0 ? fmt::format("{} pair(s) have no test (one figure a side "
+                                                     "or no samples): the geomean has no CI",
+                                                     in.untested)
+                                       : "no pair was tested";
+    return;
+  }
+  sample_comparison c;
+  c.n_baseline = c.n_candidate = in.log_speedups.size() * 3; // the pairs' own counts were judged
+  const double d = stats::mean(in.log_speedups), se = stats::mean(in.se);
+  const double df = *std::min_element(in.df.begin(), in.df.end());
+  sample_options so;
+  so.dir = direction::higher_is_better; // a speed-up: > 1 is better
+  so.alpha = alpha;
+  so.threshold_pct = *std::min_element(in.threshold.begin(), in.threshold.end());
+  so.min_samples = 0;
+  const double q = student_t_quantile(1 - alpha / 2, df);
+  c.ratio = std::exp(d);
+  c.ratio_ci_low = std::exp(d - q * se);
+  c.ratio_ci_high = std::exp(d + q * se);
+  c.has_ci = true;
+  c.p_value = se > 0 ? two_sided_p(d / se, df) : (d == 0 ? 1.0 : 0.0);
+  judge_comparison(c, so);
+  s.geomean_has_ci = true;
+  s.geomean_ci_low = c.ratio_ci_low;
+  s.geomean_ci_high = c.ratio_ci_high;
+  s.geomean_p = c.p_value;
+  s.geomean_verdict = c.result;
+  s.geomean_reason = c.reason + fmt::format(" (SE: the mean of the {} pairs' SEs, which bounds "
+                                            "it however they correlate)",
+                                            in.log_speedups.size());
+}
+
+void finish_summary(workload_summary& s, const std::vector<double>& speedups,
+                    const geomean_inputs& in, double alpha) {
   s.pairs = speedups.size();
   s.geomean_speedup = speedups.empty() ? 0 : stats::geomean(speedups);
+  judge_geomean(s, in, alpha);
+}
+
+void add_geomean_input(geomean_inputs& in, const sample_comparison& c) {
+  if (c.result == verdict::skipped)
+    return;
+  if (!c.tested || !(c.log_se > 0) || !(c.speedup() > 0)) {
+    ++in.untested;
+    return;
+  }
+  in.log_speedups.push_back(std::log(c.speedup()));
+  in.se.push_back(c.log_se);
+  in.df.push_back(c.df > 0 ? c.df : 1e9);
+  in.threshold.push_back(c.threshold_pct);
 }
 
 // Geometric mean of direction-aware speed-ups per workload and over every pair: ratios multiply,
@@ -561,6 +768,8 @@ void finish_summary(workload_summary& s, const std::vector<double>& speedups) {
 void summarize(set_comparison& out) {
   std::map<std::string, std::vector<double>> speedups;
   std::vector<double> all;
+  std::map<std::string, geomean_inputs> inputs;
+  geomean_inputs all_inputs;
   std::map<std::string, workload_summary> sums;
   out.overall = {};
   out.overall.workload = "OVERALL_GEOMEAN";
@@ -569,6 +778,8 @@ void summarize(set_comparison& out) {
     s.workload = p.workload;
     count_verdict(s, p.cmp.result);
     count_verdict(out.overall, p.cmp.result);
+    add_geomean_input(inputs[p.workload], p.cmp);
+    add_geomean_input(all_inputs, p.cmp);
     const double su = p.cmp.speedup();
     if (su > 0 && std::isfinite(su)) {
       speedups[p.workload].push_back(su);
@@ -576,28 +787,42 @@ void summarize(set_comparison& out) {
     }
   }
   for (auto& [w, s] : sums) {
-    finish_summary(s, speedups[w]);
+    finish_summary(s, speedups[w], inputs[w], out.alpha);
     out.workloads.push_back(s);
   }
-  finish_summary(out.overall, all);
+  finish_summary(out.overall, all, all_inputs, out.alpha);
 }
 
 } // namespace
 
 ruleset_settings settings_from_rulesets(const std::vector<const std::vector<run>*>& sides) {
+  // The ruleset a run names, by id only: a stored run's ruleset (from a file or the network) is
+  // never read as a path. One that cannot be loaded is an error, not the defaults: a verdict's
+  // threshold and noise floor must be ones someone wrote down.
+  auto rules_of = [](const run& r) {
+    const std::string& id = r.ruleset;
+    std::string why = "it is not a ruleset id";
+    if (!id.empty() && id.find('/') == std::string::npos && !id.ends_with(".json"))
+      try {
+        return load_ruleset(id);
+      } catch (const error& e) {
+        why = e.what();
+      }
+    throw input_error(fmt::format("run {} names ruleset '{}', which this build does not have "
+                                  "(comparisons need its comparison settings; {})",
+                                  r.id > 0 ? std::to_string(r.id) : r.uuid, id, why));
+  };
   ruleset_settings out;
   std::set<std::string> seen;
   for (const auto* side : sides)
     for (const auto& r : *side) {
-      if (!seen.insert(r.ruleset).second)
+      // A run that was not measured (skipped, or failed; a skipped config's ruleset is "none")
+      // brings no samples to judge: nothing of its rules is needed.
+      if (r.status != run_status::ok || !seen.insert(r.ruleset).second)
         continue;
-      try {
-        const ruleset rules = load_ruleset(r.ruleset);
-        out.threshold_by_workload.emplace(r.cfg.workload, rules.min_effect_pct());
-        out.floor_by_ruleset[r.ruleset] = rules.between_run_noise_pct();
-      } catch (const error&) {
-        // Published or imported runs name rulesets this build does not have: the defaults.
-      }
+      const ruleset rules = rules_of(r);
+      out.threshold_by_workload.emplace(r.cfg.workload, rules.min_effect_pct());
+      out.floor_by_ruleset[r.ruleset] = rules.between_run_noise_pct();
     }
   return out;
 }
@@ -619,15 +844,14 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
   for (const auto& [k, cruns] : gc)
     if (auto it = gb.find(k); it != gb.end())
       jobs.push_back(make_job(k, it->second, cruns, opt));
-  between_run_pool pool;
-  for (const auto& jb : jobs) {
-    pool.add(jb.loc_base);
-    pool.add(jb.loc_cand);
+  comparison_pools pools = pool_pairs(jobs);
+  for (auto& jb : jobs) {
+    jb.so.pool = &pools.rounds;
+    jb.so.job_pool = &pools.jobs;
+    jb.so.paired_pool = &pools.paired;
   }
-  for (auto& jb : jobs)
-    jb.so.pool = pool;
   judge_jobs(jobs, opt.threads);
-  out.notes = comparison_notes(jobs, pool);
+  out.notes = comparison_notes(jobs, pools);
   out.pairs.reserve(jobs.size());
   for (auto& jb : jobs)
     out.pairs.push_back(std::move(jb.p));

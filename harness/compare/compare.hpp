@@ -25,11 +25,23 @@ struct sample_options {
   double alpha = 0.01;      // significance of the t-test (ruleset comparison.alpha)
   double threshold_pct = 5; // minimum effect (ruleset comparison.min_effect_pct)
   size_t min_samples = 3;   // fewer values on either side (samples over its runs): inconclusive
-  double ci_level = 0.95;   // level of the CI of the ratio
-  // The standard deviation of a whole job's level added to each side, in % (ruleset
-  // comparison.between_run_noise_pct): what one job's own rounds cannot see.
+  double ci_level = 0;      // level of the CI of the ratio; 0: 1 - alpha, the test's own
+  // The standard deviation of a whole job's level, in % (ruleset
+  // comparison.between_run_noise_pct): what one job's own rounds cannot see, the prior of the
+  // between-job noise where the history is short (between_runs.hpp).
   double floor_pct = 0;
-  between_run_pool pool; // the between-run variance of the other pairs of the comparison
+  // The comparison's pools (this pair included), for the empirical-Bayes moderation: the
+  // between-round variance, the job-level variance and the variance of paired differences.
+  const between_run_pool* pool = nullptr;
+  const variance_pool* job_pool = nullptr;
+  const variance_pool* paired_pool = nullptr;
+  job_history history; // this config's earlier jobs in the store
+  // The job of each run, parallel to the run_samples (empty: each side is one job).
+  std::vector<std::string> baseline_jobs, candidate_jobs;
+  // An A/B of one job: each run's round (extra.ab.round), parallel to the run_samples; the test
+  // pairs the sides round by round when both are given and hold two common rounds.
+  std::vector<int64_t> baseline_rounds, candidate_rounds;
+  double level() const { return ci_level > 0 ? ci_level : 1 - alpha; }
 };
 
 struct sample_comparison {
@@ -47,12 +59,20 @@ struct sample_comparison {
   double p_value = 1;         // two-sided, of the t-test below
   double df = 0;              // its degrees of freedom (0: the normal)
   double between_run_pct = 0; // the between-run standard deviation the test used, in %
+  double between_job_pct = 0; // the between-job standard deviation a side the test used, in %
+  bool tested = true;         // false: nothing could be tested (one figure a side): no CI, no p
+  bool paired = false;        // an A/B of one job: the sides paired round by round
+  size_t paired_rounds = 0;   // rounds both sides measured (paired only)
+  // The smallest change this comparison would call with 80% power at its alpha and threshold, in
+  // % (direction-free); 0 when nothing was tested. "Could only see changes above 9%".
+  double detectable_pct = 0;
   std::string method;         // the test: "t on log run medians", "Welch t on log samples", ...
   std::string accounts_for;   // which variance the verdict accounts for, in words
   verdict result = verdict::inconclusive;
   std::string reason; // one line: why this verdict
   // Direction-aware speed-up: > 1 means the candidate is better (baseline/candidate for times,
   // candidate/baseline for throughput); 0 when the ratio is undefined.
+  double log_se = 0; // the SE of the log ratio (0: not tested), for the geomeans' CI
   double speedup() const;
 };
 
@@ -100,6 +120,8 @@ struct set_options {
   double floor_pct = 0;                                // default floor between jobs, in %
   std::map<std::string, double> floor_by_ruleset;      // ruleset id -> between_run_noise_pct
   size_t min_samples = 3;
+  // Each pair's earlier jobs in the store (key: pair_result::name), from harness/query.
+  std::map<std::string, job_history> history;
   pooling policy = pooling::pool;
   size_t threads = 0;        // pairs are judged on this many threads; 0: hardware concurrency
   bool trust_loaded = false; // judge pairs measured on a loaded machine like any other
@@ -146,6 +168,13 @@ struct workload_summary {
   std::string workload;
   size_t pairs = 0;           // pairs with a defined speed-up (the geomean's inputs)
   double geomean_speedup = 0; // 0 when no pair had a defined speed-up
+  // The geomean's own CI (of the speed-up, at the comparison's level 1 - alpha), test and verdict
+  // (improved / regressed / unchanged / inconclusive by the pairs' rule, threshold the smallest
+  // of the pairs'); has_ci false where no pair was tested.
+  bool geomean_has_ci = false;
+  double geomean_ci_low = 0, geomean_ci_high = 0, geomean_p = 1;
+  verdict geomean_verdict = verdict::inconclusive;
+  std::string geomean_reason;
   size_t improved = 0, regressed = 0, unchanged = 0, inconclusive = 0, skipped = 0;
 };
 
@@ -168,9 +197,11 @@ struct set_comparison {
 
 // What the runs' rulesets fix for a comparison: each workload's minimum effect
 // (comparison.min_effect_pct) and each ruleset's between-run noise floor
-// (comparison.between_run_noise_pct). Rulesets this build does not have (published or imported
-// runs) are left out: the defaults apply to them. The one home of these lookups for compare,
-// the report and the server.
+// (comparison.between_run_noise_pct). The ruleset of every run with status ok must load
+// (imported and published runs name those of rulesets/): throws input_error naming the run and
+// the ruleset when one does not, instead of judging by silent defaults. Skipped and failed runs
+// bring no samples, and their rulesets are not looked up. The one home of these lookups for compare, the report
+// and the server.
 struct ruleset_settings {
   std::map<std::string, double> threshold_by_workload;
   std::map<std::string, double> floor_by_ruleset;

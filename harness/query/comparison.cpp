@@ -7,6 +7,7 @@
 #include "harness/compare/changepoint.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/query/job_history.hpp"
 #include "harness/query/selector.hpp"
 
 namespace accelbench::query {
@@ -25,6 +26,8 @@ compare::set_comparison compare_selections(const selection& base, const selectio
   else
     opt.threshold_by_workload = std::move(rules.threshold_by_workload);
   opt.floor_by_ruleset = std::move(rules.floor_by_ruleset);
+  if (o.history)
+    opt.history = earlier_jobs(*o.history, base, cand);
   auto c = compare::compare_sets(base.runs, cand.runs, opt);
   if (c.pairs.empty())
     throw input_error(

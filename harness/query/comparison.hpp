@@ -16,6 +16,9 @@ struct compare_options {
   double threshold = -1;           // < 0: per workload from the ruleset (default 5%)
   double alpha = 0.01;
   bool trust_loaded = false; // judge pairs measured on a loaded machine like any other
+  // The store the sides came from: each config's earlier jobs there give the noise between jobs
+  // (harness/query/job_history.hpp); nullptr: no history (files, or none wanted).
+  store::store* history = nullptr;
 };
 // The comparison of two selections: the minimum effect from o.threshold, else each workload's
 // ruleset; throws input_error when the sides share no config.

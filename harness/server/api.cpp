@@ -171,6 +171,7 @@ json compare_runs(store::store& db, const params& p) {
   o.candidate = one(p, "candidate");
   o.threshold = number(p, "threshold", -1, 0, 1000);
   o.alpha = number(p, "alpha", 0.01, 1e-12, 1 - 1e-12);
+  o.history = &db;
   const bool strict = flag(p, "strict");
   auto base = select_whole(db, o.baseline, "baseline");
   auto cand = select_whole(db, o.candidate, "candidate");

@@ -363,6 +363,7 @@ bool write_system_comparison(std::ostringstream& o, store::store& db, const para
   query::compare_options co;
   co.baseline = fmt::format("system={}&tag={}{}", system, tags[0], extra);
   co.candidate = fmt::format("system={}&tag={}{}", system, tags[1], extra);
+  co.history = &db;
   o << "<section><h2>" << esc(system) << ": " << esc(tags[0]) << " → " << esc(tags[1]) << "</h2>";
   if (system.find('&') != std::string::npos || tags[0].find('&') != std::string::npos ||
       tags[1].find('&') != std::string::npos) {

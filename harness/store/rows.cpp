@@ -34,7 +34,7 @@ const char* const k_insert_columns =
 
 const char* const k_history_columns =
     "r.id, r.workload, r.backend, r.config, r.system, r.ruleset, r.status, r.started_at, "
-    "r.sample_unit, r.sample_direction, r.median, r.job_id";
+    "r.sample_unit, r.sample_direction, r.median, r.job_id, r.fingerprint, r.valid";
 
 namespace {
 std::string dump(const json& j) { return dump_json(j); }
@@ -129,6 +129,8 @@ history_row history_row_from_row(const row_reader& st, config_keys& keys) {
   if (!st.is_null(10))
     h.median = st.real(10);
   h.job_id = st.text(11);
+  h.fingerprint = st.text(12);
+  h.valid = st.integer(13) != 0;
   return h;
 }
 

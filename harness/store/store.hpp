@@ -39,6 +39,8 @@ struct run_filter {
   std::vector<std::pair<std::string, std::string>> config; // config values that must match
   std::string source;                                      // measured | published | ""
   std::string since;                                       // ISO date; runs started at or after
+  // ISO date or time; runs started before it (the selector's until=DAY passes the next day).
+  std::string until;
   bool with_samples = true;
   bool with_log = false; // load run.mllog (can be large)
 };
@@ -53,6 +55,8 @@ struct history_row {
   std::string config_key; // config::key() of the stored config, as a run read back has it
   std::string ruleset, sample_unit, started_at;
   std::string job_id; // extra.job_id, "" when the run has none
+  std::string fingerprint; // the environment fingerprint
+  bool valid = true;       // VALID
   direction dir = direction::lower_is_better;
   run_status status = run_status::ok;
   std::optional<double> median; // stats::median of its samples, bit for bit; none: no samples
