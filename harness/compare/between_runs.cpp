@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <numbers>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -23,9 +24,6 @@ constexpr double k_prior_df_fallback = 10;
 // freedom: an estimate from one or two is so uncertain (a t quantile of 12.7 at one) that it would
 // only blur a pair that has its own within-run information.
 constexpr double k_prior_df_min = 3;
-// The ruleset's floor between jobs counts as this many jobs of history: it decides alone where the
-// store holds no earlier job, shares with a short history, and fades under a long one.
-constexpr double k_floor_jobs = 4;
 
 // Within-run variance of one run's log median: McKean and Schrader's (1984) distribution-free
 // standard error of a median, from the order statistics that bound its 95% interval. Unlike a
@@ -240,7 +238,22 @@ std::string job_text(const side_locations& b, const side_locations& c, const noi
                         src.history.jobs);
   return fmt::format("between jobs {} a side, learned from {} (the ruleset's floor {:g}% a prior "
                      "worth {:g} jobs)",
-                     pct(job_sd), from, src.floor_pct, k_floor_jobs);
+                     pct(job_sd), from, src.floor_pct, k_floor_prior_jobs);
+}
+
+// One-run sides' within-run variances moderated toward the other pairs' (the pool holds
+// (v * (n - 1), n - 1) per side): (v_b, df_b, v_c, df_c).
+std::tuple<double, double, double, double> moderated_within(const side_locations& b,
+                                                            const side_locations& c,
+                                                            const variance_pool* pool) {
+  const double fb = static_cast<double>(b.min_run_samples) - 1;
+  const double fc = static_cast<double>(c.min_run_samples) - 1;
+  if (!pool)
+    return {b.within_var, fb, c.within_var, fc};
+  const auto [s0, d0] = pool->prior_without(b.within_var * fb + c.within_var * fc, fb + fc);
+  const auto mod = [&](double v, double f) { return (d0 * s0 + f * v) / (d0 + f); };
+  return {fb + d0 > 0 ? mod(b.within_var, fb) : b.within_var, fb + d0,
+          fc + d0 > 0 ? mod(c.within_var, fc) : c.within_var, fc + d0};
 }
 
 } // namespace
@@ -253,7 +266,7 @@ location_test test_locations(const side_locations& b, const side_locations& c,
   double df_rounds = 0;
   const double tau2 = round_variance(b, c, src.rounds, e, df_rounds);
   const auto [v_data, df_data] = job_variance(b, c, src);
-  const double w_floor = df_data > 0 ? k_floor_jobs / (k_floor_jobs + df_data) : 1;
+  const double w_floor = df_data > 0 ? k_floor_prior_jobs / (k_floor_prior_jobs + df_data) : 1;
   const auto jb = static_cast<double>(b.jobs()), jc = static_cast<double>(c.jobs());
   // sigma_B^2 / rounds: what a job's rounds leave of their spread in its level.
   const double rb = (tau2 >= 0 ? std::max(tau2, b.within_var) : b.within_var) / b.rounds;
@@ -270,8 +283,10 @@ location_test test_locations(const side_locations& b, const side_locations& c,
     e.tau = std::sqrt(std::max({tau2, b.within_var, c.within_var}));
     e.method = "t on log run medians";
   } else {
-    parts.emplace_back(rb_part, static_cast<double>(b.min_run_samples) - 1);
-    parts.emplace_back(rc_part, static_cast<double>(c.min_run_samples) - 1);
+    const auto [mb, df_b, mc, df_c] = moderated_within(b, c, src.within);
+    parts.emplace_back(w_floor * mb / b.rounds / jb, df_b);
+    parts.emplace_back(w_floor * mc / c.rounds / jc, df_c);
+    e.from_pool = src.within && df_b > static_cast<double>(b.min_run_samples) - 1;
     e.method = b.min_run_samples > 1 || c.min_run_samples > 1 ? "Welch t on log samples"
                                                               : "z on log values (floor only)";
   }

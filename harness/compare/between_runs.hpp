@@ -19,7 +19,7 @@
 //                          jobs) and of earlier jobs in the store's history (same system, config,
 //                          ruleset and environment), moderated over the comparison's pairs; the
 //                          ruleset's floor (floor^2 + sigma_B^2 / rounds) is a prior worth
-//                          k_floor_jobs jobs, so it decides alone only where there is no history
+//                          k_floor_prior_jobs jobs, so it decides alone only where there is no history
 //   unpaired difference    d = mean of the candidate's job levels - the baseline's;
 //                          SE^2 = V_b / jobs_b + V_c / jobs_c
 //   paired difference      an A/B of one job (`accelbench ab`): both sides share the job, so its
@@ -39,6 +39,10 @@ namespace accelbench::compare {
 
 // The samples of one side, one vector per run (rounds), in any order.
 using run_samples = std::vector<std::vector<double>>;
+
+// The ruleset's floor between jobs counts as this many jobs of history: it decides alone where the
+// store holds no earlier job, shares with a short history, and fades under a long one.
+inline constexpr double k_floor_prior_jobs = 2;
 
 // Location and spread of one side's runs, grouped by job.
 struct side_locations {
@@ -114,6 +118,9 @@ struct location_test {
 struct noise_sources {
   const variance_pool* rounds = nullptr; // between-round variance over every pair (this included)
   const variance_pool* jobs = nullptr;   // job-level variance over every pair (this included)
+  // Within-run variance of one-run sides over every pair (this included): where no side has
+  // rounds (imports), the configs' within-run estimates are moderated toward each other.
+  const variance_pool* within = nullptr;
   job_history history;                   // this config's earlier jobs
   double floor_pct = 0;                  // the ruleset's floor between jobs
 };

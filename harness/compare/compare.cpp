@@ -135,6 +135,7 @@ location_test test_sides(const run_samples& baseline, const run_samples& candida
   noise_sources src;
   src.rounds = opt.pool;
   src.jobs = opt.job_pool;
+  src.within = opt.within_pool;
   src.history = opt.history;
   src.floor_pct = opt.floor_pct;
   return test_locations(lb, lc, src, opt.level());
@@ -551,7 +552,7 @@ pair_job make_job(const group_key& k, const std::vector<const run*>& bruns,
 // own jobs and the history), and of an A/B's paired differences.
 struct comparison_pools {
   between_run_pool rounds;
-  variance_pool jobs, paired;
+  variance_pool jobs, paired, within;
 };
 
 comparison_pools pool_pairs(const std::vector<pair_job>& jobs) {
@@ -566,6 +567,10 @@ comparison_pools pool_pairs(const std::vector<pair_job>& jobs) {
       p.paired.add(ss, static_cast<double>(jb.paired.d.size()) - 1);
       continue;
     }
+    for (const side_locations* s : {&b, &c})
+      if (s->locations.size() == 1 && s->min_run_samples > 1)
+        p.within.add(s->within_var * static_cast<double>(s->min_run_samples - 1),
+                     static_cast<double>(s->min_run_samples - 1));
     p.rounds.add(b.ss + c.ss, static_cast<double>(b.df() + c.df()));
     p.rounds.sides += (b.df() > 0) + (c.df() > 0);
     p.jobs.add(b.ss_jobs + c.ss_jobs + jb.so.history.ss,
@@ -574,6 +579,7 @@ comparison_pools pool_pairs(const std::vector<pair_job>& jobs) {
   p.rounds.finish();
   p.jobs.finish();
   p.paired.finish();
+  p.within.finish();
   return p;
 }
 
@@ -614,9 +620,10 @@ std::vector<std::string> comparison_notes(const std::vector<pair_job>& jobs,
       learned > 0
           ? fmt::format("between jobs learned from earlier jobs in the store or several jobs a side "
                         "for {} of {} pair(s) ({:g} df, spread {:.1f}%), with the ruleset's floor "
-                        "({}) as a prior worth 4 jobs",
+                        "({}) as a prior worth {:g} jobs",
                         learned, judged - paired, pools.jobs.df,
-                        100 * std::expm1(std::sqrt(pools.jobs.variance())), floor_text)
+                        100 * std::expm1(std::sqrt(pools.jobs.variance())), floor_text,
+                        k_floor_prior_jobs)
           : fmt::format("between jobs {} a side (ruleset comparison.between_run_noise_pct: what a "
                         "job's own rounds cannot see; no earlier jobs in the store to learn it "
                         "from)",
@@ -849,6 +856,7 @@ set_comparison compare_sets(const std::vector<run>& baseline, const std::vector<
     jb.so.pool = &pools.rounds;
     jb.so.job_pool = &pools.jobs;
     jb.so.paired_pool = &pools.paired;
+    jb.so.within_pool = &pools.within;
   }
   judge_jobs(jobs, opt.threads);
   out.notes = comparison_notes(jobs, pools);

@@ -35,6 +35,7 @@ struct sample_options {
   const between_run_pool* pool = nullptr;
   const variance_pool* job_pool = nullptr;
   const variance_pool* paired_pool = nullptr;
+  const variance_pool* within_pool = nullptr; // within-run variance of one-run sides
   job_history history; // this config's earlier jobs in the store
   // The job of each run, parallel to the run_samples (empty: each side is one job).
   std::vector<std::string> baseline_jobs, candidate_jobs;

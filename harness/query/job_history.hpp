@@ -19,8 +19,8 @@ inline constexpr size_t k_history_jobs = 30;
 // ruleset and environment fingerprint, started before the candidate's first run and holding none
 // of either side's runs. A job's level is the mean log median of its VALID runs; runs without a
 // job id are left out; the last k_history_jobs jobs are used, only those after the last change
-// point (E-divisive, when there are 10 or more), and levels farther than 3.5 robust standard
-// deviations (1.4826 MAD) from their median are left out as outliers.
+// point (E-divisive, when there are 10 or more), and, among 10 or more, levels farther than 3.5
+// robust standard deviations (1.4826 MAD) from their median are left out as outliers.
 std::map<std::string, compare::job_history> earlier_jobs(store::store& db, const selection& base,
                                                          const selection& cand);
 
