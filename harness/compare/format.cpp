@@ -87,32 +87,130 @@ double time_scale(const std::string& unit) {
 
 bool ratio_defined(const sample_comparison& c) { return c.ratio > 0 && std::isfinite(c.ratio); }
 
+// A pair has a test (a p-value and a CI) only when both sides have samples and more than one
+// figure between them: one figure a side is shown as a change with no CI and no p.
+bool has_test(const sample_comparison& c) {
+  return c.tested && c.n_baseline > 0 && c.n_candidate > 0;
+}
+
 std::string change_text(const sample_comparison& c) {
   return ratio_defined(c) ? fmt::format("{:+.1f}%", (c.ratio - 1) * 100) : "-";
 }
 
 std::string ci_text(const sample_comparison& c) {
-  return ratio_defined(c) && c.has_ci
+  return ratio_defined(c) && c.has_ci && has_test(c)
              ? fmt::format("{:+.1f}% .. {:+.1f}%", (c.ratio_ci_low - 1) * 100,
                            (c.ratio_ci_high - 1) * 100)
              : "-";
 }
 
 std::string p_text(const sample_comparison& c) {
-  if (c.n_baseline == 0 || c.n_candidate == 0)
-    return "-";
-  return fmt::format("{:.2g}", c.p_value);
+  return has_test(c) ? fmt::format("{:.2g}", c.p_value) : "-";
+}
+
+// The smallest change the pair's comparison would call (80% power): "9.1%", "-" untested.
+std::string detectable_text(const sample_comparison& c) {
+  return has_test(c) && c.detectable_pct > 0 ? fmt::format("{:.1f}%", c.detectable_pct) : "-";
+}
+
+// What an inconclusive pair's comparison could see, and how to see more: an A/B of one job pairs
+// the rounds and removes the noise between jobs; a paired one can only add rounds.
+std::string could_see_text(const sample_comparison& c) {
+  return fmt::format("this comparison could only see changes above {}: {}", detectable_text(c),
+                     c.paired ? "run more rounds" : "run more rounds, or use `accelbench ab`");
+}
+
+// The reason every output shows for a pair: compare's, in the one wording for an untested pair,
+// and for an inconclusive pair ending with what the comparison could see.
+std::string reason_text(const sample_comparison& c) {
+  // compare's own words for an untested pair ("one figure a side...") give way to the one wording.
+  if (!c.tested) {
+    if (c.reason.empty() || c.reason.find("one figure") != std::string::npos)
+      return untested_wording;
+    return std::string(untested_wording) + "; " + c.reason;
+  }
+  if (c.result == verdict::inconclusive && has_test(c) && c.detectable_pct > 0)
+    return c.reason + "; " + could_see_text(c);
+  return c.reason;
 }
 
 std::string median_text(double m, size_t n, const std::string& unit) {
   return n == 0 ? "-" : format_value(m, unit);
 }
 
-std::string speedup_text(double s) {
-  if (!(s > 0))
-    return "-";
-  return s >= 1 ? fmt::format("{:.3f}x ({:+.1f}% better)", s, (s - 1) * 100)
-                : fmt::format("{:.3f}x ({:+.1f}% worse)", s, (s - 1) * 100);
+// The geomean's change, "worse" or "better" only where its own test says so.
+std::string speedup_point(const workload_summary& s) {
+  const bool tested = s.geomean_has_ci;
+  const char* word = tested && s.geomean_verdict == verdict::regressed  ? " worse"
+                     : tested && s.geomean_verdict == verdict::improved ? " better"
+                                                                        : "";
+  return fmt::format("{:.3f}x ({:+.1f}%{})", s.geomean_speedup, (s.geomean_speedup - 1) * 100,
+                     word);
+}
+
+std::string geomean_ci_range(const workload_summary& s) {
+  return s.geomean_has_ci ? fmt::format("{:.3f}x..{:.3f}x", s.geomean_ci_low, s.geomean_ci_high)
+                          : "-";
+}
+
+std::string geomean_ci_text(const workload_summary& s, double alpha) {
+  return s.geomean_has_ci ? ci_label(alpha) + " " + geomean_ci_range(s) : "no CI";
+}
+
+// "inconclusive: <why>", or "not tested" where no pair of the workload was.
+std::string geomean_verdict_text(const workload_summary& s) {
+  if (!s.geomean_has_ci)
+    return "not tested";
+  const std::string v = to_string(s.geomean_verdict);
+  return s.geomean_reason.empty() ? v : v + ": " + s.geomean_reason;
+}
+
+// "0.859x (-14.1%) over 6 configs, 99% CI 0.800x..0.920x, inconclusive: ...": the geomean with
+// its own CI and verdict.
+std::string geomean_line(const workload_summary& s, double alpha) {
+  if (!(s.geomean_speedup > 0))
+    return fmt::format("- over {} configs", s.pairs);
+  return fmt::format("{} over {} configs, {}, {}", speedup_point(s), s.pairs,
+                     geomean_ci_text(s, alpha), geomean_verdict_text(s));
+}
+
+// Whether every pair is an A/B of one job, paired round by round (the title says so once).
+bool all_paired(const set_comparison& c) {
+  return !c.pairs.empty() && std::all_of(c.pairs.begin(), c.pairs.end(),
+                                         [](const pair_result& p) { return p.cmp.paired; });
+}
+
+std::string paired_note(const set_comparison& c) {
+  return all_paired(c) ? ", paired by round (A/B of one job)" : "";
+}
+
+// One line under the table for the pairs with nothing to test, whose "-" would otherwise go
+// unexplained.
+std::string untested_line(const set_comparison& c) {
+  const size_t n = std::count_if(c.pairs.begin(), c.pairs.end(), [](const pair_result& p) {
+    return !p.cmp.tested && p.cmp.n_baseline > 0 && p.cmp.n_candidate > 0;
+  });
+  return n == 0 ? "" : fmt::format("{} config(s) with {}", n, untested_wording);
+}
+
+// One line under the table for the inconclusive pairs: the range of what they could see.
+std::string could_see_line(const set_comparison& c) {
+  double lo = 0, hi = 0;
+  size_t n = 0;
+  for (const auto& p : c.pairs)
+    if (p.cmp.result == verdict::inconclusive && has_test(p.cmp) && p.cmp.detectable_pct > 0) {
+      lo = n == 0 ? p.cmp.detectable_pct : std::min(lo, p.cmp.detectable_pct);
+      hi = std::max(hi, p.cmp.detectable_pct);
+      ++n;
+    }
+  if (n == 0)
+    return "";
+  const std::string range =
+      lo == hi ? fmt::format("{:.1f}%", lo) : fmt::format("{:.1f}% to {:.1f}%", lo, hi);
+  return fmt::format("{} inconclusive config(s): this comparison could only see changes above {} "
+                     "(column 'sees ≥'): {}",
+                     n, range,
+                     all_paired(c) ? "run more rounds" : "run more rounds, or use `accelbench ab`");
 }
 
 std::string counts_line(const set_comparison& c) {
@@ -165,6 +263,8 @@ const char* ansi_colour(verdict v) {
 }
 
 } // namespace
+
+std::string ci_label(double alpha) { return fmt::format("{:g}% CI", 100 * (1 - alpha)); }
 
 std::string format_value(double v, const std::string& unit) {
   // Times are scaled to the unit that puts them in [1, 1000): "1.23 ms" reads faster than 0.00123.
@@ -243,11 +343,12 @@ std::string markdown_escape(const std::string& s) {
 // ---------------------------------------------------------------------------------------------
 std::string format_terminal(const set_comparison& c, const terminal_options& opt) {
   // Names and labels come from the database: control characters are printed as escapes.
-  std::string out = fmt::format("accelbench compare: {} -> {} (alpha {:g})\n",
-                                printable(c.baseline_label), printable(c.candidate_label), c.alpha);
-  const std::vector<std::string> head = {"verdict", "config", "baseline", "candidate",
-                                         "change",  "95% CI", "p"};
-  const std::vector<bool> right = {false, false, true, true, true, true, true};
+  std::string out =
+      fmt::format("accelbench compare: {} -> {} (alpha {:g}){}\n", printable(c.baseline_label),
+                  printable(c.candidate_label), c.alpha, paired_note(c));
+  const std::vector<std::string> head = {"verdict", "config",          "baseline", "candidate",
+                                         "change",  ci_label(c.alpha), "p",        "sees ≥"};
+  const std::vector<bool> right = {false, false, true, true, true, true, true, true};
   std::vector<std::vector<std::string>> rows;
   std::vector<verdict> verdicts;
   for (const pair_result* p : ordered(c)) {
@@ -256,7 +357,7 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
                     printable(p->name) + (p->environment_differs ? " (env differs)" : ""),
                     median_text(m.baseline_median, m.n_baseline, p->unit),
                     median_text(m.candidate_median, m.n_candidate, p->unit), change_text(m),
-                    ci_text(m), p_text(m)});
+                    ci_text(m), p_text(m), detectable_text(m)});
     verdicts.push_back(m.result);
   }
   std::vector<size_t> w(head.size());
@@ -285,13 +386,15 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
   out += printable(counts_line(c)) + "\n";
   if (c.only_changed && not_shown(c) > 0)
     out += not_shown_line(c) + "\n";
+  for (const std::string& line : {untested_line(c), could_see_line(c)})
+    if (!line.empty())
+      out += "note: " + line + "\n";
   for (const auto& n : c.notes)
     out += fmt::format("note: {}\n", printable(n));
   for (const auto& s : c.workloads)
-    out += fmt::format("geomean speed-up {}: {} over {} configs\n", printable(s.workload),
-                       speedup_text(s.geomean_speedup), s.pairs);
-  out += fmt::format("OVERALL_GEOMEAN: {} over {} configs\n",
-                     speedup_text(c.overall.geomean_speedup), c.overall.pairs);
+    out += fmt::format("geomean speed-up {}: {}\n", printable(s.workload),
+                       printable(geomean_line(s, c.alpha)));
+  out += fmt::format("OVERALL_GEOMEAN: {}\n", printable(geomean_line(c.overall, c.alpha)));
   for (const auto& u : c.only_baseline)
     out += fmt::format("only in {}: {}\n", printable(c.baseline_label), printable(u.name));
   for (const auto& u : c.only_candidate)
@@ -310,45 +413,60 @@ std::string format_terminal(const set_comparison& c, const terminal_options& opt
 }
 
 // ---------------------------------------------------------------------------------------------
+namespace {
+
+std::string markdown_geomean_row(const workload_summary& s, const std::string& name) {
+  const bool defined = s.geomean_speedup > 0;
+  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", name, s.pairs,
+                     defined ? speedup_point(s) : "-", defined ? geomean_ci_range(s) : "-",
+                     markdown_escape(geomean_verdict_text(s)), s.regressed, s.inconclusive,
+                     s.improved, s.unchanged);
+}
+
+// The geomean per workload and over every pair, each with its CI and verdict.
+std::string markdown_geomeans(const set_comparison& c) {
+  std::string out = fmt::format("| workload | configs | geomean speed-up | {} | verdict | "
+                                "regressed | inconclusive | improved | unchanged |\n",
+                                ci_label(c.alpha));
+  out += "|---|---:|---:|---:|---|---:|---:|---:|---:|\n";
+  for (const auto& s : c.workloads)
+    out += markdown_geomean_row(s, markdown_escape(s.workload));
+  return out + markdown_geomean_row(c.overall, "**OVERALL_GEOMEAN**") + "\n";
+}
+
+} // namespace
+
 std::string format_markdown(const set_comparison& c) {
   const size_t reg = c.count(verdict::regressed);
   std::string out =
-      fmt::format("## accelbench compare: `{}` → `{}`\n\n", markdown_escape(c.baseline_label),
-                  markdown_escape(c.candidate_label));
+      fmt::format("## accelbench compare: `{}` → `{}`{}\n\n", markdown_escape(c.baseline_label),
+                  markdown_escape(c.candidate_label), paired_note(c));
   out += fmt::format("{}: {}\n\n", reg > 0 ? "**Regression**" : "**No regression**",
                      markdown_escape(counts_line(c)));
   if (!ordered(c).empty()) {
-    out += "| verdict | config | baseline | candidate | change | 95% CI | p |\n";
-    out += "|---|---|---:|---:|---:|---:|---:|\n";
+    out += fmt::format("| verdict | config | baseline | candidate | change | {} | p | sees ≥ |\n",
+                       ci_label(c.alpha));
+    out += "|---|---|---:|---:|---:|---:|---:|---:|\n";
     for (const pair_result* p : ordered(c)) {
       const auto& m = p->cmp;
       const std::string v = m.result == verdict::regressed ? "**regressed**" : to_string(m.result);
-      out += fmt::format("| {} | `{}`{} | {} | {} | {} | {} | {} |\n", v, markdown_escape(p->name),
-                         p->environment_differs ? " ⚠ env" : "",
+      out += fmt::format("| {} | `{}`{} | {} | {} | {} | {} | {} | {} |\n", v,
+                         markdown_escape(p->name), p->environment_differs ? " ⚠ env" : "",
                          median_text(m.baseline_median, m.n_baseline, p->unit),
                          median_text(m.candidate_median, m.n_candidate, p->unit), change_text(m),
-                         ci_text(m), p_text(m));
+                         ci_text(m), p_text(m), detectable_text(m));
     }
     out += "\n";
   }
   if (c.only_changed && not_shown(c) > 0)
     out += not_shown_line(c) + "\n\n";
+  for (const std::string& line : {untested_line(c), could_see_line(c)})
+    if (!line.empty())
+      out += fmt::format("> {}\n\n", markdown_escape(line));
   for (const auto& n : c.notes)
     out += fmt::format("> {}\n\n", markdown_escape(n));
-  if (!c.workloads.empty()) {
-    out += "| workload | configs | geomean speed-up | regressed | inconclusive | improved | "
-           "unchanged |\n";
-    out += "|---|---:|---:|---:|---:|---:|---:|\n";
-    for (const auto& s : c.workloads)
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_escape(s.workload),
-                         s.pairs, speedup_text(s.geomean_speedup), s.regressed, s.inconclusive,
-                         s.improved, s.unchanged);
-    const auto& a = c.overall;
-    out += fmt::format("| **OVERALL_GEOMEAN** | {} | **{}** | {} | {} | {} | {} |\n", a.pairs,
-                       speedup_text(a.geomean_speedup), a.regressed, a.inconclusive, a.improved,
-                       a.unchanged);
-    out += "\n";
-  }
+  if (!c.workloads.empty())
+    out += markdown_geomeans(c);
   auto list = [&](const std::vector<unpaired_run>& v, const std::string& label) {
     if (v.empty())
       return;
@@ -410,17 +528,17 @@ std::string junit_testcase(const pair_result& p) {
                                 xml_escape(p.workload), xml_escape(p.name), p.candidate_wall_s);
   const std::string method = method_text(m);
   const std::string numbers = fmt::format(
-      "{} -> {}, change {} (95% CI {}), p = {}{}, threshold {:g}%",
+      "{} -> {}, change {} ({} {}), p = {}{}, threshold {:g}%",
       median_text(m.baseline_median, m.n_baseline, p.unit),
-      median_text(m.candidate_median, m.n_candidate, p.unit), change_text(m), ci_text(m), p_text(m),
-      method.empty() ? "" : " (" + method + ")", m.threshold_pct);
+      median_text(m.candidate_median, m.n_candidate, p.unit), change_text(m), ci_label(m.alpha),
+      ci_text(m), p_text(m), method.empty() ? "" : " (" + method + ")", m.threshold_pct);
   if (m.result == verdict::regressed)
     out +=
         fmt::format("      <failure type=\"regression\" message=\"regressed: {}\">{}</failure>\n",
-                    xml_escape(numbers), xml_escape(m.reason));
+                    xml_escape(numbers), xml_escape(reason_text(m)));
   else if (m.result == verdict::inconclusive || m.result == verdict::skipped)
     out += fmt::format("      <skipped message=\"{}: {}\"/>\n", to_string(m.result),
-                       xml_escape(m.reason));
+                       xml_escape(reason_text(m)));
   else
     out += fmt::format("      <system-out>{}: {}</system-out>\n", to_string(m.result),
                        xml_escape(numbers));
@@ -472,9 +590,14 @@ namespace {
 json number_or_null(double v, bool defined) { return defined ? json(v) : json(nullptr); }
 
 json summary_json(const workload_summary& s) {
+  const bool ci = s.geomean_has_ci && s.geomean_speedup > 0;
   return {{"workload", s.workload},
           {"pairs", s.pairs},
           {"geomean_speedup", number_or_null(s.geomean_speedup, s.geomean_speedup > 0)},
+          {"geomean_ci", ci ? json::array({s.geomean_ci_low, s.geomean_ci_high}) : json(nullptr)},
+          {"geomean_p", number_or_null(s.geomean_p, ci)},
+          {"geomean_verdict", ci ? json(to_string(s.geomean_verdict)) : json(nullptr)},
+          {"geomean_reason", s.geomean_reason},
           {"regressed", s.regressed},
           {"inconclusive", s.inconclusive},
           {"improved", s.improved},
@@ -515,17 +638,22 @@ json pair_json(const pair_result& p) {
       {"candidate",
        side(m.n_candidate, m.candidate_median, m.candidate_min, m.candidate_max, p.candidate_runs)},
       {"ratio", number_or_null(m.ratio, def)},
-      {"ratio_ci",
-       def && m.has_ci ? json::array({m.ratio_ci_low, m.ratio_ci_high}) : json(nullptr)},
+      {"ratio_ci", def && m.has_ci && has_test(m) ? json::array({m.ratio_ci_low, m.ratio_ci_high})
+                                                  : json(nullptr)},
       {"speedup", number_or_null(m.speedup(), def)},
-      {"p_value", m.p_value},
+      {"p_value", number_or_null(m.p_value, has_test(m))},
+      {"tested", has_test(m)},
+      {"paired", m.paired},
+      {"detectable_pct", number_or_null(m.detectable_pct, has_test(m) && m.detectable_pct > 0)},
       {"test",
        {{"method", m.method},
         {"df", m.df},
         {"between_run_pct", m.between_run_pct},
+        {"between_job_pct", m.between_job_pct},
+        {"paired_rounds", m.paired_rounds},
         {"accounts_for", m.accounts_for}}},
       {"verdict", to_string(m.result)},
-      {"reason", m.reason},
+      {"reason", reason_text(m)},
       {"environment_differs", p.environment_differs},
       {"environment_differences", p.environment_differences},
       {"notes", p.notes},

@@ -9,14 +9,23 @@
 namespace accelbench::compare {
 
 // schemas/compare.schema.json describes the JSON form; bump on any incompatible change.
-inline constexpr int compare_schema_version = 2;
+inline constexpr int compare_schema_version = 3;
+
+// The words for a pair with one figure a side (nothing to test): every output of compare and of
+// the report (reporters/report) says this, and shows no CI and no p-value.
+inline constexpr const char* untested_wording = "one figure per side: no CI, no test";
+
+// The label of a CI at the comparison's own level, 1 - alpha: "99% CI" at alpha 0.01. A verdict
+// "not significant at alpha 0.01" never sits beside a 95% CI that excludes 1.
+std::string ci_label(double alpha);
 
 struct terminal_options {
   bool color = false; // ANSI colours on verdict words; only when asked (never guessed here)
 };
 
-// Aligned plain-text table, regressions first, then the per-workload geomean, unpaired configs
-// and environment differences.
+// Aligned plain-text table, regressions first, with the smallest change each pair could see
+// (column "sees ≥"), then the per-workload geomean with its CI and verdict, unpaired configs and
+// environment differences.
 std::string format_terminal(const set_comparison& c, const terminal_options& opt = {});
 
 // GitHub-flavoured markdown for a job summary ($GITHUB_STEP_SUMMARY): a headline with the
@@ -30,7 +39,8 @@ std::string format_markdown(const set_comparison& c);
 std::string format_junit(const set_comparison& c,
                          const std::string& suite_name = "accelbench.compare");
 
-// JSON with schema_version (schemas/compare.schema.json). Undefined ratios are null.
+// JSON with schema_version (schemas/compare.schema.json). Undefined ratios are null, and so are
+// the CI and p-value of a pair with nothing to test (tested false).
 json to_json(const set_comparison& c);
 std::string format_json(const set_comparison& c); // to_json(c).dump(2) + "\n"
 

@@ -4,7 +4,8 @@
 //
 // The report pairs baseline and candidate runs by workload and config key (and ruleset); MLPerf
 // runs pair by benchmark, since their configs differ in accelerator count. For every pair it gives
-// each side's score with a 95% CI, the direction-aware speed-up with a bootstrap CI, % of peak from
+// each side's score with a CI, the direction-aware speed-up with its CI (every CI at the level of
+// compare's test, 1 - alpha: ci_level below), % of peak from
 // the device catalogue (results/devices.json), per-accelerator normalisation, cost and energy per
 // result, and flags environment differences that matter. A reporter is a pure reader of the result
 // model (docs/architecture.md, "Layers"): nothing here opens the store or runs anything.
@@ -84,7 +85,6 @@ bool needs_machine_cpu_peak(const side& baseline, const side& candidate,
 struct options {
   device_catalogue devices;
   price_table prices;
-  double ci_level = 0.95;
   int resamples = 2000;
   uint64_t seed = 42;
   // The peak of CPU runs that carry no extra.peak (measured before runs recorded it): this
@@ -92,7 +92,9 @@ struct options {
   // says a side has such runs). None: those runs get no % of peak. The report never probes.
   std::optional<cpu_peak> machine_cpu_peak;
   // The verdict rule of `accelbench compare` (harness/compare): a pair is called faster or slower
-  // only where compare would call it improved or regressed (dir is set per pair).
+  // only where compare would call it improved or regressed (dir is set per pair). Every CI of
+  // the report is at its level, 1 - alpha (ci_level()): a pair's CI is then the test's own, and
+  // one that excludes 1 never sits beside "not significant".
   compare::sample_options verdict_rule;
   // Judge pairs measured on a loaded machine like any other (compare --trust-loaded).
   bool trust_loaded = false;
@@ -106,6 +108,10 @@ struct options {
   std::string harness_revision; // empty: build_info::git_revision()
   std::string harness_version;  // empty: build_info::version()
 };
+
+// The level of every CI of the report: 1 - the verdict rule's alpha (0.99 at alpha 0.01). The
+// one home of that rule for the report.
+double ci_level(const options& opt);
 
 // ---------------------------------------------------------------------------------------------
 // The report model.
@@ -175,7 +181,7 @@ struct side_score {
   std::string unit;
   direction dir = direction::higher_is_better;
   double value = 0;               // the score: median (kernels, training), olympic score (MLPerf)
-  double ci_low = 0, ci_high = 0; // 95% CI of the score (bootstrap)
+  double ci_low = 0, ci_high = 0; // CI of the score (bootstrap) at the report's ci_level
   bool ci_degenerate = false;     // one sample (published figure): the CI is the point
   double per_accelerator = 0;     // value / accelerators (throughput), value x accelerators (time)
   std::string per_accelerator_unit;
@@ -226,14 +232,16 @@ struct pair_result {
   // figures).
   std::string verdict = "not tested";
   std::string verdict_reason;    // compare's one-line reason
-  std::optional<double> p_value; // compare's t-test, two-sided
-  std::string test_method;       // "t on log run medians, 3 + 3 run(s)"; empty: not tested
-  std::string accounts_for;      // which variance the verdict accounts for
+  std::optional<double> p_value; // compare's t-test, two-sided; none when not tested
+  // The smallest change compare's test could call here (80% power, %); none when not tested.
+  std::optional<double> detectable_pct;
+  std::string test_method;  // "t on log run medians, 3 + 3 run(s)"; empty: not tested
+  std::string accounts_for; // which variance the verdict accounts for
   // MLPerf: the comparison of the official scores as MLPerf's rules make it (the scores side by
   // side, no test); empty for other families.
   std::string official_verdict;
   std::string statement;     // "1.52x faster", "no significant difference", "2.1x as published"
-  std::string qualifier;     // "95% CI 1.40-1.65", "one figure per side: no CI, no test"
+  std::string qualifier;     // "99% CI 1.40-1.65", "one figure per side: no CI, no test"
   bool like_for_like = true; // same family, model or shape, precision and software class
   std::vector<std::string> not_like_for_like; // why not
   bool in_summary = true;                     // counted in the headline and the geometric means
@@ -330,7 +338,8 @@ struct report_model {
   int schema_version = k_report_schema_version;
   std::string generated_at, harness_version, harness_revision;
   std::string baseline_label, candidate_label;
-  std::string headline; // the answer in one sentence
+  double ci_level = 0.99; // of every CI (ci_level(options))
+  std::string headline;   // the answer in one sentence
   std::vector<pair_result> pairs;
   std::vector<unpaired_group> unpaired;
   std::vector<family_summary> summaries;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/compare/format.hpp"
 #include "harness/core/build_info.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
@@ -82,6 +83,7 @@ private:
         opt_.harness_revision.empty() ? build_info::git_revision() : opt_.harness_revision;
     rep_.baseline_label = baseline_.label;
     rep_.candidate_label = candidate_.label;
+    rep_.ci_level = ci_level(opt_);
   }
 
   const scored_group& score_of(const group& g) {
@@ -104,6 +106,7 @@ private:
         for (const auto& [sys, g] : *sides)
           pool_.add(compare::locate(score_of(g).first.runs));
     }
+    pool_.finish(); // the empirical-Bayes weight of the pooled variance
   }
 
   std::set<std::string> all_keys() const {
@@ -460,9 +463,12 @@ private:
           "No pairs: nothing in the two selections shares a workload and config "
           "key (see the unpaired list).");
     rep_.notes.push_back(fmt::format(
-        "Confidence intervals: {:.0f}% percentile bootstrap; medians use the exact bootstrap "
-        "distribution of the sample median, MLPerf scores resample runs ({} resamples, seed {}).",
-        100 * opt_.ci_level, opt_.resamples, opt_.seed));
+        "Confidence intervals: {}, the level of compare's test (1 - alpha {:g}). A measured "
+        "pair's speed-up CI is the test's own; each side's score has a percentile bootstrap CI "
+        "(medians: the exact bootstrap distribution of the sample median), and MLPerf scores and "
+        "speed-ups resample runs ({} resamples, seed {}).",
+        compare::ci_label(opt_.verdict_rule.alpha), opt_.verdict_rule.alpha, opt_.resamples,
+        opt_.seed));
   }
 
   const side& baseline_;
@@ -481,6 +487,8 @@ private:
 } // namespace
 
 } // namespace detail
+
+double ci_level(const options& opt) { return 1 - opt.verdict_rule.alpha; }
 
 report_model build_report(const side& baseline, const side& candidate, const options& opt) {
   return detail::report_builder(baseline, candidate, opt).build();

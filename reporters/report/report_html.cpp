@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/compare/format.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/units.hpp"
 #include "reporters/report/plausibility_ttt.hpp"
@@ -336,8 +337,9 @@ struct bar {
   double v = 0, lo = 0, hi = 0;
 };
 
+// ci: the whiskers' label, "99% CI".
 string bar_chart(const string& title, const string& xlabel, const std::vector<bar>& bars,
-                 double ref, bool logx) {
+                 double ref, bool logx, const string& ci = "CI") {
   if (bars.empty())
     return "";
   double x0 = logx ? 1e300 : 0, x1 = ref;
@@ -381,8 +383,8 @@ string bar_chart(const string& title, const string& xlabel, const std::vector<ba
       o << fmt::format("<g class=\"whisker\"><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" "
                        "y2=\"{:.1f}\"/><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" "
                        "y2=\"{:.1f}\"/><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" "
-                       "y2=\"{:.1f}\"/><title>95% CI [{}, {}]</title></g>",
-                       l, h, m, m, l, l, m - 5, m + 5, h, h, m - 5, m + 5, exact(b.lo),
+                       "y2=\"{:.1f}\"/><title>{} [{}, {}]</title></g>",
+                       l, h, m, m, l, l, m - 5, m + 5, h, h, m - 5, m + 5, esc(ci), exact(b.lo),
                        exact(b.hi));
     }
   }
@@ -404,7 +406,10 @@ string per_accelerator_cell(const side_score& s) {
                      exact(s.per_accelerator), num(s.per_accelerator), esc(s.per_accelerator_unit));
 }
 
-string side_cell(const side_score& s) {
+// The label of the report's CIs, at the level of compare's test: "99% CI".
+string ci_label(const report_model& r) { return compare::ci_label(1 - r.ci_level); }
+
+string side_cell(const side_score& s, const string& ci) {
   // No usable run (all skipped, failed or INVALID): no score, not a score of 0.
   if (!(s.value > 0))
     return "<td data-v=\"\" title=\"no usable run: no score\">–</td>";
@@ -412,7 +417,7 @@ string side_cell(const side_score& s) {
       "<td data-v=\"{}\" title=\"{}\">{} <span class=\"u\">{}</span><div class=\"ci\">[{}, "
       "{}]{}</div></td>",
       exact(s.value),
-      esc(fmt::format("{} {}; 95% CI [{}, {}]; {} run(s), {} sample(s)", exact(s.value), s.unit,
+      esc(fmt::format("{} {}; {} [{}, {}]; {} run(s), {} sample(s)", exact(s.value), s.unit, ci,
                       exact(s.ci_low), exact(s.ci_high), s.runs, s.samples)),
       num(s.value), esc(s.unit), num(s.ci_low), num(s.ci_high),
       s.ci_degenerate ? " <span class=\"deg\">degenerate</span>" : "");
@@ -606,7 +611,9 @@ void write_summary(std::ostringstream& o, const report_model& r) {
   o << "<table class=\"sortable\" "
        "id=\"summary\"><thead><tr><th>pair</th><th>family</th><th>workload / "
        "config</th><th>baseline</th><th>candidate</th>"
-       "<th>speed-up</th><th>95% CI</th><th>verdict</th><th>per accelerator</th><th>in "
+       "<th>speed-up</th><th>"
+    << esc(ci_label(r))
+    << "</th><th>verdict</th><th>per accelerator</th><th>in "
        "summary</th><th>flags</th></tr></thead><tbody>\n";
   for (const auto& p : r.pairs) {
     o << "<tr><td data-v=\"" << esc(p.id.substr(1)) << "\"><a href=\"#" << esc(p.id) << "\">"
@@ -622,7 +629,7 @@ void write_summary(std::ostringstream& o, const report_model& r) {
                        p.speedup);
     else
       o << "<td data-v=\"\">–</td>";
-    if (!(p.speedup > 0))
+    if (!(p.speedup > 0) || p.verdict == "not tested") // one figure per side: no CI
       o << "<td data-v=\"\">–</td>";
     else
       o << fmt::format("<td data-v=\"{}\">[{:.2f}, {:.2f}]{}</td>", exact(p.speedup_ci_low),
@@ -678,18 +685,19 @@ void write_speedup_chart(std::ostringstream& o, const report_model& r) {
     std::vector<bar> bars;
     for (const auto& p : r.pairs)
       if (p.speedup > 0)
-        bars.push_back({p.id + " " + brief_label(r, p) + " (" + p.candidate.display + " vs " +
-                            p.baseline.display + ")",
-                        fmt::format("{}: speed-up {} (95% CI [{}, {}]): {}", p.id, exact(p.speedup),
-                                    exact(p.speedup_ci_low), exact(p.speedup_ci_high), p.statement),
-                        p.verdict == "improved"    ? k_cand_color
-                        : p.verdict == "regressed" ? k_base_color
-                                                   : k_neutral_color,
-                        p.speedup, p.speedup_ci_low, p.speedup_ci_high});
-    o << bar_chart("Speed-up per pair (candidate vs baseline), 95% CI whiskers",
+        bars.push_back(
+            {p.id + " " + brief_label(r, p) + " (" + p.candidate.display + " vs " +
+                 p.baseline.display + ")",
+             fmt::format("{}: speed-up {} ({} [{}, {}]): {}", p.id, exact(p.speedup), ci_label(r),
+                         exact(p.speedup_ci_low), exact(p.speedup_ci_high), p.statement),
+             p.verdict == "improved"    ? k_cand_color
+             : p.verdict == "regressed" ? k_base_color
+                                        : k_neutral_color,
+             p.speedup, p.speedup_ci_low, p.speedup_ci_high});
+    o << bar_chart("Speed-up per pair (candidate vs baseline), " + ci_label(r) + " whiskers",
                    "speed-up (log scale): bars start at 1\u00d7 (no change) and run right when the "
                    "candidate is better, left when worse",
-                   bars, 1.0, true);
+                   bars, 1.0, true, ci_label(r));
   }
 }
 
@@ -953,7 +961,9 @@ void write_details(std::ostringstream& o, const report_model& r) {
   // ---- details per pair
   o << "<h2>Pairs in detail</h2>\n<table class=\"sortable\" "
        "id=\"details\"><thead><tr><th>pair</th><th>side</th><th>system</th><th>accelerators</"
-       "th><th>score [95% CI]</th>"
+       "th><th>score ["
+    << esc(ci_label(r))
+    << "]</th>"
        "<th>per accelerator</th><th>% of peak</th><th>cost / result</th><th>energy / result "
        "(kWh)</th><th>runs</th><th>source</th></tr></thead><tbody>\n";
   for (const auto& p : r.pairs)
@@ -962,7 +972,7 @@ void write_details(std::ostringstream& o, const report_model& r) {
         << esc(p.id.substr(1)) << "\">" << esc(p.id) << "</td><td>"
         << (s == &p.baseline ? "baseline" : "candidate") << "</td><td>" << esc(s->system)
         << "<div class=\"note\">" << esc(s->accelerator_model) << "</div></td>"
-        << int_cell(s->accelerators) << side_cell(*s) << per_accelerator_cell(*s);
+        << int_cell(s->accelerators) << side_cell(*s, ci_label(r)) << per_accelerator_cell(*s);
       if (s->pct_of_peak)
         o << fmt::format(
             "<td data-v=\"{}\" title=\"{}\">{:.1f}%{}</td>", exact(*s->pct_of_peak),

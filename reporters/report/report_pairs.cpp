@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/compare/format.hpp"
 #include "harness/core/build_info.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
@@ -63,20 +64,28 @@ void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, cons
                 const compare::between_run_pool& pool) {
   if (p.ci_degenerate) {
     p.verdict = "not tested";
-    p.verdict_reason = "one figure per side: nothing to test";
+    p.verdict_reason = compare::untested_wording;
     return;
   }
   compare::sample_options rule = opt.verdict_rule;
   rule.dir = p.baseline.dir;
-  rule.ci_level = opt.ci_level;
-  rule.pool = pool;
+  rule.ci_level = ci_level(opt);
+  rule.pool = &pool;
   if (b.representative)
     if (auto f = opt.floor_by_ruleset.find(b.representative->ruleset);
         f != opt.floor_by_ruleset.end())
       rule.floor_pct = f->second;
   compare::sample_comparison cmp = compare::compare_runs(b.runs, c.runs, rule);
-  if (cmp.n_baseline > 0 && cmp.n_candidate > 0)
+  if (!cmp.tested) { // one figure a side by compare's count (runs' values): as above
+    p.verdict = "not tested";
+    p.verdict_reason = compare::untested_wording;
+    return;
+  }
+  const bool tested = cmp.n_baseline > 0 && cmp.n_candidate > 0;
+  if (tested)
     p.p_value = cmp.p_value;
+  if (tested && cmp.detectable_pct > 0)
+    p.detectable_pct = cmp.detectable_pct;
   if (!cmp.method.empty())
     p.test_method =
         fmt::format("{}, {} + {} run(s)", cmp.method, cmp.runs_baseline, cmp.runs_candidate);
@@ -84,7 +93,7 @@ void judge_pair(pair_result& p, const scored_side& b, const scored_side& c, cons
   // Kernels and training: the CI shown is the test's, which accounts for the noise between runs
   // (the exact bootstrap of the pooled samples does not). MLPerf keeps the bootstrap of the
   // official score.
-  if (!p.baseline.mlperf && cmp.has_ci && cmp.ratio_ci_low > 0) {
+  if (!p.baseline.mlperf && tested && cmp.has_ci && cmp.ratio_ci_low > 0) {
     const bool lower = rule.dir == direction::lower_is_better;
     p.speedup_ci_low = lower ? 1 / cmp.ratio_ci_high : cmp.ratio_ci_low;
     p.speedup_ci_high = lower ? 1 / cmp.ratio_ci_low : cmp.ratio_ci_high;
@@ -121,6 +130,12 @@ bool all_skipped(const group& g) {
                      [](const run* r) { return r->status == run_status::skipped; });
 }
 
+// What an inconclusive pair's test could see: "; could only see changes above 9.1%".
+std::string could_see(const pair_result& p) {
+  return p.detectable_pct ? fmt::format("; could only see changes above {:.1f}%", *p.detectable_pct)
+                          : "";
+}
+
 // The words every output uses for a pair: "faster" or "slower" only where compare's rule calls
 // the pair improved or regressed; a CI that contains 1 is "no significant difference".
 void describe_pair(pair_result& p, const options& opt) {
@@ -134,13 +149,13 @@ void describe_pair(pair_result& p, const options& opt) {
     p.statement = "no speed-up";
     return;
   }
-  const std::string ci = fmt::format("{:.0f}% CI {:.2f}-{:.2f}", 100 * opt.ci_level,
+  const std::string ci = fmt::format("{} {:.2f}-{:.2f}", compare::ci_label(opt.verdict_rule.alpha),
                                      p.speedup_ci_low, p.speedup_ci_high);
   const bool contains_one = p.speedup_ci_low <= 1 && 1 <= p.speedup_ci_high;
   const auto& rule = opt.verdict_rule;
   if (p.verdict == "not tested") {
     p.statement = fmt::format("{:.2f}x as published", p.speedup);
-    p.qualifier = "one figure per side: no CI, no test";
+    p.qualifier = compare::untested_wording;
   } else if (p.verdict == "improved") {
     p.statement = fmt::format("{:.2f}x faster", p.speedup);
     p.qualifier = ci;
@@ -160,8 +175,10 @@ void describe_pair(pair_result& p, const options& opt) {
     std::string why;
     if (nb < rule.min_samples || nc < rule.min_samples)
       why = fmt::format("{} vs {} {}, a test needs {} per side", nb, nc, what, rule.min_samples);
-    else if (!p.p_value || *p.p_value >= rule.alpha)
-      why = fmt::format("not significant: p = {:.2g} >= {:g}", p.p_value.value_or(1.0), rule.alpha);
+    else if (!p.p_value)
+      why = "no test";
+    else if (*p.p_value >= rule.alpha)
+      why = fmt::format("not significant: p = {:.2g} >= {:g}", *p.p_value, rule.alpha);
     else if (p.verdict_reason.find("loaded") != std::string::npos)
       why = "a side ran on a loaded machine";
     else
@@ -169,6 +186,8 @@ void describe_pair(pair_result& p, const options& opt) {
     p.statement = fmt::format("{:.2f}x, inconclusive", p.speedup);
     p.qualifier = ci + "; " + why;
   }
+  if (p.verdict == "inconclusive")
+    p.qualifier += could_see(p);
   if (!p.test_method.empty() && p.verdict != "not tested")
     p.qualifier += "; " + p.test_method;
 }
@@ -201,7 +220,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
         r.push_back(resampled_score(b, rb) / resampled_score(c, rc));
       }
       std::sort(r.begin(), r.end());
-      const double a = (1 - opt.ci_level) / 2;
+      const double a = (1 - ci_level(opt)) / 2;
       p.speedup_ci_low = stats::quantile_sorted(r, a);
       p.speedup_ci_high = stats::quantile_sorted(r, 1 - a);
     } else {
@@ -210,7 +229,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
     }
   } else {
     auto [lo, hi] =
-        exact_bootstrap_ratio_ci(b.values, c.values, opt.ci_level); // median(c)/median(b)
+        exact_bootstrap_ratio_ci(b.values, c.values, ci_level(opt)); // median(c)/median(b)
     if (lower) {
       p.speedup_ci_low = hi > 0 ? 1.0 / hi : 0;
       p.speedup_ci_high = lo > 0 ? 1.0 / lo : 0;
@@ -222,7 +241,7 @@ void compare_sides(pair_result& p, scored_side& b, scored_side& c, const options
   }
   if (p.ci_degenerate)
     p.notes.emplace_back(
-        "one sample per side (a published figure): the 95% CI is degenerate (the point itself)");
+        "one sample per side (a published figure): the CI is degenerate (the point itself)");
   if (bs.accelerators != cs.accelerators && bs.per_accelerator > 0 && cs.per_accelerator > 0) {
     p.per_accelerator_speedup =
         lower ? bs.per_accelerator / cs.per_accelerator : cs.per_accelerator / bs.per_accelerator;

@@ -227,7 +227,7 @@ void mlperf_bootstrap_ci(scored_side& out, const options& opt) {
     boot.push_back(resampled_score(out, rs));
   }
   std::sort(boot.begin(), boot.end());
-  const double a = (1 - opt.ci_level) / 2;
+  const double a = (1 - ci_level(opt)) / 2;
   s.ci_low = stats::quantile_sorted(boot, a);
   s.ci_high = stats::quantile_sorted(boot, 1 - a);
 }
@@ -298,7 +298,7 @@ void summarize_samples(scored_side& out, const options& opt) {
   if (out.values.empty())
     return;
   s.value = stats::median(out.values);
-  auto [lo, hi] = exact_bootstrap_median_ci(out.values, opt.ci_level);
+  auto [lo, hi] = exact_bootstrap_median_ci(out.values, ci_level(opt));
   s.ci_low = lo;
   s.ci_high = hi;
   s.ci_degenerate = out.values.size() == 1;

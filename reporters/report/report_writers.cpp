@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/compare/format.hpp"
 #include "harness/core/build_info.hpp"
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
@@ -142,6 +143,7 @@ json pair_json(const pair_result& p) {
       {"verdict", p.verdict},
       {"verdict_reason", p.verdict_reason},
       {"p_value", opt_num(p.p_value)},
+      {"detectable_pct", opt_num(p.detectable_pct)},
       {"test", {{"method", p.test_method}, {"accounts_for", p.accounts_for}}},
       {"official_verdict", p.official_verdict.empty() ? json(nullptr) : json(p.official_verdict)},
       {"statement", p.statement},
@@ -224,6 +226,7 @@ json to_json(const report_model& r) {
               {"generated_at", r.generated_at},
               {"baseline", r.baseline_label},
               {"candidate", r.candidate_label},
+              {"ci_level", r.ci_level},
               {"headline", r.headline},
               {"pairs", array_of(r.pairs, pair_json)},
               {"unpaired", array_of(r.unpaired, unpaired_json)},
@@ -253,22 +256,29 @@ static std::string printable_lines(const std::string& text) {
   return out;
 }
 
+// "1.52x [1.40, 1.65]"; one figure per side has no CI: "1.52x".
+static std::string speedup_cell(const pair_result& p) {
+  if (!(p.speedup > 0))
+    return "-";
+  if (p.verdict == "not tested")
+    return fmt::format("{:.2f}x", p.speedup);
+  return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", p.speedup, p.speedup_ci_low, p.speedup_ci_high);
+}
+
 std::string summary_text(const report_model& r) {
   std::ostringstream os;
   os << printable(r.headline) << "\n\n";
-  std::vector<std::vector<std::string>> rows = {{"pair", "workload", "config", "baseline",
-                                                 "candidate", "speed-up [95% CI]", "verdict",
-                                                 "per accel", "summary", "flags"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"pair", "workload", "config", "baseline", "candidate",
+       fmt::format("speed-up [{}]", compare::ci_label(1 - r.ci_level)), "verdict", "per accel",
+       "summary", "flags"}};
   for (const auto& p : r.pairs) {
     auto side = [](const side_score& s) {
       return fmt::format("{}: {} {}", s.display, fmt_num(s.value), s.unit);
     };
     rows.push_back(
         {p.id, p.workload, p.label.substr(0, 60), side(p.baseline), side(p.candidate),
-         p.speedup > 0 ? fmt::format("{:.2f}x [{:.2f}, {:.2f}]", p.speedup, p.speedup_ci_low,
-                                     p.speedup_ci_high)
-                       : "-",
-         p.statement,
+         speedup_cell(p), p.statement,
          p.per_accelerator_speedup ? fmt::format("{:.2f}x", *p.per_accelerator_speedup) : "",
          p.in_summary ? "yes" : (p.like_for_like ? "left out" : "not like-for-like"),
          p.flags.empty() ? "" : fmt::format("{}", p.flags.size())});

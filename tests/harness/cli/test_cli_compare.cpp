@@ -65,7 +65,7 @@ TEST_CASE("compare: a planted 10 percent slowdown fails the job, noise does not"
             .rc == 1);
   CHECK_THAT(test_cli::slurp(junit), Catch::Contains("<failure"));
   auto j = ab("compare --baseline tag=n1 --candidate tag=n2 --format json --db " + t.db());
-  CHECK(json::parse(j.out)["schema_version"] == 2);
+  CHECK(json::parse(j.out)["schema_version"] == 3);
 
   // Bad input: nothing matches (the message lists what exists), nothing in common, bad format.
   auto none = ab("compare --baseline tag=nope --candidate tag=n2 --db " + t.db());

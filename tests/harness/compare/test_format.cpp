@@ -1,5 +1,5 @@
-// Output formats: golden files (markdown, JUnit) byte for byte, the JSON against its schema, BMF.
-// Set ACCELBENCH_UPDATE_GOLDEN=1 to rewrite the golden files after an intended change.
+// Output formats: golden files (table, markdown, JUnit) byte for byte, the JSON against its schema,
+// BMF. Set ACCELBENCH_UPDATE_GOLDEN=1 to rewrite the golden files after an intended change.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -61,6 +61,8 @@ pair_result make_pair_result(const std::string& key, const std::string& workload
   c.runs_baseline = c.runs_candidate = 3;
   c.method = "t on log run medians";
   c.between_run_pct = 1.5;
+  c.between_job_pct = 3;
+  c.detectable_pct = 9.1;
   c.accounts_for = "variance between runs (3 + 3 runs: 1.5%; floor 2%)";
   c.result = v;
   c.reason = "planted " + to_string(v);
@@ -68,6 +70,32 @@ pair_result make_pair_result(const std::string& key, const std::string& workload
   r.candidate_started_at = "2026-01-02T02:17:03.250Z";
   r.candidate_host = "node-7";
   return r;
+}
+
+struct geomean_test {
+  double low, high, p;
+};
+struct verdict_counts {
+  size_t regressed, inconclusive, improved, unchanged;
+};
+
+workload_summary summary(const std::string& name, size_t pairs, double geomean, geomean_test t,
+                         verdict v, verdict_counts n) {
+  workload_summary s;
+  s.workload = name;
+  s.pairs = pairs;
+  s.geomean_speedup = geomean;
+  s.geomean_has_ci = true;
+  s.geomean_ci_low = t.low;
+  s.geomean_ci_high = t.high;
+  s.geomean_p = t.p;
+  s.geomean_verdict = v;
+  s.geomean_reason = "planted geomean " + to_string(v);
+  s.regressed = n.regressed;
+  s.inconclusive = n.inconclusive;
+  s.improved = n.improved;
+  s.unchanged = n.unchanged;
+  return s;
 }
 
 // A fixed comparison: the formats are pure functions of it, so the goldens pin only formatting.
@@ -91,9 +119,12 @@ set_comparison sample_set() {
                              "gemm/cpu/M=4096,dtype=fp32 [kernel-v1]", 1});
   c.only_candidate.push_back({"gemm/cpu/M=8192,dtype=fp32", "kernel-v1", "gemm",
                               "gemm/cpu/M=8192,dtype=fp32 [kernel-v1]", 2});
-  c.workloads.push_back({"attention", 1, 2.5 / 2.51, 0, 0, 1, 0});
-  c.workloads.push_back({"gemm", 3, 1.0123, 1, 1, 0, 1});
-  c.overall = {"OVERALL_GEOMEAN", 4, 1.0067, 1, 1, 1, 1};
+  c.workloads.push_back(
+      summary("attention", 1, 2.5 / 2.51, {0.98, 1.01, 0.52}, verdict::unchanged, {0, 0, 1, 0}));
+  c.workloads.push_back(
+      summary("gemm", 3, 1.0123, {0.95, 1.08, 0.6}, verdict::inconclusive, {1, 1, 0, 1}));
+  c.overall =
+      summary("OVERALL_GEOMEAN", 4, 1.0067, {1.002, 1.011, 0.004}, verdict::improved, {1, 1, 1, 1});
   c.notes.push_back("verdicts account for the variance between runs: planted");
   c.pairs[1].candidate_metrics.push_back(
       {"tflops", "TFLOP/s", direction::higher_is_better, 1.63, 1.6, 1.65, 2});
@@ -135,7 +166,7 @@ TEST_CASE("format: JUnit carries time, timestamp and hostname", "[compare][forma
   CHECK(xml.find("name=\"gemm/cpu/M=1024,dtype=fp32 [kernel-v1]\" time=\"12.500\">") !=
         std::string::npos);
   // The regression's message has the numbers: medians, change, CI, p and the threshold.
-  CHECK(xml.find("message=\"regressed: 1.200 ms -&gt; 1.320 ms, change +10.0% (95% CI +8.0% .. "
+  CHECK(xml.find("message=\"regressed: 1.200 ms -&gt; 1.320 ms, change +10.0% (99% CI +8.0% .. "
                  "+12.0%), p = 0.00018 (t on log run medians, 3 + 3 run(s)), threshold 5%\"") !=
         std::string::npos);
   // No candidate time known: no timestamp attribute rather than an empty one; host "unknown".
@@ -151,14 +182,126 @@ TEST_CASE("format: JUnit carries time, timestamp and hostname", "[compare][forma
 
 TEST_CASE("format: OVERALL_GEOMEAN in text, markdown and JSON", "[compare][format]") {
   const auto s = sample_set();
-  CHECK(format_terminal(s).find("OVERALL_GEOMEAN: 1.007x (+0.7% better) over 4 configs\n") !=
+  CHECK(format_terminal(s).find("OVERALL_GEOMEAN: 1.007x (+0.7% better) over 4 configs, 99% CI "
+                                "1.002x..1.011x, improved: planted geomean improved\n") !=
         std::string::npos);
-  CHECK(format_markdown(s).find("| **OVERALL_GEOMEAN** | 4 | **1.007x (+0.7% better)** | 1 | 1 | 1 "
+  CHECK(format_markdown(s).find("| **OVERALL_GEOMEAN** | 4 | 1.007x (+0.7% better) | "
+                                "1.002x..1.011x | improved: planted geomean improved | 1 | 1 | 1 "
                                 "| 1 |") != std::string::npos);
   const auto j = to_json(s);
   CHECK(j["overall"]["workload"] == "OVERALL_GEOMEAN");
   CHECK(j["overall"]["geomean_speedup"].get<double>() == Approx(1.0067));
   CHECK(j["overall"]["pairs"] == 4);
+  CHECK(j["overall"]["geomean_ci"][0].get<double>() == Approx(1.002));
+  CHECK(j["overall"]["geomean_verdict"] == "improved");
+}
+
+TEST_CASE("format: a geomean says worse or better only with its verdict", "[compare][format]") {
+  // gemm's geomean is above 1 but inconclusive: its line carries the CI and the verdict, and
+  // neither "worse" nor "better".
+  const auto text = format_terminal(sample_set());
+  CHECK(text.find("geomean speed-up gemm: 1.012x (+1.2%) over 3 configs, 99% CI 0.950x..1.080x, "
+                  "inconclusive: planted geomean inconclusive\n") != std::string::npos);
+  CHECK(text.find("geomean speed-up attention: 0.996x (-0.4%) over 1 configs") !=
+        std::string::npos);
+  // No pair of the workload tested (one figure a side): no CI, and no verdict in words.
+  auto s = sample_set();
+  s.workloads[1].geomean_has_ci = false;
+  s.workloads[1].geomean_verdict = verdict::regressed;
+  CHECK(format_terminal(s).find("geomean speed-up gemm: 1.012x (+1.2%) over 3 configs, no CI, "
+                                "not tested\n") != std::string::npos);
+  CHECK(to_json(s)["workloads"][1]["geomean_ci"].is_null());
+  CHECK(to_json(s)["workloads"][1]["geomean_verdict"].is_null());
+}
+
+TEST_CASE("format: the CI is labelled at the comparison's own level", "[compare][format]") {
+  auto s = sample_set();
+  CHECK(format_terminal(s).find("99% CI") != std::string::npos);
+  CHECK(format_markdown(s).find("| 99% CI | p | sees ≥ |") != std::string::npos);
+  s.alpha = 0.05;
+  for (auto& p : s.pairs)
+    p.cmp.alpha = 0.05;
+  for (const auto& out : {format_terminal(s), format_markdown(s), format_junit(s)}) {
+    CHECK(out.find("95% CI") != std::string::npos);
+    CHECK(out.find("99% CI") == std::string::npos);
+  }
+  CHECK(ci_label(0.001) == "99.9% CI");
+}
+
+TEST_CASE("format: one figure a side shows no CI and no p", "[compare][format]") {
+  auto s = sample_set();
+  auto& m = s.pairs[0].cmp; // attention
+  m.tested = false;
+  m.result = verdict::inconclusive;
+  m.reason = "too few values"; // anything else compare says is kept after the wording
+  const auto text = format_terminal(s);
+  std::string row = text.substr(text.find("attention/cpu"));
+  row = row.substr(0, row.find('\n'));
+  CHECK(row.find("..") == std::string::npos);   // no CI
+  CHECK(row.find("0.52") == std::string::npos); // no p
+  CHECK(row.find("9.1%") == std::string::npos); // nothing it could see
+  CHECK(row.back() == '-');
+  CHECK(text.find("note: 1 config(s) with one figure per side: no CI, no test\n") !=
+        std::string::npos);
+  const auto j = to_json(s);
+  const auto& pj = j["pairs"][0];
+  CHECK(pj["p_value"].is_null());
+  CHECK(pj["ratio_ci"].is_null());
+  CHECK(pj["detectable_pct"].is_null());
+  CHECK(pj["tested"] == false);
+  CHECK(pj["reason"] == "one figure per side: no CI, no test; too few values");
+  CHECK(format_junit(s).find("<skipped message=\"inconclusive: one figure per side: no CI, no "
+                             "test; too few values\"/>") != std::string::npos);
+  m.result = verdict::unchanged; // a verdict without a test: its numbers say so
+  CHECK(format_junit(s).find("change +0.4% (99% CI -), p = -") != std::string::npos);
+  m.result = verdict::inconclusive;
+  const auto schema =
+      json_schema::load(std::string(ACCELBENCH_SOURCE_DIR) + "/schemas/compare.schema.json");
+  CHECK(schema.validate(j).empty());
+  // compare's own words for one figure a side become the one wording, said once.
+  m.reason = "one figure a side: no CI, no test";
+  CHECK(to_json(s)["pairs"][0]["reason"] == untested_wording);
+}
+
+TEST_CASE("format: what an inconclusive pair could see", "[compare][format]") {
+  const auto s = sample_set();
+  // The column, the line under the table, and the reason's end (JSON, JUnit).
+  const auto text = format_terminal(s);
+  CHECK(text.find("sees ≥") != std::string::npos);
+  CHECK(text.find("note: 1 inconclusive config(s): this comparison could only see changes above "
+                  "9.1% (column 'sees ≥'): run more rounds, or use `accelbench ab`\n") !=
+        std::string::npos);
+  const auto j = to_json(s);
+  CHECK(j["pairs"][3]["verdict"] == "inconclusive");
+  CHECK(j["pairs"][3]["reason"] ==
+        "planted inconclusive; this comparison could only see changes above 9.1%: run more "
+        "rounds, or use `accelbench ab`");
+  CHECK(j["pairs"][3]["detectable_pct"].get<double>() == Approx(9.1));
+  CHECK(j["pairs"][3]["test"]["between_job_pct"].get<double>() == Approx(3));
+  CHECK(j["pairs"][0]["reason"] == "planted unchanged"); // not inconclusive: as compare said
+  CHECK(format_junit(s).find("planted inconclusive; this comparison could only see changes "
+                             "above 9.1%") != std::string::npos);
+}
+
+TEST_CASE("format: an A/B of one job says it is paired by round", "[compare][format]") {
+  auto s = sample_set();
+  CHECK(format_terminal(s).find("paired by round") == std::string::npos);
+  for (auto& p : s.pairs) {
+    p.cmp.paired = true;
+    p.cmp.paired_rounds = 5;
+  }
+  CHECK(format_terminal(s).rfind(
+            "accelbench compare: nightly-2026-01-01 -> nightly-2026-01-02 (alpha 0.01), paired by "
+            "round (A/B of one job)\n",
+            0) == 0);
+  CHECK(format_markdown(s).find("(A/B of one job)") != std::string::npos);
+  // Already paired: more rounds is the only advice.
+  const auto j = to_json(s);
+  CHECK(j["pairs"][3]["reason"].get<std::string>().find("accelbench ab") == std::string::npos);
+  CHECK(j["pairs"][3]["paired"] == true);
+  CHECK(j["pairs"][3]["test"]["paired_rounds"] == 5);
+  s.pairs[0].cmp.paired = false;
+  CHECK(format_terminal(s).find("paired by round") == std::string::npos);
 }
 
 TEST_CASE("format: --only-changed lists regressed and improved pairs only", "[compare][format]") {
@@ -234,6 +377,7 @@ TEST_CASE("format: Bencher Metric Format", "[compare][format]") {
 
 TEST_CASE("format: terminal table is aligned, colour only when asked", "[compare][format]") {
   const auto plain = format_terminal(sample_set());
+  check_golden("compare.txt", plain);
   CHECK(plain.find("\x1b[") == std::string::npos);
   const auto colour = format_terminal(sample_set(), {true});
   CHECK(colour.find("\x1b[1;31mregressed") != std::string::npos);

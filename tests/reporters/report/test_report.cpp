@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "harness/cli/report_command.hpp"
+#include "harness/compare/format.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
 #include "harness/core/output_file.hpp"
@@ -18,6 +19,7 @@
 #include "harness/core/stats.hpp"
 #include "report_test_helpers.hpp"
 #include "reporters/report/report_internal.hpp"
+#include "reporters/report/report_parts.hpp"
 
 using namespace accelbench;
 using namespace report_test;
@@ -133,6 +135,63 @@ TEST_CASE("report: price overrides name a device and reject bad values", "[repor
   CHECK_THROWS_AS(prices.apply_override("B200=cheap", cat), input_error);
   CHECK_THROWS_AS(prices.apply_override("B200=-1", cat), input_error);
   CHECK_THROWS_WITH(prices.apply_override("TPUv5=2", cat), Catch::Contains("TPUv5"));
+}
+
+TEST_CASE("report: every CI is at the level of compare's test, 1 - alpha", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  auto opt = fixed_options();
+  CHECK(report::ci_level(opt) == Approx(0.99)); // alpha 0.01
+  opt.verdict_rule.alpha = 0.05;
+  const auto rep = report::build_report(side_of(query::select_runs(db, "system=h100-box")),
+                                        side_of(query::select_runs(db, "system=b200-box")), opt);
+  CHECK(rep.ci_level == Approx(0.95));
+  CHECK(report::to_json(rep)["ci_level"] == Approx(0.95));
+  for (const std::string& text : {report::summary_text(rep), report::to_html(rep)}) {
+    CHECK(text.find("95% CI") != std::string::npos);
+    CHECK(text.find("99% CI") == std::string::npos);
+  }
+  for (const auto& p : rep.pairs)
+    if (p.verdict != "not tested")
+      CHECK(p.qualifier.find("95% CI") != std::string::npos);
+  // The page says which level and why: the test's own.
+  bool said = false;
+  for (const auto& n : rep.notes)
+    said =
+        said || n.find("95% CI, the level of compare's test (1 - alpha 0.05)") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("report: an inconclusive pair says what its test could see", "[report]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db);
+  auto rep = synthetic_report(db);
+  for (const auto& p : rep.pairs) {
+    INFO(p.id << " " << p.verdict << ": " << p.qualifier);
+    // Filled by compare's test (harness/compare detectable_pct) where it tested the pair.
+    if (p.detectable_pct && p.verdict == "inconclusive")
+      CHECK(p.qualifier.find(fmt::format("could only see changes above {:.1f}%",
+                                         *p.detectable_pct)) != std::string::npos);
+    if (!p.p_value)
+      CHECK_FALSE(p.detectable_pct);
+  }
+  const auto j = report::to_json(rep);
+  for (const auto& p : j["pairs"])
+    CHECK(p.contains("detectable_pct"));
+  // The words, on a pair whose test could see changes above 9.1% only.
+  report::pair_result p;
+  p.verdict = "inconclusive";
+  p.speedup = 1.05;
+  p.speedup_ci_low = 0.95;
+  p.speedup_ci_high = 1.16;
+  p.p_value = 0.3;
+  p.detectable_pct = 9.1;
+  p.baseline.samples = p.candidate.samples = 10;
+  report::detail::describe_pair(p, fixed_options());
+  CHECK(p.statement == "no significant difference");
+  CHECK(p.qualifier == "speed-up 1.05x, 99% CI 0.95-1.16; could only see changes above 9.1%");
 }
 
 TEST_CASE("report: synthetic store pairs by config and scores each side", "[report]") {
@@ -529,7 +588,7 @@ TEST_CASE("report command: writes JSON and HTML and prints the answer", "[report
   std::cout.rdbuf(old);
   CHECK(rc == exit_ok);
   CHECK(cap.str().find("B200 (8) vs H100 (8) training") == 0);
-  CHECK(cap.str().find("speed-up [95% CI]") != std::string::npos);
+  CHECK(cap.str().find("speed-up [99% CI]") != std::string::npos); // 1 - alpha 0.01
   json j = json::parse(slurp(o.json_path));
   CHECK(j["schema_version"] == 1);
   CHECK(load_builtin_schema("report.schema.json").validate(j).empty());
@@ -726,7 +785,7 @@ TEST_CASE(
   CHECK(compare::to_string(compare::compare_samples(sb, sc, so).result) == p.verdict);
   CHECK(p.verdict == "inconclusive");
   CHECK(p.statement == "no significant difference");
-  CHECK(p.qualifier.find("95% CI") != std::string::npos);
+  CHECK(p.qualifier.find("99% CI") != std::string::npos); // the test's own level, 1 - alpha
   // Nowhere: headline, table, HTML, JSON.
   INFO(rep.headline);
   CHECK(rep.headline.find("no significant difference") != std::string::npos);
@@ -937,6 +996,11 @@ TEST_CASE(
   REQUIRE(l70);
   CHECK(l70->verdict == "not tested");
   CHECK(l70->statement == fmt::format("{:.2f}x as published", 4312.0 / 1602));
+  // compare's words for one figure per side, and no p-value, no CI and nothing it could see.
+  CHECK(l70->qualifier == compare::untested_wording);
+  CHECK(l70->verdict_reason == compare::untested_wording);
+  CHECK_FALSE(l70->p_value);
+  CHECK_FALSE(l70->detectable_pct);
   CHECK(rep.headline.find("faster") == std::string::npos);
 }
 
