@@ -51,4 +51,29 @@ else
   echo "accelbench: first default job in $db: run scripts/run-default.sh again to compare the next job with this one" >&2
 fi
 echo "accelbench: database $db; reports in results/reports/ ($tag)" >&2
+# A job that exits non-zero says why on its last line: the runs' own reasons scrolled away above
+# the comparison and the reports. The reason is the first failed or INVALID run of this job.
+if [[ $rc -ne 0 ]]; then
+  why=$($ab show --db "$db" --tag "$tag" --json --limit 0 2>/dev/null | python3 -c '
+import json, sys
+try:
+    runs = json.load(sys.stdin)
+except Exception:
+    runs = []
+failed = [r for r in runs if r.get("status") == "failed"]
+invalid = [r for r in runs if r.get("status") != "failed" and r.get("validity") == "INVALID"]
+if failed and invalid:
+    head = f"{len(failed)} failed and {len(invalid)} INVALID of {len(runs)} runs"
+elif failed or invalid:
+    kind = "failed" if failed else "INVALID"
+    head = f"{len(failed or invalid)} of {len(runs)} runs {kind}"
+if failed or invalid:
+    r = (failed or invalid)[0]
+    why = r.get("status_reason") if failed else "; ".join(r.get("invalid_reasons", [])[:1])
+    key, why = r.get("config_key", "?"), why or "no reason recorded"
+    print(f"{head} ({key}: {why})")
+' || true)
+  what=${previous:+the comparison and }
+  echo "accelbench: exit $rc: ${why:-accelbench run stored no run that says why (see its messages above)}; ${what}reports above were still written" >&2
+fi
 exit $rc

@@ -146,6 +146,33 @@ void print_results(bool as_json, const std::vector<run>& done, const table& t,
   std::cout << fmt::format("{} run(s) stored in {}\n", done.size(), printable(db_path));
 }
 
+// Why a run makes the job exit 1 ("failed: <why>", "INVALID: <first reason>"); "" if it does not.
+std::string failure_of(const run& r) {
+  if (r.status == run_status::failed)
+    return "failed: " +
+           (r.status_reason.empty() ? std::string("no reason recorded") : r.status_reason);
+  if (!r.valid)
+    return "INVALID: " + (r.invalid_reasons.empty() ? std::string("no reason recorded")
+                                                    : r.invalid_reasons.front());
+  return "";
+}
+
+// The last line of a job that exits 1: how many runs failed or are INVALID and why the first did.
+// The reasons were said while the job ran, hundreds of lines up; the exit code alone says nothing.
+std::string failure_summary(const std::vector<run>& done) {
+  size_t n = 0;
+  const run* first = nullptr;
+  for (const auto& r : done)
+    if (!failure_of(r).empty()) {
+      first = first ? first : &r;
+      ++n;
+    }
+  if (!first)
+    return "";
+  return fmt::format("accelbench: exit 1: {} of {} run(s) failed or INVALID (run {}, {}: {})", n,
+                     done.size(), first->id, first->cfg.key(), failure_of(*first));
+}
+
 // run external's --name and command as the config's name and command parameters.
 std::vector<std::string> sets_of(const run_options& o) {
   std::vector<std::string> sets = o.sets;
@@ -228,6 +255,8 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
     return dist::broadcast(0); // rank 0's exit code
   bar.finish();
   print_results(o.json, done, t, db->path().string());
+  if (!g_interrupted && worst != exit_ok)
+    std::cerr << printable(failure_summary(done)) << "\n";
   return dist::broadcast(g_interrupted ? 130 : worst);
 }
 
@@ -356,6 +385,8 @@ int cmd_run_gbench(const run_options& o) {
       worst = exit_failed;
   }
   print_results(o.json, runs, t, db.path().string());
+  if (worst != exit_ok)
+    std::cerr << printable(failure_summary(runs)) << "\n";
   return worst;
 }
 #endif

@@ -243,6 +243,13 @@ TEST_CASE("an INVALID run exits 1 and is stored", "[cli][timing]") {
   CHECK_THAT(r.err, Catch::Contains("max_time_s=0.01 s reached") ||
                         Catch::Contains("lasted less than min_time_s=0.05"));
   CHECK(runs_in(t.db()) == 1);
+  // The last line says why the job exits 1: the reasons said while it ran have scrolled away.
+  std::string err = r.err;
+  while (!err.empty() && err.back() == '\n')
+    err.pop_back();
+  const std::string last = err.substr(err.rfind('\n') + 1);
+  CHECK_THAT(last, Catch::StartsWith("accelbench: exit 1: 1 of 1 run(s) failed or INVALID (run ") &&
+                       Catch::Contains(", gemm/cpu/") && Catch::Contains(": INVALID: "));
 }
 
 namespace {
