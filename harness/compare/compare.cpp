@@ -202,7 +202,7 @@ sample_comparison compare_runs(const run_samples& baseline, const run_samples& c
   c.candidate_median = std::exp(lc.mean);
   if (one_figure_a_side(c)) {
     c.ratio = c.candidate_median / c.baseline_median;
-    c.reason = "one figure a side: no CI, no test";
+    c.reason = untested_wording;
     return c;
   }
   c.tested = true;

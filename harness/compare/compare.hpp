@@ -15,6 +15,10 @@
 namespace accelbench::compare {
 
 enum class verdict { improved, regressed, unchanged, inconclusive, skipped };
+
+// The words for a pair with one figure a side (nothing to test): compare's reason, and what every
+// output of compare and of the report (reporters/report) says; none shows a CI or a p-value.
+inline constexpr const char* untested_wording = "one figure per side: no CI, no test";
 // "improved" | "regressed" | "unchanged" | "inconclusive" | "skipped"
 std::string to_string(verdict v);
 
@@ -201,8 +205,8 @@ struct set_comparison {
 // (comparison.between_run_noise_pct). The ruleset of every run with status ok must load
 // (imported and published runs name those of rulesets/): throws input_error naming the run and
 // the ruleset when one does not, instead of judging by silent defaults. Skipped and failed runs
-// bring no samples, and their rulesets are not looked up. The one home of these lookups for compare, the report
-// and the server.
+// bring no samples, and their rulesets are not looked up. The one home of these lookups for
+// compare, the report and the server.
 struct ruleset_settings {
   std::map<std::string, double> threshold_by_workload;
   std::map<std::string, double> floor_by_ruleset;

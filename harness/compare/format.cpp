@@ -120,19 +120,6 @@ std::string could_see_text(const sample_comparison& c) {
                      c.paired ? "run more rounds" : "run more rounds, or use `accelbench ab`");
 }
 
-// The reason every output shows for a pair: compare's, in the one wording for an untested pair,
-// and for an inconclusive pair ending with what the comparison could see.
-std::string reason_text(const sample_comparison& c) {
-  // compare's own words for an untested pair ("one figure a side...") give way to the one wording.
-  if (!c.tested) {
-    if (c.reason.empty() || c.reason.find("one figure") != std::string::npos)
-      return untested_wording;
-    return std::string(untested_wording) + "; " + c.reason;
-  }
-  if (c.result == verdict::inconclusive && has_test(c) && c.detectable_pct > 0)
-    return c.reason + "; " + could_see_text(c);
-  return c.reason;
-}
 
 std::string median_text(double m, size_t n, const std::string& unit) {
   return n == 0 ? "-" : format_value(m, unit);
@@ -188,7 +175,7 @@ std::string paired_note(const set_comparison& c) {
 // unexplained.
 std::string untested_line(const set_comparison& c) {
   const size_t n = std::count_if(c.pairs.begin(), c.pairs.end(), [](const pair_result& p) {
-    return !p.cmp.tested && p.cmp.n_baseline > 0 && p.cmp.n_candidate > 0;
+    return !p.cmp.tested && p.cmp.reason == untested_wording;
   });
   return n == 0 ? "" : fmt::format("{} config(s) with {}", n, untested_wording);
 }
@@ -263,6 +250,16 @@ const char* ansi_colour(verdict v) {
 }
 
 } // namespace
+
+// The reason every output shows for a pair: compare's, in the one wording for an untested pair,
+// and for an inconclusive pair ending with what the comparison could see.
+std::string reason_text(const sample_comparison& c) {
+  if (!c.tested) // "no baseline samples", or compare's one wording for one figure a side
+    return c.reason.empty() ? untested_wording : c.reason;
+  if (c.result == verdict::inconclusive && has_test(c) && c.detectable_pct > 0)
+    return c.reason + "; " + could_see_text(c);
+  return c.reason;
+}
 
 std::string ci_label(double alpha) { return fmt::format("{:g}% CI", 100 * (1 - alpha)); }
 

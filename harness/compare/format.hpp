@@ -11,9 +11,9 @@ namespace accelbench::compare {
 // schemas/compare.schema.json describes the JSON form; bump on any incompatible change.
 inline constexpr int compare_schema_version = 3;
 
-// The words for a pair with one figure a side (nothing to test): every output of compare and of
-// the report (reporters/report) says this, and shows no CI and no p-value.
-inline constexpr const char* untested_wording = "one figure per side: no CI, no test";
+// The reason every output shows for a pair: compare's, and for an inconclusive pair ending with
+// what the comparison could see (the table, markdown, JSON, JUnit and the server's dashboard).
+std::string reason_text(const sample_comparison& c);
 
 // The label of a CI at the comparison's own level, 1 - alpha: "99% CI" at alpha 0.01. A verdict
 // "not significant at alpha 0.01" never sits beside a 95% CI that excludes 1.

@@ -330,18 +330,21 @@ void write_compare_table(std::ostringstream& o, const compare::set_comparison& c
   std::stable_sort(pairs.begin(), pairs.end(), [&](const auto* a, const auto* b) {
     return rank(a->cmp.result) < rank(b->cmp.result);
   });
-  o << "<table><tr><th>config</th><th>verdict</th><th>ratio</th><th>95% "
-       "CI</th><th>p</th><th>why</th></tr>";
+  o << "<table><tr><th>config</th><th>verdict</th><th>ratio</th><th>"
+    << compare::ci_label(c.alpha) << "</th><th>p</th><th>sees ≥</th><th>why</th></tr>";
   for (size_t i = 0; i < pairs.size() && i < 100; ++i) {
     const auto& pr = *pairs[i];
     const std::string v = compare::to_string(pr.cmp.result);
     o << fmt::format(
         "<tr><td>{}</td><td "
-        "class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{:.2g}</td><td>{}</td></tr>",
+        "class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         esc(pr.name), v, v, pr.cmp.ratio > 0 ? fmt::format("{:.3f}", pr.cmp.ratio) : "—",
-        pr.cmp.has_ci ? fmt::format("[{:.3f}, {:.3f}]", pr.cmp.ratio_ci_low, pr.cmp.ratio_ci_high)
-                      : "—",
-        pr.cmp.p_value, esc(pr.cmp.reason));
+        pr.cmp.tested && pr.cmp.has_ci
+            ? fmt::format("[{:.3f}, {:.3f}]", pr.cmp.ratio_ci_low, pr.cmp.ratio_ci_high)
+            : "—",
+        pr.cmp.tested ? fmt::format("{:.2g}", pr.cmp.p_value) : "—",
+        pr.cmp.detectable_pct > 0 ? fmt::format("{:.1f}%", pr.cmp.detectable_pct) : "—",
+        esc(compare::reason_text(pr.cmp)));
   }
   o << "</table>";
   if (pairs.size() > 100)

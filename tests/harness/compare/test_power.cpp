@@ -189,7 +189,7 @@ TEST_CASE("one figure a side has no CI and no test, even with other pairs' sprea
   CHECK_FALSE(one.tested);
   CHECK_FALSE(one.has_ci);
   CHECK(one.result == verdict::inconclusive);
-  CHECK(one.reason == "one figure a side: no CI, no test");
+  CHECK(one.reason == "one figure per side: no CI, no test");
   CHECK(one.ratio == Approx(0.5));
   CHECK(cmp.pairs.at(1).cmp.tested);
   // The geomean over an untested pair has no CI.
