@@ -18,6 +18,7 @@
 // knows the noise), the most a test of these data can find.
 // Usage: accelbench_bench_compare_power [--configs N] [--within S] [--round S] [--job S]
 //          [--pair S] [--samples N] [--rounds N] [--ab-rounds N] [--seed N] [--only DESIGN]
+//          [--per-job N: configs compared together, 10]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -341,6 +342,8 @@ bool parse(int argc, char** argv, settings& s) {
       s.ab_rounds = std::strtoul(v, nullptr, 10);
     else if (a == "--seed")
       s.seed = std::strtoull(v, nullptr, 10);
+    else if (a == "--per-job")
+      s.per_job = std::strtoul(v, nullptr, 10);
     else if (a == "--only")
       s.only = v;
     else {
