@@ -29,6 +29,10 @@ rs = json.load(open(f))
 assert len(rs) >= 3, rs
 bad = [r["path"] for r in rs if not r["path"].startswith(share + "/")]
 assert not bad, bad
+# Comparisons need the rulesets of imported runs (rulesets/) and of every workload's runs.
+ids = {r["id"] for r in rs}
+missing = {"gbench-import", "published", "mlperf-training-v5.0", "external-v1"} - ids
+assert not missing, missing
 PY
 "$exe" list suites | grep -q quick || fail "the installed suites are not listed"
 "$exe" list catalogues | grep -q deepbench || fail "the installed catalogues are not listed"

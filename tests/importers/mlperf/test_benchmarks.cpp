@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "harness/core/error.hpp"
+#include "harness/core/ruleset.hpp"
 #include "importers/mlperf/benchmarks.hpp"
 
 using namespace accelbench;
@@ -93,4 +94,21 @@ TEST_CASE("benchmarks: the rounds the table knows, in order", "[mlperf][benchmar
   // check-package --round refuses any other value, naming these.
   CHECK(benchmark_table::builtin().rounds() ==
         std::vector<std::string>{"4.0", "4.1", "5.0", "5.1"});
+}
+
+TEST_CASE("benchmarks: every round the table knows has the ruleset its imports name",
+          "[mlperf][benchmarks]") {
+  // Imported runs name mlperf-training-v<round> (mlperf-training when the path names no round),
+  // and a comparison of them needs that ruleset's comparison block (rulesets/): a round added to
+  // the table needs its ruleset file too.
+  std::vector<std::string> ids{"mlperf-training"};
+  for (const auto& round : benchmark_table::builtin().rounds())
+    ids.push_back("mlperf-training-v" + round);
+  for (const auto& id : ids) {
+    INFO(id);
+    const ruleset r = load_ruleset(id);
+    CHECK(r.id == id);
+    CHECK(r.section("comparison").is_object());
+    CHECK(r.between_run_noise_pct() == 0); // a published figure is one figure, not a sample
+  }
 }
