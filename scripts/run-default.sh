@@ -33,7 +33,11 @@ $ab export --db "$db" --tag "$tag" -o "results/reports/$tag.json"
 for f in results/published/*.json; do $ab import "$f" --db "$db" >/dev/null; done
 # Exit 1 means some logs had problems and the rest was imported; anything else stops the job.
 $ab import --format mlperf results/published/mlperf --db "$db" >/dev/null || [[ $? -eq 1 ]]
-$ab report --baseline accelerator=H100 --candidate accelerator=B200 --db "$db" --quiet \
+# H100 against every Blackwell part (B200, GB200: the headline is Llama 3.1 405B on 512 GB200s).
+# The baseline stays accelerator=H100, not family=Hopper: with H200 runs on that side as well,
+# the report pairs each Blackwell group with whichever Hopper group it meets first (H200 against
+# B200, H100 against GB200) instead of H100 against both.
+$ab report --baseline accelerator=H100 --candidate family=Blackwell --db "$db" --quiet \
   --html results/reports/h100-vs-blackwell.html -o results/reports/h100-vs-blackwell.json || true
 if [[ -n "$previous" ]]; then
   $ab report --baseline "tag=$previous" --candidate "tag=$tag" --db "$db" --quiet \

@@ -205,8 +205,8 @@ command_hook add_delete(CLI::App& app, context&) {
   auto* del = app.add_subcommand(
       "delete", "Delete the runs a selector matches, with their samples, metrics and tags");
   del->add_option("selector", o->selector,
-                  "Which runs: system name, system=, accelerator=, tag=, workload=, run=ID,ID, "
-                  "since= (joined with &)")
+                  "Which runs: system name, system=, accelerator=, family=, tag=, workload=, "
+                  "run=ID,ID, since=, until=, job= (joined with &)")
       ->check(text_value(false));
   add_filter_options(del, o->filter, true);
   add_confirmation_options(del, *o);

@@ -66,6 +66,7 @@ int cmd_export(const export_options& o) {
   f.with_log = o.format == "json";
   auto runs = db.query(f);
   query::keep_job(db, sel, runs);
+  query::keep_accelerators(db, sel, runs);
   // As in compare: a selector that matches nothing is a mistake, not an empty export (the filter
   // flags alone may match nothing, as they always could).
   if (runs.empty() && !o.selector.empty())
@@ -90,8 +91,8 @@ command_hook add_export(CLI::App& app, context&) {
       "Export runs as one JSON document (schemas/results.schema.json), CSV or JSON lines");
   add_db_option(exp, o->db);
   exp->add_option("selector", o->selector,
-                  "Which runs: system name, system=, accelerator=, tag=, workload=, run=ID,ID, "
-                  "since= (joined with &; default: all)")
+                  "Which runs: system name, system=, accelerator=, family=, tag=, workload=, "
+                  "run=ID,ID, since=, until=, job= (joined with &; default: all)")
       ->check(text_value(false));
   add_filter_options(exp, o->filter, true);
   exp->add_option("--format", o->format,

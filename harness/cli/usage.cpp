@@ -82,8 +82,8 @@ const std::map<std::string, std::vector<std::string>>& examples() {
        {"accelbench check-package pkg/MyOrg",
         "accelbench check-package pkg/MyOrg --round 5.0 --json"}},
       {"report",
-       {"accelbench report --baseline accelerator=H100 --candidate accelerator=B200 --html "
-        "h100-vs-b200.html",
+       {"accelbench report --baseline accelerator=H100 --candidate family=Blackwell --html "
+        "h100-vs-blackwell.html",
         "accelbench report --baseline tag=before --candidate tag=after -o r.json --html r.html "
         "--quiet"}},
       {"compare",

@@ -1,6 +1,7 @@
 // The accelerator catalogue: results/devices.json, embedded at build time (devices_json.hpp).
 #include "harness/core/device_catalogue.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -55,6 +56,7 @@ device_catalogue device_catalogue::from_json(const json& doc, const std::string&
     try {
       s.id = d.at("id").get<std::string>();
       s.name = d.value("name", s.id);
+      s.family = d.value("family", "");
       for (const auto& p : d.at("patterns"))
         s.patterns.push_back(p.get<std::string>());
       if (d.contains("peak_tflops"))
@@ -103,6 +105,22 @@ const device_spec* device_catalogue::find(const std::string& id) const {
     if (d.id == id)
       return &d;
   return nullptr;
+}
+
+std::vector<const device_spec*> device_catalogue::family(const std::string& name) const {
+  std::vector<const device_spec*> out;
+  for (const auto& d : m_devices)
+    if (!d.family.empty() && lower(d.family) == lower(name))
+      out.push_back(&d);
+  return out;
+}
+
+std::vector<std::string> device_catalogue::families() const {
+  std::vector<std::string> out;
+  for (const auto& d : m_devices)
+    if (!d.family.empty() && std::find(out.begin(), out.end(), d.family) == out.end())
+      out.push_back(d.family);
+  return out;
 }
 
 } // namespace accelbench

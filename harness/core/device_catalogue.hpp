@@ -15,6 +15,7 @@ namespace accelbench {
 struct device_spec {
   std::string id;                            // h100-sxm, h200-nvl, b200, gb200, cpu, ...
   std::string name;                          // "H100 SXM"
+  std::string family;                        // "Hopper", "Blackwell"; "": none (the CPU)
   std::vector<std::string> patterns;         // case-insensitive substrings of the accelerator model
   std::map<std::string, double> peak_tflops; // dense peak by dtype (bf16, fp8, fp4, tf32, fp32)
   double hbm_tb_s = 0;
@@ -40,6 +41,11 @@ public:
   // and "H100 PCIe" before the "H100" of the SXM part). nullptr: none.
   const device_spec* match(const std::string& accelerator_model) const;
   const device_spec* find(const std::string& id) const;
+  // The devices of a family (its name compared case-insensitively), in file order; none: a
+  // family the catalogue does not know.
+  std::vector<const device_spec*> family(const std::string& name) const;
+  // The families the catalogue knows, in file order, each once.
+  std::vector<std::string> families() const;
   const std::vector<device_spec>& devices() const { return m_devices; }
 
 private:

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "harness/core/device_catalogue.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
@@ -61,6 +64,50 @@ bool is_date(const std::string& v) {
   return i == v.size();
 }
 
+// The bound the store compares start times with (started_at < bound) for until=VALUE: the first
+// instant after the day, minute or second VALUE names, at VALUE's own precision, so that
+// until=2026-12-02 keeps the whole of that day, as since=2026-12-02 keeps it from its start.
+// A fraction of a second is refused: stored times have milliseconds, and "up to the end of
+// .5 s" is nobody's question.
+std::string until_bound(const std::string& sel, const std::string& v) {
+  require_date(v, fmt::format("selector '{}': until", sel));
+  const std::string t = v.back() == 'Z' ? v.substr(0, v.size() - 1) : v; // stored times are UTC
+  if (t.find('.') != std::string::npos)
+    throw input_error(fmt::format("selector '{}': until '{}' has a fraction of a second (until= "
+                                  "takes YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS)",
+                                  sel, v));
+  using namespace std::chrono;
+  const sys_days day{year{digits(t, 0, 4)} / digits(t, 5, 2) / digits(t, 8, 2)};
+  if (t.size() == 10) {
+    const year_month_day next{day + days{1}};
+    return fmt::format("{:04}-{:02}-{:02}", int(next.year()), unsigned(next.month()),
+                       unsigned(next.day()));
+  }
+  const bool to_minute = t.size() == 16;
+  sys_seconds at = day + hours{digits(t, 11, 2)} + minutes{digits(t, 14, 2)};
+  at += to_minute ? seconds{60} : seconds{digits(t, 17, 2) + 1};
+  const sys_days next_day = floor<days>(at);
+  const year_month_day ymd{next_day};
+  const hh_mm_ss tod{at - next_day};
+  std::string out =
+      fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}", int(ymd.year()), unsigned(ymd.month()),
+                  unsigned(ymd.day()), tod.hours().count(), tod.minutes().count());
+  return to_minute ? out : out + fmt::format(":{:02}", tod.seconds().count());
+}
+
+// The name tokens family=NAME stands for: the patterns of the catalogue's devices of that family
+// (results/devices.json, the one list of which model is in which family).
+std::vector<std::string> family_patterns(const std::string& sel, const std::string& name) {
+  const auto& catalogue = device_catalogue::builtin();
+  std::vector<std::string> out;
+  for (const device_spec* d : catalogue.family(name))
+    out.insert(out.end(), d->patterns.begin(), d->patterns.end());
+  if (out.empty())
+    throw input_error(fmt::format("selector '{}': unknown accelerator family '{}' (known: {})", sel,
+                                  name, fmt::join(catalogue.families(), ", ")));
+  return out;
+}
+
 } // namespace
 
 void require_date(const std::string& value, const std::string& what) {
@@ -94,7 +141,12 @@ store::run_filter parse_selector(const std::string& sel) {
       f.systems.push_back(v);
     else if (k == "accelerator" || k == "accelerator~")
       f.accelerators.push_back(v); // the store filters by substring; select_runs then by token
-    else if (k == "tag")
+    else if (k == "family") {
+      // The store's any-of substring filter over every accelerator and family term keeps a
+      // superset of what all of them together select; select_runs then checks each by token.
+      const auto patterns = family_patterns(sel, v);
+      f.accelerators.insert(f.accelerators.end(), patterns.begin(), patterns.end());
+    } else if (k == "tag")
       f.tags.push_back(v);
     else if (k == "workload")
       f.workloads.push_back(v);
@@ -103,7 +155,9 @@ store::run_filter parse_selector(const std::string& sel) {
     else if (k == "since") {
       require_date(v, fmt::format("selector '{}': since", sel));
       f.since = v;
-    } else if (k == "run") {
+    } else if (k == "until")
+      f.until = until_bound(sel, v);
+    else if (k == "run") {
       std::stringstream ids(v);
       std::string id;
       while (std::getline(ids, id, ',')) {
@@ -121,7 +175,8 @@ store::run_filter parse_selector(const std::string& sel) {
     } else if (k != "job") // job= is resolved over the stored runs (keep_job)
       throw input_error(
           fmt::format("selector '{}': unknown filter '{}' (use system=, accelerator=, "
-                      "accelerator~, tag=, workload=, run=, source=, since=, job=)",
+                      "accelerator~, family=, tag=, workload=, run=, source=, since=, until=, "
+                      "job=)",
                       sel, k));
   }
   // Only '&'s: no filter at all, which would select every run.
@@ -150,17 +205,29 @@ std::vector<std::string> name_tokens(const std::string& s) {
   return out;
 }
 
-// The accelerator terms of a selector with their kind (true: accelerator~, a substring).
-std::vector<std::pair<std::string, bool>> accelerator_terms(const std::string& sel) {
-  std::vector<std::pair<std::string, bool>> out;
+// One accelerator test: TEXT and its kind (true: accelerator~, a substring; false: name tokens).
+using accelerator_term = std::pair<std::string, bool>;
+
+// What a run's accelerator model must match: every condition, each by any of its terms. The
+// accelerator= and accelerator~ terms are one condition (any of them, as the store's filter has
+// always read them), the family= terms another (a model of any named family).
+std::vector<std::vector<accelerator_term>> accelerator_conditions(const std::string& sel) {
+  std::vector<accelerator_term> named, families;
   std::stringstream ss(sel);
   std::string part;
   while (std::getline(ss, part, '&')) {
     if (part.rfind("accelerator=", 0) == 0)
-      out.emplace_back(part.substr(12), false);
+      named.emplace_back(part.substr(12), false);
     if (part.rfind("accelerator~", 0) == 0)
-      out.emplace_back(part.substr(12), true);
+      named.emplace_back(part.substr(12), true);
+    if (part.rfind("family=", 0) == 0)
+      for (auto& p : family_patterns(sel, part.substr(7)))
+        families.emplace_back(std::move(p), false);
   }
+  std::vector<std::vector<accelerator_term>> out;
+  for (auto* c : {&named, &families})
+    if (!c->empty())
+      out.push_back(std::move(*c));
   return out;
 }
 
@@ -176,6 +243,21 @@ accelerator_models_of(const run& r, const std::map<std::string, store::system_re
       r.environment["accelerator"]["model"].is_string())
     out.push_back(r.environment["accelerator"]["model"].get<std::string>());
   return out;
+}
+
+// The store matched accelerators by substring; accelerator=B200 means B200, not GB200, and
+// family= and accelerator= terms must both hold.
+void keep_matching_accelerators(const std::string& sel, std::vector<run>& runs,
+                                const std::map<std::string, store::system_record>& systems) {
+  for (const auto& terms : accelerator_conditions(sel))
+    std::erase_if(runs, [&](const run& r) {
+      const auto models = accelerator_models_of(r, systems);
+      return std::none_of(terms.begin(), terms.end(), [&](const auto& t) {
+        return std::any_of(models.begin(), models.end(), [&](const std::string& m) {
+          return accelerator_matches(m, t.first, t.second);
+        });
+      });
+    });
 }
 
 std::string existing(store::store& db) {
@@ -247,6 +329,17 @@ void keep_job(store::store& db, const std::string& sel, std::vector<run>& runs) 
   std::erase_if(runs, [&id](const run& r) { return job_of(r) != id; });
 }
 
+void keep_accelerators(store::store& db, const std::string& sel, std::vector<run>& runs) {
+  if (accelerator_conditions(sel).empty())
+    return;
+  std::map<std::string, store::system_record> systems;
+  for (const auto& r : runs)
+    if (!systems.count(r.system))
+      if (auto s = db.get_system(r.system))
+        systems[r.system] = *s;
+  keep_matching_accelerators(sel, runs, systems);
+}
+
 bool accelerator_matches(const std::string& model, const std::string& text, bool substring) {
   const auto m = name_tokens(model), t = name_tokens(text);
   if (substring || t.empty()) {
@@ -309,16 +402,7 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
         out.systems[r.system] = unknown;
       }
     }
-  // The store matched accelerators by substring; accelerator=B200 means B200, not GB200.
-  if (const auto terms = accelerator_terms(sel); !terms.empty())
-    std::erase_if(out.runs, [&](const run& r) {
-      const auto models = accelerator_models_of(r, out.systems);
-      return std::none_of(terms.begin(), terms.end(), [&](const auto& t) {
-        return std::any_of(models.begin(), models.end(), [&](const std::string& m) {
-          return accelerator_matches(m, t.first, t.second);
-        });
-      });
-    });
+  keep_matching_accelerators(sel, out.runs, out.systems);
   if (out.runs.empty())
     throw input_error(fmt::format("selector '{}' matches no runs in {} ({})", sel,
                                   db.path().string(), existing(db)));

@@ -5,15 +5,23 @@
 //   accelerator=TEXT           systems whose accelerator model has TEXT among its name tokens
 //                              (case-insensitive; B200 matches "NVIDIA B200-SXM-180GB", not GB200)
 //   accelerator~TEXT           systems whose accelerator model contains TEXT (substring)
+//   family=NAME                systems whose accelerator is of a family of results/devices.json
+//                              (Blackwell, Hopper; case-insensitive): the model matches one of the
+//                              family's patterns as accelerator=PATTERN would (GB200, B200 ...)
 //   tag=TAG                    runs with the tag
 //   workload=NAME | NAME*      runs of a workload (prefix with *)
 //   run=ID,ID,...              run ids
 //   source=measured|published
-//   since=YYYY-MM-DD
-//   job=latest|previous|ID     the runs of one `accelbench run` job: the newest, the one before
-//                              it (among measured runs), or a job id (run.extra.job_id)
+//   since=YYYY-MM-DD[THH:MM[:SS]]  runs started at or after it (UTC)
+//   until=YYYY-MM-DD[THH:MM[:SS]]  runs started up to the end of the day, minute or second it
+//                              names (UTC): until=2026-12-02 keeps all of December 2, so that
+//                              since=D&until=D is day D
+//   job=latest|previous|ID     the runs of one job: latest and previous are the newest and the one
+//                              before it among the jobs of measured runs (`accelbench run`); an ID
+//                              (run.extra.job_id) also names a gbench or mlperf import's runs
 //   FILE.json                  an exported results file (accelbench export)
-// Several filters are joined with '&' (all must hold): "accelerator=H100&workload=mlperf.*".
+// Several filters are joined with '&' (all must hold): "accelerator=H100&workload=mlperf.*"
+// (several accelerator terms, or several family terms, are alternatives: any of them).
 #include <map>
 #include <string>
 #include <vector>
@@ -39,11 +47,16 @@ selection select_runs(store::store& db, const std::string& sel, bool with_sample
 // job=latest or job=previous names a job the database does not hold.
 void keep_job(store::store& db, const std::string& sel, std::vector<run>& runs);
 
-// A run's job id (extra.job_id, written by the runner), "" when it has none.
+// Keeps the runs whose accelerator model matches the selector's accelerator=, accelerator~ and
+// family= terms by their own rules (the store's filter only narrowed by substring): for callers
+// of parse_selector and the store's query, as select_runs does it itself.
+void keep_accelerators(store::store& db, const std::string& sel, std::vector<run>& runs);
+
+// A run's job id (extra.job_id, written by run and by gbench and mlperf imports), "" when none.
 std::string job_of(const run& r);
 
 // Throws input_error naming `what` when `value` is not YYYY-MM-DD (optionally THH:MM[:SS]): the
-// form since= and --since compare with stored start times.
+// form since=, until= and --since compare with stored start times.
 void require_date(const std::string& value, const std::string& what);
 
 // Parses the filter part only (no file, no database); exposed for tests.

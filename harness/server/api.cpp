@@ -253,8 +253,10 @@ document report(store::store& db, const params& p, bool allow_empty) {
       return query::selection{sel, {}, {}};
     }
   };
+  // H100 against every Blackwell part, as scripts/run-default.sh writes it (which says why the
+  // baseline is not family=Hopper).
   auto b = side("baseline", "accelerator=H100");
-  auto c = side("candidate", "accelerator=B200");
+  auto c = side("candidate", "family=Blackwell");
   report::options opt;
   opt.devices = report::device_catalogue::builtin();
   opt.prices = report::price_table::builtin();

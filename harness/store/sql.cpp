@@ -239,6 +239,8 @@ void where_values(query_text& q, const run_filter& f) {
     q.sql += " AND r.source = " + q.arg(f.source);
   if (!f.since.empty())
     q.sql += " AND r.started_at >= " + q.arg(f.since);
+  if (!f.until.empty())
+    q.sql += " AND r.started_at < " + q.arg(f.until);
 }
 } // namespace
 

@@ -2,6 +2,10 @@
 // datasheet peaks (report and harness/device), NVL, PCIe and SXM parts matched apart.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "harness/core/device_catalogue.hpp"
 #include "harness/core/ruleset.hpp"
 
@@ -52,4 +56,21 @@ TEST_CASE("the embedded catalogue is results/devices.json as built", "[core]") {
     CHECK(file.devices()[i].id == built.devices()[i].id);
     CHECK(file.devices()[i].peak_tflops == built.devices()[i].peak_tflops);
   }
+}
+
+TEST_CASE("the catalogue's families name every model of a generation", "[core]") {
+  const auto& c = device_catalogue::builtin();
+  CHECK(c.families() == std::vector<std::string>{"Blackwell", "Hopper"});
+  std::vector<std::string> blackwell;
+  for (const auto* d : c.family("blackwell")) // case-insensitive
+    blackwell.push_back(d->id);
+  CHECK(blackwell == std::vector<std::string>{"gb200", "b300", "b200"});
+  // family= matches by name tokens: GB300 is listed beside B300, which finds it only as a
+  // substring.
+  const auto* b300 = c.find("b300");
+  REQUIRE(b300);
+  CHECK(std::find(b300->patterns.begin(), b300->patterns.end(), "GB300") != b300->patterns.end());
+  CHECK(c.family("Hopper").size() == 6);
+  CHECK(c.family("Ampere").empty());
+  CHECK(c.find("cpu")->family.empty());
 }
