@@ -48,13 +48,19 @@ std::string format_value(double v);
 std::vector<std::string> run_notes(const run& r);
 
 // What import applies to every run it read, whatever the format (accelbench, gbench, mlperf):
-// --tag (added to each run's tags) and --system (the runs' system, and the system record of
-// theirs renamed to it). Throws usage_error when --system would merge runs of several systems.
+// --tag (added to each run's tags), --system (the runs' system, and the system record of
+// theirs renamed to it) and the import's job (extra.job_id of each run that brings none, so that
+// job=ID selects what one import stored; a run that brings one keeps it). Throws usage_error when
+// --system would merge runs of several systems.
 struct import_labels {
   std::vector<std::string> tags;
   std::string system;
+  std::string job_id; // one new uuid per gbench or mlperf import command; "": none
 };
 void apply_import_labels(const import_labels& l, std::vector<run>& runs,
                          std::vector<store::system_record>& systems);
+// What an import's summary line says of its job: " as job=ID" when a run it stored may carry
+// the import's job id, "" when nothing was stored or every run kept a job of its own.
+std::string import_job_words(const import_labels& l, const std::vector<run>& runs, size_t inserted);
 
 } // namespace accelbench::cli

@@ -18,6 +18,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/query/selector.hpp"
 #ifdef ACCELBENCH_HAVE_MLPERF
 #include "harness/cli/mlperf_commands.hpp"
 #endif
@@ -173,6 +174,15 @@ std::vector<run> runs_from_gbench([[maybe_unused]] const std::string& text,
 #endif
 }
 
+// The job of an import command: a new id for the formats whose input is what one session measured
+// (a Google Benchmark process's output; an MLPerf folder, whose logs of one system, benchmark and
+// round are one submission). Our export format gets none: a results document holds the runs of
+// any number of jobs, and its runs that bring no job id are not one job (history would take a
+// month of nights as one point, comparisons a month of jobs as one).
+std::string import_job_id(const std::string& format) {
+  return format == "accelbench" ? "" : new_uuid();
+}
+
 // Only now, with everything read and checked, is the database opened (and perhaps created).
 int store_imported(const import_options& o, std::vector<run>& runs, const json& systems,
                    const std::string& origin) {
@@ -186,8 +196,8 @@ int store_imported(const import_options& o, std::vector<run>& runs, const json& 
   for (auto& r : runs)
     r.id = 0;
   size_t inserted = db.insert_runs(runs);
-  std::cout << fmt::format("imported {} run(s) from {} ({} already present)\n", inserted, origin,
-                           runs.size() - inserted);
+  std::cout << fmt::format("imported {} run(s) from {}{} ({} already present)\n", inserted, origin,
+                           import_job_words(o.labels, runs, inserted), runs.size() - inserted);
   return exit_ok;
 }
 
@@ -197,7 +207,7 @@ std::vector<run> read_runs(const import_options& o, const std::string& format,
                             : read_results_document(text, origin, &systems);
 }
 
-int cmd_import(const import_options& o) {
+int cmd_import(import_options o) {
   if (!o.format.empty() && o.format != "accelbench" && o.format != "gbench" && o.format != "mlperf")
     throw usage_error(
         fmt::format("unknown import format '{}' (accelbench, gbench, mlperf)", o.format));
@@ -210,6 +220,7 @@ int cmd_import(const import_options& o) {
   if (d.format == "mlperf") {
     if (!d.why.empty())
       say_detected(o.source, d);
+    o.labels.job_id = import_job_id(d.format);
     return cmd_import_mlperf(o.db, o.source, false, o.labels);
   }
 #endif
@@ -230,6 +241,7 @@ int cmd_import(const import_options& o) {
   }
   if (!d.why.empty() && d.say)
     say_detected(origin, d);
+  o.labels.job_id = import_job_id(d.format);
   return store_imported(o, runs, systems, origin);
 }
 
@@ -237,10 +249,13 @@ int cmd_import(const import_options& o) {
 
 void apply_import_labels(const import_labels& l, std::vector<run>& runs,
                          std::vector<store::system_record>& systems) {
-  for (auto& r : runs)
+  for (auto& r : runs) {
     for (const auto& t : l.tags)
       if (std::find(r.tags.begin(), r.tags.end(), t) == r.tags.end())
         r.tags.push_back(t);
+    if (!l.job_id.empty() && query::job_of(r).empty() && (r.extra.is_null() || r.extra.is_object()))
+      r.extra["job_id"] = l.job_id;
+  }
   if (l.system.empty())
     return;
   std::set<std::string> named;
@@ -260,6 +275,13 @@ void apply_import_labels(const import_labels& l, std::vector<run>& runs,
       kept.push_back(s);
     }
   systems = kept;
+}
+
+std::string import_job_words(const import_labels& l, const std::vector<run>& runs,
+                             size_t inserted) {
+  const bool any = std::any_of(runs.begin(), runs.end(),
+                               [&](const run& r) { return query::job_of(r) == l.job_id; });
+  return inserted > 0 && any && !l.job_id.empty() ? " as job=" + l.job_id : "";
 }
 
 command_hook add_import(CLI::App& app, context&) {

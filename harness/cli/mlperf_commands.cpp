@@ -79,10 +79,10 @@ int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool q
   size_t failed = 0;
   for (const auto& r : res.runs)
     failed += r.status != run_status::ok;
-  std::cout << fmt::format("imported {} run(s) from {} system(s) in {} ({} already present, {} "
+  std::cout << fmt::format("imported {} run(s) from {} system(s) in {}{} ({} already present, {} "
                            "failed, {} diagnostic(s))\n",
-                           n, res.systems.size(), dir, res.runs.size() - n, failed,
-                           res.diagnostics.size());
+                           n, res.systems.size(), dir, import_job_words(labels, res.runs, n),
+                           res.runs.size() - n, failed, res.diagnostics.size());
   if (!quiet) {
     table t({"system", "benchmark", "accelerators", "runs", "score (min)", "valid"});
     for (const auto& s : mlperf::score_groups(res.runs)) {
