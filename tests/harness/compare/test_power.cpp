@@ -99,7 +99,7 @@ TEST_CASE("A/B: runs of two different A/Bs are not paired", "[compare]") {
   CHECK_FALSE(cmp.pairs[0].cmp.paired);
 }
 
-TEST_CASE("jobs: several jobs a side estimate the job-level noise; the floor is only a prior",
+TEST_CASE("jobs: several jobs a side estimate the job-level noise, the floor only a prior",
           "[compare]") {
   // 10 earlier nights at 3% job-to-job noise against tonight's job: the spread of the nights is
   // the estimate; a 0% floor must not make the test blind to it, and it is stated.
