@@ -39,6 +39,7 @@ command_hook add_check_package(CLI::App& app, context& ctx); // only with ACCELB
 command_hook add_report(CLI::App& app, context& ctx);        // only with ACCELBENCH_HAVE_REPORT
 command_hook add_compare(CLI::App& app, context& ctx);       // only with ACCELBENCH_HAVE_COMPARE
 command_hook add_history(CLI::App& app, context& ctx);       // only with ACCELBENCH_HAVE_COMPARE
+command_hook add_ab(CLI::App& app, context& ctx);            // only with ACCELBENCH_HAVE_COMPARE
 command_hook add_serve(CLI::App& app, context& ctx);         // only with ACCELBENCH_HAVE_SERVER
 command_hook add_token(CLI::App& app, context& ctx);         // only with ACCELBENCH_HAVE_SERVER
 

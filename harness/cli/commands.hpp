@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "harness/core/assignment.hpp"
 #include "harness/core/workload.hpp"
 #include "harness/query/database.hpp"
@@ -29,6 +31,13 @@ struct run_options : runner::request {
 };
 
 int cmd_run(const registry& reg, const run_options& o);
+
+// The options of run that say what to measure (the workload or suite, its settings and rules, the
+// program after --, --plugin): declared once for `run` and for `ab`, whose children are given
+// them back as measured_args (each value as its option, the workload first, without the command).
+void add_measured_options(CLI::App* cmd, run_options& o, std::vector<std::string>& plugins);
+std::vector<std::string> measured_args(const run_options& o,
+                                       const std::vector<std::string>& plugins);
 
 // KEY=VALUE and stored text from the command line: harness/core/assignment.hpp.
 using accelbench::require_text;

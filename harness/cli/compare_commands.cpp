@@ -23,6 +23,7 @@
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
+#include "harness/query/ab_sides.hpp"
 #include "harness/query/comparison.hpp"
 #include "harness/query/selector.hpp"
 #ifdef ACCELBENCH_HAVE_REPORT
@@ -93,7 +94,7 @@ compare::set_comparison compare_selections(const query::selection& base,
 
 } // namespace
 
-int cmd_compare(const compare_cli_options& o) {
+void check_compare_options(const compare_cli_options& o) {
   static const std::vector<std::string> formats = {"table", "markdown", "junit", "json", "bmf"};
   if (std::find(formats.begin(), formats.end(), o.format) == formats.end())
     throw usage_error(
@@ -106,6 +107,9 @@ int cmd_compare(const compare_cli_options& o) {
   // The output path is checked before any work; it may not replace the database being read.
   if (!to_stdout(o.output))
     check_output_path(o.output, "--output", {resolve_db_path(o.db)});
+}
+
+int print_comparison(const compare_cli_options& o) {
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_only);
   auto base = query::select_runs(db, o.baseline);
   auto cand = query::select_runs(db, o.candidate);
@@ -113,6 +117,7 @@ int cmd_compare(const compare_cli_options& o) {
     use_metric(base, o.metric, "baseline");
     use_metric(cand, o.metric, "candidate");
   }
+  query::align_ab_sides(base, cand); // the sides of one `accelbench ab`, paired by plan slot
   auto c = compare_selections(base, cand, o);
   c.only_changed = o.only_changed;
   std::string text;
@@ -133,6 +138,11 @@ int cmd_compare(const compare_cli_options& o) {
       c.pairs.size(), c.count(compare::verdict::regressed), c.count(compare::verdict::improved),
       c.count(compare::verdict::unchanged), c.count(compare::verdict::inconclusive));
   return rc;
+}
+
+int cmd_compare(const compare_cli_options& o) {
+  check_compare_options(o);
+  return print_comparison(o);
 }
 
 namespace {
@@ -221,6 +231,29 @@ int cmd_history(const history_cli_options& o) {
   return o.fail_on_regression && regression ? exit_failed : exit_ok;
 }
 
+void add_comparison_options(CLI::App* cmd, compare_cli_options& o) {
+  cmd->add_option("--format", o.format, "table | markdown | junit | json | bmf");
+  cmd->add_option("--metric", o.metric,
+                  "Compare this per-sample metric instead of the time: cpu_time, or a user "
+                  "counter of imported Google Benchmark runs (e.g. items_per_second)")
+      ->check(text_value(false));
+  add_output_option(cmd, o.output);
+  cmd->add_option("--threshold", o.threshold,
+                  "Minimum effect in percent (default: the ruleset's, else 5)")
+      ->check(number_in(0, 1000, false, false));
+  cmd->add_option("--alpha", o.alpha,
+                  "Significance level of the Mann-Whitney U test (default 0.01)")
+      ->check(number_in(0, 1, true, true));
+  cmd->add_flag("--strict", o.strict,
+                "Exit 4 when something is inconclusive and nothing regressed");
+  cmd->add_flag("--color", o.color, "Colour verdicts on a terminal");
+  cmd->add_flag("--trust-loaded", o.trust_loaded,
+                "Call changes from runs measured while other processes loaded the machine "
+                "(otherwise such pairs are inconclusive)");
+  cmd->add_flag("--only-changed", o.only_changed,
+                "List only regressed and improved configs (table, markdown, json)");
+}
+
 command_hook add_compare(CLI::App& app, context&) {
   auto o = std::make_shared<compare_cli_options>();
   auto* cmp = app.add_subcommand(
@@ -230,26 +263,7 @@ command_hook add_compare(CLI::App& app, context&) {
                   "(joined with &), or a results .json file")
       ->required();
   cmp->add_option("--candidate", o->candidate, "Selector (as --baseline)")->required();
-  cmp->add_option("--format", o->format, "table | markdown | junit | json | bmf");
-  cmp->add_option("--metric", o->metric,
-                  "Compare this per-sample metric instead of the time: cpu_time, or a user "
-                  "counter of imported Google Benchmark runs (e.g. items_per_second)")
-      ->check(text_value(false));
-  add_output_option(cmp, o->output);
-  cmp->add_option("--threshold", o->threshold,
-                  "Minimum effect in percent (default: the ruleset's, else 5)")
-      ->check(number_in(0, 1000, false, false));
-  cmp->add_option("--alpha", o->alpha,
-                  "Significance level of the Mann-Whitney U test (default 0.01)")
-      ->check(number_in(0, 1, true, true));
-  cmp->add_flag("--strict", o->strict,
-                "Exit 4 when something is inconclusive and nothing regressed");
-  cmp->add_flag("--color", o->color, "Colour verdicts on a terminal");
-  cmp->add_flag("--trust-loaded", o->trust_loaded,
-                "Call changes from runs measured while other processes loaded the machine "
-                "(otherwise such pairs are inconclusive)");
-  cmp->add_flag("--only-changed", o->only_changed,
-                "List only regressed and improved configs (table, markdown, json)");
+  add_comparison_options(cmp, *o);
   add_db_option(cmp, o->db);
   return {cmp, [o] { return cmd_compare(*o); }};
 }

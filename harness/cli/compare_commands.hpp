@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "harness/compare/compare.hpp"
 #include "harness/core/model.hpp"
 
@@ -19,6 +21,14 @@ struct compare_cli_options {
   bool trust_loaded = false; // judge pairs measured on a loaded machine like any other
 };
 int cmd_compare(const compare_cli_options& o);
+// cmd_compare's two halves, for `ab`, which checks before it measures and compares after: the
+// options (format, alpha, threshold, the output path), then the comparison of the two selectors
+// written in o.format (the counts on stderr), returning compare's exit code.
+void check_compare_options(const compare_cli_options& o);
+int print_comparison(const compare_cli_options& o);
+// How the comparison is judged and written: --format, --metric, -o, --threshold, --alpha,
+// --strict, --color, --trust-loaded, --only-changed (compare and ab).
+void add_comparison_options(CLI::App* cmd, compare_cli_options& o);
 
 struct history_cli_options {
   std::string workload, system, since, format = "table", db;

@@ -82,14 +82,17 @@ std::map<std::string, std::vector<std::string>> value_choices(const registry& re
     workloads.push_back(w->spec().name);
   m["run workload"] = workloads;
   m["history workload"] = workloads;
+  m["ab workload"] = workloads;
   m["* --backend"] = {"cpu", "cuda"};
   m["list what"] = {"workloads", "rulesets", "suites", "catalogues"};
   m["compare --format"] = {"table", "markdown", "junit", "json", "bmf"};
+  m["ab --format"] = m["compare --format"];
   m["history --format"] = {"table", "json"};
   m["import --format"] = {"accelbench", "gbench", "mlperf"};
   m["package --division"] = {"closed", "open"};
   m["completion shell"] = {"bash", "zsh"};
   m["run --suite"] = file_stems({data_root() / "suites"});
+  m["ab --suite"] = m["run --suite"];
   std::vector<fs::path> catalogue_dirs, ruleset_dirs = {data_root() / "rulesets"};
   std::error_code ec;
   for (const auto& w : fs::directory_iterator(data_root() / "workloads", ec)) {
@@ -98,6 +101,8 @@ std::map<std::string, std::vector<std::string>> value_choices(const registry& re
   }
   m["run --shapes"] = file_stems(catalogue_dirs);
   m["run --rules"] = file_stems(ruleset_dirs);
+  m["ab --shapes"] = m["run --shapes"];
+  m["ab --rules"] = m["run --rules"];
   return m;
 }
 

@@ -41,6 +41,7 @@ std::vector<cli::command_hook> add_commands(CLI::App& app, cli::context& ctx) {
 #endif
 #ifdef ACCELBENCH_HAVE_COMPARE
   hooks.push_back(cli::add_compare(app, ctx));
+  hooks.push_back(cli::add_ab(app, ctx));
   hooks.push_back(cli::add_history(app, ctx));
 #endif
   hooks.push_back(cli::add_db(app, ctx));

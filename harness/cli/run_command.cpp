@@ -411,38 +411,76 @@ int cmd_run(const registry& reg, const run_options& o) {
   }
 }
 
-command_hook add_run(CLI::App& app, context& ctx) {
-  auto o = std::make_shared<run_options>();
-  auto* run = app.add_subcommand("run", "Run a workload (or a suite) and store every run");
-  run->add_option("workload", o->workload, "Workload name (see accelbench list)");
-  run->add_option("command", o->command,
+void add_measured_options(CLI::App* cmd, run_options& o, std::vector<std::string>& plugins) {
+  cmd->add_option("workload", o.workload, "Workload name (see accelbench list)");
+  cmd->add_option("command", o.command,
                   "run external: the program and its arguments, after -- ({K} placeholders take "
                   "the config's values)");
-  run->add_option("--name", o->name, "run external: your name for the program")
+  cmd->add_option("--name", o.name, "run external: your name for the program")
       ->check(text_value(false));
-  run->add_option("--backend", o->backend, "Backend: cpu (default) or cuda");
+  cmd->add_option("--backend", o.backend, "Backend: cpu (default) or cuda");
   // One value per occurrence of each repeatable option: a "--" right after one is then the start
   // of run external's command, not the end of the option's values (CLI11's default).
-  run->add_option("--set", o->sets, "Parameter value KEY=VALUE (repeatable)")
+  cmd->add_option("--set", o.sets, "Parameter value KEY=VALUE (repeatable)")
       ->take_all()
       ->allow_extra_args(false)
       ->check(text_value(false));
-  run->add_option("--sweep", o->sweeps, "Cartesian sweep KEY=V1,V2,... (repeatable)")
+  cmd->add_option("--sweep", o.sweeps, "Cartesian sweep KEY=V1,V2,... (repeatable)")
       ->allow_extra_args(false)
       ->check(text_value(false));
-  run->add_option("--shapes", o->shapes,
+  cmd->add_option("--shapes", o.shapes,
                   "Run a shape catalogue (e.g. llama3-70b; see accelbench list catalogues)");
-  run->add_option("--rules", o->rules, "Ruleset id or file (default: the workload's)");
-  run->add_option("--rule", o->rule_overrides,
+  cmd->add_option("--rules", o.rules, "Ruleset id or file (default: the workload's)");
+  cmd->add_option("--rule", o.rule_overrides,
                   "Override a ruleset setting KEY=VALUE (e.g. repetitions=5)")
       ->allow_extra_args(false)
       ->check(text_value(false));
-  run->add_option("--system", o->system, "System name stored with the runs (default: hostname)")
+  cmd->add_option("--system", o.system, "System name stored with the runs (default: hostname)")
       ->check(text_value(false));
+  cmd->add_option("--suite", o.suite, "Run a suite by name (quick, nightly) or file");
+  cmd->add_flag("--force", o.force, "Allow sweeps over 10,000 configs");
+  // --plugin: the built-in workloads and the plugins the user named (docs/plugins.md).
+  cmd->add_option("--plugin", plugins, "Load a workload plugin from this path (repeatable)")
+      ->allow_extra_args(false)
+      ->check(text_value(false));
+}
+
+std::vector<std::string> measured_args(const run_options& o,
+                                       const std::vector<std::string>& plugins) {
+  std::vector<std::string> a;
+  if (!o.workload.empty())
+    a.push_back(o.workload);
+  auto one = [&a](const char* opt, const std::string& v) {
+    if (!v.empty())
+      a.insert(a.end(), {opt, v});
+  };
+  auto each = [&a](const char* opt, const std::vector<std::string>& vs) {
+    for (const auto& v : vs)
+      a.insert(a.end(), {opt, v});
+  };
+  one("--name", o.name);
+  one("--backend", o.backend == runner::request{}.backend ? "" : o.backend);
+  each("--set", o.sets);
+  each("--sweep", o.sweeps);
+  one("--shapes", o.shapes);
+  one("--rules", o.rules);
+  each("--rule", o.rule_overrides);
+  one("--system", o.system);
+  one("--suite", o.suite);
+  if (o.force)
+    a.emplace_back("--force");
+  each("--plugin", plugins);
+  return a;
+}
+
+command_hook add_run(CLI::App& app, context& ctx) {
+  auto o = std::make_shared<run_options>();
+  auto* run = app.add_subcommand("run", "Run a workload (or a suite) and store every run");
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  add_measured_options(run, *o, *plugins);
   run->add_option("--tag", o->tags, "Tag the runs (repeatable)")
       ->allow_extra_args(false)
       ->check(text_value(false));
-  run->add_option("--suite", o->suite, "Run a suite by name (quick, nightly) or file");
   add_db_option(run, o->db);
   run->add_option("--rounds", o->rounds,
                   "Runs of each config, interleaved round by round (default: the rules' "
@@ -452,14 +490,8 @@ command_hook add_run(CLI::App& app, context& ctx) {
                   "Seed of the inputs, mixed with each config key (0: the key alone; time to "
                   "train: a fresh seed per run)")
       ->check(unsigned_64());
-  run->add_flag("--force", o->force, "Allow sweeps over 10,000 configs");
   run->add_flag("--quiet", o->quiet, "No progress on stderr");
   add_json_flag(run, o->json);
-  // --plugin: the built-in workloads and the plugins the user named (docs/plugins.md).
-  auto plugins = std::make_shared<std::vector<std::string>>();
-  run->add_option("--plugin", *plugins, "Load a workload plugin from this path (repeatable)")
-      ->allow_extra_args(false)
-      ->check(text_value(false));
   const registry* reg = &ctx.reg;
   return {run, [o, reg, plugins] {
             // The plugins of --plugin and of the suite file the user named, never of stored data.

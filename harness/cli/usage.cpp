@@ -91,6 +91,13 @@ const std::map<std::string, std::vector<std::string>>& examples() {
         "accelbench compare --baseline main.json --candidate tag=pr-123 --format junit -o "
         "junit.xml",
         "accelbench compare --baseline tag=A --candidate tag=B --metric cpu_time"}},
+      {"ab",
+       {"accelbench ab gemm --set M=1024 --set N=1024 --set K=1024 --baseline-args "
+        "\"--set library=onednn\" --candidate-args \"--set library=openblas\" --tag blas",
+        "accelbench ab --suite quick --baseline-exe old/accelbench --candidate-exe "
+        "build/accelbench --rounds 20",
+        "accelbench ab external --name step --baseline-args \"-- python3 step.py\" "
+        "--candidate-args \"-- python3 step_new.py\" --seed 42"}},
       {"history",
        {"accelbench history gemm --set M=2048 --system ci-box",
         "accelbench history 'gemm*' --since 2026-11-01 --fail-on-regression"}},

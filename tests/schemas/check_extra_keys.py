@@ -18,6 +18,7 @@ usage: check_extra_keys.py --root SRC --exe ACCELBENCH [--mpiexec MPIEXEC]
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -122,6 +123,11 @@ def write_all(args, tmp, env):
             if "stored" not in p.stdout:
                 sys.exit(f"FAIL: {' '.join(mpi + cmd)} stored no run:\n{p.stdout}\n{p.stderr}")
     write_external(base, tmp, env)
+    # accelbench ab: an A/A of the external program, two rounds (extra.ab; exit 1 if it calls one)
+    prog = shlex.quote(os.path.join(tmp, "external.sh"))
+    run([exe, "ab", "external", "--name", "ab", "--rule", "repetitions=2", "--rounds", "2",
+         "--baseline-args", f"-- {prog} ok", "--candidate-args", f"-- {prog} ok", "--tag", "ab",
+         "--quiet", "--db", db], env)
     gb = os.path.join(tmp, "gbench.json")
     with open(gb, "w") as f:
         json.dump(GBENCH, f)

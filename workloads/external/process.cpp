@@ -341,9 +341,9 @@ struct running {
   bool term = false;
   bool killed = false;
 
-  void terminate() {
+  void terminate(int sig) {
     if (!term) {
-      ::kill(-pid, SIGTERM);
+      ::kill(-pid, sig);
       term = true;
       term_sent = clock_type::now();
     }
@@ -410,11 +410,11 @@ namespace {
 void enforce_limits(const launch& l, running& r, process_outcome& o) {
   if (l.cancel != nullptr && l.cancel->load() && !o.timed_out) {
     o.cancelled = true;
-    r.terminate();
+    r.terminate(l.stop_signal);
   }
   if (l.timeout_s > 0 && seconds_since(r.start) >= l.timeout_s && !o.cancelled) {
     o.timed_out = true;
-    r.terminate();
+    r.terminate(l.stop_signal);
   }
   if (r.term && !r.killed &&
       std::chrono::duration<double>(clock_type::now() - r.term_sent).count() >= l.kill_grace_s) {
@@ -480,7 +480,7 @@ void read_status(pid_t pid, process_outcome& o) {
 
 process_outcome run_process(const launch& l) {
   process_outcome o;
-  o.argv = substitute_placeholders(l.argv, l.config);
+  o.argv = l.substitute ? substitute_placeholders(l.argv, l.config) : l.argv;
   if (o.argv.empty()) {
     throw input_error("no program to run (the command after -- is empty)");
   }

@@ -5,6 +5,7 @@
 // descriptor 3 (named in ACCELBENCH_RESULTS_FD). The config reaches it through {K} placeholders
 // in its arguments and ACCELBENCH_K=V environment variables. POSIX only (Linux, macOS).
 #include <atomic>
+#include <csignal>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -21,11 +22,17 @@ struct launch {
   std::map<std::string, std::string> env;    // variables set as named (a trainer's SEED)
   std::string cwd;                           // "" = the current directory
   double timeout_s = 0;                      // 0 = none
-  double kill_grace_s = 2;                   // SIGTERM -> SIGKILL
+  double kill_grace_s = 2;                   // stop_signal -> SIGKILL
   std::size_t stderr_tail_bytes = 4096;      // last bytes of stderr kept
   std::size_t max_stdout_bytes = std::size_t{64} << 20;   // first bytes of stdout kept
   std::size_t max_protocol_bytes = std::size_t{64} << 20; // protocol bytes read at most
   const std::atomic<bool>* cancel = nullptr; // set (e.g. by a SIGINT handler) to end the run
+  // false: argv runs as given, braces and all (a child accelbench fills its own program's {K})
+  bool substitute = true;
+  // What a timeout or a cancel sends the group first. SIGINT for a child that is itself an
+  // accelbench: it then ends its own program's process group before it exits (`accelbench ab`);
+  // SIGTERM would end it at once and leave that group running.
+  int stop_signal = SIGTERM;
 };
 
 struct process_outcome {

@@ -13,7 +13,7 @@ namespace {
 const std::vector<std::string> k_commands = {
     "env",     "list",          "run",    "show",    "export",  "import",
     "publish", "check-package", "report", "compare", "history", "package",
-    "db",      "serve",         "token",  "delete",  "gc"};
+    "db",      "serve",         "token",  "delete",  "gc",      "ab"};
 
 // Lines of text, without the trailing empty line.
 std::vector<std::string> lines_of(const std::string& s) {
@@ -110,6 +110,8 @@ TEST_CASE("bash completion offers commands, options, option values and workloads
   CHECK(complete("accelbench run --backend \"\"") == std::vector<std::string>{"cpu", "cuda"});
   auto formats = complete("accelbench compare --format j");
   CHECK(formats == std::vector<std::string>{"junit", "json"});
+  CHECK(complete("accelbench ab --format j") == formats);
+  CHECK(has(complete("accelbench ab --candidate-"), "--candidate-exe"));
   CHECK(has(complete("accelbench run g"), "gemm"));
   CHECK(has(complete("accelbench run --suite q"), "quick"));
   CHECK(has(complete("accelbench list \"\""), "catalogues"));
