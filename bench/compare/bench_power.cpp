@@ -1,5 +1,5 @@
 // Power and false alarms of compare's verdicts in each design of a comparison, on synthetic
-// configs with job-level offsets (not a pass/fail test; issue 37's aims, docs/statistics.md).
+// configs with job-level offsets (not a pass/fail test; the aims and the model: docs/statistics.md).
 //
 // The generator. A config's sample is lognormal around its run's location:
 //   log sample = log centre + J (the job's level, sd --job) + B (the round's, sd --round)

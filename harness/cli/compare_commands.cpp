@@ -23,7 +23,6 @@
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
-#include "harness/query/ab_sides.hpp"
 #include "harness/query/comparison.hpp"
 #include "harness/query/selector.hpp"
 #ifdef ACCELBENCH_HAVE_REPORT
@@ -80,10 +79,11 @@ void use_metric(query::selection& side, const std::string& name, const std::stri
 }
 
 // What cmd_compare judges: harness/query, with the command line's options.
-compare::set_comparison compare_selections(const query::selection& base,
+compare::set_comparison compare_selections(store::store& db, const query::selection& base,
                                            const query::selection& cand,
                                            const compare_cli_options& o) {
   query::compare_options q;
+  q.history = &db;
   q.baseline = o.baseline;
   q.candidate = o.candidate;
   q.threshold = o.threshold;
@@ -117,8 +117,7 @@ int print_comparison(const compare_cli_options& o) {
     use_metric(base, o.metric, "baseline");
     use_metric(cand, o.metric, "candidate");
   }
-  query::align_ab_sides(base, cand); // the sides of one `accelbench ab`, paired by plan slot
-  auto c = compare_selections(base, cand, o);
+  auto c = compare_selections(db, base, cand, o);
   c.only_changed = o.only_changed;
   std::string text;
   if (o.format == "table")
@@ -242,7 +241,7 @@ void add_comparison_options(CLI::App* cmd, compare_cli_options& o) {
                   "Minimum effect in percent (default: the ruleset's, else 5)")
       ->check(number_in(0, 1000, false, false));
   cmd->add_option("--alpha", o.alpha,
-                  "Significance level of the Mann-Whitney U test (default 0.01)")
+                  "Significance level of the t-test behind every verdict; the CI is at 1 - alpha (default 0.01)")
       ->check(number_in(0, 1, true, true));
   cmd->add_flag("--strict", o.strict,
                 "Exit 4 when something is inconclusive and nothing regressed");

@@ -1,5 +1,6 @@
 #include "harness/query/comparison.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -7,13 +8,32 @@
 #include "harness/compare/changepoint.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/query/ab_sides.hpp"
 #include "harness/query/job_history.hpp"
 #include "harness/query/selector.hpp"
 
 namespace accelbench::query {
 
-compare::set_comparison compare_selections(const selection& base, const selection& cand,
+namespace {
+bool any_ab(const selection& s) {
+  return std::any_of(s.runs.begin(), s.runs.end(),
+                     [](const run& r) { return r.extra.is_object() && r.extra.contains("ab"); });
+}
+} // namespace
+
+compare::set_comparison compare_selections(const selection& base_in, const selection& cand_in,
                                            const compare_options& o) {
+  // The sides of one `accelbench ab` are paired by plan slot, whatever their configs say: aligned
+  // in a copy, for every front end.
+  selection base_ab, cand_ab;
+  const bool ab = any_ab(base_in) && any_ab(cand_in);
+  if (ab) {
+    base_ab = base_in;
+    cand_ab = cand_in;
+    align_ab_sides(base_ab, cand_ab);
+  }
+  const selection& base = ab ? base_ab : base_in;
+  const selection& cand = ab ? cand_ab : cand_in;
   compare::set_options opt;
   opt.alpha = o.alpha;
   opt.trust_loaded = o.trust_loaded;
