@@ -373,7 +373,9 @@ int cmd_run_gbench(const run_options& o) {
   importers::gbench_import_options g;
   g.system = o.system.empty() ? capture_environment().value("hostname", "localhost") : o.system;
   std::vector<run> runs = importers::runs_from_gbench_json(text, o.command.front(), g);
-  as_measured(runs, o, o.rules.empty() ? "kernel-v1" : o.rules);
+  // The ruleset's own id, not the --rules text (which may be a file path): comparisons look the
+  // id up for their settings.
+  as_measured(runs, o, load_ruleset(o.rules.empty() ? "kernel-v1" : o.rules).id);
   db.insert_runs(runs);
   table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
   int worst = exit_ok;

@@ -369,6 +369,14 @@ TEST_CASE("run gbench: a Google Benchmark executable run with the rules' repetit
                             " -- " GBENCH_PROGRAM " --benchmark_min_time=0.01");
   CHECK(again.rc == 0);
   CHECK(stored(d.db()) == 4);
+  // --rules as a file stores the ruleset's id, which comparisons look up for their settings.
+  auto by_file = test_cli::ab("run gbench --rules " ACCELBENCH_SOURCE_DIR
+                              "/workloads/gemm/rulesets/kernel-quick.json --rule repetitions=3 "
+                              "--tag file --quiet --json --db " +
+                              d.db() + " -- " GBENCH_PROGRAM " --benchmark_min_time=0.01");
+  REQUIRE(by_file.rc == 0);
+  for (const auto& run : runs_of(by_file))
+    CHECK(run["ruleset"] == "kernel-quick");
 }
 
 TEST_CASE("run gbench: a failing program or options accelbench owns store nothing") {
