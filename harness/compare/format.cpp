@@ -162,9 +162,17 @@ std::string geomean_line(const workload_summary& s, double alpha) {
 }
 
 // Whether every pair is an A/B of one job, paired round by round (the title says so once).
+// Every tested pair is paired (pairs skipped on both sides, or without a test, have no say).
 bool all_paired(const set_comparison& c) {
-  return !c.pairs.empty() && std::all_of(c.pairs.begin(), c.pairs.end(),
-                                         [](const pair_result& p) { return p.cmp.paired; });
+  bool any = false;
+  for (const auto& p : c.pairs) {
+    if (!p.cmp.tested)
+      continue;
+    if (!p.cmp.paired)
+      return false;
+    any = true;
+  }
+  return any;
 }
 
 std::string paired_note(const set_comparison& c) {
