@@ -1,5 +1,6 @@
 // Power and false alarms of compare's verdicts in each design of a comparison, on synthetic
-// configs with job-level offsets (not a pass/fail test; the aims and the model: docs/statistics.md).
+// configs with job-level offsets (not a pass/fail test; the aims and the model:
+// docs/statistics.md).
 //
 // The generator. A config's sample is lognormal around its run's location:
 //   log sample = log centre + J (the job's level, sd --job) + B (the round's, sd --round)
@@ -157,8 +158,8 @@ counts jobs_design(const settings& s, double step, size_t history, double floor_
   stats::rng g(seed);
   model m{s, g};
   counts c;
-  const double v_level = s.job * s.job + (s.round * s.round + median_var(s, s.samples)) /
-                                             (double)s.rounds;
+  const double v_level =
+      s.job * s.job + (s.round * s.round + median_var(s, s.samples)) / (double)s.rounds;
   for (size_t done = 0; done < s.configs; done += s.per_job) {
     std::vector<run> b, cand;
     compare::set_options opt;
@@ -197,8 +198,8 @@ counts nightly_design(const settings& s, double step, size_t nights, double floo
   stats::rng g(seed);
   model m{s, g};
   counts c;
-  const double v_level = s.job * s.job + (s.round * s.round + median_var(s, s.samples)) /
-                                             (double)s.rounds;
+  const double v_level =
+      s.job * s.job + (s.round * s.round + median_var(s, s.samples)) / (double)s.rounds;
   for (size_t done = 0; done < s.configs; done += s.per_job) {
     std::vector<run> b, cand;
     compare::set_options opt;
@@ -240,8 +241,8 @@ counts ab_design(const settings& s, double step, double threshold, uint64_t seed
         const auto rb = m.run(drift + s.pair * g.normal(), s.samples);
         const auto rc = m.run(drift + std::log1p(step) + s.pair * g.normal(), s.samples);
         dsum += std::log(stats::median(rc)) - std::log(stats::median(rb));
-        for (auto [side, values, out] : {std::tuple{"baseline", &rb, &b},
-                                         std::tuple{"candidate", &rc, &cand}}) {
+        for (auto [side, values, out] :
+             {std::tuple{"baseline", &rb, &b}, std::tuple{"candidate", &rc, &cand}}) {
           run x = make_run(k, *values, "ab-job", "cal");
           x.extra["ab"] = {{"id", "ab1"}, {"round", (int64_t)r + 1}, {"side", side}};
           out->push_back(std::move(x));
@@ -303,8 +304,8 @@ void run_designs(const settings& s) {
       }
   }
   if (wanted(s, "ab")) {
-    std::printf("ab: one A/B job, %zu paired rounds; each side's run adds sd %.1f%%\n",
-                s.ab_rounds, 100 * s.pair);
+    std::printf("ab: one A/B job, %zu paired rounds; each side's run adds sd %.1f%%\n", s.ab_rounds,
+                100 * s.pair);
     for (double threshold : {5.0, 2.0})
       for (double step : steps) {
         char label[64];

@@ -241,7 +241,8 @@ void add_comparison_options(CLI::App* cmd, compare_cli_options& o) {
                   "Minimum effect in percent (default: the ruleset's, else 5)")
       ->check(number_in(0, 1000, false, false));
   cmd->add_option("--alpha", o.alpha,
-                  "Significance level of the t-test behind every verdict; the CI is at 1 - alpha (default 0.01)")
+                  "Significance level of the t-test behind every verdict; the CI is at 1 - alpha "
+                  "(default 0.01)")
       ->check(number_in(0, 1, true, true));
   cmd->add_flag("--strict", o.strict,
                 "Exit 4 when something is inconclusive and nothing regressed");

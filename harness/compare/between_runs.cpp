@@ -65,8 +65,7 @@ double trigamma(double x) {
   for (; x < 6; x += 1)
     r += 1 / (x * x);
   const double f = 1 / (x * x);
-  return r + 1 / x + f / 2 +
-         f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f * (1.0 / 30))));
+  return r + 1 / x + f / 2 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f * (1.0 / 30))));
 }
 
 // x with trigamma(x) = y (y > 0): trigamma decreases on (0, inf); bisection on log x.
@@ -111,7 +110,7 @@ size_t side_locations::df() const {
 side_locations locate(const run_samples& runs, const std::vector<std::string>& job) {
   side_locations s;
   s.min_run_samples = runs.empty() ? 0 : SIZE_MAX;
-  std::map<std::string, size_t> index; // job label -> job
+  std::map<std::string, size_t> index;         // job label -> job
   std::vector<std::pair<double, size_t>> sums; // per job: sum of locations, runs
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
@@ -243,9 +242,8 @@ std::string job_text(const side_locations& b, const side_locations& c, const noi
 
 // One-run sides' within-run variances moderated toward the other pairs' (the pool holds
 // (v * (n - 1), n - 1) per side): (v_b, df_b, v_c, df_c).
-std::tuple<double, double, double, double> moderated_within(const side_locations& b,
-                                                            const side_locations& c,
-                                                            const variance_pool* pool) {
+std::tuple<double, double, double, double>
+moderated_within(const side_locations& b, const side_locations& c, const variance_pool* pool) {
   const double fb = static_cast<double>(b.min_run_samples) - 1;
   const double fc = static_cast<double>(c.min_run_samples) - 1;
   if (!pool)
@@ -309,9 +307,9 @@ location_test test_locations(const side_locations& b, const side_locations& c,
   out.ci_high = out.d + q * out.se;
   std::string rounds = "variance within runs only (one run a side, no rounds)";
   if (e.from_rounds || e.from_pool) {
-    std::string from = e.from_rounds ? fmt::format("{} + {} runs", b.locations.size(),
-                                                   c.locations.size())
-                                     : "one run a side";
+    std::string from = e.from_rounds
+                           ? fmt::format("{} + {} runs", b.locations.size(), c.locations.size())
+                           : "one run a side";
     if (e.from_pool)
       from += e.from_rounds ? ", shrunk toward the other configs' rounds"
                             : ", the other configs' rounds";

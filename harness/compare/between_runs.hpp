@@ -19,7 +19,8 @@
 //                          jobs) and of earlier jobs in the store's history (same system, config,
 //                          ruleset and environment), moderated over the comparison's pairs; the
 //                          ruleset's floor (floor^2 + sigma_B^2 / rounds) is a prior worth
-//                          k_floor_prior_jobs jobs, so it decides alone only where there is no history
+//                          k_floor_prior_jobs jobs, so it decides alone only where there is no
+//                          history
 //   unpaired difference    d = mean of the candidate's job levels - the baseline's;
 //                          SE^2 = V_b / jobs_b + V_c / jobs_c
 //   paired difference      an A/B of one job (`accelbench ab`): both sides share the job, so its
@@ -90,9 +91,9 @@ struct between_run_pool : variance_pool {
 
 // The job-level noise of one config learned from earlier jobs in the store.
 struct job_history {
-  double ss = 0;   // squared deviations of the earlier jobs' levels from their mean (log scale)
-  double df = 0;   // jobs - 1 (after outliers and a change point were left out)
-  size_t jobs = 0; // earlier jobs used
+  double ss = 0;       // squared deviations of the earlier jobs' levels from their mean (log scale)
+  double df = 0;       // jobs - 1 (after outliers and a change point were left out)
+  size_t jobs = 0;     // earlier jobs used
   size_t left_out = 0; // jobs left out (outliers, before a change point)
 };
 
@@ -121,8 +122,8 @@ struct noise_sources {
   // Within-run variance of one-run sides over every pair (this included): where no side has
   // rounds (imports), the configs' within-run estimates are moderated toward each other.
   const variance_pool* within = nullptr;
-  job_history history;                   // this config's earlier jobs
-  double floor_pct = 0;                  // the ruleset's floor between jobs
+  job_history history;  // this config's earlier jobs
+  double floor_pct = 0; // the ruleset's floor between jobs
 };
 
 // d, its SE, p and the CI at `level` for candidate vs baseline.

@@ -584,7 +584,8 @@ comparison_pools pool_pairs(const std::vector<pair_job>& jobs) {
 }
 
 std::string weight_text(double d0) {
-  return std::isfinite(d0) ? fmt::format("{:.0f} df", d0) : std::string("all of them: the configs agree");
+  return std::isfinite(d0) ? fmt::format("{:.0f} df", d0)
+                           : std::string("all of them: the configs agree");
 }
 
 // Said once for the comparison: how the verdicts account for noise.
@@ -598,8 +599,8 @@ std::vector<std::string> comparison_notes(const std::vector<pair_job>& jobs,
       continue;
     ++judged;
     paired += !jb.paired.d.empty();
-    learned += jb.paired.d.empty() &&
-               jb.loc_base.df_jobs() + jb.loc_cand.df_jobs() + jb.so.history.df > 0;
+    learned +=
+        jb.paired.d.empty() && jb.loc_base.df_jobs() + jb.loc_cand.df_jobs() + jb.so.history.df > 0;
     floors.insert(jb.so.floor_pct);
   }
   if (judged == 0)
@@ -618,12 +619,12 @@ std::vector<std::string> comparison_notes(const std::vector<pair_job>& jobs,
     floor_text += fmt::format("{}{:g}%", floor_text.empty() ? "" : ", ", f);
   const std::string jobs_text =
       learned > 0
-          ? fmt::format("between jobs learned from earlier jobs in the store or several jobs a side "
-                        "for {} of {} pair(s) ({:g} df, spread {:.1f}%), with the ruleset's floor "
-                        "({}) as a prior worth {:g} jobs",
-                        learned, judged - paired, pools.jobs.df,
-                        100 * std::expm1(std::sqrt(pools.jobs.variance())), floor_text,
-                        k_floor_prior_jobs)
+          ? fmt::format(
+                "between jobs learned from earlier jobs in the store or several jobs a side "
+                "for {} of {} pair(s) ({:g} df, spread {:.1f}%), with the ruleset's floor "
+                "({}) as a prior worth {:g} jobs",
+                learned, judged - paired, pools.jobs.df,
+                100 * std::expm1(std::sqrt(pools.jobs.variance())), floor_text, k_floor_prior_jobs)
           : fmt::format("between jobs {} a side (ruleset comparison.between_run_noise_pct: what a "
                         "job's own rounds cannot see; no earlier jobs in the store to learn it "
                         "from)",

@@ -40,7 +40,7 @@ struct sample_options {
   const variance_pool* job_pool = nullptr;
   const variance_pool* paired_pool = nullptr;
   const variance_pool* within_pool = nullptr; // within-run variance of one-run sides
-  job_history history; // this config's earlier jobs in the store
+  job_history history;                        // this config's earlier jobs in the store
   // The job of each run, parallel to the run_samples (empty: each side is one job).
   std::vector<std::string> baseline_jobs, candidate_jobs;
   // An A/B of one job: each run's round (extra.ab.round), parallel to the run_samples; the test
@@ -71,8 +71,8 @@ struct sample_comparison {
   // The smallest change this comparison would call with 80% power at its alpha and threshold, in
   // % (direction-free); 0 when nothing was tested. "Could only see changes above 9%".
   double detectable_pct = 0;
-  std::string method;         // the test: "t on log run medians", "Welch t on log samples", ...
-  std::string accounts_for;   // which variance the verdict accounts for, in words
+  std::string method;       // the test: "t on log run medians", "Welch t on log samples", ...
+  std::string accounts_for; // which variance the verdict accounts for, in words
   verdict result = verdict::inconclusive;
   std::string reason; // one line: why this verdict
   // Direction-aware speed-up: > 1 means the candidate is better (baseline/candidate for times,

@@ -120,7 +120,6 @@ std::string could_see_text(const sample_comparison& c) {
                      c.paired ? "run more rounds" : "run more rounds, or use `accelbench ab`");
 }
 
-
 std::string median_text(double m, size_t n, const std::string& unit) {
   return n == 0 ? "-" : format_value(m, unit);
 }

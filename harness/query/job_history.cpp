@@ -72,7 +72,7 @@ std::map<std::string, std::vector<std::vector<double>>> series_of(store::store& 
   f.with_samples = false;
   std::map<std::string, std::vector<std::vector<double>>> out;
   std::map<std::pair<std::string, std::string>, size_t> job_index; // (pair, job) -> index
-  for (const auto& h : db.history_rows(f)) { // by start time
+  for (const auto& h : db.history_rows(f)) {                       // by start time
     if (!usable(h, w))
       continue;
     const auto it = w.name_of.find({h.system, pair_name(h.config_key, h.ruleset), h.fingerprint});

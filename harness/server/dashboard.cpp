@@ -330,8 +330,8 @@ void write_compare_table(std::ostringstream& o, const compare::set_comparison& c
   std::stable_sort(pairs.begin(), pairs.end(), [&](const auto* a, const auto* b) {
     return rank(a->cmp.result) < rank(b->cmp.result);
   });
-  o << "<table><tr><th>config</th><th>verdict</th><th>ratio</th><th>"
-    << compare::ci_label(c.alpha) << "</th><th>p</th><th>sees ≥</th><th>why</th></tr>";
+  o << "<table><tr><th>config</th><th>verdict</th><th>ratio</th><th>" << compare::ci_label(c.alpha)
+    << "</th><th>p</th><th>sees ≥</th><th>why</th></tr>";
   for (size_t i = 0; i < pairs.size() && i < 100; ++i) {
     const auto& pr = *pairs[i];
     const std::string v = compare::to_string(pr.cmp.result);

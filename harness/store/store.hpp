@@ -54,7 +54,7 @@ struct history_row {
   std::string system;
   std::string config_key; // config::key() of the stored config, as a run read back has it
   std::string ruleset, sample_unit, started_at;
-  std::string job_id; // extra.job_id, "" when the run has none
+  std::string job_id;      // extra.job_id, "" when the run has none
   std::string fingerprint; // the environment fingerprint
   bool valid = true;       // VALID
   direction dir = direction::lower_is_better;

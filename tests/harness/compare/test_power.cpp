@@ -48,9 +48,8 @@ void ab_job(std::vector<run>& b, std::vector<run>& c, size_t configs, size_t rou
     for (size_t r = 1; r <= rounds; ++r) {
       const double d = drift * g.normal();
       run rb = make_run(std::to_string(k), around(d + own * g.normal(), 0.01, 5, g), "job");
-      run rc = make_run(std::to_string(k), around(d + std::log1p(step) + own * g.normal(), 0.01,
-                                                  5, g),
-                        "job");
+      run rc = make_run(std::to_string(k),
+                        around(d + std::log1p(step) + own * g.normal(), 0.01, 5, g), "job");
       rb.extra["ab"] = {{"id", "ab-1"}, {"round", (int64_t)r}, {"side", "baseline"}};
       rc.extra["ab"] = {{"id", "ab-1"}, {"round", (int64_t)r}, {"side", "candidate"}};
       b.push_back(rb);

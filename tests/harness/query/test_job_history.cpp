@@ -100,7 +100,7 @@ TEST_CASE("job_spread: short series keep every job, long ones drop outliers and 
     series.push_back({0.01 * g.normal()});
   series[20] = {0.5}; // an outlier in the new regime
   const auto h = query::job_spread(series);
-  CHECK(h.left_out >= 7);    // the last 30 jobs: 6 of the old regime, and the outlier
+  CHECK(h.left_out >= 7); // the last 30 jobs: 6 of the old regime, and the outlier
   CHECK(h.jobs <= 17);
   CHECK(std::sqrt(h.ss / h.df) < 0.03); // the spread of the new regime alone
 }
