@@ -248,8 +248,10 @@ moderated_within(const side_locations& b, const side_locations& c, const varianc
   const double fc = static_cast<double>(c.min_run_samples) - 1;
   if (!pool)
     return {b.within_var, fb, c.within_var, fc};
-  const auto [s0, d0] = pool->prior_without(b.within_var * fb + c.within_var * fc, fb + fc);
-  const auto mod = [&](double v, double f) { return (d0 * s0 + f * v) / (d0 + f); };
+  const std::pair<double, double> prior =
+      pool->prior_without(b.within_var * fb + c.within_var * fc, fb + fc);
+  const double s0 = prior.first, d0 = prior.second;
+  const auto mod = [s0, d0](double v, double f) { return (d0 * s0 + f * v) / (d0 + f); };
   return {fb + d0 > 0 ? mod(b.within_var, fb) : b.within_var, fb + d0,
           fc + d0 > 0 ? mod(c.within_var, fc) : c.within_var, fc + d0};
 }

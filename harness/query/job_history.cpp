@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "harness/compare/changepoint.hpp"
 #include "harness/core/stats.hpp"
@@ -24,7 +25,9 @@ std::string pair_name(const std::string& key, const std::string& ruleset) {
 // What identifies a config's series: the system, config, ruleset and environment.
 struct series_id {
   std::string system, name, fingerprint;
-  auto operator<=>(const series_id&) const = default;
+  bool operator<(const series_id& o) const {
+    return std::tie(system, name, fingerprint) < std::tie(o.system, o.name, o.fingerprint);
+  }
 };
 
 // The candidate's series and where they start: its latest run's system and fingerprint per pair.
@@ -104,6 +107,7 @@ std::vector<double> without_outliers(const std::vector<double>& levels, size_t& 
     return levels;
   const double m = stats::median(levels);
   std::vector<double> dev;
+  dev.reserve(levels.size());
   for (double x : levels)
     dev.push_back(std::fabs(x - m));
   const double sd = 1.4826 * stats::median(dev);
@@ -124,6 +128,7 @@ compare::job_history job_spread(const std::vector<std::vector<double>>& job_log_
   std::vector<double> levels;
   const size_t first =
       job_log_medians.size() > k_history_jobs ? job_log_medians.size() - k_history_jobs : 0;
+  levels.reserve(job_log_medians.size() - first);
   for (size_t i = first; i < job_log_medians.size(); ++i)
     levels.push_back(stats::mean(job_log_medians[i]));
   levels = without_outliers(after_last_change(std::move(levels), h.left_out), h.left_out);
