@@ -109,7 +109,11 @@ std::map<std::string, std::vector<std::string>> value_choices(const registry& re
 const std::vector<std::string>*
 choices_for(const std::map<std::string, std::vector<std::string>>& m, const std::string& command,
             const std::string& option) {
-  for (const auto& key : {command + " " + option, "* " + option})
+  std::string exact = command;
+  exact.append(" ").append(option);
+  std::string any = "* ";
+  any.append(option);
+  for (const auto& key : {exact, any})
     if (auto it = m.find(key); it != m.end())
       return &it->second;
   return nullptr;

@@ -172,7 +172,7 @@ std::string checked_round(const std::string& round) {
   if (round.empty())
     return round;
   const auto known = mlperf::benchmark_table::builtin().rounds();
-  const std::string r = mlperf::normalize_round(round);
+  std::string r = mlperf::normalize_round(round);
   if (r.empty() || std::find(known.begin(), known.end(), r) == known.end())
     throw input_error(
         fmt::format("unknown MLPerf Training round '{}' for --round (known rounds: {})",
