@@ -152,14 +152,29 @@ void print(const char* design, double step, double threshold, const counts& c) {
                 100.0 * (double)c.oracle_regressed / n, sees);
 }
 
+// The true variance of one job's level: its offset plus what its rounds leave.
+double level_variance(const settings& s) {
+  return s.job * s.job + (s.round * s.round + median_var(s, s.samples)) / (double)s.rounds;
+}
+
+// One job of config k stored on a side under `job`; returns its level (mean log median).
+double add_job(std::vector<run>& side, const model& m, size_t k, double log_centre,
+               const std::string& job) {
+  double level = 0;
+  for (const auto& r : m.job(log_centre, m.s.rounds)) {
+    side.push_back(make_run(k, r, job, "cal"));
+    level += std::log(stats::median(r)) / (double)m.s.rounds;
+  }
+  return level;
+}
+
 // One job a side, with `history` earlier jobs of each config.
 counts jobs_design(const settings& s, double step, size_t history, double floor_pct,
                    double threshold, uint64_t seed) {
   stats::rng g(seed);
   model m{s, g};
   counts c;
-  const double v_level =
-      s.job * s.job + (s.round * s.round + median_var(s, s.samples)) / (double)s.rounds;
+  const double v_level = level_variance(s);
   for (size_t done = 0; done < s.configs; done += s.per_job) {
     std::vector<run> b, cand;
     compare::set_options opt;
@@ -176,15 +191,8 @@ counts jobs_design(const settings& s, double step, size_t history, double floor_
       const std::string name = "gemm/cpu/M=" + std::to_string(k) + " [cal]";
       if (history > 0)
         opt.history[name] = query::job_spread(hist);
-      double lb = 0, lc = 0;
-      for (const auto& r : m.job(0, s.rounds)) {
-        b.push_back(make_run(k, r, "b", "cal"));
-        lb += std::log(stats::median(r)) / (double)s.rounds;
-      }
-      for (const auto& r : m.job(std::log1p(step), s.rounds)) {
-        cand.push_back(make_run(k, r, "c", "cal"));
-        lc += std::log(stats::median(r)) / (double)s.rounds;
-      }
+      const double lb = add_job(b, m, k, 0, "b");
+      const double lc = add_job(cand, m, k, std::log1p(step), "c");
       oracle(c, lc - lb, std::sqrt(2 * v_level), threshold);
     }
     judge_all(c, b, cand, opt);
@@ -198,23 +206,16 @@ counts nightly_design(const settings& s, double step, size_t nights, double floo
   stats::rng g(seed);
   model m{s, g};
   counts c;
-  const double v_level =
-      s.job * s.job + (s.round * s.round + median_var(s, s.samples)) / (double)s.rounds;
+  const double v_level = level_variance(s);
   for (size_t done = 0; done < s.configs; done += s.per_job) {
     std::vector<run> b, cand;
     compare::set_options opt;
     opt.floor_pct = floor_pct;
     for (size_t k = 0; k < s.per_job; ++k) {
-      double lb = 0, lc = 0;
+      double lb = 0;
       for (size_t night = 0; night < nights; ++night)
-        for (const auto& r : m.job(0, s.rounds)) {
-          b.push_back(make_run(k, r, "night" + std::to_string(night), "cal"));
-          lb += std::log(stats::median(r)) / (double)(s.rounds * nights);
-        }
-      for (const auto& r : m.job(std::log1p(step), s.rounds)) {
-        cand.push_back(make_run(k, r, "tonight", "cal"));
-        lc += std::log(stats::median(r)) / (double)s.rounds;
-      }
+        lb += add_job(b, m, k, 0, "night" + std::to_string(night)) / (double)nights;
+      const double lc = add_job(cand, m, k, std::log1p(step), "tonight");
       oracle(c, lc - lb, std::sqrt(v_level * (1 + 1.0 / (double)nights)), 5);
     }
     judge_all(c, b, cand, opt);
