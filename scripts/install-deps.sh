@@ -26,6 +26,7 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang-tidy-14 universal-ctags)
   pkgs+=(clang-format-14)  # scripts/check-format.sh (CTest check_format)
   pkgs+=(python3-yaml)  # tests/examples: the CI examples parse
+  pkgs+=(python3-torch)  # tests/examples: examples/pytorch/train_step.py runs (PyTorch 1.13)
 fi
 
 missing=()

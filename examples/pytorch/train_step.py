@@ -8,7 +8,8 @@ After --warmup untimed steps, each timed step is one sample: its seconds (the de
 before and after), the tokens it trained on, and its FLOPs by the 6 x parameters x tokens
 convention (attention's own FLOPs not counted; the run's extra says so). The check: every loss
 finite and the last below the first. Only the standard library speaks to accelbench
-(accelbench_protocol.py).
+(accelbench_protocol.py). Runs on PyTorch 1.13 (Debian 12's python3-torch, as CTest
+python_example_pytorch runs it) and 2.x: only APIs both have.
 """
 import argparse
 import math
@@ -46,12 +47,15 @@ class Model(torch.nn.Module):
                                                  batch_first=True, norm_first=True)
         self.body = torch.nn.TransformerEncoder(layer, a.layers, enable_nested_tensor=False)
         self.head = torch.nn.Linear(a.dim, a.vocab)
-        self.mask = torch.nn.Transformer.generate_square_subsequent_mask(a.seq)
+        # Causal attention through the mask tensor alone, which PyTorch 1.13 (Debian 12's) and 2.x
+        # both take (2.x's is_causal= flag is only a hint about this mask, and 1.13 refuses it).
+        # A buffer, so that .to(device) moves it with the weights.
+        self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(a.seq),
+                             persistent=False)
 
     def forward(self, tokens):
         # tokens [B, T] -> logits [B, T, vocab]
-        x = self.body(self.embed(tokens), mask=self.mask.to(tokens.device), is_causal=True)
-        return self.head(x)
+        return self.head(self.body(self.embed(tokens), mask=self.mask))
 
 
 def batch_of(a, step, device):

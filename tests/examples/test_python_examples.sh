@@ -3,13 +3,26 @@
 #   protocol   the standard-library reporter (accelbench_protocol.py) from a small program: its
 #              samples, metric, check and facts stored, a VALID run
 #   pytorch    train_step.py on the CPU, 5 timed steps: VALID, tokens/s and TFLOP/s from its
-#              samples (skipped, exit 77, where python3 has no torch)
+#              samples, run by the first Python that has torch: $ACCELBENCH_TORCH_PYTHON, the
+#              python3 on PATH, then Debian's /usr/bin/python3 (python3-torch, installed by
+#              scripts/install-deps.sh --test; a python3 on PATH from pyenv or a venv does not see
+#              it). Skipped, exit 77, where none has torch.
 # Usage: test_python_examples.sh ACCELBENCH SOURCE_DIR protocol|pytorch
 set -uo pipefail
 exe=$1 src=$2 which=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The first of the candidate Pythons that imports torch, printed; fails when none does.
+tried=(${ACCELBENCH_TORCH_PYTHON:+"$ACCELBENCH_TORCH_PYTHON"} python3 /usr/bin/python3)
+torch_python() {
+  local p
+  for p in "${tried[@]}"; do
+    command -v "$p" >/dev/null && "$p" -c 'import torch' 2>/dev/null && { command -v "$p"; return 0; }
+  done
+  return 1
+}
 
 case $which in
 protocol)
@@ -31,8 +44,9 @@ rep.close()
 PY
   cmd=(python3 "$tmp/prog.py") ;;
 pytorch)
-  python3 -c 'import torch' 2>/dev/null || { echo "skipped: python3 has no torch (pip install torch)"; exit 77; }
-  cmd=(python3 "$src/examples/pytorch/train_step.py" --device cpu --steps 5 --warmup 1 --seq 32 --dim 64 --layers 1 --vocab 128) ;;
+  py=$(torch_python) || { echo "skipped: no Python with torch (tried: ${tried[*]}; apt-get install python3-torch)"; exit 77; }
+  echo "pytorch: $py, torch $("$py" -c 'import torch; print(torch.__version__)')"
+  cmd=("$py" "$src/examples/pytorch/train_step.py" --device cpu --steps 5 --warmup 1 --seq 32 --dim 64 --layers 1 --vocab 128) ;;
 *) fail "unknown case $which" ;;
 esac
 
@@ -61,5 +75,6 @@ else:
     need(len(run["samples"]) == 5, "5 samples (one per timed step)")
     need(metrics["items_per_s"] > 0 and metrics["tflops"] > 0, "tokens/s and TFLOP/s")
     need(run["extra"]["program"]["framework"].startswith("torch"), "torch's version")
-print(f"{which}: VALID, {len(run['samples'])} samples, metrics {sorted(metrics)}")
+shown = ", ".join(f"{k} {v:.4g}" for k, v in sorted(metrics.items()))
+print(f"{which}: VALID, {len(run['samples'])} samples; {shown}")
 PY
