@@ -647,7 +647,12 @@ void add_policies(httplib::Server& svr, server_state& st) {
       std::chrono::duration_cast<std::chrono::seconds>(st.limits.idle_timeout).count());
   svr.set_expect_100_continue_handler([&st](const httplib::Request& req, httplib::Response& res) {
     check_before_body(st, req);
-    return answer_refusal(req, res) ? res.status : 100;
+    if (!answer_refusal(req, res))
+      return 100;
+    // cpp-httplib 0.11 writes the answer given here without a Content-Length (it sets one only
+    // on the routed path): on a connection kept open, its client could not tell where it ends.
+    res.set_header("Content-Length", std::to_string(res.body.size()));
+    return res.status;
   });
   svr.set_pre_routing_handler([&st](const httplib::Request& req, httplib::Response& res) {
     check_before_body(st, req);
