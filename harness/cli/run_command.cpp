@@ -157,9 +157,14 @@ std::string failure_of(const run& r) {
   return "";
 }
 
-// The last line of a job that exits 1: how many runs failed or are INVALID and why the first did.
-// The reasons were said while the job ran, hundreds of lines up; the exit code alone says nothing.
-std::string failure_summary(const std::vector<run>& done) {
+// The last line of a job that exits 1: how many runs failed or are INVALID and why the first did,
+// or how many the store refused (`unstored`: CONFIG: WHY). The reasons were said while the job
+// ran, hundreds of lines up; the exit code alone says nothing.
+std::string failure_summary(const std::vector<run>& done,
+                            const std::vector<std::string>& unstored) {
+  if (!unstored.empty())
+    return fmt::format("accelbench: exit 1: {} run(s) could not be stored ({}); {} run(s) stored",
+                       unstored.size(), unstored.front(), done.size());
   size_t n = 0;
   const run* first = nullptr;
   for (const auto& r : done)
@@ -199,6 +204,20 @@ runner::request request_of(const run_options& o) {
   return r;
 }
 
+// Stores r, or says why the store refused it and adds that to `unstored`: one run the database
+// cannot take (a constraint, a limit, a full disk; the store rolls it back whole) never ends the
+// runs after it in a suite.
+bool store_run(store::store& db, run& r, progress& bar, std::vector<std::string>& unstored) {
+  try {
+    db.insert_run(r);
+    return true;
+  } catch (const error& e) {
+    unstored.push_back(printable(fmt::format("{}: {}", r.cfg.key(), e.what())));
+    bar.message("accelbench: a run could not be stored: " + unstored.back());
+    return false;
+  }
+}
+
 int execute_plan(const registry& reg, const run_options& o, const runner::request& req,
                  const runner::job_plan& plan) {
   // Only rank 0 prints and stores; the other ranks run the same configs in step.
@@ -218,6 +237,7 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
   std::optional<sigint_guard> ctrl_c(std::in_place, on_interrupt);
   table t({"id", "workload", "config", "status", "validity", "result", "ci95"});
   std::vector<run> done;
+  std::vector<std::string> unstored;
   int worst = exit_ok;
   const auto order = runner::job_order(plan.configs, job.rounds);
   progress bar(order.size(), progress::for_stderr(quiet));
@@ -242,9 +262,11 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
                               printable(r.status_reason)));
       continue;
     }
-    db->insert_run(r);
-    if (r.status == run_status::failed || !r.valid)
+    const bool kept = store_run(*db, r, bar, unstored);
+    if (!kept || r.status == run_status::failed || !r.valid)
       worst = exit_failed;
+    if (!kept)
+      continue;
     t.add(result_row(reg, r));
     if (!quiet)
       tell_about(r, bar);
@@ -256,7 +278,7 @@ int execute_plan(const registry& reg, const run_options& o, const runner::reques
   bar.finish();
   print_results(o.json, done, t, db->path().string());
   if (!g_interrupted && worst != exit_ok)
-    std::cerr << printable(failure_summary(done)) << "\n";
+    std::cerr << printable(failure_summary(done, unstored)) << "\n";
   return dist::broadcast(g_interrupted ? 130 : worst);
 }
 
@@ -388,7 +410,7 @@ int cmd_run_gbench(const run_options& o) {
   }
   print_results(o.json, runs, t, db.path().string());
   if (worst != exit_ok)
-    std::cerr << printable(failure_summary(runs)) << "\n";
+    std::cerr << printable(failure_summary(runs, {})) << "\n";
   return worst;
 }
 #endif

@@ -7,19 +7,73 @@
 
 namespace accelbench::stats {
 
+namespace {
+
+// The largest magnitude of v when every value is finite and one is not 0, else 0: the scale that
+// keeps sums and squares of huge finite values (1e308 seconds from a program's protocol) finite.
+double overflow_scale(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) {
+    if (!std::isfinite(x))
+      return 0;
+    m = std::max(m, std::fabs(x));
+  }
+  return m;
+}
+
+// v divided by `scale` (every value in [-1, 1]).
+std::vector<double> divided_by(const std::vector<double>& v, double scale) {
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (double x : v)
+    out.push_back(x / scale);
+  return out;
+}
+
+double plain_mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / (double)v.size();
+}
+
+double plain_stddev(const std::vector<double>& v) {
+  double m = plain_mean(v), acc = 0;
+  for (double x : v)
+    acc += (x - m) * (x - m);
+  return std::sqrt(acc / (double)(v.size() - 1));
+}
+
+// `f` of v, computed again on v scaled into [-1, 1] when the direct sums overflow finite input:
+// the direct result stays bit for bit what it was wherever it is finite.
+template <class F> double overflow_safe(const std::vector<double>& v, F f) {
+  const double direct = f(v);
+  if (std::isfinite(direct))
+    return direct;
+  const double scale = overflow_scale(v);
+  return scale > 0 ? f(divided_by(v, scale)) * scale : direct;
+}
+
+// a + frac * (b - a), the interpolation of type-7 quantiles, without the overflow of b - a for
+// finite a and b of opposite signs and huge magnitude, nor the NaN of inf - inf when a == b.
+double quantile_interpolate(double a, double b, double frac) {
+  if (a == b)
+    return a;
+  const double d = b - a;
+  if (std::isfinite(d) || !std::isfinite(a) || !std::isfinite(b))
+    return a + frac * d;
+  return a * (1 - frac) + b * frac;
+}
+
+} // namespace
+
 double mean(const std::vector<double>& v) {
   if (v.empty())
     return 0;
-  return std::accumulate(v.begin(), v.end(), 0.0) / (double)v.size();
+  return overflow_safe(v, plain_mean);
 }
 
 double stddev(const std::vector<double>& v) {
   if (v.size() < 2)
     return 0;
-  double m = mean(v), acc = 0;
-  for (double x : v)
-    acc += (x - m) * (x - m);
-  return std::sqrt(acc / (double)(v.size() - 1));
+  return overflow_safe(v, plain_stddev);
 }
 
 double quantile_sorted(const std::vector<double>& s, double q) {
@@ -30,7 +84,7 @@ double quantile_sorted(const std::vector<double>& s, double q) {
   double h = (double)(s.size() - 1) * q;
   size_t lo = (size_t)std::floor(h);
   size_t hi = std::min(lo + 1, s.size() - 1);
-  return s[lo] + (h - (double)lo) * (s[hi] - s[lo]);
+  return quantile_interpolate(s[lo], s[hi], h - (double)lo);
 }
 
 namespace {
@@ -49,7 +103,7 @@ double quantile_select(std::vector<double>& v, double q) {
   if (lo + 1 >= v.size())
     return a;
   double b = *std::min_element(v.begin() + (ptrdiff_t)lo + 1, v.end());
-  return a + (h - (double)lo) * (b - a);
+  return quantile_interpolate(a, b, h - (double)lo);
 }
 } // namespace
 
@@ -66,7 +120,11 @@ double median_standard_error(std::vector<double> v) {
   const double z = 1.959963984540054;
   const double raw = std::round((static_cast<double>(n) + 1) / 2 - z * std::sqrt(n / 4.0));
   const size_t c = static_cast<size_t>(std::clamp(raw, 1.0, static_cast<double>(n + 1) / 2));
-  return (v[n - c] - v[c - 1]) / (2 * z);
+  const double se = (v[n - c] - v[c - 1]) / (2 * z);
+  // Finite bounds of opposite signs and huge magnitude: their halves subtract without overflow.
+  if (std::isfinite(se) || !std::isfinite(v[n - c]) || !std::isfinite(v[c - 1]))
+    return se;
+  return v[n - c] / (2 * z) - v[c - 1] / (2 * z);
 }
 
 double geomean(const std::vector<double>& v) {
@@ -127,12 +185,17 @@ public:
         have_lo = true;
       }
       if (seen > hi_rank)
-        return 0.5 * (lo + m_sorted[k]);
+        return midpoint(lo, m_sorted[k]);
     }
     return m_sorted.back();
   }
 
 private:
+  // (a + b) / 2, and for two finite values whose sum overflows, the sum of their halves.
+  static double midpoint(double a, double b) {
+    const double m = 0.5 * (a + b);
+    return std::isfinite(m) || !std::isfinite(a) || !std::isfinite(b) ? m : 0.5 * a + 0.5 * b;
+  }
   std::vector<double> m_sorted;
   std::vector<uint32_t> m_counts;
 };

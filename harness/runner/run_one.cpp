@@ -119,6 +119,7 @@ run run_one(const planned& p, const environment& env, int64_t round) {
     r.mark_skipped(p.skip_reason);
   else
     execute_one(p, r, env);
+  drop_impossible_values(r); // before the ranks agree: rank 0's INVALID reason is every rank's
   agree_on_outcome(r);
   r.finished_at = now_iso8601();
   return r;

@@ -10,7 +10,8 @@
 //                                    system, tags, rounds, job id
 //   job_order(plan, rounds)          the order of the job's runs (interleaved rounds)
 //   run_one(planned, environment)    one config of one round measured (or recorded as skipped)
-//                                    into a run record; a failure inside is data, never a throw
+//                                    into a run record; a failure inside is data, never a throw,
+//                                    and a value that is no finite number never a VALID result
 #include <atomic>
 #include <cstdint>
 #include <iosfwd>
@@ -96,5 +97,12 @@ std::vector<std::pair<int64_t, size_t>> job_order(const std::vector<planned>& pl
 // execute (or marked skipped), its conditions judged, and across ranks a failure or INVALID
 // reason of any rank told to all. Never throws for a failure inside the workload.
 run run_one(const planned& p, const environment& env, int64_t round = 0);
+
+// The rule that every number a run stores is finite, applied by run_one to every run after its
+// workload ran: a metric, a number in run.extra or a sample's extra that is not finite, and a
+// sample that is not a finite number > 0 (import's rule for samples), is dropped and the run made
+// INVALID with a reason naming it and its value ("metric tflops is inf (not a finite number): not
+// stored"), so that no such value is ever a VALID result and every stored run exports and imports.
+void drop_impossible_values(run& r);
 
 } // namespace accelbench::runner

@@ -139,7 +139,10 @@ sample_summary summarize_samples(std::vector<double> values) {
   s.count = static_cast<int64_t>(values.size());
   if (values.empty())
     return s;
-  s.median = stats::median(values);
+  // NULL rather than a value SQL cannot hold or history cannot use: a median of samples that are
+  // not finite (the runner stores none; a database written otherwise may hold them).
+  if (const double m = stats::median(values); std::isfinite(m))
+    s.median = m;
   for (double& v : values) {
     if (!(v > 0) || !std::isfinite(v))
       return s;

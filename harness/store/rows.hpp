@@ -55,7 +55,7 @@ extern const char* const k_insert_columns; // 29 columns
 // (schema version 5, also computed for the runs of an older database by its migration): how many,
 // their median (stats::median, bit for bit what a reader would compute), the median of their
 // logarithms and its distribution-free standard error (stats::median_standard_error; NULL unless
-// every value is positive and finite). NULL median: no samples.
+// every value is positive and finite). NULL median: no samples, or a median that is not finite.
 struct sample_summary {
   int64_t count = 0;
   std::optional<double> median, log_median, log_median_se;

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "harness/core/stats.hpp"
 
@@ -89,4 +90,36 @@ TEST_CASE("stats: the regularized incomplete beta gives binomial tail probabilit
   CHECK(regularized_incomplete_beta(50, 50, 0.5) == Approx(0.5).epsilon(1e-9)); // symmetric
   CHECK(regularized_incomplete_beta(50, 51, 0.5) ==
         Approx(0.5397946187).epsilon(1e-9)); // P(Bin(100, 1/2) >= 50)
+}
+
+TEST_CASE("stats: huge finite samples give finite statistics, not the NaN of an overflowed sum",
+          "[stats]") {
+  // 1e308 + 1.7e308 overflows: the direct mean was inf, the standard deviation inf and the CV
+  // inf / inf = NaN, which the store refuses as a metric.
+  const std::vector<double> v = {1e308, 1.7e308};
+  const summary s = summarize(v);
+  CHECK(s.mean == Approx(1.35e308));
+  CHECK(s.median == Approx(1.35e308));
+  CHECK(s.stddev == Approx(0.7e308 / std::sqrt(2.0)));
+  CHECK(s.cv == Approx(0.7 / std::sqrt(2.0) / 1.35));
+  CHECK(std::isfinite(s.ci_low));
+  CHECK(std::isfinite(s.ci_high));
+  CHECK(s.ci_low >= 1e308);
+  CHECK(s.ci_high <= 1.7e308);
+  // Squares overflow long before the values do.
+  CHECK(stddev({1e160, 3e160}) == Approx(std::sqrt(2.0) * 1e160));
+  // Opposite signs: the interpolation's difference overflows, the halves do not.
+  CHECK(median({-1.7e308, 1.7e308}) == 0);
+  CHECK(quantile_sorted({-1.7e308, 1.7e308}, 0.25) == Approx(-0.85e308));
+  CHECK(median_standard_error({-1.7e308, -1e308, 1e308, 1.7e308}) ==
+        Approx(1.7e308 / 1.959963984540054));
+}
+
+TEST_CASE("stats: the median of equal infinities is that infinity, not NaN", "[stats]") {
+  // A rate of FLOPs over 1e-300 s is inf in every sample: inf + 0.5 * (inf - inf) was NaN, which
+  // hid the rate instead of showing it to the runner's rule for non-finite values.
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(median({inf, inf}) == inf);
+  CHECK(median({1, inf, inf, inf}) == inf);
+  CHECK(std::isnan(mean({inf, -inf}))); // no finite answer: NaN stays NaN for the runner to see
 }

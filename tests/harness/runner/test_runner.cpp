@@ -1,6 +1,8 @@
 // The runner (harness/runner) driven without the CLI: a registry with a workload of this file,
 // planned and run config by config, as a front end other than `accelbench run` would.
+#include <algorithm>
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <new>
 #include <sstream>
@@ -8,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "harness/core/error.hpp"
+#include "harness/core/results_document.hpp"
 #include "harness/runner/runner.hpp"
 
 using namespace accelbench;
@@ -24,9 +27,13 @@ public:
     m_spec.backends = {"cpu"};
     m_spec.default_ruleset = "kernel-v1";
     m_spec.primary_metric = "tflops";
-    m_spec.axes = {
-        {"n", axis_type::integer, "4", {}, 1, "a size"},
-        {"mode", axis_type::string, "ok", {"ok", "fail", "oom", "unavailable"}, 1, "what"}};
+    m_spec.axes = {{"n", axis_type::integer, "4", {}, 1, "a size"},
+                   {"mode",
+                    axis_type::string,
+                    "ok",
+                    {"ok", "fail", "oom", "unavailable", "impossible"},
+                    1,
+                    "what"}};
   }
   const workload_spec& spec() const override { return m_spec; }
   std::string unavailable_reason(const config& cfg) const override {
@@ -38,6 +45,8 @@ public:
       throw input_error("the probe failed");
     if (cfg.at("mode") == "oom")
       throw std::bad_alloc();
+    if (cfg.at("mode") == "impossible")
+      return impossible_values(out);
     *ctx.log << "probe " << cfg.at("n") << " seed " << ctx.seed << "\n";
     for (int64_t i = 0; i < cfg.get_int("n"); ++i)
       out.samples.push_back({i, 1e-3 * double(i + 1), 1, json::object()});
@@ -45,6 +54,21 @@ public:
   }
 
 private:
+  // Numbers no comparison can use, where a workload's arithmetic puts them: rates over a time
+  // that rounds to 0, a spread of overflowed sums, a FLOP count of inf.
+  static void impossible_values(run& out) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> values = {1e-3, 0, inf, 2e-3, nan, -1};
+    for (size_t i = 0; i < values.size(); ++i)
+      out.samples.push_back({int64_t(i), values[i], 1, json{{"clock_mhz", i == 3 ? nan : 1500.0}}});
+    out.add_metric("time", 1.5e-3, "s", direction::lower_is_better);
+    out.add_metric("tflops", inf, "TFLOP/s", direction::higher_is_better);
+    out.add_metric("cv", nan, "", direction::lower_is_better);
+    out.add_metric("zero", 0, "", direction::lower_is_better);
+    out.extra["flops_per_iteration"] = inf;
+    out.extra["ranks"] = {{"median_s", {1e-3, -inf, 2e-3}}};
+  }
   workload_spec m_spec;
   std::atomic<int>& m_calls;
 };
@@ -159,4 +183,61 @@ TEST_CASE("a config that cannot run here is recorded as skipped, once, and never
   CHECK(second.extra.at("job_round") == 2);
   CHECK(second.extra.at("job_rounds") == 2);
   CHECK(f.calls == 1);
+}
+
+namespace {
+
+bool has_reason(const run& r, const std::string& text) {
+  return std::find(r.invalid_reasons.begin(), r.invalid_reasons.end(), text) !=
+         r.invalid_reasons.end();
+}
+
+std::string reason_starting(const run& r, const std::string& start) {
+  for (const auto& why : r.invalid_reasons)
+    if (why.rfind(start, 0) == 0)
+      return why;
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("a number that is not finite is never a VALID result: dropped, named, the run INVALID") {
+  fixture f;
+  runner::request r = probe_request();
+  r.sweeps = {"mode=ok,impossible"};
+  const runner::job_plan p = runner::plan(f.reg, r);
+  const runner::environment env = f.environment_of(r, p);
+  const run ok = runner::run_one(p.configs.at(0), env);
+  for (const auto& why : ok.invalid_reasons) // the load may judge it; the rule never does
+    CHECK(why.find("not stored") == std::string::npos);
+  CHECK(ok.samples.size() == 4);
+
+  const run out = runner::run_one(p.configs.at(1), env);
+  INFO(json(out.invalid_reasons).dump());
+  CHECK(out.status == run_status::ok);
+  CHECK_FALSE(out.valid);
+  CHECK(has_reason(out, "metric tflops is inf (not a finite number): not stored"));
+  CHECK(has_reason(out, "metric cv is nan (not a finite number): not stored"));
+  CHECK(has_reason(out, "sample 1 is 0 s and 3 more (not a finite number > 0): not stored"));
+  // One reason for the extra numbers, naming the first by its path (the judged conditions copy
+  // the CV's NaN too) and counting the rest.
+  const std::string extra = reason_starting(out, "extra.");
+  CHECK(extra.find(" more (not a finite number): not stored") != std::string::npos);
+  // What is left is what was finite: the two good samples (one without its NaN clock), the
+  // finite metrics (0 is a number), the finite ranks.
+  REQUIRE(out.samples.size() == 2);
+  CHECK(out.samples[0].index == 0);
+  CHECK(out.samples[1].index == 3);
+  CHECK_FALSE(out.samples[1].extra.contains("clock_mhz"));
+  CHECK(out.samples[0].extra.at("clock_mhz") == 1500.0);
+  CHECK(out.find_metric("time"));
+  CHECK(out.find_metric("zero"));
+  CHECK_FALSE(out.find_metric("tflops"));
+  CHECK_FALSE(out.find_metric("cv"));
+  CHECK_FALSE(out.extra.contains("flops_per_iteration"));
+  CHECK(out.extra.at("ranks").at("median_s") == json::array({1e-3, 2e-3}));
+  // So the run goes out and comes back as it is: every value survives the results document.
+  const run back = run_from_json(json::parse(to_json(out).dump()));
+  CHECK(storable_run_problem(back).empty());
+  CHECK(to_json(back) == to_json(out));
 }
