@@ -65,7 +65,9 @@ void add_cpu_probe_peak(run& out, const kernel_figures& f, const kernel_peak& gi
           : peak.unusable;
   add_pct_of_peak(out, tflops, peak.tflops, why);
   out.add_metric("cv", f.sum.cv, "", direction::lower_is_better);
-  out.extra["peak"] = peak.record;
+  // No record, no key: a null extra.peak (a plugin naming no dtype) made import refuse the export.
+  if (peak.record.is_object())
+    out.extra["peak"] = peak.record;
   if (!probe_low)
     return;
   out.extra["peak"]["below_achieved"] = true;

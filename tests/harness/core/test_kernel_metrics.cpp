@@ -5,6 +5,8 @@
 
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/peak.hpp"
+#include "harness/core/results_document.hpp"
+#include "harness/core/text_input.hpp"
 
 using namespace accelbench;
 
@@ -146,6 +148,23 @@ TEST_CASE("kernel metrics: a GPU above its datasheet peak is INVALID, and withou
   CHECK_FALSE(unknown.extra.contains("peak"));
   CHECK_THAT(pct_of_peak_unknown(unknown), Catch::Contains("no datasheet peak"));
   CHECK(unknown.valid);
+}
+
+TEST_CASE("kernel metrics: a CPU kernel without a peak (a plugin naming no dtype) records none, "
+          "so its run exports and imports") {
+  run r = timed_run(1e-3);
+  kernel_peak none; // what the plugin workload passes for a plugin that names no dtype
+  none.unusable = "the plugin names no dtype";
+  add_kernel_metrics(r, 1e9, none);
+  CHECK(r.find_metric("pct_of_peak") == nullptr);
+  CHECK_FALSE(r.extra.contains("peak")); // was null, which the results schema refuses
+  CHECK(pct_of_peak_unknown(r) == "the plugin names no dtype");
+  r.cfg = {"example", "cpu", {}};
+  r.uuid = "0e48e28b-c8e5-4eae-bc8a-fe47b9c9527c";
+  r.system = "host";
+  r.ruleset = "kernel-v1";
+  const std::string doc = dump_json(results_document({r}, nlohmann::json::array(), {}));
+  CHECK(read_results_document(doc, "export").size() == 1);
 }
 
 TEST_CASE("a stored 0 % of peak is no measurement, other zeros are") {
