@@ -1,5 +1,7 @@
 #include "workloads/plugin/plugin_workload.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "harness/core/dtype.hpp"
@@ -7,8 +9,10 @@
 #include "harness/core/hash.hpp"
 #include "harness/core/kernel_metrics.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/dist/dist.hpp"
 #include "harness/measure/kernel_run.hpp"
 #include "workloads/plugin/plugin_kernel.hpp"
+#include "workloads/plugin/plugin_worker.hpp"
 #ifdef ACCELBENCH_HAVE_DEVICE
 #include "harness/device/device.hpp"
 #endif
@@ -83,6 +87,39 @@ void check_outputs(run& r, const accelbench_plugin_v1& api, void* state) {
   }
 }
 
+// The plugin's work per iteration, refused at the boundary unless every field is a finite number
+// >= 0: a negative or NaN count would give a negative or NaN throughput (and a CI upside down).
+std::string bad_work(const accelbench_plugin_work& w) {
+  const std::pair<const char*, double> fields[] = {
+      {"flops", w.flops}, {"bytes", w.bytes}, {"items", w.items}};
+  for (const auto& [name, value] : fields)
+    if (!std::isfinite(value) || value < 0)
+      return fmt::format("plugin work: {} = {} per iteration is not a finite number >= 0", name,
+                         value);
+  return "";
+}
+
+// plugin.timeout_s of the ruleset (docs/plugins.md): the bound on one worker, 600 s when the
+// ruleset has none; the ruleset schema checks it (a number >= 0, 0: none).
+double timeout_of(const ruleset& rules) {
+  constexpr double k_default_timeout_s = 600;
+  const json& p = rules.section("plugin");
+  return p.is_object() ? p.value("timeout_s", k_default_timeout_s) : k_default_timeout_s;
+}
+
+// Where a worker process cannot be used, the plugin runs in accelbench's own: a cuda plugin
+// (CUDA cannot be used in a child forked after the parent initialised it, which the device check
+// before every cuda run does) and a run across ranks (MPI cannot be used in a forked child).
+bool in_worker(const accelbench_plugin_v1& api) {
+  return std::string(api.device) != "cuda" && !dist::distributed();
+}
+
+std::unique_ptr<measure::kernel> kernel_for(const accelbench_plugin_v1& api, void* state) {
+  if (std::string(api.device) == "cuda")
+    return make_cuda_kernel(api, state);
+  return std::make_unique<plugin_kernel>(api, state);
+}
+
 class plugin_workload : public workload {
 public:
   explicit plugin_workload(const loaded_plugin& p) : m_p(p), m_spec(spec_of(p)) {}
@@ -107,21 +144,21 @@ public:
 #endif
   }
 
-  void execute(const config& cfg, run& out, run_context& ctx) const override;
+  void execute(const config& cfg, run& out, run_context& ctx) const override {
+    if (!in_worker(*m_p.api))
+      return measure(cfg, out, ctx);
+    run_in_worker(out, [&](run& r) { measure(cfg, r, ctx); }, {timeout_of(*ctx.rules), ctx.cancel});
+  }
 
 private:
+  // What runs in the worker: setup, work, the kernel-run sequence of the built-in kernels, check.
+  void measure(const config& cfg, run& out, const run_context& ctx) const;
+
   loaded_plugin m_p;
   workload_spec m_spec;
 };
 
-std::unique_ptr<measure::kernel> kernel_for(const accelbench_plugin_v1& api, void* state,
-                                            run_status_text& status) {
-  if (std::string(api.device) == "cuda")
-    return make_cuda_kernel(api, state, status);
-  return std::make_unique<plugin_kernel>(api, state, status);
-}
-
-void plugin_workload::execute(const config& cfg, run& out, run_context& ctx) const {
+void plugin_workload::measure(const config& cfg, run& out, const run_context& ctx) const {
   const accelbench_plugin_v1& api = *m_p.api;
   const std::string key = cfg.key();
   char err[k_err_size] = {};
@@ -131,8 +168,9 @@ void plugin_workload::execute(const config& cfg, run& out, run_context& ctx) con
   const std::unique_ptr<void, void (*)(void*)> owned(state, api.teardown);
   accelbench_plugin_work w{};
   api.work(state, &w);
-  run_status_text status;
-  auto k = kernel_for(api, state, status);
+  if (const std::string why = bad_work(w); !why.empty())
+    return out.mark_failed(why);
+  auto k = kernel_for(api, state);
   if (!k)
     return out.mark_failed("this accelbench was built without CUDA");
   measure::kernel_run_steps steps;
@@ -143,33 +181,28 @@ void plugin_workload::execute(const config& cfg, run& out, run_context& ctx) con
     add_rate_metrics(r, w);
     check_outputs(r, api, state);
   };
-  measure::run_checked_kernel(out, key, *k, ctx, steps);
-  if (!status.error.empty())
-    out.mark_failed("plugin run failed: " + status.error);
+  try {
+    measure::run_checked_kernel(out, key, *k, ctx, steps);
+  } catch (const run_failed& e) {
+    out.mark_failed(std::string("plugin run failed: ") + e.what());
+  }
 }
 
 } // namespace
 
-bool call_run(const accelbench_plugin_v1& api, void* state, int64_t iterations, void* stream,
-              run_status_text& status) {
-  if (!status.error.empty())
-    return false;
-  char err[k_err_size] = {};
-  if (api.run(state, iterations, stream, err, sizeof err) == 0)
-    return true;
-  status.error = message_of(err);
-  return false;
+void throw_run_failed(char* err, size_t err_size) {
+  err[err_size - 1] = '\0';
+  throw run_failed(message_of(err));
 }
 
-void plugin_kernel::fail() {
-  m_failed = true;
-  m_err[sizeof m_err - 1] = '\0';
-  m_status.error = message_of(m_err);
+void call_run(const accelbench_plugin_v1& api, void* state, int64_t iterations, void* stream) {
+  char err[k_err_size] = {};
+  if (api.run(state, iterations, stream, err, sizeof err) != 0)
+    throw_run_failed(err, sizeof err);
 }
 
 #ifndef ACCELBENCH_HAVE_DEVICE
-std::unique_ptr<measure::kernel> make_cuda_kernel(const accelbench_plugin_v1&, void*,
-                                                  run_status_text&) {
+std::unique_ptr<measure::kernel> make_cuda_kernel(const accelbench_plugin_v1&, void*) {
   return nullptr;
 }
 #endif

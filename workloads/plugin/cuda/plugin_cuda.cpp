@@ -10,21 +10,18 @@ namespace {
 
 class plugin_cuda_kernel : public device::device_kernel {
 public:
-  plugin_cuda_kernel(const accelbench_plugin_v1& api, void* state, run_status_text& status)
-      : m_api(api), m_state(state), m_status(status) {}
-  void enqueue(void* stream) override { call_run(m_api, m_state, 1, stream, m_status); }
+  plugin_cuda_kernel(const accelbench_plugin_v1& api, void* state) : m_api(api), m_state(state) {}
+  void enqueue(void* stream) override { call_run(m_api, m_state, 1, stream); }
 
 private:
   const accelbench_plugin_v1& m_api;
   void* m_state;
-  run_status_text& m_status;
 };
 
 } // namespace
 
-std::unique_ptr<measure::kernel> make_cuda_kernel(const accelbench_plugin_v1& api, void* state,
-                                                  run_status_text& status) {
-  return std::make_unique<plugin_cuda_kernel>(api, state, status);
+std::unique_ptr<measure::kernel> make_cuda_kernel(const accelbench_plugin_v1& api, void* state) {
+  return std::make_unique<plugin_cuda_kernel>(api, state);
 }
 
 } // namespace accelbench::plugin
