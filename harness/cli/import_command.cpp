@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,6 +17,7 @@
 #include "harness/cli/options.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/query/selector.hpp"
@@ -190,6 +192,7 @@ int store_imported(const import_options& o, std::vector<run>& runs, const json& 
   for (const auto& s : systems)
     records.push_back(store::system_from_json(s));
   apply_import_labels(o.labels, runs, records);
+  require_storable_runs(runs, origin); // --tag may have taken a run over the tags' limit
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_write);
   for (const auto& rec : records)
     db.upsert_system(rec);
@@ -213,6 +216,8 @@ int cmd_import(import_options o) {
         fmt::format("unknown import format '{}' (accelbench, gbench, mlperf)", o.format));
   if (!o.counters.empty() && !o.format.empty() && o.format != "gbench")
     throw usage_error("--counter applies to Google Benchmark files (--format gbench)");
+  if (std::string why = limits::tags_problem(o.labels.tags); !why.empty())
+    throw usage_error("--tag: " + why);
   detected d{o.format, ""};
   if (d.format.empty() && !is_url(o.source) && std::filesystem::is_directory(o.source))
     d = detect_folder(o.source);
@@ -247,12 +252,20 @@ int cmd_import(import_options o) {
 
 } // namespace
 
+namespace {
+// Each of `tags` the run does not have yet, in order: hashed, since both lists may be long.
+void add_tags(run& r, const std::vector<std::string>& tags) {
+  std::unordered_set<std::string> have(r.tags.begin(), r.tags.end());
+  for (const auto& t : tags)
+    if (have.insert(t).second)
+      r.tags.push_back(t);
+}
+} // namespace
+
 void apply_import_labels(const import_labels& l, std::vector<run>& runs,
                          std::vector<store::system_record>& systems) {
   for (auto& r : runs) {
-    for (const auto& t : l.tags)
-      if (std::find(r.tags.begin(), r.tags.end(), t) == r.tags.end())
-        r.tags.push_back(t);
+    add_tags(r, l.tags);
     if (!l.job_id.empty() && query::job_of(r).empty() && (r.extra.is_null() || r.extra.is_object()))
       r.extra["job_id"] = l.job_id;
   }

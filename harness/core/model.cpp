@@ -229,22 +229,53 @@ run_status run_status_from_string(const std::string& s) {
   throw input_error(fmt::format("unknown run status '{}'", s));
 }
 
-const metric* run::find_metric(const std::string& name) const {
-  for (const auto& m : metrics)
-    if (m.name == name)
-      return &m;
-  return nullptr;
+// ---------------------------------------------------------------------------------------------
+metric_list::metric_list(std::initializer_list<metric> ms) {
+  m_items.reserve(ms.size());
+  for (const auto& m : ms)
+    push_back(m);
 }
 
+const metric* metric_list::find(const std::string& name) const {
+  const auto it = m_first.find(name);
+  return it == m_first.end() ? nullptr : &m_items[it->second];
+}
+
+void metric_list::push_back(metric m) {
+  m_first.try_emplace(m.name, m_items.size());
+  m_items.push_back(std::move(m));
+}
+
+void metric_list::set(metric m) {
+  const auto [it, fresh] = m_first.try_emplace(m.name, m_items.size()); // one lookup
+  if (fresh)
+    m_items.push_back(std::move(m));
+  else
+    m_items[it->second] = std::move(m);
+}
+
+void metric_list::truncate(std::size_t n) {
+  if (n >= m_items.size())
+    return;
+  m_items.resize(n);
+  reindex();
+}
+
+void metric_list::clear() {
+  m_items.clear();
+  m_first.clear();
+}
+
+void metric_list::reindex() {
+  m_first.clear();
+  for (std::size_t i = 0; i < m_items.size(); ++i)
+    m_first.try_emplace(m_items[i].name, i);
+}
+
+const metric* run::find_metric(const std::string& name) const { return metrics.find(name); }
+
 void run::add_metric(std::string name, double value, std::string unit, direction dir) {
-  for (auto& m : metrics)
-    if (m.name == name) {
-      m.value = value;
-      m.unit = std::move(unit);
-      m.dir = dir;
-      return;
-    }
-  metrics.push_back({std::move(name), value, std::move(unit), dir});
+  metrics.set({std::move(name), value, std::move(unit), dir});
 }
 
 void run::mark_invalid(std::string reason) {
@@ -308,6 +339,16 @@ json to_json(const run& r) {
   return j;
 }
 
+namespace {
+// j[key] when it is there, else an empty array; a reference, not a copy as j.value() would make
+// (a run's samples are most of a document).
+const json& array_member(const json& j, const char* key) {
+  static const json k_empty = json::array();
+  const auto it = j.find(key);
+  return it == j.end() ? k_empty : *it;
+}
+} // namespace
+
 run run_from_json(const json& j) {
   try {
     run r;
@@ -342,7 +383,9 @@ run run_from_json(const json& j) {
     r.harness_revision = j.value("harness_revision", "");
     r.sample_unit = j.value("sample_unit", "s");
     r.sample_dir = direction_from_string(j.value("sample_direction", "lower"));
-    for (const auto& sj : j.value("samples", json::array())) {
+    const json& samples = array_member(j, "samples");
+    r.samples.reserve(samples.size());
+    for (const auto& sj : samples) {
       sample s;
       s.index = sj.at("index").get<int64_t>();
       s.value = sj.at("value").get<double>();
@@ -350,7 +393,9 @@ run run_from_json(const json& j) {
       s.extra = sj.value("extra", json::object());
       r.samples.push_back(std::move(s));
     }
-    for (const auto& mj : j.value("metrics", json::array()))
+    const json& metrics = array_member(j, "metrics");
+    r.metrics.reserve(metrics.size());
+    for (const auto& mj : metrics)
       r.metrics.push_back({mj.at("name").get<std::string>(), mj.at("value").get<double>(),
                            mj.value("unit", ""),
                            direction_from_string(mj.value("direction", "higher"))});

@@ -3,9 +3,11 @@
 // Spec (what a workload accepts) / config (one resolved point) / run (what was measured)
 // are kept apart, as nvbench keeps its benchmark spec, state and summaries apart.
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +27,49 @@ struct metric {
   double value = 0;
   std::string unit; // "TFLOP/s", "s", "%", ...
   direction dir = direction::higher_is_better;
+};
+
+// A run's metrics in the order they were added, with an index by name kept beside them, so that
+// finding or setting a metric by name takes constant time whatever their number (an external
+// program may report thousands: a linear search per metric made 100,000 of them take 80 s).
+// Elements are read-only from outside: every change goes through a member that keeps the index.
+// A name may appear twice (a document from outside may say so, and its check names it); find
+// returns the first.
+class metric_list {
+public:
+  using const_iterator = std::vector<metric>::const_iterator;
+  metric_list() = default;
+  metric_list(std::initializer_list<metric> ms);
+
+  const_iterator begin() const { return m_items.begin(); }
+  const_iterator end() const { return m_items.end(); }
+  std::size_t size() const { return m_items.size(); }
+  bool empty() const { return m_items.empty(); }
+  const metric& operator[](std::size_t i) const { return m_items[i]; }
+  const metric& front() const { return m_items.front(); }
+  const metric& back() const { return m_items.back(); }
+
+  const metric* find(const std::string& name) const; // the first of that name; nullptr: none
+  void push_back(metric m);                          // appended, even when the name is there
+  void set(metric m); // replaces the first of its name in place, else appends
+  // Removes the metrics `drop` says true for, keeping the order. Returns how many.
+  template <class Pred> std::size_t erase_if(Pred drop) {
+    const std::size_t n = std::erase_if(m_items, drop);
+    if (n > 0)
+      reindex();
+    return n;
+  }
+  void truncate(std::size_t n); // keeps the first n
+  void clear();
+  void reserve(std::size_t n) {
+    m_items.reserve(n);
+    m_first.reserve(n);
+  }
+
+private:
+  void reindex();
+  std::vector<metric> m_items;
+  std::unordered_map<std::string, std::size_t> m_first; // name -> index of its first metric
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +155,7 @@ struct run {
   std::string sample_unit = "s"; // unit of sample values
   direction sample_dir = direction::lower_is_better;
   std::vector<sample> samples;
-  std::vector<metric> metrics;
+  metric_list metrics;
   run_status status = run_status::ok;
   std::string status_reason; // why failed / skipped
   bool valid = true;         // VALID / INVALID

@@ -12,6 +12,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"
 #include "harness/core/kernel_metrics.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/text_input.hpp"
 
@@ -128,6 +129,8 @@ bool is_utc_timestamp(const std::string& t) {
 }
 
 std::string storable_run_problem(const run& r) {
+  if (std::string why = limits::run_problem(r); !why.empty())
+    return why;
   if (std::string why = sample_problem(r); !why.empty())
     return why;
   // Which of two values would be the metric? (The store would keep the last, silently.) A tag
@@ -146,17 +149,150 @@ std::string storable_run_problem(const run& r) {
   return {};
 }
 
+namespace {
+
+// "ORIGIN: run I (uuid U): PROBLEM", the one wording of a run refused at the boundary.
+input_error refused_run(const std::string& origin, size_t i, const std::string& uuid,
+                        const std::string& why) {
+  return input_error(fmt::format("{}: run {} ({}): {}", origin, i,
+                                 uuid.empty() ? std::string("no uuid") : "uuid " + printable(uuid),
+                                 why));
+}
+
+// Reads a results document's text once, without building its tree, for the first run over a
+// limit of harness/core/limits.hpp: counts the items of each run's samples, metrics and tags and
+// measures its tags and metric names. A document over a limit is so refused in one pass and before
+// a tree of it is built (ten million samples are gigabytes as a tree; a million tags took minutes
+// to get past the parser). A problem, once found, waits for the end of its run (for the uuid,
+// which our exports write last) and then ends the reading. What is not a results document is left
+// to the parser and the schema.
+class run_limits_reader final : public nlohmann::json_sax<json> {
+public:
+  std::size_t run = 0; // the run of `why`, counted from 0
+  std::string uuid, why;
+
+  bool null() override { return item(); }
+  bool boolean(bool) override { return item(); }
+  bool number_integer(number_integer_t) override { return item(); }
+  bool number_unsigned(number_unsigned_t) override { return item(); }
+  bool number_float(number_float_t, const string_t&) override { return item(); }
+  bool binary(binary_t&) override { return item(); }
+  bool string(string_t& s) override {
+    text(s);
+    return item();
+  }
+  bool start_object(std::size_t) override { return open(); }
+  bool start_array(std::size_t) override { return open(); }
+  bool key(string_t& k) override;
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false; // the parser names it
+  }
+
+private:
+  // Depths (containers open) of the document's parts: the root object, the runs array, a run,
+  // one of its lists, a metric.
+  enum depth : int { k_root = 1, k_runs = 2, k_run = 3, k_list = 4, k_metric = 5 };
+  enum class list { none, samples, metrics, tags };
+
+  bool item(); // a value (scalar or container) begins at depth_
+  bool open();
+  bool close();
+  void text(const std::string& s);
+  void found(std::string problem) {
+    if (why.empty() && !problem.empty())
+      why = std::move(problem);
+  }
+
+  int depth_ = 0;
+  std::string root_key_, run_key_, metric_key_; // the last key at k_root, k_run, k_metric
+  bool in_runs_ = false;
+  list list_ = list::none;
+  std::size_t items_ = 0, runs_ = 0;
+};
+
+bool run_limits_reader::key(string_t& k) {
+  if (depth_ == k_root)
+    root_key_ = k;
+  else if (depth_ == k_run && in_runs_)
+    run_key_ = k;
+  else if (depth_ == k_metric && list_ == list::metrics)
+    metric_key_ = k;
+  return true;
+}
+
+bool run_limits_reader::item() {
+  if (depth_ == k_runs && in_runs_ && why.empty())
+    run = runs_++;
+  if (depth_ != k_list || list_ == list::none || !why.empty())
+    return true;
+  ++items_;
+  found(list_ == list::samples   ? limits::sample_count_problem(items_)
+        : list_ == list::metrics ? limits::metric_count_problem(items_)
+                                 : limits::tag_count_problem(items_));
+  return true;
+}
+
+bool run_limits_reader::open() {
+  item();
+  ++depth_;
+  if (depth_ == k_runs)
+    in_runs_ = root_key_ == "runs";
+  else if (depth_ == k_run && in_runs_) {
+    uuid.clear();
+    run_key_.clear();
+  } else if (depth_ == k_list && in_runs_) {
+    list_ = run_key_ == "samples"   ? list::samples
+            : run_key_ == "metrics" ? list::metrics
+            : run_key_ == "tags"    ? list::tags
+                                    : list::none;
+    items_ = 0;
+  } else if (depth_ == k_metric)
+    metric_key_.clear();
+  return true;
+}
+
+bool run_limits_reader::close() {
+  --depth_;
+  if (depth_ == k_run)
+    list_ = list::none;
+  // The run with the problem has ended: its uuid is known, nothing after it is read.
+  return !(depth_ == k_runs && in_runs_ && !why.empty());
+}
+
+void run_limits_reader::text(const std::string& s) {
+  if (!in_runs_)
+    return;
+  if (depth_ == k_run && run_key_ == "uuid")
+    uuid = s;
+  else if (!why.empty())
+    return;
+  else if (depth_ == k_list && list_ == list::tags)
+    found(limits::tag_problem(s));
+  else if (depth_ == k_metric && list_ == list::metrics && metric_key_ == "name")
+    found(limits::metric_name_problem(s));
+}
+
+void require_runs_within_limits(const std::string& text, const std::string& origin) {
+  run_limits_reader reader;
+  json::sax_parse(text, &reader);
+  if (!reader.why.empty())
+    throw refused_run(origin, reader.run, reader.uuid, reader.why);
+}
+
+} // namespace
+
 void require_storable_runs(const std::vector<run>& runs, const std::string& origin) {
   for (size_t i = 0; i < runs.size(); ++i)
     if (std::string why = storable_run_problem(runs[i]); !why.empty())
-      throw input_error(fmt::format(
-          "{}: run {} ({}): {}", origin, i,
-          runs[i].uuid.empty() ? std::string("no uuid") : "uuid " + printable(runs[i].uuid), why));
+      throw refused_run(origin, i, runs[i].uuid, why);
 }
 
 std::vector<run> read_results_document(const std::string& text, const std::string& origin,
                                        json* systems) {
   require_utf8(text, origin);
+  require_runs_within_limits(text, origin);
   json doc = parse_json_input(text, origin);
   static const json_schema schema = load_builtin_schema("results.schema.json");
   // The schema also bounds every number a reader later converts (64-bit integers, finite
@@ -164,10 +300,11 @@ std::vector<run> read_results_document(const std::string& text, const std::strin
   // after this line throws on a value from the file.
   schema.require_valid(doc, origin);
   std::vector<run> out;
+  out.reserve(doc["runs"].size());
   for (const auto& j : doc["runs"]) {
     run r = run_from_json(j);
     // An older version's 0 for "no peak known" is not a measurement: absent, as stored runs read.
-    std::erase_if(r.metrics, unknown_figure);
+    r.metrics.erase_if(unknown_figure);
     // An older version's fingerprint of the same environment is the current one, so that a run of
     // such a document compares with new runs of its machine whether it is stored or read directly
     // (compare a.json b.json); the store applies the same rule to its own rows (migration 6).

@@ -20,7 +20,9 @@ std::vector<run> read_results_document(const std::string& text, const std::strin
                                        json* systems = nullptr);
 
 // The one check of runs that arrive from outside (import of every format, selector files, a run
-// POSTed to the results server), made before any database is opened. It refuses what the store
+// POSTed to the results server), made before any database is opened. It refuses a run over a
+// limit of harness/core/limits.hpp (read_results_document refuses one before it reads the rest
+// of its document), what the store
 // could not hold (a sample index twice in one run), would resolve silently (a metric name twice:
 // which value?), gc could not age (a started_at or finished_at that is not UTC
 // "YYYY-MM-DDTHH:MM:SS[.fraction]Z": gc compares them as text; empty is allowed, stored as the

@@ -13,6 +13,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/hash.hpp"
 #include "harness/core/json_schema.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/ranks.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/dist/dist.hpp"
@@ -425,6 +426,8 @@ job_plan make_plan(const registry& reg, const request& o) {
   require_text(o.system, "--system");
   for (const auto& t : o.tags)
     require_text(t, "--tag", false);
+  if (std::string why = limits::tags_problem(o.tags); !why.empty())
+    throw usage_error("--tag: " + why);
   auto overrides = parse_sets(o.rule_overrides, "--rule");
   if (!o.suite.empty()) {
     if (!o.workload.empty())

@@ -1,13 +1,16 @@
 #include "harness/store/rows.hpp"
 
-#include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 
@@ -201,7 +204,49 @@ std::optional<std::string> sample_extra(const sample& s) {
   return dump(s.extra);
 }
 
+namespace {
+
+// The store's last guard: a run over a limit of harness/core/limits.hpp is refused whole, naming
+// it (every path in checks them before; this one holds for callers that did not, such as a
+// workload that wrote more samples than a run may hold: the run loop reports it unstored).
+void require_within_limits(const run& r) {
+  if (std::string why = limits::run_problem(r); !why.empty())
+    throw storage_error(fmt::format("run {} is not stored: {}", printable(r.uuid), why));
+}
+
+// A metric name given twice keeps its last value, in the place of its first. Hashed by name: a
+// search of the kept ones per metric made 10^5 metrics quadratic.
+std::vector<metric> last_of_each_name(const metric_list& ms) {
+  std::vector<metric> out;
+  out.reserve(ms.size());
+  std::unordered_map<std::string_view, std::size_t> at; // views of ms's names, alive meanwhile
+  at.reserve(ms.size());
+  for (const auto& m : ms) {
+    const auto [it, fresh] = at.try_emplace(m.name, out.size());
+    if (fresh)
+      out.push_back(m);
+    else
+      out[it->second] = m;
+  }
+  return out;
+}
+
+// A tag given twice is stored once, in the place of its first.
+std::vector<std::string> each_once(const std::vector<std::string>& tags) {
+  std::vector<std::string> out;
+  out.reserve(tags.size());
+  std::unordered_set<std::string_view> seen; // views of tags' strings
+  seen.reserve(tags.size());
+  for (const auto& t : tags)
+    if (seen.insert(t).second)
+      out.push_back(t);
+  return out;
+}
+
+} // namespace
+
 run_row row_of(const run& r) {
+  require_within_limits(r);
   run_row w;
   w.uuid = r.uuid;
   w.workload = r.cfg.workload;
@@ -244,18 +289,8 @@ run_row row_of(const run& r) {
   w.system_accelerator = w.accelerator_model;
   w.system_count = member_or(r.environment, "accelerator", "count", int64_t{1});
   w.system_source = r.source == "published" ? "published" : "measured";
-  // A metric name given twice keeps its last value; a tag given twice is stored once.
-  for (const auto& m : r.metrics) {
-    auto same = std::find_if(w.metrics.begin(), w.metrics.end(),
-                             [&](const metric& x) { return x.name == m.name; });
-    if (same != w.metrics.end())
-      *same = m;
-    else
-      w.metrics.push_back(m);
-  }
-  for (const auto& t : r.tags)
-    if (std::find(w.tags.begin(), w.tags.end(), t) == w.tags.end())
-      w.tags.push_back(t);
+  w.metrics = last_of_each_name(r.metrics);
+  w.tags = each_once(r.tags);
   return w;
 }
 

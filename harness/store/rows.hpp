@@ -83,6 +83,8 @@ struct run_row {
   std::vector<std::string> tags; // each once
 };
 void assign_uuid(run& r); // a fresh uuid when r has none
+// Throws storage_error naming the run and the limit for a run over one of harness/core/limits.hpp
+// (the store's last guard: nothing of the run is written).
 run_row row_of(const run& r);
 void mark_stored(run& r, const run_row& w,
                  int64_t id); // r as stored: its id, revision, fingerprint

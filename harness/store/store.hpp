@@ -178,13 +178,13 @@ public:
   std::optional<run> get_run(int64_t id, bool with_samples = true, bool with_log = true) {
     auto r = m_impl->get_run(id, with_samples, with_log);
     if (r)
-      std::erase_if(r->metrics, unknown_figure);
+      r->metrics.erase_if(unknown_figure);
     return r;
   }
   std::vector<run> query(const run_filter& f) {
     auto runs = m_impl->query(f);
     for (run& r : runs)
-      std::erase_if(r.metrics, unknown_figure);
+      r.metrics.erase_if(unknown_figure);
     return runs;
   }
   // The runs `f` selects as history reads them (f.with_samples and f.with_log play no part), in

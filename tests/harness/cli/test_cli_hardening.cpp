@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/stats.hpp"
@@ -420,4 +421,60 @@ TEST_CASE("Ctrl-C: the first stops cleanly after the current run, a second exits
     CHECK_THAT(test_cli::slurp(err), Catch::Contains("exiting now"));
     CHECK(runs_in(t.db()) == 0); // the database opens: nothing half-stored
   }
+}
+
+TEST_CASE("a run at every limit imports and exports whole; one tag more is refused naming the run "
+          "and the limit, with nothing stored",
+          "[cli][hardening][limits]") {
+  test_cli::temp_dir t;
+  run r;
+  r.uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  r.cfg.workload = "gemm";
+  r.cfg.backend = "cpu";
+  r.cfg.values = {{"M", "64"}};
+  r.system = "box";
+  r.ruleset = "kernel-v1";
+  r.started_at = r.finished_at = "2026-10-01T02:00:00.000Z";
+  r.samples.reserve(limits::k_max_samples);
+  for (size_t i = 0; i < limits::k_max_samples; ++i)
+    r.samples.push_back({(int64_t)i, 1e-3 * (1 + (double)(i % 5)), 10, json::object()});
+  for (size_t i = 0; i < limits::k_max_metrics; ++i)
+    r.add_metric("m" + std::to_string(i), 1.0, "", direction::higher_is_better);
+  for (size_t i = 0; i < limits::k_max_tags; ++i)
+    r.tags.push_back("t" + std::to_string(i));
+  const std::string doc = (t.path / "at.json").string();
+  std::ofstream(doc) << results_document({r}, json::array(), json::array()).dump();
+
+  // One tag more: in the document, or through --tag.
+  run over = r;
+  over.tags.emplace_back("one-more");
+  const std::string over_doc = (t.path / "over.json").string();
+  std::ofstream(over_doc) << results_document({over}, json::array(), json::array()).dump();
+  const std::string says =
+      "run 0 (uuid 0f8fad5b-d9cb-469f-a165-70867728950e): 10001 tags, more than the 10000 a run "
+      "may hold";
+  for (const std::string& cmd :
+       {"import " + over_doc + " --db " + t.db(), "import " + doc + " --tag x --db " + t.db()}) {
+    INFO(cmd);
+    auto refused = ab(cmd);
+    CHECK(refused.rc == 2);
+    CHECK_THAT(refused.err, Catch::Contains(says));
+    CHECK(lines(refused.err) == 1);
+    CHECK_FALSE(fs::exists(t.db())); // refused before the database was opened
+  }
+
+  auto imported = ab("import " + doc + " --db " + t.db());
+  INFO(imported.err);
+  REQUIRE(imported.rc == 0);
+  CHECK_THAT(imported.out, Catch::Contains("imported 1 run(s)"));
+  const std::string exported = (t.path / "back.json").string();
+  REQUIRE(ab("export --db " + t.db() + " -o " + exported).rc == 0);
+  const std::string again = (t.path / "again.db").string();
+  REQUIRE(ab("import " + exported + " --db " + again).rc == 0);
+  auto db = store::store::open(again, store::access::read_only);
+  const auto back = db.query({});
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].samples.size() == limits::k_max_samples);
+  CHECK(back[0].metrics.size() == limits::k_max_metrics);
+  CHECK(back[0].tags.size() == limits::k_max_tags);
 }

@@ -9,6 +9,7 @@
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
 
@@ -204,4 +205,63 @@ TEST_CASE("the run check refuses what the store, gc and compare cannot use, nami
                              "finished_at 'later'"));
   json doc = results_document(runs, json::array(), json::array());
   CHECK_THAT(error_of(dump_json(doc)), Contains("run 1 (uuid"));
+}
+
+TEST_CASE("a run over a limit is refused before the document is validated, naming the run and the "
+          "limit; a run at the limits reads",
+          "[json_export][limits]") {
+  run at = sample_run();
+  at.samples.clear();
+  at.samples.reserve(limits::k_max_samples);
+  for (std::size_t i = 0; i < limits::k_max_samples; ++i)
+    at.samples.push_back({(int64_t)i, 1e-3, 1, json::object()});
+  at.metrics.clear();
+  for (std::size_t i = 0; i < limits::k_max_metrics; ++i)
+    at.add_metric(std::string(limits::k_max_metric_name_bytes - 8, 'm') +
+                      std::to_string(10'000'000 + i),
+                  1, "", direction::higher_is_better);
+  at.tags.clear();
+  for (std::size_t i = 0; i < limits::k_max_tags; ++i)
+    at.tags.push_back(std::string(limits::k_max_tag_bytes - 8, 't') +
+                      std::to_string(10'000'000 + i));
+  const json doc = results_document({sample_run(), at}, json::array(), json::array());
+  const auto runs = read_results_document(dump_json(doc), "in.json");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].samples.size() == limits::k_max_samples);
+  CHECK(runs[1].metrics.size() == limits::k_max_metrics);
+  CHECK(runs[1].tags.size() == limits::k_max_tags);
+
+  // One more of each, in a document that is otherwise invalid too (no schema_version): the limit
+  // is what is said, before the schema is checked.
+  const std::string prefix = "in.json: run 1 (uuid 0f8fad5b-d9cb-469f-a165-70867728950e): ";
+  for (const char* what : {"samples", "metrics", "tags"}) {
+    json over = doc;
+    over.erase("schema_version");
+    json& list = over["runs"][1][what];
+    list.push_back(list.back());
+    CHECK(error_of(dump_json(over)) ==
+          prefix + (what == std::string("samples")   ? limits::sample_count_problem(100'001)
+                    : what == std::string("metrics") ? limits::metric_count_problem(10'001)
+                                                     : limits::tag_count_problem(10'001)));
+  }
+  // Nothing after the run is read: the document may even end broken.
+  json over = doc;
+  over["runs"][1]["tags"].push_back("one-more");
+  std::string cut = dump_json(over);
+  cut.resize(cut.size() - 1);
+  cut += ", \"broken\": [1, 2,";
+  CHECK(error_of(cut) == prefix + limits::tag_count_problem(10'001));
+  json long_tag = sample_doc();
+  long_tag["runs"][0]["tags"] = {"ok", std::string(limits::k_max_tag_bytes + 1, 't')};
+  CHECK_THAT(error_of(dump_json(long_tag)),
+             Contains("in.json: run 0 (uuid") &&
+                 Contains("is 257 bytes, longer than the 256 a tag"));
+  json long_name = sample_doc();
+  long_name["runs"][0]["metrics"][0]["name"] =
+      std::string(limits::k_max_metric_name_bytes + 1, 'm');
+  CHECK_THAT(error_of(dump_json(long_name)), Contains("longer than the 256 a metric name may be"));
+  // The same check holds for runs made here (gbench import, selector files): require_storable_runs.
+  run many = sample_run();
+  many.tags.assign(limits::k_max_tags + 1, "t");
+  CHECK(storable_run_problem(many) == limits::tag_count_problem(limits::k_max_tags + 1));
 }

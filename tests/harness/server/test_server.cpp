@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "harness/core/limits.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/net/publish.hpp"
 #include "harness/query/comparison.hpp"
@@ -406,6 +407,21 @@ TEST_CASE("serve: bad requests get a 4xx with a JSON error and change nothing",
        doc_of({one}, [](auto& rs) { rs[0].metrics.push_back(rs[0].metrics[0]); }), "", 400,
        "metric 'time_s' appears twice"},
       {"one run twice", doc_of({one, one}, [](auto&) {}), "", 400, "repeats the uuid"},
+      // The limits of a run (harness/core/limits.hpp), refused before the rest is read (samples
+      // over theirs make a body over this server's --max-body-mib 1: test_json_export has them).
+      {"a run with a tag over the limit",
+       doc_of({one}, [](auto& rs) { rs[0].tags.assign(limits::k_max_tags + 1, "t"); }), "", 400,
+       "10001 tags, more than the 10000 a run may hold"},
+      {"a run with a metric over the limit",
+       doc_of({one},
+              [](auto& rs) {
+                for (size_t i = rs[0].metrics.size(); i <= limits::k_max_metrics; ++i)
+                  rs[0].add_metric("m" + std::to_string(i), 1, "", direction::higher_is_better);
+              }),
+       "", 400, "10001 metrics, more than the 10000 a run may hold"},
+      {"a tag too long",
+       doc_of({one}, [](auto& rs) { rs[0].tags.assign(1, std::string(300, 't')); }), "", 400,
+       "is 300 bytes, longer than the 256 a tag may be"},
       {"an Idempotency-Key that is not publish's", doc_of({one}, [](auto&) {}), "my-own-key", 422,
        "'my-own-key' is not the key of the runs in the body"},
   };

@@ -14,6 +14,7 @@
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
@@ -747,4 +748,68 @@ TEST_CASE("delete_runs stopped on request rolls back: nothing deleted, cancelled
     CHECK(after.systems == before.systems);
   }
   CHECK(store::cancelled("x").exit_code() == 130);
+}
+
+TEST_CASE("the store refuses a run over a limit whole, naming it, and stores one at the limits",
+          "[store][limits]") {
+  ACCELBENCH_FRESH_DB(t);
+  auto db = store::store::open(t->location());
+  run over = make_run("boxA", 3);
+  over.samples.resize(limits::k_max_samples + 1);
+  CHECK_THROWS_WITH(db.insert_run(over), Catch::Contains("run " + over.uuid +
+                                                         " is not stored: 100001 samples, more "
+                                                         "than the 100000 a run may hold"));
+  CHECK(db.counts().total() == 0);
+  // A batch with one run over a limit stores none of it.
+  run tagged = make_run("boxA", 3);
+  tagged.tags.emplace_back(limits::k_max_tag_bytes + 1, 't');
+  std::vector<run> batch = {make_run("boxB", 2), tagged};
+  CHECK_THROWS_WITH(db.insert_runs(batch), Catch::Contains("longer than the 256 a tag may be"));
+  CHECK(db.counts().total() == 0);
+
+  run at = make_run("boxA", 0);
+  at.samples.reserve(limits::k_max_samples);
+  for (size_t i = 0; i < limits::k_max_samples; ++i)
+    at.samples.push_back({(int64_t)i, 1e-3 * (1 + (double)(i % 7)), 1, json::object()});
+  at.metrics.clear();
+  for (size_t i = 0; i < limits::k_max_metrics; ++i)
+    at.add_metric("m" + std::to_string(i), (double)i, "", direction::higher_is_better);
+  at.tags.clear();
+  for (size_t i = 0; i < limits::k_max_tags; ++i)
+    at.tags.push_back("t" + std::to_string(i));
+  REQUIRE(db.insert_run(at));
+  const auto back = db.get_run(at.id);
+  REQUIRE(back);
+  CHECK(back->samples.size() == limits::k_max_samples);
+  CHECK(back->samples.back().index == (int64_t)limits::k_max_samples - 1);
+  CHECK(back->metrics.size() == limits::k_max_metrics);
+  CHECK(back->find_metric("m9999")->value == 9999);
+  CHECK(back->tags.size() == limits::k_max_tags);
+}
+
+TEST_CASE("a metric name given twice keeps its last value and a tag given twice is stored once, "
+          "for thousands of them",
+          "[store][limits]") {
+  ACCELBENCH_FRESH_DB(t);
+  auto db = store::store::open(t->location());
+  run r = make_run("boxA", 2);
+  r.metrics.clear();
+  r.tags.clear();
+  for (int i = 0; i < 3000; ++i) {
+    r.metrics.push_back({"m" + std::to_string(i), 1.0, "", direction::higher_is_better});
+    r.tags.push_back("t" + std::to_string(i % 1500)); // each tag twice
+  }
+  for (int i = 0; i < 3000; i += 2) // every other name again, with the value that is to win
+    r.metrics.push_back({"m" + std::to_string(i), 2.0 + i, "x", direction::lower_is_better});
+  REQUIRE(db.insert_run(r));
+  const auto back = db.get_run(r.id);
+  REQUIRE(back);
+  REQUIRE(back->metrics.size() == 3000);
+  for (int i = 0; i < 3000; ++i) {
+    const metric* m = back->find_metric("m" + std::to_string(i));
+    REQUIRE(m);
+    CHECK(m->value == (i % 2 == 0 ? 2.0 + i : 1.0));
+  }
+  CHECK(back->tags.size() == 1500);
+  CHECK(db.counts().tags == 1500);
 }
