@@ -12,6 +12,7 @@
 
 #include "harness/core/elapsed.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "workloads/external/program_runs.hpp"
@@ -253,6 +254,10 @@ void external_workload::execute(const config& cfg, run& out, run_context& ctx) c
   }
   describe(out, last, t, s);
   add_metrics(out, t);
+  // Each run of the program is held to a run's limits by the protocol parser; its runs together
+  // may still pass them (repetitions of 100,000 met by two runs): the run is failed, not stored
+  // past them.
+  limits::fail_over_limits(out);
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "harness/core/limits.hpp"
+
 namespace accelbench::external {
 namespace {
 
@@ -141,6 +143,24 @@ std::string read_extra(const json& v, json& extra) {
 
 } // namespace
 
+// A run holds at most limits::k_max_samples samples: the line past them is refused before it is
+// read (2 million sample lines took 74 s and 680 MB to store).
+std::string protocol_parser::one_more_sample(std::size_t samples_so_far) {
+  return samples_so_far < limits::k_max_samples ? ""
+                                                : limits::sample_count_problem(samples_so_far + 1);
+}
+
+// A metric's name within its length, and at most limits::k_max_metrics distinct names (a name
+// may come again: its values are one metric).
+std::string protocol_parser::one_more_metric(const std::string& name) {
+  if (std::string why = limits::metric_name_problem(name); !why.empty())
+    return why;
+  if (metric_names_.size() >= limits::k_max_metrics && !metric_names_.count(name))
+    return limits::metric_count_problem(metric_names_.size() + 1);
+  metric_names_.insert(name);
+  return "";
+}
+
 void protocol_parser::refuse(const std::string& why) {
   result_.error = "protocol line " + std::to_string(line_no_) + ": " + why;
 }
@@ -161,11 +181,13 @@ bool protocol_parser::read_object(const json& j) {
     why = read_hello(v, result_.lines, result_.version);
   } else if (kind == "sample") {
     sample s;
-    why = read_sample(v, s);
+    why = one_more_sample(result_.samples.size());
+    why = why.empty() ? read_sample(v, s) : why;
     result_.samples.push_back(s);
   } else if (kind == "metric") {
     metric m;
     why = read_metric(v, m);
+    why = why.empty() ? one_more_metric(m.name) : why;
     result_.metrics.push_back(m);
   } else if (kind == "check") {
     check c;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "harness/core/mllog.hpp"
@@ -76,7 +77,10 @@ public:
 private:
   void refuse(const std::string& why);
   bool read_object(const json& j);
+  std::string one_more_sample(std::size_t samples_so_far);
+  std::string one_more_metric(const std::string& name);
   protocol_result result_;
+  std::unordered_set<std::string> metric_names_; // distinct names so far (limits::k_max_metrics)
   std::string pending_;
   int64_t line_no_ = 0;
 };

@@ -148,9 +148,18 @@ public:
     if (!in_worker(*m_p.api))
       return measure(cfg, out, ctx);
     run_in_worker(out, [&](run& r) { measure(cfg, r, ctx); }, {timeout_of(*ctx.rules), ctx.cancel});
+    keep_peak(out);
   }
 
 private:
+  // The CPU peak a worker resolved (maybe probing for a second) dies with it: resolved here too,
+  // after a measured run's samples as in process, it is this process's from then on, and the
+  // workers forked after it inherit it instead of probing once per run.
+  void keep_peak(const run& out) const {
+    if (out.status == run_status::ok)
+      (void)peak_of(*m_p.api);
+  }
+
   // What runs in the worker: setup, work, the kernel-run sequence of the built-in kernels, check.
   void measure(const config& cfg, run& out, const run_context& ctx) const;
 

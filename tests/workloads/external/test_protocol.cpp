@@ -5,6 +5,7 @@
 #include <string>
 
 #include "harness/core/json_schema.hpp"
+#include "harness/core/limits.hpp"
 #include "harness/core/text_input.hpp"
 #include "workloads/external/protocol.hpp"
 
@@ -142,4 +143,33 @@ TEST_CASE("the JSON Schema in schemas/ agrees with the parser on each kind of li
     CHECK_FALSE(schema.validate(json::parse(bad)).empty());
     CHECK_FALSE(parse_protocol(bad).ok());
   }
+}
+
+TEST_CASE("a run's samples and distinct metric names are counted against the limits of a run; "
+          "the line past them is refused") {
+  protocol_parser samples;
+  for (std::size_t i = 0; i < limits::k_max_samples; ++i)
+    REQUIRE(samples.feed_line(R"({"sample": {"seconds": 0.5}})"));
+  CHECK(samples.result().samples.size() == limits::k_max_samples);
+  CHECK_FALSE(samples.feed_line(R"({"sample": {"seconds": 0.5}})"));
+  CHECK(samples.result().error ==
+        "protocol line 100001: 100001 samples, more than the 100000 a run may hold");
+
+  // A name given again is one metric (its values' median): 20,000 lines of 10,000 names pass.
+  const auto metric_line = [](std::size_t i) {
+    return R"({"metric": {"name": "m)" + std::to_string(i) +
+           R"(", "value": 1, "unit": "", "direction": "lower"}})";
+  };
+  protocol_parser metrics;
+  for (std::size_t i = 0; i < 2 * limits::k_max_metrics; ++i)
+    REQUIRE(metrics.feed_line(metric_line(i % limits::k_max_metrics)));
+  CHECK_FALSE(metrics.feed_line(metric_line(limits::k_max_metrics)));
+  CHECK(metrics.result().error ==
+        "protocol line 20001: 10001 metrics, more than the 10000 a run may hold");
+
+  const protocol_result long_name = parse_protocol(
+      R"({"metric": {"name": ")" + std::string(limits::k_max_metric_name_bytes + 1, 'n') +
+      R"(", "value": 1, "unit": "", "direction": "lower"}})");
+  CHECK_THAT(long_name.error, Catch::Contains("protocol line 1: metric name 'nnnn") &&
+                                  Catch::Contains("is 257 bytes, longer than the 256"));
 }

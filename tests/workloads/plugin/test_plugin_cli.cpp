@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -162,4 +163,25 @@ TEST_CASE("a plugin's failing run is a failed run with its message, stored") {
   INFO(run.dump());
   CHECK(run["status"] == "failed");
   CHECK(run["status_reason"].get<std::string>().find("built to fail") != std::string::npos);
+}
+
+TEST_CASE("the CPU peak a plugin's worker probes is kept for the runs after it, not probed per run",
+          "[timing]") {
+  test_cli::temp_dir t;
+  // No peak can be cached (the cache folder cannot be made): each resolution in a fresh process
+  // probes. The first worker probes, accelbench once more after it; the workers after inherit it.
+  auto r = ab("run --plugin " + k_good + " example.saxpy --sweep n=1024,2048,4096,8192" + k_fast +
+                  "--db " + t.db(),
+              "ACCELBENCH_CACHE_DIR=/dev/null/none");
+  INFO(r.err);
+  REQUIRE(ab("export --db " + t.db()).rc == 0);
+  const json runs = json::parse(ab("export --db " + t.db()).out)["runs"];
+  REQUIRE(runs.size() == 4);
+  std::set<std::string> probes;
+  for (const auto& run : runs) {
+    INFO(run.dump());
+    REQUIRE(run["extra"]["peak"]["probe"].contains("measured_at"));
+    probes.insert(run["extra"]["peak"]["probe"]["measured_at"].get<std::string>());
+  }
+  CHECK(probes.size() <= 2);
 }
