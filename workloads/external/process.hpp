@@ -1,12 +1,17 @@
 #pragma once
-// Runs one external program the way a benchmark needs it: its own process group (a timeout or a
-// cancel ends the whole group, SIGTERM then SIGKILL), stdin from /dev/null, stdout captured (for
-// MLLOG lines), the tail of stderr kept for the run's reason, and the results protocol on file
-// descriptor 3 (named in ACCELBENCH_RESULTS_FD). The config reaches it through {K} placeholders
-// in its arguments and ACCELBENCH_K=V environment variables. POSIX only (Linux, macOS).
+// Runs one external program the way a benchmark needs it: its own process group, and its whole
+// process tree contained (process_tree.hpp: a timeout or a cancel sends the stop signal to every
+// process of the tree, then SIGKILL; when the program exits, what is left of the tree is killed,
+// whatever it did with groups and sessions), bounds on what it may take of the machine
+// (resource_limits), stdin from /dev/null, stdout captured (for MLLOG lines), the tail of stderr
+// kept for the run's reason, and the results protocol on file descriptor 3 (named in
+// ACCELBENCH_RESULTS_FD). The config reaches it through {K} placeholders in its arguments and
+// ACCELBENCH_K=V environment variables. POSIX (Linux, macOS); the tree and the memory bound need
+// Linux's /proc, elsewhere only the process group is ended.
 #include <atomic>
 #include <csignal>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,6 +20,30 @@ namespace accelbench::external {
 
 // The descriptor number the program finds the results pipe on.
 inline constexpr int k_results_fd = 3;
+
+// What a run of the program may take of the machine (docs/external.md, "Limits"). Each 0 means no
+// bound of accelbench's own.
+struct resource_limits {
+  // The resident memory of the program's whole tree, summed over its processes from /proc every
+  // 100 ms; over it, the tree is killed and the run fails. Default: k_default_memory_fraction of
+  // the machine's physical memory.
+  std::uint64_t memory_bytes = default_memory_bytes();
+  // RLIMIT_NOFILE, soft and hard, set in the child before exec (at most accelbench's own hard
+  // limit): descriptors open at once in each process.
+  std::uint64_t open_files = 65536;
+  // RLIMIT_FSIZE, soft and hard (at most accelbench's own): the largest file a process may write;
+  // beyond it the write fails and the process gets SIGXFSZ. Default 64 GiB.
+  std::uint64_t file_bytes = std::uint64_t{64} << 30;
+  // TMPDIR: a fresh folder of the run's own, made before the spawn and removed with everything in
+  // it after the run, so that no temporary file outlives it.
+  bool private_tmpdir = true;
+
+  // The share of physical memory the tree may hold by default: the rest is left to the system,
+  // accelbench and the page cache, so that the tree is ended with its reason before the kernel's
+  // OOM killer picks a process (accelbench, perhaps).
+  static constexpr double k_default_memory_fraction = 0.8;
+  static std::uint64_t default_memory_bytes();
+};
 
 struct launch {
   std::vector<std::string> argv;             // the command as given, with {K} placeholders
@@ -33,6 +62,7 @@ struct launch {
   // accelbench: it then ends its own program's process group before it exits (`accelbench ab`);
   // SIGTERM would end it at once and leave that group running.
   int stop_signal = SIGTERM;
+  resource_limits limits;
 };
 
 struct process_outcome {
@@ -41,6 +71,13 @@ struct process_outcome {
   int signal = 0;                // the signal that ended it, or 0
   bool timed_out = false;
   bool cancelled = false;
+  bool memory_exceeded = false;        // the tree held more than limits.memory_bytes: it was killed
+  double timeout_s = 0;                // the launch's, for the reason
+  resource_limits limits;              // the launch's, for the reason
+  std::uint64_t peak_memory_bytes = 0; // the most resident memory the tree was seen to hold
+  // The outputs stayed open after the tree had ended: a descriptor passed to a process outside it
+  // (over a socket); they were read for 1 s more, then left.
+  bool outputs_held = false;
   double wall_seconds = 0; // spawn to the leader's exit: hyperfine-style whole-process time
   std::string stdout_text;
   bool stdout_truncated = false;
@@ -51,7 +88,9 @@ struct process_outcome {
   // Exit code 0, no signal, no timeout, no cancel.
   bool succeeded() const;
   // One line saying why it did not succeed ("" when it did): "exit code 2", "killed by signal
-  // SIGSEGV", "timed out after 5 s", "cancelled".
+  // SIGSEGV", "timed out: its timeout is 5 s (ended after 5.02 s)", "cancelled", "used more than
+  // 64 MiB of resident memory ...", a limit named where the signal, the exit code or the end of
+  // stderr shows the program ran into it (SIGXFSZ, "Too many open files").
   std::string failure() const;
 };
 

@@ -1,5 +1,6 @@
 #include "workloads/external/program_runs.hpp"
 
+#include <cstdint>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -9,6 +10,17 @@
 #include "workloads/external/external_workload.hpp"
 
 namespace accelbench::external {
+
+namespace {
+
+constexpr double k_mib = 1024.0 * 1024.0;
+
+// A bound of the ruleset's "external" section in MiB as bytes, or `fallback` when it has none.
+std::uint64_t mib_setting(const json& x, const char* key, std::uint64_t fallback) {
+  return x.contains(key) ? static_cast<std::uint64_t>(x.at(key).get<double>() * k_mib) : fallback;
+}
+
+} // namespace
 
 program_settings program_settings_of(const ruleset& rules) {
   const measurement_settings m = rules.measurement();
@@ -21,6 +33,9 @@ program_settings program_settings_of(const ruleset& rules) {
     s.timeout_s = x.value("timeout_s", s.timeout_s);
     s.kill_grace_s = x.value("kill_grace_s", s.kill_grace_s);
     s.require_protocol = x.value("require_protocol", s.require_protocol);
+    s.limits.memory_bytes = mib_setting(x, "max_memory_mib", s.limits.memory_bytes);
+    s.limits.open_files = x.value("max_open_files", s.limits.open_files);
+    s.limits.file_bytes = mib_setting(x, "max_file_mib", s.limits.file_bytes);
   }
   return s;
 }
@@ -39,6 +54,7 @@ launch launch_of(const config& cfg, const program_settings& s, const run_context
   l.config = program_config(cfg);
   l.timeout_s = s.timeout_s;
   l.kill_grace_s = s.kill_grace_s;
+  l.limits = s.limits;
   l.cancel = ctx.cancel;
   return l;
 }

@@ -22,6 +22,9 @@ struct program_settings {
   double timeout_s = 0;    // external.timeout_s: bound on one run of the program (0: none)
   double kill_grace_s = 2; // external.kill_grace_s: SIGTERM -> SIGKILL
   bool require_protocol = false;
+  // external.max_memory_mib, max_open_files, max_file_mib (0: none); the runner's defaults
+  // (process.hpp) where the ruleset names none.
+  resource_limits limits;
 };
 program_settings program_settings_of(const ruleset& rules);
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <cstdint>
 #include <string>
 
 #include "workloads/external/outcome.hpp"
@@ -49,11 +50,39 @@ TEST_CASE("exit codes, signals, timeouts and cancels make the run failed") {
   process_outcome late = exited(-1, "{\"sample\": {\"seconds\": 1}}\n");
   late.signal = SIGTERM;
   late.timed_out = true;
+  late.timeout_s = 2;
+  late.wall_seconds = 3.031;
   judged_run j = judge(late);
   CHECK(j.status == run_status::failed);
-  CHECK(j.reason.rfind("timed out after", 0) == 0);
+  CHECK(j.reason == "timed out: its timeout is 2 s (ended after 3.03 s)");
   CHECK(j.protocol.samples.size() == 1); // kept for the record, not for the statistics
   CHECK(j.seconds.empty());
+}
+
+TEST_CASE("a limit the program ran into makes the run failed, named with its setting") {
+  process_outcome hog = exited(-1);
+  hog.signal = SIGKILL;
+  hog.memory_exceeded = true;
+  hog.limits.memory_bytes = std::uint64_t{64} << 20;
+  CHECK(to_string(judge(hog).status) == "failed");
+  CHECK(judge(hog).reason == "used more than 64 MiB of resident memory, its limit (summed over its "
+                             "processes; they were killed)");
+  process_outcome big = exited(-1);
+  big.signal = SIGXFSZ;
+  big.limits.file_bytes = std::uint64_t{3} << 19;
+  CHECK(judge(big).reason ==
+        "killed by signal SIGXFSZ: it wrote past its file-size limit of 1.5 MiB");
+  process_outcome shell = exited(128 + SIGXFSZ);
+  shell.limits.file_bytes = std::uint64_t{1} << 20;
+  CHECK(judge(shell).reason ==
+        "exit code 153 (a process of it wrote past its file-size limit of 1 MiB)");
+  process_outcome files = exited(1);
+  files.stderr_tail = "OSError: [Errno 24] Too many open files: 'x'\n";
+  files.limits.open_files = 64;
+  CHECK(judge(files).reason ==
+        "exit code 1 (its stderr says 'Too many open files': its open-files limit is 64)");
+  files.limits.open_files = 0; // no limit of accelbench's: nothing to name
+  CHECK(judge(files).reason == "exit code 1");
 }
 
 TEST_CASE("bad protocol, no samples and a failed check make the run INVALID") {

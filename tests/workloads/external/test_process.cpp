@@ -149,7 +149,7 @@ TEST_CASE("a timeout ends the whole process group, the program's children too", 
   process_outcome o = run_process(l);
   CHECK(o.timed_out);
   CHECK_FALSE(o.succeeded());
-  CHECK(o.failure().rfind("timed out after", 0) == 0);
+  CHECK(o.failure().rfind("timed out: its timeout is 5 s (ended after ", 0) == 0);
   CHECK(o.wall_seconds >= 5);
   pid_t child = read_pid(pidfile);
   REQUIRE(child > 0);

@@ -178,7 +178,8 @@ TEST_CASE("a failing, crashing, hanging or lying program: the run is failed or I
       {"echo 'disk on fire' >&2; exit 3", "", "failed", "INVALID",
        "run 1 of the program: exit code 3"},
       {"kill -SEGV $$", "", "failed", "INVALID", "killed by signal SIGSEGV"},
-      {"sleep 600", "--rule external.timeout_s=0.5", "failed", "INVALID", "timed out after"},
+      {"sleep 600", "--rule external.timeout_s=0.5", "failed", "INVALID",
+       "timed out: its timeout is 0.5 s (ended after "},
       {"echo '{\"sample\": {\"seconds\": -2}}' >&3", "", "ok", "INVALID",
        "protocol line 1: sample seconds -2"},
       {"echo '{\"protocol\": 1}' >&3", "", "ok", "INVALID", "reported no samples"},
@@ -215,6 +216,41 @@ TEST_CASE("a failing, crashing, hanging or lying program: the run is failed or I
   auto shown = test_cli::ab("export --db " + d.db());
   CHECK(shown.out.find("disk on fire") != std::string::npos); // the stderr tail is kept
   CHECK(stored(d.db()) == (int64_t)rows.size());
+}
+
+TEST_CASE("the ruleset's bounds reach the program: its open files, a TMPDIR of its own, and a "
+          "file or memory over its limit fails the run naming the limit",
+          "[timing]") {
+  test_cli::temp_dir d;
+  const std::string ok = script(d, "ok.sh", R"sh([ "$(ulimit -n)" = 64 ] || exit 7
+case "$TMPDIR" in */accelbench-run-*) ;; *) exit 8 ;; esac)sh");
+  auto r = test_cli::ab("run external --name bounded " + k_rules +
+                        " --rule external.max_open_files=64 --json --db " + d.db() + " -- " + ok);
+  INFO(r.err);
+  CHECK(r.rc == 0);
+  struct row {
+    std::string body, rule, reason;
+  };
+  const std::vector<row> rows = {
+      {"head -c 4000000 /dev/zero > \"$TMPDIR/f\"", "--rule external.max_file_mib=1",
+       "run 1 of the program: exit code 153 (a process of it wrote past its file-size limit of 1 "
+       "MiB)"},
+      // 50 MB held by the shell; the timeout, far above, is a hang guard.
+      {"x=$(head -c 50000000 /dev/zero | tr '\\0' a); sleep 60",
+       "--rule external.max_memory_mib=16 --rule external.timeout_s=50",
+       "run 1 of the program: used more than 16 MiB of resident memory"},
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    INFO(rows[i].body);
+    const std::string prog = script(d, "b" + std::to_string(i) + ".sh", rows[i].body);
+    auto b = test_cli::ab("run external --name bounded " + k_rules + " " + rows[i].rule +
+                          " --json --db " + d.db() + " -- " + prog);
+    INFO(b.err);
+    CHECK(b.rc == 1);
+    const json run = runs_of(b)[0];
+    CHECK(run["status"] == "failed");
+    CHECK(run["status_reason"].get<std::string>().find(rows[i].reason) != std::string::npos);
+  }
 }
 
 TEST_CASE("max_time_s bounds the samples together: fewer than the rules ask for is INVALID",
