@@ -423,9 +423,10 @@ TEST_CASE("Ctrl-C: the first stops cleanly after the current run, a second exits
   }
 }
 
-TEST_CASE("a run at every limit imports and exports whole; one tag more is refused naming the run "
-          "and the limit, with nothing stored",
-          "[cli][hardening][limits]") {
+TEST_CASE(
+    "a run at every limit imports and exports whole, and one tag more is refused naming the run "
+    "and the limit, with nothing stored",
+    "[cli][hardening][limits]") {
   test_cli::temp_dir t;
   run r;
   r.uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";

@@ -208,7 +208,7 @@ TEST_CASE("the run check refuses what the store, gc and compare cannot use, nami
 }
 
 TEST_CASE("a run over a limit is refused before the document is validated, naming the run and the "
-          "limit; a run at the limits reads",
+          "limit, and a run at the limits reads",
           "[json_export][limits]") {
   run at = sample_run();
   at.samples.clear();

@@ -53,7 +53,7 @@ TEST_CASE("each limit is refused one past it, naming the value and the limit", "
   CHECK_THAT(tag_problem(std::string(300, '\n')), !Contains("\n"));
 }
 
-TEST_CASE("a run is checked for every limit; at the limits it passes", "[limits]") {
+TEST_CASE("a run is checked for every limit, and passes at the limits", "[limits]") {
   using namespace limits;
   run r;
   r.tags = tags_of(k_max_tags);
@@ -80,7 +80,7 @@ TEST_CASE("a run is checked for every limit; at the limits it passes", "[limits]
   CHECK_THAT(run_problem(small), Contains("a metric name may be"));
 }
 
-TEST_CASE("--tag lists are checked for their count, then each tag", "[limits]") {
+TEST_CASE("the tags of a command line are checked for their count, then each tag", "[limits]") {
   CHECK(limits::tags_problem(tags_of(limits::k_max_tags)).empty());
   CHECK(limits::tags_problem(tags_of(limits::k_max_tags + 1)) ==
         limits::tag_count_problem(limits::k_max_tags + 1));

@@ -145,7 +145,7 @@ TEST_CASE("the JSON Schema in schemas/ agrees with the parser on each kind of li
   }
 }
 
-TEST_CASE("a run's samples and distinct metric names are counted against the limits of a run; "
+TEST_CASE("a run's samples and distinct metric names are counted against the limits of a run, and "
           "the line past them is refused") {
   protocol_parser samples;
   for (std::size_t i = 0; i < limits::k_max_samples; ++i)
