@@ -21,13 +21,31 @@ inline constexpr std::size_t k_max_json_depth = 256;
 // Largest nesting depth of `text` (brackets outside strings), stopping early past `limit`.
 std::size_t json_nesting_depth(std::string_view text, std::size_t limit = k_max_json_depth);
 
-// Parses `text` as JSON. Throws input_error naming `what` ("nesting too deep" past max_depth, or
-// "not valid JSON" with the parser's position). Never recurses beyond max_depth.
+// Why a JSON text was refused (json_problem::none: it was not).
+enum class json_problem { none, too_deep, nul_byte, duplicate_key, not_json, out_of_range };
+
+// The one home of the rules every reader of outside JSON shares (files, URLs, the external
+// protocol, MLLOG lines, the server's POST bodies), so that no reader forgets one:
+//  - at most `max_depth` levels of nesting (the parser recurses when it builds the value);
+//  - no NUL byte: JSON never holds a raw one, and nlohmann's lexer takes it for the end of the
+//    input, so `{"a":1}\0anything` would be read as `{"a":1}` with the rest ignored;
+//  - no key twice in one object: RFC 8259 leaves the value undefined (nlohmann and Python keep
+//    the last, other readers the first), so a reviewer and accelbench could read two different
+//    documents from one file. Refused for every reader, not only the protocol: a results document
+//    with "valid" twice is as ambiguous as a protocol line with "seconds" twice.
+// Returns the value, or a discarded one (is_discarded()) with `problem` set and `why` saying it
+// in one line without a prefix: "JSON nesting too deep (more than 256 levels)", "not valid JSON
+// (a NUL byte at offset 7)", "duplicate key 'valid' in one object (...)", "not valid JSON (the
+// parser's position and reason)", "number out of range (...)". Linear in the text; never throws.
+json parse_json_checked(std::string_view text, json_problem& problem, std::string& why,
+                        std::size_t max_depth = k_max_json_depth);
+
+// parse_json_checked that throws input_error "WHAT: WHY" for a refused text.
 json parse_json_input(std::string_view text, const std::string& what,
                       std::size_t max_depth = k_max_json_depth);
 
-// Like parse_json_input, but returns a discarded value (is_discarded()) instead of throwing, for
-// callers that treat a malformed file as a diagnostic rather than an error.
+// parse_json_checked without the reason: a discarded value for a refused text, for callers that
+// treat a malformed file as a diagnostic rather than an error.
 json parse_json_lenient(std::string_view text, std::size_t max_depth = k_max_json_depth);
 
 // Largest file or HTTP body read as input (256 MiB): our largest real documents are a few MiB, and
@@ -40,6 +58,22 @@ inline constexpr std::size_t k_max_input_bytes = std::size_t{256} << 20;
 // reading, so a device or FIFO without a size is bounded too).
 std::string read_input_file(const std::filesystem::path& path, const std::string& what,
                             std::size_t max_bytes = k_max_input_bytes);
+
+// "a symbolic link to 'TARGET'": the words of every refusal of a link met in a folder walk, so
+// that the user sees where the link leads (and that it was not read).
+std::string link_words(const std::filesystem::path& link);
+
+// Reads a file found by walking a folder of outside input (an MLPerf results folder, a program's
+// output in accelbench's own temporary folder), where nothing the user said asks for a link or a
+// device to be read, unlike read_input_file's path, which the user named. The file is opened
+// without following a symbolic link (O_NOFOLLOW: `result_10.txt -> /proc/self/environ` must never
+// put this process's environment into a stored run) and without blocking (O_NONBLOCK: a FIFO
+// would otherwise wait for a writer forever), and it is read only when the opened descriptor is a
+// regular file (fstat: no check-then-open race). Throws input_error naming `what` and the path:
+// "is a symbolic link to 'TARGET': not followed", "is a directory, not a file", "is not a regular
+// file (a FIFO)", "is larger than N", or "cannot read" with the system's reason.
+std::string read_found_file(const std::filesystem::path& path, const std::string& what,
+                            std::size_t max_bytes);
 
 // read_input_file then parse_json_input: errors name "WHAT 'PATH'".
 json read_json_file(const std::filesystem::path& path, const std::string& what);

@@ -220,10 +220,19 @@ bool protocol_parser::feed_line(std::string_view line) {
     refuse("longer than " + std::to_string(k_max_line_bytes) + " bytes");
     return false;
   }
-  json j = parse_json_lenient(line);
-  if (j.is_discarded()) {
+  // The rules of every outside JSON (no NUL byte after the object, no key twice, at most 256
+  // levels) are text_input's; a syntax error shows the line's start, which the program's author
+  // needs more than the parser's column.
+  json_problem problem;
+  std::string why;
+  json j = parse_json_checked(line, problem, why);
+  if (problem == json_problem::not_json || problem == json_problem::out_of_range) {
     std::string head(line.substr(0, 80));
     refuse("not valid JSON: '" + printable(head) + (line.size() > 80 ? "...'" : "'"));
+    return false;
+  }
+  if (problem != json_problem::none) {
+    refuse(why);
     return false;
   }
   return read_object(j);

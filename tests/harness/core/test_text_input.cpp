@@ -1,4 +1,5 @@
 // harness/core/text_input: bounded JSON parsing, UTF-8 checks and repair, printable names.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -108,5 +109,89 @@ TEST_CASE("read_input_file names directories, missing files and oversized input"
   { std::ofstream(dir / "deep.json") << std::string(100000, '[') << std::string(100000, ']'); }
   CHECK(message([&] { read_json_file(dir / "deep.json", "suite"); }).find("nesting too deep") !=
         std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a NUL byte anywhere in JSON text is refused, also after a whole value", "[text_input]") {
+  // nlohmann's lexer takes a NUL for the end of the input: `{"a":1}\0junk` read as {"a":1}.
+  const std::string after(R"({"a": 1})"
+                          "\0junk",
+                          12);
+  json_problem problem;
+  std::string why;
+  CHECK(parse_json_checked(after, problem, why).is_discarded());
+  CHECK(problem == json_problem::nul_byte);
+  CHECK(why == "not valid JSON (a NUL byte at offset 8)");
+  CHECK(parse_json_lenient(after).is_discarded());
+  CHECK_THROWS_WITH(parse_json_input(after, "x.json"),
+                    "x.json: not valid JSON (a NUL byte at offset 8)");
+  CHECK(parse_json_lenient(std::string("[1]\0", 4)).is_discarded());
+}
+
+TEST_CASE("a key twice in one object is refused and named, at any depth", "[text_input]") {
+  json_problem problem;
+  std::string why;
+  CHECK(parse_json_checked(R"({"valid": false, "x": 1, "valid": true})", problem, why)
+            .is_discarded());
+  CHECK(problem == json_problem::duplicate_key);
+  CHECK(why.rfind("duplicate key 'valid' in one object", 0) == 0);
+  CHECK_THROWS_WITH(parse_json_input(R"({"runs": [{"a": {"b": 1, "c": 2, "b": 3}}]})", "r.json"),
+                    Catch::StartsWith("r.json: duplicate key 'b' in one object"));
+  CHECK(parse_json_lenient(R"([{"k": 1}, {"k": 2}])").size() == 2); // one key in two objects
+  CHECK(parse_json_lenient(R"({"a": {"a": {"a": 1}}})")["a"]["a"]["a"] == 1);
+  CHECK(parse_json_lenient(R"({"a": 1, "a": 1})").is_discarded()); // even the same value
+  // The problems keep their words: nesting, syntax, range.
+  const std::string deep = std::string(300, '[') + std::string(300, ']');
+  CHECK(parse_json_checked(deep, problem, why).is_discarded());
+  CHECK(problem == json_problem::too_deep);
+  CHECK(why == "JSON nesting too deep (more than 256 levels)");
+  CHECK(parse_json_checked("{\"a\":", problem, why).is_discarded());
+  CHECK(problem == json_problem::not_json);
+  CHECK(parse_json_checked("[1e400]", problem, why).is_discarded());
+  CHECK(problem == json_problem::out_of_range);
+  CHECK(parse_json_checked(R"({"a": [1, {"b": null}]})", problem, why)["a"][1]["b"].is_null());
+  CHECK(problem == json_problem::none);
+  CHECK(why.empty());
+}
+
+TEST_CASE("read_found_file never reads through a link, a FIFO or a device, and is bounded",
+          "[text_input]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_found_file_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "tree");
+  auto message = [](const fs::path& p, std::size_t max = 1 << 20) {
+    try {
+      return "read: " + read_found_file(p, "MLPerf log", max);
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+  };
+  { std::ofstream(dir / "secret") << "TOKEN=hunter2\n"; }
+  { std::ofstream(dir / "tree" / "log.txt") << "a log\n"; }
+  CHECK(message(dir / "tree" / "log.txt") == "read: a log\n");
+  // A link out of the tree: refused by name and target, its target's text never read.
+  fs::create_symlink(dir / "secret", dir / "tree" / "result_1.txt");
+  const std::string link = message(dir / "tree" / "result_1.txt");
+  CHECK(link == fmt::format("MLPerf log '{}' is a symbolic link to '{}': not followed",
+                            (dir / "tree" / "result_1.txt").string(), (dir / "secret").string()));
+  CHECK(link.find("hunter2") == std::string::npos);
+  fs::create_symlink("/proc/self/environ", dir / "tree" / "result_2.txt");
+  CHECK(message(dir / "tree" / "result_2.txt").find("symbolic link to '/proc/self/environ'") !=
+        std::string::npos);
+  // A link inside the tree is refused too: nothing proves where a link leads when it is opened.
+  fs::create_symlink("log.txt", dir / "tree" / "result_3.txt");
+  CHECK(message(dir / "tree" / "result_3.txt").find("symbolic link to 'log.txt'") !=
+        std::string::npos);
+  // A FIFO without a writer: refused at once (a read would wait forever; ctest's timeout would
+  // end this test).
+  REQUIRE(::mkfifo((dir / "tree" / "fifo.txt").c_str(), 0600) == 0);
+  CHECK(message(dir / "tree" / "fifo.txt").find("is not a regular file (a FIFO)") !=
+        std::string::npos);
+  CHECK(message("/dev/zero").find("is not a regular file (a character device)") !=
+        std::string::npos);
+  CHECK(message(dir / "tree").find("is a directory, not a file") != std::string::npos);
+  CHECK(message(dir / "tree" / "log.txt", 4).find("is larger than 4 bytes") != std::string::npos);
+  CHECK(message(dir / "tree" / "missing.txt").find("cannot read MLPerf log") != std::string::npos);
   fs::remove_all(dir);
 }

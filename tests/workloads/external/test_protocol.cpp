@@ -72,6 +72,24 @@ TEST_CASE("a refused line is named by its number and value") {
   CHECK(err("[1]").find("not an object with one key") != std::string::npos);
 }
 
+TEST_CASE("a line is one JSON object: nothing after it, no key twice, at most 256 levels") {
+  auto err = [](const std::string& text) { return parse_protocol(text).error; };
+  // A NUL byte after the object ended the parser's input: the rest of the line was ignored.
+  CHECK(err(std::string("{\"sample\": {\"seconds\": 1}}\0{\"check\": 1}\n", 40)) ==
+        "protocol line 1: not valid JSON (a NUL byte at offset 26)");
+  // A key twice: refused by name, whichever value a reader would keep.
+  CHECK(err(R"({"sample": {"seconds": 1, "seconds": 2}})")
+            .rfind("protocol line 1: duplicate key 'seconds' in one object", 0) == 0);
+  CHECK(err(R"({"check": {"passed": false, "passed": true}})").find("duplicate key 'passed'") !=
+        std::string::npos);
+  // Nesting past the limit says so, not "not valid JSON".
+  const std::string deep =
+      "{\"extra\": {\"x\": " + std::string(300, '[') + std::string(300, ']') + "}}";
+  CHECK(err(deep) == "protocol line 1: JSON nesting too deep (more than 256 levels)");
+  // One key in two objects, and a key again on a later extra line, are fine.
+  CHECK(parse_protocol("{\"extra\": {\"n\": 1}}\n{\"extra\": {\"n\": 2}}").ok());
+}
+
 TEST_CASE("the hello line must come first and name a version this build speaks") {
   CHECK(parse_protocol("{\"protocol\": 2}").error ==
         "protocol line 1: protocol version 2 is not supported (this accelbench speaks 1)");
