@@ -10,6 +10,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
+#include "importers/mlperf/folder.hpp"
 
 namespace accelbench::mlperf {
 
@@ -50,11 +51,6 @@ const std::vector<std::string>& required_system_fields() {
                                                   "operating_system",
                                                   "sw_notes"};
   return fields;
-}
-
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
 }
 
 namespace {
@@ -571,20 +567,6 @@ json check_result::to_json() const {
 
 namespace {
 
-// Folders (dirs) or everything else (files, and links that lead nowhere, so that a broken entry
-// is reported when read rather than skipped) in `dir`, sorted. Never throws.
-std::vector<fs::path> sorted_entries(const fs::path& dir, bool dirs) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code tec;
-    if (it->is_directory(tec) == dirs)
-      out.push_back(it->path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 bool is_result_file(const std::string& name) {
   return name.size() > 11 && name.rfind("result_", 0) == 0 &&
          name.compare(name.size() - 4, 4, ".txt") == 0;
@@ -646,16 +628,42 @@ private:
   void reason(std::string s) { m_r.reasons.push_back(std::move(s)); }
   void warning(std::string s) { m_r.warnings.push_back(std::move(s)); }
 
+  // Folders (dirs) or everything else (files, FIFOs and devices, so that a broken entry is
+  // reported when read rather than skipped) in `dir`, sorted. A link is neither: it is a reason
+  // of its own, said once, and never followed (folder.hpp).
+  std::vector<fs::path> entries(const fs::path& dir, bool dirs) {
+    const std::vector<folder_entry> listed = list_folder(dir);
+    std::vector<fs::path> out;
+    out.reserve(listed.size());
+    for (const auto& e : listed) {
+      if (e.kind == entry_kind::link) {
+        if (m_links.insert(e.path).second)
+          reason(fmt::format("{}: {}", e.path.string(), link_refusal(e.path)));
+      } else if ((e.kind == entry_kind::folder) == dirs) {
+        out.push_back(e.path);
+      }
+    }
+    return out;
+  }
+
+  // m_org/NAME must be a folder (not a link to one).
+  void need_folder(const std::string& name) {
+    const fs::path p = m_org / name;
+    if (kind_of(p) == entry_kind::link)
+      reason(fmt::format("{}: {}", p.string(), link_refusal(p)));
+    else if (!is_dir(p))
+      reason(fmt::format("{}: missing {}/ folder", m_org.string(), name));
+  }
+
   // The organisation folder and its systems/ and results/ folders; false when one is missing.
   bool check_folders() {
-    if (!is_dir(m_org)) {
+    std::error_code ec;
+    if (!fs::is_directory(m_org, ec)) { // the folder the user named may be a link: their choice
       reason(fmt::format("'{}' is not a directory", m_org.string()));
       return false;
     }
-    if (!is_dir(m_org / "systems"))
-      reason(fmt::format("{}: missing systems/ folder", m_org.string()));
-    if (!is_dir(m_org / "results"))
-      reason(fmt::format("{}: missing results/ folder", m_org.string()));
+    need_folder("systems");
+    need_folder("results");
     if (!is_dir(m_org / "benchmarks"))
       warning(fmt::format("{}: no benchmarks/ folder (implementation code)", m_org.string()));
     return m_r.reasons.empty();
@@ -665,8 +673,8 @@ private:
   void read_systems() {
     const fs::path systems_dir = m_org / "systems";
     // Folders named *.json too: they are refused when read.
-    std::vector<fs::path> system_files = sorted_entries(systems_dir, false);
-    for (const auto& d : sorted_entries(systems_dir, true))
+    std::vector<fs::path> system_files = entries(systems_dir, false);
+    for (const auto& d : entries(systems_dir, true))
       system_files.push_back(d);
     for (const auto& p : system_files)
       if (p.extension() == ".json")
@@ -679,7 +687,7 @@ private:
     try {
       std::vector<diagnostic> repaired;
       desc = parse_json_input(
-          repair_text_lines(read_text_file(p, "system description"), p.string(), repaired),
+          repair_text_lines(read_folder_file(p, "system description"), p.string(), repaired),
           "system description");
       for (const auto& d : repaired)
         warning(d.to_string());
@@ -698,12 +706,12 @@ private:
 
   void check_results() {
     const fs::path results_dir = m_org / "results";
-    const auto system_dirs = sorted_entries(results_dir, true);
+    const auto system_dirs = entries(results_dir, true);
     if (system_dirs.empty())
       reason(fmt::format("{}: no system folders", results_dir.string()));
     for (const auto& sys_dir : system_dirs) {
       const std::string division = division_of(sys_dir);
-      for (const auto& bench_dir : sorted_entries(sys_dir, true))
+      for (const auto& bench_dir : entries(sys_dir, true))
         if (const benchmark_info* info = benchmark_to_check(bench_dir))
           check_benchmark(bench_dir, *info, division);
     }
@@ -745,7 +753,7 @@ private:
   // The result files of a benchmark folder, sorted; other files are warned about.
   std::vector<fs::path> result_files(const fs::path& bench_dir) {
     std::vector<fs::path> results;
-    for (const auto& f : sorted_entries(bench_dir, false)) {
+    for (const auto& f : entries(bench_dir, false)) {
       const std::string name = f.filename().string();
       if (is_result_file(name))
         results.push_back(f);
@@ -754,7 +762,7 @@ private:
             fmt::format("{}: unexpected file (result files are named result_<i>.txt)", f.string()));
     }
     // A folder named like a result is counted and then refused when read.
-    for (const auto& d : sorted_entries(bench_dir, true))
+    for (const auto& d : entries(bench_dir, true))
       if (is_result_file(d.filename().string()))
         results.push_back(d);
     std::sort(results.begin(), results.end());
@@ -781,7 +789,7 @@ private:
                          std::vector<std::vector<std::string>>& bad) {
     std::string text;
     try {
-      text = read_text_file(f, "MLPerf log");
+      text = read_folder_file(f, "MLPerf log");
     } catch (const input_error& e) {
       // Not a log at all (a folder, unreadable, too large): a defect of the package, never the
       // run olympic scoring drops.
@@ -857,6 +865,7 @@ private:
   const benchmark_table& m_table;
   check_result m_r;
   std::map<std::string, json> m_systems;
+  std::set<fs::path> m_links; // the links already given as reasons
   // (file, lineno, seed) of the closed-division seeds of one benchmark folder, and who logged it.
   std::map<std::tuple<std::string, std::string, long long>, std::string> m_seen_seeds;
 };

@@ -60,8 +60,4 @@ struct check_result {
 // Checks an organisation folder DIR/ORG (systems/, results/, benchmarks/).
 check_result check_package(const std::filesystem::path& org_dir, const check_options& opt = {});
 
-// Whether p is a directory; false when it is not or cannot be read (the caller diagnoses the
-// entry when it reads it). Shared by the checker and the importer's walk of a results folder.
-bool is_dir(const std::filesystem::path& p);
-
 } // namespace accelbench::mlperf

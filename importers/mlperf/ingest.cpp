@@ -15,6 +15,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
 #include "importers/mlperf/check.hpp"
+#include "importers/mlperf/folder.hpp"
 #include "importers/mlperf/power.hpp"
 
 namespace accelbench::mlperf {
@@ -440,22 +441,26 @@ run run_from_parsed_log(const parsed_log& log, const std::string& log_text,
 
 namespace {
 
-// The entries of `dir`, sorted. Never throws: a folder that cannot be listed gives what could be
-// listed, and an entry that cannot be read (a symlink loop, no permission) is reported by whoever
-// reads it.
-std::vector<fs::directory_entry> entries(const fs::path& dir) {
-  std::vector<fs::directory_entry> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    out.push_back(*it);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // "rel/name" for diagnostics ("name" at the top).
 std::string rel_name(const std::string& rel, const fs::path& p) {
   const std::string n = repair_utf8(p.filename().string());
   return rel.empty() || rel == "." ? n : rel + "/" + n;
+}
+
+// The entries of `dir` (folder.hpp), sorted, without its links: each is a diagnostic naming it
+// and its target, and is skipped (never followed). An entry that cannot be read (no permission)
+// is reported by whoever reads it.
+std::vector<folder_entry> entries(const fs::path& dir, const std::string& rel,
+                                  std::vector<diagnostic>& diags) {
+  std::vector<folder_entry> listed = list_folder(dir), out;
+  out.reserve(listed.size());
+  for (auto& e : listed) {
+    if (e.kind == entry_kind::link)
+      diags.push_back({rel_name(rel, e.path), 0, link_refusal(e.path) + "; skipped"});
+    else
+      out.push_back(std::move(e));
+  }
+  return out;
 }
 
 // Names become run names, uuids and JSON output; one that is not UTF-8 (a folder copied from a
@@ -467,21 +472,22 @@ bool usable_name(const fs::path& p, const std::string& rel, std::vector<diagnost
   return false;
 }
 
-// result_<i>.txt sorted by i (result_10 after result_9). Entries of any type are listed: a folder
-// or a dangling link named like a result is reported when it is read, not silently skipped.
+// result_<i>.txt sorted by i (result_10 after result_9). Entries of any type but links are
+// listed: a folder or a FIFO named like a result is reported when it is read, not silently
+// skipped.
 std::vector<std::pair<long, fs::path>> result_files(const fs::path& dir, const std::string& rel,
                                                     std::vector<diagnostic>& diags) {
   std::vector<std::pair<long, fs::path>> out;
-  for (const auto& e : entries(dir)) {
-    const std::string n = e.path().filename().string();
-    if (n.size() < 11 || n.rfind("result_", 0) != 0 || e.path().extension() != ".txt")
+  for (const auto& e : entries(dir, rel, diags)) {
+    const std::string n = e.path.filename().string();
+    if (n.size() < 11 || n.rfind("result_", 0) != 0 || e.path.extension() != ".txt")
       continue;
-    if (!usable_name(e.path(), rel, diags))
+    if (!usable_name(e.path, rel, diags))
       continue;
     const std::string idx = n.substr(7, n.size() - 11);
     char* end = nullptr;
     long i = std::strtol(idx.c_str(), &end, 10);
-    out.emplace_back(end && *end == '\0' && !idx.empty() ? i : 1L << 30, e.path());
+    out.emplace_back(end && *end == '\0' && !idx.empty() ? i : 1L << 30, e.path);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -490,11 +496,9 @@ std::vector<std::pair<long, fs::path>> result_files(const fs::path& dir, const s
 std::vector<fs::path> subdirs(const fs::path& dir, const std::string& rel,
                               std::vector<diagnostic>& diags) {
   std::vector<fs::path> out;
-  for (const auto& e : entries(dir)) {
-    std::error_code ec;
-    if (e.is_directory(ec) && usable_name(e.path(), rel, diags))
-      out.push_back(e.path());
-  }
+  for (const auto& e : entries(dir, rel, diags))
+    if (e.kind == entry_kind::folder && usable_name(e.path, rel, diags))
+      out.push_back(e.path);
   return out;
 }
 
@@ -502,7 +506,7 @@ std::vector<fs::path> subdirs(const fs::path& dir, const std::string& rel,
 // bounded size and depth, invalid UTF-8 repaired with a diagnostic. Throws input_error.
 json read_json(const fs::path& path, const std::string& rel, const std::string& what,
                std::vector<diagnostic>& diags) {
-  return parse_json_input(repair_text_lines(read_text_file(path, what), rel, diags), what);
+  return parse_json_input(repair_text_lines(read_folder_file(path, what), rel, diags), what);
 }
 
 // <org>/systems/*.json. A description that cannot be used is a diagnostic, and `broken` records
@@ -510,14 +514,18 @@ json read_json(const fs::path& path, const std::string& rel, const std::string& 
 void read_systems(const fs::path& org_dir, const std::string& org, const std::string& round,
                   ingest_result& res, std::map<std::string, std::string>& broken) {
   const std::string rel_dir = org + "/systems";
-  for (const auto& e : entries(org_dir / "systems")) {
-    if (e.path().extension() != ".json" || !usable_name(e.path(), rel_dir, res.diagnostics))
+  if (kind_of(org_dir / "systems") == entry_kind::link) {
+    res.diagnostics.push_back({rel_dir, 0, link_refusal(org_dir / "systems") + "; skipped"});
+    return;
+  }
+  for (const auto& e : entries(org_dir / "systems", rel_dir, res.diagnostics)) {
+    if (e.path.extension() != ".json" || !usable_name(e.path, rel_dir, res.diagnostics))
       continue;
-    const std::string rel = rel_name(rel_dir, e.path());
-    const std::string name = e.path().stem().string();
+    const std::string rel = rel_name(rel_dir, e.path);
+    const std::string name = e.path.stem().string();
     json j;
     try {
-      j = read_json(e.path(), rel, "system description", res.diagnostics);
+      j = read_json(e.path, rel, "system description", res.diagnostics);
       if (!j.is_object())
         throw input_error("system description is not a JSON object");
     } catch (const input_error& x) {
@@ -529,7 +537,7 @@ void read_systems(const fs::path& org_dir, const std::string& org, const std::st
     s.org = org;
     s.name = name;
     s.round = round;
-    s.file = e.path();
+    s.file = e.path;
     s.fields = j;
     s.accelerator_model = string_field(j, "accelerator_model_name");
     derive_counts(s);
@@ -556,8 +564,7 @@ constexpr double k_max_scaling_factor = 100;
 void read_scaling(const fs::path& bench_dir, const std::string& rel_bench, result_context& ctx,
                   std::vector<diagnostic>& diags) {
   const fs::path scaling = bench_dir / "scaling.json";
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(scaling, ec))) // a symlink loop exists, and is reported
+  if (kind_of(scaling) == entry_kind::missing) // a link exists, and is refused when read
     return;
   const std::string rel = rel_bench + "/scaling.json";
   try {
@@ -596,6 +603,9 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
     throw input_error(
         fmt::format("organisation folder name '{}' is not valid UTF-8", repair_utf8(org)));
   const std::string round = round_from_path(org_dir);
+  if (kind_of(org_dir / "results") == entry_kind::link)
+    throw input_error(fmt::format("'{}' is {}", (org_dir / "results").string(),
+                                  link_refusal(org_dir / "results")));
   if (!is_dir(org_dir / "results"))
     throw input_error(
         fmt::format("'{}' is not an MLPerf organisation folder (no results/)", org_dir.string()));
@@ -633,7 +643,7 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
         ctx.relative_path = rel_bench + "/" + path.filename().string();
         std::string text;
         try {
-          text = read_text_file(path, "MLPerf log");
+          text = read_folder_file(path, "MLPerf log");
         } catch (const input_error& e) {
           res.diagnostics.push_back({ctx.relative_path, 0, e.what()});
           continue;
@@ -650,7 +660,9 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
 
 ingest_result ingest(const fs::path& dir, const benchmark_table& table,
                      const org_progress& on_org) {
-  if (!is_dir(dir))
+  // The folder the user named may be a link (their choice); nothing below it is followed.
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
     throw input_error(fmt::format("'{}' is not a directory", dir.string()));
   ingest_result all;
   std::vector<fs::path> orgs;
@@ -668,8 +680,9 @@ ingest_result ingest(const fs::path& dir, const benchmark_table& table,
     level = std::move(next);
   }
   if (orgs.empty())
-    throw input_error(
-        fmt::format("no MLPerf organisation folder (<org>/results/...) under '{}'", dir.string()));
+    throw input_error(fmt::format(
+        "no MLPerf organisation folder (<org>/results/...) under '{}'{}", dir.string(),
+        all.diagnostics.empty() ? "" : " (" + all.diagnostics.front().to_string() + ")"));
   std::sort(orgs.begin(), orgs.end());
   for (size_t i = 0; i < orgs.size(); ++i) {
     const fs::path& o = orgs[i];

@@ -66,8 +66,9 @@ inline std::string log_file_name(const result_context& ctx) {
 }
 
 // Ingests one organisation folder (<org>/systems, <org>/results). A file that cannot be read
-// (too large, a folder where a file belongs, a symlink loop), a description that is not JSON or
-// nests too deep, and a name that is not UTF-8 are diagnostics; the rest is still ingested.
+// (too large, a folder where a file belongs, a FIFO or device), a symbolic link (never followed:
+// importers/mlperf/folder.hpp), a description that is not JSON or nests too deep, and a name that
+// is not UTF-8 are diagnostics; the rest is still ingested.
 ingest_result ingest_org(const std::filesystem::path& org_dir,
                          const benchmark_table& table = benchmark_table::builtin());
 // Ingests an organisation folder, a round folder holding organisations, or a folder holding

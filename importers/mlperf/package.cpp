@@ -13,6 +13,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
 #include "importers/mlperf/check.hpp"
+#include "importers/mlperf/folder.hpp"
 #include "importers/mlperf/mllog.hpp"
 #include "importers/mlperf/score.hpp"
 
@@ -301,6 +302,19 @@ struct staging {
   bool existed = false; // OUT/ORG existed (it is copied first, then swapped)
 };
 
+// A package being updated holds no link (folder.hpp): its README is read and its files are
+// replaced, and a link copied into the staged package would lead both out of it (a README.md ->
+// ~/.bashrc overwritten, a results/SYSTEM -> elsewhere emptied by remove_all). `staged` is the
+// copy, `shown` the package it came from, named in the message.
+void refuse_links(const fs::path& staged, const fs::path& shown) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(staged, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_symlink(ec))
+      throw input_error(fmt::format("'{}' is {}; a package that holds a link is not updated",
+                                    (shown / it->path().lexically_relative(staged)).string(),
+                                    link_refusal(it->path())));
+}
+
 void prepare_staging(const package_options& opt, staging& s) {
   std::error_code ec;
   fs::path out = fs::absolute(opt.out_dir, ec).lexically_normal();
@@ -339,6 +353,7 @@ void prepare_staging(const package_options& opt, staging& s) {
     if (!fs::is_directory(s.final_org, ec))
       throw input_error(fmt::format("'{}' exists and is not a folder", s.final_org.string()));
     fs::copy(s.final_org, s.org_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    refuse_links(s.org_dir, s.final_org);
   } else {
     fs::create_directory(s.org_dir);
   }
@@ -349,7 +364,7 @@ std::map<std::string, std::string> readme_sections(const fs::path& readme_path) 
   std::map<std::string, std::string> sections;
   if (!fs::exists(readme_path))
     return sections;
-  const std::string old = read_text_file(readme_path);
+  const std::string old = read_folder_file(readme_path, "README");
   const std::string marker = "<!-- accelbench:system ";
   size_t pos = old.find(marker);
   while (pos != std::string::npos) {
@@ -417,7 +432,7 @@ void check_overwrite(const package_plan& plan, const staging& s, const fs::path&
     throw input_error(
         fmt::format("'{}' already exists; pass --force to replace it",
                     (s.final_org / "results" / opt.system / plan.info->name).string()));
-  if (fs::exists(system_file) && read_text_file(system_file) != desc_text)
+  if (fs::exists(system_file) && read_folder_file(system_file, "system description") != desc_text)
     throw input_error(
         fmt::format("'{}' already exists with other content; pass --force to replace it",
                     (s.final_org / "systems" / (opt.system + ".json")).string()));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
+#include "importers/mlperf/folder.hpp"
 
 namespace accelbench::mlperf {
 
@@ -30,16 +31,27 @@ std::vector<const event*> by_time(const parsed_log& log) {
   return out;
 }
 
-std::vector<fs::path> files_with_prefix(const fs::path& dir, const std::string& prefix) {
+// The power logs named PREFIX*.txt in `dir`, sorted; a link among them is a diagnostic, skipped
+// (folder.hpp: never followed).
+std::vector<fs::path> files_with_prefix(const fs::path& dir, const std::string& prefix,
+                                        std::vector<diagnostic>& diags) {
+  const std::vector<folder_entry> listed = list_folder(dir);
   std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string n = e.path().filename().string();
-    if (e.is_regular_file() && n.rfind(prefix, 0) == 0 && e.path().extension() == ".txt")
-      out.push_back(e.path());
+  out.reserve(listed.size());
+  for (const auto& e : listed) {
+    const std::string n = e.path.filename().string();
+    if (n.rfind(prefix, 0) != 0 || e.path.extension() != ".txt")
+      continue;
+    if (e.kind == entry_kind::link)
+      diags.push_back({e.path.string(), 0, link_refusal(e.path) + "; skipped"});
+    else if (e.kind == entry_kind::file)
+      out.push_back(e.path);
   }
-  std::sort(out.begin(), out.end());
   return out;
+}
+
+parsed_log parse_power_log(const fs::path& f) {
+  return parse_mllog(read_folder_file(f, "power log"), f.string());
 }
 
 } // namespace
@@ -105,10 +117,10 @@ std::optional<run_energy> read_run_energy(const fs::path& benchmark_dir,
                                           const std::string& result_stem, double time_to_train_ms,
                                           std::vector<diagnostic>& diags) {
   const fs::path dir = benchmark_dir / "power" / result_stem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
+  if (!is_dir(dir))
     return std::nullopt;
-  const auto nodes = files_with_prefix(dir, "node_"), switches = files_with_prefix(dir, "sw_");
+  const auto nodes = files_with_prefix(dir, "node_", diags),
+             switches = files_with_prefix(dir, "sw_", diags);
   if (nodes.empty()) {
     diags.push_back(
         {dir.string(), 0, "power folder without node_<k>.txt logs: no energy for this run"});
@@ -119,7 +131,7 @@ std::optional<run_energy> read_run_energy(const fs::path& benchmark_dir,
     std::string why;
     std::optional<double> j;
     try {
-      j = node_energy_j(parse_mllog_file(f), time_to_train_ms, &why);
+      j = node_energy_j(parse_power_log(f), time_to_train_ms, &why);
     } catch (const input_error& e) {
       why = e.what();
     }
@@ -133,7 +145,7 @@ std::optional<run_energy> read_run_energy(const fs::path& benchmark_dir,
   }
   for (const auto& f : switches) {
     try {
-      out.joules += switch_energy_j(parse_mllog_file(f), time_to_train_ms);
+      out.joules += switch_energy_j(parse_power_log(f), time_to_train_ms);
       ++out.switch_files;
     } catch (const input_error& e) {
       diags.push_back(
@@ -147,14 +159,23 @@ std::optional<run_energy> read_run_energy(const fs::path& benchmark_dir,
 
 void attach_energy(run& r, const fs::path& benchmark_dir, const std::string& result_stem,
                    std::vector<diagnostic>& diags) {
-  std::error_code ec;
-  if (!fs::is_directory(benchmark_dir / "power", ec) || r.samples.empty())
+  const fs::path power = benchmark_dir / "power";
+  if (kind_of(power) == entry_kind::link) {
+    diags.push_back({power.string(), 0, link_refusal(power) + "; no energy for this run"});
+    return;
+  }
+  if (!is_dir(power) || r.samples.empty())
     return;
   const json& x = r.samples.front().extra;
   if (!x.is_object() || !x.contains("run_start_ms") || !x.contains("run_stop_ms"))
     return;
   const double ttt_ms = x["run_stop_ms"].get<double>() - x["run_start_ms"].get<double>();
-  if (!fs::is_directory(benchmark_dir / "power" / result_stem, ec)) {
+  if (kind_of(power / result_stem) == entry_kind::link) {
+    diags.push_back(
+        {(power / result_stem).string(), 0, link_refusal(power / result_stem) + "; skipped"});
+    return;
+  }
+  if (!is_dir(power / result_stem)) {
     diags.push_back(
         {(benchmark_dir / "power").string(), 0,
          fmt::format("no power logs for {} although the benchmark publishes power results",

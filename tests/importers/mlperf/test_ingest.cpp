@@ -477,11 +477,13 @@ TEST_CASE("ingest: entries that are not log files are diagnostics, the rest is i
   ingest_result res;
   REQUIRE_NOTHROW(res = ingest(tmp.path.string() + "/")); // a trailing slash too
   CHECK(find_diag(res, "llama2_70b_lora/result_2.txt", "is a directory"));
-  CHECK(find_diag(res, "llama2_70b_lora/result_3.txt", "cannot read"));
+  CHECK(find_diag(res, "llama2_70b_lora/result_3.txt",
+                  "a symbolic link to 'result_3.txt': not followed; skipped"));
   CHECK(find_diag(res, "llama2_70b_lora/result_4.txt", "larger than 64 MiB"));
-  CHECK(find_diag(res, "llama2_70b_lora/result_7.txt", "not a regular file"));
-  CHECK(find_diag(res, "llama2_70b_lora/result_8.txt", "not a regular file"));
-  CHECK(find_diag(res, "llama2_70b_lora/scaling.json", "cannot read"));
+  CHECK(find_diag(res, "llama2_70b_lora/result_7.txt", "not a regular file (a FIFO)"));
+  CHECK(find_diag(res, "llama2_70b_lora/result_8.txt", "a symbolic link to '/dev/zero'"));
+  CHECK(find_diag(res, "llama2_70b_lora/scaling.json", "symbolic link to 'scaling.json'"));
+  CHECK(find_diag(res, "TestOrg/results/loop", "a symbolic link to 'loop'"));
   CHECK(find_diag(res, "TestOrg/results/sys\xEF\xBF\xBD", "not valid UTF-8"));
   // Good logs, the empty and the binary file are runs (the last two failed); nothing else.
   REQUIRE(res.runs.size() == 4);
@@ -494,6 +496,68 @@ TEST_CASE("ingest: entries that are not log files are diagnostics, the rest is i
   CHECK(res.runs[1].valid);
   CHECK(res.runs[2].status == run_status::failed);
   CHECK(res.runs[3].status == run_status::failed);
+}
+
+TEST_CASE("ingest: a symbolic link is never followed, and nothing of its target is stored",
+          "[mlperf][ingest]") {
+  mlperf_test::temp_dir tmp;
+  auto logs = synthetic_logs(3);
+  const fs::path org = make_org(tmp.path / "tree", mlperf_test::read(nyx_desc), {logs[0], logs[1]});
+  const fs::path bench = org / "results/sys/llama2_70b_lora";
+  // Outside the folder: a log that would import (with a secret in it), a system with results,
+  // a system description and power logs.
+  const fs::path out = tmp.path / "outside";
+  mlperf_test::write(out / "log.txt", logs[2] + "TOKEN=hunter2\n");
+  mlperf_test::write(out / "sys2/llama2_70b_lora/result_0.txt", logs[2] + "TOKEN=hunter2\n");
+  mlperf_test::write(out / "sys2.json", mlperf_test::read(nyx_desc));
+  mlperf_test::write(out / "power/result_0/node_0.txt", "TOKEN=hunter2\n");
+  fs::create_symlink(out / "log.txt", bench / "result_2.txt");
+  ::setenv("ACCELBENCH_TEST_SECRET", "tok-8f1d2c", 1);
+  fs::create_symlink("/proc/self/environ", bench / "result_3.txt");
+  fs::create_symlink(out / "sys2", org / "results/sys2");
+  fs::create_symlink(out / "sys2.json", org / "systems/sys2.json");
+  fs::create_symlink(out / "power", bench / "power");
+
+  ingest_result res;
+  REQUIRE_NOTHROW(res = ingest(tmp.path / "tree"));
+  // The two logs inside, and nothing else.
+  REQUIRE(res.runs.size() == 2);
+  for (const run& r : res.runs) {
+    CHECK(r.mllog.find("hunter2") == std::string::npos);
+    CHECK(r.mllog.find("tok-8f1d2c") == std::string::npos);
+    CHECK(r.system == "sys");
+    CHECK_FALSE(r.extra.contains("energy"));
+  }
+  REQUIRE(res.systems.size() == 1);
+  CHECK(res.systems[0].name == "sys");
+  // Each link is named with its target.
+  const std::string target = "a symbolic link to '" + (out / "log.txt").string() + "'";
+  CHECK(find_diag(res, "llama2_70b_lora/result_2.txt", target));
+  CHECK(find_diag(res, "llama2_70b_lora/result_3.txt", "a symbolic link to '/proc/self/environ'"));
+  CHECK(find_diag(res, "TestOrg/results/sys2", "a symbolic link to"));
+  CHECK(find_diag(res, "TestOrg/systems/sys2.json", "a symbolic link to"));
+  CHECK(find_diag(res, "llama2_70b_lora/power", "not followed; no energy for this run"));
+  for (const auto& d : res.diagnostics)
+    CHECK(d.message.find("hunter2") == std::string::npos);
+}
+
+TEST_CASE("ingest: the folder the user named may be a link but its results/ folder may not",
+          "[mlperf][ingest]") {
+  mlperf_test::temp_dir tmp;
+  const fs::path org = make_org(tmp.path / "real", mlperf_test::read(nyx_desc), synthetic_logs(1));
+  fs::create_symlink(tmp.path / "real", tmp.path / "named");
+  CHECK(ingest(tmp.path / "named").runs.size() == 1);
+  // An organisation whose results/ is a link: not an organisation here, and the link is named.
+  const fs::path other = tmp.path / "other/training_v5.0/TestOrg";
+  fs::create_directories(other / "systems");
+  fs::create_symlink(org / "results", other / "results");
+  try {
+    ingest(tmp.path / "other");
+    FAIL("a results/ link was followed");
+  } catch (const input_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("no MLPerf organisation folder") &&
+                             Catch::Contains("TestOrg/results: a symbolic link to"));
+  }
 }
 
 TEST_CASE("ingest: a run records what it trained: samples to run_stop, sequence length, model",

@@ -233,6 +233,22 @@ TEST_CASE("package: refusals", "[mlperf][package]") {
     CHECK(readme.find("Runs on otherbox") != std::string::npos);
     CHECK(check_package(tmp.path / "Acme").valid);
   }
+  SECTION("an existing package that holds a link is not updated through it") {
+    write_package(runs, options(tmp.path));
+    const fs::path readme =
+        tmp.path / "Acme/benchmarks/llama2_70b_lora/implementations/accelbench/README.md";
+    mlperf_test::write(tmp.path / "victim.txt", "keep me\n");
+    fs::remove(readme);
+    fs::create_symlink(tmp.path / "victim.txt", readme);
+    package_options o = options(tmp.path);
+    o.force = true;
+    CHECK_THROWS_WITH(write_package(runs, o),
+                      Catch::Contains("README.md' is a symbolic link to '" +
+                                      (tmp.path / "victim.txt").string()) &&
+                          Catch::Contains("a package that holds a link is not updated"));
+    CHECK(mlperf_test::read(tmp.path / "victim.txt") == "keep me\n");
+    CHECK(fs::is_symlink(readme)); // the package is as it was
+  }
   SECTION("runs of different benchmarks") {
     auto mixed = training_runs(10);
     auto other = training_runs(3, "llama31_405b");
@@ -597,7 +613,25 @@ TEST_CASE("check: unreadable entries and nesting too deep are reasons, not crash
          fs::remove(org / bench / "result_2.txt");
          fs::create_symlink("result_2.txt", org / bench / "result_2.txt");
        },
-       "cannot read"},
+       "result_2.txt: a symbolic link to 'result_2.txt': not followed"},
+      {"a link out of the package in place of a result",
+       [&](const fs::path& org) {
+         fs::rename(org / bench / "result_2.txt", org.parent_path() / "elsewhere.txt");
+         fs::create_symlink(org.parent_path() / "elsewhere.txt", org / bench / "result_2.txt");
+       },
+       "elsewhere.txt': not followed"},
+      {"a link in place of the results folder",
+       [&](const fs::path& org) {
+         fs::rename(org / "results", org.parent_path() / "results");
+         fs::create_symlink(org.parent_path() / "results", org / "results");
+       },
+       "results: a symbolic link to"},
+      {"a link in place of the system description",
+       [&](const fs::path& org) {
+         fs::rename(org / "systems/testbox.json", org.parent_path() / "testbox.json");
+         fs::create_symlink(org.parent_path() / "testbox.json", org / "systems/testbox.json");
+       },
+       "testbox.json: a symbolic link to"},
       {"a result larger than the cap",
        [&](const fs::path& org) {
          fs::resize_file(org / bench / "result_2.txt", k_max_log_bytes + 1);
