@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -329,7 +331,15 @@ std::string run_gbench_program(const std::vector<std::string>& argv, const std::
     throw program_error(fmt::format("the benchmark program failed ({}); nothing was stored; its "
                                     "stderr ends: {}",
                                     r.failure(), printable(clip(r.stderr_tail, 300))));
-  std::string text = mllog::read_text_file(out, "Google Benchmark output");
+  // The program may have replaced its output file with a link, a FIFO or a folder: read as a
+  // file found in a folder (never through a link, never blocking), and its fault, not the user's.
+  std::string text;
+  try {
+    text = read_found_file(out, "Google Benchmark output", mllog::k_max_log_bytes);
+  } catch (const input_error& e) {
+    throw program_error(fmt::format(
+        "the benchmark program's output is not usable: {}; nothing was stored", e.what()));
+  }
   if (text.empty())
     throw program_error(fmt::format("the benchmark program wrote no JSON to {}", out));
   return text;
@@ -355,20 +365,26 @@ void as_measured(std::vector<run>& runs, const run_options& o, const std::string
   }
 }
 
-// A temporary file for the executable's JSON, removed when it goes out of scope.
-struct temp_file {
-  std::string path;
-  temp_file() {
-    char tmpl[] = "/tmp/accelbench-gbench-XXXXXX";
-    const int fd = mkstemp(tmpl);
-    if (fd < 0)
-      throw error(fmt::format("cannot make a temporary file: {}", std::strerror(errno)));
-    ::close(fd);
-    path = tmpl;
+// A temporary folder for the executable's JSON (out.json in it), removed with whatever the
+// program left there on every way out: the program may replace its output file with a folder,
+// which an unlink of the file would leave behind.
+struct temp_output {
+  std::filesystem::path dir;
+  std::string path; // dir/out.json, named to the program by --benchmark_out
+  temp_output() {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "accelbench-gbench-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data()))
+      throw error(fmt::format("cannot make a temporary folder: {}", std::strerror(errno)));
+    dir = tmpl;
+    path = (dir / "out.json").string();
   }
-  temp_file(const temp_file&) = delete;
-  temp_file& operator=(const temp_file&) = delete;
-  ~temp_file() { ::unlink(path.c_str()); }
+  temp_output(const temp_output&) = delete;
+  temp_output& operator=(const temp_output&) = delete;
+  ~temp_output() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
 };
 
 // Runs the executable with Ctrl-C ending it (and nothing stored).
@@ -387,12 +403,18 @@ int cmd_run_gbench(const run_options& o) {
                       "--shapes, --suite and --name do not apply (filter with "
                       "--benchmark_filter=... after --)");
   external::resolve_program(o.command.front());
-  const temp_file out;
+  const temp_output out;
   const std::vector<std::string> argv = gbench_argv(o, gbench_repetitions(o), out.path);
   // Opened before the benchmarks run: an unwritable database is said now, not after them.
   auto db = store::store::open(resolve_db_path(o.db), store::access::read_write);
+  // The runs are measured: their times are this clock's around the program, never the date the
+  // program claims (importers::gbench_import_options::measured).
+  importers::measured_times when;
+  when.started_at = now_iso8601();
   const std::string text = gbench_output(argv, out.path);
+  when.finished_at = now_iso8601();
   importers::gbench_import_options g;
+  g.measured = when;
   g.system = o.system.empty() ? capture_environment().value("hostname", "localhost") : o.system;
   std::vector<run> runs = importers::runs_from_gbench_json(text, o.command.front(), g);
   // The ruleset's own id, not the --rules text (which may be a file path): comparisons look the

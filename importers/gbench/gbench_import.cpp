@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -56,15 +57,15 @@ std::string deterministic_uuid(const std::string& key) {
                      b & 0xffffffffffffULL);
 }
 
-// Google Benchmark writes the date in local time with its offset ("2026-12-02T11:40:19+01:00");
-// runs store UTC ("2026-12-02T10:40:19.000Z") so that they sort with measured runs.
-std::string to_utc_iso8601(const std::string& date) {
+// Google Benchmark writes the date in local time with its offset ("2026-12-02T11:40:19+01:00"):
+// its seconds since the epoch, or nullopt when the text is not such a date.
+std::optional<std::time_t> gbench_date_seconds(const std::string& date) {
   int Y, M, D, h, m, s, oh = 0, om = 0;
   char sign = 0;
   int n = std::sscanf(date.c_str(), "%d-%d-%dT%d:%d:%d%c%d:%d", &Y, &M, &D, &h, &m, &s, &sign, &oh,
                       &om);
   if (n < 6)
-    return date;
+    return std::nullopt;
   std::tm tm{};
   tm.tm_year = Y - 1900;
   tm.tm_mon = M - 1;
@@ -72,13 +73,22 @@ std::string to_utc_iso8601(const std::string& date) {
   tm.tm_hour = h;
   tm.tm_min = m;
   tm.tm_sec = s;
-  time_t t = timegm(&tm);
+  std::time_t t = timegm(&tm);
   if (n == 9 && (sign == '+' || sign == '-'))
     t -= (sign == '+' ? 1 : -1) * (oh * 3600 + om * 60);
   else if (n == 7 && sign != 'Z')
+    return std::nullopt;
+  return t;
+}
+
+// Runs store UTC ("2026-12-02T10:40:19.000Z") so that they sort with measured runs; a text that
+// is not a date stays as it is (require_storable_runs refuses it, naming it).
+std::string to_utc_iso8601(const std::string& date) {
+  const auto t = gbench_date_seconds(date);
+  if (!t)
     return date;
   std::tm out{};
-  gmtime_r(&t, &out);
+  gmtime_r(&*t, &out);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &out);
   return std::string(buf) + ".000Z";
@@ -223,9 +233,26 @@ json environment_from_context(const json& ctx, const reader& rd) {
 
 // What every run of one file shares.
 struct file_context {
-  std::string origin, system, date, host, executable, started, fingerprint;
+  std::string origin, system, date, host, executable, started, finished, fingerprint;
   json env;
+  bool measured = false; // the times are accelbench's (run gbench); `date` is only claimed
 };
+
+// How far ahead of this machine's clock an imported file's date may be (a day: a clock set a
+// little wrong, never a date that would keep its runs from ever ageing out of gc --keep-days).
+constexpr std::time_t k_future_date_slack_s = 24 * 3600;
+
+// An imported file's date, refused when it lies in the future: its runs would be immortal under
+// gc --keep-days and sort after every run measured since. A date that is not one is left to
+// require_storable_runs, which names it.
+void check_not_future(const std::string& date, const reader& rd) {
+  const auto t = gbench_date_seconds(date);
+  if (t && *t > std::time(nullptr) + k_future_date_slack_s)
+    rd.fail("context.date", fmt::format("'{}' is in the future (more than a day after this "
+                                        "machine's clock): fix the clock of the machine that wrote "
+                                        "it, or the date",
+                                        printable(date)));
+}
 
 // The run of a benchmark name, as its first entry in the file describes it.
 run new_run(const file_context& fc, const json& b, const std::string& path,
@@ -246,11 +273,13 @@ run new_run(const file_context& fc, const json& b, const std::string& path,
   r.sample_dir = direction::lower_is_better;
   r.source = "imported";
   r.started_at = fc.started;
-  r.finished_at = fc.started;
+  r.finished_at = fc.finished;
   r.extra = {{"gbench",
               {{"origin", fc.origin},
                {"family_index", b.value("family_index", json())},
                {"per_family_instance_index", b.value("per_family_instance_index", json())}}}};
+  if (fc.measured)
+    r.extra["gbench"]["claimed_date"] = fc.date;
   if (b.contains("repetitions"))
     r.effective_settings["repetitions"] = rd.integer(b, path, "repetitions", 0);
   return r;
@@ -409,6 +438,23 @@ counter_kind gbench_counter_kind(const std::string& name, const gbench_import_op
   return c;
 }
 
+namespace {
+
+// The runs' times: accelbench's clock around the program when it ran it (the program's own date
+// is then only what it claims), else the file's date, not in the future.
+void set_times(file_context& fc, const gbench_import_options& o, const reader& rd) {
+  fc.measured = o.measured.has_value();
+  if (fc.measured) {
+    fc.started = o.measured->started_at;
+    fc.finished = o.measured->finished_at;
+    return;
+  }
+  check_not_future(fc.date, rd);
+  fc.started = fc.finished = to_utc_iso8601(fc.date);
+}
+
+} // namespace
+
 bool looks_like_gbench_json(const std::string& text) {
   json doc = parse_json_lenient(valid_utf8(text) ? text : repair_utf8(text));
   return doc.is_object() && doc.contains("context") && doc.contains("benchmarks") &&
@@ -434,7 +480,7 @@ std::vector<run> runs_from_gbench_json(const std::string& raw, const std::string
   fc.executable = rd.str_or(*d.ctx, "context", "executable", "");
   fc.env = environment_from_context(*d.ctx, rd);
   fc.fingerprint = environment_fingerprint(fc.env);
-  fc.started = to_utc_iso8601(fc.date);
+  set_times(fc, o, rd);
 
   size_t aggregates = 0;          // aggregate entries skipped
   std::vector<std::string> order; // run_names in first-appearance order

@@ -3,6 +3,7 @@
 // by Google Benchmark 1.7.x): one run per benchmark (run_name), one sample per repetition.
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ namespace accelbench::importers {
 //    sample;
 //  - uuid: deterministic from (context date, host_name, executable, run_name), so importing the
 //    same file twice adds nothing the second time;
+//  - started_at and finished_at: the context's date in UTC (a date in the future is refused), or
+//    accelbench's clock when it ran the program (gbench_import_options::measured);
 //  - environment from the context (host_name, num_cpus, mhz_per_cpu, cpu_scaling_enabled,
 //    library_build_type, caches, load_avg); a benchmark that reported an error is a failed run.
 // `system` names the system the runs are stored under (empty: the context's host_name).
@@ -39,8 +42,19 @@ namespace accelbench::importers {
 std::vector<run> runs_from_gbench_json(const std::string& text, const std::string& origin,
                                        const std::string& system, std::size_t* repaired = nullptr);
 
+// When accelbench itself ran the program (run gbench): its clock before and after, ISO 8601 UTC.
+struct measured_times {
+  std::string started_at, finished_at;
+};
+
 struct gbench_import_options {
   std::string system; // empty: the context's host_name
+  // The runs' started_at and finished_at. Given (run gbench, a measured run): these, and the
+  // context's date is kept as what the program claimed (extra.gbench.claimed_date), since a claimed
+  // 1970 would let gc --keep-days delete the new runs and 2099 make them immortal. Not given
+  // (import of a file we did not measure): the context's date, refused (input_error) when it lies
+  // more than a day after this machine's clock.
+  std::optional<measured_times> measured;
   // A user counter's direction where its name does not tell it (import --counter NAME=higher).
   std::map<std::string, direction> counter_directions;
   // When given: gets the user counters stored under another name (gbench_counter_metric_name),

@@ -4,6 +4,7 @@
 // and the output of the installed Google Benchmark produced in-process by the last test.
 #include <catch2/catch.hpp>
 
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -129,6 +130,60 @@ TEST_CASE("gbench import: the environment comes from the context", "[gbench]") {
   CHECK(runs[0].fingerprint == runs[1].fingerprint);
   // The local date with its offset becomes UTC.
   CHECK(runs[0].started_at == "2026-12-02T10:46:48.000Z");
+}
+
+namespace {
+// The fixture with its context date replaced.
+std::string dated(const std::string& date) {
+  std::string text = fixture();
+  const std::string old = "2026-12-02T12:46:48+02:00";
+  text.replace(text.find(old), old.size(), date);
+  return text;
+}
+// Google Benchmark's form of a date `ahead_s` seconds from now, in UTC.
+std::string date_from_now(std::time_t ahead_s) {
+  const std::time_t t = std::time(nullptr) + ahead_s;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S+00:00", &tm);
+  return buf;
+}
+} // namespace
+
+TEST_CASE("gbench import: a file dated in the future is refused, a clock a little ahead is not",
+          "[gbench]") {
+  // 2099 would keep the runs from ever ageing out of gc --keep-days.
+  CHECK_THROWS_WITH(
+      importers::runs_from_gbench_json(dated("2099-01-01T00:00:00+00:00"), "f.json", ""),
+      Contains("f.json: Google Benchmark JSON: context.date: "
+               "'2099-01-01T00:00:00+00:00' is in the future"));
+  CHECK_THROWS_AS(
+      importers::runs_from_gbench_json(dated(date_from_now(3 * 24 * 3600)), "f.json", ""),
+      input_error);
+  CHECK(importers::runs_from_gbench_json(dated(date_from_now(3600)), "f.json", "").size() == 3);
+  // An old file keeps its own date: it was not measured here.
+  CHECK(importers::runs_from_gbench_json(dated("1970-01-02T00:00:00+00:00"), "f.json", "")[0]
+            .started_at == "1970-01-02T00:00:00.000Z");
+}
+
+TEST_CASE("gbench import: a run accelbench measured has its clock's times, the file's date only "
+          "as a claim",
+          "[gbench]") {
+  importers::gbench_import_options o;
+  o.measured = importers::measured_times{"2026-12-06T08:00:00.000Z", "2026-12-06T08:00:05.250Z"};
+  for (const std::string claimed : {"1970-01-01T00:00:00+00:00", "2099-01-01T00:00:00+00:00"}) {
+    auto runs = importers::runs_from_gbench_json(dated(claimed), "./bench", o);
+    REQUIRE(runs.size() == 3);
+    for (const run& r : runs) {
+      CHECK(r.started_at == "2026-12-06T08:00:00.000Z");
+      CHECK(r.finished_at == "2026-12-06T08:00:05.250Z");
+      CHECK(r.extra["gbench"]["claimed_date"] == claimed);
+    }
+  }
+  // Without it (import), no claim is recorded: the date is the run's.
+  CHECK_FALSE(importers::runs_from_gbench_json(fixture(), "f.json", "")[0].extra["gbench"].contains(
+      "claimed_date"));
 }
 
 TEST_CASE("gbench import: runs pass the results document schema", "[gbench]") {

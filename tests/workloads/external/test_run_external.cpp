@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/model.hpp"
 #include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
 #include "tests/support/run_json.hpp"
@@ -413,6 +414,87 @@ TEST_CASE("run gbench: a Google Benchmark executable run with the rules' repetit
   REQUIRE(by_file.rc == 0);
   for (const auto& run : runs_of(by_file))
     CHECK(run["ruleset"] == "kernel-quick");
+}
+
+namespace {
+
+// A Google Benchmark program that runs the real one, then does `after` with its output file
+// ($out, whose path it writes to out-path): a claimed date rewritten, the file replaced by a folder
+// or a FIFO.
+std::string gbench_wrapper(const test_cli::temp_dir& d, const std::string& after) {
+  return script(d, "wrap.sh",
+                "\"" GBENCH_PROGRAM "\" --benchmark_min_time=0.01 \"$@\" >/dev/null || exit 1\n"
+                "for a in \"$@\"; do case $a in --benchmark_out=*) out=${a#--benchmark_out=};; "
+                "esac; done\n"
+                "echo \"$out\" > \"" +
+                    (d.path / "out-path").string() + "\"\n" + after);
+}
+
+// The entries of a folder.
+size_t entries_in(const fs::path& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
+    ++n;
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("run gbench: a measured run's times are accelbench's clock, never the date the program "
+          "claims",
+          "[timing]") {
+  test_cli::temp_dir d;
+  const std::string prog = gbench_wrapper(
+      d, "sed -i 's/\"date\": \"[^\"]*\"/\"date\": \"1970-01-01T00:00:00+00:00\"/' \"$out\"");
+  const std::string before = accelbench::now_iso8601();
+  auto r =
+      test_cli::ab("run gbench --rule repetitions=2 --quiet --json --db " + d.db() + " -- " + prog);
+  const std::string after = accelbench::now_iso8601();
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json runs = runs_of(r);
+  REQUIRE(runs.size() == 2);
+  for (const auto& run : runs) {
+    CHECK(run["started_at"].get<std::string>() >= before);
+    CHECK(run["finished_at"].get<std::string>() <= after);
+    CHECK(run["started_at"].get<std::string>() <= run["finished_at"].get<std::string>());
+    CHECK(run["extra"]["gbench"]["claimed_date"] == "1970-01-01T00:00:00+00:00");
+  }
+  // The claim of 1970 no longer makes gc delete the runs just measured.
+  auto gc = test_cli::ab("gc --keep-days 30 --yes --db " + d.db());
+  INFO(gc.err);
+  CHECK(gc.rc == 0);
+  CHECK(stored(d.db()) == 2);
+}
+
+TEST_CASE("run gbench: an output replaced by a folder or a FIFO stores nothing and leaves no "
+          "temporary folder",
+          "[timing]") {
+  test_cli::temp_dir d;
+  const fs::path tmp = d.path / "tmp";
+  fs::create_directories(tmp);
+  const std::string env = "TMPDIR=" + tmp.string();
+  for (const std::string& replace :
+       {std::string("rm -f \"$out\"; mkdir \"$out\"; touch \"$out/inside\""),
+        std::string("rm -f \"$out\"; mkfifo \"$out\""),
+        std::string("rm -f \"$out\"; ln -s /proc/self/environ \"$out\"")}) {
+    INFO(replace);
+    const std::string prog = gbench_wrapper(d, replace);
+    auto r =
+        test_cli::ab("run gbench --rule repetitions=2 --quiet --db " + d.db() + " -- " + prog, env);
+    INFO(r.err);
+    CHECK(r.rc == 1); // the program's fault, as when it writes no JSON
+    CHECK(r.err.find("the benchmark program's output is not usable") != std::string::npos);
+    CHECK(stored(d.db()) == 0);
+    // Nothing left behind: not what the program put in place of its output, and no
+    // accelbench-gbench-* folder.
+    std::string out;
+    std::getline(std::ifstream(d.path / "out-path"), out);
+    REQUIRE_FALSE(out.empty());
+    std::error_code ec;
+    CHECK_FALSE(fs::exists(fs::symlink_status(out, ec)));
+    CHECK(entries_in(tmp) == 0);
+  }
 }
 
 TEST_CASE("run gbench: a failing program or options accelbench owns store nothing") {
