@@ -156,7 +156,9 @@ TEST_CASE("children in a session or process group of their own, and a daemon's d
     INFO(mode);
     const std::string marker = new_marker();
     cleanup c{marker};
+    const auto t0 = std::chrono::steady_clock::now();
     process_outcome o = run_process(hostile(marker, mode));
+    CHECK(seconds_since(t0) < 30); // what is left sleeps 60 s when nothing ends it
     CHECK(o.succeeded());
     CHECK_FALSE(o.outputs_held);
     CHECK(survivors(marker) == 0);
@@ -170,7 +172,9 @@ TEST_CASE("a tree that ignores SIGTERM in another session is killed after the gr
   cleanup c{marker};
   launch l = hostile(marker, "ignore-term");
   l.timeout_s = 1;
+  const auto t0 = std::chrono::steady_clock::now();
   process_outcome o = run_process(l);
+  CHECK(seconds_since(t0) < 30);
   CHECK(o.timed_out);
   CHECK(o.signal == SIGKILL);
   CHECK(survivors(marker) == 0);
@@ -182,7 +186,9 @@ TEST_CASE("a child that holds the outputs open after the program exits is ended 
   require_linux_proc();
   const std::string marker = new_marker();
   cleanup c{marker};
+  const auto t0 = std::chrono::steady_clock::now();
   process_outcome o = run_process(hostile(marker, "hold-pipes"));
+  CHECK(seconds_since(t0) < 30);
   CHECK(o.succeeded());
   // The outputs closed because the child died, not because the bound on reading them ran out.
   CHECK_FALSE(o.outputs_held);
@@ -212,7 +218,9 @@ TEST_CASE("a tree over its memory limit is killed and the run says so", "[timing
   launch l = hostile(marker, "hog", "64");
   l.limits.memory_bytes = std::uint64_t{48} << 20;
   l.timeout_s = 20; // without the memory limit the hog would sleep until then
+  const auto t0 = std::chrono::steady_clock::now();
   process_outcome o = run_process(l);
+  CHECK(seconds_since(t0) < 15);
   CHECK(o.memory_exceeded);
   CHECK_FALSE(o.timed_out);
   CHECK(o.failure() == "used more than 48 MiB of resident memory, its limit (summed over its "
@@ -240,6 +248,7 @@ TEST_CASE("a program that opens more files than its limit is refused them, and t
   CHECK(o.exit_code == 1);
   CHECK(o.failure() ==
         "exit code 1 (its stderr says 'Too many open files': its open-files limit is 32)");
+  CHECK(survivors(marker) == 0);
   l.limits.open_files = 256;
   CHECK(run_process(l).succeeded());
 }
@@ -252,6 +261,7 @@ TEST_CASE("a program that writes a file beyond its limit gets SIGXFSZ, and the r
   process_outcome o = run_process(l);
   CHECK(o.signal == SIGXFSZ);
   CHECK(o.failure() == "killed by signal SIGXFSZ: it wrote past its file-size limit of 1 MiB");
+  CHECK(survivors(marker) == 0);
   l.limits.file_bytes = std::uint64_t{8} << 20;
   CHECK(run_process(l).succeeded());
 }
@@ -264,6 +274,7 @@ TEST_CASE("a program's temporary folder is its own and goes with everything in i
   const fs::path tmp = o.stdout_text.substr(0, o.stdout_text.size() - 1);
   CHECK(starts_with(tmp.filename().string(), "accelbench-run-"));
   CHECK_FALSE(fs::exists(tmp)); // a folder without permissions inside it included
+  CHECK(survivors(marker) == 0);
 }
 
 TEST_CASE("a run whose program cannot start leaves no temporary folder") {
