@@ -360,7 +360,9 @@ std::string to_html(const report_model& r); // one self-contained page
 // The terminal summary: headline, then one line per pair (aligned table).
 std::string summary_text(const report_model& r);
 
-// Escaping used by the HTML writer (exposed for tests).
+// Escaping used by the HTML writer and the server's dashboard (the one home): & < > " ' as
+// entities, and control characters (U+0000..U+001F but tab and newline, U+007F, U+0080..U+009F)
+// as U+FFFD.
 std::string html_escape(const std::string& s);
 // JSON text safe inside <script>: '<', '>', '&' and U+2028/9 as \u escapes, so "</script>" and
 // "<!--" cannot end or alter the element.

@@ -19,10 +19,29 @@
 
 namespace accelbench::report {
 
+namespace {
+
+// A control character HTML would carry raw (a NUL, an ESC, DEL; tab and newline are text): shown
+// as U+FFFD, the mark repair_utf8 gives a bad byte, so that it is seen, never acted on by a
+// terminal that shows the page's source, and never a NUL a browser silently drops.
+bool html_control(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7F; }
+
+// The C1 controls U+0080..U+009F, written in UTF-8 as 0xC2 0x80..0x9F, at s[i].
+bool html_c1_control(const std::string& s, std::size_t i) {
+  return static_cast<unsigned char>(s[i]) == 0xC2 && i + 1 < s.size() &&
+         static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+         static_cast<unsigned char>(s[i + 1]) <= 0x9F;
+}
+
+constexpr const char* k_replacement = "\xEF\xBF\xBD"; // U+FFFD
+
+} // namespace
+
 std::string html_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size() + 16);
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     switch (c) {
     case '&':
       out += "&amp;";
@@ -40,7 +59,14 @@ std::string html_escape(const std::string& s) {
       out += "&#39;";
       break;
     default:
-      out += c;
+      if (html_control(static_cast<unsigned char>(c))) {
+        out += k_replacement;
+      } else if (html_c1_control(s, i)) {
+        out += k_replacement;
+        ++i;
+      } else {
+        out += c;
+      }
     }
   }
   return out;
@@ -65,6 +91,12 @@ std::string json_for_script(const json& j) {
               static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
       out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
       i += 2;
+    } else if (c ==
+               0x7F) { // dump() escapes C0 controls, not DEL and C1: no raw control in the page
+      out += "\\u007f";
+    } else if (html_c1_control(s, i)) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+      ++i;
     } else
       out += static_cast<char>(c);
   }

@@ -375,6 +375,46 @@ TEST_CASE("report: hostile system names and tags come out inert in the HTML", "[
   CHECK(report::json_for_script(json("</script>")) == "\"\\u003c/script\\u003e\"");
 }
 
+TEST_CASE("report: control characters in names come out as U+FFFD, never raw in the page",
+          "[report]") {
+  const std::string fffd = "\xEF\xBF\xBD";
+  CHECK(report::html_escape(std::string("BM_a\0b", 6)) == "BM_a" + fffd + "b");
+  CHECK(report::html_escape("\x1b[31mred\x7f") == fffd + "[31mred" + fffd);
+  CHECK(report::html_escape("x\xC2\x9b"
+                            "1m") == "x" + fffd + "1m"); // C1 CSI
+  CHECK(report::html_escape("tab\tnew\nline") == "tab\tnew\nline");
+  CHECK(report::html_escape("caf\xC3\xA9 \xE2\x86\x92 <") == "caf\xC3\xA9 \xE2\x86\x92 &lt;");
+  CHECK(report::json_for_script(json("a\x7f"
+                                     "b\xC2\x85")) == "\"a\\u007fb\\u0085\"");
+  // A whole page of names with ESC, BEL, DEL and a C1 control: none of them raw.
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  fill_synthetic(db, "base\x1b]0;pwned\x07", "cand\x7f\xC2\x9b", "tag\x1b[2J");
+  auto side_for = [&](const std::string& sys) {
+    report::side s;
+    s.label = "system=" + sys;
+    store::run_filter f;
+    f.systems = {sys};
+    s.runs = db.query(f);
+    s.systems[sys] = *db.get_system(sys);
+    query::score_mlperf_groups(s);
+    return s;
+  };
+  auto rep = report::build_report(side_for("base\x1b]0;pwned\x07"), side_for("cand\x7f\xC2\x9b"),
+                                  fixed_options());
+  REQUIRE(rep.pairs.size() == 3);
+  const std::string html = report::to_html(rep);
+  size_t raw = 0;
+  for (size_t i = 0; i < html.size(); ++i) {
+    const auto c = static_cast<unsigned char>(html[i]);
+    raw += (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ||
+           (c == 0xC2 && i + 1 < html.size() && static_cast<unsigned char>(html[i + 1]) >= 0x80 &&
+            static_cast<unsigned char>(html[i + 1]) <= 0x9F);
+  }
+  CHECK(raw == 0);
+  CHECK(html.find("base" + fffd + "]0;pwned" + fffd) != std::string::npos);
+}
+
 TEST_CASE("report: MLPerf report from the shared data shows the official scores", "[report]") {
   temp_dir t;
   auto db = store::store::open(t.path / "r.db");
