@@ -19,6 +19,7 @@ b=build/bench
   echo "== report";    $b/report/accelbench_bench_report
   echo "== mlperf";    $b/mlperf/accelbench_bench_mlperf_ingest
   echo "== store";     $b/store/accelbench_bench_store
+  echo "== limits";    $b/store/accelbench_bench_limits
   echo "== external";  $b/external/accelbench_bench_external
   echo "== collective (MPI, 2 ranks)"; bash bench/collective/run.sh
 } 2>&1 | tee "$out"

@@ -163,9 +163,9 @@ input_error refused_run(const std::string& origin, size_t i, const std::string& 
 // limit of harness/core/limits.hpp: counts the items of each run's samples, metrics and tags and
 // measures its tags and metric names. A document over a limit is so refused in one pass and before
 // a tree of it is built (ten million samples are gigabytes as a tree; a million tags took minutes
-// to get past the parser). A problem, once found, waits for the end of its run (for the uuid,
-// which our exports write last) and then ends the reading. What is not a results document is left
-// to the parser and the schema.
+// to get past the parser). A problem, once found, ends the reading at once when its run's uuid
+// was read, else at the end of its run (our exports write the uuid last). What is not a results
+// document is left to the parser and the schema.
 class run_limits_reader final : public nlohmann::json_sax<json> {
 public:
   std::size_t run = 0; // the run of `why`, counted from 0
@@ -226,12 +226,12 @@ bool run_limits_reader::item() {
   if (depth_ == k_runs && in_runs_ && why.empty())
     run = runs_++;
   if (depth_ != k_list || list_ == list::none || !why.empty())
-    return true;
+    return why.empty() || uuid.empty(); // a problem whose run's uuid is known ends the reading
   ++items_;
   found(list_ == list::samples   ? limits::sample_count_problem(items_)
         : list_ == list::metrics ? limits::metric_count_problem(items_)
                                  : limits::tag_count_problem(items_));
-  return true;
+  return why.empty() || uuid.empty();
 }
 
 bool run_limits_reader::open() {

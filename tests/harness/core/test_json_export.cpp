@@ -251,6 +251,15 @@ TEST_CASE("a run over a limit is refused before the document is validated, namin
   cut.resize(cut.size() - 1);
   cut += ", \"broken\": [1, 2,";
   CHECK(error_of(cut) == prefix + limits::tag_count_problem(10'001));
+  // A run whose uuid comes first (other writers' order) is named by it too, even when the
+  // document breaks off right after the item past the limit.
+  std::string uuid_first =
+      R"({"runs": [{"uuid": "0f8fad5b-d9cb-469f-a165-70867728950e", "tags": [)";
+  for (int i = 0; i <= 10'000; ++i)
+    uuid_first += "\"t\", ";
+  uuid_first += "broken";
+  CHECK(error_of(uuid_first) == "in.json: run 0 (uuid 0f8fad5b-d9cb-469f-a165-70867728950e): " +
+                                    limits::tag_count_problem(10'001));
   json long_tag = sample_doc();
   long_tag["runs"][0]["tags"] = {"ok", std::string(limits::k_max_tag_bytes + 1, 't')};
   CHECK_THAT(error_of(dump_json(long_tag)),
