@@ -38,6 +38,14 @@ std::string metric_count_problem(std::size_t metrics) {
   return count_over(metrics, k_max_metrics, "metrics");
 }
 
+std::string program_metric_count_problem(std::size_t metrics) {
+  if (metrics <= k_max_program_metrics)
+    return {};
+  return fmt::format("{} metrics, more than the {} a program may report (a run holds {}, {} of "
+                     "them kept for accelbench's own figures)",
+                     metrics, k_max_program_metrics, k_max_metrics, k_reserved_metrics);
+}
+
 std::string sample_count_problem(std::size_t samples) {
   return count_over(samples, k_max_samples, "samples");
 }

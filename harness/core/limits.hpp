@@ -34,12 +34,19 @@ inline constexpr std::size_t k_max_metrics = 10'000;
 inline constexpr std::size_t k_max_samples = 100'000;
 inline constexpr std::size_t k_max_tag_bytes = 256;
 inline constexpr std::size_t k_max_metric_name_bytes = 256;
+// Of a run's metrics, the most a program may report of its own (an external program through the
+// results protocol): the rest are kept for the figures accelbench derives beside them (time, cv
+// and the rates of an external run: 5 today), so that a program at its limit leaves a run within
+// the run's.
+inline constexpr std::size_t k_reserved_metrics = 16;
+inline constexpr std::size_t k_max_program_metrics = k_max_metrics - k_reserved_metrics;
 
 // Each returns what is over its limit in one line naming the value and the limit ("12000 tags,
 // more than the 10000 a run may hold"), or "" when it is within.
 std::string tag_count_problem(std::size_t tags);
 std::string metric_count_problem(std::size_t metrics);
 std::string sample_count_problem(std::size_t samples);
+std::string program_metric_count_problem(std::size_t metrics); // k_max_program_metrics
 std::string tag_problem(const std::string& tag);
 std::string metric_name_problem(const std::string& name);
 

@@ -150,13 +150,14 @@ std::string protocol_parser::one_more_sample(std::size_t samples_so_far) {
                                                 : limits::sample_count_problem(samples_so_far + 1);
 }
 
-// A metric's name within its length, and at most limits::k_max_metrics distinct names (a name
-// may come again: its values are one metric).
+// A metric's name within its length, and at most limits::k_max_program_metrics distinct names (a
+// name may come again: its values are one metric), which leaves room in the run for accelbench's
+// own figures.
 std::string protocol_parser::one_more_metric(const std::string& name) {
   if (std::string why = limits::metric_name_problem(name); !why.empty())
     return why;
-  if (metric_names_.size() >= limits::k_max_metrics && !metric_names_.count(name))
-    return limits::metric_count_problem(metric_names_.size() + 1);
+  if (metric_names_.size() >= limits::k_max_program_metrics && !metric_names_.count(name))
+    return limits::program_metric_count_problem(metric_names_.size() + 1);
   metric_names_.insert(name);
   return "";
 }

@@ -80,7 +80,7 @@ private:
   std::string one_more_sample(std::size_t samples_so_far);
   std::string one_more_metric(const std::string& name);
   protocol_result result_;
-  std::unordered_set<std::string> metric_names_; // distinct names so far (limits::k_max_metrics)
+  std::unordered_set<std::string> metric_names_; // so far (limits::k_max_program_metrics)
   std::string pending_;
   int64_t line_no_ = 0;
 };

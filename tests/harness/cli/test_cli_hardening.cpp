@@ -479,3 +479,28 @@ TEST_CASE(
   CHECK(back[0].metrics.size() == limits::k_max_metrics);
   CHECK(back[0].tags.size() == limits::k_max_tags);
 }
+
+TEST_CASE("a program that reports as many metrics of its own as it may has its run stored VALID, "
+          "with accelbench's own figures beside them",
+          "[cli][hardening][limits]") {
+  test_cli::temp_dir t;
+  const std::string program = fmt::format(
+      "sh -c 'echo \"{{\\\"sample\\\": {{\\\"seconds\\\": 0.5}}}}\" >&3; seq -f "
+      "\"{{\\\"metric\\\": "
+      "{{\\\"name\\\": \\\"m%g\\\", \\\"value\\\": 1, \\\"unit\\\": \\\"\\\", \\\"direction\\\": "
+      "\\\"lower\\\"}}}}\" {} >&3'",
+      limits::k_max_program_metrics);
+  auto r = ab("run external --name x --rule warmup_iterations=0 --rule repetitions=1 "
+              "--rule conditions.on_high_cv=ignore --rule conditions.on_loaded_machine=ignore "
+              "--rule conditions.on_governor=ignore --quiet --db " +
+              t.db() + " -- " + program);
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  auto db = store::store::open(t.db(), store::access::read_only);
+  const auto runs = db.query({});
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].valid);
+  CHECK(runs[0].metrics.size() == limits::k_max_program_metrics + 2); // time and cv beside them
+  CHECK(runs[0].find_metric("m9984"));
+  CHECK(runs[0].find_metric("time"));
+}

@@ -40,6 +40,10 @@ TEST_CASE("each limit is refused one past it, naming the value and the limit", "
   CHECK(metric_count_problem(k_max_metrics).empty());
   CHECK(metric_count_problem(k_max_metrics + 1) ==
         "10001 metrics, more than the 10000 a run may hold");
+  CHECK(program_metric_count_problem(k_max_program_metrics).empty());
+  CHECK(program_metric_count_problem(k_max_program_metrics + 1) ==
+        "9985 metrics, more than the 9984 a program may report (a run holds 10000, 16 of them "
+        "kept for accelbench's own figures)");
   CHECK(sample_count_problem(k_max_samples).empty());
   CHECK(sample_count_problem(k_max_samples + 1) ==
         "100001 samples, more than the 100000 a run may hold");
@@ -123,7 +127,7 @@ TEST_CASE("the schemas state the limits of harness/core/limits.hpp", "[limits]")
   CHECK(rules["properties"]["measurement"]["properties"]["repetitions"]["maximum"] ==
         limits::k_max_samples);
   const std::string protocol = schema_file("external-protocol.schema.json")["description"];
-  CHECK_THAT(protocol, Contains("100,000 sample lines") && Contains("10,000 distinct metric") &&
+  CHECK_THAT(protocol, Contains("100,000 sample lines") && Contains("9,984 distinct metric") &&
                            Contains("256 bytes"));
 }
 
