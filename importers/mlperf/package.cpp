@@ -499,6 +499,7 @@ std::vector<package_result> assemble(const std::vector<package_plan>& plans,
   staging s;
   prepare_staging(opt, s);
   std::vector<package_result> out;
+  out.reserve(plans.size());
   for (const auto& plan : plans)
     out.push_back(write_plan(plan, s));
   publish_staging(opt, s);
