@@ -228,11 +228,11 @@ bool send_checked(const tree_member& m, int sig) {
 }
 
 // A member in a session that a process of the tree made (setsid) has only processes of the tree
-// beside it: its whole process group is stopped at once, forks in flight included.
-void stop_own_group(const tree_member& m) {
+// beside it: its whole process group gets the signal at once, forks in flight included.
+void signal_own_group(const tree_member& m, int sig) {
   static const pid_t our_session = ::getsid(0);
   if (m.session != our_session && m.group > 1) {
-    ::kill(-m.group, SIGSTOP);
+    ::kill(-m.group, sig);
   }
 }
 
@@ -327,7 +327,7 @@ void process_tree::kill_all() {
         continue;
       }
       fresh = true;
-      stop_own_group(m);
+      signal_own_group(m, SIGSTOP);
       if (send_checked(m, SIGSTOP)) {
         stopped.insert(m.pid);
       }
@@ -342,13 +342,25 @@ void process_tree::kill_all() {
     ::kill(p, SIGKILL);
   }
   ::kill(-leader_, SIGKILL); // the leader's process group, as before the tree was known
+  // The kernel's lists of children are exact only while nothing in them forks or moves: a
+  // process the sweep missed (a fork chain's newest link) is found here, while the tree dies,
+  // and killed too, until only the leader (the caller's to reap) is left.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (std::chrono::steady_clock::now() < deadline) {
     reap_exited_orphans();
-    std::vector<tree_member> left = members();
-    if (std::all_of(left.begin(), left.end(),
-                    [this](const tree_member& m) { return m.pid == leader_; })) {
-      return; // the leader is the caller's to reap
+    bool only_leader = true;
+    for (const tree_member& m : members()) {
+      if (m.pid == leader_) {
+        continue;
+      }
+      only_leader = false;
+      if (!is_zombie(m)) {
+        signal_own_group(m, SIGKILL);
+        send_checked(m, SIGKILL);
+      }
+    }
+    if (only_leader) {
+      return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
