@@ -15,6 +15,14 @@ std::string shown(const json& v) {
   return s.size() > k_max ? s.substr(0, k_max) + "..." : s;
 }
 
+// A key or a name from the line as it appears in a reason: printable (a newline in a key would
+// split the one-line reason) and cut short like a value.
+std::string shown_name(const std::string& name) {
+  constexpr std::size_t k_max = 80;
+  std::string s = printable(std::string_view(name).substr(0, k_max));
+  return name.size() > k_max ? s + "..." : s;
+}
+
 // The first key of `obj` that is not in `known`, or "".
 std::string unknown_key(const json& obj, std::initializer_list<std::string_view> known) {
   for (const auto& [key, value] : obj.items()) {
@@ -50,7 +58,7 @@ std::string read_sample(const json& obj, sample& s) {
     return "sample " + shown(obj) + " is not an object";
   }
   if (std::string k = unknown_key(obj, {"seconds", "items", "flops", "bytes"}); !k.empty()) {
-    return "sample has unknown field '" + k + "'";
+    return "sample has unknown field '" + shown_name(k) + "'";
   }
   if (!obj.contains("seconds")) {
     return "sample has no seconds";
@@ -74,7 +82,7 @@ std::string read_metric(const json& obj, metric& m) {
     return "metric " + shown(obj) + " is not an object";
   }
   if (std::string k = unknown_key(obj, {"name", "value", "unit", "direction"}); !k.empty()) {
-    return "metric has unknown field '" + k + "'";
+    return "metric has unknown field '" + shown_name(k) + "'";
   }
   if (!obj.contains("name") || !obj.at("name").is_string() ||
       obj.at("name").get<std::string>().empty()) {
@@ -82,17 +90,18 @@ std::string read_metric(const json& obj, metric& m) {
   }
   m.name = obj.at("name").get<std::string>();
   if (!obj.contains("value") || !finite_number(obj.at("value"))) {
-    return "metric '" + m.name + "' value " + shown(obj.value("value", json())) +
+    return "metric '" + shown_name(m.name) + "' value " + shown(obj.value("value", json())) +
            " is not a finite number";
   }
   m.value = obj.at("value").get<double>();
   if (!obj.contains("unit") || !obj.at("unit").is_string()) {
-    return "metric '" + m.name + "' has no unit (a string, \"\" for none)";
+    return "metric '" + shown_name(m.name) + "' has no unit (a string, \"\" for none)";
   }
   m.unit = obj.at("unit").get<std::string>();
   json dir = obj.value("direction", json());
   if (dir != "lower" && dir != "higher") {
-    return "metric '" + m.name + "' direction " + shown(dir) + " is not \"lower\" or \"higher\"";
+    return "metric '" + shown_name(m.name) + "' direction " + shown(dir) +
+           " is not \"lower\" or \"higher\"";
   }
   m.direction = dir.get<std::string>();
   return "";
@@ -103,7 +112,7 @@ std::string read_check(const json& obj, check& c) {
     return "check " + shown(obj) + " is not an object";
   }
   if (std::string k = unknown_key(obj, {"passed", "reason"}); !k.empty()) {
-    return "check has unknown field '" + k + "'";
+    return "check has unknown field '" + shown_name(k) + "'";
   }
   if (!obj.contains("passed") || !obj.at("passed").is_boolean()) {
     return "check passed " + shown(obj.value("passed", json())) + " is not true or false";
@@ -197,7 +206,7 @@ bool protocol_parser::read_object(const json& j) {
   } else if (kind == "extra") {
     why = read_extra(v, result_.extra);
   } else {
-    why = "unknown kind '" + kind + "' (sample, metric, check, extra, protocol)";
+    why = "unknown kind '" + shown_name(kind) + "' (sample, metric, check, extra, protocol)";
   }
   if (!why.empty()) {
     refuse(why);
