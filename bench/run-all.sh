@@ -21,5 +21,8 @@ b=build/bench
   echo "== store";     $b/store/accelbench_bench_store
   echo "== limits";    $b/store/accelbench_bench_limits
   echo "== external";  $b/external/accelbench_bench_external
+  echo "== containment"; $b/external/accelbench_bench_containment
+  echo "== plugin";    $b/plugin/accelbench_bench_plugin --rounds 11
+  echo "== json input"; $b/harness/accelbench_bench_json_input
   echo "== collective (MPI, 2 ranks)"; bash bench/collective/run.sh
 } 2>&1 | tee "$out"
