@@ -57,7 +57,9 @@ void write_all(int fd, const std::string& s) {
 
 // The worker's process: its own group (killed as a whole), dead with accelbench, the default
 // dispositions of the signals accelbench handles (Ctrl-C is accelbench's to handle, not the
-// plugin's: the worker is outside the terminal's foreground group).
+// plugin's: the worker is outside the terminal's foreground group), and of the fatal signals: a
+// plugin's crash reaches accelbench as the signal it is, whatever handler accelbench's process
+// holds (a sanitizer's turned SIGSEGV into "exit code 1", a library's crash reporter may too).
 void become_worker(pid_t parent) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -65,7 +67,7 @@ void become_worker(pid_t parent) {
     _exit(EXIT_FAILURE);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE})
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS, SIGFPE, SIGILL})
     ::sigaction(sig, &dfl, nullptr);
   sigset_t none;
   sigemptyset(&none);
@@ -268,7 +270,13 @@ std::string end_problem(const worker_end& e, const worker_limits& lim, int threa
 // forever. accelbench runs OpenMP code in process (the CPU attention reference, train.llama on the
 // CPU) and a plugin may use OpenMP, so the runtime's threads are ended before each fork (OpenMP
 // 5.0's hard pause); the runtime starts new ones when it is next used, here or in the worker.
-void release_openmp_threads() { omp_pause_resource_all(omp_pause_hard); }
+// LLVM's runtime (what clang links: the sanitizer build) restarts itself in a forked child, and
+// its hard pause breaks it (libomp 14 aborts at the next parallel region): it is left alone.
+void release_openmp_threads() {
+#if defined(__GNUC__) && !defined(__clang__)
+  omp_pause_resource_all(omp_pause_hard);
+#endif
+}
 
 // Writes what is buffered for stdout and stderr now: the worker would otherwise inherit it and
 // write it a second time when a plugin's exit() flushes the worker's copy.
