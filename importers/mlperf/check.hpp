@@ -1,7 +1,9 @@
 #pragma once
 // Compliance checks for MLPerf Training logs and submission packages, mirroring what MLCommons'
 // package checker verifies (mlperf_logging: compliance_checker common.yaml / closed_*.yaml,
-// system_desc_checker, seed_checker, benchmark_meta result counts). RCP checks are not done.
+// system_desc_checker, seed_checker, benchmark_meta result counts).
+//   check_log.cpp      one log against the compliance checker's rules (mlp_compliance.py)
+//   check_package.cpp  an organisation folder as package_checker.py walks it
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -10,6 +12,9 @@
 #include "importers/mlperf/mllog.hpp"
 
 namespace accelbench::mlperf {
+
+// A JSON value as the checkers quote it in a message: dumped, cut to 60 characters.
+std::string short_value(const json& v);
 
 // Fields every system description must have (system_desc_checker.py, required_fields).
 const std::vector<std::string>& required_system_fields();
