@@ -180,9 +180,11 @@ std::string checked_round(const std::string& round) {
   return r;
 }
 
-int cmd_check_package(const std::string& dir, const std::string& round, bool as_json) {
+int cmd_check_package(const std::string& dir, const std::string& round, bool as_json,
+                      bool seed_checker_bypass) {
   mlperf::check_options opt;
   opt.round = checked_round(round);
+  opt.seed_checker_bypass = seed_checker_bypass;
   // A path that is not a folder is a mistake on the command line, not an INVALID package.
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
@@ -237,6 +239,7 @@ command_hook add_check_package(CLI::App& app, context&) {
   struct options {
     std::string dir, round;
     bool as_json = false;
+    bool seed_checker_bypass = false;
   };
   auto o = std::make_shared<options>();
   auto* chk = app.add_subcommand(
@@ -244,8 +247,12 @@ command_hook add_check_package(CLI::App& app, context&) {
       "Check an MLPerf Training package (DIR/ORG) like the MLCommons package checker");
   chk->add_option("dir", o->dir, "Organisation folder of a package")->required();
   chk->add_option("--round", o->round, "Rules round, e.g. 5.0 (default: from the path)");
+  chk->add_flag(
+      "--seed-checker-bypass", o->seed_checker_bypass,
+      "Skip the seed checker, as MLCommons' --seed-checker-bypass does (a warning says so)");
   add_json_flag(chk, o->as_json);
-  return {chk, [o] { return cmd_check_package(o->dir, o->round, o->as_json); }};
+  return {chk,
+          [o] { return cmd_check_package(o->dir, o->round, o->as_json, o->seed_checker_bypass); }};
 }
 
 } // namespace accelbench::cli

@@ -1,6 +1,8 @@
 #include "harness/core/mllog.hpp"
 
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <ostream>
 
@@ -79,9 +81,76 @@ std::string shorten(std::string_view s) {
   return repair_utf8(s.substr(0, max)) + "...";
 }
 
+// Python's str.strip() on a line read as latin-1, as mlp_parser strips it: ASCII whitespace and
+// the separators 0x1c..0x1f (0x85 and 0xa0 are whitespace to Python too; they are not single
+// bytes in the UTF-8 this reader holds, and no log has them around its JSON).
+std::string_view python_strip(std::string_view s) {
+  auto space = [](char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
+  };
+  while (!s.empty() && space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && space(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+// Whether Python's float() reads the text `s`: [sign] (inf | infinity | nan | decimal), a decimal
+// being digits with single underscores between them, an optional fraction and exponent.
+bool python_float_text(std::string_view s) {
+  s = python_strip(s);
+  if (!s.empty() && (s.front() == '+' || s.front() == '-'))
+    s.remove_prefix(1);
+  std::string lower(s);
+  for (char& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "inf" || lower == "infinity" || lower == "nan")
+    return true;
+  size_t i = 0;
+  auto is_digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  auto digits = [&] {
+    const size_t start = i;
+    while (is_digit(i))
+      i += (i + 1 < s.size() && s[i + 1] == '_' && is_digit(i + 2)) ? 2 : 1;
+    return i > start;
+  };
+  const bool whole = digits();
+  bool fraction = false;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    fraction = digits();
+  }
+  if (!whole && !fraction)
+    return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+      ++i;
+    if (!digits())
+      return false;
+  }
+  return i == s.size();
+}
+
+// Whether `v` is a string float() reads.
+bool python_float_string(const json& v) {
+  return v.is_string() && python_float_text(v.get_ref<const std::string&>());
+}
+
+// The number float() reads from `s` (python_float_text holds); its underscores go first.
+double python_float_value(std::string_view s) {
+  std::string text;
+  for (char c : python_strip(s))
+    if (c != '_')
+      text += c;
+  return std::strtod(text.c_str(), nullptr);
+}
+
 // time_ms as a whole millisecond in [0, k_max_time_ms], or nullopt. A float is truncated (some
 // loggers write one); converting an out-of-range double to an integer would be undefined.
 std::optional<int64_t> event_time_ms(const json& v) {
+  if (v.is_string()) // a string mlp_parser's float() reads ("1745154694826")
+    return event_time_ms(json(python_float_value(v.get_ref<const std::string&>())));
   if (v.is_number_unsigned())
     return v.get<uint64_t>() <= static_cast<uint64_t>(k_max_time_ms)
                ? std::optional<int64_t>(static_cast<int64_t>(v.get<uint64_t>()))
@@ -103,7 +172,7 @@ std::string decode_event(const json& j, event& e) {
   if (!j.contains("key") || !j["key"].is_string())
     return "event has no string 'key'";
   e.key = j["key"].get<std::string>();
-  if (!j.contains("time_ms") || !j["time_ms"].is_number())
+  if (!j.contains("time_ms") || !(j["time_ms"].is_number() || python_float_string(j["time_ms"])))
     return fmt::format("event '{}' has no numeric 'time_ms'", e.key);
   // time_ms is an integer in mlperf_logging; some loggers write a float: keep the millisecond.
   const auto t_ms = event_time_ms(j["time_ms"]);
@@ -128,6 +197,66 @@ std::string decode_event(const json& j, event& e) {
   if (j.contains("namespace") && j["namespace"].is_string())
     e.name_space = j["namespace"].get<std::string>();
   return {};
+}
+
+// Whether float() of a decoded JSON value succeeds: a number, a bool, or a string it reads
+// (None, a list or a dict raise TypeError).
+bool python_float_of(const json& v) {
+  return v.is_number() || v.is_boolean() || python_float_string(v);
+}
+
+// Why mlp_parser's string_to_logline fails on the decoded body of a line; "" when it parses.
+std::string mlp_parser_refusal(const json& j, std::string_view body) {
+  if (j.is_discarded())
+    return fmt::format("not valid JSON: {}", shorten(body));
+  if (!j.is_object())
+    return "the event is not a JSON object";
+  if (!j.contains("time_ms"))
+    return "the event has no 'time_ms'";
+  if (!python_float_of(j["time_ms"]))
+    return fmt::format("float() cannot read time_ms {}", shorten(j["time_ms"].dump()));
+  for (const char* k : {"key", "value", "metadata"})
+    if (!j.contains(k))
+      return fmt::format("the event has no '{}'", k);
+  return {};
+}
+
+// mlp_parser's reading of the text after the last marker of `segment`, parsed here.
+std::string mlp_parser_refusal_of(std::string_view segment) {
+  const std::string_view body =
+      python_strip(segment.substr(segment.rfind(mllog_marker) + mllog_marker.size()));
+  if (json_nesting_depth(body) > k_max_json_depth)
+    return fmt::format("nesting deeper than {} levels", k_max_json_depth);
+  return mlp_parser_refusal(parse_json_lenient(body), body);
+}
+
+// Appends to out.mlp_parser_errors what mlp_parser finds wrong on one line (no newline) that holds
+// the marker at `first`. `parsed` is this reader's parse of the text after that marker (null when
+// it was not parsed); it is mlp_parser's text too when the marker is the line's only one and the
+// line holds no carriage return (Python's universal newlines end a line at a lone '\r'), the
+// case of every published log. Otherwise each '\r'-separated piece holding the marker is parsed.
+void judge_for_mlp_parser(std::string_view line, size_t first, const json* parsed, parsed_log& out,
+                          int64_t line_no) {
+  auto refuse = [&](std::string why) {
+    if (!why.empty())
+      out.mlp_parser_errors.push_back(
+          {out.file, line_no,
+           fmt::format("MLCommons' mlp_parser cannot parse this line: {}", why)});
+  };
+  if (parsed && line.find('\r') == std::string_view::npos && line.rfind(mllog_marker) == first) {
+    refuse(mlp_parser_refusal(*parsed, line.substr(first + mllog_marker.size())));
+    return;
+  }
+  size_t pos = 0;
+  while (pos <= line.size()) {
+    size_t end = line.find('\r', pos);
+    if (end == std::string_view::npos)
+      end = line.size();
+    const std::string_view piece = line.substr(pos, end - pos);
+    if (piece.find(mllog_marker) != std::string_view::npos)
+      refuse(mlp_parser_refusal_of(piece));
+    pos = end + 1;
+  }
 }
 
 } // namespace
@@ -161,9 +290,11 @@ parsed_log parse_mllog(std::string_view text, const std::string& file) {
           {file, line_no,
            fmt::format("line is not valid JSON: nesting too deep (more than {} levels)",
                        k_max_json_depth)});
+      judge_for_mlp_parser(line, at, nullptr, out, line_no);
       continue;
     }
     json j = parse_json_lenient(body);
+    judge_for_mlp_parser(line, at, &j, out, line_no);
     if (j.is_discarded()) {
       // A log cut off mid-write ends with an unterminated, unparsable line.
       std::string msg =

@@ -49,7 +49,16 @@ struct parsed_log {
   std::string file;                    // as given to the parser (used in diagnostics)
   std::vector<event> events;           // in log order
   std::vector<diagnostic> diagnostics; // lines that could not be parsed
-  int64_t lines = 0;                   // lines in the text
+  // The lines MLCommons' mlp_parser (ruleset 5.0.0, parse_generator) fails on, judged in the same
+  // pass: the text after the last marker on the line (its '.*:::MLLOG ' prefix rule), stripped,
+  // must be a JSON object with time_ms, key, value and metadata, and float() must read time_ms.
+  // It differs from `diagnostics` both ways: mlp_parser takes a string time_ms ("123"), a year
+  // past 9999, a key that is not a string or no event_type; it refuses a line without metadata
+  // (kept here with a diagnostic) and a line whose value holds the marker again. Where this
+  // reader is stricter than Python's json (NaN, a key twice, nesting past 256 levels) the line is
+  // counted here too. MLCommons' seed checker rejects a file with any of these.
+  std::vector<diagnostic> mlp_parser_errors;
+  int64_t lines = 0; // lines in the text
 
   // First event with `key`, or nullptr.
   const event* first(std::string_view key) const;

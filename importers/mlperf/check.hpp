@@ -4,6 +4,7 @@
 // system_desc_checker, seed_checker, benchmark_meta result counts).
 //   check_log.cpp      one log against the compliance checker's rules (mlp_compliance.py)
 //   check_package.cpp  an organisation folder as package_checker.py walks it
+//   seed_check.cpp     the seed checker over a benchmark folder's result files
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ check_system_description(const json& desc, const std::string& round,
 struct check_options {
   std::string round; // "5.0"; empty: from the path (training_v5.0) or round-neutral checks
   const benchmark_table* table = nullptr; // nullptr: the built-in table
+  // MLCommons' --seed-checker-bypass: the seed checker runs nowhere (a warning says so); a
+  // folder's package_checker_params may bypass it there (package_params.hpp).
+  bool seed_checker_bypass = false;
 };
 
 struct check_result {

@@ -1,16 +1,17 @@
 #include "importers/mlperf/check.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
 #include "importers/mlperf/folder.hpp"
+#include "importers/mlperf/ingest.hpp"
+#include "importers/mlperf/package_params.hpp"
+#include "importers/mlperf/seed_check.hpp"
 
 namespace accelbench::mlperf {
 
@@ -118,35 +119,6 @@ bool is_result_file(const std::string& name) {
          name.compare(name.size() - 4, 4, ".txt") == 0;
 }
 
-// int() of a logged seed, as the seed checker does; nullopt when not convertible.
-std::optional<long long> seed_int(const json& v) {
-  if (v.is_number_integer())
-    return v.get<long long>();
-  if (v.is_number_float()) {
-    // int() of a float; one outside the range of long long is not a seed (and the conversion
-    // would be undefined).
-    const double d = v.get<double>();
-    if (!(std::abs(d) < 9.2e18))
-      return std::nullopt;
-    return static_cast<long long>(d);
-  }
-  if (v.is_boolean())
-    return v.get<bool>() ? 1 : 0;
-  if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    try {
-      size_t n = 0;
-      long long x = std::stoll(s, &n);
-      while (n < s.size() && std::isspace(static_cast<unsigned char>(s[n])))
-        ++n;
-      if (n == s.size())
-        return x;
-    } catch (...) {
-    }
-  }
-  return std::nullopt;
-}
-
 } // namespace
 
 namespace {
@@ -157,7 +129,8 @@ namespace {
 class package_checker {
 public:
   package_checker(const fs::path& org_dir, const check_options& opt)
-      : m_org(org_dir), m_table(opt.table ? *opt.table : benchmark_table::builtin()) {
+      : m_org(org_dir), m_table(opt.table ? *opt.table : benchmark_table::builtin()),
+        m_seed_bypass(opt.seed_checker_bypass) {
     m_r.round = normalize_round(opt.round.empty() ? round_from_path(org_dir) : opt.round);
   }
 
@@ -246,6 +219,11 @@ private:
       reason(fmt::format("{}: {}", p.string(), problem));
     for (const auto& w : desc_warnings)
       warning(fmt::format("{}: {}", p.string(), w));
+    // MLCommons reads no count; accelbench's import counts no accelerators for such a system.
+    for (const auto& w : system_count_problems(desc))
+      warning(fmt::format("{}: {} (MLCommons does not check it; the import counts no accelerators "
+                          "for this system)",
+                          p.string(), w));
     m_systems[p.stem().string()] = desc;
     ++m_r.systems;
   }
@@ -325,10 +303,11 @@ private:
                          results.size(), info.name, info.required_runs));
     // Per-file compliance; olympic scoring tolerates max_dropped non-compliant files.
     std::vector<std::vector<std::string>> bad;
-    m_seen_seeds.clear();
+    m_seed_files.clear();
     for (const auto& f : results)
       check_result_file(f, bench_dir.filename().string(), division, bad);
     judge_non_compliant(bench_dir, info, results.size(), bad);
+    check_seeds(bench_dir, division);
   }
 
   void check_result_file(const fs::path& f, const std::string& bench, const std::string& division,
@@ -358,30 +337,37 @@ private:
         msgs.push_back(e.to_string());
       bad.push_back(std::move(msgs));
     }
-    if (division == "closed")
-      check_seeds(f, log);
+    m_seed_files.push_back(read_seeds(f, log));
   }
 
-  // Seed checker (closed division, training_rules.adoc "Random numbers"): every run logs a seed
-  // convertible by int(); no two runs log the same seed at the same file:line.
-  void check_seeds(const fs::path& f, const parsed_log& log) {
-    auto seeds = log.all("seed");
-    if (seeds.empty())
-      reason(fmt::format("{}: logs no seed", f.string()));
-    for (const event* e : seeds) {
-      auto s = seed_int(e->value);
-      if (!s) {
-        reason(fmt::format("{}:{}: seed {} is not an integer", f.string(), e->line,
-                           short_value(e->value)));
-        continue;
-      }
-      auto key = std::make_tuple(e->meta_string("file"), e->meta_string("lineno"), *s);
-      auto [pos, inserted] = m_seen_seeds.emplace(key, f.filename().string());
-      if (!inserted)
-        reason(fmt::format("{}:{}: seed {} logged at {}:{} was already logged there by {}",
-                           f.string(), e->line, *s, std::get<0>(key), std::get<1>(key),
-                           pos->second));
+  // The seed checker where MLCommons runs it (seed_check.hpp), and seeds another system's folder
+  // of the benchmark logged too (warnings, in every division).
+  void check_seeds(const fs::path& bench_dir, const std::string& division) {
+    for (auto& w : m_seed_reuse.add(bench_dir.filename().string(),
+                                    bench_dir.parent_path().filename().string(), m_seed_files))
+      warning(std::move(w));
+    if (!seed_checker_runs(m_r.round, division))
+      return;
+    if (const std::string why = seed_checker_bypass(bench_dir); !why.empty()) {
+      warning(fmt::format("{}: seed checker bypassed ({})", bench_dir.string(), why));
+      return;
     }
+    seed_verdict v = judge_seeds(m_seed_files);
+    for (auto& r : v.reasons)
+      reason(std::move(r));
+    for (auto& w : v.warnings)
+      warning(std::move(w));
+  }
+
+  // What bypasses the seed checker for a benchmark folder ("" when nothing does): the option, or
+  // package_checker_params in the folder or its system's folder.
+  std::string seed_checker_bypass(const fs::path& bench_dir) const {
+    if (m_seed_bypass)
+      return "--seed-checker-bypass";
+    for (const fs::path& folder : {bench_dir.parent_path(), bench_dir})
+      if (package_param(folder, k_seed_checker_bypass_param))
+        return (folder / k_params_file).string();
+    return {};
   }
 
   // Up to max_dropped non-compliant files are the runs olympic scoring drops (warnings); more
@@ -412,8 +398,9 @@ private:
   check_result m_r;
   std::map<std::string, json> m_systems;
   std::set<fs::path> m_links; // the links already given as reasons
-  // (file, lineno, seed) of the closed-division seeds of one benchmark folder, and who logged it.
-  std::map<std::tuple<std::string, std::string, long long>, std::string> m_seen_seeds;
+  const bool m_seed_bypass;
+  std::vector<file_seeds> m_seed_files; // the seeds of the benchmark folder being checked
+  seed_reuse m_seed_reuse;              // the seeds of every benchmark folder checked so far
 };
 
 } // namespace

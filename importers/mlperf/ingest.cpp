@@ -152,30 +152,38 @@ std::optional<int64_t> whole_number(const json& v) {
   return negative ? -x : x;
 }
 
-// The count under `key`, when it is a whole number in [lo, hi]; else 0 and a problem naming the
-// field and the value as written.
-int64_t count_field(const json& j, const char* key, int64_t lo, int64_t hi,
-                    std::vector<std::string>& problems) {
-  if (!j.contains(key)) {
-    problems.push_back(fmt::format("{} is missing", key));
+// The counts of a system description and the range each must be a whole number in.
+struct count_rule {
+  const char* key;
+  int64_t lo, hi;
+};
+constexpr count_rule k_accelerators_per_node{"accelerators_per_node", 0, k_max_accelerators};
+constexpr count_rule k_number_of_nodes{"number_of_nodes", 1, k_max_accelerators};
+constexpr count_rule k_host_processors_per_node{"host_processors_per_node", 0, k_max_accelerators};
+
+// The count under rule.key, when it is a whole number in [lo, hi]; else 0 and a problem naming
+// the field and the value as written.
+int64_t count_field(const json& j, const count_rule& rule, std::vector<std::string>& problems) {
+  if (!j.contains(rule.key)) {
+    problems.push_back(fmt::format("{} is missing", rule.key));
     return 0;
   }
-  const auto n = whole_number(j[key]);
-  if (n && *n >= lo && *n <= hi)
+  const auto n = whole_number(j[rule.key]);
+  if (n && *n >= rule.lo && *n <= rule.hi)
     return *n;
-  std::string shown = j[key].dump();
+  std::string shown = j[rule.key].dump();
   if (shown.size() > 40)
     shown = shown.substr(0, 40) + "...";
-  problems.push_back(fmt::format("{} {} is not a whole number from {} to {}", key, shown, lo, hi));
+  problems.push_back(
+      fmt::format("{} {} is not a whole number from {} to {}", rule.key, shown, rule.lo, rule.hi));
   return 0;
 }
 
 // The accelerator counts of `s` from its fields; every count is 0 (unknown) when one of them is
 // not sane, and s.problems says why.
 void derive_counts(system_description& s) {
-  s.accelerators_per_node =
-      count_field(s.fields, "accelerators_per_node", 0, k_max_accelerators, s.problems);
-  s.nodes = count_field(s.fields, "number_of_nodes", 1, k_max_accelerators, s.problems);
+  s.accelerators_per_node = count_field(s.fields, k_accelerators_per_node, s.problems);
+  s.nodes = count_field(s.fields, k_number_of_nodes, s.problems);
   // result_summarizer: number_of_nodes x max(accelerators_per_node, 1).
   s.total_accelerators = s.nodes * std::max<int64_t>(s.accelerators_per_node, 1);
   if (s.problems.empty() && s.total_accelerators > k_max_accelerators)
@@ -186,6 +194,19 @@ void derive_counts(system_description& s) {
   if (!s.problems.empty())
     s.nodes = s.accelerators_per_node = s.total_accelerators = 0;
 }
+
+} // namespace
+
+std::vector<std::string> system_count_problems(const json& fields) {
+  std::vector<std::string> problems;
+  for (const count_rule* rule :
+       {&k_number_of_nodes, &k_accelerators_per_node, &k_host_processors_per_node})
+    if (fields.is_object() && fields.contains(rule->key))
+      count_field(fields, *rule, problems);
+  return problems;
+}
+
+namespace {
 
 std::string string_field(const json& j, const char* key) {
   if (!j.contains(key))

@@ -35,6 +35,12 @@ struct system_description {
   json to_json() const; // fields plus the derived values under "derived"
 };
 
+// The counts of a system description (number_of_nodes, accelerators_per_node,
+// host_processors_per_node) that are present but not whole numbers in their sane range, one line
+// each as the import words it ("number_of_nodes \"abc\" is not a whole number from 1 to
+// 1000000"): the rule the import counts accelerators by (it counts none for such a system).
+std::vector<std::string> system_count_problems(const json& fields);
+
 struct ingest_result {
   std::vector<system_description> systems;
   std::vector<run> runs;
