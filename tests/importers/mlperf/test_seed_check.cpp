@@ -104,17 +104,17 @@ TEST_CASE("seed check: a line mlp_parser cannot parse in one run rejects the pac
   SECTION("a malformed :::MLLOG line") {
     // MLCommons: "Seed checker failed and found the following errors: Error found when querying
     // seeds from .../result_3.txt: Found parsing errors: ..."; PACKAGE CHECKER FOUND ERRORS.
-    c.edit(nyx_file(3), [](std::string t) { return t + ":::MLLOG {oops\n"; });
+    c.edit(nyx_file(3), [](const std::string& t) { return t + ":::MLLOG {oops\n"; });
   }
   SECTION("a truncated file") {
     // MLCommons: the same seed checker error, then a traceback (JSONDecodeError, in the RCP stage).
-    c.edit(nyx_file(3), [](std::string t) { return t.substr(0, t.size() - 40); });
+    c.edit(nyx_file(3), [](const std::string& t) { return t.substr(0, t.size() - 40); });
   }
   SECTION("the marker again inside a value") {
     // mlp_parser parses from the last ':::MLLOG ' of a line. MLCommons: seed checker "Found
     // parsing errors"; FOUND ERRORS.
     compliance_drops_it = false;
-    c.edit(nyx_file(3), [](std::string t) {
+    c.edit(nyx_file(3), [](const std::string& t) {
       return t + ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1745154694826, \"event_type\": "
                  "\"POINT_IN_TIME\", \"key\": \"note\", \"value\": \"x :::MLLOG y\", "
                  "\"metadata\": {\"file\": \"a.py\", \"lineno\": 1}}\n";
@@ -122,7 +122,7 @@ TEST_CASE("seed check: a line mlp_parser cannot parse in one run rejects the pac
   }
   SECTION("a line without metadata") {
     // MLCommons: a traceback, KeyError: 'metadata' (its compliance checker's parser).
-    c.edit(nyx_file(3), [](std::string t) {
+    c.edit(nyx_file(3), [](const std::string& t) {
       return t + ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1745154694826, \"event_type\": "
                  "\"POINT_IN_TIME\", \"key\": \"note\", \"value\": 1}\n";
     });
@@ -186,7 +186,7 @@ TEST_CASE("seed check: no seed, a seed twice, two seeds in a file", "[mlperf][se
   nvidia_copy c;
   SECTION("no seed") {
     // MLCommons: "Result file .../result_3.txt logs no seed."; FOUND ERRORS.
-    c.edit(nyx_file(3), [](std::string t) {
+    c.edit(nyx_file(3), [](const std::string& t) {
       return std::regex_replace(t, std::regex("[^\n]*\"key\": \"seed\"[^\n]*\n"), "");
     });
     const check_result r = c.check();
@@ -285,7 +285,7 @@ TEST_CASE("package warnings: a seed another system's folder of the benchmark log
   const size_t at = text.find("\"key\": \"seed\"");
   const size_t begin = text.rfind('\n', at) + 1;
   const std::string line = text.substr(begin, text.find('\n', at) - begin);
-  c.edit(eos, on_seed_line([&](const std::string&) { return line; }));
+  c.edit(eos, on_seed_line([&](const std::string&) { return std::string(line); }));
   const check_result r = c.check();
   INFO(seed_reasons(r));
   CHECK(r.valid);
@@ -297,7 +297,7 @@ TEST_CASE("package warnings: a seed another system's folder of the benchmark log
 TEST_CASE("package warnings: a system count that is not a whole number", "[mlperf][seed]") {
   // MLCommons: FOUND NO ERRORS (system_desc_checker checks that the field is present).
   nvidia_copy c;
-  c.edit("systems/nyx_n1_ngc25.04_nemo.json", [](std::string t) {
+  c.edit("systems/nyx_n1_ngc25.04_nemo.json", [](const std::string& t) {
     return std::regex_replace(t, std::regex("\"number_of_nodes\": \"1\""),
                               "\"number_of_nodes\": \"abc\"");
   });
