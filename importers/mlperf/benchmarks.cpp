@@ -15,8 +15,7 @@ const char* benchmarks_json();
 } // namespace detail
 
 bool quality_target::reached(double v) const {
-  const bool main = dir == direction::lower_is_better ? v <= target : v >= target;
-  if (!main)
+  if (target && !(dir == direction::lower_is_better ? v <= *target : v >= *target))
     return false;
   if (!limit)
     return true;
@@ -25,31 +24,72 @@ bool quality_target::reached(double v) const {
   return limit_inclusive ? v <= *limit : v < *limit;
 }
 
+// Lower is better: the target bounds the value from above and the limit from below; higher is
+// better the other way round.
+std::string quality_target::describe() const {
+  const bool lower = dir == direction::lower_is_better;
+  const std::optional<double> low = lower ? limit : target, high = lower ? target : limit;
+  const bool low_inclusive = lower ? limit_inclusive : true;
+  const bool high_inclusive = lower ? true : limit_inclusive;
+  std::string s;
+  if (low)
+    s += fmt::format("{:g} {} ", *low, low_inclusive ? "<=" : "<");
+  s += metadata_metric.empty() ? "value" : metadata_metric;
+  if (high)
+    s += fmt::format(" {} {:g}", high_inclusive ? "<=" : "<", *high);
+  return s;
+}
+
+bool quality_spec::multi_metric() const {
+  return targets.size() > 1 || (targets.size() == 1 && !targets[0].metadata_metric.empty());
+}
+
+std::string quality_spec::describe() const {
+  std::vector<std::string> parts;
+  parts.reserve(targets.size());
+  for (const auto& t : targets)
+    parts.push_back(t.describe());
+  return fmt::format("{}", fmt::join(parts, " and "));
+}
+
+namespace {
+json target_json(const quality_target& t) { return t.target ? json(*t.target) : json(nullptr); }
+} // namespace
+
 json quality_spec::to_json() const {
   json j = {{"metric", metric}};
   if (targets.size() == 1) {
-    j["target"] = targets[0].target;
+    j["target"] = target_json(targets[0]);
     j["direction"] = accelbench::to_string(targets[0].dir);
   } else {
     j["targets"] = json::array();
     for (const auto& t : targets)
       j["targets"].push_back({{"metric", t.metadata_metric},
-                              {"target", t.target},
+                              {"target", target_json(t)},
                               {"direction", accelbench::to_string(t.dir)}});
   }
   return j;
+}
+
+const quality_spec* benchmark_info::open_quality_in(const std::string& round) const {
+  if (!open_quality)
+    return nullptr;
+  const auto& rounds = open_quality->rounds;
+  if (round.empty() || rounds.empty() ||
+      std::find(rounds.begin(), rounds.end(), normalize_round(round)) != rounds.end())
+    return &*open_quality;
+  return nullptr;
 }
 
 quality_outcome evaluate_quality(const quality_spec& q, const parsed_log& log) {
   quality_outcome out;
   // Multi-metric evaluations (stable_diffusion) log one eval_accuracy per metric and eval point;
   // the compliance checker aggregates them by samples_count (closed_stable_diffusion.yaml BEGIN).
-  const bool multi =
-      q.targets.size() > 1 || (q.targets.size() == 1 && !q.targets[0].metadata_metric.empty());
+  const bool multi = q.multi_metric();
   std::map<double, std::map<std::string, double>> points; // position -> metric -> value
   std::vector<double> order;
   for (const event& e : log.events) {
-    if (e.key != "eval_accuracy" || !e.value.is_number())
+    if (e.key != q.key || !e.value.is_number())
       continue;
     json point = json::object();
     double pos = -1;
@@ -97,6 +137,12 @@ quality_outcome evaluate_quality(const quality_spec& q, const parsed_log& log) {
   }
   if (multi)
     out.eval_points = order.size();
+  for (double pos : order)
+    for (const auto& t : q.targets)
+      if (!points[pos].count(t.metadata_metric)) {
+        out.incomplete_points.push_back(pos);
+        break;
+      }
   return out;
 }
 
@@ -130,15 +176,54 @@ hparam_rule rule_from_json(const json& j, const std::string& where) {
   return r;
 }
 
-quality_target target_from_json(const json& j) {
+// `bound_only`: an open-division check, whose bound may be only the limit (value < 1.0).
+quality_target target_from_json(const json& j, const std::string& where, bool bound_only) {
   quality_target t;
   t.metadata_metric = j.value("metadata_metric", "");
-  t.target = j.at("target").get<double>();
+  if (!bound_only || j.contains("target"))
+    t.target = j.at("target").get<double>();
   t.dir = direction_from_string(j.at("direction").get<std::string>());
   if (j.contains("limit"))
     t.limit = j["limit"].get<double>();
   t.limit_inclusive = j.value("limit_inclusive", false);
+  if (!t.target && !t.limit)
+    throw input_error(fmt::format(
+        "benchmark table: a quality bound with neither 'target' nor 'limit' in {}", where));
   return t;
+}
+
+quality_spec quality_from_json(const json& q, const std::string& where, bool open) {
+  quality_spec spec;
+  spec.metric = q.at("metric").get<std::string>();
+  spec.key = q.value("key", spec.key);
+  spec.eval_metadata = q.value("eval_metadata", "samples_count");
+  spec.min_eval_points = q.value("min_eval_points", 1);
+  if (q.contains("targets")) {
+    for (const auto& x : q["targets"])
+      spec.targets.push_back(target_from_json(x, where, open));
+  } else {
+    spec.targets.push_back(target_from_json(q, where, open));
+  }
+  if (q.contains("rounds"))
+    for (const auto& x : q["rounds"])
+      spec.rounds.push_back(normalize_round(x.get<std::string>()));
+  return spec;
+}
+
+std::vector<hparam_rule> rules_from_json(const json& b, const char* field,
+                                         const std::string& where) {
+  std::vector<hparam_rule> out;
+  if (b.contains(field))
+    for (const auto& r : b[field])
+      out.push_back(rule_from_json(r, where));
+  return out;
+}
+
+std::map<std::string, std::vector<std::string>> rounds_from_json(const json& j) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    out[normalize_round(it.key())] = it.value().get<std::vector<std::string>>();
+  return out;
 }
 
 } // namespace
@@ -157,23 +242,16 @@ benchmark_table benchmark_table::from_json(const json& doc) {
       info.required_runs = b.at("required_runs").get<int>();
       info.max_dropped = b.value("max_dropped", 1);
       info.model = b.value("model", "");
-      const json& q = b.at("quality");
-      info.quality.metric = q.at("metric").get<std::string>();
-      info.quality.eval_metadata = q.value("eval_metadata", "samples_count");
-      info.quality.min_eval_points = q.value("min_eval_points", 1);
-      if (q.contains("targets")) {
-        for (const auto& x : q["targets"])
-          info.quality.targets.push_back(target_from_json(x));
-      } else {
-        info.quality.targets.push_back(target_from_json(q));
-      }
-      if (b.contains("closed_rules"))
-        for (const auto& r : b["closed_rules"])
-          info.closed_rules.push_back(rule_from_json(r, info.name));
+      info.quality = quality_from_json(b.at("quality"), info.name, false);
+      if (b.contains("open_quality"))
+        info.open_quality = quality_from_json(b["open_quality"], info.name + " open_quality", true);
+      info.closed_rules = rules_from_json(b, "closed_rules", info.name);
+      info.open_rules = rules_from_json(b, "open_rules", info.name + " open_rules");
       t.m_benchmarks.push_back(std::move(info));
     }
-    for (auto it = doc.at("rounds").begin(); it != doc.at("rounds").end(); ++it)
-      t.m_rounds[normalize_round(it.key())] = it.value().get<std::vector<std::string>>();
+    t.m_rounds = rounds_from_json(doc.at("rounds"));
+    if (doc.contains("open_rounds"))
+      t.m_open_rounds = rounds_from_json(doc["open_rounds"]);
     const json& st = doc.at("system_status");
     t.m_allowed_status = st.at("allowed").get<std::vector<std::string>>();
     t.m_legacy_status = st.value("legacy_allowed", std::vector<std::string>{});
@@ -216,6 +294,12 @@ std::vector<std::string> benchmark_table::names() const {
 const std::vector<std::string>* benchmark_table::round_benchmarks(const std::string& round) const {
   auto it = m_rounds.find(normalize_round(round));
   return it == m_rounds.end() ? nullptr : &it->second;
+}
+
+const std::vector<std::string>*
+benchmark_table::open_round_benchmarks(const std::string& round) const {
+  auto it = m_open_rounds.find(normalize_round(round));
+  return it == m_open_rounds.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> benchmark_table::rounds() const {

@@ -1,6 +1,6 @@
 #pragma once
 // The MLPerf Training benchmark table (benchmarks.json, compiled into the library): quality
-// targets, required number of runs, closed-division hyperparameter rules, allowed system status
+// targets, required number of runs, closed- and open-division rules, allowed system status
 // values and the initialisation bound, each transcribed from MLCommons' logging and
 // training_policies repositories (the file's "source" section cites them).
 #include <filesystem>
@@ -15,7 +15,7 @@
 
 namespace accelbench::mlperf {
 
-// One closed-division rule for a logged key (a KEY record of the compliance checker YAML).
+// One closed- or open-division rule for a logged key (a KEY record of the compliance checker YAML).
 struct hparam_rule {
   std::string key;
   std::string req;                  // "EXACTLY_ONE", "AT_LEAST_ONE" or "" (no count rule)
@@ -27,19 +27,25 @@ struct hparam_rule {
 // One bound of the quality check, e.g. eval loss <= 0.925 (and > 0, the sanity limit).
 struct quality_target {
   std::string metadata_metric; // for multi-metric evals (FID, CLIP): metadata "metric"
-  double target = 0;
+  // The target; none in most open-division checks, which bound only the other side (value < 1.0).
+  std::optional<double> target;
   direction dir = direction::lower_is_better; // lower: value <= target; higher: value >= target
   std::optional<double> limit;                // the other bound (exclusive unless limit_inclusive)
   bool limit_inclusive = false;
   bool reached(double value) const;
+  std::string describe() const; // "0 < value <= 0.925", "CLIP <= 1"
 };
 
 struct quality_spec {
   std::string metric;                          // "eval loss", "log perplexity", ...
+  std::string key = "eval_accuracy";           // the logged key (open flux1: a loss of its own)
   std::vector<quality_target> targets;         // all must hold at one eval point
-  std::string eval_metadata = "samples_count"; // what eval_accuracy lines must carry (closed)
+  std::string eval_metadata = "samples_count"; // what each line of `key` must carry
   size_t min_eval_points = 1;                  // stable_diffusion: AT_LEAST(2) aggregated evals
-  json to_json() const;                        // {"metric", "target", "direction"} (+ "targets")
+  std::vector<std::string> rounds;             // rounds the check exists in; empty: every round
+  bool multi_metric() const;    // one line per metric and eval point (stable_diffusion's FID, CLIP)
+  json to_json() const;         // {"metric", "target", "direction"} (+ "targets")
+  std::string describe() const; // the targets as a condition: "value < 1"
 };
 
 struct benchmark_info {
@@ -55,6 +61,12 @@ struct benchmark_info {
   std::string model;
   quality_spec quality;
   std::vector<hparam_rule> closed_rules;
+  // The open division's open_<benchmark>.yaml: its rules and its check of the eval values.
+  std::vector<hparam_rule> open_rules;
+  std::optional<quality_spec> open_quality;
+  // The open quality check of `round` (empty: the table's only one); nullptr when MLCommons has no
+  // open file for this benchmark in that round.
+  const quality_spec* open_quality_in(const std::string& round) const;
 };
 
 // The result of looking for the quality target in a log's eval_accuracy events.
@@ -63,6 +75,8 @@ struct quality_outcome {
   int64_t reached_line = 0;        // first line where the target was met
   size_t eval_points = 0;          // distinct evaluations
   json eval_curve = json::array(); // [{samples_count | epoch_num, value[, metric]}]
+  // Multi-metric evals: the positions (samples_count) of eval points lacking one of the metrics.
+  std::vector<double> incomplete_points;
 };
 quality_outcome evaluate_quality(const quality_spec& q, const parsed_log& log);
 
@@ -78,6 +92,8 @@ public:
   std::vector<std::string> names() const;
   // Benchmarks of a round ("5.0"); nullptr for a round the table does not know.
   const std::vector<std::string>* round_benchmarks(const std::string& round) const;
+  // What an open-division log of a round may name as its benchmark (open_common.yaml).
+  const std::vector<std::string>* open_round_benchmarks(const std::string& round) const;
   // The rounds the table knows ("4.0", "5.0", ...), in order.
   std::vector<std::string> rounds() const;
   // Whether `status` is an allowed system status in `round` (empty round: the strict list).
@@ -91,7 +107,7 @@ public:
 private:
   json m_doc;
   std::vector<benchmark_info> m_benchmarks;
-  std::map<std::string, std::vector<std::string>> m_rounds;
+  std::map<std::string, std::vector<std::string>> m_rounds, m_open_rounds;
   std::vector<std::string> m_allowed_status, m_legacy_status;
   std::string m_strict_status_since;
   std::map<std::string, double> m_init_limit;

@@ -131,9 +131,11 @@ bool rule_applies(const hparam_rule& r, const std::string& round, const parsed_l
 
 namespace {
 
-// One log against the rules of common.yaml, closed_common.yaml and the benchmark's closed rules,
-// as mlp_compliance.py applies them: one method per group of rules, in the checker's order (the
-// order of the errors reported).
+// One log against the rules of common.yaml and, by the log's own submission_division, either
+// closed_common.yaml and the benchmark's closed rules or open_common.yaml and the benchmark's open
+// rules, as mlp_compliance.py applies them: one method per group of rules, in the checker's order
+// (the order of the errors reported). Then what a reviewer would want flagged and MLCommons lets
+// pass: time going backwards, a repeated run_start.
 class log_checker {
 public:
   log_checker(const parsed_log& log, const std::string& round, const benchmark_table& table)
@@ -148,7 +150,13 @@ public:
     check_stop();
     if (closed())
       check_closed_rules();
+    else
+      check_open_rules();
     check_quality();
+    if (!closed())
+      check_open_quality();
+    check_time_order();
+    check_run_start_times();
     m_out.converged = m_stop != nullptr && m_out.stop_status == "success" &&
                       (!m_info || !closed() || m_out.quality.reached);
     return std::move(m_out);
@@ -274,7 +282,7 @@ private:
       if (v != benchmark && !(a && a == b))
         err(e->line, fmt::format("submission_benchmark '{}' does not match the result folder '{}'",
                                  v, benchmark));
-      check_closed_benchmark(*e, v);
+      check_round_benchmark(*e, v);
     }
     m_info = m_table.find(benchmark);
     m_out.known_benchmark = m_info != nullptr;
@@ -283,14 +291,19 @@ private:
                           "checked",
                           benchmark));
   }
-  void check_closed_benchmark(const event& e, const std::string& v) {
-    if (!closed() || m_round.empty())
+  // closed_common.yaml / open_common.yaml: the round's list of benchmarks (the open one differs
+  // in rounds 4.0 and 4.1).
+  void check_round_benchmark(const event& e, const std::string& v) {
+    if (m_round.empty())
       return;
-    if (const auto* list = m_table.round_benchmarks(m_round))
-      if (std::find(list->begin(), list->end(), v) == list->end())
-        err(e.line, fmt::format("submission_benchmark '{}' is not a closed benchmark of round {}",
-                                v, m_round));
+    const auto* list =
+        closed() ? m_table.round_benchmarks(m_round) : m_table.open_round_benchmarks(m_round);
+    if (list && std::find(list->begin(), list->end(), v) == list->end())
+      err(e.line, fmt::format("{}submission_benchmark '{}' is not {} benchmark of round {}",
+                              rule_prefix(), v, closed() ? "a closed" : "an open", m_round));
   }
+  // How an error from a division's own rules begins.
+  std::string rule_prefix() const { return closed() ? "" : "open-division rule: "; }
 
   // The timing structure (common.yaml: init_start / init_stop / run_start / run_stop), the
   // metadata each timing event needs, and the keys required around it.
@@ -386,9 +399,17 @@ private:
         rules.push_back(&r);
     for (const hparam_rule* r : rules)
       if (rule_applies(*r, m_round, m_log))
-        check_rule(*r);
+        check_rule(*r, "closed-division rule");
   }
-  void check_rule(const hparam_rule& r) {
+  // Open division: the benchmark's open rules (open_common.yaml has none of closed_common.yaml's).
+  void check_open_rules() {
+    if (!m_info)
+      return;
+    for (const hparam_rule& r : m_info->open_rules)
+      if (rule_applies(r, m_round, m_log))
+        check_rule(r, "open-division rule");
+  }
+  void check_rule(const hparam_rule& r, const char* what) {
     if (r.req == "EXACTLY_ONE")
       exactly_one(r.key);
     else if (r.req == "AT_LEAST_ONE")
@@ -398,12 +419,13 @@ private:
     if (const event* e = m_log.first(r.key)) {
       const std::string want = eval_check(r.check, e->value, m_log);
       if (!want.empty())
-        err(e->line, fmt::format("closed-division rule: {} = {} must be {}", r.key,
-                                 short_value(e->value), want));
+        err(e->line,
+            fmt::format("{}: {} = {} must be {}", what, r.key, short_value(e->value), want));
     }
   }
 
-  // The quality target: evaluated always, required in the closed division.
+  // The quality target: evaluated always (the report's eval curve), required in the closed
+  // division.
   void check_quality() {
     if (!m_info) {
       m_out.quality = evaluate_quality(quality_spec{}, m_log);
@@ -422,6 +444,129 @@ private:
     if (!m_out.quality.reached)
       err(0, fmt::format("quality target not reached: no eval_accuracy meets {} {}", q.metric,
                          q.to_json().dump()));
+  }
+
+  // Open division: open_<benchmark>.yaml's check of the eval lines. Not the closed target: only
+  // the metadata each line carries and a sanity bound at least one value meets (value < 1.0).
+  void check_open_quality() {
+    if (!m_info)
+      return;
+    const quality_spec* q = m_info->open_quality_in(m_round);
+    if (!q) {
+      if (!m_round.empty())
+        err(0, fmt::format("open-division rule: round {} has no open rules for '{}' (MLCommons' "
+                           "checker has no open_{}.yaml there)",
+                           m_round, m_info->name, m_info->name));
+      return;
+    }
+    if (!q->multi_metric())
+      at_least_one(q->key);
+    check_eval_metadata(*q);
+    const quality_outcome o = evaluate_quality(*q, m_log);
+    for (double pos : o.incomplete_points)
+      err(0, fmt::format("open-division rule: the evaluation at samples_count {:g} lacks one of "
+                         "the metrics of {}",
+                         pos, q->describe()));
+    if (o.eval_points < q->min_eval_points)
+      err(0, fmt::format("open-division rule: {} evaluation point(s) logged, {} required",
+                         o.eval_points, q->min_eval_points));
+    if (!o.reached)
+      err(0,
+          fmt::format("open-division rule: no {} meets {} ({})", q->key, q->describe(), q->metric));
+  }
+  // Each line of the quality key carries the metadata the division requires; multi-metric evals
+  // are checked where they are aggregated, on the lines that name a metric. One error for all the
+  // lines that lack it: a whole log logs its evals one way.
+  void check_eval_metadata(const quality_spec& q) {
+    const auto lines = m_log.all(q.key);
+    std::vector<const event*> lacking;
+    for (const event* e : lines)
+      if ((!q.multi_metric() || e->has_meta("metric")) && !e->has_meta(q.eval_metadata))
+        lacking.push_back(e);
+    if (!lacking.empty())
+      err(lacking.front()->line,
+          fmt::format("open-division rule: {} has no {} in its metadata ({} of {} lines)", q.key,
+                      q.eval_metadata, lacking.size(), lines.size()));
+  }
+
+  // ---- warnings MLCommons does not give ----
+
+  // Time going backwards along the timing structure: an event timed earlier than the latest event
+  // of an earlier phase (init_start < init_stop < run_start < eval_accuracy, run_stop). Only the
+  // phases are compared, not neighbouring lines: the published logs step back all the time where
+  // that is harmless (several ranks log init_start, up to 2.8 s apart; stable_diffusion evaluates
+  // offline and logs run_stop, timed at the end of training, after evaluations timed hours later),
+  // and none of the 1,768 published v4.0/v5.0 result files steps back between phases. The
+  // tolerance is above that rank-to-rank spread.
+  void check_time_order() {
+    static const std::map<std::string, int> phase = {{"init_start", 0},
+                                                     {"init_stop", 1},
+                                                     {"run_start", 2},
+                                                     {"eval_accuracy", 3},
+                                                     {"run_stop", 3}};
+    std::map<int, const event*> latest; // phase -> its latest-timed event so far
+    for (const event& e : m_log.events) {
+      auto it = phase.find(e.key);
+      if (it == phase.end())
+        continue;
+      if (const event* before = latest_before(latest, it->second))
+        report_step_back(*before, e);
+      const event*& mine = latest[it->second];
+      if (!mine || e.time_ms > mine->time_ms)
+        mine = &e;
+    }
+  }
+  static const event* latest_before(const std::map<int, const event*>& latest, int phase) {
+    const event* out = nullptr;
+    for (auto it = latest.begin(); it != latest.end() && it->first < phase; ++it)
+      if (!out || it->second->time_ms > out->time_ms)
+        out = it->second;
+    return out;
+  }
+  void report_step_back(const event& before, const event& e) {
+    static constexpr int64_t k_tolerance_ms = 5000;
+    if (before.time_ms - e.time_ms <= k_tolerance_ms)
+      return;
+    warn(e.line, fmt::format("time goes backwards: {} (time_ms {}) is {:.1f} s earlier than {} "
+                             "at line {} (time_ms {})",
+                             e.key, e.time_ms, (before.time_ms - e.time_ms) / 1000.0, before.key,
+                             before.line, before.time_ms));
+  }
+
+  // A repeated run_start at another time: MLCommons warns only that the key repeats (or errs when
+  // the values differ); say which one the score is timed from. The result summarizer times from
+  // the last run_start before the first run_stop (ingest.cpp's timed_span reads it the same way).
+  void check_run_start_times() {
+    const auto starts = m_log.all("run_start");
+    if (starts.size() < 2 || all_same_time(starts))
+      return;
+    const event* timed = timed_run_start();
+    std::vector<std::string> at;
+    at.reserve(starts.size());
+    for (const event* e : starts)
+      at.push_back(fmt::format("line {}: time_ms {}", e->line, e->time_ms));
+    warn(starts[1]->line,
+         fmt::format("run_start logged {} times at different times ({}): the score is timed from "
+                     "the one at line {}, the last before the first run_stop ({:+.2f} min from the "
+                     "first)",
+                     starts.size(), fmt::join(at, ", "), timed ? timed->line : 0,
+                     timed ? (timed->time_ms - starts.front()->time_ms) / 60000.0 : 0.0));
+  }
+  static bool all_same_time(const std::vector<const event*>& evs) {
+    for (const event* e : evs)
+      if (e->time_ms != evs.front()->time_ms)
+        return false;
+    return true;
+  }
+  const event* timed_run_start() const {
+    const event* start = nullptr;
+    for (const event& e : m_log.events) {
+      if (e.key == "run_stop" && start)
+        break;
+      if (e.key == "run_start")
+        start = &e;
+    }
+    return start;
   }
 
   const parsed_log& m_log;

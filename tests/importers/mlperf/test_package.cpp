@@ -529,10 +529,14 @@ TEST_CASE("package: a division other than the logs' is refused, nothing is writt
                         Catch::Contains("a package must state the division its logs declare"));
   CHECK_FALSE(fs::exists(tmp.path / "out"));
   CHECK(tree(tmp.path).empty());
-  // Open-division logs package as open, and check VALID.
+  // Open-division logs package as open, and check VALID (their eval_accuracy lines carry
+  // epoch_num, as open_llama2_70b_lora.yaml requires).
   auto open_runs = training_runs(10);
-  for (auto& r : open_runs)
+  for (auto& r : open_runs) {
     r.mllog = regex_on("submission_division", "\"closed\"", "\"open\"")(r.mllog);
+    r.mllog = regex_on("eval_accuracy", "\"metadata\": \\{",
+                       "\"metadata\": {\"epoch_num\": 1, ")(r.mllog);
+  }
   package_result p = write_package(open_runs, o);
   CHECK(p.system_description["division"] == "open");
   check_result c = check_package(tmp.path / "out/Acme");
