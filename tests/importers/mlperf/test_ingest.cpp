@@ -18,11 +18,19 @@ namespace fs = std::filesystem;
 TEST_CASE("ingest: the published folder gives systems and one run per result file",
           "[mlperf][ingest]") {
   ingest_result res = ingest(mlperf_test::shared_data());
-  CHECK(res.diagnostics.empty());
-  for (const auto& d : res.diagnostics)
-    UNSCOPED_INFO(d.to_string());
-  REQUIRE(res.systems.size() == 4);
-  REQUIRE(res.runs.size() == 26);
+  // Two published runs break the closed rules, as MLCommons' checker finds too (it accepts one
+  // non-compliant file per benchmark folder): tinycorp's bert result_2 initialised for 32.3 min
+  // (30 allowed), its retinanet result_4 ends without run_stop, below the mAP target. Every
+  // diagnostic names one of the two.
+  const std::string long_init = "tinycorp/results/tinybox_green/bert/result_2.txt";
+  const std::string unfinished = "tinycorp/results/tinybox_green/retinanet/result_4.txt";
+  CHECK_FALSE(res.diagnostics.empty());
+  for (const auto& d : res.diagnostics) {
+    INFO(d.to_string());
+    CHECK((d.file == long_init || d.file == unfinished));
+  }
+  REQUIRE(res.systems.size() == 6);
+  REQUIRE(res.runs.size() == 51);
 
   std::map<std::string, const system_description*> sys;
   for (const auto& s : res.systems)
@@ -50,14 +58,20 @@ TEST_CASE("ingest: the published folder gives systems and one run per result fil
     INFO(r.extra["result_file"]);
     CHECK(r.source == "published");
     CHECK(r.cfg.backend == "mlperf");
-    CHECK(r.status == run_status::ok);
-    CHECK(r.valid);
-    CHECK(r.extra["converged"] == true);
-    CHECK(r.extra["status"] == "success");
     CHECK(r.extra.contains("seed"));
     CHECK(!r.extra["eval_curve"].empty());
-    CHECK(r.samples.size() == 1);
     CHECK(r.sample_unit == "min");
+    if (r.extra["result_file"] == unfinished) {
+      CHECK(r.status == run_status::failed);
+      CHECK(r.extra["converged"] == false);
+      CHECK(r.samples.empty());
+      continue;
+    }
+    CHECK(r.status == run_status::ok);
+    CHECK(r.valid == (r.extra["result_file"] != long_init));
+    CHECK(r.extra["converged"] == true);
+    CHECK(r.extra["status"] == "success");
+    CHECK(r.samples.size() == 1);
     CHECK(r.find_metric("time_to_train_min") != nullptr);
     CHECK(!r.mllog.empty());
     CHECK(r.uuid.size() == 36);
@@ -65,7 +79,7 @@ TEST_CASE("ingest: the published folder gives systems and one run per result fil
         "NVIDIA/results/nyx_n1_ngc25.04_nemo/llama2_70b_lora/result_0.txt")
       nyx0 = &r;
   }
-  CHECK(uuids.size() == 26);
+  CHECK(uuids.size() == 51);
   REQUIRE(nyx0);
   CHECK(nyx0->cfg.workload == "mlperf.llama2_70b_lora");
   CHECK(nyx0->cfg.values.at("benchmark") == "llama2_70b_lora");
@@ -563,12 +577,22 @@ TEST_CASE("ingest: the folder the user named may be a link but its results/ fold
 TEST_CASE("ingest: a run records what it trained: samples to run_stop, sequence length, model",
           "[mlperf][ingest]") {
   ingest_result res = ingest(mlperf_test::shared_data());
-  size_t checked_405b = 0, checked_lora = 0;
+  size_t checked_405b = 0, checked_lora = 0, checked_epochs = 0;
   for (const run& r : res.runs) {
     INFO(r.extra["result_file"].get<std::string>());
+    const std::string benchmark = r.cfg.values.at("benchmark");
+    if (benchmark == "bert" || benchmark == "retinanet") {
+      // tinycorp's logs count progress in epoch_num, not samples_count: no sample count to take.
+      const json t = r.extra.value("trained", json::object());
+      CHECK_FALSE(t.contains("samples"));
+      if (benchmark == "bert")
+        CHECK(t["sequence_length"] == 512);
+      ++checked_epochs;
+      continue;
+    }
     REQUIRE(r.extra.contains("trained"));
     const json& t = r.extra["trained"];
-    if (r.cfg.values.at("benchmark") == "llama31_405b") {
+    if (benchmark == "llama31_405b") {
       // Every published 405B run stops at the eval that reached the target: 6 evals of 46,080
       // samples (H100, global batch 1152) or of 46,592 (GB200, global batch 896).
       CHECK(t["samples"] == (r.system == "tyche_ngpu512_ngc25.04_nemo" ? 279552 : 276480));
@@ -584,7 +608,8 @@ TEST_CASE("ingest: a run records what it trained: samples to run_stop, sequence 
     }
   }
   CHECK(checked_405b == 6);
-  CHECK(checked_lora == 20);
+  CHECK(checked_lora == 30);
+  CHECK(checked_epochs == 15);
 
   // Counts the log states badly are left out, not turned into FLOPs; the fallback for samples is
   // the last eval's samples_count.

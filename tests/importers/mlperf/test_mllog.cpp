@@ -116,10 +116,12 @@ TEST_CASE("mllog: every line of the published logs parses", "[mlperf][mllog]") {
     INFO(e.path());
     CHECK(log.diagnostics.empty());
     CHECK(log.count("run_start") == 1);
-    CHECK(log.count("run_stop") == 1);
+    // tinycorp's retinanet result_4 is a run that stopped below the target without run_stop.
+    const bool unfinished = e.path().string().ends_with("tinybox_green/retinanet/result_4.txt");
+    CHECK(log.count("run_stop") == (unfinished ? 0U : 1U));
     ++files;
   }
-  CHECK(files == 26);
+  CHECK(files == 51);
 }
 
 namespace {

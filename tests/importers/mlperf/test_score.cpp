@@ -9,21 +9,38 @@
 using namespace accelbench;
 using namespace accelbench::mlperf;
 
-TEST_CASE("score: the four published systems score as MLCommons published", "[mlperf][score]") {
+TEST_CASE("score: the published systems score as MLCommons scores them", "[mlperf][score]") {
   ingest_result res = ingest(mlperf_test::shared_data());
-  std::map<std::string, double> official = {{"eos_ngc24.04_nemo", 28.1628},
-                                            {"nyx_n1_ngc25.04_nemo", 11.2749},
-                                            {"eos-dfw_n64_ngc25.01_nemo", 269.1216},
-                                            {"tyche_ngpu512_ngc25.04_nemo", 121.7573}};
+  // NVIDIA's as published in MLCommons' results table; AMD's and tinycorp's by the result
+  // summarizer's rule (results/published/mlperf/README.md), computed apart from accelbench.
+  std::map<std::string, double> official = {{"eos_ngc24.04_nemo/llama2_70b_lora", 28.1628},
+                                            {"nyx_n1_ngc25.04_nemo/llama2_70b_lora", 11.2749},
+                                            {"eos-dfw_n64_ngc25.01_nemo/llama31_405b", 269.1216},
+                                            {"tyche_ngpu512_ngc25.04_nemo/llama31_405b", 121.7573},
+                                            {"MI300X_EPYC_9575F_pytorch/llama2_70b_lora", 29.2502},
+                                            {"tinybox_green/bert", 213.6043},
+                                            {"tinybox_green/retinanet", 803.5947}};
   auto scores = score_groups(res.runs);
-  REQUIRE(scores.size() == 4);
+  REQUIRE(scores.size() == official.size());
   for (const auto& s : scores) {
-    INFO(s.system << " " << s.benchmark);
-    REQUIRE(official.count(s.system));
+    const std::string key = s.system + "/" + s.benchmark;
+    INFO(key);
+    REQUIRE(official.count(key));
     CHECK(s.valid);
-    CHECK(s.reasons.empty());
-    CHECK(std::abs(s.score_min - official[s.system]) < 0.001);
-    CHECK(s.scaling_factor > 1.0);
+    // tinycorp's folders hold one run each that the summarizer drops (a compliance failure, a
+    // run without run_stop): named as the one reason; every other folder scores all its runs.
+    if (s.system == "tinybox_green") {
+      REQUIRE(s.reasons.size() == 1);
+      CHECK_THAT(s.reasons[0], Catch::Contains(" dropped: "));
+    } else {
+      CHECK(s.reasons.empty());
+    }
+    CHECK(std::abs(s.score_min - official[key]) < 0.001);
+    // tinycorp's folders have no scaling.json (their RCP check passed without normalising).
+    if (s.system == "tinybox_green")
+      CHECK(s.scaling_factor == 1.0);
+    else
+      CHECK(s.scaling_factor > 1.0);
     CHECK(static_cast<int>(s.runs_used.size()) == s.required_runs - 2);
   }
 }
