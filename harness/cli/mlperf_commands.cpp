@@ -160,9 +160,12 @@ int cmd_package(const package_cli_options& o) {
     groups.push_back(std::move(by_bench[b]));
     by_bench.erase(b);
   }
-  for (const auto& res : mlperf::write_packages(groups, po))
+  for (const auto& res : mlperf::write_packages(groups, po)) {
     std::cout << fmt::format("wrote {} result file(s) for {} to {}\n", res.result_files.size(),
                              res.benchmark, res.org_dir.string());
+    if (res.rcp)
+      std::cout << "  " << res.rcp->summary() << "\n";
+  }
   return exit_ok;
 }
 
@@ -181,10 +184,11 @@ std::string checked_round(const std::string& round) {
 }
 
 int cmd_check_package(const std::string& dir, const std::string& round, bool as_json,
-                      bool seed_checker_bypass) {
+                      bool seed_checker_bypass, bool rcp_bypass) {
   mlperf::check_options opt;
   opt.round = checked_round(round);
   opt.seed_checker_bypass = seed_checker_bypass;
+  opt.rcp_bypass = rcp_bypass;
   // A path that is not a folder is a mistake on the command line, not an INVALID package.
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
@@ -202,6 +206,9 @@ int cmd_check_package(const std::string& dir, const std::string& round, bool as_
       std::cout << "  reason: " << printable(r) << "\n";
     for (const auto& w : res.warnings)
       std::cout << "  warning: " << printable(w) << "\n";
+    // Each RCP verdict as MLCommons' package checker logs it, with its numbers.
+    for (const auto& v : res.rcp)
+      std::cout << "  rcp: " << printable(v.folder + ": " + v.summary()) << "\n";
   }
   return res.valid ? exit_ok : exit_failed;
 }
@@ -240,6 +247,7 @@ command_hook add_check_package(CLI::App& app, context&) {
     std::string dir, round;
     bool as_json = false;
     bool seed_checker_bypass = false;
+    bool rcp_bypass = false;
   };
   auto o = std::make_shared<options>();
   auto* chk = app.add_subcommand(
@@ -250,9 +258,14 @@ command_hook add_check_package(CLI::App& app, context&) {
   chk->add_flag(
       "--seed-checker-bypass", o->seed_checker_bypass,
       "Skip the seed checker, as MLCommons' --seed-checker-bypass does (a warning says so)");
+  chk->add_flag("--rcp-bypass", o->rcp_bypass,
+                "Let a failed RCP check (found, interpolated or missing) pass, as MLCommons' "
+                "--rcp-bypass does (a warning says so)");
   add_json_flag(chk, o->as_json);
-  return {chk,
-          [o] { return cmd_check_package(o->dir, o->round, o->as_json, o->seed_checker_bypass); }};
+  return {chk, [o] {
+            return cmd_check_package(o->dir, o->round, o->as_json, o->seed_checker_bypass,
+                                     o->rcp_bypass);
+          }};
 }
 
 } // namespace accelbench::cli

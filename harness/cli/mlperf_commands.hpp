@@ -19,9 +19,10 @@ struct package_cli_options {
   std::string command_line;
 };
 int cmd_package(const package_cli_options& o);
-// seed_checker_bypass: MLCommons' --seed-checker-bypass (the seed checker runs nowhere).
+// seed_checker_bypass: MLCommons' --seed-checker-bypass (the seed checker runs nowhere);
+// rcp_bypass: its --rcp-bypass (a failed RCP check found, interpolated or missing passes).
 int cmd_check_package(const std::string& dir, const std::string& round, bool as_json,
-                      bool seed_checker_bypass = false);
+                      bool seed_checker_bypass = false, bool rcp_bypass = false);
 
 // Scores (olympic mean x scaling) per ruleset, system and benchmark for the MLPerf runs among
 // `runs` (empty array when there are none, or when the MLPerf module is not built).

@@ -4,6 +4,7 @@
 // system_desc_checker, seed_checker, benchmark_meta result counts).
 //   check_log.cpp      one log against the compliance checker's rules (mlp_compliance.py)
 //   check_package.cpp  an organisation folder as package_checker.py walks it
+//   rcp.cpp            the RCP checker over a benchmark folder's result files
 //   seed_check.cpp     the seed checker over a benchmark folder's result files
 #include <filesystem>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "importers/mlperf/benchmarks.hpp"
 #include "importers/mlperf/mllog.hpp"
+#include "importers/mlperf/rcp.hpp"
 
 namespace accelbench::mlperf {
 
@@ -54,6 +56,9 @@ struct check_options {
   // MLCommons' --seed-checker-bypass: the seed checker runs nowhere (a warning says so); a
   // folder's package_checker_params may bypass it there (package_params.hpp).
   bool seed_checker_bypass = false;
+  // MLCommons' --rcp-bypass: a failed RCP check found, interpolated or missing passes (a warning
+  // says so); a folder's package_checker_params may bypass it there (package_params.hpp).
+  bool rcp_bypass = false;
 };
 
 struct check_result {
@@ -63,7 +68,8 @@ struct check_result {
   std::string round;                 // round the checks used ("" if unknown)
   size_t systems = 0;
   size_t result_files = 0;
-  json to_json() const; // {"valid", "verdict", "reasons", "warnings", ...}
+  std::vector<rcp_verdict> rcp; // each closed-division benchmark folder the RCP stage looked at
+  json to_json() const;         // {"valid", "verdict", "reasons", "warnings", ...}
 };
 
 // Checks an organisation folder DIR/ORG (systems/, results/, benchmarks/).

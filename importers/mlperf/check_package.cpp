@@ -102,6 +102,15 @@ std::vector<std::string> check_system_description(const json& desc, const std::s
   return out;
 }
 
+namespace {
+json rcp_json(const std::vector<rcp_verdict>& verdicts) {
+  json out = json::array();
+  for (const auto& v : verdicts)
+    out.push_back(v.to_json());
+  return out;
+}
+} // namespace
+
 json check_result::to_json() const {
   return {{"valid", valid},
           {"verdict", valid ? "VALID" : "INVALID"},
@@ -109,7 +118,8 @@ json check_result::to_json() const {
           {"warnings", warnings},
           {"round", round},
           {"systems", systems},
-          {"result_files", result_files}};
+          {"result_files", result_files},
+          {"rcp", rcp_json(rcp)}};
 }
 
 namespace {
@@ -130,7 +140,7 @@ class package_checker {
 public:
   package_checker(const fs::path& org_dir, const check_options& opt)
       : m_org(org_dir), m_table(opt.table ? *opt.table : benchmark_table::builtin()),
-        m_seed_bypass(opt.seed_checker_bypass) {
+        m_seed_bypass(opt.seed_checker_bypass), m_rcp_bypass(opt.rcp_bypass) {
     m_r.round = normalize_round(opt.round.empty() ? round_from_path(org_dir) : opt.round);
   }
 
@@ -304,10 +314,12 @@ private:
     // Per-file compliance; olympic scoring tolerates max_dropped non-compliant files.
     std::vector<std::vector<std::string>> bad;
     m_seed_files.clear();
+    m_logs.clear();
     for (const auto& f : results)
       check_result_file(f, bench_dir.filename().string(), division, bad);
     judge_non_compliant(bench_dir, info, results.size(), bad);
     check_seeds(bench_dir, division);
+    check_rcp_stage(bench_dir, division);
   }
 
   void check_result_file(const fs::path& f, const std::string& bench, const std::string& division,
@@ -338,6 +350,7 @@ private:
       bad.push_back(std::move(msgs));
     }
     m_seed_files.push_back(read_seeds(f, log));
+    m_logs.push_back(std::move(log));
   }
 
   // The seed checker where MLCommons runs it (seed_check.hpp), and seeds another system's folder
@@ -370,6 +383,85 @@ private:
     return {};
   }
 
+  // The RCP checker where MLCommons runs it (closed division, a round with reference data):
+  // a failure is a reason, a pass scaled by a norm factor > 1 or let through by the bypass a
+  // warning, and every verdict is recorded in the result's "rcp" array.
+  void check_rcp_stage(const fs::path& bench_dir, const std::string& division) {
+    if (division != "closed")
+      return;
+    if (!rcp_round_known(bench_dir))
+      return;
+    const std::string bypass = rcp_bypass(bench_dir);
+    std::vector<const parsed_log*> logs;
+    logs.reserve(m_logs.size());
+    for (const auto& l : m_logs)
+      logs.push_back(&l);
+    rcp_verdict v = check_rcp(logs, m_r.round, !bypass.empty());
+    v.folder = bench_dir.string();
+    const std::string where = bench_dir.string();
+    if (!v.pass)
+      reason(fmt::format("{}: {}", where, v.summary()));
+    else if (v.bypassed)
+      warning(fmt::format("{}: {}, by {}: the submission committee reviews it", where, v.summary(),
+                          bypass));
+    else if (v.norm_factor && *v.norm_factor > 1)
+      warning(fmt::format("{}: {}: the score is scaled by {:.4f} (MLCommons' package checker "
+                          "writes it to scaling.json; accelbench writes nothing into the package)",
+                          where, v.summary(), *v.norm_factor));
+    m_r.rcp.push_back(std::move(v));
+  }
+
+  // Whether the round has RCP data; a warning says why no RCP check was done when it has none.
+  bool rcp_round_known(const fs::path& bench_dir) {
+    const auto rounds = rcp_rounds();
+    if (!m_r.round.empty() && std::find(rounds.begin(), rounds.end(), m_r.round) != rounds.end())
+      return true;
+    warning(fmt::format("{}: no RCP check: {} (reference convergence points are built in for "
+                        "rounds {})",
+                        bench_dir.string(),
+                        m_r.round.empty() ? "the round is unknown (give --round)"
+                                          : "round " + m_r.round + " has no RCP data",
+                        fmt::join(rounds, ", ")));
+    return false;
+  }
+
+  // What bypasses a failed RCP check for a benchmark folder ("" when nothing does): the option,
+  // or package_checker_params in the system's folder or the benchmark's.
+  std::string rcp_bypass(const fs::path& bench_dir) {
+    std::string by = m_rcp_bypass ? "--rcp-bypass" : "";
+    for (const fs::path& folder : {bench_dir.parent_path(), bench_dir}) {
+      if (by.empty() && package_param(folder, k_rcp_bypass_param))
+        by = (folder / k_params_file).string();
+      else if (rcp_bypass_line_with_break(folder))
+        warning(fmt::format("{}: the line '{}' ends in a line break, so it bypasses nothing: "
+                            "MLCommons' package checker compares each line with its break, and "
+                            "only a last line without one matches",
+                            (folder / k_params_file).string(), k_rcp_bypass_param));
+    }
+    return by;
+  }
+
+  // Whether FOLDER/package_checker_params has "rcp-bypass" as a line that ends in a break.
+  static bool rcp_bypass_line_with_break(const fs::path& folder) {
+    const fs::path p = folder / k_params_file;
+    if (kind_of(p) != entry_kind::file)
+      return false;
+    std::string text;
+    try {
+      text = read_folder_file(p, "package checker parameters");
+    } catch (const input_error&) {
+      return false;
+    }
+    const std::string word(k_rcp_bypass_param);
+    for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+      const bool line_start = at == 0 || text[at - 1] == '\n' || text[at - 1] == '\r';
+      const size_t end = at + word.size();
+      if (line_start && end < text.size() && (text[end] == '\n' || text[end] == '\r'))
+        return true;
+    }
+    return false;
+  }
+
   // Up to max_dropped non-compliant files are the runs olympic scoring drops (warnings); more
   // make the benchmark INVALID, with every file's errors.
   void judge_non_compliant(const fs::path& bench_dir, const benchmark_info& info, size_t files,
@@ -399,6 +491,8 @@ private:
   std::map<std::string, json> m_systems;
   std::set<fs::path> m_links; // the links already given as reasons
   const bool m_seed_bypass;
+  const bool m_rcp_bypass;
+  std::vector<parsed_log> m_logs;       // the result files of the benchmark folder being checked
   std::vector<file_seeds> m_seed_files; // the seeds of the benchmark folder being checked
   seed_reuse m_seed_reuse;              // the seeds of every benchmark folder checked so far
 };

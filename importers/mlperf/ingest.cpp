@@ -16,7 +16,9 @@
 #include "harness/core/text_input.hpp"
 #include "importers/mlperf/check.hpp"
 #include "importers/mlperf/folder.hpp"
+#include "importers/mlperf/package_params.hpp"
 #include "importers/mlperf/power.hpp"
+#include "importers/mlperf/rcp.hpp"
 
 namespace accelbench::mlperf {
 
@@ -606,6 +608,43 @@ void read_scaling(const fs::path& bench_dir, const std::string& rel_bench, resul
   }
 }
 
+// The RCP check of a closed benchmark folder of a round with RCP data (MLCommons' package
+// checker runs it there), recorded on each of its runs as extra.rcp: the score of a folder that
+// fails is INVALID (score.cpp), and one that passes faster than the reference mean is scaled by
+// the norm factor, as the scaling.json the package checker writes would scale it, when the
+// folder publishes no scaling.json of its own. A package_checker_params bypass is honoured as
+// the package checker honours it. A folder without the benchmark's number of result files is
+// not checked: its score is INVALID for that already, and an olympic mean of too few runs says
+// nothing of convergence.
+void attach_rcp(std::vector<run>& runs, size_t first, const std::vector<parsed_log>& logs,
+                const fs::path& bench_dir, const result_context& ctx, const std::string& rel_bench,
+                const benchmark_table& table, std::vector<diagnostic>& diags) {
+  const auto rounds = rcp_rounds();
+  const benchmark_info* info = table.find(ctx.benchmark);
+  if (!ctx.system_desc || ctx.system_desc->division != "closed" || !info ||
+      logs.size() != static_cast<size_t>(info->required_runs) ||
+      std::find(rounds.begin(), rounds.end(), ctx.round) == rounds.end())
+    return;
+  std::vector<const parsed_log*> ptrs;
+  ptrs.reserve(logs.size());
+  for (const auto& l : logs)
+    ptrs.push_back(&l);
+  const bool bypass = package_param(bench_dir.parent_path(), k_rcp_bypass_param) ||
+                      package_param(bench_dir, k_rcp_bypass_param);
+  rcp_verdict v = check_rcp(ptrs, ctx.round, bypass);
+  v.folder = rel_bench;
+  json j = v.to_json();
+  j["summary"] = v.summary();
+  if (!v.pass)
+    diags.push_back({rel_bench, 0, v.summary() + " (the folder's score is INVALID)"});
+  const bool scale = v.pass && !ctx.has_scaling && v.norm_factor && *v.norm_factor > 1;
+  for (size_t i = first; i < runs.size(); ++i) {
+    runs[i].extra["rcp"] = j;
+    if (scale)
+      runs[i].extra["scaling_factor"] = *v.norm_factor;
+  }
+}
+
 // The folder's own name, also for "DIR/", "." and "..".
 std::string folder_name(const fs::path& dir) {
   std::error_code ec;
@@ -660,6 +699,8 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
       ctx.system_problem = problem;
       const std::string rel_bench = rel_sys + "/" + ctx.benchmark;
       read_scaling(bench_dir, rel_bench, ctx, res.diagnostics);
+      const size_t first_run = res.runs.size();
+      std::vector<parsed_log> logs; // the folder's, for its RCP check
       for (const auto& [idx, path] : result_files(bench_dir, rel_bench, res.diagnostics)) {
         ctx.relative_path = rel_bench + "/" + path.filename().string();
         std::string text;
@@ -669,11 +710,16 @@ ingest_result ingest_org(const fs::path& org_dir, const benchmark_table& table) 
           res.diagnostics.push_back({ctx.relative_path, 0, e.what()});
           continue;
         }
-        res.runs.push_back(run_from_log(text, ctx, res.diagnostics, table));
+        // run_from_log's steps, the parsed log kept: repaired first, so a latin-1 byte inside an
+        // event's string does not lose the event.
+        const std::string log_text = repair_text_lines(text, ctx.relative_path, res.diagnostics);
+        logs.push_back(parse_mllog(log_text, ctx.relative_path));
+        res.runs.push_back(run_from_parsed_log(logs.back(), log_text, ctx, res.diagnostics, table));
         res.runs.back().extra["run_index"] = idx;
         // Energy from the benchmark's power/ folder, when the submission publishes one.
         attach_energy(res.runs.back(), bench_dir, path.stem().string(), res.diagnostics);
       }
+      attach_rcp(res.runs, first_run, logs, bench_dir, ctx, rel_bench, table, res.diagnostics);
     }
   }
   return res;

@@ -15,6 +15,7 @@
 #include "importers/mlperf/check.hpp"
 #include "importers/mlperf/folder.hpp"
 #include "importers/mlperf/mllog.hpp"
+#include "importers/mlperf/rcp.hpp"
 #include "importers/mlperf/score.hpp"
 
 namespace accelbench::mlperf {
@@ -193,9 +194,10 @@ namespace {
 // One benchmark's part of a package, decided and validated before anything is written.
 struct package_plan {
   const benchmark_info* info = nullptr;
-  std::vector<const run*> runs; // exactly the required number, in result_<i> order
-  package_options opt;          // with the division resolved
-  json desc;                    // the system description
+  std::vector<const run*> runs;   // exactly the required number, in result_<i> order
+  package_options opt;            // with the division resolved
+  json desc;                      // the system description
+  std::optional<rcp_verdict> rcp; // the RCP check of a closed package, where the round has data
 };
 
 // The division the chosen runs' logs declare ("" when none does). A package holds one division,
@@ -226,6 +228,41 @@ std::string logs_division(const std::vector<const run*>& runs,
         "cannot be moved to another division after the fact)",
         wanted, found, found));
   return found;
+}
+
+// The MLPerf Training round of the runs' ruleset ("mlperf-training-v5.0" -> "5.0"; "" for any
+// other ruleset, accelbench's own train-ttt-v1 included).
+std::string training_round(const run& r) {
+  const std::string prefix = "mlperf-training-v";
+  return r.ruleset.rfind(prefix, 0) == 0 ? normalize_round(r.ruleset) : std::string();
+}
+
+// A closed package is checked against MLCommons' reference convergence points, as check-package
+// checks it: one that fails is refused (check-package would call it INVALID), naming the RCP
+// verdict; a pass is returned for the caller to show (a norm factor > 1 scales the score).
+std::optional<rcp_verdict> check_plan_rcp(const package_plan& plan) {
+  if (plan.opt.division != "closed")
+    return std::nullopt;
+  const std::string round = training_round(*plan.runs.front());
+  const auto rounds = rcp_rounds();
+  if (std::find(rounds.begin(), rounds.end(), round) == rounds.end())
+    return std::nullopt;
+  std::vector<parsed_log> logs;
+  logs.reserve(plan.runs.size());
+  for (size_t i = 0; i < plan.runs.size(); ++i)
+    logs.push_back(parse_mllog(plan.runs[i]->mllog, fmt::format("result_{}.txt", i)));
+  std::vector<const parsed_log*> ptrs;
+  ptrs.reserve(logs.size());
+  for (const auto& l : logs)
+    ptrs.push_back(&l);
+  rcp_verdict v = check_rcp(ptrs, round, false);
+  if (!v.pass)
+    throw input_error(fmt::format(
+        "the {} runs of {} fail MLCommons' RCP check for round {}, so check-package would reject "
+        "the closed package: {} (runs {} to {} by start time)",
+        plan.runs.size(), plan.info->name, round, v.summary(), plan.runs.front()->uuid,
+        plan.runs.back()->uuid));
+  return v;
 }
 
 package_plan plan_package(const std::vector<run>& runs_in, const package_options& opt,
@@ -283,6 +320,7 @@ package_plan plan_package(const std::vector<run>& runs_in, const package_options
     if (!user.is_object())
       throw input_error(fmt::format("{} is not a JSON object", what));
   }
+  plan.rcp = check_plan_rcp(plan);
   plan.desc = system_description_from(runs.front()->environment, user, plan.opt);
   if (!table.status_allowed(plan.desc["status"].get<std::string>(), ""))
     throw input_error(fmt::format("system status '{}' is not one of: {}",
@@ -455,6 +493,7 @@ package_result write_plan(const package_plan& plan, const staging& s) {
   package_result res;
   res.benchmark = benchmark;
   res.system_description = plan.desc;
+  res.rcp = plan.rcp;
   write_file(system_file, desc_text);
   for (size_t i = 0; i < runs.size(); ++i) {
     std::string text = runs[i]->mllog;

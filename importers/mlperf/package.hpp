@@ -13,6 +13,7 @@
 
 #include "harness/core/model.hpp"
 #include "importers/mlperf/benchmarks.hpp"
+#include "importers/mlperf/rcp.hpp"
 
 namespace accelbench::mlperf {
 
@@ -37,6 +38,9 @@ struct package_result {
   std::string benchmark;
   std::vector<std::string> runs_used; // uuids, in result_<i> order
   json system_description;
+  // The RCP check of a closed package whose round has RCP data (rcp.hpp); it passed, else the
+  // package was refused. A norm factor > 1 scales the score, as MLCommons' scaling.json would.
+  std::optional<rcp_verdict> rcp;
 };
 
 // Refuses (input_error) a path component that is empty, ".", "..", or has '/', '\\' or a control
@@ -50,7 +54,11 @@ json system_description_from(const json& environment, const json& user, const pa
 
 // Writes the package. Refuses with input_error: fewer runs with an MLPerf log than the
 // benchmark requires, runs of different benchmarks, an unknown benchmark, a bad name, a status
-// outside the allowed values, an existing SYSTEM/BENCH in DIR/ORG without `force`.
+// outside the allowed values, an existing SYSTEM/BENCH in DIR/ORG without `force`, and closed
+// runs of an MLPerf Training round with RCP data (ruleset mlperf-training-vX.Y) that fail
+// MLCommons' RCP check (the message gives the verdict and its numbers): check-package would
+// reject such a package, and MLCommons' bypass is for the submission committee to review, not
+// for a tool to write.
 // With more runs than required, the first ones by start time are used (MLPerf rules: N
 // consecutive runs, never a hand-picked subset).
 package_result write_package(const std::vector<run>& runs, const package_options& opt,

@@ -57,6 +57,20 @@ std::optional<double> run_minutes(const run& r, std::string& why) {
   return r.samples.front().value;
 }
 
+// A benchmark folder whose RCP check failed (extra.rcp, recorded by the import) is not scored:
+// MLCommons' package checker rejects it. False with the reason added.
+bool rcp_passed(const run& r, std::vector<std::string>& reasons) {
+  if (!r.extra.is_object() || !r.extra.contains("rcp") || !r.extra["rcp"].is_object())
+    return true;
+  const json& v = r.extra["rcp"];
+  if (!v.contains("pass") || !v["pass"].is_boolean() || v["pass"].get<bool>())
+    return true;
+  reasons.push_back(v.contains("summary") && v["summary"].is_string()
+                        ? v["summary"].get<std::string>()
+                        : std::string("RCP Test Failed"));
+  return false;
+}
+
 } // namespace
 
 score_result score(const std::vector<run>& runs, const benchmark_table& table) {
@@ -122,7 +136,7 @@ score_result score(const std::vector<run>& runs, const benchmark_table& table) {
     s.runs_used.push_back(runs[i].uuid);
   s.olympic_mean_min = o.mean;
   s.score_min = s.olympic_mean_min * s.scaling_factor;
-  s.valid = valid;
+  s.valid = valid && rcp_passed(runs.front(), s.reasons);
   return s;
 }
 

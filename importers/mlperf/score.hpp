@@ -6,7 +6,9 @@
 // max_dropped (4 for unet3d, else 1) the sorted times are averaged over [m, n - (m - d)),
 // i.e. a dropped run counts as the slowest; more than m dropped runs make the result invalid
 // (harness/core/score.hpp, olympic_mean: the one implementation of that rule).
-// The mean is multiplied by scaling_factor from scaling.json when present.
+// The mean is multiplied by scaling_factor from scaling.json when present (else by the RCP norm
+// factor the import recorded, when above 1); a folder whose RCP check failed (extra.rcp, the
+// import's verdict) is INVALID with the verdict as the reason.
 #include <string>
 #include <vector>
 

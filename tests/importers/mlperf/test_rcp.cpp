@@ -15,7 +15,12 @@
 #include <optional>
 #include <sstream>
 
+#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/ingest.hpp"
+#include "importers/mlperf/package.hpp"
 #include "importers/mlperf/rcp.hpp"
+#include "importers/mlperf/score.hpp"
+#include "importers/mlperf/synthetic.hpp"
 #include "test_helpers.hpp"
 
 using namespace accelbench;
@@ -333,4 +338,167 @@ TEST_CASE("rcp: where MLCommons' checker stops with an exception, a verdict nami
     CHECK(v.message.find("result_0.txt:") == 0);
     CHECK(v.message.find("eval_accuracy has no epoch_num") != std::string::npos);
   }
+}
+
+namespace {
+
+// A closed v5.0 package DIR/training_v5.0/NVIDIA with the published nyx system and its
+// llama2_70b_lora folder, the logs replaced by `logs` (no scaling.json).
+fs::path rcp_package(const fs::path& dir, const std::vector<std::string>& logs) {
+  const fs::path src = mlperf_test::shared_data() / "training_v5.0/NVIDIA";
+  const fs::path org = dir / "training_v5.0/NVIDIA";
+  fs::create_directories(org / "systems");
+  fs::copy(src / "systems/nyx_n1_ngc25.04_nemo.json", org / "systems/");
+  for (size_t i = 0; i < logs.size(); ++i)
+    mlperf_test::write(org / "results/nyx_n1_ngc25.04_nemo/llama2_70b_lora" /
+                           fmt::format("result_{}.txt", i),
+                       logs[i]);
+  return org;
+}
+
+bool any_has(const std::vector<std::string>& v, const std::string& needle) {
+  for (const auto& s : v)
+    if (s.find(needle) != std::string::npos)
+      return true;
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("rcp: check-package fails a closed folder that converges too fast, and records why",
+          "[mlperf][rcp][check]") {
+  mlperf_test::temp_dir tmp;
+  const fs::path org = rcp_package(tmp.path, rcp_variant(0.75));
+  const fs::path bench = org / "results/nyx_n1_ngc25.04_nemo/llama2_70b_lora";
+  check_result r = check_package(org);
+  INFO(fmt::format("{}", fmt::join(r.reasons, "\n")));
+  CHECK_FALSE(r.valid);
+  CHECK(any_has(r.reasons, "llama2_70b_lora: RCP Test Failed: RCP found (batch size 8, "
+                           "submission mean 2376.0000 samples"));
+  REQUIRE(r.rcp.size() == 1);
+  CHECK(r.rcp[0].folder == bench.string());
+  CHECK_FALSE(r.rcp[0].pass);
+  const json j = r.to_json()["rcp"][0];
+  CHECK(j["message"] == "RCP found");
+  CHECK(j["min_mean"].get<double>() == same(2960.6339616775513));
+  CHECK(j["bypassed"] == false);
+
+  SECTION("--rcp-bypass lets it pass, with a warning") {
+    check_options o;
+    o.rcp_bypass = true;
+    check_result b = check_package(org, o);
+    INFO(fmt::format("{}", fmt::join(b.reasons, "\n")));
+    CHECK(b.valid);
+    CHECK(b.rcp.at(0).message == "RCP found passed using rcp_bypass");
+    CHECK(any_has(b.warnings, "by --rcp-bypass"));
+  }
+  SECTION("package_checker_params: a last line 'rcp-bypass' bypasses, in either folder") {
+    for (const fs::path& folder : {bench.parent_path(), bench}) {
+      mlperf_test::write(folder / "package_checker_params", "seed-checker-bypass\nrcp-bypass");
+      check_result b = check_package(org);
+      INFO(fmt::format("{}", fmt::join(b.reasons, "\n")));
+      CHECK(b.valid);
+      CHECK(b.rcp.at(0).bypassed);
+      fs::remove(folder / "package_checker_params");
+    }
+  }
+  SECTION("package_checker_params: 'rcp-bypass' and its newline bypasses nothing, and says so") {
+    mlperf_test::write(bench / "package_checker_params", "rcp-bypass\n");
+    check_result b = check_package(org);
+    CHECK_FALSE(b.valid);
+    CHECK_FALSE(b.rcp.at(0).bypassed);
+    CHECK(any_has(b.warnings, "package_checker_params: the line 'rcp-bypass' ends in a line "
+                              "break, so it bypasses nothing"));
+  }
+  SECTION("the same logs as published pass, scaled by the norm factor") {
+    const fs::path ok = rcp_package(tmp.path / "ok", rcp_variant(1.0));
+    check_result p = check_package(ok);
+    CHECK(p.valid);
+    REQUIRE(p.rcp.size() == 1);
+    CHECK(p.rcp[0].pass);
+    CHECK(any_has(p.warnings, "the score is scaled by 1.0034"));
+  }
+  SECTION("an open division has no RCP check") {
+    json desc = json::parse(mlperf_test::read(org / "systems/nyx_n1_ngc25.04_nemo.json"));
+    desc["division"] = "open";
+    mlperf_test::write(org / "systems/nyx_n1_ngc25.04_nemo.json", desc.dump());
+    CHECK(check_package(org).rcp.empty());
+  }
+}
+
+TEST_CASE("rcp: every published folder in the repository passes", "[mlperf][rcp][check]") {
+  size_t checked = 0;
+  for (const char* org : {"training_v4.0/NVIDIA", "training_v5.0/NVIDIA"}) {
+    check_result r = check_package(mlperf_test::shared_data() / org);
+    for (const auto& v : r.rcp) {
+      INFO(v.folder << ": " << v.summary());
+      CHECK(v.pass);
+      CHECK_FALSE(v.bypassed);
+      ++checked;
+    }
+  }
+  CHECK(checked == 4);
+}
+
+TEST_CASE("rcp: the import flags a folder whose RCP check fails and scales one that passes fast",
+          "[mlperf][rcp][ingest]") {
+  mlperf_test::temp_dir tmp;
+  SECTION("0.75: not scored") {
+    const fs::path org = rcp_package(tmp.path, rcp_variant(0.75));
+    ingest_result res = ingest_org(org);
+    REQUIRE(res.runs.size() == 10);
+    CHECK(res.runs[0].extra["rcp"]["pass"] == false);
+    auto scores = score_groups(res.runs);
+    REQUIRE(scores.size() == 1);
+    CHECK_FALSE(scores[0].valid);
+    CHECK(any_has(scores[0].reasons, "RCP Test Failed: RCP found"));
+  }
+  SECTION("0.94: scored, scaled by RCP mean / submission mean (no scaling.json)") {
+    const fs::path org = rcp_package(tmp.path, rcp_variant(0.94));
+    ingest_result res = ingest_org(org);
+    auto scores = score_groups(res.runs);
+    REQUIRE(scores.size() == 1);
+    INFO(fmt::format("{}", fmt::join(scores[0].reasons, "\n")));
+    CHECK(scores[0].valid);
+    CHECK(scores[0].scaling_factor == same(1.067411705709578));
+    CHECK(scores[0].score_min == same(scores[0].olympic_mean_min * 1.067411705709578));
+  }
+}
+
+TEST_CASE("rcp: package refuses closed runs that fail the RCP check", "[mlperf][rcp][package]") {
+  mlperf_test::temp_dir tmp;
+  auto runs_of = [](double factor) {
+    std::vector<run> runs;
+    for (int i = 0; i < 10; ++i) {
+      synthetic_log_options o;
+      o.org = "Acme";
+      o.seed = 1000 + i;
+      o.start_ms = 1'700'000'000'000 + i * 3'600'000LL;
+      run r;
+      r.uuid = fmt::format("00000000-0000-4000-8000-{:012}", i);
+      r.cfg.workload = "train.llama";
+      r.ruleset = "mlperf-training-v5.0";
+      r.started_at = iso8601_from_ms(o.start_ms);
+      r.mllog = edit_lines(synthetic_training_log(o), "eval_accuracy", [&](json& j) {
+        j["metadata"]["samples_count"] = j["metadata"]["samples_count"].get<double>() * factor;
+      });
+      runs.push_back(std::move(r));
+    }
+    return runs;
+  };
+  package_options po;
+  po.org = "Acme";
+  po.system = "testbox";
+  po.division = "closed";
+  po.out_dir = tmp.path / "fast";
+  CHECK_THROWS_WITH(write_package(runs_of(0.75), po),
+                    Catch::Contains("fail MLCommons' RCP check for round 5.0") &&
+                        Catch::Contains("RCP Test Failed: RCP found (batch size 8"));
+  CHECK_FALSE(fs::exists(tmp.path / "fast"));
+  // The synthetic logs converge where the reference does: written, and the verdict returned.
+  po.out_dir = tmp.path / "ok";
+  const package_result p = write_package(runs_of(1.0), po);
+  REQUIRE(p.rcp);
+  CHECK(p.rcp->pass);
+  CHECK(p.rcp->message == "RCP found");
 }
