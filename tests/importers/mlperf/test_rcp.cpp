@@ -346,7 +346,7 @@ namespace {
 // llama2_70b_lora folder, the logs replaced by `logs` (no scaling.json).
 fs::path rcp_package(const fs::path& dir, const std::vector<std::string>& logs) {
   const fs::path src = mlperf_test::shared_data() / "training_v5.0/NVIDIA";
-  const fs::path org = dir / "training_v5.0/NVIDIA";
+  fs::path org = dir / "training_v5.0/NVIDIA";
   fs::create_directories(org / "systems");
   fs::copy(src / "systems/nyx_n1_ngc25.04_nemo.json", org / "systems/");
   for (size_t i = 0; i < logs.size(); ++i)
