@@ -420,6 +420,7 @@ void add_key_defects(std::vector<defect>& d, const base& b) {
                    fmt::format("'{}' deleted {}", key, in_words(w)), on_runs(w, drop_key(key))});
 }
 
+// The end of the runs and where they converge: status, convergence point, batch size.
 void add_run_defects(std::vector<defect>& d, const base& b) {
   d.push_back({"run_stop_no_status.one", "run_stop without status in one run",
                on_runs(runs_of::one, [](std::string& t) {
@@ -454,6 +455,10 @@ void add_run_defects(std::vector<defect>& d, const base& b) {
   d.push_back({"batch_other_rcp.two",
                fmt::format("global_batch_size {} in two runs only", b.bs_at_ref),
                on_runs(runs_of::two, set_value("global_batch_size", b.bs_at_ref))});
+}
+
+// Logs broken as text or in their events' order and values.
+void add_log_defects(std::vector<defect>& d, const base& b) {
   for (runs_of w : {runs_of::one, runs_of::two})
     d.push_back({fmt::format("malformed_line.{}", suffix(w)),
                  fmt::format("the submission_status line cut mid-JSON {}", in_words(w)),
@@ -616,6 +621,7 @@ std::vector<defect> defects(const base& b) {
   d.push_back({"original", "none: the folder as published", [](package&, const base&) {}});
   add_key_defects(d, b);
   add_run_defects(d, b);
+  add_log_defects(d, b);
   add_seed_defects(d);
   add_hyper_defects(d, b);
   add_file_defects(d, b);
