@@ -77,7 +77,7 @@ score_result score(const std::vector<run>& runs, const benchmark_table& table) {
   score_result s;
   s.runs = static_cast<int>(runs.size());
   if (runs.empty()) {
-    s.reasons.push_back("no runs");
+    s.reasons.emplace_back("no runs");
     return s;
   }
   s.benchmark = run_benchmark(runs.front());
@@ -149,6 +149,7 @@ std::vector<score_result> score_groups(const std::vector<run>& runs, const bench
     groups[{r.ruleset, r.system, b}].push_back(r);
   }
   std::vector<score_result> out;
+  out.reserve(groups.size());
   for (const auto& [key, rs] : groups)
     out.push_back(score(rs, table));
   return out;
