@@ -7,6 +7,7 @@
 //   rcp.cpp            the RCP checker over a benchmark folder's result files
 //   seed_check.cpp     the seed checker over a benchmark folder's result files
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,15 @@ struct log_check {
   // run_stop with status "success" and (closed division, known benchmark) the quality target
   // reached: a run the result summarizer counts rather than drops.
   bool converged = false;
+  // run_stop's status is not "success": not a compliance error (common.yaml asks only that a
+  // status is logged), but the run has not converged. Olympic scoring drops it, the RCP check
+  // counts it, and the import stores it INVALID with this reason. Empty when it converged.
+  std::optional<diagnostic> not_converged;
+  // Defects on which MLCommons' compliance checker stops with an exception and gives no verdict
+  // (an eval value compared with a number that is not one, a division with no rules file): also
+  // in `errors`; check-package makes them reasons of the package, never the run olympic scoring
+  // drops, because the official checker cannot pass the package.
+  std::vector<diagnostic> unprocessable;
   bool compliant() const { return errors.empty(); }
 };
 

@@ -343,6 +343,11 @@ private:
     log_check lc = check_log(log, bench, division, m_r.round, m_table);
     for (const auto& w : lc.warnings)
       warning(w.to_string());
+    if (lc.not_converged)
+      warning(lc.not_converged->to_string() +
+              " (olympic scoring drops it; the RCP check counts it)");
+    for (const auto& u : lc.unprocessable)
+      reason(u.to_string());
     if (!lc.compliant()) {
       std::vector<std::string> msgs;
       for (const auto& e : lc.errors)

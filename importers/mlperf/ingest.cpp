@@ -450,6 +450,11 @@ run run_from_parsed_log(const parsed_log& log, const std::string& log_text,
     diags.push_back(e);
     r.mark_invalid(e.to_string());
   }
+  // Not a compliance error, but a run without a time to train.
+  if (lc.not_converged) {
+    diags.push_back(*lc.not_converged);
+    r.mark_invalid(lc.not_converged->to_string());
+  }
   // A run on a system whose description is broken cannot be compared (how many accelerators?).
   if (!ctx.system_problem.empty())
     r.mark_invalid(ctx.system_problem);
