@@ -215,9 +215,9 @@ private:
     json desc;
     try {
       std::vector<diagnostic> repaired;
-      desc = parse_json_input(
+      desc = parse_folder_json(
           repair_text_lines(read_folder_file(p, "system description"), p.string(), repaired),
-          "system description");
+          p.string(), "system description", repaired);
       for (const auto& d : repaired)
         warning(d.to_string());
     } catch (const input_error& e) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "harness/core/error.hpp"
 #include "harness/core/mllog.hpp"
 #include "harness/core/text_input.hpp"
 
@@ -48,6 +51,30 @@ std::string link_refusal(const fs::path& link) { return link_words(link) + ": no
 
 std::string read_folder_file(const fs::path& p, const std::string& what) {
   return read_found_file(p, what, mllog::k_max_log_bytes);
+}
+
+json parse_folder_json(std::string_view text, const std::string& file, const std::string& what,
+                       std::vector<diagnostic>& diags) {
+  json_problem problem = json_problem::none;
+  std::string why;
+  json value = parse_json_checked(text, problem, why);
+  if (problem == json_problem::none)
+    return value;
+  if (problem != json_problem::duplicate_key)
+    throw input_error(fmt::format("{}: {}", what, why));
+  // The depth and NUL checks passed before the duplicate was seen; nlohmann's DOM parser keeps
+  // the last value of a repeated key, as Python does. A syntax error after the duplicate is
+  // still refused.
+  try {
+    value = json::parse(text);
+  } catch (const json::exception& e) {
+    throw input_error(fmt::format("{}: not valid JSON ({})", what, e.what()));
+  }
+  diags.push_back({file, 0,
+                   fmt::format("{}: {}; the last value is used, as MLCommons' tools (Python's "
+                               "json) use it",
+                               what, why)});
+  return value;
 }
 
 } // namespace accelbench::mlperf

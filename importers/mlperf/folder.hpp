@@ -19,7 +19,10 @@
 // O_NOFOLLOW and checked on its descriptor.
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "importers/mlperf/mllog.hpp"
 
 namespace accelbench::mlperf {
 
@@ -50,5 +53,13 @@ std::string link_refusal(const std::filesystem::path& link);
 // A file of the folder, as read_found_file reads it, at most k_max_log_bytes (64 MiB). Throws
 // input_error naming `what` and the path.
 std::string read_folder_file(const std::filesystem::path& p, const std::string& what);
+
+// A JSON file of the folder (a system description, scaling.json) parsed as MLCommons' tools
+// read it with Python's json.load: a key twice in one object keeps its last value, and a
+// diagnostic naming `file` says so (published descriptions have them, and MLCommons accepts
+// them). Every other refusal of parse_json_checked (too deep, a NUL byte, not JSON, a number
+// out of range) throws input_error "WHAT: WHY".
+json parse_folder_json(std::string_view text, const std::string& file, const std::string& what,
+                       std::vector<diagnostic>& diags);
 
 } // namespace accelbench::mlperf

@@ -534,7 +534,8 @@ std::vector<fs::path> subdirs(const fs::path& dir, const std::string& rel,
 // bounded size and depth, invalid UTF-8 repaired with a diagnostic. Throws input_error.
 json read_json(const fs::path& path, const std::string& rel, const std::string& what,
                std::vector<diagnostic>& diags) {
-  return parse_json_input(repair_text_lines(read_folder_file(path, what), rel, diags), what);
+  return parse_folder_json(repair_text_lines(read_folder_file(path, what), rel, diags), rel, what,
+                           diags);
 }
 
 // <org>/systems/*.json. A description that cannot be used is a diagnostic, and `broken` records

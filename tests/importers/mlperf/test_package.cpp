@@ -675,6 +675,30 @@ TEST_CASE("check: unreadable entries and nesting too deep are reasons, not crash
   CHECK(any_contains(r.warnings, "nesting too deep"));
 }
 
+TEST_CASE("check: a key twice in a system description keeps its last value, as MLCommons does",
+          "[mlperf][check]") {
+  // Dell's v5.0 description repeats accelerator_frequency; MLCommons' Python reads the last value
+  // and accepts the package. A refusal here made check-package reject a package MLCommons takes.
+  mlperf_test::temp_dir tmp;
+  write_package(training_runs(10), options(tmp.path));
+  const fs::path desc = tmp.path / "Acme/systems/testbox.json";
+  std::string text = mlperf_test::read(desc);
+  const auto brace = text.find('{');
+  REQUIRE(brace != std::string::npos);
+  text.insert(brace + 1, "\"hw_notes\": \"first\", ");
+  mlperf_test::write(desc, text);
+  check_result r = check_package(tmp.path / "Acme");
+  INFO(joined(r.reasons));
+  CHECK(r.valid);
+  CHECK(any_contains(r.warnings, "duplicate key 'hw_notes'"));
+  CHECK(any_contains(r.warnings, "the last value is used"));
+  // Still refused: a syntax error after the repeated key.
+  mlperf_test::write(desc, text.substr(0, text.size() - 3));
+  check_result broken = check_package(tmp.path / "Acme");
+  CHECK_FALSE(broken.valid);
+  CHECK(any_contains(broken.reasons, "testbox.json: system description: not valid JSON"));
+}
+
 TEST_CASE("check: latin-1 in a log is repaired with a warning", "[mlperf][check]") {
   mlperf_test::temp_dir tmp;
   write_package(training_runs(10), options(tmp.path));
