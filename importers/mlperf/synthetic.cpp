@@ -1,5 +1,8 @@
 #include "importers/mlperf/synthetic.hpp"
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
@@ -7,14 +10,18 @@
 
 namespace accelbench::mlperf {
 
-std::string synthetic_training_log(const synthetic_log_options& o) {
-  const bool l405 = o.benchmark == "llama31_405b";
-  if (!l405 && o.benchmark != "llama2_70b_lora")
-    throw input_error(fmt::format("no synthetic log for benchmark '{}'", o.benchmark));
-  std::string out;
-  int64_t lineno = 100;
-  auto emit = [&](int64_t t, event_type type, const std::string& key, json value,
-                  json meta = json::object()) {
+namespace {
+
+const auto P = event_type::point_in_time;
+const auto S = event_type::interval_start;
+const auto E = event_type::interval_end;
+
+// The lines of one synthetic log, each with a fresh source line number unless given one.
+class log_writer {
+public:
+  explicit log_writer(std::string prefix) : m_prefix(std::move(prefix)) {}
+  void emit(int64_t t, event_type type, const std::string& key, json value,
+            json meta = json::object()) {
     event e;
     e.time_ms = t;
     e.type = type;
@@ -22,50 +29,47 @@ std::string synthetic_training_log(const synthetic_log_options& o) {
     e.value = std::move(value);
     meta["file"] = "synthetic_train.py";
     if (!meta.contains("lineno"))
-      meta["lineno"] = lineno++;
+      meta["lineno"] = m_lineno++;
     e.metadata = std::move(meta);
-    out += o.line_prefix + format_event(e) + "\n";
-  };
-  const auto P = event_type::point_in_time, S = event_type::interval_start,
-             E = event_type::interval_end;
-  int64_t t = o.start_ms;
-  emit(t, P, "cache_clear", true);
-  emit(t, S, "init_start", nullptr);
-  emit(t, P, "submission_benchmark", o.benchmark);
-  emit(t, P, "submission_org", o.org);
-  emit(t, P, "submission_division", o.division);
-  emit(t, P, "submission_status", "onprem");
-  emit(t, P, "submission_platform", o.platform);
-  const int64_t gbs = l405 ? 1152 : 8;
-  emit(t, P, "global_batch_size", gbs);
-  emit(t, P, "gradient_accumulation_steps", 1);
-  emit(t, P, "opt_gradient_clip_norm", l405 ? 1.0 : 0.3);
-  emit(t, P, "opt_adamw_weight_decay", l405 ? 0.1 : 0.0001);
-  if (l405) {
-    emit(t, P, "max_sequence_length", 8192);
-    emit(t, P, "opt_name", "adamw");
-    emit(t, P, "opt_base_learning_rate", 8e-5);
-    emit(t, P, "opt_end_learning_rate", 8e-7);
-    emit(t, P, "opt_learning_rate_warmup_steps", 8000);
-    emit(t, P, "opt_learning_rate_decay_steps", 1192000);
-    emit(t, P, "opt_learning_rate_decay_schedule", "cosine with linear warmup");
-    emit(t, P, "opt_adamw_beta_1", 0.9);
-    emit(t, P, "opt_adamw_beta_2", 0.95);
-    emit(t, P, "opt_adamw_epsilon", 1e-05);
-    emit(t, P, "init_checkpoint_step", 0);
-  } else {
-    emit(t, P, "opt_base_learning_rate", 0.0005);
-    emit(t, P, "opt_learning_rate_training_steps", 800);
-    emit(t, P, "lora_rank", 16);
-    emit(t, P, "lora_alpha", 32);
+    m_out += m_prefix + format_event(e) + "\n";
   }
-  emit(t, P, "train_samples", l405 ? 1574207408 : 3901);
-  emit(t, P, "eval_samples", l405 ? 5760 : 173);
-  emit(t, P, "seed", o.seed, {{"lineno", 42}});
-  t += static_cast<int64_t>(o.init_min * 60000);
-  emit(t, E, "init_stop", nullptr);
-  const int64_t run_start = t + 1;
-  emit(run_start, S, "run_start", nullptr);
+  std::string take() { return std::move(m_out); }
+
+private:
+  std::string m_prefix, m_out;
+  int64_t m_lineno = 100;
+};
+
+// The closed division's hyperparameters of each benchmark (closed_<benchmark>.yaml).
+void emit_hyperparameters(log_writer& w, int64_t t, bool l405) {
+  w.emit(t, P, "gradient_accumulation_steps", 1);
+  w.emit(t, P, "opt_gradient_clip_norm", l405 ? 1.0 : 0.3);
+  w.emit(t, P, "opt_adamw_weight_decay", l405 ? 0.1 : 0.0001);
+  if (l405) {
+    w.emit(t, P, "max_sequence_length", 8192);
+    w.emit(t, P, "opt_name", "adamw");
+    w.emit(t, P, "opt_base_learning_rate", 8e-5);
+    w.emit(t, P, "opt_end_learning_rate", 8e-7);
+    w.emit(t, P, "opt_learning_rate_warmup_steps", 8000);
+    w.emit(t, P, "opt_learning_rate_decay_steps", 1192000);
+    w.emit(t, P, "opt_learning_rate_decay_schedule", "cosine with linear warmup");
+    w.emit(t, P, "opt_adamw_beta_1", 0.9);
+    w.emit(t, P, "opt_adamw_beta_2", 0.95);
+    w.emit(t, P, "opt_adamw_epsilon", 1e-05);
+    w.emit(t, P, "init_checkpoint_step", 0);
+  } else {
+    w.emit(t, P, "opt_base_learning_rate", 0.0005);
+    w.emit(t, P, "opt_learning_rate_training_steps", 800);
+    w.emit(t, P, "lora_rank", 16);
+    w.emit(t, P, "lora_alpha", 32);
+  }
+  w.emit(t, P, "train_samples", l405 ? 1574207408 : 3901);
+  w.emit(t, P, "eval_samples", l405 ? 5760 : 173);
+}
+
+// The timed part: blocks with an evaluation each, then run_stop.
+void emit_training(log_writer& w, const synthetic_log_options& o, int64_t run_start, bool l405,
+                   int64_t gbs) {
   const double target = l405 ? 5.6 : 0.925;
   const int64_t total = static_cast<int64_t>(o.train_min * 60000);
   const int64_t per = std::max<int64_t>(1, total / std::max(1, o.evals));
@@ -78,19 +82,45 @@ std::string synthetic_training_log(const synthetic_log_options& o) {
   int64_t samples = 0;
   for (int i = 0; i < o.evals; ++i) {
     const int64_t b = run_start + i * per;
-    emit(b, S, "block_start", nullptr, {{"samples_count", samples}});
+    w.emit(b, S, "block_start", nullptr, {{"samples_count", samples}});
     samples += per_eval;
-    emit(b + per / 2, E, "block_stop", nullptr, {{"samples_count", samples}});
-    emit(b + per / 2, S, "eval_start", nullptr, {{"samples_count", samples}});
+    w.emit(b + per / 2, E, "block_stop", nullptr, {{"samples_count", samples}});
+    w.emit(b + per / 2, S, "eval_start", nullptr, {{"samples_count", samples}});
     // Loss falls towards the target; only the last eval reaches it when converged.
     const bool last = i == o.evals - 1;
     const double v = last && o.converged ? target - 0.001 : target + 0.01 * (o.evals - i);
-    emit(b + per - 1, P, "eval_accuracy", v, {{"samples_count", samples}});
-    emit(b + per - 1, E, "eval_stop", nullptr, {{"samples_count", samples}});
+    w.emit(b + per - 1, P, "eval_accuracy", v, {{"samples_count", samples}});
+    w.emit(b + per - 1, E, "eval_stop", nullptr, {{"samples_count", samples}});
   }
-  emit(run_start + total, E, "run_stop", nullptr,
-       {{"samples_count", samples}, {"status", o.converged ? "success" : "aborted"}});
-  return out;
+  w.emit(run_start + total, E, "run_stop", nullptr,
+         {{"samples_count", samples}, {"status", o.converged ? "success" : "aborted"}});
+}
+
+} // namespace
+
+std::string synthetic_training_log(const synthetic_log_options& o) {
+  const bool l405 = o.benchmark == "llama31_405b";
+  if (!l405 && o.benchmark != "llama2_70b_lora")
+    throw input_error(fmt::format("no synthetic log for benchmark '{}'", o.benchmark));
+  log_writer w(o.line_prefix);
+  int64_t t = o.start_ms;
+  w.emit(t, P, "cache_clear", true);
+  w.emit(t, S, "init_start", nullptr);
+  w.emit(t, P, "submission_benchmark", o.benchmark);
+  w.emit(t, P, "submission_org", o.org);
+  w.emit(t, P, "submission_division", o.division);
+  w.emit(t, P, "submission_status", "onprem");
+  w.emit(t, P, "submission_platform", o.platform);
+  const int64_t gbs = l405 ? 1152 : 8;
+  w.emit(t, P, "global_batch_size", gbs);
+  emit_hyperparameters(w, t, l405);
+  w.emit(t, P, "seed", o.seed, {{"lineno", 42}});
+  t += static_cast<int64_t>(o.init_min * 60000);
+  w.emit(t, E, "init_stop", nullptr);
+  const int64_t run_start = t + 1;
+  w.emit(run_start, S, "run_start", nullptr);
+  emit_training(w, o, run_start, l405, gbs);
+  return w.take();
 }
 
 } // namespace accelbench::mlperf
