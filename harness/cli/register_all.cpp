@@ -55,7 +55,7 @@ void register_all(registry& reg) {
   collective::register_collective(reg);
 #endif
 #ifdef ACCELBENCH_HAVE_MLPERF
-  external::register_external(reg, judge_mlperf_log);
+  external::register_external(reg, external_judges());
 #else
   external::register_external(reg);
 #endif

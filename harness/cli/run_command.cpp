@@ -124,6 +124,20 @@ std::vector<std::string> result_row(const registry& reg, const run& r) {
           ci};
 }
 
+// The RCP verdict of a time-to-train set (extra.rcp, extra.rcp_not_checked): a pass, which no
+// reason or warning names, or why there was no check.
+void tell_about_rcp(const run& r, progress& bar) {
+  if (!r.extra.is_object())
+    return;
+  if (const auto v = r.extra.find("rcp"); v != r.extra.end() && v->is_object() &&
+                                          v->value("pass", false) && !v->value("bypassed", false))
+    bar.message(
+        fmt::format("accelbench: run {} {}", r.id, printable(v->value("summary", "RCP passed"))));
+  if (const auto why = r.extra.find("rcp_not_checked"); why != r.extra.end() && why->is_string())
+    bar.message(fmt::format("accelbench: run {} no RCP check: {}", r.id,
+                            printable(why->get<std::string>())));
+}
+
 // Why a run is INVALID or skipped, and its warnings, as messages beside the progress line.
 void tell_about(const run& r, progress& bar) {
   for (const auto& why : r.valid ? std::vector<std::string>{} : r.invalid_reasons)
@@ -132,6 +146,7 @@ void tell_about(const run& r, progress& bar) {
     bar.message(fmt::format("accelbench: run {} skipped: {}", r.id, printable(r.status_reason)));
   for (const auto& w : run_warnings(r))
     bar.message(fmt::format("accelbench: run {} warning: {}", r.id, printable(w)));
+  tell_about_rcp(r, bar);
 }
 
 // What was stored: the runs as JSON (--json), else the result table and where they went.

@@ -52,7 +52,8 @@ struct tally {
 
 class external_workload final : public workload {
 public:
-  explicit external_workload(log_judge judge) : spec_(make_spec()), judge_(std::move(judge)) {}
+  explicit external_workload(mlperf_judges judges)
+      : spec_(make_spec()), judges_(std::move(judges)) {}
   const workload_spec& spec() const override { return spec_; }
   std::string default_ruleset(const config& cfg) const override {
     return is_time_to_train(cfg) ? "external-ttt-v1" : spec_.default_ruleset;
@@ -67,7 +68,7 @@ private:
     return it != cfg.values.end() && it->second == "time_to_train";
   }
   workload_spec spec_;
-  log_judge judge_;
+  mlperf_judges judges_;
 };
 
 workload_spec external_workload::make_spec() {
@@ -228,7 +229,7 @@ bool warm_up(run& out, const launch& l, const program_settings& s) {
 
 void external_workload::execute(const config& cfg, run& out, run_context& ctx) const {
   if (is_time_to_train(cfg)) {
-    run_time_to_train(cfg, out, ctx, judge_);
+    run_time_to_train(cfg, out, ctx, judges_);
     return;
   }
   const program_settings s = program_settings_of(*ctx.rules);
@@ -262,8 +263,8 @@ void external_workload::execute(const config& cfg, run& out, run_context& ctx) c
 
 } // namespace
 
-void register_external(registry& reg, log_judge judge) {
-  reg.add(std::make_unique<external_workload>(std::move(judge)));
+void register_external(registry& reg, mlperf_judges judges) {
+  reg.add(std::make_unique<external_workload>(std::move(judges)));
 }
 
 } // namespace accelbench::external

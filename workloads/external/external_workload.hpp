@@ -27,8 +27,8 @@ std::string command_value(const std::vector<std::string>& argv);
 // JSON array of strings.
 std::vector<std::string> command_argv(const std::string& value);
 
-// `judge` (the MLPerf rules, from a layer above) judges the logs of mode=time_to_train; without
-// it that mode fails with the reason.
-void register_external(registry& reg, log_judge judge = {});
+// `judges` (the MLPerf rules, from a layer above) judge the logs and the set of
+// mode=time_to_train; without a log judge that mode fails with the reason.
+void register_external(registry& reg, mlperf_judges judges = {});
 
 } // namespace accelbench::external

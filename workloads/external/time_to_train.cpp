@@ -24,6 +24,7 @@ ttt_settings ttt_settings_of(const ruleset& rules) {
   s.runs = t.value("runs", int64_t{0});
   s.round = t.value("round", "");
   s.seed_variable = t.value("seed_variable", s.seed_variable);
+  s.rcp_bypass = t.value("rcp_bypass", false);
   if (const auto g = t.find("target"); g != t.end() && g->is_object()) {
     if (const auto v = g->find("eval_accuracy"); v != g->end() && v->is_number())
       s.target = v->get<double>();
@@ -196,23 +197,75 @@ bool train_once(const launch& l, const program_settings& ps, const ttt_settings&
   return true;
 }
 
-// The olympic mean of the set, and what makes it INVALID besides.
-void score_set(const ttt_settings& s, ttt_tally& t, run& out) {
-  out.sample_unit = "min";
-  out.sample_dir = direction::lower_is_better;
-  const olympic_result score = olympic_mean(t.minutes, t.converged, t.max_dropped);
-  if (score.valid)
-    out.add_metric("time_to_train_min", score.mean, "min", direction::lower_is_better);
-  else
-    out.mark_invalid(score.reason);
-  const auto n = (int64_t)t.runs.size();
-  if (t.known_benchmark && n < t.required_runs)
-    out.mark_invalid(
-        fmt::format("MLPerf's {} needs {} runs, this set has {}", t.benchmark, t.required_runs, n));
-  if (!t.known_benchmark && !s.target)
-    out.mark_invalid(fmt::format("no quality target: benchmark '{}' is not one MLPerf defines and "
-                                 "the ruleset sets none (--rule training.target.eval_accuracy=V)",
-                                 printable(t.benchmark)));
+// A warning of the run (extra.warnings: `accelbench run` prints them, compare and report show
+// them).
+void add_warning(run& out, const std::string& what) {
+  if (!out.extra.contains("warnings") || !out.extra["warnings"].is_array())
+    out.extra["warnings"] = json::array();
+  out.extra["warnings"].push_back(what);
+}
+
+// Why a set gets no RCP check before the judge is asked ("" : ask it).
+std::string rcp_not_asked(const ttt_tally& t, const set_judge& judge) {
+  if (!judge)
+    return "this build of the external workload has no MLPerf RCP checker";
+  if (!t.known_benchmark)
+    return fmt::format("benchmark '{}' is not one MLPerf defines", printable(t.benchmark));
+  if ((int64_t)t.runs.size() < t.required_runs)
+    return fmt::format("the RCP check takes the {} runs MLPerf's {} needs, this set has {}",
+                       t.required_runs, t.benchmark, t.runs.size());
+  return {};
+}
+
+// MLPerf's reference convergence points for the set (MLCommons' RCP check), recorded as
+// extra.rcp: a failure makes the run INVALID with the verdict, a bypassed failure passes with a
+// warning. Returns the factor the score is multiplied by: the norm factor of a pass faster than
+// the reference mean, as the scaling.json MLCommons' package checker writes then (never for a
+// bypassed failure: the checker writes none), else 1.
+double check_reference(const ttt_settings& s, const set_judge& judge, const ttt_tally& t,
+                       run& out) {
+  const std::string not_asked = rcp_not_asked(t, judge);
+  const set_verdict v = not_asked.empty()
+                            ? judge(t.logs.get<std::vector<std::string>>(), s.round, s.rcp_bypass)
+                            : set_verdict{};
+  if (!v.checked) {
+    out.extra["rcp_not_checked"] = not_asked.empty() ? v.not_checked : not_asked;
+    return 1;
+  }
+  out.extra["rcp"] = v.record;
+  if (!v.pass) {
+    out.mark_invalid(v.summary);
+    return 1;
+  }
+  if (v.bypassed) {
+    add_warning(out, fmt::format("{}: the RCP check failed and training.rcp_bypass let it pass, "
+                                 "as MLCommons' --rcp-bypass does (the submission committee "
+                                 "reviews such a result)",
+                                 v.summary));
+    return 1;
+  }
+  if (v.norm_factor > 1) {
+    out.extra["scaling_factor"] = v.norm_factor;
+    return v.norm_factor;
+  }
+  return 1;
+}
+
+// How the score was computed, for extra.scoring.
+std::string scoring_text(const ttt_tally& t, double factor) {
+  std::string text = fmt::format(
+      "olympic mean over the runs: drop the {0} fastest and {0} slowest, average the rest; a run "
+      "that did not converge counts as one of the slowest, more than {0} make the result INVALID",
+      t.max_dropped);
+  if (factor > 1)
+    text += fmt::format("; times {:.6g}, the RCP norm factor (the reference mean over the set's "
+                        "faster mean: MLCommons' scaling.json)",
+                        factor);
+  return text;
+}
+
+// What the set is recorded with besides its score.
+void describe_set(const ttt_settings& s, const ttt_tally& t, double factor, run& out) {
   out.extra["benchmark"] = t.benchmark;
   out.extra["target"] =
       s.target
@@ -224,10 +277,28 @@ void score_set(const ttt_settings& s, ttt_tally& t, run& out) {
   out.extra["runs"] = t.runs;
   out.extra["mllogs"] = t.logs;
   out.mllog = t.all_logs;
-  out.extra["scoring"] = fmt::format(
-      "olympic mean over the runs: drop the {0} fastest and {0} slowest, average the rest; a run "
-      "that did not converge counts as one of the slowest, more than {0} make the result INVALID",
-      t.max_dropped);
+  out.extra["scoring"] = scoring_text(t, factor);
+}
+
+// The olympic mean of the set (scaled by the RCP norm factor), and what makes it INVALID besides.
+void score_set(const ttt_settings& s, const set_judge& judge, ttt_tally& t, run& out) {
+  out.sample_unit = "min";
+  out.sample_dir = direction::lower_is_better;
+  const olympic_result score = olympic_mean(t.minutes, t.converged, t.max_dropped);
+  if (!score.valid)
+    out.mark_invalid(score.reason);
+  const auto n = (int64_t)t.runs.size();
+  if (t.known_benchmark && n < t.required_runs)
+    out.mark_invalid(
+        fmt::format("MLPerf's {} needs {} runs, this set has {}", t.benchmark, t.required_runs, n));
+  if (!t.known_benchmark && !s.target)
+    out.mark_invalid(fmt::format("no quality target: benchmark '{}' is not one MLPerf defines and "
+                                 "the ruleset sets none (--rule training.target.eval_accuracy=V)",
+                                 printable(t.benchmark)));
+  const double factor = check_reference(s, judge, t, out);
+  if (score.valid)
+    out.add_metric("time_to_train_min", score.mean * factor, "min", direction::lower_is_better);
+  describe_set(s, t, factor, out);
 }
 
 // False (the run failed) unless the ruleset is a time-to-train one and the rules can be judged.
@@ -247,9 +318,9 @@ bool can_train(const ttt_settings& s, const run_context& ctx, const log_judge& j
 
 } // namespace
 
-void run_time_to_train(const config& cfg, run& out, run_context& ctx, const log_judge& judge) {
+void run_time_to_train(const config& cfg, run& out, run_context& ctx, const mlperf_judges& judges) {
   const ttt_settings s = ttt_settings_of(*ctx.rules);
-  if (!can_train(s, ctx, judge, out))
+  if (!can_train(s, ctx, judges.log, out))
     return;
   const program_settings ps = program_settings_of(*ctx.rules);
   launch l = launch_of(cfg, ps, ctx);
@@ -263,7 +334,7 @@ void run_time_to_train(const config& cfg, run& out, run_context& ctx, const log_
     }
     const uint64_t seed = next_seed(cfg, ctx, i, t);
     l.env[s.seed_variable] = std::to_string(seed);
-    if (!train_once(l, ps, s, judge, seed, t, out))
+    if (!train_once(l, ps, s, judges.log, seed, t, out))
       return;
     if (ctx.log)
       *ctx.log << fmt::format("training run {}/{}: seed {}, {}\n", i + 1, planned_runs(s, t), seed,
@@ -272,7 +343,7 @@ void run_time_to_train(const config& cfg, run& out, run_context& ctx, const log_
   }
   out.extra["mode"] = "time_to_train";
   out.extra["argv"] = argv_json(substitute_placeholders(l.argv, l.config));
-  score_set(s, t, out);
+  score_set(s, judges.set, t, out);
 }
 
 } // namespace accelbench::external

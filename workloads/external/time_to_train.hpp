@@ -6,11 +6,17 @@
 // (harness/core/score.hpp). The run has the shape of train.llama's time to train (samples in
 // minutes, extra.runs, extra.mllogs), so that `package` builds a submission folder from it.
 //
+// Once scored, the set is held to MLPerf's reference convergence points (MLCommons' RCP check)
+// where a reference exists: a failure makes it INVALID, a pass faster than the reference mean
+// scales the score by the norm factor, as the scaling.json MLCommons' package checker writes.
+//
 // The MLPerf rules live in importers/mlperf, a layer above the workloads: the front end hands
-// them in as a log_judge when it registers the workload (harness/cli/register_all.cpp).
+// them in as a log_judge and a set_judge when it registers the workload
+// (harness/cli/register_all.cpp).
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/core/model.hpp"
 #include "harness/core/workload.hpp"
@@ -33,6 +39,28 @@ struct log_verdict {
 // of every round).
 using log_judge = std::function<log_verdict(const std::string& log_text, const std::string& round)>;
 
+// What MLPerf's reference convergence points say of a whole set.
+struct set_verdict {
+  bool checked = false;    // false: no reference applies to the set (`not_checked` says why)
+  std::string not_checked; // e.g. "the logs' division is 'open': the RCP check is the closed's"
+  bool pass = true;
+  bool bypassed = false;  // failed, and passed by the bypass (MLCommons' --rcp-bypass)
+  double norm_factor = 1; // reference mean / the set's mean when faster (else 1)
+  std::string summary;    // "RCP Test Passed: RCP found (...)"
+  json record;            // the verdict as extra.rcp stores it
+};
+// Judges the logs of a set (each run's, in order) against the reference of MLPerf round `round`
+// ("": the newest round with reference data for the logs' benchmark); `bypass` lets the failures
+// MLCommons' --rcp-bypass lets pass.
+using set_judge = std::function<set_verdict(const std::vector<std::string>& logs,
+                                            const std::string& round, bool bypass)>;
+
+// The MLPerf rules the time-to-train mode needs, from the layer above.
+struct mlperf_judges {
+  log_judge log;
+  set_judge set;
+};
+
 // The time-to-train settings of a ruleset (the "training" section of external-ttt-v1).
 struct ttt_settings {
   std::string mode;  // "time_to_train" in a time-to-train ruleset
@@ -41,10 +69,11 @@ struct ttt_settings {
   std::string seed_variable = "SEED";
   std::optional<double> target; // the ruleset's own target for eval_accuracy (null: none)
   direction target_dir = direction::higher_is_better;
+  bool rcp_bypass = false; // a failed RCP check passes, with a warning (MLCommons' --rcp-bypass)
 };
 ttt_settings ttt_settings_of(const ruleset& rules);
 
 // Runs the set and records it in `out` (failed, INVALID with reasons, or scored).
-void run_time_to_train(const config& cfg, run& out, run_context& ctx, const log_judge& judge);
+void run_time_to_train(const config& cfg, run& out, run_context& ctx, const mlperf_judges& judges);
 
 } // namespace accelbench::external
