@@ -72,11 +72,11 @@ std::string reference_round(const std::string& round, const std::string& benchma
     const std::string r = mlperf::normalize_round(round);
     return mlperf::rcp_set::builtin(r, benchmark) ? r : std::string();
   }
-  const std::vector<std::string> rounds = mlperf::rcp_rounds();
-  for (auto it = rounds.rbegin(); it != rounds.rend(); ++it)
-    if (mlperf::rcp_set::builtin(*it, benchmark))
-      return *it;
-  return {};
+  std::string newest; // rcp_rounds() lists the rounds oldest first
+  for (const std::string& r : mlperf::rcp_rounds())
+    if (mlperf::rcp_set::builtin(r, benchmark))
+      newest = r;
+  return newest;
 }
 
 external::set_verdict not_checked(std::string why) {
