@@ -226,6 +226,20 @@ std::vector<ruleset> list_rulesets() {
   return out;
 }
 
+namespace {
+
+// The value a ruleset document holds at a JSON pointer, or nullptr when it holds none there.
+const json* existing_setting(const json& doc, const std::string& pointer) {
+  try {
+    const json::json_pointer ptr(pointer);
+    return doc.contains(ptr) ? &doc.at(ptr) : nullptr;
+  } catch (const json::exception&) {
+    return nullptr;
+  }
+}
+
+} // namespace
+
 ruleset apply_overrides(const ruleset& base, const std::map<std::string, std::string>& overrides,
                         json& user) {
   user = json::object();
@@ -250,6 +264,10 @@ ruleset apply_overrides(const ruleset& base, const std::map<std::string, std::st
     std::string p = "/";
     for (char c : full)
       p += (c == '.') ? '/' : c;
+    // A setting that holds text takes the text as written: training.round=5.0 is the round
+    // "5.0", not the number 5.
+    if (const json* now = existing_setting(doc, p); now && now->is_string() && !val.is_string())
+      val = value;
     try {
       doc[json::json_pointer(p)] = val;
     } catch (const json::exception&) {

@@ -75,6 +75,19 @@ TEST_CASE("overrides are applied, recorded, validated and limited to overridable
                     Catch::Contains("does not allow overriding 'comparison.alpha'"));
 }
 
+TEST_CASE("a setting that holds text takes an override as written, even one that reads as a number",
+          "[ruleset]") {
+  // training.round=5.0 was parsed as the number 5.0, and the schema refused it ("expected
+  // string"): the round had to be quoted twice on the command line.
+  auto base = load_ruleset("external-ttt-v1");
+  REQUIRE(base.doc.at("training").at("round").is_string());
+  json user;
+  auto eff = apply_overrides(base, {{"training.round", "5.0"}, {"training.runs", "10"}}, user);
+  CHECK(eff.doc.at("training").at("round") == "5.0");
+  CHECK(user["training.round"] == "5.0");
+  CHECK(eff.doc.at("training").at("runs") == 10); // a number setting still takes a number
+}
+
 TEST_CASE("a mistyped override is blamed on the override, with the nearest setting", "[ruleset]") {
   auto base = load_ruleset("kernel-v1");
   json user;

@@ -406,7 +406,7 @@ TEST_CASE("external time to train: sets the RCP check does not apply to say why"
   }
   SECTION("a round without reference data") {
     const json run = run_of(train_lora(d, "2388",
-                                       "--rule 'training.round=\"3.0\"' --rule "
+                                       "--rule training.round=3.0 --rule "
                                        "training.runs=10"));
     INFO(run.dump(1).substr(0, 3000));
     CHECK_FALSE(run["extra"].contains("rcp"));
