@@ -437,34 +437,13 @@ private:
     for (const fs::path& folder : {bench_dir.parent_path(), bench_dir}) {
       if (by.empty() && package_param(folder, k_rcp_bypass_param))
         by = (folder / k_params_file).string();
-      else if (rcp_bypass_line_with_break(folder))
+      else if (package_param_line_with_break(folder, k_rcp_bypass_param))
         warning(fmt::format("{}: the line '{}' ends in a line break, so it bypasses nothing: "
                             "MLCommons' package checker compares each line with its break, and "
                             "only a last line without one matches",
                             (folder / k_params_file).string(), k_rcp_bypass_param));
     }
     return by;
-  }
-
-  // Whether FOLDER/package_checker_params has "rcp-bypass" as a line that ends in a break.
-  static bool rcp_bypass_line_with_break(const fs::path& folder) {
-    const fs::path p = folder / k_params_file;
-    if (kind_of(p) != entry_kind::file)
-      return false;
-    std::string text;
-    try {
-      text = read_folder_file(p, "package checker parameters");
-    } catch (const input_error&) {
-      return false;
-    }
-    const std::string word(k_rcp_bypass_param);
-    for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
-      const bool line_start = at == 0 || text[at - 1] == '\n' || text[at - 1] == '\r';
-      const size_t end = at + word.size();
-      if (line_start && end < text.size() && (text[end] == '\n' || text[end] == '\r'))
-        return true;
-    }
-    return false;
   }
 
   // Up to max_dropped non-compliant files are the runs olympic scoring drops (warnings); more

@@ -1,5 +1,6 @@
 #include "importers/mlperf/package_params.hpp"
 
+#include <optional>
 #include <string>
 
 #include "harness/core/error.hpp"
@@ -7,16 +8,27 @@
 
 namespace accelbench::mlperf {
 
-bool package_param(const std::filesystem::path& folder, std::string_view param) {
+namespace {
+
+// The text of FOLDER/package_checker_params; nullopt when it is missing, a link or unreadable.
+std::optional<std::string> params_text(const std::filesystem::path& folder) {
   const std::filesystem::path p = folder / k_params_file;
   if (kind_of(p) != entry_kind::file)
-    return false;
-  std::string text;
+    return std::nullopt;
   try {
-    text = read_folder_file(p, "package checker parameters");
+    return read_folder_file(p, "package checker parameters");
   } catch (const input_error&) {
-    return false;
+    return std::nullopt;
   }
+}
+
+} // namespace
+
+bool package_param(const std::filesystem::path& folder, std::string_view param) {
+  const std::optional<std::string> read = params_text(folder);
+  if (!read)
+    return false;
+  const std::string& text = *read;
   // Every line but the last ends in a line break and so is never equal to the word: only the
   // text after the last break can be.
   const size_t last_break = text.find_last_of("\r\n");
@@ -24,6 +36,20 @@ bool package_param(const std::filesystem::path& folder, std::string_view param) 
                                          ? std::string_view(text)
                                          : std::string_view(text).substr(last_break + 1);
   return last_line == param;
+}
+
+bool package_param_line_with_break(const std::filesystem::path& folder, std::string_view param) {
+  const std::optional<std::string> read = params_text(folder);
+  if (!read)
+    return false;
+  const std::string& text = *read;
+  for (size_t at = text.find(param); at != std::string::npos; at = text.find(param, at + 1)) {
+    const bool line_start = at == 0 || text[at - 1] == '\n' || text[at - 1] == '\r';
+    const size_t end = at + param.size();
+    if (line_start && end < text.size() && (text[end] == '\n' || text[end] == '\r'))
+      return true;
+  }
+  return false;
 }
 
 } // namespace accelbench::mlperf

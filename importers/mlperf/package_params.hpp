@@ -18,4 +18,8 @@ inline constexpr std::string_view k_seed_checker_bypass_param = "seed-checker-by
 // link (never followed: folder.hpp, the walk names it), or cannot be read holds none.
 bool package_param(const std::filesystem::path& folder, std::string_view param);
 
+// Whether FOLDER/package_checker_params holds `param` as a whole line that ends in a line break:
+// the line a user meant as a bypass and the package checker does not take (said in a warning).
+bool package_param_line_with_break(const std::filesystem::path& folder, std::string_view param);
+
 } // namespace accelbench::mlperf

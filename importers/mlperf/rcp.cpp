@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
+#include "harness/core/stats.hpp"
 #include "importers/mlperf/benchmarks.hpp"
 
 namespace accelbench::mlperf {
@@ -47,49 +48,6 @@ double pairwise_sum(const double* a, size_t n) {
   return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
 }
 
-// The regularized incomplete beta function I_x(a, b) by its continued fraction (modified Lentz),
-// used where it converges fast (x < (a + 1) / (a + b + 2)); the symmetry I_x(a, b) =
-// 1 - I_{1-x}(b, a) covers the rest.
-double beta_continued_fraction(double a, double b, double x) {
-  constexpr double tiny = 1e-300, eps = 1e-16;
-  double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
-  d = std::abs(d) < tiny ? 1.0 / tiny : 1.0 / d;
-  double f = d;
-  for (int m = 1; m <= 10000; ++m) {
-    const double dm = m;
-    // Even step: d_{2m} = m (b - m) x / ((a + 2m - 1)(a + 2m)).
-    double num = dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm));
-    d = 1.0 + num * d;
-    c = 1.0 + num / c;
-    d = std::abs(d) < tiny ? 1.0 / tiny : 1.0 / d;
-    c = std::abs(c) < tiny ? tiny : c;
-    f *= d * c;
-    // Odd step: d_{2m+1} = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)).
-    num = -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1));
-    d = 1.0 + num * d;
-    c = 1.0 + num / c;
-    d = std::abs(d) < tiny ? 1.0 / tiny : 1.0 / d;
-    c = std::abs(c) < tiny ? tiny : c;
-    const double delta = d * c;
-    f *= delta;
-    if (std::abs(delta - 1.0) < eps)
-      break;
-  }
-  return f;
-}
-
-double regularized_beta(double a, double b, double x) {
-  if (x <= 0)
-    return 0;
-  if (x >= 1)
-    return 1;
-  const double log_front =
-      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
-  if (x < (a + 1) / (a + b + 2))
-    return std::exp(log_front) * beta_continued_fraction(a, b, x) / a;
-  return 1.0 - std::exp(log_front) * beta_continued_fraction(b, a, 1.0 - x) / b;
-}
-
 } // namespace
 
 double np_mean(const std::vector<double>& v) {
@@ -115,7 +73,7 @@ double student_t_cdf(double t, double df) {
   if (std::isinf(t))
     return t > 0 ? 1.0 : 0.0;
   // P(|T| > |t|) = I_{df/(df+t^2)}(df/2, 1/2).
-  const double tail = 0.5 * regularized_beta(df / 2, 0.5, df / (df + t * t));
+  const double tail = 0.5 * stats::regularized_incomplete_beta(df / 2, 0.5, df / (df + t * t));
   return t < 0 ? tail : 1.0 - tail;
 }
 
