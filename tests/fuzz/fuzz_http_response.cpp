@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -75,6 +76,19 @@ private:
       close(c);
     }
   }
+  // The Content-Length header's value in a request's head (0 where it has none or it is not a
+  // number). Only a header line counts: a redirect the input asked for can put the same text in
+  // the request line's target.
+  static size_t content_length(const std::string& head) {
+    const std::string name = "\r\nContent-Length: ";
+    size_t at = head.find(name);
+    if (at == std::string::npos)
+      return 0;
+    size_t value = 0;
+    const char* first = head.data() + at + name.size();
+    std::from_chars(first, head.data() + head.size(), value);
+    return value;
+  }
   // Headers, then as many body bytes as Content-Length says (a POST's results document), so the
   // client is not reset while it still sends.
   static void read_request(int c) {
@@ -90,11 +104,7 @@ private:
         size_t end = req.find("\r\n\r\n");
         if (end == std::string::npos)
           continue;
-        size_t body = 0;
-        size_t cl = req.find("Content-Length: ");
-        if (cl != std::string::npos && cl < end)
-          body = std::stoul(req.substr(cl + 16));
-        need = end + 4 + body;
+        need = end + 4 + content_length(req.substr(0, end + 2));
       }
       if (req.size() >= need)
         return;
