@@ -4,10 +4,11 @@
 The diagram (the first fenced block under "## Layers") is read as it stands: each line names the
 modules of one layer (words such as harness/core or workloads/gemm), layers are listed top to
 bottom, and modules named on one line share a layer. A module is the first two parts of a path
-(workloads/attention/cuda belongs to workloads/attention). A file may include its own module and
+(workloads/attention/cuda belongs to workloads/attention; under harness/app, the faces' folder, the
+first three: harness/app/cli). A file may include its own module and
 the modules of the layers below; an include of a module of the same layer (sideways) or of a layer
 above (up) is a violation, unless docs/layers-allowed.txt lists the pair with its reason. An
-allowed pair may name the one file it is allowed from (harness/cli/serve_commands.cpp -> harness/server):
+allowed pair may name the one file it is allowed from (harness/app/cli/serve_commands.cpp -> harness/app/server):
 the same include from any other file of the module is a violation. Every allowed pair must also be
 named in docs/architecture.md as `FROM -> TO`, so that the doc, the list and this check agree.
 Reporters and importers read and write the result model only: an include of a workload, the store,
@@ -20,7 +21,10 @@ import os
 import re
 import sys
 
-MODULE = re.compile(r"\b((?:harness|importers|kernels|reporters|workloads)/[a-z_]+)")
+MODULE = re.compile(r"\b((?:harness/app|harness|importers|kernels|reporters|workloads)/[a-z_]+)")
+# harness/app holds the faces (the command line, the server) and what only they use: its modules are
+# one level deeper (harness/app/cli), the ground floor's are the other folders of harness/.
+FACES = "harness/app/"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:harness|importers|kernels|reporters|workloads)/[^"]+)"')
 RESULT_MODEL_ONLY = {"harness/core", "harness/compare"}
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".inl", ".h", ".in")
@@ -48,7 +52,8 @@ def read_layers(doc):
 
 def module_of(path):
     parts = path.split("/")
-    return "/".join(parts[:2]) if len(parts) >= 2 else path
+    depth = 3 if path.startswith(FACES) else 2
+    return "/".join(parts[:depth]) if len(parts) >= depth else path
 
 
 def read_allowed(path):

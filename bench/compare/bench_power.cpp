@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/app/query/job_history.hpp"
 #include "harness/compare/compare.hpp"
 #include "harness/core/stats.hpp"
-#include "harness/query/job_history.hpp"
 
 using namespace accelbench;
 using compare::verdict;

@@ -35,9 +35,9 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "harness/app/net/publish.hpp"
+#include "harness/app/server/tokens.hpp"
 #include "harness/core/text_input.hpp"
-#include "harness/net/publish.hpp"
-#include "harness/server/tokens.hpp"
 #include "harness/store/store.hpp"
 #ifdef ACCELBENCH_BENCH_PG_SERVER
 #include "tests/support/pg_server.hpp"

@@ -292,7 +292,7 @@ struct side {
   std::string ab_id;              // the A/B every run belongs to ("" : none, or several)
 };
 
-// A run's job id (extra.job_id; harness/query's job_of is one layer up).
+// A run's job id (extra.job_id; harness/app/query's job_of is one layer up).
 std::string job_id_of(const run& r) {
   if (r.extra.is_object())
     if (auto it = r.extra.find("job_id"); it != r.extra.end() && it->is_string())

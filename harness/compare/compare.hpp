@@ -125,7 +125,7 @@ struct set_options {
   double floor_pct = 0;                                // default floor between jobs, in %
   std::map<std::string, double> floor_by_ruleset;      // ruleset id -> between_run_noise_pct
   size_t min_samples = 3;
-  // Each pair's earlier jobs in the store (key: pair_result::name), from harness/query.
+  // Each pair's earlier jobs in the store (key: pair_result::name), from harness/app/query.
   std::map<std::string, job_history> history;
   pooling policy = pooling::pool;
   size_t threads = 0;        // pairs are judged on this many threads; 0: hardware concurrency

@@ -1,6 +1,6 @@
 #pragma once
 // The workload interface and the registry. Registration is explicit: each workload exposes
-// register_<name>(registry&), called from one place (harness/cli/register_all.cpp).
+// register_<name>(registry&), called from one place (harness/app/cli/register_all.cpp).
 #include <atomic>
 #include <functional>
 #include <iosfwd>

@@ -196,7 +196,7 @@ public:
   void checkpoint() { m_impl->checkpoint(); }
 
   // Bearer tokens of `accelbench serve`. The store keeps what it is given: hashing and checking
-  // secrets is harness/server/tokens.cpp's job.
+  // secrets is harness/app/server/tokens.cpp's job.
   int64_t insert_token(const token_record& t) { return m_impl->insert_token(t); } // the new id
   std::optional<token_record> get_token(int64_t id) { return m_impl->get_token(id); }
   std::vector<token_record> tokens() { return m_impl->tokens(); }

@@ -1,6 +1,6 @@
 // The api_tokens table's statements (schema version 4), one home for both stores: the bearer
 // tokens of `accelbench serve`, apart from the runs. Hashing and checking secrets is
-// harness/server/tokens.cpp's job; the store keeps what it is given.
+// harness/app/server/tokens.cpp's job; the store keeps what it is given.
 #include <fmt/format.h>
 
 #include "harness/store/sql.hpp"

@@ -1,4 +1,4 @@
-// The bytes a client sends `accelbench serve` (harness/server): each input is one connection's
+// The bytes a client sends `accelbench serve` (harness/app/server): each input is one connection's
 // whole request stream (request line, headers, a Content-Length or chunked body with its
 // extensions and trailers, pipelined requests), sent to a real server running in this process on
 // 127.0.0.1, which reads it through its connection layer (connection.hpp: head and body limits,
@@ -25,11 +25,11 @@
 #include <string_view>
 #include <thread>
 
+#include "harness/app/server/api.hpp"
+#include "harness/app/server/connection.hpp"
+#include "harness/app/server/server.hpp"
+#include "harness/app/server/tokens.hpp"
 #include "harness/core/text_input.hpp"
-#include "harness/server/api.hpp"
-#include "harness/server/connection.hpp"
-#include "harness/server/server.hpp"
-#include "harness/server/tokens.hpp"
 #include "harness/store/store.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 

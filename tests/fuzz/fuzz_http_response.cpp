@@ -1,4 +1,4 @@
-// HTTP responses the client parses (harness/net): a loopback server answers every request with
+// HTTP responses the client parses (harness/app/net): a loopback server answers every request with
 // the input, byte for byte (status line, headers, body), to `import URL` (GET, redirects, our
 // export format in the body) and `publish` (POST, the server's verdict). Retry-After is parsed on
 // its own too. Property: every answer ends in the runs, or an exit-2 error (http_error,
@@ -15,9 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/app/net/http.hpp"
+#include "harness/app/net/publish.hpp"
 #include "harness/core/results_document.hpp"
-#include "harness/net/http.hpp"
-#include "harness/net/publish.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 #ifndef ACCELBENCH_SOURCE_DIR

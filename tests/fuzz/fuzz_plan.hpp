@@ -2,8 +2,8 @@
 // For the targets that go through `accelbench run`'s planning (suites, shape catalogues,
 // --set/--sweep/--rule values): the real registry, and cmd_run stopped after planning, so every
 // config is resolved and checked as a real run would be, without running or storing anything.
-#include "harness/cli/commands.hpp"
-#include "harness/cli/register_all.hpp"
+#include "harness/app/cli/commands.hpp"
+#include "harness/app/cli/register_all.hpp"
 
 namespace accelbench::fuzz {
 

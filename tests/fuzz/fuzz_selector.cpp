@@ -1,12 +1,12 @@
-// Selectors (harness/query/selector: the SEL of report, compare, publish, history) against a
+// Selectors (harness/app/query/selector: the SEL of report, compare, publish, history) against a
 // database holding the published reference runs. Property: the runs are selected, or the
 // selector is refused with an exit-2 error (malformed, or matching nothing); SQL-looking text is
 // inert (the database is unchanged, checked by counting its rows).
 #include <fstream>
 #include <sstream>
 
+#include "harness/app/query/selector.hpp"
 #include "harness/core/results_document.hpp"
-#include "harness/query/selector.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 #ifndef ACCELBENCH_SOURCE_DIR

@@ -12,7 +12,7 @@
 //
 // The MLPerf rules live in importers/mlperf, a layer above the workloads: the front end hands
 // them in as a log_judge and a set_judge when it registers the workload
-// (harness/cli/register_all.cpp).
+// (harness/app/cli/register_all.cpp).
 #include <functional>
 #include <optional>
 #include <string>

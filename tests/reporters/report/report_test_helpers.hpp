@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "harness/query/report_side.hpp"
-#include "harness/query/selector.hpp"
+#include "harness/app/query/report_side.hpp"
+#include "harness/app/query/selector.hpp"
 #include "harness/store/store.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "reporters/report/report.hpp"

@@ -9,7 +9,7 @@
 #include <set>
 #include <tuple>
 
-#include "harness/cli/report_command.hpp"
+#include "harness/app/cli/report_command.hpp"
 #include "harness/compare/format.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/json_schema.hpp"

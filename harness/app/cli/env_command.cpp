@@ -1,0 +1,91 @@
+// accelbench env: the detected CPU, the backends and the measured peak.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "harness/app/cli/command.hpp"
+#include "harness/app/cli/options.hpp"
+#include "harness/app/cli/register_all.hpp"
+#include "harness/core/build_info.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/peak.hpp"
+#include "harness/core/text_input.hpp"
+
+namespace accelbench::cli {
+
+namespace {
+
+int cmd_env(bool as_json, bool reprobe) {
+  json env = capture_environment();
+  auto peak = cached_cpu_peak(reprobe);
+  json backends = json::array();
+  for (const auto& b : cli::backend_statuses())
+    backends.push_back({{"name", b.name},
+                        {"available", b.available},
+                        {"detail", b.detail},
+                        {"devices", b.devices}});
+  if (as_json) {
+    std::cout << dump_json(json{{"environment", env},
+                                {"backends", backends},
+                                {"peak", peak.to_json()},
+                                {"fingerprint", environment_fingerprint(env)}},
+                           2)
+              << "\n";
+    return exit_ok;
+  }
+  std::cout << fmt::format("accelbench {} (revision {}{})\n", build_info::version(),
+                           build_info::git_revision(), build_info::git_dirty() ? ", dirty" : "");
+  std::cout << fmt::format("cpu        {} — {} logical cores, {} MHz, {}\n",
+                           env["cpu"]["model"].get<std::string>(),
+                           env["cpu"]["logical_cores"].get<int>(), env["cpu"]["mhz"].get<double>(),
+                           env["cpu"]["isa"].get<std::string>());
+  std::cout << fmt::format("memory     {:.1f} GiB total, {:.1f} GiB available\n",
+                           env["memory"]["total_bytes"].get<double>() / 1073741824.0,
+                           env["memory"]["available_bytes"].get<double>() / 1073741824.0);
+  std::cout << fmt::format("os         {} ({})\n", env["os"]["name"].get<std::string>(),
+                           env["os"]["kernel"].get<std::string>());
+  std::cout << fmt::format("compiler   {} [{}]\n", env["compiler"].get<std::string>(),
+                           env["build_type"].get<std::string>());
+  for (const auto& [k, v] : env["libraries"].items())
+    std::cout << fmt::format("library    {:<9} {}\n", k, v.get<std::string>().substr(0, 100));
+  std::cout << fmt::format("peak       fp32 {:.3f} TFLOP/s, bf16 {:.3f} TFLOP/s ({} threads, {} "
+                           "FMA probe, measured {})\n",
+                           peak.fp32_tflops, peak.bf16_tflops, peak.threads, peak.isa,
+                           peak.measured_at);
+  // A loaded probe reads low: say so, since no run gets a % of peak from it.
+  if (!peak.quiet())
+    std::cout << fmt::format(
+        "           not cached, no % of peak from it: {}; run `accelbench env --reprobe` on a "
+        "quiet machine\n",
+        peak.other_load < 0
+            ? std::string("the load while probing is not recorded")
+            : fmt::format("other processes used {:.0f}% of the cores while probing (limit {:.0f}%)",
+                          100 * peak.other_load, 100 * k_probe_max_other_load));
+  for (const auto& b : cli::backend_statuses())
+    std::cout << fmt::format("backend    {:<5} {} — {}\n", b.name,
+                             b.available ? "available" : "unavailable", b.detail);
+  std::cout << fmt::format("fingerprint {}\n", environment_fingerprint(env));
+  return exit_ok;
+}
+
+} // namespace
+
+command_hook add_env(CLI::App& app, context&) {
+  struct options {
+    bool as_json = false, reprobe = false;
+  };
+  auto o = std::make_shared<options>();
+  auto* env =
+      app.add_subcommand("env", "Show the detected CPU, available backends and the measured peak");
+  add_json_flag(env, o->as_json);
+  env->add_flag("--reprobe", o->reprobe,
+                fmt::format("Run the FMA peak probe again (keeps the higher of the cached and new "
+                            "rates; a probe while other processes use over {:.0f}% of the cores "
+                            "is not cached)",
+                            100 * k_probe_max_other_load));
+  return {env, [o] { return cmd_env(o->as_json, o->reprobe); }};
+}
+
+} // namespace accelbench::cli
