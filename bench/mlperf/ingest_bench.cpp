@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "importers/mlperf/score.hpp"
 #include "importers/mlperf/synthetic.hpp"

@@ -81,14 +81,14 @@ const quality_spec* benchmark_info::open_quality_in(const std::string& round) co
   return nullptr;
 }
 
-quality_outcome evaluate_quality(const quality_spec& q, const parsed_log& log) {
+quality_outcome evaluate_quality(const quality_spec& q, const mllog::parsed_log& log) {
   quality_outcome out;
   // Multi-metric evaluations (stable_diffusion) log one eval_accuracy per metric and eval point;
   // the compliance checker aggregates them by samples_count (closed_stable_diffusion.yaml BEGIN).
   const bool multi = q.multi_metric();
   std::map<double, std::map<std::string, double>> points; // position -> metric -> value
   std::vector<double> order;
-  for (const event& e : log.events) {
+  for (const mllog::event& e : log.events) {
     if (e.key != q.key || !e.value.is_number())
       continue;
     json point = json::object();

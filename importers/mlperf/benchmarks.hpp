@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/mllog.hpp"
 #include "harness/core/model.hpp"
-#include "importers/mlperf/mllog.hpp"
 
 namespace accelbench::mlperf {
 
@@ -78,7 +78,7 @@ struct quality_outcome {
   // Multi-metric evals: the positions (samples_count) of eval points lacking one of the metrics.
   std::vector<double> incomplete_points;
 };
-quality_outcome evaluate_quality(const quality_spec& q, const parsed_log& log);
+quality_outcome evaluate_quality(const quality_spec& q, const mllog::parsed_log& log);
 
 class benchmark_table {
 public:

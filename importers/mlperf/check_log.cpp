@@ -1,4 +1,4 @@
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_log.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,12 +8,9 @@
 
 #include <fmt/format.h>
 
-namespace accelbench::mlperf {
+#include "importers/mlperf/check_common.hpp"
 
-std::string short_value(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 60) + "..." : s;
-}
+namespace accelbench::mlperf {
 
 namespace {
 // Python's == on the JSON values the checker YAML compares (numbers by value, 16 == 16.0).
@@ -27,8 +24,8 @@ bool values_equal(const json& a, const json& b) {
   return a == b;
 }
 
-bool all_same(const std::vector<const event*>& evs) {
-  for (const event* e : evs)
+bool all_same(const std::vector<const mllog::event*>& evs) {
+  for (const mllog::event* e : evs)
     if (!values_equal(e->value, evs.front()->value))
       return false;
   return true;
@@ -36,7 +33,7 @@ bool all_same(const std::vector<const event*>& evs) {
 
 // Evaluates a closed-division check (benchmarks.json "check_ops"); returns "" when it holds,
 // else a description of the expectation.
-std::string eval_check(const json& c, const json& v, const parsed_log& log) {
+std::string eval_check(const json& c, const json& v, const mllog::parsed_log& log) {
   const std::string op = c.value("op", "");
   auto num = [&](const json& x) -> std::optional<double> {
     if (x.is_number())
@@ -44,7 +41,7 @@ std::string eval_check(const json& c, const json& v, const parsed_log& log) {
     return std::nullopt;
   };
   auto other = [&](const std::string& key) -> std::optional<double> {
-    const event* e = log.first(key);
+    const mllog::event* e = log.first(key);
     if (!e)
       return std::nullopt;
     return num(e->value);
@@ -112,7 +109,7 @@ std::string eval_check(const json& c, const json& v, const parsed_log& log) {
   return fmt::format("unknown check op '{}'", op);
 }
 
-bool rule_applies(const hparam_rule& r, const std::string& round, const parsed_log& log) {
+bool rule_applies(const hparam_rule& r, const std::string& round, const mllog::parsed_log& log) {
   if (!r.rounds.empty()) {
     if (round.empty())
       return false;
@@ -120,7 +117,7 @@ bool rule_applies(const hparam_rule& r, const std::string& round, const parsed_l
       return false;
   }
   for (const auto& [key, want] : r.when) {
-    const event* e = log.first(key);
+    const mllog::event* e = log.first(key);
     if (!e || !values_equal(e->value, want))
       return false;
   }
@@ -138,7 +135,7 @@ namespace {
 // pass: time going backwards, a repeated run_start.
 class log_checker {
 public:
-  log_checker(const parsed_log& log, const std::string& round, const benchmark_table& table)
+  log_checker(const mllog::parsed_log& log, const std::string& round, const benchmark_table& table)
       : m_log(log), m_round(normalize_round(round)), m_table(table) {}
 
   log_check run(const std::string& benchmark_in, const std::string& division_in) {
@@ -164,7 +161,7 @@ public:
 
 private:
   // An event rule of the timing structure: what must hold where the key is logged.
-  using event_rule = void (log_checker::*)(const event&);
+  using event_rule = void (log_checker::*)(const mllog::event&);
   static const std::map<std::string, event_rule>& event_rules();
 
   bool closed() const { return m_division == "closed"; }
@@ -186,7 +183,7 @@ private:
   // REQ: EXACTLY_ONE. Repeats with one value are a warning, with different values an error
   // (mlp_compliance.py configured_checks), for the timing events as for any other key: the result
   // summarizer then times the run from the last run_start before the first run_stop.
-  const event* exactly_one(const std::string& key) {
+  const mllog::event* exactly_one(const std::string& key) {
     auto evs = m_log.all(key);
     if (!m_counted.insert(key).second)
       return evs.empty() ? nullptr : evs.front();
@@ -198,7 +195,7 @@ private:
       report_repeats(key, evs);
     return evs.front();
   }
-  void report_repeats(const std::string& key, const std::vector<const event*>& evs) {
+  void report_repeats(const std::string& key, const std::vector<const mllog::event*>& evs) {
     if (all_same(evs)) {
       warn(evs[1]->line,
            fmt::format("EXACTLY_ONE key '{}' logged {} times (same value)", key, evs.size()));
@@ -206,7 +203,7 @@ private:
     }
     std::vector<std::string> vals;
     vals.reserve(evs.size());
-    for (const event* e : evs)
+    for (const mllog::event* e : evs)
       vals.push_back(short_value(e->value));
     err(evs[1]->line,
         fmt::format("EXACTLY_ONE key '{}' logged {} times with different values: [{}]", key,
@@ -223,7 +220,7 @@ private:
       err(0, fmt::format("required key '{}' or '{}' is not logged", a, b));
   }
   // common.yaml: CHECK " v['value'] != '' ": an empty string fails, null passes (noted).
-  void non_empty(const event* e) {
+  void non_empty(const mllog::event* e) {
     if (e && e->value.is_string() && e->value.get<std::string>().empty())
       err(e->line, fmt::format("'{}' has an empty value", e->key));
     else if (e && e->value.is_null())
@@ -259,7 +256,7 @@ private:
 
   void check_division(const std::string& division_in) {
     m_division = division_in;
-    if (const event* e = exactly_one("submission_division")) {
+    if (const mllog::event* e = exactly_one("submission_division")) {
       const std::string v = e->value.is_string() ? e->value.get<std::string>() : e->value.dump();
       if (v != "closed" && v != "open") {
         // common.yaml's POST enqueues '<division>_common.yaml', which does not exist.
@@ -281,7 +278,7 @@ private:
 
   void check_benchmark(const std::string& benchmark_in) {
     std::string benchmark = benchmark_in;
-    if (const event* e = exactly_one("submission_benchmark")) {
+    if (const mllog::event* e = exactly_one("submission_benchmark")) {
       const std::string v = e->value.is_string() ? e->value.get<std::string>() : e->value.dump();
       if (benchmark.empty())
         benchmark = v;
@@ -301,7 +298,7 @@ private:
   }
   // closed_common.yaml / open_common.yaml: the round's list of benchmarks (the open one differs
   // in rounds 4.0 and 4.1).
-  void check_round_benchmark(const event& e, const std::string& v) {
+  void check_round_benchmark(const mllog::event& e, const std::string& v) {
     if (m_round.empty())
       return;
     const auto* list =
@@ -324,7 +321,7 @@ private:
     m_stop = exactly_one("run_stop");
     m_init_limit_ms = m_table.init_limit_min(m_division) * 60000.0;
     const auto& rules = event_rules();
-    for (const event& e : m_log.events)
+    for (const mllog::event& e : m_log.events)
       if (auto it = rules.find(e.key); it != rules.end())
         (this->*(it->second))(e);
     one_of("block_start", "epoch_start");
@@ -336,14 +333,14 @@ private:
     non_empty(exactly_one("eval_samples"));
   }
 
-  void on_init_start(const event& e) {
+  void on_init_start(const mllog::event& e) {
     if (m_init_stopped || m_run_started)
       err(e.line, "init_start after init_stop or run_start");
     if (!m_init_started || e.time_ms < m_first_init_start)
       m_first_init_start = e.time_ms;
     m_init_started = true;
   }
-  void on_init_stop(const event& e) {
+  void on_init_stop(const mllog::event& e) {
     if (!m_init_started)
       err(e.line, "init_stop before any init_start");
     if (m_run_started)
@@ -357,18 +354,18 @@ private:
                               m_init_limit_ms / 60000.0));
     m_init_stopped = true;
   }
-  void on_run_start(const event& e) {
+  void on_run_start(const mllog::event& e) {
     if (!m_init_stopped)
       err(e.line, "run_start before init_stop");
     m_run_started = true;
   }
-  void on_run_stop(const event& e) {
+  void on_run_stop(const mllog::event& e) {
     if (!m_run_started)
       err(e.line, "run_stop before run_start");
     if (!e.has_meta("status"))
       err(e.line, "run_stop has no status in its metadata");
   }
-  void on_block_start(const event& e) {
+  void on_block_start(const mllog::event& e) {
     if (!m_run_started)
       err(e.line, "block_start before run_start");
     if (!e.has_meta("epoch_count") && !e.has_meta("samples_count"))
@@ -380,11 +377,11 @@ private:
     if (e.has_meta("samples_count") && !(e.meta_number("samples_count", -1) >= 0))
       err(e.line, "block_start samples_count is not >= 0");
   }
-  void on_block_stop(const event& e) {
+  void on_block_stop(const mllog::event& e) {
     if (!e.has_meta("first_epoch_num") && !e.has_meta("samples_count"))
       err(e.line, "block_stop has neither first_epoch_num nor samples_count in its metadata");
   }
-  void on_epoch_or_eval(const event& e) {
+  void on_epoch_or_eval(const mllog::event& e) {
     if (!e.has_meta("epoch_num") && !e.has_meta("samples_count"))
       err(e.line, fmt::format("{} has neither epoch_num nor samples_count in its metadata", e.key));
   }
@@ -393,7 +390,7 @@ private:
     if (m_stop)
       m_out.stop_status = m_stop->meta_string("status");
     if (m_stop && m_stop->has_meta("status") && m_out.stop_status != "success")
-      m_out.not_converged = diagnostic{
+      m_out.not_converged = mllog::diagnostic{
           m_log.file, m_stop->line,
           fmt::format("run did not converge: run_stop status is '{}'", m_out.stop_status)};
   }
@@ -425,7 +422,7 @@ private:
       at_least_one(r.key);
     if (r.check.is_null())
       return;
-    if (const event* e = m_log.first(r.key)) {
+    if (const mllog::event* e = m_log.first(r.key)) {
       const std::string want = eval_check(r.check, e->value, m_log);
       if (!want.empty())
         err(e->line,
@@ -445,7 +442,7 @@ private:
     if (!closed())
       return;
     check_eval_values(q);
-    for (const event* e : m_log.all("eval_accuracy"))
+    for (const mllog::event* e : m_log.all("eval_accuracy"))
       if (!e->has_meta(q.eval_metadata))
         err(e->line, fmt::format("eval_accuracy has no {} in its metadata", q.eval_metadata));
     if (m_out.quality.eval_points < q.min_eval_points)
@@ -465,7 +462,7 @@ private:
   void check_eval_values(const quality_spec& q) {
     if (q.multi_metric())
       return;
-    for (const event* e : m_log.all(q.key))
+    for (const mllog::event* e : m_log.all(q.key))
       if (!e->value.is_number() && !e->value.is_boolean())
         unprocessable(e->line,
                       fmt::format("{} value {} is not a number", q.key, short_value(e->value)));
@@ -503,8 +500,8 @@ private:
   // lines that lack it: a whole log logs its evals one way.
   void check_eval_metadata(const quality_spec& q) {
     const auto lines = m_log.all(q.key);
-    std::vector<const event*> lacking;
-    for (const event* e : lines)
+    std::vector<const mllog::event*> lacking;
+    for (const mllog::event* e : lines)
       if ((!q.multi_metric() || e->has_meta("metric")) && !e->has_meta(q.eval_metadata))
         lacking.push_back(e);
     if (!lacking.empty())
@@ -528,26 +525,27 @@ private:
                                                      {"run_start", 2},
                                                      {"eval_accuracy", 3},
                                                      {"run_stop", 3}};
-    std::map<int, const event*> latest; // phase -> its latest-timed event so far
-    for (const event& e : m_log.events) {
+    std::map<int, const mllog::event*> latest; // phase -> its latest-timed event so far
+    for (const mllog::event& e : m_log.events) {
       auto it = phase.find(e.key);
       if (it == phase.end())
         continue;
-      if (const event* before = latest_before(latest, it->second))
+      if (const mllog::event* before = latest_before(latest, it->second))
         report_step_back(*before, e);
-      const event*& mine = latest[it->second];
+      const mllog::event*& mine = latest[it->second];
       if (!mine || e.time_ms > mine->time_ms)
         mine = &e;
     }
   }
-  static const event* latest_before(const std::map<int, const event*>& latest, int phase) {
-    const event* out = nullptr;
+  static const mllog::event* latest_before(const std::map<int, const mllog::event*>& latest,
+                                           int phase) {
+    const mllog::event* out = nullptr;
     for (auto it = latest.begin(); it != latest.end() && it->first < phase; ++it)
       if (!out || it->second->time_ms > out->time_ms)
         out = it->second;
     return out;
   }
-  void report_step_back(const event& before, const event& e) {
+  void report_step_back(const mllog::event& before, const mllog::event& e) {
     static constexpr int64_t k_tolerance_ms = 5000;
     if (before.time_ms - e.time_ms <= k_tolerance_ms)
       return;
@@ -559,15 +557,16 @@ private:
 
   // A repeated run_start at another time: MLCommons warns only that the key repeats (or errs when
   // the values differ); say which one the score is timed from. The result summarizer times from
-  // the last run_start before the first run_stop (ingest.cpp's timed_span reads it the same way).
+  // the last run_start before the first run_stop (ingest_log.cpp's timed_span reads it the same
+  // way).
   void check_run_start_times() {
     const auto starts = m_log.all("run_start");
     if (starts.size() < 2 || all_same_time(starts))
       return;
-    const event* timed = timed_run_start();
+    const mllog::event* timed = timed_run_start();
     std::vector<std::string> at;
     at.reserve(starts.size());
-    for (const event* e : starts)
+    for (const mllog::event* e : starts)
       at.push_back(fmt::format("line {}: time_ms {}", e->line, e->time_ms));
     warn(starts[1]->line,
          fmt::format("run_start logged {} times at different times ({}): the score is timed from "
@@ -576,15 +575,15 @@ private:
                      starts.size(), fmt::join(at, ", "), timed ? timed->line : 0,
                      timed ? (timed->time_ms - starts.front()->time_ms) / 60000.0 : 0.0));
   }
-  static bool all_same_time(const std::vector<const event*>& evs) {
-    for (const event* e : evs)
+  static bool all_same_time(const std::vector<const mllog::event*>& evs) {
+    for (const mllog::event* e : evs)
       if (e->time_ms != evs.front()->time_ms)
         return false;
     return true;
   }
-  const event* timed_run_start() const {
-    const event* start = nullptr;
-    for (const event& e : m_log.events) {
+  const mllog::event* timed_run_start() const {
+    const mllog::event* start = nullptr;
+    for (const mllog::event& e : m_log.events) {
       if (e.key == "run_stop" && start)
         break;
       if (e.key == "run_start")
@@ -593,14 +592,14 @@ private:
     return start;
   }
 
-  const parsed_log& m_log;
+  const mllog::parsed_log& m_log;
   const std::string m_round;
   const benchmark_table& m_table;
   log_check m_out;
   std::set<std::string> m_counted; // keys whose occurrence count was already checked
   std::string m_division;
   const benchmark_info* m_info = nullptr;
-  const event* m_stop = nullptr;
+  const mllog::event* m_stop = nullptr;
   // The timing structure as the events go by.
   bool m_init_started = false, m_init_stopped = false, m_run_started = false;
   int64_t m_first_init_start = 0;
@@ -626,7 +625,7 @@ const std::map<std::string, log_checker::event_rule>& log_checker::event_rules()
 
 } // namespace
 
-log_check check_log(const parsed_log& log, const std::string& benchmark,
+log_check check_log(const mllog::parsed_log& log, const std::string& benchmark,
                     const std::string& division, const std::string& round,
                     const benchmark_table& table) {
   return log_checker(log, round, table).run(benchmark, division);

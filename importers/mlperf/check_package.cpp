@@ -1,4 +1,4 @@
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_package.hpp"
 
 #include <algorithm>
 #include <map>
@@ -8,6 +8,8 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
+#include "importers/mlperf/check_common.hpp"
+#include "importers/mlperf/check_log.hpp"
 #include "importers/mlperf/folder.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "importers/mlperf/package_params.hpp"
@@ -214,9 +216,9 @@ private:
     // reason for an INVALID verdict, like every other defect of the package: exit 1, not 2.
     json desc;
     try {
-      std::vector<diagnostic> repaired;
+      std::vector<mllog::diagnostic> repaired;
       desc = parse_folder_json(
-          repair_text_lines(read_folder_file(p, "system description"), p.string(), repaired),
+          mllog::repair_text_lines(read_folder_file(p, "system description"), p.string(), repaired),
           p.string(), "system description", repaired);
       for (const auto& d : repaired)
         warning(d.to_string());
@@ -335,11 +337,11 @@ private:
     }
     // Invalid UTF-8 (latin-1 from framework output) is replaced and warned about: the lines
     // still count, as they do when the folder is imported.
-    std::vector<diagnostic> repaired;
-    text = repair_text_lines(text, f.string(), repaired);
+    std::vector<mllog::diagnostic> repaired;
+    text = mllog::repair_text_lines(text, f.string(), repaired);
     for (const auto& d : repaired)
       warning(d.to_string());
-    parsed_log log = parse_mllog(text, f.string());
+    mllog::parsed_log log = mllog::parse_mllog(text, f.string());
     log_check lc = check_log(log, bench, division, m_r.round, m_table);
     for (const auto& w : lc.warnings)
       warning(w.to_string());
@@ -397,7 +399,7 @@ private:
     if (!rcp_round_known(bench_dir))
       return;
     const std::string bypass = rcp_bypass(bench_dir);
-    std::vector<const parsed_log*> logs;
+    std::vector<const mllog::parsed_log*> logs;
     logs.reserve(m_logs.size());
     for (const auto& l : m_logs)
       logs.push_back(&l);
@@ -476,9 +478,9 @@ private:
   std::set<fs::path> m_links; // the links already given as reasons
   const bool m_seed_bypass;
   const bool m_rcp_bypass;
-  std::vector<parsed_log> m_logs;       // the result files of the benchmark folder being checked
-  std::vector<file_seeds> m_seed_files; // the seeds of the benchmark folder being checked
-  seed_reuse m_seed_reuse;              // the seeds of every benchmark folder checked so far
+  std::vector<mllog::parsed_log> m_logs; // the result files of the benchmark folder being checked
+  std::vector<file_seeds> m_seed_files;  // the seeds of the benchmark folder being checked
+  seed_reuse m_seed_reuse;               // the seeds of every benchmark folder checked so far
 };
 
 } // namespace

@@ -54,7 +54,7 @@ std::string read_folder_file(const fs::path& p, const std::string& what) {
 }
 
 json parse_folder_json(std::string_view text, const std::string& file, const std::string& what,
-                       std::vector<diagnostic>& diags) {
+                       std::vector<mllog::diagnostic>& diags) {
   json_problem problem = json_problem::none;
   std::string why;
   json value = parse_json_checked(text, problem, why);

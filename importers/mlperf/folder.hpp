@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "importers/mlperf/mllog.hpp"
+#include "harness/core/mllog.hpp"
 
 namespace accelbench::mlperf {
 
@@ -60,6 +60,6 @@ std::string read_folder_file(const std::filesystem::path& p, const std::string& 
 // them). Every other refusal of parse_json_checked (too deep, a NUL byte, not JSON, a number
 // out of range) throws input_error "WHAT: WHY".
 json parse_folder_json(std::string_view text, const std::string& file, const std::string& what,
-                       std::vector<diagnostic>& diags);
+                       std::vector<mllog::diagnostic>& diags);
 
 } // namespace accelbench::mlperf

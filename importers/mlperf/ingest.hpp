@@ -10,41 +10,17 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/mllog.hpp"
 #include "harness/core/model.hpp"
 #include "importers/mlperf/benchmarks.hpp"
-#include "importers/mlperf/mllog.hpp"
+#include "importers/mlperf/system_desc.hpp"
 
 namespace accelbench::mlperf {
-
-struct system_description {
-  std::string org;   // organisation folder name
-  std::string name;  // system folder / file stem
-  std::string round; // "5.0" ("" when the path names none)
-  std::filesystem::path file;
-  json fields = json::object(); // the whole JSON document, as published
-  std::string accelerator_model;
-  int64_t accelerators_per_node = 0;
-  int64_t nodes = 0;
-  int64_t total_accelerators = 0; // nodes x accelerators_per_node
-  std::string framework;
-  json software_stack = json::object(); // other_software_stack
-  std::string division, status;
-  // Why the accelerator count above is unknown (0): a count field missing, not a whole number,
-  // or outside the sane bounds (ingest.cpp). Runs of this system are stored INVALID with these.
-  std::vector<std::string> problems;
-  json to_json() const; // fields plus the derived values under "derived"
-};
-
-// The counts of a system description (number_of_nodes, accelerators_per_node,
-// host_processors_per_node) that are present but not whole numbers in their sane range, one line
-// each as the import words it ("number_of_nodes \"abc\" is not a whole number from 1 to
-// 1000000"): the rule the import counts accelerators by (it counts none for such a system).
-std::vector<std::string> system_count_problems(const json& fields);
 
 struct ingest_result {
   std::vector<system_description> systems;
   std::vector<run> runs;
-  std::vector<diagnostic> diagnostics;
+  std::vector<mllog::diagnostic> diagnostics;
 };
 
 // What a result file is, from where it sits.
@@ -59,12 +35,13 @@ struct result_context {
 };
 
 // Converts one log into a run; appends problems to `diags`. Never throws on bad log content.
-run run_from_log(const std::string& text, const result_context& ctx, std::vector<diagnostic>& diags,
+run run_from_log(const std::string& text, const result_context& ctx,
+                 std::vector<mllog::diagnostic>& diags,
                  const benchmark_table& table = benchmark_table::builtin());
 // The same for a log already repaired (repair_text_lines) and parsed, for a caller that reads the
 // log itself first (run external's judge): `log_text` is the repaired text.
-run run_from_parsed_log(const parsed_log& log, const std::string& log_text,
-                        const result_context& ctx, std::vector<diagnostic>& diags,
+run run_from_parsed_log(const mllog::parsed_log& log, const std::string& log_text,
+                        const result_context& ctx, std::vector<mllog::diagnostic>& diags,
                         const benchmark_table& table = benchmark_table::builtin());
 // The name diagnostics give a log: its path in the results tree, or "<log>".
 inline std::string log_file_name(const result_context& ctx) {

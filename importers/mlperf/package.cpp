@@ -11,10 +11,10 @@
 
 #include "harness/core/build_info.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/mllog.hpp"
 #include "harness/core/text_input.hpp"
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/folder.hpp"
-#include "importers/mlperf/mllog.hpp"
 #include "importers/mlperf/rcp.hpp"
 #include "importers/mlperf/score.hpp"
 
@@ -247,11 +247,11 @@ std::optional<rcp_verdict> check_plan_rcp(const package_plan& plan) {
   const auto rounds = rcp_rounds();
   if (std::find(rounds.begin(), rounds.end(), round) == rounds.end())
     return std::nullopt;
-  std::vector<parsed_log> logs;
+  std::vector<mllog::parsed_log> logs;
   logs.reserve(plan.runs.size());
   for (size_t i = 0; i < plan.runs.size(); ++i)
-    logs.push_back(parse_mllog(plan.runs[i]->mllog, fmt::format("result_{}.txt", i)));
-  std::vector<const parsed_log*> ptrs;
+    logs.push_back(mllog::parse_mllog(plan.runs[i]->mllog, fmt::format("result_{}.txt", i)));
+  std::vector<const mllog::parsed_log*> ptrs;
   ptrs.reserve(logs.size());
   for (const auto& l : logs)
     ptrs.push_back(&l);
@@ -275,9 +275,9 @@ package_plan plan_package(const std::vector<run>& runs_in, const package_options
   for (const run& r : runs_in) {
     if (r.mllog.empty())
       continue;
-    parsed_log log = parse_mllog(r.mllog, r.uuid);
+    mllog::parsed_log log = mllog::parse_mllog(r.mllog, r.uuid);
     std::string b = run_benchmark(r);
-    if (const event* e = log.first("submission_benchmark"); e && e->value.is_string())
+    if (const mllog::event* e = log.first("submission_benchmark"); e && e->value.is_string())
       b = e->value;
     const benchmark_info* info = table.find(b);
     if (!info)
@@ -286,9 +286,9 @@ package_plan plan_package(const std::vector<run>& runs_in, const package_options
       throw input_error(
           fmt::format("runs are for different benchmarks: '{}' and '{}'", benchmark, info->name));
     benchmark = info->name;
-    const event* d = log.first("submission_division");
+    const mllog::event* d = log.first("submission_division");
     divisions[&r] = d && d->value.is_string() ? d->value.get<std::string>() : "";
-    const event* e = log.first("run_start");
+    const mllog::event* e = log.first("run_start");
     run_start[&r] = e ? e->time_ms : std::numeric_limits<int64_t>::max();
     runs.push_back(&r);
   }
@@ -316,7 +316,7 @@ package_plan plan_package(const std::vector<run>& runs_in, const package_options
   json user = json(nullptr);
   if (!opt.system_json.empty()) {
     const std::string what = fmt::format("system description '{}'", opt.system_json.string());
-    user = parse_json_input(read_text_file(opt.system_json, "system description"), what);
+    user = parse_json_input(mllog::read_text_file(opt.system_json, "system description"), what);
     if (!user.is_object())
       throw input_error(fmt::format("{} is not a JSON object", what));
   }

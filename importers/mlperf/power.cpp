@@ -22,19 +22,20 @@ std::optional<double> number(const json& v) {
 
 // The summarizer sorts the lines by time before integrating (a stable sort keeps log order on
 // ties).
-std::vector<const event*> by_time(const parsed_log& log) {
-  std::vector<const event*> out;
-  for (const event& e : log.events)
+std::vector<const mllog::event*> by_time(const mllog::parsed_log& log) {
+  std::vector<const mllog::event*> out;
+  for (const mllog::event& e : log.events)
     out.push_back(&e);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const event* a, const event* b) { return a->time_ms < b->time_ms; });
+  std::stable_sort(out.begin(), out.end(), [](const mllog::event* a, const mllog::event* b) {
+    return a->time_ms < b->time_ms;
+  });
   return out;
 }
 
 // The power logs named PREFIX*.txt in `dir`, sorted; a link among them is a diagnostic, skipped
 // (folder.hpp: never followed).
 std::vector<fs::path> files_with_prefix(const fs::path& dir, const std::string& prefix,
-                                        std::vector<diagnostic>& diags) {
+                                        std::vector<mllog::diagnostic>& diags) {
   const std::vector<folder_entry> listed = list_folder(dir);
   std::vector<fs::path> out;
   out.reserve(listed.size());
@@ -50,13 +51,13 @@ std::vector<fs::path> files_with_prefix(const fs::path& dir, const std::string& 
   return out;
 }
 
-parsed_log parse_power_log(const fs::path& f) {
-  return parse_mllog(read_folder_file(f, "power log"), f.string());
+mllog::parsed_log parse_power_log(const fs::path& f) {
+  return mllog::parse_mllog(read_folder_file(f, "power log"), f.string());
 }
 
 } // namespace
 
-std::optional<double> node_energy_j(const parsed_log& log, double time_to_train_ms,
+std::optional<double> node_energy_j(const mllog::parsed_log& log, double time_to_train_ms,
                                     std::string* why) {
   auto fail = [&](std::string w) -> std::optional<double> {
     if (why)
@@ -65,7 +66,7 @@ std::optional<double> node_energy_j(const parsed_log& log, double time_to_train_
   };
   double prev = 0, last = 0, start = 0, stop = 0, agg = 0, eff = 1.0;
   bool started = false, stopped = false;
-  for (const event* e : by_time(log)) {
+  for (const mllog::event* e : by_time(log)) {
     const double t = static_cast<double>(e->time_ms);
     if (e->key == "power_measurement_start") {
       start = prev = t;
@@ -99,9 +100,9 @@ std::optional<double> node_energy_j(const parsed_log& log, double time_to_train_
   return eff * agg * time_to_train_ms / (stop - start) / 1000.0;
 }
 
-double switch_energy_j(const parsed_log& log, double time_to_train_ms) {
+double switch_energy_j(const mllog::parsed_log& log, double time_to_train_ms) {
   double agg = 0, eff = 1.0;
-  for (const event& e : log.events) {
+  for (const mllog::event& e : log.events) {
     if (e.key == "conversion_eff")
       if (auto x = number(e.value))
         eff = *x;
@@ -115,7 +116,7 @@ double switch_energy_j(const parsed_log& log, double time_to_train_ms) {
 
 std::optional<run_energy> read_run_energy(const fs::path& benchmark_dir,
                                           const std::string& result_stem, double time_to_train_ms,
-                                          std::vector<diagnostic>& diags) {
+                                          std::vector<mllog::diagnostic>& diags) {
   const fs::path dir = benchmark_dir / "power" / result_stem;
   if (!is_dir(dir))
     return std::nullopt;
@@ -158,7 +159,7 @@ std::optional<run_energy> read_run_energy(const fs::path& benchmark_dir,
 }
 
 void attach_energy(run& r, const fs::path& benchmark_dir, const std::string& result_stem,
-                   std::vector<diagnostic>& diags) {
+                   std::vector<mllog::diagnostic>& diags) {
   const fs::path power = benchmark_dir / "power";
   if (kind_of(power) == entry_kind::link) {
     diags.push_back({power.string(), 0, link_refusal(power) + "; no energy for this run"});

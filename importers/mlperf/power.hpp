@@ -17,18 +17,18 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/mllog.hpp"
 #include "harness/core/model.hpp"
-#include "importers/mlperf/mllog.hpp"
 #include "importers/mlperf/score.hpp"
 
 namespace accelbench::mlperf {
 
 // Joules of one node log over a run of `time_to_train_ms`; nullopt (with `why`) when the log has
 // no power_measurement_start, a non-numeric reading, or a measurement of zero length.
-std::optional<double> node_energy_j(const parsed_log& log, double time_to_train_ms,
+std::optional<double> node_energy_j(const mllog::parsed_log& log, double time_to_train_ms,
                                     std::string* why = nullptr);
 // Joules of one switch (interconnect) log: its first interconnect_power_est over the run.
-double switch_energy_j(const parsed_log& log, double time_to_train_ms);
+double switch_energy_j(const mllog::parsed_log& log, double time_to_train_ms);
 
 struct run_energy {
   double joules = 0;
@@ -39,12 +39,12 @@ struct run_energy {
 // nullopt when that folder is absent; also when its logs cannot be used, with a diagnostic.
 std::optional<run_energy> read_run_energy(const std::filesystem::path& benchmark_dir,
                                           const std::string& result_stem, double time_to_train_ms,
-                                          std::vector<diagnostic>& diags);
+                                          std::vector<mllog::diagnostic>& diags);
 
 // Adds the metric energy_j and extra.energy to an ingested run when its benchmark folder has a
 // power/ folder (diagnostics appended when the run's power logs are missing or unusable).
 void attach_energy(run& r, const std::filesystem::path& benchmark_dir,
-                   const std::string& result_stem, std::vector<diagnostic>& diags);
+                   const std::string& result_stem, std::vector<mllog::diagnostic>& diags);
 
 // The benchmark's energy (joules per training run) as the result summarizer scores it: the mean
 // of energy_j over the runs `s` averages, times its scaling factor. nullopt when the score is

@@ -312,11 +312,11 @@ bool is_eval_key(const std::string& key) {
 // Reads one file; throws std::string (the problem) where the Python stops with an exception.
 class run_reader {
 public:
-  explicit run_reader(const parsed_log& log) : m_log(log) { m_run.file = log.file; }
+  explicit run_reader(const mllog::parsed_log& log) : m_log(log) { m_run.file = log.file; }
 
   rcp_run read() {
     try {
-      for (const event& e : m_log.events)
+      for (const mllog::event& e : m_log.events)
         take(e);
       if (m_run.benchmark.empty())
         throw fmt::format("{}: logs no submission_benchmark", m_log.file);
@@ -327,11 +327,11 @@ public:
   }
 
 private:
-  [[noreturn]] void missing(const event& e, const std::string& what) {
+  [[noreturn]] void missing(const mllog::event& e, const std::string& what) {
     throw fmt::format("{}:{}: {} {} (the RCP checker needs it)", m_log.file, e.line, e.key, what);
   }
 
-  double number_meta(const event& e, const char* name) {
+  double number_meta(const mllog::event& e, const char* name) {
     if (!e.has_meta(name))
       missing(e, fmt::format("has no {}", name));
     const json& v = e.metadata[name];
@@ -340,7 +340,7 @@ private:
     return v.get<double>();
   }
 
-  void take(const event& e) {
+  void take(const mllog::event& e) {
     if (e.key.find("global_batch_size") != std::string::npos)
       m_run.batch_size = e.value;
     if (e.key.find("submission_benchmark") != std::string::npos) {
@@ -355,7 +355,7 @@ private:
   }
 
   // The branch the Python takes depends on the benchmark logged so far.
-  void take_eval(const event& e) {
+  void take_eval(const mllog::event& e) {
     if (m_run.benchmark == "stable_diffusion") {
       const double step = number_meta(e, "samples_count");
       if (!e.has_meta("metric") || !e.metadata["metric"].is_string())
@@ -370,7 +370,7 @@ private:
     }
   }
 
-  void take_stop(const event& e) {
+  void take_stop(const mllog::event& e) {
     if (!e.has_meta("status"))
       missing(e, "has no status");
     if (e.metadata["status"] != "success") {
@@ -387,7 +387,7 @@ private:
   }
 
   // Stable Diffusion: the smallest eval step with FID <= 90 and CLIP >= 0.15.
-  double first_passing_step(const event& stop) {
+  double first_passing_step(const mllog::event& stop) {
     std::optional<double> best;
     for (const auto& [step, scores] : m_sd_evals) {
       auto fid = scores.find("FID"), clip = scores.find("CLIP");
@@ -405,7 +405,7 @@ private:
     return *best;
   }
 
-  const parsed_log& m_log;
+  const mllog::parsed_log& m_log;
   rcp_run m_run;
   std::optional<double> m_point; // the convergence point of the last eval so far
   // stable_diffusion: eval step (samples_count) -> metric (FID, CLIP) -> score.
@@ -414,7 +414,7 @@ private:
 
 } // namespace
 
-rcp_run read_rcp_run(const parsed_log& log) { return run_reader(log).read(); }
+rcp_run read_rcp_run(const mllog::parsed_log& log) { return run_reader(log).read(); }
 
 // ---------------------------------------------------------------------------------------------
 // The verdict
@@ -437,7 +437,7 @@ std::string python_number(const json& v) {
 
 class directory_check {
 public:
-  directory_check(const std::vector<const parsed_log*>& logs, const std::string& round)
+  directory_check(const std::vector<const mllog::parsed_log*>& logs, const std::string& round)
       : m_logs(logs), m_round(normalize_round(round)) {}
 
   rcp_verdict run(bool bypass) {
@@ -466,7 +466,7 @@ private:
   void decide() {
     std::vector<rcp_run> runs;
     runs.reserve(m_logs.size());
-    for (const parsed_log* log : m_logs) {
+    for (const mllog::parsed_log* log : m_logs) {
       runs.push_back(read_rcp_run(*log));
       if (!runs.back().problem.empty())
         return fail(runs.back().problem);
@@ -576,7 +576,7 @@ private:
     m_v.pass = mean >= min_mean;
   }
 
-  const std::vector<const parsed_log*>& m_logs;
+  const std::vector<const mllog::parsed_log*>& m_logs;
   std::string m_round;
   rcp_verdict m_v;
   json m_bs;
@@ -618,7 +618,7 @@ std::string rcp_verdict::summary() const {
   return s;
 }
 
-rcp_verdict check_rcp(const std::vector<const parsed_log*>& logs, const std::string& round,
+rcp_verdict check_rcp(const std::vector<const mllog::parsed_log*>& logs, const std::string& round,
                       bool bypass) {
   return directory_check(logs, round).run(bypass);
 }

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "importers/mlperf/mllog.hpp"
+#include "harness/core/mllog.hpp"
 
 namespace accelbench::mlperf {
 
@@ -103,7 +103,7 @@ struct rcp_run {
   // Where the Python would stop with an exception: what is missing and where ("" when fine).
   std::string problem;
 };
-rcp_run read_rcp_run(const parsed_log& log);
+rcp_run read_rcp_run(const mllog::parsed_log& log);
 
 struct rcp_verdict {
   std::string folder; // the benchmark folder
@@ -121,7 +121,7 @@ struct rcp_verdict {
 
 // check_directory over the parsed result files of one benchmark folder, for round `round`
 // ("5.0"). With `bypass`, the three failures MLCommons lets --rcp-bypass pass do pass.
-rcp_verdict check_rcp(const std::vector<const parsed_log*>& logs, const std::string& round,
+rcp_verdict check_rcp(const std::vector<const mllog::parsed_log*>& logs, const std::string& round,
                       bool bypass);
 
 } // namespace accelbench::mlperf

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "importers/mlperf/mllog.hpp"
+#include "harness/core/mllog.hpp"
 
 namespace accelbench::mlperf {
 
@@ -23,8 +23,9 @@ std::string run_benchmark(const run& r) {
     const size_t nl = r.mllog.rfind('\n', at);
     const size_t start = nl == std::string::npos ? 0 : nl + 1;
     const size_t end = std::min(r.mllog.find('\n', at), r.mllog.size());
-    parsed_log log = parse_mllog(std::string_view(r.mllog).substr(start, end - start));
-    if (const event* e = log.first("submission_benchmark"); e && e->value.is_string())
+    mllog::parsed_log log =
+        mllog::parse_mllog(std::string_view(r.mllog).substr(start, end - start));
+    if (const mllog::event* e = log.first("submission_benchmark"); e && e->value.is_string())
       return e->value.get<std::string>();
   }
   return r.cfg.workload;

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "importers/mlperf/benchmarks.hpp"
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_common.hpp"
 
 namespace accelbench::mlperf {
 
@@ -92,7 +92,7 @@ std::optional<std::string> python_key(const json& v) {
 }
 
 // The seed of `e` as the seed checker keys it, or why it cannot (after the file and line).
-std::string read_seed(const event& e, seed_record& r) {
+std::string read_seed(const mllog::event& e, seed_record& r) {
   for (const char* k : {"file", "lineno"})
     if (!e.has_meta(k))
       return fmt::format("seed event has no '{}' in its metadata (MLCommons' seed checker fails "
@@ -126,7 +126,7 @@ std::string some_seeds(const std::vector<seed_record>& seeds) {
 
 } // namespace
 
-file_seeds read_seeds(const fs::path& file, const parsed_log& log) {
+file_seeds read_seeds(const fs::path& file, const mllog::parsed_log& log) {
   file_seeds out;
   out.file = file;
   if (!log.mlp_parser_errors.empty()) {
@@ -136,9 +136,9 @@ file_seeds read_seeds(const fs::path& file, const parsed_log& log) {
                     log.mlp_parser_errors.front().to_string(), log.mlp_parser_errors.size());
     return out;
   }
-  const std::vector<const event*> seed_events = log.all("seed");
+  const std::vector<const mllog::event*> seed_events = log.all("seed");
   out.seeds.reserve(seed_events.size());
-  for (const event* e : seed_events) {
+  for (const mllog::event* e : seed_events) {
     seed_record r;
     const std::string problem = read_seed(*e, r);
     if (!problem.empty()) {

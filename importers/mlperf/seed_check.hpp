@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "importers/mlperf/mllog.hpp"
+#include "harness/core/mllog.hpp"
 
 namespace accelbench::mlperf {
 
@@ -37,7 +37,7 @@ struct file_seeds {
 };
 
 // Reads the seeds of `log` (the parsed text of `file`).
-file_seeds read_seeds(const std::filesystem::path& file, const parsed_log& log);
+file_seeds read_seeds(const std::filesystem::path& file, const mllog::parsed_log& log);
 
 struct seed_verdict {
   std::vector<std::string> reasons;  // the seed checker fails

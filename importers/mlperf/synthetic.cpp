@@ -6,23 +6,23 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.hpp"
-#include "importers/mlperf/mllog.hpp"
+#include "harness/core/mllog.hpp"
 
 namespace accelbench::mlperf {
 
 namespace {
 
-const auto P = event_type::point_in_time;
-const auto S = event_type::interval_start;
-const auto E = event_type::interval_end;
+const auto P = mllog::event_type::point_in_time;
+const auto S = mllog::event_type::interval_start;
+const auto E = mllog::event_type::interval_end;
 
 // The lines of one synthetic log, each with a fresh source line number unless given one.
 class log_writer {
 public:
   explicit log_writer(std::string prefix) : m_prefix(std::move(prefix)) {}
-  void emit(int64_t t, event_type type, const std::string& key, json value,
+  void emit(int64_t t, mllog::event_type type, const std::string& key, json value,
             json meta = json::object()) {
-    event e;
+    mllog::event e;
     e.time_ms = t;
     e.type = type;
     e.key = key;
@@ -31,7 +31,7 @@ public:
     if (!meta.contains("lineno"))
       meta["lineno"] = m_lineno++;
     e.metadata = std::move(meta);
-    m_out += m_prefix + format_event(e) + "\n";
+    m_out += m_prefix + mllog::format_event(e) + "\n";
   }
   std::string take() { return std::move(m_out); }
 

@@ -12,8 +12,8 @@ using namespace accelbench;
 namespace {
 
 // The folder name the log would sit in: the benchmark the log says it is, as submitters name it.
-std::string benchmark_of(const mlperf::parsed_log& log) {
-  const mlperf::event* e = log.first("submission_benchmark");
+std::string benchmark_of(const mllog::parsed_log& log) {
+  const mllog::event* e = log.first("submission_benchmark");
   return e && e->value.is_string() ? e->value.get<std::string>() : "llama2_70b_lora";
 }
 
@@ -26,9 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ctx.org = "Org";
     ctx.system = "sys";
     ctx.round = "5.0";
-    ctx.benchmark = benchmark_of(mlperf::parse_mllog(text));
+    ctx.benchmark = benchmark_of(mllog::parse_mllog(text));
     ctx.relative_path = "Org/results/sys/" + ctx.benchmark + "/result_0.txt";
-    std::vector<mlperf::diagnostic> diags;
+    std::vector<mllog::diagnostic> diags;
     run r;
     fuzz::must_succeed("run_from_log", [&] { r = mlperf::run_from_log(text, ctx, diags); });
     std::string doc;

@@ -8,7 +8,7 @@
 
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 

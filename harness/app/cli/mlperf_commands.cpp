@@ -14,7 +14,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/progress.hpp"
 #include "harness/core/text_input.hpp"
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "importers/mlperf/package.hpp"
 #include "importers/mlperf/score.hpp"

@@ -12,11 +12,11 @@ namespace accelbench::cli {
 
 external::log_verdict judge_mlperf_log(const std::string& log_text, const std::string& round) {
   const auto& table = mlperf::benchmark_table::builtin();
-  std::vector<mlperf::diagnostic> diags;
-  const std::string repaired = mlperf::repair_text_lines(log_text, "<stdout>", diags);
-  const mlperf::parsed_log log = mlperf::parse_mllog(repaired, "<stdout>");
+  std::vector<mllog::diagnostic> diags;
+  const std::string repaired = mllog::repair_text_lines(log_text, "<stdout>", diags);
+  const mllog::parsed_log log = mllog::parse_mllog(repaired, "<stdout>");
   external::log_verdict v;
-  if (const mlperf::event* b = log.first("submission_benchmark"); b && b->value.is_string())
+  if (const mllog::event* b = log.first("submission_benchmark"); b && b->value.is_string())
     v.benchmark = b->value.get<std::string>();
   mlperf::result_context ctx;
   ctx.benchmark = v.benchmark;
@@ -37,30 +37,30 @@ external::log_verdict judge_mlperf_log(const std::string& log_text, const std::s
 namespace {
 
 // The logs parsed as the RCP check reads result files ("training run N" names each).
-std::vector<mlperf::parsed_log> parse_set(const std::vector<std::string>& logs) {
-  std::vector<mlperf::parsed_log> out;
+std::vector<mllog::parsed_log> parse_set(const std::vector<std::string>& logs) {
+  std::vector<mllog::parsed_log> out;
   out.reserve(logs.size());
   for (size_t i = 0; i < logs.size(); ++i) {
     const std::string name = fmt::format("training run {}", i + 1);
-    std::vector<mlperf::diagnostic> diags;
-    out.push_back(mlperf::parse_mllog(mlperf::repair_text_lines(logs[i], name, diags), name));
+    std::vector<mllog::diagnostic> diags;
+    out.push_back(mllog::parse_mllog(mllog::repair_text_lines(logs[i], name, diags), name));
   }
   return out;
 }
 
 // The first string value of `key` in the first log that logs one ("" when none does).
-std::string first_string(const std::vector<mlperf::parsed_log>& logs, const std::string& key) {
+std::string first_string(const std::vector<mllog::parsed_log>& logs, const std::string& key) {
   for (const auto& log : logs)
-    if (const mlperf::event* e = log.first(key); e && e->value.is_string())
+    if (const mllog::event* e = log.first(key); e && e->value.is_string())
       return e->value.get<std::string>();
   return {};
 }
 
 // Whether any log says the closed division: the RCP check is the closed division's, and a set
 // one of whose runs claims it is held to it.
-bool claims_closed(const std::vector<mlperf::parsed_log>& logs) {
+bool claims_closed(const std::vector<mllog::parsed_log>& logs) {
   for (const auto& log : logs)
-    if (const mlperf::event* e = log.first("submission_division"); e && e->value == "closed")
+    if (const mllog::event* e = log.first("submission_division"); e && e->value == "closed")
       return true;
   return false;
 }
@@ -89,7 +89,7 @@ external::set_verdict not_checked(std::string why) {
 
 external::set_verdict judge_mlperf_set(const std::vector<std::string>& logs,
                                        const std::string& round, bool bypass) {
-  const std::vector<mlperf::parsed_log> parsed = parse_set(logs);
+  const std::vector<mllog::parsed_log> parsed = parse_set(logs);
   if (!claims_closed(parsed)) {
     const std::string division = first_string(parsed, "submission_division");
     return not_checked(fmt::format("the logs say {}, not the closed division: MLPerf's RCP check "
@@ -106,7 +106,7 @@ external::set_verdict judge_mlperf_set(const std::vector<std::string>& logs,
                           printable(benchmark), fmt::join(mlperf::rcp_rounds(), ", "))
             : fmt::format("MLPerf round {} has no reference convergence points for '{}'",
                           printable(round), printable(benchmark)));
-  std::vector<const mlperf::parsed_log*> ptrs;
+  std::vector<const mllog::parsed_log*> ptrs;
   ptrs.reserve(parsed.size());
   for (const auto& l : parsed)
     ptrs.push_back(&l);

@@ -185,7 +185,7 @@ TEST_CASE("ingest: bad input is reported per file and line, the rest is still in
     for (const auto& d : res.diagnostics)
       if (d.file.find(file) != std::string::npos && d.message.find(text) != std::string::npos)
         return &d;
-    return static_cast<const diagnostic*>(nullptr);
+    return static_cast<const mllog::diagnostic*>(nullptr);
   };
   const auto* d0 = diag_with("llama2_70b_lora/result_0.txt", "truncated final line");
   REQUIRE(d0);
@@ -266,8 +266,8 @@ fs::path make_org(const fs::path& root, const std::string& desc,
   return org;
 }
 
-const diagnostic* find_diag(const ingest_result& res, const std::string& file,
-                            const std::string& text) {
+const mllog::diagnostic* find_diag(const ingest_result& res, const std::string& file,
+                                   const std::string& text) {
   for (const auto& d : res.diagnostics)
     if (d.file.find(file) != std::string::npos && d.message.find(text) != std::string::npos)
       return &d;
@@ -300,7 +300,7 @@ std::string with_time(const std::string& log, const std::string& key, const std:
 }
 
 int64_t time_of(const std::string& log, const std::string& key) {
-  parsed_log p = parse_mllog(log);
+  mllog::parsed_log p = mllog::parse_mllog(log);
   return p.first(key)->time_ms;
 }
 
@@ -339,7 +339,7 @@ TEST_CASE("ingest: counts of a system description that are not sane are diagnose
     CHECK(s.accelerators_per_node == 0);
     CHECK(s.total_accelerators == 0);
     CHECK(s.problems.size() == 1);
-    const diagnostic* d = find_diag(res, "TestOrg/systems/sys.json", b.shown);
+    const mllog::diagnostic* d = find_diag(res, "TestOrg/systems/sys.json", b.shown);
     CHECK(d);
     REQUIRE(res.runs.size() == 2);
     for (const run& r : res.runs) {
@@ -388,7 +388,8 @@ TEST_CASE("ingest: JSON nested 100,000 levels deep is a diagnostic naming the fi
   REQUIRE_NOTHROW(res = ingest(tmp.path));
   CHECK(find_diag(res, "TestOrg/systems/sys.json", "nesting too deep"));
   CHECK(find_diag(res, "llama2_70b_lora/scaling.json", "nesting too deep"));
-  const diagnostic* line = find_diag(res, "llama2_70b_lora/result_1.txt", "nesting too deep");
+  const mllog::diagnostic* line =
+      find_diag(res, "llama2_70b_lora/result_1.txt", "nesting too deep");
   REQUIRE(line);
   CHECK(line->line > 1);
   CHECK(res.systems.empty());
@@ -413,12 +414,12 @@ TEST_CASE("ingest: invalid UTF-8 in logs and system descriptions is replaced, wi
   desc.insert(desc.find("\"hw_notes\": \"") + 13, "M\xFCnchen ");
   make_org(tmp.path, desc, logs);
   ingest_result res = ingest(tmp.path);
-  const diagnostic* d = find_diag(res, "llama2_70b_lora/result_0.txt", "invalid UTF-8");
+  const mllog::diagnostic* d = find_diag(res, "llama2_70b_lora/result_0.txt", "invalid UTF-8");
   REQUIRE(d);
   CHECK(d->line == 1);
   CHECK(d->message.find("4 byte(s)") != std::string::npos);
   CHECK(d->message.find("2 line(s)") != std::string::npos);
-  const diagnostic* ds = find_diag(res, "TestOrg/systems/sys.json", "invalid UTF-8");
+  const mllog::diagnostic* ds = find_diag(res, "TestOrg/systems/sys.json", "invalid UTF-8");
   REQUIRE(ds);
   CHECK(ds->message.find("1 byte(s)") != std::string::npos);
   REQUIRE(res.runs.size() == 2);
@@ -453,7 +454,7 @@ TEST_CASE("ingest: a time to train must be more than 0 and less than a year to b
   const run& years = res.runs[1];
   CHECK_FALSE(years.valid);
   CHECK(any_reason(years, "less than a year"));
-  const diagnostic* d = find_diag(res, "result_1.txt", "less than a year");
+  const mllog::diagnostic* d = find_diag(res, "result_1.txt", "less than a year");
   REQUIRE(d);
   CHECK(d->line > 1);
   CHECK_FALSE(res.runs[2].valid);
@@ -476,8 +477,8 @@ TEST_CASE("ingest: entries that are not log files are diagnostics, the rest is i
   fs::create_directories(bench / "result_2.txt");             // a folder
   fs::create_symlink("result_3.txt", bench / "result_3.txt"); // a symlink loop
   mlperf_test::write(bench / "result_4.txt", "");
-  fs::resize_file(bench / "result_4.txt", k_max_log_bytes + 1); // too large (sparse)
-  mlperf_test::write(bench / "result_5.txt", "");               // empty
+  fs::resize_file(bench / "result_4.txt", mllog::k_max_log_bytes + 1); // too large (sparse)
+  mlperf_test::write(bench / "result_5.txt", "");                      // empty
   mlperf_test::write(bench / "result_6.txt", std::string("\x7f"
                                                          "ELF\x02\x01\x01\0\0\xff\xfe",
                                                          12));
@@ -628,7 +629,7 @@ TEST_CASE("ingest: a run records what it trained: samples to run_stop, sequence 
   result_context ctx;
   ctx.benchmark = "llama31_405b";
   ctx.relative_path = "x/results/s/llama31_405b/result_0.txt";
-  std::vector<diagnostic> diags;
+  std::vector<mllog::diagnostic> diags;
   const run good =
       run_from_log(log("\"samples_count\": 4608, \"status\": \"success\"", "8192"), ctx, diags);
   CHECK(good.extra["trained"] ==

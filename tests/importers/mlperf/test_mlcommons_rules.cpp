@@ -9,7 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_log.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "importers/mlperf/power.hpp"
 #include "importers/mlperf/score.hpp"
@@ -295,23 +296,25 @@ TEST_CASE("MLPerf power: node and switch logs give the result summarizer's energ
           "[mlperf][power]") {
   // 600 W for 100 s of measurement, over a 50 s run: 600 x 50 = 30 kJ (the measured mean power
   // times the time to train); a conversion efficiency scales it.
-  parsed_log node = parse_mllog(node_log(1000, 600, 100), "node_0.txt");
+  mllog::parsed_log node = mllog::parse_mllog(node_log(1000, 600, 100), "node_0.txt");
   std::string why;
   auto j = node_energy_j(node, 50000, &why);
   REQUIRE(j);
   CHECK(*j == Approx(30000));
-  CHECK(*node_energy_j(parse_mllog(node_log(1000, 600, 100, 0.9), "n"), 50000) == Approx(27000));
+  CHECK(*node_energy_j(mllog::parse_mllog(node_log(1000, 600, 100, 0.9), "n"), 50000) ==
+        Approx(27000));
   // No stop: the last reading is taken as the stop (the summarizer warns and does the same).
-  CHECK(*node_energy_j(parse_mllog(node_log(1000, 600, 100, 1.0, false), "n"), 50000) ==
+  CHECK(*node_energy_j(mllog::parse_mllog(node_log(1000, 600, 100, 1.0, false), "n"), 50000) ==
         Approx(30000));
   // No start: unusable.
-  CHECK_FALSE(node_energy_j(parse_mllog(power_line(5, "power_reading", "5", "POINT_IN_TIME"), "n"),
-                            1000, &why));
+  CHECK_FALSE(node_energy_j(
+      mllog::parse_mllog(power_line(5, "power_reading", "5", "POINT_IN_TIME"), "n"), 1000, &why));
   CHECK(why.find("power_measurement_start") != std::string::npos);
   // A switch: its estimate (W) over the run.
-  parsed_log sw = parse_mllog(power_line(1, "conversion_eff", "0.5", "POINT_IN_TIME") +
-                                  power_line(2, "interconnect_power_est", "200", "POINT_IN_TIME"),
-                              "sw_0.txt");
+  mllog::parsed_log sw =
+      mllog::parse_mllog(power_line(1, "conversion_eff", "0.5", "POINT_IN_TIME") +
+                             power_line(2, "interconnect_power_est", "200", "POINT_IN_TIME"),
+                         "sw_0.txt");
   CHECK(switch_energy_j(sw, 50000) == Approx(0.5 * 200 * 50));
 }
 

@@ -1,11 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include "harness/core/error.hpp"
+#include "harness/core/mllog.hpp"
 #include "harness/core/text_input.hpp"
-#include "importers/mlperf/mllog.hpp"
 #include "test_helpers.hpp"
 
-using namespace accelbench::mlperf;
+using namespace accelbench::mllog;
 
 TEST_CASE("mllog: events are parsed with their fields", "[mlperf][mllog]") {
   const std::string text = ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1745154970117, "

@@ -9,7 +9,8 @@
 #include <regex>
 
 #include "harness/core/error.hpp"
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_log.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/synthetic.hpp"
 #include "test_helpers.hpp"
 
@@ -31,7 +32,7 @@ bool any_contains(const std::vector<std::string>& v, const std::string& part) {
                      [&](const std::string& s) { return s.find(part) != std::string::npos; });
 }
 
-std::vector<std::string> messages(const std::vector<diagnostic>& ds) {
+std::vector<std::string> messages(const std::vector<mllog::diagnostic>& ds) {
   std::vector<std::string> out;
   out.reserve(ds.size());
   for (const auto& d : ds)
@@ -103,7 +104,7 @@ void make_open(const fs::path& org, const std::string& benchmark, size_t n, bool
 
 // A log given as text, checked for `round` (benchmark and division from the log).
 log_check check_text(const std::string& text, const std::string& round) {
-  return check_log(parse_mllog(text, "result_0.txt"), "", "", round);
+  return check_log(mllog::parse_mllog(text, "result_0.txt"), "", "", round);
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -383,7 +384,8 @@ TEST_CASE("MLPerf log warnings: the published logs give none of the new warnings
     if (!e.is_regular_file() || e.path().filename().string().rfind("result_", 0) != 0)
       continue;
     ++files;
-    const log_check c = check_log(parse_mllog_file(e.path()), "", "", round_from_path(e.path()));
+    const log_check c =
+        check_log(mllog::parse_mllog_file(e.path()), "", "", round_from_path(e.path()));
     const auto w = messages(c.warnings);
     INFO(e.path().string() << "\n" << joined(w));
     CHECK_FALSE(any_contains(w, "time goes backwards"));

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "harness/core/error.hpp"
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "importers/mlperf/package.hpp"
 #include "importers/mlperf/score.hpp"
@@ -641,7 +641,7 @@ TEST_CASE("check: unreadable entries and nesting too deep are reasons, not crash
        "testbox.json: a symbolic link to"},
       {"a result larger than the cap",
        [&](const fs::path& org) {
-         fs::resize_file(org / bench / "result_2.txt", k_max_log_bytes + 1);
+         fs::resize_file(org / bench / "result_2.txt", mllog::k_max_log_bytes + 1);
        },
        "larger than 64 MiB"},
       {"a folder in place of the system description",

@@ -15,7 +15,7 @@
 #include <optional>
 #include <sstream>
 
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "importers/mlperf/package.hpp"
 #include "importers/mlperf/rcp.hpp"
@@ -59,7 +59,7 @@ std::string edit_lines(const std::string& text, const std::string& key,
                        const std::function<void(json&)>& edit) {
   std::istringstream in(text);
   std::string out, line;
-  const std::string marker(mllog_marker);
+  const std::string marker(mllog::mllog_marker);
   while (std::getline(in, line)) {
     const size_t at = line.find(marker);
     if (at != std::string::npos) {
@@ -93,11 +93,11 @@ std::vector<std::string> rcp_variant(double factor, std::optional<int> batch_siz
 
 rcp_verdict check_texts(const std::vector<std::string>& texts, bool bypass = false,
                         const std::string& round = "5.0") {
-  std::vector<parsed_log> logs;
+  std::vector<mllog::parsed_log> logs;
   logs.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i)
-    logs.push_back(parse_mllog(texts[i], fmt::format("result_{}.txt", i)));
-  std::vector<const parsed_log*> ptrs;
+    logs.push_back(mllog::parse_mllog(texts[i], fmt::format("result_{}.txt", i)));
+  std::vector<const mllog::parsed_log*> ptrs;
   ptrs.reserve(logs.size());
   for (const auto& l : logs)
     ptrs.push_back(&l);

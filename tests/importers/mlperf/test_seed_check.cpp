@@ -9,8 +9,8 @@
 #include <functional>
 #include <regex>
 
-#include "importers/mlperf/check.hpp"
-#include "importers/mlperf/mllog.hpp"
+#include "harness/core/mllog.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/package_params.hpp"
 #include "importers/mlperf/seed_check.hpp"
 #include "test_helpers.hpp"
@@ -316,33 +316,33 @@ TEST_CASE("mlp_parser's bad lines beside the reader's own", "[mlperf][seed][mllo
       "\"key\": \"seed\", \"value\": 7, " +
       meta + "}";
   SECTION("taken by both") {
-    const parsed_log log = parse_mllog("[1,0]<stdout>:" + line(good));
+    const mllog::parsed_log log = mllog::parse_mllog("[1,0]<stdout>:" + line(good));
     CHECK(log.events.size() == 1);
     CHECK(log.diagnostics.empty());
     CHECK(log.mlp_parser_errors.empty());
   }
   SECTION("mlp_parser takes what this reader refuses: no event_type, a key that is a number") {
-    const parsed_log log =
-        parse_mllog(line("{\"time_ms\": 5, \"key\": \"x\", \"value\": 1, " + meta + "}") +
-                    line("{\"time_ms\": 5, \"event_type\": \"POINT_IN_TIME\", \"key\": 3, "
-                         "\"value\": 1, " +
-                         meta + "}"));
+    const mllog::parsed_log log =
+        mllog::parse_mllog(line("{\"time_ms\": 5, \"key\": \"x\", \"value\": 1, " + meta + "}") +
+                           line("{\"time_ms\": 5, \"event_type\": \"POINT_IN_TIME\", \"key\": 3, "
+                                "\"value\": 1, " +
+                                meta + "}"));
     CHECK(log.diagnostics.size() == 2);
     CHECK(log.mlp_parser_errors.empty());
   }
   SECTION("a string time_ms float() reads is taken by both") {
-    const parsed_log log = parse_mllog(
+    const mllog::parsed_log log = mllog::parse_mllog(
         line(std::regex_replace(good, std::regex("\"time_ms\": 5"), "\"time_ms\": \" 1_000.5 \"")));
     REQUIRE(log.events.size() == 1);
     CHECK(log.events[0].time_ms == 1000);
     CHECK(log.mlp_parser_errors.empty());
-    const parsed_log bad = parse_mllog(
+    const mllog::parsed_log bad = mllog::parse_mllog(
         line(std::regex_replace(good, std::regex("\"time_ms\": 5"), "\"time_ms\": \"1__0\"")));
     CHECK(bad.events.empty());
     CHECK(bad.mlp_parser_errors.size() == 1);
   }
   SECTION("refused by both, or by mlp_parser alone") {
-    const parsed_log log = parse_mllog(
+    const mllog::parsed_log log = mllog::parse_mllog(
         line("{oops") +
         line("{\"time_ms\": 5, \"event_type\": \"POINT_IN_TIME\", \"key\": \"x\", \"value\": 1}") +
         line("{\"time_ms\": null, \"key\": \"x\", \"value\": 1, " + meta + "}") +
@@ -353,7 +353,8 @@ TEST_CASE("mlp_parser's bad lines beside the reader's own", "[mlperf][seed][mllo
     CHECK(log.events.size() == 2); // the line without metadata and the marker's value are kept
   }
   SECTION("a lone carriage return ends mlp_parser's line") {
-    const parsed_log log = parse_mllog("junk\r" + line(good) + line(good + "\r:::MLLOG {oops"));
+    const mllog::parsed_log log =
+        mllog::parse_mllog("junk\r" + line(good) + line(good + "\r:::MLLOG {oops"));
     CHECK(log.mlp_parser_errors.size() == 1);
     CHECK(log.mlp_parser_errors[0].line == 2);
   }
@@ -361,7 +362,7 @@ TEST_CASE("mlp_parser's bad lines beside the reader's own", "[mlperf][seed][mllo
 
 TEST_CASE("int() of a seed and the seed checker's keys", "[mlperf][seed]") {
   auto seeds_of = [](const std::string& value, const std::string& lineno = "1") {
-    const parsed_log log = parse_mllog(
+    const mllog::parsed_log log = mllog::parse_mllog(
         ":::MLLOG {\"time_ms\": 5, \"event_type\": \"POINT_IN_TIME\", \"key\": \"seed\", "
         "\"value\": " +
             value + ", \"metadata\": {\"file\": \"a.py\", \"lineno\": " + lineno + "}}\n",

@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "importers/mlperf/check.hpp"
+#include "importers/mlperf/check_package.hpp"
 #include "tests/importers/mlperf/differential/variants.hpp"
 #include "tests/importers/mlperf/test_helpers.hpp"
 
