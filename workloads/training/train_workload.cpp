@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/hash.hpp"
+#include "harness/core/kernel_metrics.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
@@ -267,6 +269,12 @@ public:
     train_settings s = resolve_settings(cfg, ctx.rules);
     scoped_threads threads(s.threads);
     out.effective_settings["training"] = settings_json(s);
+    // The axes whose 0 means "the default", as they resolved: the CLI's tables print what ran.
+    out.extra["resolved"] = {{"batch", s.options.batch},
+                             {"grad_accum", s.hp.grad_accum},
+                             {"layers", s.options.layers},
+                             {"seq", s.options.seq},
+                             {"threads", s.threads}};
     if (cfg.backend == "cuda") {
       if (auto why = unavailable_reason(cfg); !why.empty())
         return out.mark_skipped(why);
@@ -337,11 +345,8 @@ private:
     cpu_trainable model(s.model, s.options);
     auto res = measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
     const uint64_t rss = peak_rss_bytes();
-    auto peak = cached_cpu_peak();
-    const double pk = peak_tflops_for(peak, to_string(s.options.dtype));
+    const kernel_peak pk = cpu_probe_peak(s.options.dtype);
     out.extra["peak_rss_bytes"] = rss;
-    out.extra["peak"] = {
-        {"tflops", pk}, {"dtype", to_string(s.options.dtype)}, {"probe", peak.to_json()}};
     out.extra["implementation"] = model.implementation();
     record_throughput(s, res, model.num_params(), pk, out, ctx);
   }
@@ -369,10 +374,20 @@ private:
       out.extra["implementation"] = model.implementation();
       out.extra["device_memory_bytes"] = cuda::device_plan(s.model, s.options).total();
       out.extra["host_waits_in_timed_steps"] = res.host_waits_in_timed_steps;
-      record_throughput(s, res.result, model.num_params(), pk, out, ctx);
+      record_throughput(s, res.result, model.num_params(), datasheet_mfu_peak(pk, out), out, ctx);
     } catch (const backend_error& e) {
       out.mark_failed(e.what());
     }
+  }
+
+  // A GPU's datasheet figure (record_cuda_facts wrote its record), for kernel_metrics' rule.
+  static kernel_peak datasheet_mfu_peak(double pk, const run& out) {
+    kernel_peak p;
+    p.source = peak_source::datasheet;
+    p.tflops = pk;
+    p.record = out.extra["peak"];
+    p.what = p.record.value("source", std::string("datasheet"));
+    return p;
   }
 
   // What every CUDA run records: the device, the recipe, the attention and the peak.
@@ -414,7 +429,7 @@ private:
       const uint64_t rss = peak_rss_bytes();
       const auto rank_s = slowest_rank_steps(res);
       const std::string differ = replicas_differ(*model, out);
-      const double pk = record_peak(s, on_cuda, out);
+      const kernel_peak pk = record_peak(s, on_cuda, out);
       out.extra["peak_rss_bytes"] = rss;
       out.extra["implementation"] = model->implementation();
       train_settings step = s; // the global step: N micro batches of B
@@ -438,9 +453,9 @@ private:
     return std::make_unique<cpu_trainable>(s.model, s.options);
   }
 
-  // The peak TFLOP/s MFU is measured against, recorded: the CPU's probed peak, or the datasheet
-  // peak of this rank's GPU (with the GPU and the attention implementation).
-  static double record_peak(const train_settings& s, bool on_cuda, run& out) {
+  // The peak MFU is judged against: the CPU's probe table for the dtype, or the datasheet peak of
+  // this rank's GPU (recorded with the GPU and the attention implementation).
+  static kernel_peak record_peak(const train_settings& s, bool on_cuda, run& out) {
     const std::string dt = to_string(s.options.dtype);
 #ifdef ACCELBENCH_HAVE_CUDA
     if (on_cuda) {
@@ -451,14 +466,12 @@ private:
           gpu = g;
       const double pk = device::datasheet_peak_tflops(gpu.name, dt);
       record_cuda_facts(s, gpu.to_json(), pk, out);
-      return pk;
+      return datasheet_mfu_peak(pk, out);
     }
 #endif
     (void)on_cuda;
-    auto peak = cached_cpu_peak();
-    const double pk = peak_tflops_for(peak, dt);
-    out.extra["peak"] = {{"tflops", pk}, {"dtype", dt}, {"probe", peak.to_json()}};
-    return pk;
+    (void)dt;
+    return cpu_probe_peak(s.options.dtype);
   }
 
   // A seed every rank uses (rank 0's): the replicas start from the same parameters.
@@ -542,10 +555,10 @@ private:
         {"formula", "scaling_efficiency = global tokens/s / (world_size x one-rank tokens/s)"}};
   }
 
-  // Samples and metrics of a throughput measurement (either backend). pk: the peak TFLOP/s MFU is
-  // measured against (0: unknown, MFU reported as 0).
+  // Samples and metrics of a throughput measurement (either backend). pk: the peak MFU is judged
+  // against, by kernel_metrics' above-peak rule: no MFU when it is unknown or the run beat it.
   void record_throughput(const train_settings& s, const throughput_result& res, size_t num_params,
-                         double pk, run& out, run_context& ctx) const {
+                         const kernel_peak& pk, run& out, run_context& ctx) const {
     const int64_t tokens_per_step = s.options.batch * s.options.seq * s.hp.grad_accum;
     std::vector<double> t, f, b, o;
     out.samples.clear();
@@ -581,13 +594,15 @@ private:
     out.add_metric("optimizer_ms", 1e3 * stats::median(o), "ms", direction::lower_is_better);
     out.add_metric("model_flops_per_token", fpt, "FLOP", direction::lower_is_better);
     out.add_metric("achieved_tflops", achieved, "TFLOP/s", direction::higher_is_better);
-    out.add_metric("mfu", pk > 0 ? 100.0 * achieved / pk : 0.0, "%", direction::higher_is_better);
-    // The causal kernels do about half of PaLM's attention term: the same step, counted at the
-    // work they do (both backends, from here only).
-    const double fpt_causal =
-        model_flops_per_token_causal(s.model, s.options.layers, s.options.seq, s.options.with_head);
-    out.add_metric("mfu_causal", pk > 0 ? 100.0 * fpt_causal * tps / 1e12 / pk : 0.0, "%",
-                   direction::higher_is_better);
+    const std::optional<double> mfu = judge_against_peak(out, achieved, pk);
+    if (mfu) {
+      out.add_metric("mfu", *mfu, "%", direction::higher_is_better);
+      // The causal kernels do about half of PaLM's attention term: the same step, counted at the
+      // work they do (both backends, from here only).
+      const double fpt_causal = model_flops_per_token_causal(s.model, s.options.layers,
+                                                             s.options.seq, s.options.with_head);
+      out.add_metric("mfu_causal", *mfu * fpt_causal / fpt, "%", direction::higher_is_better);
+    }
     out.add_metric("loader_tokens_per_s", res.loader_tokens_per_s, "tokens/s",
                    direction::higher_is_better);
     out.add_metric("cv", sum.cv, "", direction::lower_is_better);
@@ -616,9 +631,10 @@ private:
           s.options.layers, s.model.n_layers, s.model.name, s.model.n_layers);
     }
     if (ctx.log)
-      *ctx.log << fmt::format("train.llama {} x{} seq {} batch {}: {:.0f} tokens/s, MFU {:.1f}%\n",
+      *ctx.log << fmt::format("train.llama {} x{} seq {} batch {}: {:.0f} tokens/s, {}\n",
                               s.model.name, s.options.layers, s.options.seq, s.options.batch, tps,
-                              pk > 0 ? 100.0 * achieved / pk : 0.0);
+                              mfu ? fmt::format("MFU {:.1f}%", *mfu)
+                                  : "no MFU: " + pct_of_peak_unknown(out));
   }
 
   workload_spec m_spec;
