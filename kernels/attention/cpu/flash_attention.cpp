@@ -22,9 +22,9 @@ namespace detail {
 
 namespace {
 int64_t thread_stride_of(int64_t floats) { return round_up(floats, 64); } // own cache lines
-} // namespace
 
-workspace_layout forward_layout(const attention_shape& s, int threads) {
+// The tiles of a shape, common to both passes: padded sizes and tile counts.
+workspace_layout tiled(const attention_shape& s, int threads) {
   workspace_layout L;
   L.threads = threads;
   L.dp = round_up(s.head_dim, pad_d);
@@ -32,6 +32,12 @@ workspace_layout forward_layout(const attention_shape& s, int threads) {
   L.sqp = round_up(s.seq_q, tile_q);
   L.n_kt = L.skp / tile_k;
   L.n_qt = L.sqp / tile_q;
+  return L;
+}
+} // namespace
+
+workspace_layout forward_layout(const attention_shape& s, int threads) {
+  workspace_layout L = tiled(s, threads);
   const int64_t kv = s.batch * s.kv_heads * L.skp * L.dp;
   L.kt = 0;
   L.vp = L.kt + kv;
@@ -43,13 +49,7 @@ workspace_layout forward_layout(const attention_shape& s, int threads) {
 }
 
 workspace_layout backward_layout(const attention_shape& s, int threads) {
-  workspace_layout L;
-  L.threads = threads;
-  L.dp = round_up(s.head_dim, pad_d);
-  L.skp = round_up(s.seq_k, tile_k);
-  L.sqp = round_up(s.seq_q, tile_q);
-  L.n_kt = L.skp / tile_k;
-  L.n_qt = L.sqp / tile_q;
+  workspace_layout L = tiled(s, threads);
   // Split a head's key tiles only when batch x heads cannot keep the threads busy (each split
   // costs one more dQ partial of seq_q x head_dim).
   const int64_t bh = s.batch * s.heads;
@@ -136,9 +136,9 @@ bool bf16_native_requested() {
 
 // The variant a call of element type e runs: bf16 calls take the native bf16 kernels when they
 // are requested and the AVX-512 kernels are current.
-const kernel_variant& variant_for(elem e) {
+const kernel_variant& variant_for(dtype e) {
   const kernel_variant& v = current();
-  if (e == elem::bf16 && &v == &variant_avx512 && bf16_native_requested())
+  if (e == dtype::bf16 && &v == &variant_avx512 && bf16_native_requested())
     return variant_avx512_bf16;
   return v;
 }
@@ -164,18 +164,21 @@ struct workspace {
 };
 thread_local workspace t_workspace;
 
-void run_forward(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
-                 void* o, float* lse) {
+// The element types the kernels read and write (the math is fp32 for both).
+void require_cpu_dtype(dtype t) { require_dtype("attention (cpu)", t, {dtype::fp32, dtype::bf16}); }
+
+void run_forward(const attention_shape& s, const attention_tensors& io) {
   check_shape(s);
+  require_cpu_dtype(io.type);
   const workspace_layout L = forward_layout(s, omp_get_max_threads());
-  variant_for(e).forward(s, e, q, k, v, o, lse, t_workspace.get(L.total), L);
+  variant_for(io.type).forward(s, io, t_workspace.get(L.total), L);
 }
 
-void run_backward(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
-                  const void* o, const void* d_o, const float* lse, void* dq, void* dk, void* dv) {
+void run_backward(const attention_shape& s, const attention_tensors& io) {
   check_shape(s);
+  require_cpu_dtype(io.type);
   const workspace_layout L = backward_layout(s, omp_get_max_threads());
-  variant_for(e).backward(s, e, q, k, v, o, d_o, lse, dq, dk, dv, t_workspace.get(L.total), L);
+  variant_for(io.type).backward(s, io, t_workspace.get(L.total), L);
 }
 
 } // namespace
@@ -201,8 +204,7 @@ void set_kernel_isa(const std::string& isa) {
 }
 
 std::string bf16_path() {
-  return &detail::variant_for(detail::elem::bf16) == &detail::variant_avx512_bf16 ? "avx512_bf16"
-                                                                                  : "fp32";
+  return &detail::variant_for(dtype::bf16) == &detail::variant_avx512_bf16 ? "avx512_bf16" : "fp32";
 }
 
 std::vector<std::string> available_bf16_paths() {
@@ -239,23 +241,50 @@ void reserve_workspace(const attention_shape& s) {
                                    detail::backward_layout(s, threads).total));
 }
 
+void flash_forward(const attention_shape& s, const attention_tensors& io) {
+  detail::run_forward(s, io);
+}
+void flash_backward(const attention_shape& s, const attention_tensors& io) {
+  detail::run_backward(s, io);
+}
+
 void flash_forward(const attention_shape& s, const float* q, const float* k, const float* v,
                    float* o, float* lse) {
-  detail::run_forward(s, detail::elem::f32, q, k, v, o, lse);
+  flash_forward(s, {.type = dtype::fp32, .q = q, .k = k, .v = v, .o = o, .lse = lse});
 }
+// (A backward reads o and lse, which attention_tensors holds as a forward's outputs: the casts
+// below never lead to a write.)
 void flash_backward(const attention_shape& s, const float* q, const float* k, const float* v,
                     const float* o, const float* d_o, const float* lse, float* dq, float* dk,
                     float* dv) {
-  detail::run_backward(s, detail::elem::f32, q, k, v, o, d_o, lse, dq, dk, dv);
+  flash_backward(s, {.type = dtype::fp32,
+                     .q = q,
+                     .dq = dq,
+                     .k = k,
+                     .dk = dk,
+                     .v = v,
+                     .dv = dv,
+                     .o = const_cast<float*>(o),
+                     .d_o = d_o,
+                     .lse = const_cast<float*>(lse)});
 }
 void flash_forward_bf16(const attention_shape& s, const bf16* q, const bf16* k, const bf16* v,
                         bf16* o, float* lse) {
-  detail::run_forward(s, detail::elem::bf16, q, k, v, o, lse);
+  flash_forward(s, {.type = dtype::bf16, .q = q, .k = k, .v = v, .o = o, .lse = lse});
 }
 void flash_backward_bf16(const attention_shape& s, const bf16* q, const bf16* k, const bf16* v,
                          const bf16* o, const bf16* d_o, const float* lse, bf16* dq, bf16* dk,
                          bf16* dv) {
-  detail::run_backward(s, detail::elem::bf16, q, k, v, o, d_o, lse, dq, dk, dv);
+  flash_backward(s, {.type = dtype::bf16,
+                     .q = q,
+                     .dq = dq,
+                     .k = k,
+                     .dk = dk,
+                     .v = v,
+                     .dv = dv,
+                     .o = const_cast<bf16*>(o),
+                     .d_o = d_o,
+                     .lse = const_cast<float*>(lse)});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,13 +8,18 @@
 #include <vector>
 
 #include "kernels/attention/attention_shape.hpp"
+#include "kernels/attention/attention_tensors.hpp"
 
 namespace accelbench::attention {
 
 using bf16 = uint16_t; // bfloat16 storage (upper half of an IEEE float), fp32 math
 
 // Fast fused kernels (OpenMP over batch x heads x query tiles; AVX-512 / AVX2 / portable chosen
-// at run time). Never allocate seq_q x seq_k.
+// at run time). Never allocate seq_q x seq_k. fp32 or bf16 tensors (io.type; fp32 math for
+// both); another dtype is refused with backend_error naming it.
+void flash_forward(const attention_shape& s, const attention_tensors& io);
+void flash_backward(const attention_shape& s, const attention_tensors& io);
+// The same on typed pointers.
 void flash_forward(const attention_shape& s, const float* q, const float* k, const float* v,
                    float* o, float* lse);
 void flash_backward(const attention_shape& s, const float* q, const float* k, const float* v,

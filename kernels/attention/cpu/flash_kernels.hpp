@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/attention/attention_tensors.hpp"
 #include "kernels/attention/cpu/flash_attention.hpp"
 
 namespace accelbench::attention::detail {
@@ -23,9 +24,6 @@ constexpr int64_t pad_d = 16;
 
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
-
-// Input element type of a call (the math is fp32 for both).
-enum class elem { f32, bf16 };
 
 // Offsets (in floats) into one workspace buffer; computed by the dispatcher so that the buffer
 // can be reused across calls (first-touch page faults of a fresh allocation would otherwise cost
@@ -55,21 +53,21 @@ struct workspace_layout {
 workspace_layout forward_layout(const attention_shape& s, int threads);
 workspace_layout backward_layout(const attention_shape& s, int threads);
 
-// One ISA variant. `in` points at float or bf16 data according to `e`.
+// One ISA variant. The tensors are fp32 or bf16 (io.type; the math is fp32 for both), the type
+// checked by the dispatcher (flash_attention.cpp) before any variant is called.
 struct kernel_variant {
   const char* isa; // "avx512" | "avx2" | "generic" | "avx512_bf16"
-  void (*forward)(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
-                  void* o, float* lse, float* ws, const workspace_layout& L);
-  void (*backward)(const attention_shape& s, elem e, const void* q, const void* k, const void* v,
-                   const void* o, const void* d_o, const float* lse, void* dq, void* dk, void* dv,
-                   float* ws, const workspace_layout& L);
+  void (*forward)(const attention_shape& s, const attention_tensors& io, float* ws,
+                  const workspace_layout& L);
+  void (*backward)(const attention_shape& s, const attention_tensors& io, float* ws,
+                   const workspace_layout& L);
 };
 
 extern const kernel_variant variant_avx512;
 extern const kernel_variant variant_avx2;
 extern const kernel_variant variant_generic;
 // bf16 inputs with native bf16 dot products (vdpbf16ps, fp32 accumulation; the same workspace
-// layouts, its packed copies stored as bf16). Called for elem::bf16 only when the CPU has
+// layouts, its packed copies stored as bf16). Called for dtype::bf16 only when the CPU has
 // AVX512-BF16 and the AVX-512 variant is the current one (flash_attention.cpp); fp32 calls fall
 // back to the AVX-512 code.
 extern const kernel_variant variant_avx512_bf16;

@@ -17,7 +17,9 @@
 
 namespace {
 
+using accelbench::dtype;
 using accelbench::attention::attention_shape;
+using accelbench::attention::attention_tensors;
 using accelbench::attention::bf16;
 namespace det = accelbench::attention::detail;
 
@@ -45,9 +47,9 @@ inline bf16 f32_to_bf16(float f) {
 }
 
 // Reads `n` elements of a row (float or bf16) into fp32 and zero-fills up to `np`.
-inline void load_row(det::elem e, const void* base, int64_t offset, int64_t n, int64_t np,
+inline void load_row(dtype e, const void* base, int64_t offset, int64_t n, int64_t np,
                      float* dst) {
-  if (e == det::elem::f32) {
+  if (e == dtype::fp32) {
     std::memcpy(dst, static_cast<const float*>(base) + offset, size_t(n) * 4);
   } else {
     const bf16* src = static_cast<const bf16*>(base) + offset;
@@ -55,9 +57,9 @@ inline void load_row(det::elem e, const void* base, int64_t offset, int64_t n, i
   }
   for (int64_t i = n; i < np; ++i) dst[i] = 0.f;
 }
-inline void store_row(det::elem e, void* base, int64_t offset, int64_t n, const float* src,
+inline void store_row(dtype e, void* base, int64_t offset, int64_t n, const float* src,
                       float mul) {
-  if (e == det::elem::f32) {
+  if (e == dtype::fp32) {
     float* dst = static_cast<float*>(base) + offset;
     for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * mul;
   } else {
@@ -180,7 +182,7 @@ geometry make_geometry(const attention_shape& s, const det::workspace_layout& L)
 }
 
 // Packs one kv head (b, hk): mode bit 1: K^T tiles, 2: K rows, 4: V rows, 8: V^T tiles.
-void pack_kv(const geometry& g, det::elem e, const void* k, const void* v, int64_t b, int64_t hk,
+void pack_kv(const geometry& g, dtype e, const void* k, const void* v, int64_t b, int64_t hk,
              float* ws, const det::workspace_layout& L, int what, float* row) {
   const int64_t head = b * g.HK + hk;
   const int64_t per_head = g.SKP * g.DP;
@@ -286,7 +288,7 @@ ACCELBENCH_HOT void forward_softmax_row(const geometry& g, const forward_scratch
 }
 
 // One forward work item: (batch, head, query tile), heaviest causal tiles first.
-ACCELBENCH_HOT void forward_item(const geometry& g, det::elem e, const void* q, void* o,
+ACCELBENCH_HOT void forward_item(const geometry& g, dtype e, const void* q, void* o,
                                  float* lse, const float* ws, const det::workspace_layout& L,
                                  const forward_scratch& t, int64_t it) {
   const int64_t TQ = det::tile_q, TK = det::tile_k;
@@ -335,10 +337,13 @@ ACCELBENCH_HOT void forward_item(const geometry& g, det::elem e, const void* q, 
 // thread's scratch; the score block never exceeds tile_q x tile_k.
 //   q, o: [batch, seq_q, heads, head_dim]   k, v: [batch, seq_k, kv_heads, head_dim]
 //   lse: [batch, heads, seq_q]
-void forward_entry(const attention_shape& s, det::elem e, const void* q, const void* k,
-                   const void* v, void* o, float* lse, float* ws,
+void forward_entry(const attention_shape& s, const attention_tensors& io, float* ws,
                    const det::workspace_layout& L) {
   const geometry g = make_geometry(s, L);
+  const dtype e = io.type;
+  const void *q = io.q, *k = io.k, *v = io.v;
+  void* o = io.o;
+  float* lse = io.lse;
 
 #pragma omp parallel num_threads(L.threads)
   {
@@ -382,7 +387,7 @@ ACCELBENCH_HOT backward_scratch backward_scratch_of(const geometry& g, float* ws
 }
 
 // Q, dO rows, D_i = rowsum(dO * O) and lse in log2 units, of one (batch, head, padded row).
-ACCELBENCH_HOT void backward_prepare_row(const geometry& g, det::elem e, const void* q,
+ACCELBENCH_HOT void backward_prepare_row(const geometry& g, dtype e, const void* q,
                                          const void* o, const void* d_o, const float* lse,
                                          float* ws, const det::workspace_layout& L, float* row,
                                          int64_t bhi) {
@@ -483,7 +488,7 @@ ACCELBENCH_HOT void backward_item(const geometry& g, float* ws, const det::works
 }
 
 // One dQ row: the splits' partials summed, scaled and written out.
-ACCELBENCH_HOT void backward_write_dq(const geometry& g, det::elem e, void* dq, const float* ws,
+ACCELBENCH_HOT void backward_write_dq(const geometry& g, dtype e, void* dq, const float* ws,
                                       const det::workspace_layout& L, float* row, int64_t bhi) {
   const int64_t NS = L.splits;
   const int64_t i = bhi % g.SQ, bh = bhi / g.SQ, b = bh / g.H, h = bh % g.H;
@@ -497,7 +502,7 @@ ACCELBENCH_HOT void backward_write_dq(const geometry& g, det::elem e, void* dq, 
 }
 
 // One dK row and one dV row: the query heads of the GQA group summed, dK scaled, written out.
-ACCELBENCH_HOT void backward_write_dkdv(const geometry& g, det::elem e, void* dk, void* dv,
+ACCELBENCH_HOT void backward_write_dkdv(const geometry& g, dtype e, void* dk, void* dv,
                                         const float* ws, const det::workspace_layout& L,
                                         float* row, float* row2, int64_t bjk) {
   const int64_t hk = bjk % g.HK, j = (bjk / g.HK) % g.SK, b = bjk / (g.HK * g.SK);
@@ -520,10 +525,13 @@ ACCELBENCH_HOT void backward_write_dkdv(const geometry& g, det::elem e, void* dk
 // dV_j are private to the item that owns key tile j (accumulated per query head, then summed over
 // the GQA group), and each split owns a private dQ partial, summed at the end: no data races and
 // no atomics. splits = 1 whenever batch * heads already gives every thread work.
-void backward_entry(const attention_shape& s, det::elem e, const void* q, const void* k,
-                    const void* v, const void* o, const void* d_o, const float* lse, void* dq,
-                    void* dk, void* dv, float* ws, const det::workspace_layout& L) {
+void backward_entry(const attention_shape& s, const attention_tensors& io, float* ws,
+                    const det::workspace_layout& L) {
   const geometry g = make_geometry(s, L);
+  const dtype e = io.type;
+  const void *q = io.q, *k = io.k, *v = io.v, *o = io.o, *d_o = io.d_o;
+  const float* lse = io.lse;
+  void *dq = io.dq, *dk = io.dk, *dv = io.dv;
   const int64_t NS = L.splits;
 
 #pragma omp parallel num_threads(L.threads)

@@ -535,32 +535,30 @@ void backward16(const attention_shape& s, const bf16* q, const bf16* k, const bf
       backward_item16(g, ws, L, t, it);
 #pragma omp for schedule(static) nowait
     for (int64_t bhi = 0; bhi < g.B * g.H * g.SQ; ++bhi)
-      backward_write_dq(g, det::elem::bf16, dq, ws, L, t.f.row, bhi);
+      backward_write_dq(g, dtype::bf16, dq, ws, L, t.f.row, bhi);
 #pragma omp for schedule(static)
     for (int64_t bjk = 0; bjk < g.B * g.SK * g.HK; ++bjk)
-      backward_write_dkdv(g, det::elem::bf16, dk, dv, ws, L, t.f.row, t.f.row2, bjk);
+      backward_write_dkdv(g, dtype::bf16, dk, dv, ws, L, t.f.row, t.f.row2, bjk);
   }
 }
 
 // Entries: bf16 calls take the native path; fp32 calls (never dispatched here by
 // flash_attention.cpp) run the AVX-512 fp32 code, so the variant is complete on its own.
-void forward_entry16(const attention_shape& s, det::elem e, const void* q, const void* k,
-                     const void* v, void* o, float* lse, float* ws,
+void forward_entry16(const attention_shape& s, const attention_tensors& io, float* ws,
                      const det::workspace_layout& L) {
-  if (e != det::elem::bf16)
-    return forward_entry(s, e, q, k, v, o, lse, ws, L);
-  forward16(s, static_cast<const bf16*>(q), static_cast<const bf16*>(k),
-            static_cast<const bf16*>(v), o, lse, ws, L);
+  if (io.type != dtype::bf16)
+    return forward_entry(s, io, ws, L);
+  forward16(s, static_cast<const bf16*>(io.q), static_cast<const bf16*>(io.k),
+            static_cast<const bf16*>(io.v), io.o, io.lse, ws, L);
 }
 
-void backward_entry16(const attention_shape& s, det::elem e, const void* q, const void* k,
-                      const void* v, const void* o, const void* d_o, const float* lse, void* dq,
-                      void* dk, void* dv, float* ws, const det::workspace_layout& L) {
-  if (e != det::elem::bf16)
-    return backward_entry(s, e, q, k, v, o, d_o, lse, dq, dk, dv, ws, L);
-  backward16(s, static_cast<const bf16*>(q), static_cast<const bf16*>(k),
-             static_cast<const bf16*>(v), static_cast<const bf16*>(o),
-             static_cast<const bf16*>(d_o), lse, dq, dk, dv, ws, L);
+void backward_entry16(const attention_shape& s, const attention_tensors& io, float* ws,
+                      const det::workspace_layout& L) {
+  if (io.type != dtype::bf16)
+    return backward_entry(s, io, ws, L);
+  backward16(s, static_cast<const bf16*>(io.q), static_cast<const bf16*>(io.k),
+             static_cast<const bf16*>(io.v), static_cast<const bf16*>(io.o),
+             static_cast<const bf16*>(io.d_o), io.lse, io.dq, io.dk, io.dv, ws, L);
 }
 
 #undef ACCELBENCH_HOT

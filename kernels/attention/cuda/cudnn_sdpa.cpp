@@ -77,20 +77,20 @@ private:
   cudnnBackendDescriptor_t m_d = nullptr;
 };
 
-cudnnDataType_t cudnn_type(sdpa_dtype t) {
-  switch (t) {
-  case sdpa_dtype::bf16:
-    return CUDNN_DATA_BFLOAT16;
-  case sdpa_dtype::fp16:
-    return CUDNN_DATA_HALF;
-  case sdpa_dtype::fp32:
-    return CUDNN_DATA_FLOAT;
-  case sdpa_dtype::int32:
-    return CUDNN_DATA_INT32;
-  case sdpa_dtype::boolean:
+// The cuDNN type of a graph tensor: the types sdpa_graph.cpp uses, nothing else.
+cudnnDataType_t cudnn_type(sdpa_type t) {
+  if (!t)
     return CUDNN_DATA_BOOLEAN;
+  switch (*t) {
+  case dtype::bf16:
+    return CUDNN_DATA_BFLOAT16;
+  case dtype::fp16:
+    return CUDNN_DATA_HALF;
+  case dtype::int32:
+    return CUDNN_DATA_INT32;
+  default:
+    return CUDNN_DATA_FLOAT;
   }
-  return CUDNN_DATA_FLOAT;
 }
 
 cudnnPointwiseMode_t pointwise_mode(sdpa_mode m) {
@@ -241,9 +241,16 @@ sdpa_env current_env() {
 }
 
 // Throws backend_error naming the first rule the config or the installation breaks.
-void require_supported(const attention_shape& s, bool backward) {
-  if (auto f = check_sdpa(s, sdpa_dtype::bf16, backward, current_env()))
+void require_supported(const attention_shape& s, dtype t, bool backward) {
+  if (auto f = check_sdpa(s, t, backward, current_env()))
     throw backend_error(f->message());
+}
+
+// A graph runs the tensors of the type it was built for.
+void require_type(const char* graph, dtype built, dtype given) {
+  if (given != built)
+    throw backend_error(fmt::format("cuDNN SDPA {}: built for {}, given {} tensors", graph,
+                                    to_string(built), to_string(given)));
 }
 
 } // namespace
@@ -252,10 +259,10 @@ sdpa_env environment() { return current_env(); }
 
 std::string library_path() { return device::cudnn_library_path(); }
 
-std::string unsupported_reason(const attention_shape& s, bool bf16, bool backward) {
+std::string unsupported_reason(const attention_shape& s, dtype t, bool backward) {
   // Installation rules (cuDNN's CUDA major, version, GPU) fail the run when it builds its graph;
   // here only what the config asks.
-  const auto f = check_sdpa(s, bf16 ? sdpa_dtype::bf16 : sdpa_dtype::fp32, backward, current_env());
+  const auto f = check_sdpa(s, t, backward, current_env());
   return f && f->kind == sdpa_rule_kind::config ? f->message() : std::string();
 }
 
@@ -413,37 +420,37 @@ struct sdpa_plan {
 // ---------------------------------------------------------------------------------------------
 struct sdpa_forward::impl {
   sdpa_plan p;
+  dtype type = dtype::bf16;
   bool inference = false;
 };
 
-sdpa_forward::sdpa_forward(const attention_shape& s, bool inference) {
-  require_supported(s, false);
+sdpa_forward::sdpa_forward(const attention_shape& s, dtype t, bool inference) {
+  require_supported(s, t, false);
   auto owner = std::make_unique<impl>(); // freed if building the graph throws
   owner->p.scale = s.effective_scale();
   owner->p.causal = s.causal;
+  owner->type = t;
   owner->inference = inference;
-  owner->p.build(describe_forward(s, sdpa_dtype::bf16, !inference),
+  owner->p.build(describe_forward(s, t, !inference),
                  inference ? "SDPA inference forward" : "SDPA forward");
-  m_impl = owner.release();
+  m_impl = std::move(owner);
 }
 
-sdpa_forward::~sdpa_forward() { delete m_impl; }
-sdpa_forward::sdpa_forward(sdpa_forward&& o) noexcept : m_impl(o.m_impl) { o.m_impl = nullptr; }
-sdpa_forward& sdpa_forward::operator=(sdpa_forward&& o) noexcept {
-  std::swap(m_impl, o.m_impl);
-  return *this;
-}
+sdpa_forward::~sdpa_forward() = default;
+sdpa_forward::sdpa_forward(sdpa_forward&&) noexcept = default;
+sdpa_forward& sdpa_forward::operator=(sdpa_forward&&) noexcept = default;
 
 std::string sdpa_forward::engine() const { return m_impl->p.engine; }
 int sdpa_forward::variant_packs_built() const { return m_impl->p.packs_built; }
 
-void sdpa_forward::run(const void* q, const void* k, const void* v, void* o, float* lse,
-                       void* stream) {
-  std::vector<void*> ptrs = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o};
+void sdpa_forward::run(const attention_tensors& io, void* stream) {
+  require_type("forward", m_impl->type, io.type);
+  std::vector<void*> ptrs = {const_cast<void*>(io.q), const_cast<void*>(io.k),
+                             const_cast<void*>(io.v), io.o};
   std::vector<int64_t> uids = {u_q, u_k, u_v, u_o};
   if (!m_impl->inference) {
     uids.push_back(u_stats);
-    ptrs.push_back(lse);
+    ptrs.push_back(io.lse);
   }
   m_impl->p.execute(std::move(uids), ptrs, stream, "SDPA forward execute");
 }
@@ -451,6 +458,7 @@ void sdpa_forward::run(const void* q, const void* k, const void* v, void* o, flo
 // ---------------------------------------------------------------------------------------------
 struct sdpa_backward::impl {
   sdpa_plan p;
+  dtype type = dtype::bf16;
   void* sum = nullptr;      // fp32 [B,H,Sq]: rowsum(dO * O)
   void* dq_accum = nullptr; // fp32 [B,H,Sq,D]
   uint64_t sum_bytes = 0, dq_accum_bytes = 0;
@@ -462,13 +470,14 @@ struct sdpa_backward::impl {
   }
 };
 
-sdpa_backward::sdpa_backward(const attention_shape& s) {
-  require_supported(s, true);
+sdpa_backward::sdpa_backward(const attention_shape& s, dtype t) {
+  require_supported(s, t, true);
   auto owner = std::make_unique<impl>(); // freed if building the graph throws
   auto& I = *owner;
   I.p.scale = s.effective_scale();
   I.p.causal = s.causal;
-  I.p.build(describe_backward(s, sdpa_dtype::bf16), "SDPA backward");
+  I.type = t;
+  I.p.build(describe_backward(s, t), "SDPA backward");
 
   const int64_t B = s.batch, H = s.heads, Sq = s.seq_q, D = s.head_dim;
   I.sum_bytes = (uint64_t)(B * H * Sq) * 4;
@@ -477,31 +486,27 @@ sdpa_backward::sdpa_backward(const attention_shape& s) {
       cudaMalloc(&I.dq_accum, I.dq_accum_bytes) != cudaSuccess)
     throw backend_error(fmt::format("cudaMalloc of the SDPA backward scratch ({} bytes) failed",
                                     I.sum_bytes + I.dq_accum_bytes));
-  m_impl = owner.release();
+  m_impl = std::move(owner);
 }
 
-sdpa_backward::~sdpa_backward() { delete m_impl; }
-sdpa_backward::sdpa_backward(sdpa_backward&& o) noexcept : m_impl(o.m_impl) { o.m_impl = nullptr; }
-sdpa_backward& sdpa_backward::operator=(sdpa_backward&& o) noexcept {
-  std::swap(m_impl, o.m_impl);
-  return *this;
-}
+sdpa_backward::~sdpa_backward() = default;
+sdpa_backward::sdpa_backward(sdpa_backward&&) noexcept = default;
+sdpa_backward& sdpa_backward::operator=(sdpa_backward&&) noexcept = default;
 
 std::string sdpa_backward::engine() const { return m_impl->p.engine; }
 int sdpa_backward::variant_packs_built() const { return m_impl->p.packs_built; }
 
-void sdpa_backward::run(const void* q, const void* k, const void* v, const void* o, const void* d_o,
-                        const float* lse, void* dq, void* dk, void* dv, void* stream) {
+void sdpa_backward::run(const attention_tensors& io, void* stream) {
   auto& I = *m_impl;
+  require_type("backward", I.type, io.type);
   // Before cuDNN 9.6 the caller zeroed the dQ accumulator (the frontend did it for its users).
   if (cudnnGetVersion() < 90600)
     if (cudaMemsetAsync(I.dq_accum, 0, I.dq_accum_bytes, static_cast<cudaStream_t>(stream)) !=
         cudaSuccess)
       throw backend_error("cudaMemsetAsync of the SDPA dQ accumulator failed");
   I.p.execute({u_q, u_k, u_v, u_o, u_do, u_stats, u_dq, u_dk, u_dv, u_sum, u_dq_accum, u_one},
-              {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v),
-               const_cast<void*>(o), const_cast<void*>(d_o), const_cast<float*>(lse), dq, dk, dv,
-               I.sum, I.dq_accum, &I.p.one},
+              {const_cast<void*>(io.q), const_cast<void*>(io.k), const_cast<void*>(io.v), io.o,
+               const_cast<void*>(io.d_o), io.lse, io.dq, io.dk, io.dv, I.sum, I.dq_accum, &I.p.one},
               stream, "SDPA backward execute");
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "kernels/attention/attention_shape.hpp"
+#include "kernels/attention/attention_tensors.hpp"
 
 namespace accelbench::attention::native {
 
@@ -14,12 +15,10 @@ void allow_smem(const void* kernel, size_t bytes);
 namespace tc {
 // The head dimensions the tensor-core kernels are built for (64 and 128).
 bool supports(const attention_shape& s);
-// bf16 (else fp16) device tensors in the layouts of attention_kernels.hpp.
-void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
-             void* o, float* lse, void* stream);
-void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
-              const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
-              void* dv, void* stream);
+// bf16 or fp16 device tensors (io.type, checked by flash_native.cu's dispatch) in the layouts of
+// attention_kernels.hpp.
+void forward(const attention_shape& s, const attention_tensors& io, void* stream);
+void backward(const attention_shape& s, const attention_tensors& io, float* delta, void* stream);
 } // namespace tc
 
 } // namespace accelbench::attention::native

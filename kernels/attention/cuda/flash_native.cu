@@ -387,20 +387,21 @@ int smem_opt_ins() {
 
 // One home for the dispatch rule: 16-bit inputs at a head_dim the tensor-core kernels are built
 // for run on tensor cores; fp32 inputs (and other head dims in bf16) run the CUDA-core kernels.
-bool uses_tensor_cores(const attention_shape& s, elem_type t) {
-  return t != elem_type::f32 && tc::supports(s);
+bool uses_tensor_cores(const attention_shape& s, dtype t) {
+  return (t == dtype::bf16 || t == dtype::fp16) && tc::supports(s);
 }
 
-std::string kernel_name(const attention_shape& s, elem_type t) {
+std::string kernel_name(const attention_shape& s, dtype t) {
   if (uses_tensor_cores(s, t))
-    return std::string("flash_tc: tensor cores, mma.sync m16n8k16 ") +
-           (t == elem_type::bf16 ? "bf16" : "fp16") + " with fp32 accumulate, ldmatrix, cp.async";
+    return std::string("flash_tc: tensor cores, mma.sync m16n8k16 ") + to_string(t) +
+           " with fp32 accumulate, ldmatrix, cp.async";
   return "flash_native: CUDA cores, fp32 math (the reference kernels)";
 }
 
 namespace {
-void refuse_unsupported(const attention_shape& s, elem_type t) {
-  if (t == elem_type::f16 && !uses_tensor_cores(s, t))
+void refuse_unsupported(const attention_shape& s, dtype t) {
+  require_dtype("native attention", t, {dtype::fp32, dtype::bf16, dtype::fp16});
+  if (t == dtype::fp16 && !uses_tensor_cores(s, t))
     throw backend_error("native attention: fp16 runs on the tensor-core kernels only, which "
                         "support head_dim 64 and 128 (got head_dim=" +
                         std::to_string(s.head_dim) + ")");
@@ -408,13 +409,15 @@ void refuse_unsupported(const attention_shape& s, elem_type t) {
 } // namespace
 
 // head_dim <= 128 keeps 32 values per thread per operand in registers; up to 256 uses 64.
-void forward(const attention_shape& s, elem_type t, const void* q, const void* k, const void* v,
-             void* o, float* lse, void* stream) {
-  refuse_unsupported(s, t);
-  const bool bf16 = t == elem_type::bf16;
+void forward(const attention_shape& s, const attention_tensors& io, void* stream) {
+  refuse_unsupported(s, io.type);
+  const void *q = io.q, *k = io.k, *v = io.v;
+  void* o = io.o;
+  float* lse = io.lse;
+  const bool bf16 = io.type == dtype::bf16; // else fp32 on the CUDA cores
   auto st = static_cast<cudaStream_t>(stream);
-  if (uses_tensor_cores(s, t))
-    tc::forward(s, bf16, q, k, v, o, lse, stream);
+  if (uses_tensor_cores(s, io.type))
+    tc::forward(s, io, stream);
   else if (s.head_dim <= 128)
     bf16 ? forward_t<__nv_bfloat16, 32>(s, q, k, v, o, lse, st)
          : forward_t<float, 32>(s, q, k, v, o, lse, st);
@@ -424,14 +427,15 @@ void forward(const attention_shape& s, elem_type t, const void* q, const void* k
   device::check_cuda(cudaGetLastError(), "native attention forward launch");
 }
 
-void backward(const attention_shape& s, elem_type t, const void* q, const void* k, const void* v,
-              const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
-              void* dv, void* stream) {
-  refuse_unsupported(s, t);
-  const bool bf16 = t == elem_type::bf16;
+void backward(const attention_shape& s, const attention_tensors& io, float* delta, void* stream) {
+  refuse_unsupported(s, io.type);
+  const void *q = io.q, *k = io.k, *v = io.v, *o = io.o, *d_o = io.d_o;
+  const float* lse = io.lse;
+  void *dq = io.dq, *dk = io.dk, *dv = io.dv;
+  const bool bf16 = io.type == dtype::bf16; // else fp32 on the CUDA cores
   auto st = static_cast<cudaStream_t>(stream);
-  if (uses_tensor_cores(s, t))
-    tc::backward(s, bf16, q, k, v, o, d_o, lse, delta, dq, dk, dv, stream);
+  if (uses_tensor_cores(s, io.type))
+    tc::backward(s, io, delta, stream);
   else if (s.head_dim <= 128)
     bf16 ? backward_t<__nv_bfloat16, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st)
          : backward_t<float, 32>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st);

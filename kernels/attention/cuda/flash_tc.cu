@@ -637,9 +637,12 @@ void backward_t(const attention_shape& s, const void* q, const void* k, const vo
 
 bool supports(const attention_shape& s) { return s.head_dim == 64 || s.head_dim == 128; }
 
-void forward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
-             void* o, float* lse, void* stream) {
+void forward(const attention_shape& s, const attention_tensors& io, void* stream) {
+  const void *q = io.q, *k = io.k, *v = io.v;
+  void* o = io.o;
+  float* lse = io.lse;
   require_aligned({{"q", q}, {"k", k}, {"v", v}, {"o", o}});
+  const bool bf16 = io.type == dtype::bf16; // else fp16
   auto st = static_cast<cudaStream_t>(stream);
   if (s.head_dim == 64)
     bf16 ? forward_t<__nv_bfloat16, 64>(s, q, k, v, o, lse, st)
@@ -649,11 +652,13 @@ void forward(const attention_shape& s, bool bf16, const void* q, const void* k, 
          : forward_t<__half, 128>(s, q, k, v, o, lse, st);
 }
 
-void backward(const attention_shape& s, bool bf16, const void* q, const void* k, const void* v,
-              const void* o, const void* d_o, const float* lse, float* delta, void* dq, void* dk,
-              void* dv, void* stream) {
+void backward(const attention_shape& s, const attention_tensors& io, float* delta, void* stream) {
+  const void *q = io.q, *k = io.k, *v = io.v, *o = io.o, *d_o = io.d_o;
+  const float* lse = io.lse;
+  void *dq = io.dq, *dk = io.dk, *dv = io.dv;
   require_aligned(
       {{"q", q}, {"k", k}, {"v", v}, {"o", o}, {"d_o", d_o}, {"dq", dq}, {"dk", dk}, {"dv", dv}});
+  const bool bf16 = io.type == dtype::bf16; // else fp16
   auto st = static_cast<cudaStream_t>(stream);
   if (s.head_dim == 64)
     bf16 ? backward_t<__nv_bfloat16, 64>(s, q, k, v, o, d_o, lse, delta, dq, dk, dv, st)

@@ -8,21 +8,7 @@
 
 namespace accelbench::attention::cudnn {
 
-const char* to_string(sdpa_dtype t) {
-  switch (t) {
-  case sdpa_dtype::bf16:
-    return "bf16";
-  case sdpa_dtype::fp16:
-    return "fp16";
-  case sdpa_dtype::fp32:
-    return "fp32";
-  case sdpa_dtype::int32:
-    return "int32";
-  case sdpa_dtype::boolean:
-    return "boolean";
-  }
-  return "?";
-}
+std::string type_name(sdpa_type t) { return t ? to_string(*t) : "boolean"; }
 
 const char* to_string(sdpa_mode m) {
   static const char* const names[] = {
@@ -96,26 +82,26 @@ struct builder {
   sdpa_graph g;
   int64_t next_uid = u_first_virtual;
 
-  int io(const std::string& name, int64_t uid, dims_t dims, dims_t strides, sdpa_dtype t) {
+  int io(const std::string& name, int64_t uid, dims_t dims, dims_t strides, sdpa_type t) {
     g.tensors.push_back({name, uid, std::move(dims), std::move(strides), t, false, false});
     return int(g.tensors.size()) - 1;
   }
   int scalar(const std::string& name, int64_t uid) {
-    g.tensors.push_back({name, uid, {1, 1, 1, 1}, {1, 1, 1, 1}, sdpa_dtype::fp32, false, true});
+    g.tensors.push_back({name, uid, {1, 1, 1, 1}, {1, 1, 1, 1}, dtype::fp32, false, true});
     return int(g.tensors.size()) - 1;
   }
-  int virt(const std::string& name, dims_t dims, sdpa_dtype t = sdpa_dtype::fp32) {
+  int virt(const std::string& name, dims_t dims, sdpa_type t = dtype::fp32) {
     dims_t st = packed(dims);
     return virt_strided(name, std::move(dims), std::move(st), t);
   }
-  int virt_strided(const std::string& name, dims_t dims, dims_t strides, sdpa_dtype t) {
+  int virt_strided(const std::string& name, dims_t dims, dims_t strides, sdpa_type t) {
     g.tensors.push_back({name, next_uid++, std::move(dims), std::move(strides), t, true, false});
     return int(g.tensors.size()) - 1;
   }
   const dims_t& dims(int t) const { return g.tensors[size_t(t)].dims; }
 
-  void op(sdpa_op_kind k, sdpa_mode m, int x, int b, int t, int y,
-          sdpa_dtype compute = sdpa_dtype::fp32, int64_t axis = -1) {
+  void op(sdpa_op_kind k, sdpa_mode m, int x, int b, int t, int y, sdpa_type compute = dtype::fp32,
+          int64_t axis = -1) {
     g.ops.push_back({k, m, x, b, t, y, compute, axis});
   }
   void pw(sdpa_mode m, int x, int b, int y) { op(sdpa_op_kind::pointwise, m, x, b, -1, y); }
@@ -132,12 +118,12 @@ struct builder {
   // diagonal band mask builds it: int32 row/column indices, a boolean comparison, a select.
   int causal_mask(int x) {
     const int neg = scalar("neg_inf", u_neg_inf);
-    const int row = virt("row_index", dims(x), sdpa_dtype::int32);
-    op(sdpa_op_kind::pointwise, sdpa_mode::gen_index, x, -1, -1, row, sdpa_dtype::fp32, 2);
-    const int col = virt("col_index", dims(x), sdpa_dtype::int32);
-    op(sdpa_op_kind::pointwise, sdpa_mode::gen_index, x, -1, -1, col, sdpa_dtype::fp32, 3);
-    const int keep = virt("causal_keep", dims(x), sdpa_dtype::boolean);
-    op(sdpa_op_kind::pointwise, sdpa_mode::cmp_ge, row, col, -1, keep, sdpa_dtype::boolean);
+    const int row = virt("row_index", dims(x), dtype::int32);
+    op(sdpa_op_kind::pointwise, sdpa_mode::gen_index, x, -1, -1, row, dtype::fp32, 2);
+    const int col = virt("col_index", dims(x), dtype::int32);
+    op(sdpa_op_kind::pointwise, sdpa_mode::gen_index, x, -1, -1, col, dtype::fp32, 3);
+    const int keep = virt("causal_keep", dims(x), sdpa_boolean);
+    op(sdpa_op_kind::pointwise, sdpa_mode::cmp_ge, row, col, -1, keep, sdpa_boolean);
     const int y = virt(g.tensors[size_t(x)].name + "_masked", dims(x));
     // select(x, b, t): y = t ? x : b
     op(sdpa_op_kind::pointwise, sdpa_mode::binary_select, x, neg, keep, y);
@@ -147,7 +133,7 @@ struct builder {
 
 } // namespace
 
-sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io_type, bool generate_stats) {
+sdpa_graph describe_forward(const attention_shape& s, dtype io_type, bool generate_stats) {
   builder g;
   const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
                 D = s.head_dim;
@@ -156,8 +142,7 @@ sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io_type, bool g
   const int kt = g.io("K^T", u_k, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), io_type);
   const int v = g.io("V", u_v, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), io_type);
   const int o = g.io("O", u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), io_type);
-  const int stats =
-      generate_stats ? g.io("Stats", u_stats, rdims, packed(rdims), sdpa_dtype::fp32) : -1;
+  const int stats = generate_stats ? g.io("Stats", u_stats, rdims, packed(rdims), dtype::fp32) : -1;
   const int scale = g.scalar("attn_scale", u_scale);
 
   const int s1 = g.virt("S", sdims);
@@ -188,7 +173,7 @@ struct backward_io {
   int q, kt, vt, o, d_o, stats, dq, dk, dv, scale, one, sum, dq_accum;
 };
 
-backward_io declare_backward_io(builder& g, const attention_shape& s, sdpa_dtype io_type) {
+backward_io declare_backward_io(builder& g, const attention_shape& s, dtype io_type) {
   const int64_t B = s.batch, H = s.heads, KH = s.kv_heads, Sq = s.seq_q, Sk = s.seq_k,
                 D = s.head_dim;
   const dims_t rdims = {B, H, Sq, 1};
@@ -198,21 +183,21 @@ backward_io declare_backward_io(builder& g, const attention_shape& s, sdpa_dtype
   t.vt = g.io("V^T", u_v, {B, KH, D, Sk}, bshd_strides_t(KH, Sk, D), io_type);
   t.o = g.io("O", u_o, {B, H, Sq, D}, bshd_strides(H, Sq, D), io_type);
   t.d_o = g.io("dO", u_do, {B, H, Sq, D}, bshd_strides(H, Sq, D), io_type);
-  t.stats = g.io("Stats", u_stats, rdims, packed(rdims), sdpa_dtype::fp32);
+  t.stats = g.io("Stats", u_stats, rdims, packed(rdims), dtype::fp32);
   t.dq = g.io("dQ", u_dq, {B, H, Sq, D}, bshd_strides(H, Sq, D), io_type);
   t.dk = g.io("dK", u_dk, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), io_type);
   t.dv = g.io("dV", u_dv, {B, KH, Sk, D}, bshd_strides(KH, Sk, D), io_type);
   t.scale = g.scalar("attn_scale", u_scale);
   t.one = g.scalar("one", u_one);
-  t.sum = g.io("softmax_sum", u_sum, rdims, packed(rdims), sdpa_dtype::fp32);
-  t.dq_accum = g.io("dQ_accum", u_dq_accum, {B, H, Sq, D}, packed({B, H, Sq, D}), sdpa_dtype::fp32);
+  t.sum = g.io("softmax_sum", u_sum, rdims, packed(rdims), dtype::fp32);
+  t.dq_accum = g.io("dQ_accum", u_dq_accum, {B, H, Sq, D}, packed({B, H, Sq, D}), dtype::fp32);
   return t;
 }
 
 // out = x^T y for scores x [B,H,Sq,Sk] (dV = P^T dO, dK = dS^T Q): the transposed view in the I/O
 // type, per query head, then summed over each GQA group.
 void add_transposed_product(builder& g, int x, int y, int out, const attention_shape& s,
-                            sdpa_dtype io_type, const std::string& name) {
+                            dtype io_type, const std::string& name) {
   const int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Sk = s.seq_k;
   const int xt =
       g.virt_strided(name + "^T", {B, H, Sk, Sq}, {H * Sq * Sk, Sq * Sk, 1, Sk}, io_type);
@@ -229,7 +214,7 @@ void add_transposed_product(builder& g, int x, int y, int out, const attention_s
 
 } // namespace
 
-sdpa_graph describe_backward(const attention_shape& s, sdpa_dtype io_type) {
+sdpa_graph describe_backward(const attention_shape& s, dtype io_type) {
   builder g;
   const backward_io t = declare_backward_io(g, s, io_type);
   const dims_t sdims = {s.batch, s.heads, s.seq_q, s.seq_k};

@@ -28,15 +28,20 @@
 //   dQacc = matmul(dS, reshape(K^T))                fp32 in memory [B,H,Sq,D]
 //   dQ    = identity(dQacc)
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/core/dtype.hpp"
 #include "kernels/attention/attention_shape.hpp"
 
 namespace accelbench::attention::cudnn {
 
-enum class sdpa_dtype { bf16, fp16, fp32, int32, boolean };
-const char* to_string(sdpa_dtype t);
+// A graph tensor's element type: the harness's (harness/core/dtype.hpp), or none for the one
+// boolean tensor, the causal mask's comparison (cuDNN's BOOLEAN), which no workload stores.
+using sdpa_type = std::optional<dtype>;
+inline constexpr sdpa_type sdpa_boolean = std::nullopt;
+std::string type_name(sdpa_type t); // "bf16", ..., "boolean"
 
 // uids of the tensors the variant pack binds (in memory or by value); virtual ones start at
 // u_first_virtual.
@@ -62,7 +67,7 @@ struct sdpa_tensor {
   std::string name; // "Q", "K^T", "P", ... (unique in a graph)
   int64_t uid = 0;
   std::vector<int64_t> dims, strides;
-  sdpa_dtype type = sdpa_dtype::fp32;
+  sdpa_type type = dtype::fp32;
   bool is_virtual = false;
   bool by_value = false;
   // The logical dimensions from the largest stride to the smallest, as letters of "BHSD" for
@@ -93,8 +98,8 @@ struct sdpa_op {
   sdpa_op_kind kind = sdpa_op_kind::pointwise;
   sdpa_mode mode = sdpa_mode::none;
   int x = -1, b = -1, t = -1, y = -1;
-  sdpa_dtype compute = sdpa_dtype::fp32; // math precision / compute type
-  int64_t axis = -1;                     // gen_index only
+  sdpa_type compute = dtype::fp32; // math precision / compute type
+  int64_t axis = -1;               // gen_index only
 };
 
 struct sdpa_graph {
@@ -109,8 +114,8 @@ struct sdpa_graph {
 
 // The graphs for one shape with Q, K, V, O (and dO, dQ, dK, dV) in `io` (bf16 or fp16) in our
 // [B, S, heads, D] memory layout.
-sdpa_graph describe_forward(const attention_shape& s, sdpa_dtype io = sdpa_dtype::bf16,
+sdpa_graph describe_forward(const attention_shape& s, dtype io = dtype::bf16,
                             bool generate_stats = true);
-sdpa_graph describe_backward(const attention_shape& s, sdpa_dtype io = sdpa_dtype::bf16);
+sdpa_graph describe_backward(const attention_shape& s, dtype io = dtype::bf16);
 
 } // namespace accelbench::attention::cudnn

@@ -93,11 +93,11 @@ std::optional<sdpa_rule_failure> check_install(const sdpa_env& env) {
 
 } // namespace
 
-std::optional<sdpa_rule_failure> check_sdpa(const attention_shape& s, sdpa_dtype io, bool backward,
+std::optional<sdpa_rule_failure> check_sdpa(const attention_shape& s, dtype io, bool backward,
                                             const sdpa_env& env) {
   if (auto f = check_install(env))
     return f;
-  if (io != sdpa_dtype::bf16 && io != sdpa_dtype::fp16)
+  if (io != dtype::bf16 && io != dtype::fp16)
     return fail("io_dtype", fmt::format("dtype={}", to_string(io)));
   if (s.kv_heads <= 0 || s.heads % s.kv_heads != 0)
     return fail("gqa_heads", fmt::format("heads={} kv_heads={}", s.heads, s.kv_heads));
@@ -124,7 +124,7 @@ std::optional<sdpa_rule_failure> check_layout(const sdpa_graph& g) {
   for (const auto& t : g.tensors) {
     if (!in_memory(t))
       continue;
-    const bool io16 = t.type == sdpa_dtype::bf16 || t.type == sdpa_dtype::fp16;
+    const bool io16 = t.type == dtype::bf16 || t.type == dtype::fp16;
     const int64_t align = io16 ? 8 : 4; // elements per 16 bytes
     const size_t last = t.dims.size() - 1;
     // K^T and V^T are transposed views: their unit stride is on the head_dim axis (dims[2]).
@@ -144,13 +144,13 @@ std::optional<sdpa_rule_failure> check_layout(const sdpa_graph& g) {
 // The A operand of every matmul that reads probabilities (or their gradient) must be in the I/O
 // type: forward P·V, backward P^T·dO and dS^T·Q.
 std::optional<sdpa_rule_failure> check_operands(const sdpa_graph& g, bool backward) {
-  const sdpa_dtype io = g.tensor("Q").type;
+  const sdpa_type io = g.tensor("Q").type;
   for (const char* name :
        backward ? std::vector<const char*>{"P^T", "dS^T"} : std::vector<const char*>{"P"}) {
     const sdpa_tensor& t = g.tensor(name);
     if (t.type != io)
       return fail("bmm2_operand_dtype",
-                  fmt::format("{} is {}, the I/O type {}", name, to_string(t.type), to_string(io)));
+                  fmt::format("{} is {}, the I/O type {}", name, type_name(t.type), type_name(io)));
   }
   return std::nullopt;
 }
@@ -166,9 +166,9 @@ std::optional<sdpa_rule_failure> check_sdpa_graph(const sdpa_graph& g, bool back
     return std::nullopt; // an inference forward: no stats to check
   const sdpa_tensor& st = g.tensor("Stats");
   const int64_t b = st.dims[0], h = st.dims[1], sq = st.dims[2];
-  if (st.type != sdpa_dtype::fp32 || st.is_virtual || st.dims.back() != 1 ||
+  if (st.type != dtype::fp32 || st.is_virtual || st.dims.back() != 1 ||
       st.strides != std::vector<int64_t>{h * sq, sq, 1, 1})
-    return fail("stats", fmt::format("Stats is {} [{},{},{},{}]", to_string(st.type), b, h, sq,
+    return fail("stats", fmt::format("Stats is {} [{},{},{},{}]", type_name(st.type), b, h, sq,
                                      st.dims.back()));
   return std::nullopt;
 }

@@ -46,7 +46,7 @@ struct sdpa_rule_failure {
 };
 
 // The first rule the config or the environment breaks, none when all hold.
-std::optional<sdpa_rule_failure> check_sdpa(const attention_shape& s, sdpa_dtype io, bool backward,
+std::optional<sdpa_rule_failure> check_sdpa(const attention_shape& s, dtype io, bool backward,
                                             const sdpa_env& env);
 
 // The rules about the graph itself (layout, operand types): the described graph must be the

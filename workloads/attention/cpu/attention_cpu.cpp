@@ -28,9 +28,22 @@ void fill(std::vector<float>& x, int64_t n, stats::rng& g) {
     e = float(g.normal());
 }
 
-attention_buffers make_buffers(const attention_shape& s, pass_kind p, bool bf16, uint64_t seed) {
+// Zeroed outputs of `n_q` and `n_k` elements: o always, the gradients when the pass has a backward.
+template <class T>
+void zero_outputs(std::vector<T>& o, std::vector<T>& dq, std::vector<T>& dk, std::vector<T>& dv,
+                  pass_kind p, int64_t n_q, int64_t n_k) {
+  o.assign(size_t(n_q), T(0));
+  if (needs_backward(p)) {
+    dq.assign(size_t(n_q), T(0));
+    dk.assign(size_t(n_k), T(0));
+    dv.assign(size_t(n_k), T(0));
+  }
+}
+
+// The seeded fp32 inputs, kept or rounded to the run's dtype.
+attention_buffers make_buffers(const attention_shape& s, pass_kind p, dtype type, uint64_t seed) {
   attention_buffers b;
-  b.bf16 = bf16;
+  b.type = type;
   stats::rng g(seed);
   const int64_t nq = q_elems(s), nk = k_elems(s);
   std::vector<float> q, k, v, d_o;
@@ -40,17 +53,12 @@ attention_buffers make_buffers(const attention_shape& s, pass_kind p, bool bf16,
   if (needs_backward(p))
     fill(d_o, nq, g);
   b.lse.assign(size_t(s.batch * s.heads * s.seq_q), 0.f);
-  if (!bf16) {
+  if (type != dtype::bf16) {
     b.q = std::move(q);
     b.k = std::move(k);
     b.v = std::move(v);
     b.d_o = std::move(d_o);
-    b.o.assign(size_t(nq), 0.f);
-    if (needs_backward(p)) {
-      b.dq.assign(size_t(nq), 0.f);
-      b.dk.assign(size_t(nk), 0.f);
-      b.dv.assign(size_t(nk), 0.f);
-    }
+    zero_outputs(b.o, b.dq, b.dk, b.dv, p, nq, nk);
     return b;
   }
   auto cvt = [](const std::vector<float>& in, std::vector<uint16_t>& out) {
@@ -61,29 +69,8 @@ attention_buffers make_buffers(const attention_shape& s, pass_kind p, bool bf16,
   cvt(k, b.k16);
   cvt(v, b.v16);
   cvt(d_o, b.do16);
-  b.o16.assign(size_t(nq), 0);
-  if (needs_backward(p)) {
-    b.dq16.assign(size_t(nq), 0);
-    b.dk16.assign(size_t(nk), 0);
-    b.dv16.assign(size_t(nk), 0);
-  }
+  zero_outputs(b.o16, b.dq16, b.dk16, b.dv16, p, nq, nk);
   return b;
-}
-
-void run_forward(const attention_shape& s, attention_buffers& b) {
-  if (b.bf16)
-    flash_forward_bf16(s, b.q16.data(), b.k16.data(), b.v16.data(), b.o16.data(), b.lse.data());
-  else
-    flash_forward(s, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.lse.data());
-}
-
-void run_backward(const attention_shape& s, attention_buffers& b) {
-  if (b.bf16)
-    flash_backward_bf16(s, b.q16.data(), b.k16.data(), b.v16.data(), b.o16.data(), b.do16.data(),
-                        b.lse.data(), b.dq16.data(), b.dk16.data(), b.dv16.data());
-  else
-    flash_backward(s, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.d_o.data(), b.lse.data(),
-                   b.dq.data(), b.dk.data(), b.dv.data());
 }
 
 class attention_kernel : public measure::kernel {
@@ -91,10 +78,11 @@ public:
   attention_kernel(const attention_shape& s, pass_kind p, attention_buffers& b)
       : m_shape(s), m_pass(p), m_buf(b) {}
   void run() override {
+    const attention_tensors io = m_buf.tensors();
     if (m_pass != pass_kind::bwd)
-      run_forward(m_shape, m_buf);
+      flash_forward(m_shape, io);
     if (m_pass != pass_kind::fwd)
-      run_backward(m_shape, m_buf);
+      flash_backward(m_shape, io);
   }
 
 private:
@@ -118,7 +106,7 @@ struct float_views {
 };
 float_views views_of(const attention_buffers& b) {
   float_views f;
-  if (!b.bf16) {
+  if (b.type != dtype::bf16) {
     f.q = b.q.data();
     f.k = b.k.data();
     f.v = b.v.data();
@@ -183,11 +171,35 @@ void describe(const attention_params& p, run& out) {
 
 } // namespace
 
+attention_tensors attention_buffers::tensors() {
+  if (type == dtype::bf16)
+    return {.type = type,
+            .q = q16.data(),
+            .dq = dq16.data(),
+            .k = k16.data(),
+            .dk = dk16.data(),
+            .v = v16.data(),
+            .dv = dv16.data(),
+            .o = o16.data(),
+            .d_o = do16.data(),
+            .lse = lse.data()};
+  return {.type = type,
+          .q = q.data(),
+          .dq = dq.data(),
+          .k = k.data(),
+          .dk = dk.data(),
+          .v = v.data(),
+          .dv = dv.data(),
+          .o = o.data(),
+          .d_o = d_o.data(),
+          .lse = lse.data()};
+}
+
 uint64_t attention_cpu_host_bytes(const attention_params& p) {
   const attention_shape& s = p.shape;
   // validate() bounds every tensor to 2^40 elements, so these sums stay far inside 64 bits.
   const uint64_t nq = uint64_t(q_elems(s)), nk = uint64_t(k_elems(s));
-  const uint64_t el = p.bf16() ? 2 : 4;
+  const uint64_t el = element_size(p.type);
   uint64_t tensors = 2 * nq + 2 * nk; // q, o, k, v
   if (p.backward())
     tensors += 2 * nq + 2 * nk; // d_o, dq, dk, dv
@@ -202,10 +214,10 @@ void attention_cpu_execute(const attention_params& p, run& out, run_context& ctx
                            const output_hook& hook) {
   const attention_shape& s = p.shape;
   const uint64_t seed = seed_of(ctx.seed, p.key);
-  attention_buffers buf = make_buffers(s, p.pass, p.bf16(), seed);
+  attention_buffers buf = make_buffers(s, p.pass, p.type, seed);
   // The backward consumes the forward's O and lse: computed once, outside the timed region.
   if (p.pass == pass_kind::bwd)
-    run_forward(s, buf);
+    flash_forward(s, buf.tensors());
 
   attention_kernel k(s, p.pass, buf);
   measure::kernel_run_steps steps;

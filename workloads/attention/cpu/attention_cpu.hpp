@@ -7,16 +7,19 @@
 #include <vector>
 
 #include "harness/core/workload.hpp"
+#include "kernels/attention/attention_tensors.hpp"
 #include "workloads/attention/attention_spec.hpp"
 
 namespace accelbench::attention {
 
 // Buffers of one run, fp32 or bf16 (raw bits) according to the dtype; lse always fp32.
 struct attention_buffers {
-  bool bf16 = false;
+  dtype type = dtype::fp32;
   std::vector<float> q, k, v, o, d_o, dq, dk, dv;                   // fp32 dtype
   std::vector<uint16_t> q16, k16, v16, o16, do16, dq16, dk16, dv16; // bf16 dtype
   std::vector<float> lse;
+  // The kernels' view of the buffers of `type`.
+  attention_tensors tensors();
 };
 
 // Called on the outputs after measurement and before the correctness check. Tests use it to

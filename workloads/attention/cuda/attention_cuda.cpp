@@ -30,12 +30,13 @@ uint64_t kv_elems(const attention_shape& s) {
 }
 uint64_t rows(const attention_shape& s) { return (uint64_t)(s.batch * s.heads * s.seq_q); }
 
-// Device tensors of one run; element size 2 (bf16) or 4 (fp32).
+// Device tensors of one run, fp32 or bf16 (the dtypes of the spec).
 struct device_tensors {
+  dtype type;
   size_t es;
   device::device_buffer q, k, v, o, d_o, dq, dk, dv, lse, delta;
-  device_tensors(const attention_shape& s, bool bf16, bool backward)
-      : es(bf16 ? 2 : 4), q(q_elems(s) * es), k(kv_elems(s) * es), v(kv_elems(s) * es),
+  device_tensors(const attention_shape& s, dtype t, bool backward)
+      : type(t), es(element_size(t)), q(q_elems(s) * es), k(kv_elems(s) * es), v(kv_elems(s) * es),
         o(q_elems(s) * es), lse(rows(s) * 4) {
     if (backward) {
       d_o = device::device_buffer(q_elems(s) * es);
@@ -70,35 +71,43 @@ struct device_tensors {
     lse.download(x.data(), n * 4);
     return x;
   }
+  // The kernels' view (the backward's buffers are null in a forward-only run).
+  attention_tensors tensors() {
+    return {.type = type,
+            .q = q.get(),
+            .dq = dq.get(),
+            .k = k.get(),
+            .dk = dk.get(),
+            .v = v.get(),
+            .dv = dv.get(),
+            .o = o.get(),
+            .d_o = d_o.get(),
+            .lse = lse.as<float>()};
+  }
 };
 
 // One timed iteration: the passes of the config.
 class attention_kernel : public device::device_kernel {
 public:
-  attention_kernel(const attention_shape& s, bool bf16, pass_kind p, const std::string& impl,
+  attention_kernel(const attention_shape& s, pass_kind p, const std::string& impl,
                    device_tensors& t, int device_index = 0)
-      : device::device_kernel(device_index), m_s(s), m_bf16(bf16), m_pass(p), m_t(t) {
+      : device::device_kernel(device_index), m_s(s), m_pass(p), m_t(t) {
     if (impl == "cudnn") {
-      m_cudnn = std::make_unique<cudnn::sdpa_forward>(s);
+      m_cudnn = std::make_unique<cudnn::sdpa_forward>(s, t.type);
       if (p != pass_kind::fwd)
-        m_cudnn_bwd = std::make_unique<cudnn::sdpa_backward>(s);
+        m_cudnn_bwd = std::make_unique<cudnn::sdpa_backward>(s, t.type);
     }
   }
   void forward(void* stream) {
     if (m_cudnn)
-      m_cudnn->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.lse.as<float>(), stream);
+      m_cudnn->run(m_t.tensors(), stream);
     else
-      native::forward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(),
-                      m_t.lse.as<float>(), stream);
+      native::forward(m_s, m_t.tensors(), stream);
   }
   void backward(void* stream) {
     if (m_cudnn_bwd)
-      return m_cudnn_bwd->run(m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.d_o.get(),
-                              m_t.lse.as<float>(), m_t.dq.get(), m_t.dk.get(), m_t.dv.get(),
-                              stream);
-    native::backward(m_s, m_bf16, m_t.q.get(), m_t.k.get(), m_t.v.get(), m_t.o.get(), m_t.d_o.get(),
-                     m_t.lse.as<float>(), m_t.delta.as<float>(), m_t.dq.get(), m_t.dk.get(),
-                     m_t.dv.get(), stream);
+      return m_cudnn_bwd->run(m_t.tensors(), stream);
+    native::backward(m_s, m_t.tensors(), m_t.delta.as<float>(), stream);
   }
   void enqueue(void* stream) override {
     if (m_pass != pass_kind::bwd)
@@ -108,8 +117,7 @@ public:
   }
   std::string engine() const {
     if (!m_cudnn)
-      return "accelbench native FlashAttention-2-style (" +
-             native::kernel_name(m_s, m_bf16 ? native::elem_type::bf16 : native::elem_type::f32) +
+      return "accelbench native FlashAttention-2-style (" + native::kernel_name(m_s, m_t.type) +
              ")";
     if (!m_cudnn_bwd)
       return m_cudnn->engine();
@@ -118,7 +126,6 @@ public:
 
 private:
   attention_shape m_s;
-  bool m_bf16;
   pass_kind m_pass;
   device_tensors& m_t;
   std::unique_ptr<cudnn::sdpa_forward> m_cudnn;
@@ -129,12 +136,12 @@ private:
 // sum matter (uniform [-1, 1] inputs give a nearly flat softmax, which hides their errors).
 // Element i is counter_rng::normal(seed, i): filled over all the host's cores (~134M elements for
 // B4 H16 S4096 took seconds on one thread).
-std::vector<float> random_tensor(uint64_t n, uint64_t seed, bool bf16) {
+std::vector<float> random_tensor(uint64_t n, uint64_t seed, dtype t) {
   std::vector<float> x(n);
   parallel_for((int64_t)n, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
       const float e = counter_rng::normal(seed, (uint64_t)i);
-      x[i] = bf16 ? bf16_to_float(float_to_bf16(e)) : e;
+      x[i] = t == dtype::bf16 ? bf16_to_float(float_to_bf16(e)) : e;
     }
   });
   return x;
@@ -149,7 +156,7 @@ const std::vector<std::string>& cuda_attention_impls() {
 
 uint64_t attention_cuda_device_bytes(const attention_params& p) {
   const attention_shape& s = p.shape;
-  const uint64_t es = p.bf16() ? 2 : 4;
+  const uint64_t es = element_size(p.type);
   uint64_t b = (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
   if (p.backward())
     b += (2 * q_elems(s) + 2 * kv_elems(s)) * es + rows(s) * 4;
@@ -168,7 +175,7 @@ std::string attention_cuda_unavailable_reason(const attention_params& p) {
   if (p.impl == "native" && s.head_dim > 256)
     return fmt::format("impl=native supports head_dim up to 256 (got head_dim={})", s.head_dim);
   if (p.impl == "cudnn")
-    if (auto r = cudnn::unsupported_reason(s, p.bf16(), p.backward()); !r.empty())
+    if (auto r = cudnn::unsupported_reason(s, p.type, p.backward()); !r.empty())
       return r;
   std::string why;
   if (!device::cuda_available(&why))
@@ -199,14 +206,14 @@ struct host_inputs {
 host_inputs upload_inputs(const attention_params& p, device_tensors& t, uint64_t seed) {
   const attention_shape& s = p.shape;
   host_inputs in;
-  in.q = random_tensor(q_elems(s), counter_rng::stream_seed(seed, 0), p.bf16());
-  in.k = random_tensor(kv_elems(s), counter_rng::stream_seed(seed, 1), p.bf16());
-  in.v = random_tensor(kv_elems(s), counter_rng::stream_seed(seed, 2), p.bf16());
+  in.q = random_tensor(q_elems(s), counter_rng::stream_seed(seed, 0), p.type);
+  in.k = random_tensor(kv_elems(s), counter_rng::stream_seed(seed, 1), p.type);
+  in.v = random_tensor(kv_elems(s), counter_rng::stream_seed(seed, 2), p.type);
   t.put(t.q, in.q);
   t.put(t.k, in.k);
   t.put(t.v, in.v);
   if (p.backward()) {
-    in.d_o = random_tensor(q_elems(s), counter_rng::stream_seed(seed, 3), p.bf16());
+    in.d_o = random_tensor(q_elems(s), counter_rng::stream_seed(seed, 3), p.type);
     t.put(t.d_o, in.d_o);
   }
   // The kernel stream is non-blocking: nothing may be left of the uploads when it starts (as
@@ -223,8 +230,7 @@ void record_implementation(const attention_params& p, const attention_kernel& ke
   out.extra["flops_per_iteration"] = p.flops();
   out.extra["flop_convention"] = k_flop_convention;
   if (p.impl == "native") {
-    out.extra["native_kernel"] =
-        native::kernel_name(p.shape, p.bf16() ? native::elem_type::bf16 : native::elem_type::f32);
+    out.extra["native_kernel"] = native::kernel_name(p.shape, p.type);
     out.extra["executed_flops_per_iteration"] = native::executed_flops(p.shape, p.pass);
     out.extra["executed_flops_note"] =
         "the native backward recomputes Q K^T and dO V^T in both of its kernels (14*head_dim per "
@@ -276,9 +282,9 @@ void attention_cuda_execute(const attention_params& p, run& out, run_context& ct
     device::set_device(gpu.index);
     if (p.impl == "cudnn")
       out.extra["cudnn"] = cudnn_record(); // kept when the run fails on an install rule
-    device_tensors t(p.shape, p.bf16(), p.backward());
+    device_tensors t(p.shape, p.type, p.backward());
     const host_inputs in = upload_inputs(p, t, seed);
-    attention_kernel kern(p.shape, p.bf16(), p.pass, p.impl, t, gpu.index);
+    attention_kernel kern(p.shape, p.pass, p.impl, t, gpu.index);
     // The backward pass reads O and lse: produce them once, untimed (FlashAttention's bwd
     // benchmark does the same).
     if (p.pass == pass_kind::bwd) {
@@ -296,16 +302,16 @@ void attention_cuda_execute(const attention_params& p, run& out, run_context& ct
   }
 }
 
-host_result run_forward_host(const attention_shape& s, const std::string& impl, bool bf16,
+host_result run_forward_host(const attention_shape& s, const std::string& impl, dtype type,
                              const std::vector<float>& q, const std::vector<float>& k,
                              const std::vector<float>& v, int device_index) {
   device::set_device(device_index);
-  device_tensors t(s, bf16, false);
+  device_tensors t(s, type, false);
   t.put(t.q, q);
   t.put(t.k, k);
   t.put(t.v, v);
   device::synchronize("attention inputs upload");
-  attention_kernel kern(s, bf16, pass_kind::fwd, impl, t, device_index);
+  attention_kernel kern(s, pass_kind::fwd, impl, t, device_index);
   kern.run();
   host_result r;
   r.o = t.get(t.o, q_elems(s));
@@ -313,16 +319,16 @@ host_result run_forward_host(const attention_shape& s, const std::string& impl, 
   return r;
 }
 
-host_result run_backward_host(const attention_shape& s, const std::string& impl, bool bf16,
+host_result run_backward_host(const attention_shape& s, const std::string& impl, dtype type,
                               const std::vector<float>& q, const std::vector<float>& k,
                               const std::vector<float>& v, const std::vector<float>& d_o) {
-  device_tensors t(s, bf16, true);
+  device_tensors t(s, type, true);
   t.put(t.q, q);
   t.put(t.k, k);
   t.put(t.v, v);
   t.put(t.d_o, d_o);
   device::synchronize("attention inputs upload");
-  attention_kernel kern(s, bf16, pass_kind::fwd_bwd, impl, t);
+  attention_kernel kern(s, pass_kind::fwd_bwd, impl, t);
   kern.run();
   host_result r;
   r.o = t.get(t.o, q_elems(s));

@@ -33,15 +33,15 @@ uint64_t attention_cuda_device_bytes(const attention_params& p);
 void attention_cuda_execute(const attention_params& p, run& out, run_context& ctx);
 
 // ---- host-level entry points (tests, scripts): upload, run once, download ----
-// All arrays in fp32 on the host; with bf16 = true they are rounded to bf16 on upload (callers
-// compare against the reference over the rounded inputs).
+// All arrays in fp32 on the host; of dtype bf16 they are rounded to bf16 on upload (callers
+// compare against the reference over the rounded inputs). fp32 or bf16.
 struct host_result {
   std::vector<float> o, lse, dq, dk, dv;
 };
-host_result run_forward_host(const attention_shape& s, const std::string& impl, bool bf16,
+host_result run_forward_host(const attention_shape& s, const std::string& impl, dtype type,
                              const std::vector<float>& q, const std::vector<float>& k,
                              const std::vector<float>& v, int device_index = 0);
-host_result run_backward_host(const attention_shape& s, const std::string& impl, bool bf16,
+host_result run_backward_host(const attention_shape& s, const std::string& impl, dtype type,
                               const std::vector<float>& q, const std::vector<float>& k,
                               const std::vector<float>& v, const std::vector<float>& d_o);
 

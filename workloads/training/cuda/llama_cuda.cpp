@@ -29,8 +29,9 @@ constexpr int64_t kNativeMaxHeadDim = 256; // flash_native.cu's register tiles
 std::string attention_impl(const model_config& cfg, const llama_options& opt) {
   if (opt.dtype != compute_dtype::bf16)
     return "native";
-  return attention::cudnn::unsupported_reason(attn_shape(cfg, opt), true, true).empty() ? "cudnn"
-                                                                                        : "native";
+  return attention::cudnn::unsupported_reason(attn_shape(cfg, opt), opt.dtype, true).empty()
+             ? "cudnn"
+             : "native";
 }
 
 std::string recipe_name(const llama_options& opt) {
@@ -53,8 +54,8 @@ std::string unavailable_reason(const model_config& cfg, const llama_options& opt
 void llama_cuda::impl::make_attention() {
   if (attn == "cudnn") {
     try {
-      sdpa_fwd = std::make_unique<attention::cudnn::sdpa_forward>(attn_shape(cfg, opt));
-      sdpa_bwd = std::make_unique<attention::cudnn::sdpa_backward>(attn_shape(cfg, opt));
+      sdpa_fwd = std::make_unique<attention::cudnn::sdpa_forward>(attn_shape(cfg, opt), opt.dtype);
+      sdpa_bwd = std::make_unique<attention::cudnn::sdpa_backward>(attn_shape(cfg, opt), opt.dtype);
     } catch (const backend_error& e) {
       // cuDNN has no engine for this shape on this GPU: our kernel runs attention instead (in
       // bf16 too), and the run record says why.

@@ -171,17 +171,28 @@ struct llama_cuda::impl {
   }
 
   void attention16_forward(const acts16& a) {
+    const attention::attention_tensors io = {
+        .type = compute_dtype::bf16, .q = a.q, .k = a.k, .v = a.v, .o = a.att, .lse = a.lse};
     if (attn == "cudnn")
-      sdpa_fwd->run(a.q, a.k, a.v, a.att, a.lse, stream);
+      sdpa_fwd->run(io, stream);
     else
-      attention::native::forward(attn_shape(cfg, opt), true, a.q, a.k, a.v, a.att, a.lse, stream);
+      attention::native::forward(attn_shape(cfg, opt), io, stream);
   }
   void attention16_backward(const scratch16& s, const acts16& a) {
+    const attention::attention_tensors io = {.type = compute_dtype::bf16,
+                                             .q = a.q,
+                                             .dq = s.dq,
+                                             .k = a.k,
+                                             .dk = s.dk,
+                                             .v = a.v,
+                                             .dv = s.dv,
+                                             .o = a.att,
+                                             .d_o = s.datt,
+                                             .lse = a.lse};
     if (attn == "cudnn")
-      sdpa_bwd->run(a.q, a.k, a.v, a.att, s.datt, a.lse, s.dq, s.dk, s.dv, stream);
+      sdpa_bwd->run(io, stream);
     else
-      attention::native::backward(attn_shape(cfg, opt), true, a.q, a.k, a.v, a.att, s.datt, a.lse,
-                                  s.delta, s.dq, s.dk, s.dv, stream);
+      attention::native::backward(attn_shape(cfg, opt), io, s.delta, stream);
   }
 
   // The host's token ids, checked against the vocabulary.

@@ -441,3 +441,28 @@ TEST_CASE("bad shapes are input errors naming the field and value", "[attention]
   CHECK_THROWS_AS(check_shape(s), accelbench::input_error);
   CHECK_THROWS_AS(set_kernel_isa("sse9"), accelbench::input_error);
 }
+
+TEST_CASE("a dtype the CPU kernels do not compute in is refused by name", "[attention]") {
+  const attention_shape s = shape(1, 2, 2, 16, 16, 16, false);
+  std::vector<float> x(16 * 16 * 2), o(x.size()), l(2 * 16);
+  for (accelbench::dtype t : {accelbench::dtype::fp16, accelbench::dtype::fp8_e4m3}) {
+    const attention_tensors io{
+        .type = t, .q = x.data(), .k = x.data(), .v = x.data(), .o = o.data(), .lse = l.data()};
+    try {
+      flash_forward(s, io);
+      FAIL("no error");
+    } catch (const accelbench::backend_error& e) {
+      CHECK(std::string(e.what()) == "attention (cpu): dtype '" + accelbench::to_string(t) +
+                                         "' is not supported (fp32, bf16)");
+    }
+    CHECK_THROWS_AS(flash_backward(s, io), accelbench::backend_error);
+  }
+  // The same buffers as fp32 run.
+  flash_forward(s, {.type = accelbench::dtype::fp32,
+                    .q = x.data(),
+                    .k = x.data(),
+                    .v = x.data(),
+                    .o = o.data(),
+                    .lse = l.data()});
+  CHECK(std::isfinite(l[0]));
+}

@@ -10,6 +10,7 @@
 
 using namespace accelbench::attention;
 using namespace accelbench::attention::cudnn;
+using accelbench::dtype;
 
 namespace {
 attention_shape shape(int64_t h = 4, int64_t kvh = 2, int64_t sq = 128, int64_t sk = 128,
@@ -26,7 +27,7 @@ sdpa_env h200() {
   return e;
 }
 std::string rule_of(const attention_shape& s, bool backward, const sdpa_env& e,
-                    sdpa_dtype io = sdpa_dtype::bf16) {
+                    dtype io = dtype::bf16) {
   auto f = check_sdpa(s, io, backward, e);
   return f ? f->rule : std::string();
 }
@@ -43,7 +44,7 @@ size_t position(const sdpa_graph& g, const std::string& name) {
 TEST_CASE("SDPA forward graph: P·V's A operand in the I/O type, stats fp32, our layout",
           "[cudnn_graph]") {
   for (bool causal : {false, true})
-    for (auto io : {sdpa_dtype::bf16, sdpa_dtype::fp16}) {
+    for (auto io : {dtype::bf16, dtype::fp16}) {
       INFO("causal=" << causal << " io=" << to_string(io));
       const auto s = shape(4, 2, 128, 128, 64, causal);
       const sdpa_graph g = describe_forward(s, io);
@@ -60,10 +61,10 @@ TEST_CASE("SDPA forward graph: P·V's A operand in the I/O type, stats fp32, our
       REQUIRE(g.producers("P").size() == 1);
       CHECK(g.producers("P")[0]->mode == sdpa_mode::div);
       // The intermediates before P stay fp32.
-      CHECK(g.tensor("S").type == sdpa_dtype::fp32);
-      CHECK(g.tensor("E").type == sdpa_dtype::fp32);
+      CHECK(g.tensor("S").type == dtype::fp32);
+      CHECK(g.tensor("E").type == dtype::fp32);
       const auto& st = g.tensor("Stats");
-      CHECK(st.type == sdpa_dtype::fp32);
+      CHECK(st.type == dtype::fp32);
       CHECK_FALSE(st.is_virtual);
       CHECK(st.dims == std::vector<int64_t>{2, 4, 128, 1});
       CHECK(st.strides == std::vector<int64_t>{4 * 128, 128, 1, 1});
@@ -82,23 +83,22 @@ TEST_CASE("SDPA forward graph: P·V's A operand in the I/O type, stats fp32, our
 
 TEST_CASE("SDPA inference forward (is_inference): no stats, the same P", "[cudnn_graph]") {
   const sdpa_graph train = describe_forward(shape(4, 2, 128, 128, 64, true));
-  const sdpa_graph infer =
-      describe_forward(shape(4, 2, 128, 128, 64, true), sdpa_dtype::bf16, false);
+  const sdpa_graph infer = describe_forward(shape(4, 2, 128, 128, 64, true), dtype::bf16, false);
   CHECK_THROWS(infer.tensor("Stats"));
   CHECK_THROWS(infer.tensor("log_L"));
   CHECK(infer.ops.size() == train.ops.size() - 2); // the log and the add of M + log(L)
-  CHECK(infer.tensor("P").type == sdpa_dtype::bf16);
+  CHECK(infer.tensor("P").type == dtype::bf16);
   CHECK(train.producers("Stats").at(0)->mode == sdpa_mode::add);
   CHECK_FALSE(check_sdpa_graph(infer, false).has_value());
 }
 
 TEST_CASE("SDPA causal mask: int32 indices, a boolean row >= col, -inf selected", "[cudnn_graph]") {
   const sdpa_graph g = describe_forward(shape(4, 4, 64, 64, 64, true));
-  CHECK(g.tensor("row_index").type == sdpa_dtype::int32);
-  CHECK(g.tensor("causal_keep").type == sdpa_dtype::boolean);
+  CHECK(g.tensor("row_index").type == dtype::int32);
+  CHECK(g.tensor("causal_keep").type == sdpa_boolean);
   const auto* cmp = g.producers("causal_keep").at(0);
   CHECK(cmp->mode == sdpa_mode::cmp_ge);
-  CHECK(cmp->compute == sdpa_dtype::boolean);
+  CHECK(cmp->compute == sdpa_boolean);
   CHECK(g.tensors[size_t(cmp->x)].name == "row_index");
   CHECK(g.tensors[size_t(cmp->b)].name == "col_index");
   CHECK(g.producers("row_index").at(0)->axis == 2);
@@ -117,18 +117,18 @@ TEST_CASE("SDPA backward graph: the frontend's bprop order and types", "[cudnn_g
       INFO("kv_heads=" << kvh << " causal=" << causal);
       const sdpa_graph g = describe_backward(shape(4, kvh, 128, 128, 64, causal));
       // The transposed probabilities and score gradients feed their matmuls in bf16.
-      CHECK(g.tensor("P^T").type == sdpa_dtype::bf16);
-      CHECK(g.tensor("dS^T").type == sdpa_dtype::bf16);
+      CHECK(g.tensor("P^T").type == dtype::bf16);
+      CHECK(g.tensor("dS^T").type == dtype::bf16);
       CHECK(g.tensor("P^T").stride_order() == "BHDS"); // [B,H,Sk,Sq] over the packed scores
-      CHECK(g.tensor("P").type == sdpa_dtype::fp32);
-      CHECK(g.tensor("dS").type == sdpa_dtype::fp32);
+      CHECK(g.tensor("P").type == dtype::fp32);
+      CHECK(g.tensor("dS").type == dtype::fp32);
       // softmax_sum and the dQ accumulator are fp32 in memory; dQ/dK/dV in the I/O type.
       CHECK_FALSE(g.tensor("softmax_sum").is_virtual);
-      CHECK(g.tensor("softmax_sum").type == sdpa_dtype::fp32);
-      CHECK(g.tensor("dQ_accum").type == sdpa_dtype::fp32);
+      CHECK(g.tensor("softmax_sum").type == dtype::fp32);
+      CHECK(g.tensor("dQ_accum").type == dtype::fp32);
       CHECK(g.tensor("dQ_accum").stride_order() == "BHSD");
       for (const char* n : {"dQ", "dK", "dV", "dO", "O"})
-        CHECK(g.tensor(n).type == sdpa_dtype::bf16);
+        CHECK(g.tensor(n).type == dtype::bf16);
       CHECK(g.tensor("dK").dims == std::vector<int64_t>{2, kvh, 128, 64});
       // Order: rowsum(dO*O) first, then S - Stats, the mask after the subtraction, then exp.
       CHECK(position(g, "softmax_sum") < position(g, "S"));
@@ -152,7 +152,12 @@ TEST_CASE("SDPA rules name the rule that fails", "[cudnn_graph]") {
   const sdpa_env e = h200();
   CHECK(rule_of(shape(), false, e).empty());
   CHECK(rule_of(shape(), true, e).empty());
-  CHECK(rule_of(shape(), false, e, sdpa_dtype::fp32) == "io_dtype");
+  CHECK(rule_of(shape(), false, e, dtype::fp32) == "io_dtype");
+  // Every element type of the harness reaches the rule: those cuDNN's SDPA has no kernel for too.
+  const auto fp8 = check_sdpa(shape(), dtype::fp8_e4m3, true, e);
+  REQUIRE(fp8);
+  CHECK(fp8->rule == "io_dtype");
+  CHECK(fp8->detail == "dtype=fp8_e4m3");
   CHECK(rule_of(shape(4, 3), false, e) == "gqa_heads");
   CHECK(rule_of(shape(4, 2, 128, 128, 60), false, e) == "head_dim");
   CHECK(rule_of(shape(4, 2, 128, 128, 320), false, e) == "head_dim");
@@ -169,7 +174,7 @@ TEST_CASE("SDPA rules name the rule that fails", "[cudnn_graph]") {
   b200.cudnn_version = 90800;
   CHECK(rule_of(shape(4, 2, 128, 128, 256), false, b200) == "head_dim");
   // The message names the rule, the value and the requirement.
-  auto f = check_sdpa(shape(4, 2, 128, 128, 60), sdpa_dtype::bf16, false, e);
+  auto f = check_sdpa(shape(4, 2, 128, 128, 60), dtype::bf16, false, e);
   REQUIRE(f);
   CHECK(f->kind == sdpa_rule_kind::config);
   CHECK(f->message().find("'head_dim'") != std::string::npos);
@@ -183,7 +188,7 @@ TEST_CASE("SDPA rules name the rule that fails", "[cudnn_graph]") {
 TEST_CASE("SDPA install rules: cuDNN's CUDA major, version and the GPU", "[cudnn_graph]") {
   sdpa_env e = h200();
   e.cudnn_cudart_version = 12080; // a CUDA 12 cuDNN picked up by a CUDA 13 binary
-  auto f = check_sdpa(shape(), sdpa_dtype::bf16, false, e);
+  auto f = check_sdpa(shape(), dtype::bf16, false, e);
   REQUIRE(f);
   CHECK(f->rule == "cudart_major");
   CHECK(f->kind == sdpa_rule_kind::install);
@@ -208,7 +213,7 @@ TEST_CASE("SDPA graph rules catch a graph that is not the documented pattern", "
   sdpa_graph g = describe_forward(shape());
   auto p = std::find_if(g.tensors.begin(), g.tensors.end(),
                         [](const sdpa_tensor& t) { return t.name == "P"; });
-  p->type = sdpa_dtype::fp32; // the defect of the first version: P fp32 before P·V
+  p->type = dtype::fp32; // the defect of the first version: P fp32 before P·V
   auto f = check_sdpa_graph(g, false);
   REQUIRE(f);
   CHECK(f->rule == "bmm2_operand_dtype");
@@ -223,7 +228,7 @@ TEST_CASE("SDPA graph rules catch a graph that is not the documented pattern", "
   g = describe_backward(shape());
   auto st = std::find_if(g.tensors.begin(), g.tensors.end(),
                          [](const sdpa_tensor& t) { return t.name == "Stats"; });
-  st->type = sdpa_dtype::bf16;
+  st->type = dtype::bf16;
   CHECK(check_sdpa_graph(g, true)->rule == "stats");
 
   // Every rule named in a failure is in the one list, with what it requires.

@@ -85,7 +85,8 @@ TEST_CASE("native attention forward and backward match the reference", "[cuda][g
                  // head_dim 192: the forward needs exactly 48 KB of shared memory, dK/dV just over
                  // (the opt-in boundary); non-causal with seq_q != seq_k
                  sc{1, 2, 1, 45, 45, 192, true}, sc{2, 2, 2, 37, 71, 64, false}}) {
-    for (bool bf16 : {false, true}) {
+    for (dtype t : {dtype::fp32, dtype::bf16}) {
+      const bool bf16 = t == dtype::bf16;
       attention_shape s;
       s.batch = c.b, s.heads = c.h, s.kv_heads = c.kvh, s.seq_q = c.sq, s.seq_k = c.sk,
       s.head_dim = c.d;
@@ -93,7 +94,7 @@ TEST_CASE("native attention forward and backward match the reference", "[cuda][g
       size_t nq = s.batch * s.seq_q * s.heads * s.head_dim,
              nk = s.batch * s.seq_k * s.kv_heads * s.head_dim;
       auto q = rnd(nq, 1, bf16), k = rnd(nk, 2, bf16), v = rnd(nk, 3, bf16), d_o = rnd(nq, 4, bf16);
-      auto r = run_backward_host(s, "native", bf16, q, k, v, d_o);
+      auto r = run_backward_host(s, "native", t, q, k, v, d_o);
       check_options opt;
       opt.tolerance = bf16 ? 2e-2 : 1e-4;
       INFO("shape b=" << c.b << " h=" << c.h << " kvh=" << c.kvh << " sq=" << c.sq << " sk=" << c.sk
@@ -120,7 +121,7 @@ TEST_CASE("cuDNN SDPA forward matches the reference", "[cuda][gpu]") {
     auto q = rnd(nq, 5, true), k = rnd(nk, 6, true), v = rnd(nk, 7, true);
     host_result r;
     try {
-      r = run_forward_host(s, "cudnn", true, q, k, v);
+      r = run_forward_host(s, "cudnn", dtype::bf16, q, k, v);
     } catch (const std::exception& e) {
       FAIL("cuDNN SDPA forward failed: " << e.what());
     }
@@ -146,7 +147,7 @@ TEST_CASE("cuDNN SDPA backward matches the reference (MHA and GQA, causal and no
            d_o = rnd(nq, 11, true);
       host_result r;
       try {
-        r = run_backward_host(s, "cudnn", true, q, k, v, d_o);
+        r = run_backward_host(s, "cudnn", dtype::bf16, q, k, v, d_o);
       } catch (const std::exception& e) {
         FAIL("cuDNN SDPA backward failed (kv_heads=" << kvh << " causal=" << causal
                                                      << "): " << e.what());
@@ -233,19 +234,26 @@ TEST_CASE("cuDNN SDPA builds one variant pack per set of buffers, not one per ru
   attention_shape s;
   s.batch = 1, s.heads = 2, s.kv_heads = 2, s.seq_q = 128, s.seq_k = 128, s.head_dim = 64,
   s.causal = true;
-  if (auto why = cudnn::unsupported_reason(s, true, true); !why.empty())
+  if (auto why = cudnn::unsupported_reason(s, dtype::bf16, true); !why.empty())
     ACCELBENCH_SKIP(why);
   const uint64_t n = 128 * 2 * 64;
   device::device_buffer q(n * 2), k(n * 2), v(n * 2), o(n * 2), o2(n * 2), lse(2 * 128 * 4);
   q.zero(), k.zero(), v.zero();
-  cudnn::sdpa_forward f(s);
+  cudnn::sdpa_forward f(s, dtype::bf16);
   CHECK(f.variant_packs_built() == 0); // built with the graph: nothing bound yet
+  attention_tensors io = {.type = dtype::bf16,
+                          .q = q.get(),
+                          .k = k.get(),
+                          .v = v.get(),
+                          .o = o.get(),
+                          .lse = lse.as<float>()};
   for (int i = 0; i < 5; ++i)
-    f.run(q.get(), k.get(), v.get(), o.get(), lse.as<float>(), nullptr);
+    f.run(io, nullptr);
   device::synchronize("sdpa forward");
   CHECK(f.variant_packs_built() == 1);
-  f.run(q.get(), k.get(), v.get(), o2.get(), lse.as<float>(), nullptr); // other output buffer
-  f.run(q.get(), k.get(), v.get(), o2.get(), lse.as<float>(), nullptr);
+  io.o = o2.get(); // other output buffer
+  f.run(io, nullptr);
+  f.run(io, nullptr);
   device::synchronize("sdpa forward");
   CHECK(f.variant_packs_built() == 2);
 }
@@ -264,7 +272,7 @@ TEST_CASE("native attention opts in shared memory once per device, and runs on e
   for (int d = 0; d < devices; ++d) {
     INFO("device " << d);
     const int before = native::smem_opt_ins();
-    auto r = run_forward_host(s, "native", true, q, k, v, d);
+    auto r = run_forward_host(s, "native", dtype::bf16, q, k, v, d);
     const int first = native::smem_opt_ins();
     // A device seen for the first time opts in (device 0 may have been opted in by an earlier
     // test case of this process).
@@ -273,7 +281,7 @@ TEST_CASE("native attention opts in shared memory once per device, and runs on e
     auto f = check_forward(s, q.data(), k.data(), v.data(), r.o.data(), r.lse.data(), opt);
     INFO(f.reason());
     CHECK(f.ok());
-    run_forward_host(s, "native", true, q, k, v, d);
+    run_forward_host(s, "native", dtype::bf16, q, k, v, d);
     CHECK(native::smem_opt_ins() == first); // not repeated on the same device
   }
   if (devices < 2)
@@ -297,10 +305,21 @@ TEST_CASE("cuDNN SDPA refusals name the support rule they break", "[cuda]") {
   attention_shape s;
   s.batch = 1, s.heads = 2, s.kv_heads = 2, s.seq_q = 64, s.seq_k = 64, s.head_dim = 60;
   try {
-    cudnn::sdpa_forward f(s);
+    cudnn::sdpa_forward f(s, dtype::bf16);
     FAIL("head_dim=60 built a cuDNN graph");
   } catch (const backend_error& e) {
     CHECK(std::string(e.what()).find("rule 'head_dim'") != std::string::npos);
+  }
+  // The graph's element type too: cuDNN's SDPA computes in bf16 and fp16 only.
+  s.head_dim = 64;
+  for (dtype t : {dtype::fp32, dtype::fp8_e4m3}) {
+    try {
+      cudnn::sdpa_backward b(s, t);
+      FAIL("a cuDNN graph was built for " << to_string(t));
+    } catch (const backend_error& e) {
+      CHECK(std::string(e.what()).find("rule 'io_dtype'") != std::string::npos);
+      CHECK(std::string(e.what()).find("dtype=" + to_string(t)) != std::string::npos);
+    }
   }
   // What this process loaded, as a run records it.
   const cudnn::sdpa_env env = cudnn::environment();
@@ -379,7 +398,7 @@ TEST_CASE("cuDNN SDPA inference forward (no stats) finds an engine and writes th
     s.causal = causal;
     const size_t nq = 128 * 4 * 64, nk = 128 * 2 * 64;
     auto q = rnd(nq, 31, true), k = rnd(nk, 32, true), v = rnd(nk, 33, true);
-    const host_result train = run_forward_host(s, "cudnn", true, q, k, v);
+    const host_result train = run_forward_host(s, "cudnn", dtype::bf16, q, k, v);
     auto bf = [](const std::vector<float>& x) {
       std::vector<uint16_t> h(x.size());
       for (size_t i = 0; i < x.size(); ++i)
@@ -391,11 +410,12 @@ TEST_CASE("cuDNN SDPA inference forward (no stats) finds an engine and writes th
         dv.upload(bf(v).data(), nk * 2);
     std::unique_ptr<cudnn::sdpa_forward> f;
     try {
-      f = std::make_unique<cudnn::sdpa_forward>(s, true);
+      f = std::make_unique<cudnn::sdpa_forward>(s, dtype::bf16, true);
     } catch (const std::exception& e) {
       FAIL("cuDNN SDPA inference forward failed (causal=" << causal << "): " << e.what());
     }
-    f->run(dq.get(), dk.get(), dv.get(), dout.get(), nullptr, nullptr);
+    f->run({.type = dtype::bf16, .q = dq.get(), .k = dk.get(), .v = dv.get(), .o = dout.get()},
+           nullptr);
     device::synchronize("sdpa inference forward");
     std::vector<uint16_t> o(nq);
     dout.download(o.data(), nq * 2);

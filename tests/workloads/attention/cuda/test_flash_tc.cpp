@@ -20,7 +20,6 @@
 
 using namespace accelbench;
 using namespace accelbench::attention;
-using native::elem_type;
 
 namespace {
 
@@ -32,16 +31,16 @@ attention_shape shape(int64_t b, int64_t h, int64_t kvh, int64_t sq, int64_t sk,
   return s;
 }
 
-float round_to(elem_type t, float x) {
-  if (t == elem_type::bf16)
+float round_to(dtype t, float x) {
+  if (t == dtype::bf16)
     return bf16_to_float(float_to_bf16(x));
-  if (t == elem_type::f16)
+  if (t == dtype::fp16)
     return fp16_to_float(float_to_fp16(x));
   return x;
 }
 
 // Normal(0, 1), as the workloads draw, rounded to the element type.
-std::vector<float> rnd(size_t n, uint64_t seed, elem_type t) {
+std::vector<float> rnd(size_t n, uint64_t seed, dtype t) {
   std::mt19937_64 g(seed);
   std::normal_distribution<float> u(0, 1);
   std::vector<float> x(n);
@@ -50,30 +49,30 @@ std::vector<float> rnd(size_t n, uint64_t seed, elem_type t) {
   return x;
 }
 
-device::device_buffer upload(const std::vector<float>& x, elem_type t) {
-  if (t == elem_type::f32) {
+device::device_buffer upload(const std::vector<float>& x, dtype t) {
+  if (t == dtype::fp32) {
     device::device_buffer b(x.size() * 4);
     b.upload(x.data(), x.size() * 4);
     return b;
   }
   std::vector<uint16_t> h(x.size());
   for (size_t i = 0; i < x.size(); ++i)
-    h[i] = t == elem_type::bf16 ? float_to_bf16(x[i]) : float_to_fp16(x[i]);
+    h[i] = t == dtype::bf16 ? float_to_bf16(x[i]) : float_to_fp16(x[i]);
   device::device_buffer b(h.size() * 2);
   b.upload(h.data(), h.size() * 2);
   return b;
 }
 
-std::vector<float> download(const device::device_buffer& b, size_t n, elem_type t) {
+std::vector<float> download(const device::device_buffer& b, size_t n, dtype t) {
   std::vector<float> x(n);
-  if (t == elem_type::f32) {
+  if (t == dtype::fp32) {
     b.download(x.data(), n * 4);
     return x;
   }
   std::vector<uint16_t> h(n);
   b.download(h.data(), n * 2);
   for (size_t i = 0; i < n; ++i)
-    x[i] = t == elem_type::bf16 ? bf16_to_float(h[i]) : fp16_to_float(h[i]);
+    x[i] = t == dtype::bf16 ? bf16_to_float(h[i]) : fp16_to_float(h[i]);
   return x;
 }
 
@@ -82,18 +81,27 @@ struct outputs {
 };
 
 // Forward then backward on the device with the kernels `t` dispatches to.
-outputs run_native(const attention_shape& s, elem_type t, const std::vector<float>& q,
+outputs run_native(const attention_shape& s, dtype t, const std::vector<float>& q,
                    const std::vector<float>& k, const std::vector<float>& v,
                    const std::vector<float>& d_o) {
-  const size_t nq = q.size(), nk = k.size(), es = t == elem_type::f32 ? 4 : 2;
+  const size_t nq = q.size(), nk = k.size(), es = t == dtype::fp32 ? 4 : 2;
   const size_t nrows = size_t(s.batch * s.heads * s.seq_q);
   auto dq_ = upload(q, t), dk_ = upload(k, t), dv_ = upload(v, t), ddo = upload(d_o, t);
   device::device_buffer o(nq * es), gq(nq * es), gk(nk * es), gv(nk * es), lse(nrows * 4),
       delta(nrows * 4);
   device::synchronize("flash_tc test upload");
-  native::forward(s, t, dq_.get(), dk_.get(), dv_.get(), o.get(), lse.as<float>(), nullptr);
-  native::backward(s, t, dq_.get(), dk_.get(), dv_.get(), o.get(), ddo.get(), lse.as<float>(),
-                   delta.as<float>(), gq.get(), gk.get(), gv.get(), nullptr);
+  const attention_tensors io = {.type = t,
+                                .q = dq_.get(),
+                                .dq = gq.get(),
+                                .k = dk_.get(),
+                                .dk = gk.get(),
+                                .v = dv_.get(),
+                                .dv = gv.get(),
+                                .o = o.get(),
+                                .d_o = ddo.get(),
+                                .lse = lse.as<float>()};
+  native::forward(s, io, nullptr);
+  native::backward(s, io, delta.as<float>(), nullptr);
   device::synchronize("flash_tc test kernels");
   outputs r;
   r.o = download(o, nq, t);
@@ -128,26 +136,35 @@ TEST_CASE("native attention dispatch: 16-bit inputs at head_dim 64/128 run on te
           "[cuda]") {
   for (int64_t d : {64, 128}) {
     const auto s = shape(1, 2, 1, 100, 100, d, true);
-    CHECK(native::uses_tensor_cores(s, elem_type::bf16));
-    CHECK(native::uses_tensor_cores(s, elem_type::f16));
-    CHECK_FALSE(native::uses_tensor_cores(s, elem_type::f32)); // fp32: the reference kernels
-    CHECK(native::kernel_name(s, elem_type::bf16).find("mma.sync m16n8k16 bf16") !=
-          std::string::npos);
-    CHECK(native::kernel_name(s, elem_type::f16).find("fp16") != std::string::npos);
-    CHECK(native::kernel_name(s, elem_type::f32).find("CUDA cores") != std::string::npos);
+    CHECK(native::uses_tensor_cores(s, dtype::bf16));
+    CHECK(native::uses_tensor_cores(s, dtype::fp16));
+    CHECK_FALSE(native::uses_tensor_cores(s, dtype::fp32)); // fp32: the reference kernels
+    CHECK(native::kernel_name(s, dtype::bf16).find("mma.sync m16n8k16 bf16") != std::string::npos);
+    CHECK(native::kernel_name(s, dtype::fp16).find("fp16") != std::string::npos);
+    CHECK(native::kernel_name(s, dtype::fp32).find("CUDA cores") != std::string::npos);
   }
   const auto odd = shape(1, 2, 1, 100, 100, 80, false);
-  CHECK_FALSE(native::uses_tensor_cores(odd, elem_type::bf16)); // bf16 falls back to CUDA cores
-  CHECK(native::kernel_name(odd, elem_type::bf16).find("CUDA cores") != std::string::npos);
+  CHECK_FALSE(native::uses_tensor_cores(odd, dtype::bf16)); // bf16 falls back to CUDA cores
+  CHECK(native::kernel_name(odd, dtype::bf16).find("CUDA cores") != std::string::npos);
   // fp16 has no CUDA-core kernel: refused with the head_dim named, before any device work.
-  CHECK_THROWS_WITH(
-      native::forward(odd, elem_type::f16, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
-      Catch::Contains("head_dim=80"));
+  CHECK_THROWS_WITH(native::forward(odd, {.type = dtype::fp16}, nullptr),
+                    Catch::Contains("head_dim=80"));
+  // A dtype with no kernel at all: refused by name, at any head_dim, in either pass.
+  for (int64_t d : {64, 80})
+    for (dtype t : {dtype::fp8_e4m3, dtype::tf32}) {
+      const std::string why =
+          "native attention: dtype '" + to_string(t) + "' is not supported (fp32, bf16, fp16)";
+      CHECK_THROWS_WITH(native::forward(shape(1, 2, 1, 100, 100, d, false), {.type = t}, nullptr),
+                        why);
+      CHECK_THROWS_WITH(
+          native::backward(shape(1, 2, 1, 100, 100, d, false), {.type = t}, nullptr, nullptr), why);
+    }
   // A tensor off a 16-byte boundary would fault cp.async (and the context): refused by name.
   alignas(16) static char buf[64];
-  CHECK_THROWS_WITH(native::forward(shape(1, 2, 1, 100, 100, 128, false), elem_type::bf16, buf,
-                                    buf + 2, buf, buf, nullptr, nullptr),
-                    Catch::Contains("k is not 16-byte aligned"));
+  CHECK_THROWS_WITH(
+      native::forward(shape(1, 2, 1, 100, 100, 128, false),
+                      {.type = dtype::bf16, .q = buf, .k = buf + 2, .v = buf, .o = buf}, nullptr),
+      Catch::Contains("k is not 16-byte aligned"));
 }
 
 TEST_CASE("tensor-core attention matches the double reference and the fp32 kernels, fwd and bwd",
@@ -163,9 +180,9 @@ TEST_CASE("tensor-core attention matches the double reference and the fp32 kerne
                       {1, 2, 1, 150, 70, 64, true},   {1, 2, 2, 129, 129, 128, true},
                       {1, 4, 1, 45, 200, 128, false}, {2, 2, 1, 100, 37, 128, true}};
   for (const auto& c : cases)
-    for (elem_type t : {elem_type::bf16, elem_type::f16}) {
+    for (dtype t : {dtype::bf16, dtype::fp16}) {
       const auto s = shape(c.b, c.h, c.kvh, c.sq, c.sk, c.d, c.causal);
-      const bool bf = t == elem_type::bf16;
+      const bool bf = t == dtype::bf16;
       INFO("b=" << c.b << " h=" << c.h << " kvh=" << c.kvh << " sq=" << c.sq << " sk=" << c.sk
                 << " d=" << c.d << " causal=" << c.causal << (bf ? " bf16" : " fp16"));
       REQUIRE(native::uses_tensor_cores(s, t));
@@ -183,7 +200,7 @@ TEST_CASE("tensor-core attention matches the double reference and the fp32 kerne
       INFO("backward vs double: " << g.reason());
       CHECK(g.ok());
       // The fp32 CUDA-core kernels on the same (rounded) inputs.
-      const auto ref = run_native(s, elem_type::f32, q, k, v, d_o);
+      const auto ref = run_native(s, dtype::fp32, q, k, v, d_o);
       CHECK(rms_error(tc.o, ref.o) < opt.tolerance);
       CHECK(rms_error(tc.lse, ref.lse) < opt.tolerance);
       CHECK(rms_error(tc.dq, ref.dq) < opt.tolerance);
