@@ -14,7 +14,7 @@
 
 #include "harness/compare/changepoint.hpp"
 #include "harness/compare/compare.hpp"
-#include "harness/compare/format.hpp"
+#include "reporters/compare/formats.hpp"
 #include "harness/core/stats.hpp"
 
 using namespace accelbench;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -408,6 +409,56 @@ std::string printable(std::string_view raw) {
     } else
       out += static_cast<char>(c);
   }
+  return out;
+}
+
+// Stored names may hold any bytes (an imported latin-1 log line, a tag from an older version):
+// the document declares UTF-8, so invalid sequences become U+FFFD, and so do U+FFFE and U+FFFF,
+// which are UTF-8 but not XML characters.
+std::string xml_escape(std::string_view raw) {
+  const std::string s = repair_utf8(raw);
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch == 0xEF && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xBF &&
+        (static_cast<unsigned char>(s[i + 2]) == 0xBE ||
+         static_cast<unsigned char>(s[i + 2]) == 0xBF)) {
+      out += "\xEF\xBF\xBD";
+      i += 2;
+      continue;
+    }
+    switch (ch) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
+    default:
+      // XML 1.0 forbids control characters other than tab, LF and CR, even escaped.
+      if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+        out += '?';
+      else
+        out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -96,4 +96,12 @@ std::string dump_json(const json& j, int indent = -1);
 // UTF-8 becomes U+FFFD.
 std::string printable(std::string_view s);
 
+// `s` as XML 1.0 character data or attribute value (UTF-8): & < > " ' escaped, invalid UTF-8 and
+// U+FFFE/U+FFFF as U+FFFD, control characters other than tab, LF and CR (which XML forbids even
+// escaped) as '?'. The one XML escape (compare's JUnit; HTML pages may share it).
+std::string xml_escape(std::string_view s);
+
+// `s` with its ASCII letters in lower case (names, units and ids compared without case).
+std::string ascii_lower(std::string_view s);
+
 } // namespace accelbench

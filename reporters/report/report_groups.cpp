@@ -20,6 +20,7 @@
 #include "harness/core/score.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/core/units.hpp"
 #include "reporters/report/plausibility_ttt.hpp"
 #include "reporters/report/report_internal.hpp"
 
@@ -115,22 +116,7 @@ std::string short_name(const device_spec* d, const std::string& accel_model,
   return system;
 }
 
-std::string fmt_num(double v) {
-  if (!std::isfinite(v))
-    return "n/a";
-  double a = std::fabs(v);
-  if (a == 0)
-    return "0";
-  if (a >= 1e6 || a < 1e-3)
-    return fmt::format("{:.3e}", v);
-  if (a >= 1000 || (a < 1e6 && v == std::round(v)))
-    return fmt::format("{:.0f}", v);
-  if (a >= 100)
-    return fmt::format("{:.1f}", v);
-  if (a >= 10)
-    return fmt::format("{:.2f}", v);
-  return fmt::format("{:.4g}", v);
-}
+std::string fmt_num(double v) { return format_significant(v, report_style); }
 
 std::string lower_copy(std::string s) {
   for (auto& c : s)

@@ -15,10 +15,10 @@
 #include "harness/app/cli/options.hpp"
 #include "harness/app/cli/table.hpp"
 #include "harness/app/query/comparison.hpp"
+#include "harness/app/query/formats.hpp"
 #include "harness/app/query/selector.hpp"
 #include "harness/compare/changepoint.hpp"
 #include "harness/compare/compare.hpp"
-#include "harness/compare/format.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/output_file.hpp"
 #include "harness/core/ruleset.hpp"
@@ -95,10 +95,9 @@ compare::set_comparison compare_selections(store::store& db, const query::select
 } // namespace
 
 void check_compare_options(const compare_cli_options& o) {
-  static const std::vector<std::string> formats = {"table", "markdown", "junit", "json", "bmf"};
-  if (std::find(formats.begin(), formats.end(), o.format) == formats.end())
-    throw usage_error(
-        fmt::format("unknown --format '{}' (table, markdown, junit, json, bmf)", o.format));
+  if (!output::find_format(query::compare_formats(), o.format))
+    throw usage_error(fmt::format("unknown --format '{}' ({})", printable(o.format),
+                                  output::format_names(query::compare_formats())));
   // Written so that NaN fails too: it compares false with everything.
   if (!(o.alpha > 0 && o.alpha < 1))
     throw usage_error(fmt::format("--alpha must be in (0, 1), got {}", o.alpha));
@@ -119,18 +118,8 @@ int print_comparison(const compare_cli_options& o) {
   }
   auto c = compare_selections(db, base, cand, o);
   c.only_changed = o.only_changed;
-  std::string text;
-  if (o.format == "table")
-    text = compare::format_terminal(c, {o.color && o.output.empty() && isatty(STDOUT_FILENO)});
-  else if (o.format == "markdown")
-    text = compare::format_markdown(c);
-  else if (o.format == "junit")
-    text = compare::format_junit(c);
-  else if (o.format == "json")
-    text = compare::format_json(c);
-  else
-    text = compare::format_bmf(c);
-  emit(text, o.output);
+  const auto* format = output::find_format(query::compare_formats(), o.format);
+  emit(format->write(c, {o.color && o.output.empty() && isatty(STDOUT_FILENO)}), o.output);
   int rc = compare::exit_code_for(c, o.strict);
   std::cerr << fmt::format(
       "accelbench: {} pair(s): {} regressed, {} improved, {} unchanged, {} inconclusive\n",
@@ -231,7 +220,7 @@ int cmd_history(const history_cli_options& o) {
 }
 
 void add_comparison_options(CLI::App* cmd, compare_cli_options& o) {
-  cmd->add_option("--format", o.format, "table | markdown | junit | json | bmf");
+  cmd->add_option("--format", o.format, output::format_names(query::compare_formats(), " | "));
   cmd->add_option("--metric", o.metric,
                   "Compare this per-sample metric instead of the time: cpu_time, or a user "
                   "counter of imported Google Benchmark runs (e.g. items_per_second)")

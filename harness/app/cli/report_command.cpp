@@ -9,6 +9,7 @@
 
 #include "harness/app/cli/command.hpp"
 #include "harness/app/cli/options.hpp"
+#include "harness/app/query/formats.hpp"
 #include "harness/app/query/report_side.hpp"
 #include "harness/app/query/selector.hpp"
 #include "harness/compare/compare.hpp"
@@ -69,20 +70,22 @@ int cmd_report(const report_cli_options& o) {
     opt.machine_cpu_peak = cached_cpu_peak();
   report::report_model rep = report::build_report(bs, cs, opt);
 
-  // Both files or neither.
+  // Each output is a format of the one table (harness/app/query/formats.hpp), chosen by the flag
+  // that names its file. Both files or neither.
+  auto write = [&rep](std::string_view format) {
+    return output::find_format(query::report_formats(), format)->write(rep, {});
+  };
   std::vector<std::pair<std::filesystem::path, std::string>> outputs;
   if (!o.json_path.empty())
-    outputs.emplace_back(o.json_path, dump_json(report::to_json(rep), 2) + "\n");
+    outputs.emplace_back(o.json_path, write("json"));
   if (!o.html_path.empty())
-    outputs.emplace_back(o.html_path, report::to_html(rep));
+    outputs.emplace_back(o.html_path, write("html"));
   write_files_atomic(outputs);
 
-  if (o.json_stdout)
-    std::cout << dump_json(report::to_json(rep), 2) << "\n";
-  else if (o.quiet)
+  if (o.quiet && !o.json_stdout)
     std::cout << rep.headline << "\n";
   else
-    std::cout << report::summary_text(rep);
+    std::cout << write(o.json_stdout ? "json" : "text");
   if (!o.json_path.empty())
     std::cerr << fmt::format("accelbench: wrote {}\n", printable(o.json_path));
   if (!o.html_path.empty())

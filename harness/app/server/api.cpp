@@ -9,11 +9,12 @@
 
 #include "harness/app/net/publish.hpp"
 #include "harness/app/query/comparison.hpp"
+#include "harness/app/query/formats.hpp"
 #include "harness/app/query/report_side.hpp"
-#include "harness/compare/format.hpp"
 #include "harness/core/assignment.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
+#include "reporters/compare/formats.hpp"
 #include "reporters/report/report.hpp"
 
 namespace accelbench::server {
@@ -239,10 +240,12 @@ json history(store::store& db, const params& p) {
 
 document report(store::store& db, const params& p, bool allow_empty) {
   allow_only(p, {"baseline", "candidate", "format"});
-  const std::string format = one(p, "format", "json");
-  if (format != "json" && format != "html")
-    throw api_error(
-        400, fmt::format("query parameter format='{}' is not json or html", printable(format)));
+  const std::string format_name = one(p, "format", "json");
+  const auto* format = output::find_format(query::report_formats(), format_name);
+  if (!format)
+    throw api_error(400, fmt::format("query parameter format='{}' is not one of {}",
+                                     printable(format_name),
+                                     output::format_names(query::report_formats())));
   auto side = [&](const char* key, const char* fallback) {
     const std::string sel = one(p, key, fallback);
     try {
@@ -265,9 +268,7 @@ document report(store::store& db, const params& p, bool allow_empty) {
   report::report_model rep = report::build_report(
       query::report_side(b.label, std::move(b.runs), std::move(b.systems)),
       query::report_side(c.label, std::move(c.runs), std::move(c.systems)), opt);
-  if (format == "html")
-    return {report::to_html(rep), "text/html; charset=utf-8"};
-  return {dump_json(report::to_json(rep), 2) + "\n", "application/json"};
+  return {format->write(rep, {}), std::string(format->media_type)};
 }
 
 void check_storable(const std::vector<run>& runs) {

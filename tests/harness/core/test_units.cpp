@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "harness/core/units.hpp"
 
 using namespace accelbench;
@@ -26,4 +29,31 @@ TEST_CASE("quantities are scaled to the SI prefix that reads best, with three si
   CHECK(format_quantity(-0.5, "") == "-0.5");
   CHECK(format_significant(1e-5) == "1.00e-05");
   CHECK(format_significant(std::nan("")) == "nan");
+}
+
+// The styles of compare's outputs and of the report, which golden files pin byte for byte: the
+// numbers each printed through its own copy before units.hpp held the one formatter.
+TEST_CASE("compare_style: four significant digits and %g below 1 with units as stored", "[units]") {
+  CHECK(format_quantity(1.234e-3, "s", compare_style) == "1.234 ms");
+  CHECK(format_quantity(2e-6, "s", compare_style) == "2.000 us");
+  CHECK(format_quantity(12345, "s", compare_style) == "12345 s");
+  CHECK(format_quantity(512, "ns", compare_style) == "512.0 ns");
+  CHECK(format_quantity(412.5, "TFLOP/s", compare_style) == "412.5 TFLOP/s");
+  CHECK(format_quantity(0.5, "TFLOP/s", compare_style) == "0.5 TFLOP/s");
+  CHECK(format_significant(0.0001234, compare_style) == "0.000123");
+  CHECK(format_significant(2e20, compare_style) == "200000000000000000000");
+  CHECK(format_significant(0, compare_style) == "0");
+}
+
+TEST_CASE("report_style: four digits and whole numbers bare with an exponent outside 1e-3 to 1e6",
+          "[units]") {
+  CHECK(format_significant(1.5, report_style) == "1.5");
+  CHECK(format_significant(12, report_style) == "12");
+  CHECK(format_significant(12.5, report_style) == "12.50");
+  CHECK(format_significant(123.45, report_style) == "123.5");
+  CHECK(format_significant(4321.7, report_style) == "4322");
+  CHECK(format_significant(2.5e6, report_style) == "2.500e+06");
+  CHECK(format_significant(0.0005, report_style) == "5.000e-04");
+  CHECK(format_significant(0.25, report_style) == "0.25");
+  CHECK(format_significant(std::numeric_limits<double>::infinity(), report_style) == "n/a");
 }

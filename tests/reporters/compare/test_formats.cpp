@@ -9,6 +9,7 @@
 #include "harness/compare/format.hpp"
 #include "harness/core/json_schema.hpp"
 #include "harness/core/text_input.hpp"
+#include "reporters/compare/formats.hpp"
 
 using namespace accelbench;
 using namespace accelbench::compare;
@@ -16,7 +17,7 @@ using namespace accelbench::compare;
 namespace {
 
 const std::string golden_dir =
-    std::string(ACCELBENCH_SOURCE_DIR) + "/tests/harness/compare/golden/";
+    std::string(ACCELBENCH_SOURCE_DIR) + "/tests/reporters/compare/golden/";
 
 void check_golden(const std::string& name, const std::string& actual) {
   const std::string path = golden_dir + name;
