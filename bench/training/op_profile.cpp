@@ -169,16 +169,19 @@ void print_op_profile(const model_config& m, int64_t batch, int64_t seq, compute
     rope_forward(b.z.data(), rope, batch, seq, kvh, hd);
   };
   rows.push_back({"rope q,k (fwd or bwd)", 2 * layers, rope_f, rope_f});
-  auto att_f = [&] {
-    attention_forward(dt, b.big1.data(), b.lse.data(), b.x.data(), b.y.data(), b.z.data(), batch,
-                      seq, nh, kvh, hd);
-  };
+  const auto att_s = causal_attention_shape(batch, seq, nh, kvh, hd);
+  const attention_io att_io = {.q = b.x.data(),
+                               .dq = b.big2.data(),
+                               .k = b.y.data(),
+                               .dk = b.d3.data(),
+                               .v = b.z.data(),
+                               .dv = b.big3.data(),
+                               .out = b.big1.data(),
+                               .dout = b.y.data(),
+                               .lse = b.lse.data()};
+  auto att_f = [&] { attention_forward(dt, att_s, att_io); };
   rows.push_back({"attention fwd", layers, att_f, att_f});
-  auto att_b = [&] {
-    attention_backward(dt, b.big2.data(), b.d3.data(), b.big3.data(), b.y.data(), b.x.data(),
-                       b.y.data(), b.z.data(), b.big1.data(), b.lse.data(), batch, seq, nh, kvh,
-                       hd);
-  };
+  auto att_b = [&] { attention_backward(dt, att_s, att_io); };
   rows.push_back({"attention bwd", layers, att_b, att_b});
   auto ce = [&] {
     softmax_crossentropy_forward(b.big1.data(), b.r.data(), b.tok.data(), bt, m.vocab_size);

@@ -158,17 +158,23 @@ TEST_CASE("the bf16 recipe's attention runs on bf16 (O and dQ/dK/dV are bf16 val
                            v = wave(size_t(nk), 0.11, 1.0), d_o = wave(size_t(nq), 0.05, 1.0);
   std::vector<float> o32(static_cast<size_t>(nq)), o16(static_cast<size_t>(nq)),
       lse32(static_cast<size_t>(b * nh * t)), lse16(static_cast<size_t>(b * nh * t));
-  attention_forward(compute_dtype::fp32, o32.data(), lse32.data(), q.data(), k.data(), v.data(), b,
-                    t, nh, kvh, hd);
-  attention_forward(compute_dtype::bf16, o16.data(), lse16.data(), q.data(), k.data(), v.data(), b,
-                    t, nh, kvh, hd);
+  const auto s = causal_attention_shape(b, t, nh, kvh, hd);
   std::vector<float> g32(static_cast<size_t>(nq + 2 * nk)), g16(static_cast<size_t>(nq + 2 * nk));
-  attention_backward(compute_dtype::fp32, g32.data(), g32.data() + nq, g32.data() + nq + nk,
-                     d_o.data(), q.data(), k.data(), v.data(), o32.data(), lse32.data(), b, t, nh,
-                     kvh, hd);
-  attention_backward(compute_dtype::bf16, g16.data(), g16.data() + nq, g16.data() + nq + nk,
-                     d_o.data(), q.data(), k.data(), v.data(), o16.data(), lse16.data(), b, t, nh,
-                     kvh, hd);
+  auto io = [&](std::vector<float>& o, std::vector<float>& lse, std::vector<float>& g) {
+    return attention_io{.q = q.data(),
+                        .dq = g.data(),
+                        .k = k.data(),
+                        .dk = g.data() + nq,
+                        .v = v.data(),
+                        .dv = g.data() + nq + nk,
+                        .out = o.data(),
+                        .dout = d_o.data(),
+                        .lse = lse.data()};
+  };
+  attention_forward(compute_dtype::fp32, s, io(o32, lse32, g32));
+  attention_forward(compute_dtype::bf16, s, io(o16, lse16, g16));
+  attention_backward(compute_dtype::fp32, s, io(o32, lse32, g32));
+  attention_backward(compute_dtype::bf16, s, io(o16, lse16, g16));
   int not_bf16 = 0;
   for (const auto* x : {&o16, &g16})
     for (float f : *x)

@@ -164,7 +164,8 @@ float llama_model::forward(const int32_t* inputs, const int32_t* targets) {
     linear_forward(dt, a.v, a.xn1, p.wv, bt, c, kv);
     rope_forward(a.q, m_rope, b, t, nh, hd);
     rope_forward(a.k, m_rope, b, t, kvh, hd);
-    attention_forward(dt, a.att, a.lse, a.q, a.k, a.v, b, t, nh, kvh, hd);
+    attention_forward(dt, causal_attention_shape(b, t, nh, kvh, hd),
+                      {.q = a.q, .k = a.k, .v = a.v, .out = a.att, .lse = a.lse});
     linear_forward(dt, tmp, a.att, p.wo, bt, c, c);
     residual_forward(a.xmid, x, tmp, bt * c);
     ops.norm_fwd(a.xn2, a.rstd2, a.xmid, p.mlp_norm, bt, c, eps);
@@ -246,7 +247,16 @@ void llama_model::backward(float loss_scale) {
     ops.norm_bwd(dres, gr.mlp_norm, dxn, a.xmid, p.mlp_norm, a.rstd2, bt, c);
     // attention: xmid = x + attention(rope(xn1 Wq^T), rope(xn1 Wk^T), xn1 Wv^T) Wo^T
     linear_backward(dt, datt, gr.wo, dres, a.att, p.wo, bt, c, c, false);
-    attention_backward(dt, dq, dk, dv, datt, a.q, a.k, a.v, a.att, a.lse, b, t, nh, kvh, hd);
+    attention_backward(dt, causal_attention_shape(b, t, nh, kvh, hd),
+                       {.q = a.q,
+                        .dq = dq,
+                        .k = a.k,
+                        .dk = dk,
+                        .v = a.v,
+                        .dv = dv,
+                        .out = a.att,
+                        .dout = datt,
+                        .lse = a.lse});
     rope_backward(dq, m_rope, b, t, nh, hd);
     rope_backward(dk, m_rope, b, t, kvh, hd);
     linear_backward(dt, dxn, gr.wq, dq, a.xn1, p.wq, bt, c, c, false);

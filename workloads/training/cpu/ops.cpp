@@ -316,41 +316,37 @@ attention_bf16& attention_inputs_bf16(const attention::attention_shape& s, const
 
 } // namespace
 
-void attention_forward(compute_dtype dt, float* out, float* lse, const float* q, const float* k,
-                       const float* v, int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd) {
-  const attention::attention_shape s = causal_attention_shape(b, t, nh, kvh, hd);
+void attention_forward(compute_dtype dt, const attention::attention_shape& s,
+                       const attention_io& io) {
   if (dt != compute_dtype::bf16) {
-    attention::flash_forward(s, q, k, v, out, lse);
+    attention::flash_forward(s, io.q, io.k, io.v, io.out, io.lse);
     return;
   }
-  attention_bf16& w = attention_inputs_bf16(s, q, k, v);
+  attention_bf16& w = attention_inputs_bf16(s, io.q, io.k, io.v);
   const int64_t nq = q_elems(s);
   w.o.resize(size_t(nq));
-  attention::flash_forward_bf16(s, w.q.data(), w.k.data(), w.v.data(), w.o.data(), lse);
-  to_float(out, w.o, nq);
+  attention::flash_forward_bf16(s, w.q.data(), w.k.data(), w.v.data(), w.o.data(), io.lse);
+  to_float(io.out, w.o, nq);
 }
 
-void attention_backward(compute_dtype dt, float* dq, float* dk, float* dv, const float* dout,
-                        const float* q, const float* k, const float* v, const float* out,
-                        const float* lse, int64_t b, int64_t t, int64_t nh, int64_t kvh,
-                        int64_t hd) {
-  const attention::attention_shape s = causal_attention_shape(b, t, nh, kvh, hd);
+void attention_backward(compute_dtype dt, const attention::attention_shape& s,
+                        const attention_io& io) {
   if (dt != compute_dtype::bf16) {
-    attention::flash_backward(s, q, k, v, out, dout, lse, dq, dk, dv);
+    attention::flash_backward(s, io.q, io.k, io.v, io.out, io.dout, io.lse, io.dq, io.dk, io.dv);
     return;
   }
-  attention_bf16& w = attention_inputs_bf16(s, q, k, v);
+  attention_bf16& w = attention_inputs_bf16(s, io.q, io.k, io.v);
   const int64_t nq = q_elems(s), nk = kv_elems(s);
-  q_to_bf16(w.o, out, s); // exact: the forward's bf16 O, widened
-  q_to_bf16(w.d_o, dout, s);
+  q_to_bf16(w.o, io.out, s); // exact: the forward's bf16 O, widened
+  q_to_bf16(w.d_o, io.dout, s);
   w.dq.resize(size_t(nq));
   w.dk.resize(size_t(nk));
   w.dv.resize(size_t(nk));
   attention::flash_backward_bf16(s, w.q.data(), w.k.data(), w.v.data(), w.o.data(), w.d_o.data(),
-                                 lse, w.dq.data(), w.dk.data(), w.dv.data());
-  to_float(dq, w.dq, nq);
-  to_float(dk, w.dk, nk);
-  to_float(dv, w.dv, nk);
+                                 io.lse, w.dq.data(), w.dk.data(), w.dv.data());
+  to_float(io.dq, w.dq, nq);
+  to_float(io.dk, w.dk, nk);
+  to_float(io.dv, w.dv, nk);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -56,14 +56,25 @@ void rope_backward(float* dx, const rope_table& r, int64_t b, int64_t t, int64_t
 // bf16 recipe) Q, K, V, O and dO are rounded to bf16 and the bf16 kernels run (vdpbf16ps where
 // the CPU has AVX512-BF16; softmax, lse and accumulation in fp32, as bf16 FlashAttention on GPUs),
 // O and the gradients widened back to fp32; fp32 runs the fp32 kernels.
-// q, out[B,T,NH,HD]; k, v[B,T,KVH,HD]; lse[B,NH,T]
-void attention_forward(compute_dtype dt, float* out, float* lse, const float* q, const float* k,
-                       const float* v, int64_t b, int64_t t, int64_t nh, int64_t kvh, int64_t hd);
-// dq[B,T,NH,HD], dk, dv[B,T,KVH,HD] (=)
-void attention_backward(compute_dtype dt, float* dq, float* dk, float* dv, const float* dout,
-                        const float* q, const float* k, const float* v, const float* out,
-                        const float* lse, int64_t b, int64_t t, int64_t nh, int64_t kvh,
-                        int64_t hd);
+// The shape is the kernels' (causal_attention_shape: B batch, T = seq_q = seq_k, NH heads, KVH
+// kv_heads, HD head_dim); the fp32 tensors, forward and backward pairs side by side:
+struct attention_io {
+  const float* q = nullptr; // [B,T,NH,HD]
+  float* dq = nullptr;
+  const float* k = nullptr; // [B,T,KVH,HD]
+  float* dk = nullptr;
+  const float* v = nullptr; // [B,T,KVH,HD]
+  float* dv = nullptr;
+  float* out = nullptr; // [B,T,NH,HD]
+  const float* dout = nullptr;
+  float* lse = nullptr; // [B,NH,T]
+};
+// out, lse (=) from q, k, v
+void attention_forward(compute_dtype dt, const attention::attention_shape& s,
+                       const attention_io& io);
+// dq, dk, dv (=) from dout, q, k, v, out, lse
+void attention_backward(compute_dtype dt, const attention::attention_shape& s,
+                        const attention_io& io);
 
 // SwiGLU (Shazeer 2020): out[BT,F] = silu(h1) * h3, silu(x) = x * sigmoid(x)
 void swiglu_forward(float* out, const float* h1, const float* h3, int64_t n);
