@@ -49,7 +49,6 @@ using query::short_config;
 
 // The metric a table shows for a run: the workload's primary metric when present.
 const metric* headline_metric(const registry& reg, const run& r);
-std::string format_value(double v);
 
 // What a reader of a run should be warned of: the conditions recorded when it was measured or
 // imported (high CV, a loaded machine, governor, a debug library; harness/core/conditions.hpp) and,

@@ -40,19 +40,6 @@
 
 namespace accelbench::cli {
 
-std::string format_value(double v) {
-  if (v == 0)
-    return "0";
-  double a = std::fabs(v);
-  if (a >= 1e6 || a < 1e-3)
-    return fmt::format("{:.3e}", v);
-  if (a >= 100)
-    return fmt::format("{:.1f}", v);
-  if (a >= 1)
-    return fmt::format("{:.3f}", v);
-  return fmt::format("{:.4f}", v);
-}
-
 std::vector<std::string> run_notes(const run& r) {
   std::vector<std::string> notes = run_warnings(r);
   const size_t n = r.samples.size();
@@ -116,7 +103,7 @@ std::vector<std::string> result_row(const registry& reg, const run& r) {
   }
   return {std::to_string(r.id),
           r.cfg.workload,
-          short_config(r.cfg),
+          effective_config_text(r),
           to_string(r.status),
           r.status == run_status::skipped ? "-" : (r.valid ? "VALID" : "INVALID"),
           m ? format_quantity(m->value, m->unit)

@@ -42,10 +42,11 @@ void print_ranks(const run& r) {
     return;
   std::string medians;
   for (size_t i = 0; i < k["median_s"].size(); ++i)
-    medians += fmt::format(
-        "{}r{} {}", i ? "  " : "", i,
-        k["median_s"][i].is_number() ? format_value(k["median_s"][i].get<double>()) : "?");
-  std::cout << fmt::format("    per-rank median ({}): {}\n", printable(r.sample_unit), medians);
+    medians += fmt::format("{}r{} {}", i ? "  " : "", i,
+                           k["median_s"][i].is_number()
+                               ? format_quantity(k["median_s"][i].get<double>(), r.sample_unit)
+                               : "?");
+  std::cout << fmt::format("    per-rank median: {}\n", printable(medians));
   const double spread = k.value("spread_pct", 0.0), share = k.value("slowest_share", 0.0);
   std::cout << fmt::format("    spread {:.1f}% (slowest rank median vs fastest); rank {} slowest "
                            "in {:.0f}% of {} samples\n",
@@ -109,7 +110,7 @@ void print_run_detail(const registry& reg, const run& r) {
   std::cout << fmt::format("run {}  ({})\n", r.id, printable(r.uuid));
   std::cout << fmt::format("  workload   {} on {}\n", printable(r.cfg.workload),
                            printable(r.cfg.backend));
-  std::cout << fmt::format("  config     {}\n", printable(short_config(r.cfg)));
+  std::cout << fmt::format("  config     {}\n", printable(effective_config_text(r)));
   std::cout << fmt::format("  system     {}\n", printable(r.system));
   std::cout << fmt::format("  ruleset    {}\n", printable(r.ruleset));
   std::cout << fmt::format("  source     {}\n", printable(r.source));
@@ -203,22 +204,29 @@ std::map<std::string, std::set<std::string>> varying_keys(const std::vector<run>
   return out;
 }
 
-// The config column of the runs table: what differs from the workload's defaults, and what
-// differs between the rows shown ("defaults" when nothing does; `show RUN` has the whole config).
-// A workload this build does not know (imported) has no defaults: all of its config is shown.
+// Whether `value` is the workload's default for axis `key` (false for a workload this build does
+// not know).
+bool is_default(const workload* w, const std::string& key, const std::string& value) {
+  if (w)
+    for (const auto& a : w->spec().axes)
+      if (a.name == key && a.default_value == value)
+        return true;
+  return false;
+}
+
+// The config column of the runs table: what differs from the workload's defaults, what differs
+// between the rows shown, and what the run resolved a default to ("batch=0→16", what ran;
+// "defaults" when nothing is left; `show RUN` has the whole config). A workload this build does
+// not know (imported) has no defaults: all of its config is shown.
 std::string brief_config(const registry& reg, const run& r,
                          const std::map<std::string, std::set<std::string>>& varying) {
   const workload* w = reg.find(r.cfg.workload);
   const auto vary = varying.find(r.cfg.workload);
   std::string out;
-  for (const auto& [k, v] : r.cfg.values) {
-    bool is_default = false;
-    if (w)
-      for (const auto& a : w->spec().axes)
-        is_default = is_default || (a.name == k && a.default_value == v);
-    const bool varies = vary != varying.end() && vary->second.count(k);
-    if (!is_default || varies)
-      out.append(out.empty() ? "" : " ").append(k).append("=").append(v);
+  for (const auto& s : effective_config(r)) {
+    const bool varies = vary != varying.end() && vary->second.count(s.key);
+    if (!is_default(w, s.key, s.requested) || varies || s.resolved())
+      out.append(out.empty() ? "" : " ").append(setting_text(s));
   }
   return out.empty() ? "defaults" : out;
 }

@@ -146,6 +146,35 @@ TEST_CASE("run → show → export, and the export validates against the schema"
   CHECK(runs_in(t2.db()) == 2);
 }
 
+TEST_CASE("run and show print the config as it ran, and the stored config keeps what was asked",
+          "[cli][timing]") {
+  test_cli::temp_dir t;
+  // train.llama at its defaults (batch, seq, layers and threads 0: the ruleset's, the model's, all
+  // cores), one timed step: the smallest run of the training tests that leaves them unset.
+  auto r = ab("run train.llama --set steps=1 --quiet --db " + t.db());
+  INFO(r.out << r.err);
+  REQUIRE((r.rc == 0 || r.rc == 1)); // 1: INVALID on a loaded machine, the table still printed
+  // train-v1's micro batch and sequence, the tiny model's 4 blocks, this machine's threads.
+  const std::string ran = "batch=0\u219216";
+  CHECK_THAT(r.out, Catch::Contains(ran) && Catch::Contains("seq=0\u2192128") &&
+                        Catch::Contains("layers=0\u21924") && Catch::Contains("threads=0\u2192") &&
+                        Catch::Contains("steps=1 "));
+  auto listing = ab("show --db " + t.db());
+  CHECK_THAT(listing.out, Catch::Contains(ran) && Catch::Contains("layers=0\u21924"));
+  auto detail = ab("show 1 --db " + t.db());
+  CHECK_THAT(detail.out, Catch::Contains("config     ") && Catch::Contains(ran));
+
+  auto stored = json::parse(ab("show 1 --json --db " + t.db()).out);
+  for (const char* key : {"batch", "seq", "layers", "threads"}) {
+    INFO(key);
+    CHECK(stored["config"][key] == 0);
+    CHECK(stored["extra"]["resolved"][key].get<int64_t>() > 0);
+  }
+  CHECK(stored["extra"]["resolved"]["batch"] == 16);
+  const json resolved = stored["extra"]["resolved"];
+  CHECK(resolved["threads"] == stored["effective_settings"]["training"]["threads"]);
+}
+
 TEST_CASE("bad input: one line, exit 2, nothing stored", "[cli]") {
   test_cli::temp_dir t;
   ab("run gemm --set M=8 --set N=8 --set K=8 --db " + t.db() + k_fast); // one good run

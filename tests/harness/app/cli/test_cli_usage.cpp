@@ -190,3 +190,27 @@ TEST_CASE("text cut for a table ends in an ellipsis at a word boundary, never mi
   CHECK(accelbench::cli::display_width(clip("one, two, three, four, five", 12)) <= 12);
   CHECK(clip("one, two, three, four, five", 12) == "one, two\u2026");
 }
+
+TEST_CASE("a run's effective config: the requested value, and the one the run recorded after an "
+          "arrow only where the two differ") {
+  accelbench::run r;
+  r.cfg.workload = "attention";
+  r.cfg.values = {{"heads", "16"},   {"kv_heads", "0"}, {"scale", "0"},
+                  {"seq_k", "2048"}, {"dtype", "bf16"}, {"causal", "1"}};
+  r.extra["resolved"] = {{"kv_heads", 16}, {"scale", 0.08838834764831845},
+                         {"seq_k", 2048},  {"dtype", "bf16"},
+                         {"causal", true}, {"not_in_config", 3}};
+  const auto settings = accelbench::cli::effective_config(r);
+  REQUIRE(settings.size() == 6); // one per config key, none for a recorded key the config lacks
+  // Key order; a value recorded as asked (the same number, text or boolean) shows no arrow.
+  CHECK(accelbench::cli::effective_config_text(r) ==
+        "causal=1 dtype=bf16 heads=16 kv_heads=0\u219216 scale=0\u21920.0884 seq_k=2048");
+  CHECK(settings[3].requested == "0");
+  CHECK(settings[3].effective == "16");
+  CHECK(settings[3].resolved());
+  CHECK_FALSE(settings[5].resolved());
+  // A run that recorded nothing (an older run, an import) prints its config as stored.
+  r.extra = accelbench::json::object();
+  CHECK(accelbench::cli::effective_config_text(r) ==
+        "causal=1 dtype=bf16 heads=16 kv_heads=0 scale=0 seq_k=2048");
+}
