@@ -17,6 +17,38 @@ namespace accelbench::cli {
 
 namespace {
 
+// Each dtype's peak and the unit it comes from: "fp32 0.120 TFLOP/s (avx512 fma), bf16 ...".
+std::string peak_per_dtype(const cpu_peak& peak) {
+  std::string out;
+  for (const char* dt : {"fp32", "bf16", "fp16", "int8"}) {
+    const peak_unit* u = best_unit(peak, dt);
+    const bool legacy = peak.units.empty() && (dt == std::string("fp32") ||
+                                               (dt == std::string("bf16") && peak.bf16_tflops > 0));
+    if (!u && !legacy)
+      continue;
+    const std::string rate =
+        fmt::format("{} {:.3f} {}", dt, u ? u->tflops : peak_tflops_for(peak, dt),
+                    dt == std::string("int8") ? "TOP/s" : "TFLOP/s");
+    out += (out.empty() ? "" : ", ") + rate + (u ? " (" + u->unit + ")" : " (" + peak.isa + ")");
+  }
+  return out;
+}
+
+// A row of the table: the measured rate beside the documented one, or why there is none.
+std::string unit_line(const peak_unit& u) {
+  std::string line = fmt::format("{:<20} {:.3f} measured", u.name(), u.tflops);
+  if (const double doc = u.documented_tflops(); doc > 0)
+    line += fmt::format(", {:.3f} documented ({:g} FLOP/cycle/core x {} cores x {:.2f} GHz)", doc,
+                        u.flop_per_cycle_core, u.cores, u.clock_ghz);
+  if (u.clock_ghz > 0 && !(u.documented_tflops() > 0))
+    line += fmt::format(", clock {:.2f} GHz", u.clock_ghz);
+  if (!u.note.empty())
+    line += "; " + u.note;
+  if (u.tflops > 0 && !u.trustworthy())
+    line += "; above its documented figure: not used as a peak";
+  return line;
+}
+
 int cmd_env(bool as_json, bool reprobe) {
   json env = capture_environment();
   auto peak = cached_cpu_peak(reprobe);
@@ -50,10 +82,14 @@ int cmd_env(bool as_json, bool reprobe) {
                            env["build_type"].get<std::string>());
   for (const auto& [k, v] : env["libraries"].items())
     std::cout << fmt::format("library    {:<9} {}\n", k, v.get<std::string>().substr(0, 100));
-  std::cout << fmt::format("peak       fp32 {:.3f} TFLOP/s, bf16 {:.3f} TFLOP/s ({} threads, {} "
-                           "FMA probe, measured {})\n",
-                           peak.fp32_tflops, peak.bf16_tflops, peak.threads, peak.isa,
-                           peak.measured_at);
+  std::cout << fmt::format("peak       {} ({} threads, measured {})\n", peak_per_dtype(peak),
+                           peak.threads, peak.measured_at);
+  for (const peak_unit& u : peak.units)
+    std::cout << fmt::format("  unit     {}\n", unit_line(u));
+  if (!peak.amx.empty())
+    std::cout << fmt::format("  amx      {}\n", peak.amx);
+  if (!peak.note.empty())
+    std::cout << fmt::format("           {}\n", peak.note);
   // A loaded probe reads low: say so, since no run gets a % of peak from it.
   if (!peak.quiet())
     std::cout << fmt::format(
@@ -81,7 +117,7 @@ command_hook add_env(CLI::App& app, context&) {
       app.add_subcommand("env", "Show the detected CPU, available backends and the measured peak");
   add_json_flag(env, o->as_json);
   env->add_flag("--reprobe", o->reprobe,
-                fmt::format("Run the FMA peak probe again (keeps the higher of the cached and new "
+                fmt::format("Run the peak probes again (keeps the higher of the cached and new "
                             "rates; a probe while other processes use over {:.0f}% of the cores "
                             "is not cached)",
                             100 * k_probe_max_other_load));

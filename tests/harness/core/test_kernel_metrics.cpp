@@ -80,10 +80,32 @@ TEST_CASE("kernel metrics: a CPU probe below what the run achieved gives no % of
   REQUIRE(r.extra["warnings"].is_array());
   CHECK(r.extra["warnings"][0].get<std::string>().find("--reprobe") != std::string::npos);
   CHECK(r.valid); // the run is right; the probe is what was wrong
-  // Within the 5% margin it is still a % of peak (clocks vary).
+  // Above the peak within the 5% margin: still no % of peak, since one above 100 is no result.
   run near = timed_run(1e-3);
   add_kernel_metrics(near, 1e9, probe_of(0.97));
-  CHECK(metric_value(near, "pct_of_peak") == Approx(100.0 / 0.97));
+  CHECK(near.find_metric("pct_of_peak") == nullptr);
+  CHECK_THAT(pct_of_peak_unknown(near), Catch::Contains("103%"));
+  CHECK(near.valid);
+  // At the peak exactly: 100%.
+  run at = timed_run(1e-3);
+  add_kernel_metrics(at, 1e9, probe_of(1.0));
+  CHECK(metric_value(at, "pct_of_peak") == Approx(100.0));
+}
+
+TEST_CASE("kernel metrics: a GPU above its datasheet peak by less than the margin stays VALID "
+          "with no % of peak above 100") {
+  run r = timed_run(1e-3);
+  add_kernel_metrics(r, 1e12, datasheet_of(980.0)); // 1,000 TFLOP/s: 2% above, a boost clock
+  CHECK(r.valid);
+  CHECK(r.find_metric("pct_of_peak") == nullptr);
+  CHECK_THAT(pct_of_peak_unknown(r), Catch::Contains("by less than 5%"));
+  REQUIRE(r.extra["warnings"].is_array());
+  CHECK_THAT(r.extra["warnings"][0].get<std::string>(), Catch::Contains("980"));
+  // Beyond the margin: INVALID, and no figure either.
+  run far = timed_run(1e-3);
+  add_kernel_metrics(far, 1e12, datasheet_of(500.0));
+  CHECK_FALSE(far.valid);
+  CHECK(far.find_metric("pct_of_peak") == nullptr);
 }
 
 TEST_CASE("kernel metrics: a run faster than the peak on record has it probed again, and the new "

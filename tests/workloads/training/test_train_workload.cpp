@@ -6,11 +6,15 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
+
+#include <fmt/format.h>
 #include <set>
 #include <sstream>
 
 #include "harness/core/error.hpp"
 #include "harness/core/mllog.hpp"
+#include "harness/core/peak.hpp"
 #include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 #include "workloads/training/data.hpp"
@@ -25,10 +29,33 @@ namespace {
 
 struct fixture {
   std::unique_ptr<workload> w = make_training_workload();
+  int probes = 0; // calls of the given probe
   fixture() {
     // Keep the CPU peak probe's cache out of the user's home.
     static std::string dir = (fs::temp_directory_path() / "accelbench_training_cache").string();
     setenv("ACCELBENCH_CACHE_DIR", dir.c_str(), 0);
+    // A quiet peak far above anything this CPU does, so that MFU does not depend on this
+    // machine's load while a probe would run.
+    given_peak(1000.0);
+  }
+  ~fixture() { use_peak_cache(std::nullopt); }
+  fixture(const fixture&) = delete;
+  fixture& operator=(const fixture&) = delete;
+  // The CPU peak on record and every probe of it from now on: `tflops`, probed on a quiet machine.
+  void given_peak(double tflops) {
+    const fs::path file = fs::temp_directory_path() /
+                          fmt::format("accelbench_training_peak_{}_{}.json", ::getpid(), tflops);
+    fs::remove(file);
+    use_peak_cache(peak_cache{file, "test CPU", 1, [this, tflops](int threads) {
+                                ++probes;
+                                cpu_peak p;
+                                p.fp32_tflops = tflops;
+                                p.threads = threads;
+                                p.isa = "avx2";
+                                p.cpu_model = "test CPU";
+                                p.other_load = 0;
+                                return p;
+                              }});
   }
   config cfg(std::map<std::string, std::string> v) const {
     return resolve_config(w->spec(), "cpu", v);
@@ -162,6 +189,41 @@ TEST_CASE("throughput: full model and a projected layer subset", "[training][wor
     CHECK(p->value < out.find_metric("tokens_per_s")->value); // 4 blocks + head are slower than 1
     CHECK(out.extra.at("projection").get<std::string>().find("PROJECTION") == 0);
   }
+}
+
+// MFU is never above 100%: kernel_metrics' above-peak rule, as for a kernel's % of peak. A run
+// faster than the CPU peak on record has it probed again, and faster than that too gets no MFU; the
+// run (still VALID: a CPU probe is a measurement that can read low) says which peak it beat.
+TEST_CASE("throughput: a run faster than the CPU peak on record gets no MFU and says which peak "
+          "it beat",
+          "[training][workload]") {
+  fixture f;
+  f.given_peak(1e-7); // 100 kFLOP/s: below any training step
+  f.probes = 0;
+  auto rules = with_training("train-v1", {{"micro_batch", 2}});
+  std::ostringstream log;
+  run_context ctx;
+  ctx.rules = &rules;
+  ctx.log = &log;
+  run out;
+  f.w->execute(f.cfg({{"seq", "16"}, {"steps", "2"}, {"threads", "1"}}), out, ctx);
+  REQUIRE(out.status == run_status::ok);
+  CHECK(out.find_metric("tokens_per_s"));
+  CHECK(out.find_metric("achieved_tflops"));
+  CHECK(out.find_metric("mfu") == nullptr);
+  CHECK(out.find_metric("mfu_causal") == nullptr);
+  CHECK(f.probes == 2); // the cached peak, then once again after the run beat it
+  CHECK(out.valid);
+  CHECK(out.extra.at("peak").at("below_achieved") == true);
+  CHECK(out.extra.at("peak").contains("probed_again_after"));
+  const std::string why = out.extra.at("pct_of_peak_unknown").get<std::string>();
+  CHECK_THAT(why, Catch::Contains("1e-07 TFLOP/s") && Catch::Contains("fp32") &&
+                      Catch::Contains("FLOP count"));
+  REQUIRE(out.extra.at("warnings").size() == 1);
+  CHECK_THAT(out.extra["warnings"][0].get<std::string>(), Catch::Contains(why));
+  // The printed line gives no MFU figure, only the reason.
+  CHECK_FALSE(std::regex_search(log.str(), std::regex("MFU [0-9]")));
+  CHECK_THAT(log.str(), Catch::Contains("no MFU: the CPU peak on record"));
 }
 
 // The one meaning of --seed (hash.hpp seed_of), as for GEMM and attention on every backend: the
