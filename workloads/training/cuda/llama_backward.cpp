@@ -6,8 +6,7 @@
 namespace accelbench::training::cuda {
 
 void llama_cuda::impl::block_backward32(int64_t l, const backward_scratch& sc) {
-  const int64_t b = opt.batch, t = opt.seq, n = bt(), c = cfg.dim, kv = cfg.kv_dim(),
-                f = cfg.ffn_dim, nh = cfg.n_heads, kvh = cfg.n_kv_heads, hd = cfg.head_dim();
+  const auto [b, t, n, c, kv, f, nh, kvh, hd] = dims();
   void* s = stream;
   auto p = lp(params, l);
   auto gr = lp(grads, l);
@@ -65,8 +64,7 @@ void llama_cuda::impl::backward32(float dloss) {
 }
 
 void llama_cuda::impl::block_backward16(int64_t l, const scratch16& sc) {
-  const int64_t b = opt.batch, t = opt.seq, n = bt(), c = cfg.dim, kv = cfg.kv_dim(),
-                f = cfg.ffn_dim, nh = cfg.n_heads, kvh = cfg.n_kv_heads, hd = cfg.head_dim();
+  const auto [b, t, n, c, kv, f, nh, kvh, hd] = dims();
   void* s = stream;
   auto p = lp(params, l);
   auto gr = lp(grads, l);

@@ -1,6 +1,8 @@
 // The device arrays of llama_cuda: their bytes (sizes_of, device_plan), their allocation (the
 // constructor) and how the bf16 recipe carves its activations and backward scratch.
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "workloads/training/cuda/llama_cuda_impl.hpp"
@@ -64,6 +66,14 @@ std::vector<K::adamw_chunk> adamw_chunks(const std::vector<param_tensor>& tensor
   return out;
 }
 
+// Points each of `parts` at its [n, len] bf16 slice of the array at p, one after another.
+void carve16(uint16_t* p, int64_t n, std::initializer_list<std::pair<uint16_t**, int64_t>> parts) {
+  for (auto [dst, len] : parts) {
+    *dst = p;
+    p += n * len;
+  }
+}
+
 } // namespace
 
 memory_plan device_plan(const model_config& cfg, const llama_options& opt) {
@@ -115,21 +125,18 @@ void llama_cuda::impl::upload_chunks() {
 
 acts16 llama_cuda::impl::la16(int64_t l) const {
   const int64_t n = bt(), c = cfg.dim, kv = cfg.kv_dim(), f = cfg.ffn_dim;
-  uint16_t* p = acts.as<uint16_t>() + l * (z.block_acts / 2);
   acts16 a{};
-  for (auto [dst, len] : {std::pair{&a.xn1, c},
-                          {&a.q, c},
-                          {&a.k, kv},
-                          {&a.v, kv},
-                          {&a.att, c},
-                          {&a.xmid, c},
-                          {&a.xn2, c},
-                          {&a.h1, f},
-                          {&a.h3, f},
-                          {&a.g, f}}) {
-    *dst = p;
-    p += n * len;
-  }
+  carve16(acts.as<uint16_t>() + l * (z.block_acts / 2), n,
+          {{&a.xn1, c},
+           {&a.q, c},
+           {&a.k, kv},
+           {&a.v, kv},
+           {&a.att, c},
+           {&a.xmid, c},
+           {&a.xn2, c},
+           {&a.h1, f},
+           {&a.h3, f},
+           {&a.g, f}});
   float* s = stats.as<float>() + l * (z.block_stats / 4);
   a.rstd1 = s;
   a.rstd2 = s + n;
@@ -139,20 +146,17 @@ acts16 llama_cuda::impl::la16(int64_t l) const {
 
 scratch16 llama_cuda::impl::scr16() const {
   const int64_t n = bt(), c = cfg.dim, kv = cfg.kv_dim(), f = cfg.ffn_dim;
-  uint16_t* p = scratch.as<uint16_t>();
   scratch16 s{};
-  for (auto [dst, len] : {std::pair{&s.dres, c},
-                          {&s.dxn, c},
-                          {&s.dq, c},
-                          {&s.datt, c},
-                          {&s.dk, kv},
-                          {&s.dv, kv},
-                          {&s.dh1, f},
-                          {&s.dh3, f},
-                          {&s.dg, f}}) {
-    *dst = p;
-    p += n * len;
-  }
+  carve16(scratch.as<uint16_t>(), n,
+          {{&s.dres, c},
+           {&s.dxn, c},
+           {&s.dq, c},
+           {&s.datt, c},
+           {&s.dk, kv},
+           {&s.dv, kv},
+           {&s.dh1, f},
+           {&s.dh3, f},
+           {&s.dg, f}});
   s.delta = reinterpret_cast<float*>(scratch.as<char>() + scratch16_bytes(cfg, uint64_t(n)));
   return s;
 }

@@ -94,6 +94,15 @@ struct llama_cuda::impl {
   }
 
   int64_t bt() const { return z.bt; }
+  // The shapes every pass uses: batch, seq, tokens (B*T), width, K/V width, FFN width, heads,
+  // K/V heads, head width.
+  struct dims_t {
+    int64_t b, t, n, c, kv, f, nh, kvh, hd;
+  };
+  dims_t dims() const {
+    return {opt.batch,   opt.seq,     bt(),           cfg.dim,       cfg.kv_dim(),
+            cfg.ffn_dim, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim()};
+  }
   float* p_at(size_t offset) const { return params.as<float>() + offset; }
   float* g_at(size_t offset) const { return grads.as<float>() + offset; }
   block_tensors lp(const device::device_buffer& base, int64_t l) const {

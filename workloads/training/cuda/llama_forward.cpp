@@ -4,8 +4,7 @@
 namespace accelbench::training::cuda {
 
 void llama_cuda::impl::forward_blocks32() {
-  const int64_t b = opt.batch, t = opt.seq, n = bt(), c = cfg.dim, kv = cfg.kv_dim(),
-                f = cfg.ffn_dim, nh = cfg.n_heads, kvh = cfg.n_kv_heads, hd = cfg.head_dim();
+  const auto [b, t, n, c, kv, f, nh, kvh, hd] = dims();
   const float eps = float(cfg.norm_eps);
   float* tmp = scr().dres; // [BT,C]; free during forward
   void* s = stream;
@@ -38,8 +37,7 @@ void llama_cuda::impl::forward_blocks32() {
 // Every activation bf16, every cast inside a kernel or a GEMM's output type; the residual adds
 // are the epilogues of the wo and w2 GEMMs.
 void llama_cuda::impl::forward_blocks16() {
-  const int64_t b = opt.batch, t = opt.seq, n = bt(), c = cfg.dim, kv = cfg.kv_dim(),
-                f = cfg.ffn_dim, nh = cfg.n_heads, kvh = cfg.n_kv_heads, hd = cfg.head_dim();
+  const auto [b, t, n, c, kv, f, nh, kvh, hd] = dims();
   const float eps = float(cfg.norm_eps);
   void* s = stream;
   if (opt.with_head)
