@@ -357,8 +357,7 @@ void find_peak(side_score& s, const device_spec* dev, const std::vector<const ru
   // A CPU peak is our own FMA probe: when the side beat it, the probe read low (a loaded machine)
   // or the kernel uses matrix units it does not measure; a % of peak above 100 would be a number
   // that cannot be true.
-  if (dev && dev->measured_peak && s.quantity == "tflops" && peak > 0 &&
-      s.value > peak * (1 + k_peak_margin)) {
+  if (dev && dev->measured_peak && s.quantity == "tflops" && peak > 0 && s.value > peak) {
     peak_src = fmt::format("none: the CPU peak on record ({:.3g} TFLOP/s) is below the achieved "
                            "{:.3g} TFLOP/s: the FMA probe ran on a loaded machine (accelbench "
                            "env --reprobe) or the kernel uses matrix units it does not measure",
@@ -380,7 +379,10 @@ void add_pct_of_peak(side_score& s, const group& g, const std::vector<const run*
     std::vector<double> mfu, model_tf;
     for (const run* r : ok) {
       if (const metric* m = r->find_metric("mfu"))
-        mfu.push_back(m->unit == "%" || m->value > 1.5 ? m->value : 100 * m->value);
+        // Above 100%: stored before kernel_metrics' above-peak rule; a peak that was wrong.
+        if (const double pct = m->unit == "%" || m->value > 1.5 ? m->value : 100 * m->value;
+            pct <= 100)
+          mfu.push_back(pct);
       if (const metric* m = r->find_metric("model_tflops_per_accelerator"))
         model_tf.push_back(m->value);
     }

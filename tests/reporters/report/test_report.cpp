@@ -1100,6 +1100,30 @@ TEST_CASE("report: a measured kernel above the device's peak is flagged as a mea
   CHECK(cpu_rep.pairs[0].in_summary);
 }
 
+TEST_CASE("report: a training run's stored MFU above 100% is no % of peak",
+          "[report][plausibility]") {
+  temp_dir t;
+  auto db = store::store::open(t.path / "r.db");
+  db.upsert_system(system_rec("cpu-a", "CPU: Example Xeon", 1, 1));
+  db.upsert_system(system_rec("cpu-b", "CPU: Example Xeon 2", 1, 1));
+  std::map<std::string, std::string> v = {{"model", "tiny"}, {"dtype", "bf16"}, {"seq", "64"}};
+  run a = make_run(1, "cpu-a", "train.llama", v, "tokens/s", direction::higher_is_better, 13945,
+                   100, 10, 1);
+  run b = make_run(2, "cpu-b", "train.llama", v, "tokens/s", direction::higher_is_better, 9000, 100,
+                   10, 2);
+  a.ruleset = b.ruleset = "train-v1";
+  // a: stored before the above-peak rule, against the AVX-512 BF16 probe where AMX ran the GEMMs.
+  a.add_metric("mfu", 128.8, "%", direction::higher_is_better);
+  b.add_metric("mfu", 41.0, "%", direction::higher_is_better);
+  std::vector<run> both = {a, b};
+  db.insert_runs(both);
+  auto rep = synthetic_report(db, "cpu-a", "cpu-b");
+  REQUIRE(rep.pairs.size() == 1);
+  CHECK_FALSE(rep.pairs[0].baseline.pct_of_peak);
+  REQUIRE(rep.pairs[0].candidate.pct_of_peak);
+  CHECK(*rep.pairs[0].candidate.pct_of_peak == Approx(41.0));
+}
+
 TEST_CASE("report: a CPU peak probed on a loaded machine gives no % of peak, and a stored 0 % of "
           "peak is not read",
           "[report][plausibility]") {
