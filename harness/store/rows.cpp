@@ -167,15 +167,10 @@ std::string job_of(const json& extra) {
   return it != extra.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-system_record system_from_row(const row_reader& st) {
-  system_record s;
-  s.name = st.text(0);
-  s.accelerator_model = st.text(1);
-  s.accelerators_per_node = st.integer(2);
-  s.nodes = st.integer(3);
-  s.source = st.text(4);
-  s.description = parse_or(st.text(5), json::object());
-  return s;
+system_record system_from_row(const row_reader& row) {
+  column_cursor c(row);
+  return {c.text(),    c.text(), c.integer(),
+          c.integer(), c.text(), parse_or(c.text(), json::object())};
 }
 
 sample sample_from_row(const row_reader& st) {

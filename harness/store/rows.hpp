@@ -23,6 +23,23 @@ public:
   virtual bool is_null(int i) const = 0;
 };
 
+// A row's columns read one after the other, in the order of the SELECT: a record is one braced
+// list of its fields, which C++ evaluates left to right.
+class column_cursor {
+public:
+  explicit column_cursor(const row_reader& row) : m_row(row) {}
+  std::string text() { return m_row.text(m_i++); }
+  int64_t integer() { return m_row.integer(m_i++); }
+  std::string text_or_empty() { // NULL reads as ""
+    const int i = m_i++;
+    return m_row.is_null(i) ? std::string() : m_row.text(i);
+  }
+
+private:
+  const row_reader& m_row;
+  int m_i = 0;
+};
+
 // SELECT lists (table aliases r for runs) read by run_from_row and system_from_row.
 extern const char* const k_run_columns;
 extern const char* const k_system_columns;

@@ -7,17 +7,9 @@
 #include "harness/core/error.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/rows.hpp"
+#include "harness/store/schema_ddl.hpp"
 
 namespace accelbench::store::detail {
-
-const std::vector<std::vector<std::string>> k_schema_objects = {
-    {"metrics", "runs", "samples", "tags"},
-    {"systems"},
-    {"runs_by_system", "runs_by_time", "runs_by_workload", "tags_by_tag"},
-    {"api_tokens"},
-    {"runs_by_accelerator", "runs_by_workload_time"},
-    {},
-};
 
 bool schema_facts::has(const std::string& name) const {
   return std::find(objects.begin(), objects.end(), name) != objects.end();
@@ -55,7 +47,7 @@ std::string schema_problem(const schema_facts& s, const std::string& shown) {
   // Every object of the migrations up to its version, and none of the later ones (which a
   // migration would then fail to create).
   for (int64_t i = 0; i < k_schema_version; ++i)
-    for (const auto& name : k_schema_objects[(size_t)i]) {
+    for (const auto& name : migration_objects(i + 1)) {
       bool wanted = i < s.version;
       if (wanted != s.has(name))
         return partial_or_foreign(

@@ -9,11 +9,6 @@
 
 namespace accelbench::store::detail {
 
-// The tables and indexes each migration creates, the same in both stores: how a database is
-// recognised as ours (SQLite databases written before application_id was set have only these),
-// and how a half-created or foreign schema is told from one a migration can bring forward.
-extern const std::vector<std::vector<std::string>> k_schema_objects;
-
 struct schema_facts {
   int64_t version = 0;
   std::vector<std::string> objects; // tables, indexes, views...; not the database's own

@@ -1,8 +1,9 @@
 #pragma once
 // The SQL both stores run, written once (sql.cpp, tokens.cpp) over a connection as the shared
 // statements see it (sql_runner), with the few places where SQLite's and PostgreSQL's SQL differ
-// named in one small dialect. Each backend keeps only its connection, transactions, DDL and
-// migrations, and how it inserts runs (PostgreSQL: one statement per run, in pipelines).
+// named in one small dialect, which also writes the schema's one definition (schema_ddl.cpp).
+// Each backend keeps only its connection, transactions, how it records the schema version, and
+// how it inserts runs (PostgreSQL: one statement per run, in pipelines).
 // Internal to harness/store.
 #include <cstdint>
 #include <functional>
@@ -30,6 +31,16 @@ struct value {
   std::string text;
 };
 
+// A column's type as the schema defines it (schema_ddl.cpp), written in each dialect's types.
+enum class sql_type {
+  key,          // the table's own integer id: INTEGER PRIMARY KEY | BIGINT identity
+  integer,      // 64-bit: INTEGER | BIGINT
+  flag,         // 0 or 1: INTEGER in both
+  real,         // REAL | DOUBLE PRECISION
+  text,         // TEXT
+  ordered_text, // text sorted or compared: PostgreSQL's "C" collation, as SQLite compares bytes
+};
+
 // Where the two dialects differ.
 class dialect {
 public:
@@ -50,6 +61,12 @@ public:
   // connection, unlike a temporary table), PostgreSQL an array literal.
   std::string in_ids(int n) const;
   value id_set(const std::vector<int64_t>& ids) const;
+  // The schema (schema_ddl.cpp): a column type, what follows a table whose key is a composite
+  // primary key (" WITHOUT ROWID": SQLite stores such a table once, by its key), and the
+  // dialect's own form of a statement written differently throughout (a migration's data).
+  const char* type(sql_type t) const;
+  const char* keyed_table_suffix() const;
+  const char* either(const char* sqlite, const char* postgresql) const;
 
 private:
   kind m_kind;
@@ -65,6 +82,35 @@ public:
   virtual int64_t run(const std::string& sql, const std::vector<value>& params = {},
                       const std::function<void(const row_reader&)>& each = {}) = 0;
 };
+
+// A table read whole (ordered by its key) or by its key: its name, SELECT list and key column.
+struct keyed_table {
+  const char* name;
+  const char* columns;
+  const char* key;
+};
+// "SELECT columns FROM name WHERE key = <parameter 1>", the parameter typed as `key` is.
+std::string select_by_key(const dialect& d, const keyed_table& t, const value& key);
+// "SELECT columns FROM name ORDER BY key".
+std::string select_all(const keyed_table& t);
+
+// Every row `sql` returns, each read by `from_row`.
+template <class R>
+std::vector<R> all_rows(sql_runner& db, const std::string& sql, const std::vector<value>& params,
+                        R (*from_row)(const row_reader&)) {
+  std::vector<R> out;
+  db.run(sql, params, [&](const row_reader& row) { out.push_back(from_row(row)); });
+  return out;
+}
+
+// The last row `sql` returns (a lookup by key returns one), read by `from_row`; nullopt for none.
+template <class R>
+std::optional<R> last_row(sql_runner& db, const std::string& sql, const std::vector<value>& params,
+                          R (*from_row)(const row_reader&)) {
+  std::optional<R> out;
+  db.run(sql, params, [&](const row_reader& row) { out = from_row(row); });
+  return out;
+}
 
 // The store operations whose SQL both backends share. A backend gives its connection (runner)
 // and adds what is its own: inserting runs, transactions, schema version, checkpoint.

@@ -6,10 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <set>
 #include <thread>
-#include <tuple>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -20,6 +18,7 @@
 #include "harness/core/text_input.hpp"
 #include "harness/store/rows.hpp"
 #include "harness/store/schema.hpp"
+#include "harness/store/schema_ddl.hpp"
 #include "harness/store/sql.hpp"
 
 namespace accelbench::store {
@@ -182,6 +181,14 @@ private:
   const statement& m_st;
 };
 
+statement& bind_text_or_null(statement& st, int i, const std::optional<std::string>& v) {
+  return v ? st.bind(i, *v) : st.bind_null(i);
+}
+
+statement& bind_real_or_null(statement& st, int i, const std::optional<double>& v) {
+  return v ? st.bind(i, *v) : st.bind_null(i);
+}
+
 // The connection as the statements both stores share see it (sql.cpp).
 class sqlite_runner : public sql_runner {
 public:
@@ -223,111 +230,8 @@ private:
 } // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Migrations. Never edit a released step: add a new one.
+// Migrations: the steps of schema_ddl.cpp, applied through SQLite.
 namespace {
-const char* k_migrations[] = {
-    // 1: runs with raw samples, metrics and tags.
-    R"sql(
-CREATE TABLE runs (
-  id                 INTEGER PRIMARY KEY,
-  uuid               TEXT NOT NULL UNIQUE,
-  workload           TEXT NOT NULL,
-  backend            TEXT NOT NULL,
-  config_key         TEXT NOT NULL,
-  config             TEXT NOT NULL,
-  system             TEXT NOT NULL,
-  ruleset            TEXT NOT NULL,
-  user_settings      TEXT NOT NULL DEFAULT '{}',
-  effective_settings TEXT NOT NULL DEFAULT '{}',
-  environment        TEXT NOT NULL DEFAULT '{}',
-  fingerprint        TEXT NOT NULL DEFAULT '',
-  status             TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'skipped')),
-  status_reason      TEXT NOT NULL DEFAULT '',
-  valid              INTEGER NOT NULL CHECK (valid IN (0, 1)),
-  invalid_reasons    TEXT NOT NULL DEFAULT '[]',
-  started_at         TEXT NOT NULL,
-  finished_at        TEXT NOT NULL,
-  harness_revision   TEXT NOT NULL DEFAULT '',
-  sample_unit        TEXT NOT NULL DEFAULT 's',
-  sample_direction   TEXT NOT NULL DEFAULT 'lower',
-  extra              TEXT NOT NULL DEFAULT '{}',
-  mllog              TEXT
-);
-CREATE TABLE samples (
-  run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  idx        INTEGER NOT NULL,
-  value      REAL NOT NULL,
-  iterations INTEGER NOT NULL DEFAULT 1,
-  extra      TEXT,
-  PRIMARY KEY (run_id, idx)
-) WITHOUT ROWID;
-CREATE TABLE metrics (
-  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  name      TEXT NOT NULL,
-  value     REAL NOT NULL,
-  unit      TEXT NOT NULL DEFAULT '',
-  direction TEXT NOT NULL CHECK (direction IN ('higher', 'lower')),
-  PRIMARY KEY (run_id, name)
-) WITHOUT ROWID;
-CREATE TABLE tags (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  tag    TEXT NOT NULL,
-  PRIMARY KEY (run_id, tag)
-) WITHOUT ROWID;
-)sql",
-    // 2: systems (accelerator model and counts, published descriptions) and the source of a run
-    // (measured here, or published results brought in by import).
-    R"sql(
-CREATE TABLE systems (
-  name                  TEXT PRIMARY KEY,
-  accelerator_model     TEXT NOT NULL DEFAULT '',
-  accelerators_per_node INTEGER NOT NULL DEFAULT 1,
-  nodes                 INTEGER NOT NULL DEFAULT 1,
-  source                TEXT NOT NULL DEFAULT 'measured',
-  description           TEXT NOT NULL DEFAULT '{}'
-);
-ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'measured';
-INSERT OR IGNORE INTO systems (name, accelerator_model)
-  SELECT system, COALESCE(json_extract(environment, '$.accelerator.model'), '') FROM runs GROUP BY system;
-)sql",
-    // 3: indexes for the queries reports, comparisons and history make.
-    R"sql(
-CREATE INDEX runs_by_workload ON runs (workload, config_key);
-CREATE INDEX runs_by_system ON runs (system, started_at);
-CREATE INDEX runs_by_time ON runs (started_at);
-CREATE INDEX tags_by_tag ON tags (tag);
-)sql",
-    // 4: bearer tokens of `accelbench serve`: only a salted SHA-256 of each secret is kept.
-    R"sql(
-CREATE TABLE api_tokens (
-  id         INTEGER PRIMARY KEY,
-  name       TEXT NOT NULL,
-  role       TEXT NOT NULL CHECK (role IN ('read', 'write', 'admin')),
-  salt       TEXT NOT NULL,
-  hash       TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  revoked_at TEXT
-);
-)sql",
-    // 5: what history and compare read, written once per run (and computed here for the runs
-    // already stored, by backfill_summaries): sample count, median, log median and its standard
-    // error, the accelerator model and the job, with indexes for history's selectors.
-    R"sql(
-ALTER TABLE runs ADD COLUMN sample_count INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE runs ADD COLUMN median REAL;
-ALTER TABLE runs ADD COLUMN log_median REAL;
-ALTER TABLE runs ADD COLUMN log_median_se REAL;
-ALTER TABLE runs ADD COLUMN accelerator_model TEXT NOT NULL DEFAULT '';
-ALTER TABLE runs ADD COLUMN job_id TEXT NOT NULL DEFAULT '';
-CREATE INDEX runs_by_workload_time ON runs (workload, started_at, id);
-CREATE INDEX runs_by_accelerator ON runs (accelerator_model);
-)sql",
-    // 6: environment fingerprints from the FNV-1a specification's offset basis (fingerprint
-    // version 2): nothing created; refresh_fingerprints rewrites the version-1 ones stored.
-    "",
-};
-static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_schema_version);
-
 int64_t pragma_int(sqlite3* db, const std::string& name) {
   statement st(db, "PRAGMA " + name);
   st.step();
@@ -347,56 +251,38 @@ void exec_in_migration(sqlite3* db, const std::string& sql) {
 
 void rollback(sqlite3* db) { sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr); }
 
-// Migration 5's data: the summary columns of the runs already stored, computed by the code that
-// writes them for a new run (rows.cpp), so that an old run and a new one read alike.
-void backfill_summaries(sqlite3* db) {
-  std::map<int64_t, std::vector<double>> values;
-  {
-    statement st(db, "SELECT run_id, value FROM samples ORDER BY run_id, idx");
-    while (st.step())
-      values[st.col_int(0)].push_back(st.col_double(1));
+// The migration steps as SQLite runs them: user_version records the version.
+class sqlite_migration : public migration_target {
+public:
+  explicit sqlite_migration(sqlite3* db) : m_db(db), m_runner(db) {}
+  sql_runner& runner() override { return m_runner; }
+  void exec(const std::string& sql) override { exec_in_migration(m_db, sql); }
+  void set_version(int64_t v) override {
+    exec_in_migration(m_db, fmt::format("PRAGMA user_version = {}", v));
   }
-  std::vector<std::tuple<int64_t, std::string, std::string>> runs;
-  {
-    statement st(db, "SELECT id, environment, extra FROM runs");
-    while (st.step())
-      runs.emplace_back(st.col_int(0), st.col_text(1), st.col_text(2));
+  void write_summaries(const std::vector<stored_summary>& runs) override {
+    statement up(m_db, "UPDATE runs SET sample_count = ?2, median = ?3, log_median = ?4, "
+                       "log_median_se = ?5, accelerator_model = ?6, job_id = ?7 WHERE id = ?1");
+    for (const auto& r : runs) {
+      up.bind(1, r.id).bind(2, r.summary.count);
+      bind_real_or_null(up, 3, r.summary.median);
+      bind_real_or_null(up, 4, r.summary.log_median);
+      bind_real_or_null(up, 5, r.summary.log_median_se);
+      up.bind(6, r.accelerator_model).bind(7, r.job_id);
+      up.step();
+      up.reset();
+    }
   }
-  statement up(db, "UPDATE runs SET sample_count = ?2, median = ?3, log_median = ?4, "
-                   "log_median_se = ?5, accelerator_model = ?6, job_id = ?7 WHERE id = ?1");
-  auto real_or_null = [&](int i, const std::optional<double>& v) {
-    if (v)
-      up.bind(i, *v);
-    else
-      up.bind_null(i);
-  };
-  for (auto& [id, environment, extra] : runs) {
-    auto found = values.find(id);
-    const sample_summary sum =
-        summarize_samples(found == values.end() ? std::vector<double>{} : std::move(found->second));
-    up.bind(1, id).bind(2, sum.count);
-    real_or_null(3, sum.median);
-    real_or_null(4, sum.log_median);
-    real_or_null(5, sum.log_median_se);
-    up.bind(6, accelerator_of(parse_or(environment, json::object())));
-    up.bind(7, job_of(parse_or(extra, json::object())));
-    up.step();
-    up.reset();
-  }
-}
+
+private:
+  sqlite3* m_db;
+  sqlite_runner m_runner;
+};
 
 // Steps from..to, inside the caller's transaction.
-void apply_migrations(sqlite3* db, int64_t from, int64_t to) {
-  for (int64_t i = from; i < to; ++i) {
-    exec_in_migration(db, k_migrations[i]);
-    if (i + 1 == 5)
-      backfill_summaries(db);
-    if (i + 1 == 6) {
-      sqlite_runner runner(db);
-      refresh_fingerprints(runner);
-    }
-    exec_in_migration(db, fmt::format("PRAGMA user_version = {}", i + 1));
-  }
+void migrate_steps(sqlite3* db, int64_t from, int64_t to) {
+  sqlite_migration target(db);
+  apply_migrations(target, from, to);
 }
 
 // What the schema of an open database is, read without changing anything.
@@ -447,7 +333,7 @@ void migrate(sqlite3* db, int target) {
     int64_t v = pragma_int(db, "user_version");
     if (!known_version(v))
       throw storage_error(unsupported_version(v, shown(file_of(db))));
-    apply_migrations(db, v, target);
+    migrate_steps(db, v, target);
     exec_in_migration(db, "COMMIT");
   } catch (...) {
     rollback(db);
@@ -530,7 +416,7 @@ void upgrade_for_writing(sqlite3* db, const fs::path& path) {
   try {
     schema_facts s = inspect(db); // again: another process may have created it meanwhile
     refuse_unless_ours(s, shown(path.string()));
-    apply_migrations(db, s.version, k_schema_version);
+    migrate_steps(db, s.version, k_schema_version);
     exec_in_migration(db, fmt::format("PRAGMA application_id = {}", k_application_id));
     exec_in_migration(db, "COMMIT");
   } catch (...) {
@@ -661,14 +547,6 @@ connection open_for_reading(const fs::path& path) {
 // ---------------------------------------------------------------------------------------------
 // The store's operations on SQLite.
 namespace {
-
-statement& bind_text_or_null(statement& st, int i, const std::optional<std::string>& v) {
-  return v ? st.bind(i, *v) : st.bind_null(i);
-}
-
-statement& bind_real_or_null(statement& st, int i, const std::optional<double>& v) {
-  return v ? st.bind(i, *v) : st.bind_null(i);
-}
 
 class sqlite_backend : public sql_backend {
 public:

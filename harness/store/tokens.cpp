@@ -8,18 +8,12 @@
 namespace accelbench::store::detail {
 
 namespace {
-constexpr const char* k_token_columns = "id, name, role, salt, hash, created_at, revoked_at";
+const keyed_table k_tokens{"api_tokens", "id, name, role, salt, hash, created_at, revoked_at",
+                           "id"};
 
 token_record token_from_row(const row_reader& row) {
-  token_record t;
-  t.id = row.integer(0);
-  t.name = row.text(1);
-  t.role = row.text(2);
-  t.salt = row.text(3);
-  t.hash = row.text(4);
-  t.created_at = row.text(5);
-  t.revoked_at = row.is_null(6) ? "" : row.text(6);
-  return t;
+  column_cursor c(row);
+  return {c.integer(), c.text(), c.text(), c.text(), c.text(), c.text(), c.text_or_empty()};
 }
 } // namespace
 
@@ -35,18 +29,11 @@ int64_t sql_backend::insert_token(const token_record& t) {
 }
 
 std::optional<token_record> sql_backend::get_token(int64_t id) {
-  std::optional<token_record> out;
-  runner().run(fmt::format("SELECT {} FROM api_tokens WHERE id = {}", k_token_columns,
-                           runner().sql().integer(1)),
-               {id}, [&](const row_reader& row) { out = token_from_row(row); });
-  return out;
+  return last_row(runner(), select_by_key(runner().sql(), k_tokens, id), {id}, token_from_row);
 }
 
 std::vector<token_record> sql_backend::tokens() {
-  std::vector<token_record> out;
-  runner().run(fmt::format("SELECT {} FROM api_tokens ORDER BY id", k_token_columns), {},
-               [&](const row_reader& row) { out.push_back(token_from_row(row)); });
-  return out;
+  return all_rows(runner(), select_all(k_tokens), {}, token_from_row);
 }
 
 // False when there is no such token or it was already revoked.

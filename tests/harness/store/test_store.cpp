@@ -172,6 +172,104 @@ private:
 std::unique_ptr<db_under_test> fresh_db(std::string&) { return std::make_unique<sqlite_db>(); }
 } // namespace accelbench::testing
 
+// The schema as SQLite keeps it: each table's and index's CREATE text as written when it was
+// created, and as ALTER TABLE extended it. The databases earlier accelbench versions wrote hold
+// this text; the schema's one definition (harness/store/schema_ddl.cpp) writes it byte for byte,
+// so that a new database and one migrated from any version cannot be told apart.
+TEST_CASE(
+    "a new or migrated SQLite database holds the schema text earlier versions wrote, byte for "
+    "byte",
+    "[store]") {
+  const std::string expected = R"schema(table api_tokens: CREATE TABLE api_tokens (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  role       TEXT NOT NULL CHECK (role IN ('read', 'write', 'admin')),
+  salt       TEXT NOT NULL,
+  hash       TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+)
+table metrics: CREATE TABLE metrics (
+  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  name      TEXT NOT NULL,
+  value     REAL NOT NULL,
+  unit      TEXT NOT NULL DEFAULT '',
+  direction TEXT NOT NULL CHECK (direction IN ('higher', 'lower')),
+  PRIMARY KEY (run_id, name)
+) WITHOUT ROWID
+table runs: CREATE TABLE runs (
+  id                 INTEGER PRIMARY KEY,
+  uuid               TEXT NOT NULL UNIQUE,
+  workload           TEXT NOT NULL,
+  backend            TEXT NOT NULL,
+  config_key         TEXT NOT NULL,
+  config             TEXT NOT NULL,
+  system             TEXT NOT NULL,
+  ruleset            TEXT NOT NULL,
+  user_settings      TEXT NOT NULL DEFAULT '{}',
+  effective_settings TEXT NOT NULL DEFAULT '{}',
+  environment        TEXT NOT NULL DEFAULT '{}',
+  fingerprint        TEXT NOT NULL DEFAULT '',
+  status             TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'skipped')),
+  status_reason      TEXT NOT NULL DEFAULT '',
+  valid              INTEGER NOT NULL CHECK (valid IN (0, 1)),
+  invalid_reasons    TEXT NOT NULL DEFAULT '[]',
+  started_at         TEXT NOT NULL,
+  finished_at        TEXT NOT NULL,
+  harness_revision   TEXT NOT NULL DEFAULT '',
+  sample_unit        TEXT NOT NULL DEFAULT 's',
+  sample_direction   TEXT NOT NULL DEFAULT 'lower',
+  extra              TEXT NOT NULL DEFAULT '{}',
+  mllog              TEXT
+, source TEXT NOT NULL DEFAULT 'measured', sample_count INTEGER NOT NULL DEFAULT 0, median REAL, log_median REAL, log_median_se REAL, accelerator_model TEXT NOT NULL DEFAULT '', job_id TEXT NOT NULL DEFAULT '')
+index runs_by_accelerator: CREATE INDEX runs_by_accelerator ON runs (accelerator_model)
+index runs_by_system: CREATE INDEX runs_by_system ON runs (system, started_at)
+index runs_by_time: CREATE INDEX runs_by_time ON runs (started_at)
+index runs_by_workload: CREATE INDEX runs_by_workload ON runs (workload, config_key)
+index runs_by_workload_time: CREATE INDEX runs_by_workload_time ON runs (workload, started_at, id)
+table samples: CREATE TABLE samples (
+  run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx        INTEGER NOT NULL,
+  value      REAL NOT NULL,
+  iterations INTEGER NOT NULL DEFAULT 1,
+  extra      TEXT,
+  PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID
+table systems: CREATE TABLE systems (
+  name                  TEXT PRIMARY KEY,
+  accelerator_model     TEXT NOT NULL DEFAULT '',
+  accelerators_per_node INTEGER NOT NULL DEFAULT 1,
+  nodes                 INTEGER NOT NULL DEFAULT 1,
+  source                TEXT NOT NULL DEFAULT 'measured',
+  description           TEXT NOT NULL DEFAULT '{}'
+)
+table tags: CREATE TABLE tags (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  tag    TEXT NOT NULL,
+  PRIMARY KEY (run_id, tag)
+) WITHOUT ROWID
+index tags_by_tag: CREATE INDEX tags_by_tag ON tags (tag))schema";
+  for (int from : {0, 1, 3, 4}) {
+    CAPTURE(from);
+    temp_db t;
+    if (from > 0) {
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
+      store::connection c(raw);
+      store::migrate(raw, from);
+    }
+    store::store::open(t.path);
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
+    store::connection c(raw);
+    store::statement st(raw, "SELECT group_concat(type || ' ' || name || ': ' || sql, char(10)) "
+                             "FROM (SELECT * FROM sqlite_master WHERE sql IS NOT NULL ORDER BY "
+                             "name)");
+    REQUIRE(st.step());
+    CHECK(st.col_text(0) == expected);
+  }
+}
+
 TEST_CASE("corrupt and unwritable databases are refused with a clear message", "[store]") {
   temp_db t;
   std::ofstream(t.path)

@@ -138,6 +138,112 @@ TEST_CASE("bad URIs and unreachable servers are refused in one line without the 
   }
 }
 
+// The schema as PostgreSQL describes it: every column's type, collation, nullability, identity and
+// default, the indexes and the checks and foreign keys, as the databases earlier accelbench
+// versions created hold them. The schema's one definition (harness/store/schema_ddl.cpp) must
+// write the same, for a new database and for one migrated from an older version.
+TEST_CASE("a new or migrated PostgreSQL database has the schema earlier versions created",
+          "[store][pg]") {
+  const std::string expected = R"schema(api_tokens.id bigint not null identity
+api_tokens.name text not null
+api_tokens.role text not null
+api_tokens.salt text not null
+api_tokens.hash text not null
+api_tokens.created_at text not null
+api_tokens.revoked_at text
+metrics.run_id bigint not null
+metrics.name text collate C not null
+metrics.value double precision not null
+metrics.unit text not null default ''::text
+metrics.direction text not null
+runs.id bigint not null identity
+runs.uuid text collate C not null
+runs.workload text collate C not null
+runs.backend text collate C not null
+runs.config_key text collate C not null
+runs.config text not null
+runs.system text collate C not null
+runs.ruleset text not null
+runs.user_settings text not null default '{}'::text
+runs.effective_settings text not null default '{}'::text
+runs.environment text not null default '{}'::text
+runs.fingerprint text not null default ''::text
+runs.status text not null
+runs.status_reason text not null default ''::text
+runs.valid integer not null
+runs.invalid_reasons text not null default '[]'::text
+runs.started_at text collate C not null
+runs.finished_at text collate C not null
+runs.harness_revision text not null default ''::text
+runs.sample_unit text not null default 's'::text
+runs.sample_direction text not null default 'lower'::text
+runs.extra text not null default '{}'::text
+runs.mllog text
+runs.source text not null default 'measured'::text
+runs.sample_count bigint not null default 0
+runs.median double precision
+runs.log_median double precision
+runs.log_median_se double precision
+runs.accelerator_model text collate C not null default ''::text
+runs.job_id text collate C not null default ''::text
+samples.run_id bigint not null
+samples.idx bigint not null
+samples.value double precision not null
+samples.iterations bigint not null default 1
+samples.extra text
+systems.name text collate C not null
+systems.accelerator_model text not null default ''::text
+systems.accelerators_per_node bigint not null default 1
+systems.nodes bigint not null default 1
+systems.source text not null default 'measured'::text
+systems.description text not null default '{}'::text
+tags.run_id bigint not null
+tags.tag text collate C not null
+CREATE UNIQUE INDEX api_tokens_pkey ON api_tokens USING btree (id)
+CREATE UNIQUE INDEX metrics_pkey ON metrics USING btree (run_id, name)
+CREATE INDEX runs_by_accelerator ON runs USING btree (accelerator_model)
+CREATE INDEX runs_by_system ON runs USING btree (system, started_at)
+CREATE INDEX runs_by_time ON runs USING btree (started_at)
+CREATE INDEX runs_by_workload ON runs USING btree (workload, config_key)
+CREATE INDEX runs_by_workload_time ON runs USING btree (workload, started_at, id)
+CREATE UNIQUE INDEX runs_pkey ON runs USING btree (id)
+CREATE UNIQUE INDEX runs_uuid_key ON runs USING btree (uuid)
+CREATE UNIQUE INDEX samples_pkey ON samples USING btree (run_id, idx)
+CREATE UNIQUE INDEX systems_pkey ON systems USING btree (name)
+CREATE INDEX tags_by_tag ON tags USING btree (tag)
+CREATE UNIQUE INDEX tags_pkey ON tags USING btree (run_id, tag)
+api_tokens CHECK ((role = ANY (ARRAY['read'::text, 'write'::text, 'admin'::text])))
+metrics CHECK ((direction = ANY (ARRAY['higher'::text, 'lower'::text])))
+metrics FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE
+runs CHECK ((status = ANY (ARRAY['ok'::text, 'failed'::text, 'skipped'::text])))
+runs CHECK ((valid = ANY (ARRAY[0, 1])))
+samples FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE
+tags FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE)schema";
+  for (int from : {0, 1, 4}) {
+    CAPTURE(from);
+    ACCELBENCH_FRESH_DB(t);
+    if (from > 0)
+      store::migrate_postgres(t->location(), from);
+    store::store::open(t->location());
+    const std::string columns = t->value(
+        "SELECT string_agg(table_name || '.' || column_name || ' ' || data_type || "
+        "coalesce(' collate ' || collation_name, '') || CASE WHEN is_nullable = 'NO' THEN ' not "
+        "null' ELSE '' END || CASE WHEN is_identity = 'YES' THEN ' identity' ELSE '' END || "
+        "coalesce(' default ' || column_default, ''), E'\\n' ORDER BY table_name, "
+        "ordinal_position) FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name <> 'accelbench_schema'");
+    const std::string indexes =
+        t->value("SELECT string_agg(replace(indexdef, current_schema() || '.', ''), E'\\n' ORDER "
+                 "BY indexname) FROM pg_indexes WHERE schemaname = current_schema() AND tablename "
+                 "<> 'accelbench_schema'");
+    const std::string constraints = t->value(
+        "SELECT string_agg(c.relname || ' ' || pg_get_constraintdef(k.oid), E'\\n' ORDER BY "
+        "c.relname, k.conname) FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid WHERE "
+        "k.connamespace = current_schema()::regnamespace AND k.contype IN ('c', 'f')");
+    CHECK(columns + "\n" + indexes + "\n" + constraints == expected);
+  }
+}
+
 TEST_CASE("another program's accelbench_schema table is not taken for ours", "[store][pg]") {
   ACCELBENCH_FRESH_DB(t);
   {
