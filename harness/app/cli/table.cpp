@@ -106,6 +106,7 @@ void table::print(std::ostream& os) const {
   rows.reserve(m_rows.size());
   for (const auto& r : m_rows) {
     std::vector<std::string> safe;
+    safe.reserve(r.size());
     for (const auto& cell : r)
       safe.push_back(printable(cell));
     rows.push_back(std::move(safe));
@@ -130,8 +131,9 @@ void table::print(std::ostream& os) const {
   };
   line(m_header);
   std::vector<std::string> rule;
+  rule.reserve(width.size());
   for (size_t w : width)
-    rule.push_back(std::string(w, '-'));
+    rule.emplace_back(w, '-');
   line(rule);
   for (const auto& r : rows)
     line(r);
