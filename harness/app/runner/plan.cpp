@@ -286,17 +286,28 @@ planned plan_config(const workload& w, const std::string& backend, const std::st
   return p;
 }
 
-void plan_request(const registry& reg, const std::string& wname, const std::string& backend,
-                  const std::map<std::string, std::string>& sets,
-                  const std::vector<std::pair<std::string, std::vector<std::string>>>& sweeps,
-                  const std::string& shapes, const std::string& rules_arg,
-                  const std::map<std::string, std::string>& overrides, bool force, bool batch,
-                  std::vector<planned>& out) {
+// One workload's part of a request, parsed: the command line's, or one entry of a suite's.
+struct workload_request {
+  std::string workload;
+  std::string backend;
+  std::map<std::string, std::string> sets;
+  std::vector<std::pair<std::string, std::vector<std::string>>> sweeps;
+  std::string shapes;
+  std::string rules;
+  std::map<std::string, std::string> rule_overrides;
+  bool force = false;
+  bool batch = false; // a suite's entry: a refusal is a skipped run, not an error
+};
+
+void plan_request(const registry& reg, const workload_request& r, std::vector<planned>& out) {
+  const std::string& wname = r.workload;
+  const std::string& backend = r.backend;
+  const bool batch = r.batch;
   const workload* w = reg.find(wname);
   if (!w) {
     // A suite may name a workload this build does not have (e.g. a CUDA-only one): skipped.
     if (batch) {
-      out.push_back(skipped_plan(nullptr, wname, backend, sets,
+      out.push_back(skipped_plan(nullptr, wname, backend, r.sets,
                                  fmt::format("workload {} is not available in this build", wname)));
       return;
     }
@@ -308,14 +319,14 @@ void plan_request(const registry& reg, const std::string& wname, const std::stri
   if (!why.empty()) {
     if (!batch)
       throw input_error(why);
-    out.push_back(skipped_plan(w, wname, backend, sets, why));
+    out.push_back(skipped_plan(w, wname, backend, r.sets, why));
     return;
   }
-  rules_cache rules(*w, rules_arg, overrides);
-  if (!rules_arg.empty())
+  rules_cache rules(*w, r.rules, r.rule_overrides);
+  if (!r.rules.empty())
     rules.for_config(config{}); // a bad --rules is an error even before configs resolve
-  auto configs = expand(wname, sets, sweeps, shapes, force);
-  bool many = batch || configs.size() > 1 || !shapes.empty();
+  auto configs = expand(wname, r.sets, r.sweeps, r.shapes, r.force);
+  bool many = batch || configs.size() > 1 || !r.shapes.empty();
   auto avail = read_memory_info().available_bytes;
   for (auto& [label, vals] : configs)
     out.push_back(plan_config(*w, backend, label, vals, rules, many, avail));
@@ -442,28 +453,39 @@ job_plan make_plan(const registry& reg, const request& o) {
           "--suite {} fixes its configs: --set, --sweep and --shapes apply to a WORKLOAD only",
           o.suite));
     for (const auto& e : suite["entries"]) {
-      const std::map<std::string, std::string> sets = entry_sets(e);
-      std::vector<std::pair<std::string, std::vector<std::string>>> sweeps;
+      workload_request r{.workload = e["workload"],
+                         .backend = e.value("backend", o.backend),
+                         .sets = entry_sets(e),
+                         .sweeps = {},
+                         .shapes = e.value("shapes", ""),
+                         .rules = !o.rules.empty() ? o.rules
+                                                   : e.value("rules", suite.value("rules", "")),
+                         .rule_overrides = overrides,
+                         .force = o.force,
+                         .batch = true};
       const json entry_sweeps = e.value("sweep", json::object());
       for (const auto& [k, v] : entry_sweeps.items()) {
         std::vector<std::string> vals;
         for (const auto& x : v)
           vals.push_back(value_text(x));
-        sweeps.emplace_back(k, vals);
+        r.sweeps.emplace_back(k, vals);
       }
-      std::string rules = !o.rules.empty() ? o.rules : e.value("rules", suite.value("rules", ""));
-      std::string backend = e.value("backend", o.backend);
-      plan_request(reg, e["workload"], backend, sets, sweeps, e.value("shapes", ""), rules,
-                   overrides, o.force, true, plan);
+      plan_request(reg, r, plan);
     }
   } else {
     if (o.workload.empty())
       throw usage_error("run needs a WORKLOAD or --suite NAME (see accelbench list)");
-    const auto sets = parse_sets(o.sets, "--set");
-    const auto sweeps = parse_sweeps(o.sweeps);
-    refuse_set_and_sweep(sets, sweeps);
-    plan_request(reg, o.workload, o.backend, sets, sweeps, o.shapes, o.rules, overrides, o.force,
-                 false, plan);
+    const workload_request r{.workload = o.workload,
+                             .backend = o.backend,
+                             .sets = parse_sets(o.sets, "--set"),
+                             .sweeps = parse_sweeps(o.sweeps),
+                             .shapes = o.shapes,
+                             .rules = o.rules,
+                             .rule_overrides = overrides,
+                             .force = o.force,
+                             .batch = false};
+    refuse_set_and_sweep(r.sets, r.sweeps);
+    plan_request(reg, r, plan);
   }
   return out;
 }
