@@ -327,7 +327,7 @@ int physical_cores(int logical) {
         core(e.path() / "topology/core_id");
     std::string p, c;
     if (std::getline(pkg, p) && std::getline(core, c))
-      seen.insert(p + ":" + c);
+      seen.insert(p.append(":").append(c));
   }
   return seen.empty() ? logical : std::min<int>(logical, (int)seen.size());
 }
