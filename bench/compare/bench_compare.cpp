@@ -14,8 +14,8 @@
 
 #include "harness/compare/changepoint.hpp"
 #include "harness/compare/compare.hpp"
-#include "reporters/compare/formats.hpp"
 #include "harness/core/stats.hpp"
+#include "reporters/compare/formats.hpp"
 
 using namespace accelbench;
 using clock_type = std::chrono::steady_clock;

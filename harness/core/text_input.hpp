@@ -101,6 +101,15 @@ std::string printable(std::string_view s);
 // escaped) as '?'. The one XML escape (compare's JUnit; HTML pages may share it).
 std::string xml_escape(std::string_view s);
 
+// One CSV field (RFC 4180): quoted when it holds a comma, a quote, a line break or a leading or
+// trailing space, quotes doubled.
+std::string csv_field(const std::string& value);
+
+// A CSV field of stored text (a system, tag or config anyone could have written): as csv_field,
+// except that text starting with =, +, -, @, a tab or a carriage return, which a spreadsheet would
+// run as a formula, gets a leading single quote and is quoted (OWASP's CSV injection guidance).
+std::string csv_text_field(const std::string& value);
+
 // `s` with its ASCII letters in lower case (names, units and ids compared without case).
 std::string ascii_lower(std::string_view s);
 

@@ -48,6 +48,13 @@ std::string format_json(const set_comparison& c); // to_json(c).dump(2) + "\n"
 json to_bmf(const set_comparison& c);
 std::string format_bmf(const set_comparison& c);
 
+// CSV (RFC 4180) for spreadsheets and pandas: a header, then one row per listed pair (by name;
+// --only-changed lists fewer): name, workload, backend, ruleset, unit, direction, verdict, the
+// medians and sample counts a side, the ratio (candidate / baseline) and its CI, p, the smallest
+// change the pair could see (%), whether the environment differs, the reason. Undefined figures
+// are empty fields; stored text that a spreadsheet would run as a formula is neutralised.
+std::string format_csv(const set_comparison& c);
+
 // The markdown cell's escape, exposed for tests: | and line breaks inside a table cell.
 std::string markdown_escape(const std::string& s);
 

@@ -11,29 +11,6 @@
 
 namespace accelbench::cli {
 
-std::string csv_field(const std::string& value) {
-  const bool quote = value.find_first_of(",\"\r\n") != std::string::npos ||
-                     (!value.empty() && (value.front() == ' ' || value.back() == ' '));
-  if (!quote)
-    return value;
-  std::string out = "\"";
-  for (char c : value)
-    out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-std::string csv_text_field(const std::string& value) {
-  // OWASP's CSV injection guidance: a spreadsheet runs a cell that starts with one of these as a
-  // formula (a tab or carriage return before one too), so the text gets a leading single quote,
-  // which spreadsheets show as text, and is quoted so that no reader strips the quote.
-  if (value.empty() || std::string_view("=+-@\t\r").find(value.front()) == std::string_view::npos)
-    return csv_field(value);
-  std::string out = "\"'";
-  for (char c : value)
-    out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string csv_tags(const std::vector<std::string>& tags) {
   std::string out;
   for (const auto& t : tags) {

@@ -10,16 +10,12 @@
 #include <vector>
 
 #include "harness/core/model.hpp"
+#include "harness/core/text_input.hpp"
 
 namespace accelbench::cli {
 
-// One CSV field, quoted when it must be.
-std::string csv_field(const std::string& value);
-
-// A CSV field of stored text (a system, tag or config anyone could have written): as csv_field,
-// except that text starting with =, +, -, @, a tab or a carriage return, which a spreadsheet would
-// run as a formula, gets a leading single quote and is quoted (OWASP's CSV injection guidance).
-std::string csv_text_field(const std::string& value);
+// One CSV field, and one of stored text: csv_field and csv_text_field of
+// harness/core/text_input.hpp.
 
 // A run's tags as one CSV text: joined with ';', a ';' or '\' inside a tag escaped with '\', so
 // the tag "a;b" (a\;b) and the tags "a" and "b" (a;b) stay apart.

@@ -26,12 +26,13 @@ std::string plain(const comparison& c, const write_options&) {
 }
 
 // The order is the order of the names in `--help` and in the error of an unknown name.
-constexpr std::array<output::format<comparison>, 5> k_compare_formats = {{
+constexpr std::array<output::format<comparison>, 6> k_compare_formats = {{
     {"table", "text/plain; charset=utf-8", "txt", write_table},
     {"markdown", "text/markdown; charset=utf-8", "md", plain<compare::format_markdown>},
     {"junit", "application/xml", "xml", write_junit},
     {"json", "application/json", "json", plain<compare::format_json>},
     {"bmf", "application/json", "json", plain<compare::format_bmf>},
+    {"csv", "text/csv; charset=utf-8", "csv", plain<compare::format_csv>},
 }};
 
 #ifdef ACCELBENCH_HAVE_REPORT

@@ -10,7 +10,7 @@
 
 namespace accelbench::query {
 
-// table, markdown, junit, json, bmf, csv (reporters/compare).
+// table, markdown, junit, json, bmf, csv (reporters/compare), in that order.
 output::format_table<compare::set_comparison> compare_formats();
 
 #ifdef ACCELBENCH_HAVE_REPORT

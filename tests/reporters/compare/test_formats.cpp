@@ -2,6 +2,7 @@
 // BMF. Set ACCELBENCH_UPDATE_GOLDEN=1 to rewrite the golden files after an intended change.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -405,6 +406,63 @@ TEST_CASE("format: terminal table is aligned, colour only when asked", "[compare
   CHECK(plain.find(
             "environment differs for gemm/cpu/M=1024,dtype=fp32 [kernel-v1]: libraries.onednn") !=
         std::string::npos);
+}
+
+namespace {
+
+// Splits one CSV line as RFC 4180 reads it (quoted fields, doubled quotes).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted && ch == '"' && i + 1 < line.size() && line[i + 1] == '"')
+      out.back() += '"', ++i;
+    else if (ch == '"')
+      quoted = !quoted;
+    else if (ch == ',' && !quoted)
+      out.emplace_back();
+    else
+      out.back() += ch;
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("format: CSV has one row per listed pair that reads back to the figures",
+          "[compare][format]") {
+  auto s = sample_set();
+  s.pairs[0].cmp.ratio = 0; // an undefined ratio: empty fields, not 0
+  s.pairs[2].name = "=cmd|' /C calc'!A0";
+  std::istringstream in(format_csv(s));
+  std::string line;
+  std::getline(in, line);
+  const auto head = csv_fields(line);
+  REQUIRE(head.size() == 18);
+  CHECK(head[0] == "name");
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line))
+    rows.push_back(csv_fields(line));
+  REQUIRE(rows.size() == 4);
+  for (const auto& r : rows)
+    CHECK(r.size() == head.size());
+  // By name as the comparison holds them; the name with a comma and quotes is one field.
+  CHECK(rows[0][0] == "attention/cpu/L=512,d=64 [kernel-v1]");
+  CHECK(rows[0][11].empty());
+  CHECK(rows[0][12].empty());
+  CHECK(rows[1][6] == "regressed");
+  CHECK(std::stod(rows[1][7]) == 1.2e-3);
+  CHECK(std::stod(rows[1][8]) == 1.32e-3);
+  CHECK(std::stod(rows[1][12]) == 1.08);
+  CHECK(rows[1][16] == "true");
+  CHECK(rows[2][0] == "'=cmd|' /C calc'!A0"); // no formula for a spreadsheet to run
+  CHECK(rows[3][0] == "gemm/cpu/M=64,dtype=<fp8>&\"x\" [kernel-v1]");
+  CHECK(rows[3][17].find("could only see changes above") != std::string::npos);
+  // --only-changed lists the regressed and improved pairs only.
+  s.only_changed = true;
+  const std::string changed = format_csv(s);
+  CHECK(std::count(changed.begin(), changed.end(), '\n') == 3);
 }
 
 TEST_CASE("format: helpers", "[compare][format]") {

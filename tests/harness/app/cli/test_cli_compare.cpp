@@ -77,7 +77,15 @@ TEST_CASE("compare: a planted 10 percent slowdown fails the job, noise does not"
   auto disjoint = ab("compare --baseline tag=n1 --candidate tag=other --db " + t.db());
   CHECK(disjoint.rc == 2);
   CHECK_THAT(disjoint.err, Catch::Contains("no config in common"));
-  CHECK(ab("compare --baseline tag=n1 --candidate tag=n2 --format yaml --db " + t.db()).rc == 2);
+  auto yaml = ab("compare --baseline tag=n1 --candidate tag=n2 --format yaml --db " + t.db());
+  CHECK(yaml.rc == 2);
+  CHECK_THAT(yaml.err,
+             Catch::Contains("unknown --format 'yaml' (table, markdown, junit, json, bmf, csv)"));
+  // A format of the table is a --format at once: csv needs no code in the command.
+  auto csv = ab("compare --baseline tag=n1 --candidate tag=n2 --format csv --db " + t.db());
+  CHECK(csv.rc == 1);
+  CHECK(csv.out.rfind("name,workload,backend,ruleset,unit,direction,verdict,", 0) == 0);
+  CHECK_THAT(csv.out, Catch::Contains(",regressed,"));
 }
 
 TEST_CASE("history: the rounds of one job are one night's point", "[cli][history]") {

@@ -812,6 +812,18 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   REQUIRE(html);
   CHECK(html->status == 200);
   CHECK(html->get_header_value("Content-Type").rfind("text/html", 0) == 0);
+  // Every report format of the table (harness/app/query/formats.hpp) is a ?format= with its media
+  // type, and is what the CLI prints: text is report's summary.
+  auto text = c.Get(
+      "/api/v1/report?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-19&format=text", auth(r));
+  REQUIRE(text);
+  CHECK(text->status == 200);
+  CHECK(text->get_header_value("Content-Type") == "text/plain; charset=utf-8");
+  CHECK(text->body.find(body_json(rep)["headline"].get<std::string>()) != std::string::npos);
+  auto pdf = c.Get("/api/v1/report?format=pdf", auth(r));
+  REQUIRE(pdf);
+  CHECK(pdf->status == 400);
+  CHECK(pdf->body.find("format='pdf' is not one of json, html, text") != std::string::npos);
   // Health is open, and says how many runs there are only to a reader.
   auto health = c.Get("/api/v1/health");
   REQUIRE(health);
