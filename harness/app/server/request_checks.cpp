@@ -136,20 +136,14 @@ void check_before_body(server_state& st, const httplib::Request& req) {
         rs, 415,
         fmt::format("POST /api/v1/runs takes application/json, not '{}'", printable(type)));
   try {
-    auto lease = st.pool.acquire();
-    try {
-      authorize(*lease, req, role::write, st.opt.public_read);
-    } catch (const storage_error&) {
-      lease.discard();
-      throw;
-    }
+    with_store(st.pool,
+               [&](store::store& db) { authorize(db, req, role::write, st.opt.public_read); });
   } catch (const api_error& e) {
     refuse(rs, e.status(), e.what());
   } catch (const storage_error& e) {
     // An outage seen while checking the token before the body is an outage all the same: logged
     // as the routes log it.
-    log_line(fmt::format("database error on {} {}: {}", req.method, printable(req.path),
-                         printable(e.what())));
+    log_database_error(req, e);
     refuse(rs, 503, "the database is not available; retry later");
   }
 }

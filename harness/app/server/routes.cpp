@@ -26,19 +26,14 @@ httplib::Server::Handler route(server_state& st, role need, const body_fn& fn) {
     const auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = thread_cpu_ms();
     try {
-      auto lease = st.pool.acquire();
-      try {
-        authorize(*lease, req, need, st.opt.public_read);
-        fn(*lease, req, res);
-      } catch (const storage_error&) {
-        lease.discard();
-        throw;
-      }
+      with_store(st.pool, [&](store::store& db) {
+        authorize(db, req, need, st.opt.public_read);
+        fn(db, req, res);
+      });
     } catch (const api_error& e) {
       send_error(res, e.status(), e.what());
     } catch (const storage_error& e) {
-      log_line(fmt::format("database error on {} {}: {}", req.method, printable(req.path),
-                           printable(e.what())));
+      log_database_error(req, e);
       send_error(res, 503, "the database is not available; retry later");
     } catch (const error& e) {
       if (e.exit_code() == exit_usage)

@@ -30,6 +30,11 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
     res.set_header("Retry-After", "1");
 }
 
+void log_database_error(const httplib::Request& req, const storage_error& e) {
+  log_line(fmt::format("database error on {} {}: {}", req.method, printable(req.path),
+                       printable(e.what())));
+}
+
 // The role a request has, or an api_error (401/403). Only the header is read: a token is never
 // taken from the URL (URLs end up in logs and histories).
 void authorize(store::store& db, const httplib::Request& req, role need, bool public_read) {

@@ -179,6 +179,19 @@ void send_error(httplib::Response& res, int status, const std::string& message);
 // The role a request has, or an api_error (401/403). Only the header is read: a token is never
 // taken from the URL (URLs end up in logs and histories).
 void authorize(store::store& db, const httplib::Request& req, role need, bool public_read);
+// fn(store) on a store connection of `pool`; a connection that failed (storage_error: the
+// database went away) is dropped, not given back.
+template <class Fn> void with_store(store_pool& pool, const Fn& fn) {
+  auto lease = pool.acquire();
+  try {
+    fn(*lease);
+  } catch (const storage_error&) {
+    lease.discard();
+    throw;
+  }
+}
+// The log line of a database outage a request ran into.
+void log_database_error(const httplib::Request& req, const storage_error& e);
 // CPU time of the calling thread, in milliseconds.
 double thread_cpu_ms();
 
