@@ -19,6 +19,15 @@ void check_lt(cublasStatus_t s, const std::string& what);
 // Column-major cuBLASLt matmuls, D[m,n] = op(A)[m,k] op(B)[k,n] + beta C (C and D the same
 // type and layout; C may be D), fp32 accumulation (CUBLAS_COMPUTE_32F, no TF32). A and B fp32
 // or bf16; C and D fp32 or bf16. One descriptor set and heuristic choice per shape, cached.
+// Not yet shared with the GEMM workload's cuBLASLt wrapper (workloads/gemm/cuda/gemm_cuda.cpp,
+// also lt_gemm); a shared one (in harness/device) must keep, for the calls made here: the
+// explicit leading dimensions and C != D (the bf16 residual adds); the MIN_ALIGNMENT_A/B/C/D
+// preferences from the operands' real alignment, in the plan's key (the GEMM workload sets only
+// MAX_WORKSPACE and so lets cuBLASLt assume 256); no TF32, FP8 or block-scale attributes; the
+// first heuristic result taken without the GEMM's check of its state (there a NOT_SUPPORTED,
+// zero results or a failed state is a skip). Before merging, a GPU run must show the same
+// algorithm (CUBLASLT_ALGO_CONFIG_* of each plan) for every shape of both recipes, and
+// bit-identical losses and gradients after a few steps, old build against new.
 class lt_gemm {
 public:
   lt_gemm() : m_ws(kLtWorkspace) { check_lt(cublasLtCreate(&m_h), "create"); }
