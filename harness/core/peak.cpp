@@ -562,8 +562,9 @@ cpu_peak highest_of(const cpu_peak& a, const cpu_peak& b) {
     else if (u.tflops > it->tflops)
       *it = u;
   }
-  if (out.amx.empty())
-    out.amx = other.amx;
+  // The later word on AMX (b: the newer probe, as resolve_cpu_peak passes them): a kernel update
+  // can grant the tiles that an older probe found refused.
+  out.amx = b.amx.empty() ? a.amx : b.amx;
   if (out.note.empty())
     out.note = other.note;
   return out;

@@ -92,7 +92,8 @@ documented_rate documented_flop_per_cycle(const std::string& vendor, int family,
 cpu_peak measure_cpu_peak(int threads = 0,
                           const std::function<machine_state()>& read_state = read_machine_state);
 
-// The higher of two peaks: per dtype the higher rate; the date and load of the higher fp32 probe.
+// The higher of two peaks: per dtype and unit the higher rate; the date and load of the higher
+// fp32 probe; b's word on AMX (b is the newer).
 // A loaded probe above a quiet one makes the result not quiet: no % of peak rather than a guess.
 cpu_peak highest_of(const cpu_peak& a, const cpu_peak& b);
 

@@ -214,6 +214,23 @@ TEST_CASE("the peak cache: an entry written before the table still reads, and is
   CHECK(again.note.empty());
 }
 
+TEST_CASE("the higher of two peaks keeps each unit's higher row and the newer word on AMX",
+          "[peak]") {
+  cpu_peak older = xeon_table();
+  older.amx = "not available: Linux refused the tile data permission";
+  older.units.erase(older.units.begin() + 2, older.units.end()); // no AMX rows then
+  older.units[0].tflops = 0.45;                                  // a quieter fp32 probe
+  const cpu_peak newer = xeon_table();
+  const cpu_peak both = highest_of(older, newer);
+  CHECK(peak_tflops_for(both, "fp32") == 0.45);
+  CHECK(peak_tflops_for(both, "bf16") == 1.5);
+  CHECK(peak_tflops_for(both, "int8") == 3.0);
+  CHECK(both.amx == older.amx); // the newer records none: the older word stays
+  cpu_peak granted = newer;
+  granted.amx = "available (bf16, int8)";
+  CHECK(highest_of(older, granted).amx == "available (bf16, int8)");
+}
+
 TEST_CASE("the AMX probe measures the tile units where this machine has them", "[amx][timing]") {
   const amx_support& s = detect_amx();
   if (!s.usable())
