@@ -61,6 +61,24 @@ struct params {
   float scale;
 };
 
+// The backward's two scores of one (query, key) pair, s = a . x and dp = b . y, with a and b held
+// across a quad (element d = lane + 4t in a[t], b[t]) and x, y rows of a shared tile.
+template <int DPT>
+__device__ inline void quad_dots(const params& p, int lane, const float (&a)[DPT],
+                                 const float (&b)[DPT], const float* x, const float* y, float& s,
+                                 float& dp) {
+  float ps = 0, pd = 0;
+  for (int t = 0; t < DPT; ++t) {
+    int d = lane + 4 * t;
+    if (d < p.D) {
+      ps += a[t] * x[d];
+      pd += b[t] * y[d];
+    }
+  }
+  s = quad_sum(ps);
+  dp = quad_sum(pd);
+}
+
 __device__ inline int64_t q_index(const params& p, int64_t b, int64_t i, int64_t h) {
   return ((b * p.Sq + i) * p.H + h) * p.D;
 }
@@ -206,15 +224,8 @@ __global__ void __launch_bounds__(threads)
     load_tile(vs, v, p, b, j0, p.Sk, p.KVH, hk);
     __syncthreads();
     for (int jj = 0; jj < tile; ++jj) {
-      float ps = 0, pd = 0;
-      for (int t = 0; t < DPT; ++t) {
-        int d = lane + 4 * t;
-        if (d < p.D) {
-          ps += qr[t] * ks[jj * p.D + d];
-          pd += dor[t] * vs[jj * p.D + d];
-        }
-      }
-      float s = quad_sum(ps), dp = quad_sum(pd);
+      float s, dp;
+      quad_dots(p, lane, qr, dor, ks + jj * p.D, vs + jj * p.D, s, dp);
       int64_t j = j0 + jj;
       bool visible = active && j < p.Sk && (!p.causal || j <= i + shift) && lse2 != INFINITY;
       if (!visible)
@@ -279,15 +290,8 @@ __global__ void __launch_bounds__(threads)
       }
       __syncthreads();
       for (int ii = 0; ii < tile; ++ii) {
-        float ps = 0, pd = 0;
-        for (int t = 0; t < DPT; ++t) {
-          int d = lane + 4 * t;
-          if (d < p.D) {
-            ps += kr[t] * qs[ii * p.D + d];
-            pd += vr[t] * dos[ii * p.D + d];
-          }
-        }
-        float s = quad_sum(ps), dp = quad_sum(pd);
+        float s, dp;
+        quad_dots(p, lane, kr, vr, qs + ii * p.D, dos + ii * p.D, s, dp);
         int64_t i = i0 + ii;
         bool visible = active && i < p.Sq && (!p.causal || j <= i + shift) && lse_s[ii] != INFINITY;
         if (!visible)

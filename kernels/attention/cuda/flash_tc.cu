@@ -150,6 +150,23 @@ __device__ inline void load_tile(T* smem, const T* g, const rows_view& v, int64_
   }
 }
 
+// One step of a query tile's loop over key tiles, with K and V double-buffered (stage s: K at
+// kv + 2s * tile, V after it): starts copying key tile it + 1, if any, into the other stage, then
+// waits for tile it's copies, which the whole block then sees.
+template <class T, int D>
+__device__ inline void next_kv_stage(T* kv, const T* k, const T* v, const rows_view& kvv, int it,
+                                     int n) {
+  constexpr int tile = rows * (D + 8);
+  if (it + 1 < n) {
+    T* next = kv + 2 * ((it + 1) & 1) * tile;
+    load_tile<T, D>(next, k, kvv, (int64_t)(it + 1) * rows);
+    load_tile<T, D>(next + tile, v, kvv, (int64_t)(it + 1) * rows);
+  }
+  cp_async_commit();
+  cp_async_wait<1>();
+  __syncthreads();
+}
+
 // A fragment (16 x 16 at row0, k0) of a row-major [m][k] tile; also the B fragments of two
 // n-tiles (n0 .. n0 + 15 at k0) of a k-major [k][n] tile with .trans: the addressing is the same.
 template <int D> __device__ inline const void* frag_addr(const void* tile, int r0, int c0) {
@@ -364,14 +381,7 @@ __global__ void __launch_bounds__(threads)
   zero(acc);
   softmax_state st{{-INFINITY, -INFINITY}, {0.0f, 0.0f}};
   for (int it = 0; it < n; ++it) {
-    if (it + 1 < n) {
-      T* next = kv + 2 * ((it + 1) & 1) * tile;
-      load_tile<T, D>(next, k, kvv, (int64_t)(it + 1) * rows);
-      load_tile<T, D>(next + tile, v, kvv, (int64_t)(it + 1) * rows);
-    }
-    cp_async_commit();
-    cp_async_wait<1>();
-    __syncthreads();
+    next_kv_stage<T, D>(kv, k, v, kvv, it, n);
     const T* ks = kv + 2 * (it & 1) * tile;
     const int64_t j0 = (int64_t)it * rows;
     float s[rows / 8][4];
@@ -470,14 +480,7 @@ __global__ void __launch_bounds__(threads)
   zero(acc);
   for (int it = 0; it < n; ++it) {
     const T* cur = kv + 2 * (it & 1) * tile;
-    if (it + 1 < n) {
-      T* next = kv + 2 * ((it + 1) & 1) * tile;
-      load_tile<T, D>(next, k, kvv, (int64_t)(it + 1) * rows);
-      load_tile<T, D>(next + tile, v, kvv, (int64_t)(it + 1) * rows);
-    }
-    cp_async_commit();
-    cp_async_wait<1>();
-    __syncthreads();
+    next_kv_stage<T, D>(kv, k, v, kvv, it, n);
     float s[rows / 8][4], dp[rows / 8][4];
     zero(s);
     zero(dp);
