@@ -173,22 +173,29 @@ bool connection::wait(wait_for what, steady::time_point deadline) {
   }
 }
 
-ssize_t connection::raw_read(char* ptr, std::size_t size) {
+// TLS may need the other direction first (a renegotiation, a key update): then the wait is for
+// that one. A clean TLS close is the end of what a read gets (0); to a write it is a failure.
+template <class Tls, class Plain>
+ssize_t connection::transfer(wait_for dir, const steady::time_point& deadline, const Tls& tls,
+                             const Plain& plain) {
+  const bool reading = dir == wait_for::read;
+  const int want_same = reading ? SSL_ERROR_WANT_READ : SSL_ERROR_WANT_WRITE;
+  const int want_other = reading ? SSL_ERROR_WANT_WRITE : SSL_ERROR_WANT_READ;
   for (;;) {
-    wait_for next = wait_for::read;
+    wait_for next = dir;
     if (m_ssl) {
-      const int r = SSL_read(m_ssl, ptr, (int)std::min<std::size_t>(size, 1 << 30));
+      const int r = tls();
       if (r > 0)
         return r;
       const int e = SSL_get_error(m_ssl, r);
-      if (e == SSL_ERROR_ZERO_RETURN)
+      if (reading && e == SSL_ERROR_ZERO_RETURN)
         return 0;
-      if (e == SSL_ERROR_WANT_WRITE)
-        next = wait_for::write;
-      else if (e != SSL_ERROR_WANT_READ)
+      if (e == want_other)
+        next = reading ? wait_for::write : wait_for::read;
+      else if (e != want_same)
         return fail(failure::closed);
     } else {
-      const ssize_t r = recv(m_fd, ptr, size, 0);
+      const ssize_t r = plain();
       if (r >= 0)
         return r;
       if (errno == EINTR)
@@ -196,9 +203,16 @@ ssize_t connection::raw_read(char* ptr, std::size_t size) {
       if (errno != EAGAIN && errno != EWOULDBLOCK)
         return fail(failure::closed);
     }
-    if (!wait(next, m_deadline))
+    if (!wait(next, deadline))
       return fail(failure::timed_out);
   }
+}
+
+ssize_t connection::raw_read(char* ptr, std::size_t size) {
+  return transfer(
+      wait_for::read, m_deadline,
+      [&] { return SSL_read(m_ssl, ptr, (int)std::min<std::size_t>(size, 1 << 30)); },
+      [&] { return recv(m_fd, ptr, size, 0); });
 }
 
 ssize_t connection::fail(failure f) {
@@ -317,29 +331,10 @@ ssize_t connection::write(const char* ptr, std::size_t size) {
     m_writing = true;
     m_write_deadline = steady::now() + m_limits.body_timeout;
   }
-  for (;;) {
-    wait_for next = wait_for::write;
-    if (m_ssl) {
-      const int r = SSL_write(m_ssl, ptr, (int)std::min<std::size_t>(size, 1 << 30));
-      if (r > 0)
-        return r;
-      const int e = SSL_get_error(m_ssl, r);
-      if (e == SSL_ERROR_WANT_READ)
-        next = wait_for::read;
-      else if (e != SSL_ERROR_WANT_WRITE)
-        return fail(failure::closed);
-    } else {
-      const ssize_t r = send(m_fd, ptr, size, MSG_NOSIGNAL);
-      if (r >= 0)
-        return r;
-      if (errno == EINTR)
-        continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK)
-        return fail(failure::closed);
-    }
-    if (!wait(next, m_write_deadline))
-      return fail(failure::timed_out);
-  }
+  return transfer(
+      wait_for::write, m_write_deadline,
+      [&] { return SSL_write(m_ssl, ptr, (int)std::min<std::size_t>(size, 1 << 30)); },
+      [&] { return send(m_fd, ptr, size, MSG_NOSIGNAL); });
 }
 
 bool connection::readable() const {

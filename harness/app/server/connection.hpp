@@ -118,6 +118,11 @@ private:
   bool wait(wait_for what, std::chrono::steady_clock::time_point deadline);
   ssize_t fill(); // reads into the buffer before the phase's deadline; <= 0: nothing more
   ssize_t raw_read(char* ptr, std::size_t size);
+  // One transfer in direction `dir` (tls: SSL_read or SSL_write; plain: recv or send), retried
+  // while it would block, until `deadline`.
+  template <class Tls, class Plain>
+  ssize_t transfer(wait_for dir, const std::chrono::steady_clock::time_point& deadline,
+                   const Tls& tls, const Plain& plain);
   ssize_t read_body(char* ptr, std::size_t size);
   ssize_t take(char* ptr, std::size_t size);
   ssize_t fail(failure f);
