@@ -143,7 +143,9 @@ struct metric_summary {
   size_t runs = 0;
 };
 
-// One paired config.
+// One paired config: the same config key and ruleset on both sides, judged on its samples. The
+// report (reporters/report) has its own pair (report::pair_result: systems, published scores,
+// plausibility) and takes its verdict from this one's test.
 struct pair_result {
   std::string key; // cfg.key()
   std::string ruleset;
@@ -168,7 +170,8 @@ struct unpaired_run {
   size_t runs = 0;
 };
 
-// Geometric mean per workload of the direction-aware speed-ups (> 1: candidate better).
+// Geometric mean per workload of the direction-aware speed-ups (> 1: candidate better), by
+// stats::geomean, the one geometric mean (the report's family means use it too).
 struct workload_summary {
   std::string workload;
   size_t pairs = 0;           // pairs with a defined speed-up (the geomean's inputs)

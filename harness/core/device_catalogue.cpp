@@ -14,18 +14,8 @@ namespace accelbench {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-} // namespace
-
 double device_spec::peak_for(const std::string& dtype_in) const {
-  std::string d = lower(dtype_in);
+  std::string d = ascii_lower(dtype_in);
   // "fp8-cs" (current scaling), "fp8-mx" (MXFP8) run on the FP8 tensor cores.
   if (d.rfind("fp8", 0) == 0)
     d = "fp8";
@@ -61,7 +51,7 @@ device_catalogue device_catalogue::from_json(const json& doc, const std::string&
         s.patterns.push_back(p.get<std::string>());
       if (d.contains("peak_tflops"))
         for (const auto& [k, v] : d["peak_tflops"].items())
-          s.peak_tflops[lower(k)] = v.get<double>();
+          s.peak_tflops[ascii_lower(k)] = v.get<double>();
       s.hbm_tb_s = d.value("hbm_tb_s", 0.0);
       s.tdp_w = d.value("tdp_w", 0.0);
       s.measured_peak = d.value("measured_peak", false);
@@ -90,12 +80,12 @@ const device_catalogue& device_catalogue::builtin() {
 }
 
 const device_spec* device_catalogue::match(const std::string& accelerator_model) const {
-  const std::string m = lower(accelerator_model);
+  const std::string m = ascii_lower(accelerator_model);
   if (m.empty())
     return nullptr;
   for (const auto& d : m_devices)
     for (const auto& p : d.patterns)
-      if (m.find(lower(p)) != std::string::npos)
+      if (m.find(ascii_lower(p)) != std::string::npos)
         return &d;
   return nullptr;
 }
@@ -110,7 +100,7 @@ const device_spec* device_catalogue::find(const std::string& id) const {
 std::vector<const device_spec*> device_catalogue::family(const std::string& name) const {
   std::vector<const device_spec*> out;
   for (const auto& d : m_devices)
-    if (!d.family.empty() && lower(d.family) == lower(name))
+    if (!d.family.empty() && ascii_lower(d.family) == ascii_lower(name))
       out.push_back(&d);
   return out;
 }

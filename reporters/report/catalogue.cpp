@@ -16,16 +16,6 @@ namespace accelbench::report {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-} // namespace
-
 price_table price_table::from_json(const json& doc, const std::string& origin) {
   if (!doc.is_object() || !doc.contains("prices") || !doc["prices"].is_object())
     throw input_error(
@@ -49,7 +39,7 @@ price_table price_table::from_json(const json& doc, const std::string& origin) {
     if (!(e.usd_per_hour >= 0) || !std::isfinite(e.usd_per_hour))
       throw input_error(
           fmt::format("price table '{}': price of '{}' is negative or not finite", origin, id));
-    t.m_prices[lower(id)] = e;
+    t.m_prices[ascii_lower(id)] = e;
   }
   return t;
 }
@@ -78,7 +68,7 @@ void price_table::apply_override(const std::string& a, const device_catalogue& d
   if (!(usd >= 0) || !std::isfinite(usd))
     throw input_error(fmt::format("--price '{}': the price must be zero or more", a));
   std::string id;
-  if (const device_spec* d = devices.find(lower(model)))
+  if (const device_spec* d = devices.find(ascii_lower(model)))
     id = d->id;
   else if (const device_spec* m = devices.match(model))
     id = m->id;
@@ -93,7 +83,7 @@ void price_table::apply_override(const std::string& a, const device_catalogue& d
 }
 
 const price_entry* price_table::find(const std::string& device_id) const {
-  auto it = m_prices.find(lower(device_id));
+  auto it = m_prices.find(ascii_lower(device_id));
   return it == m_prices.end() ? nullptr : &it->second;
 }
 

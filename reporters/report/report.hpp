@@ -215,6 +215,13 @@ struct side_score {
   std::vector<std::pair<double, double>> size_points; // (problem size FLOPs, TFLOP/s)
 };
 
+// One pair of the report: a key on both sides, per system pairing. Not compare::pair_result, for a
+// reason: a report pairs systems (one side may hold several, each with its own figures), compares
+// scores of any family (published MLPerf times, figures without samples), and carries what a
+// reader of two machines needs (plausibility, like-for-like, per-accelerator speed-up, cost). What
+// is shared is the judgement: the verdict, p-value, detectable change, method and reason come
+// from compare's test and rule (report_pairs.cpp judge_pair over compare::compare_runs), and the
+// wording from harness/compare/format.hpp.
 struct pair_result {
   std::string id;     // stable id: p1, p2, ... in sorted order
   std::string family; // kernel | training | mlperf
@@ -251,6 +258,8 @@ struct pair_result {
   std::vector<std::string> notes;
 };
 
+// A key found on one side only. Not compare::unpaired_run: the report names the side and the
+// system it was found on and says why it stayed unpaired (another family, no like-for-like key).
 struct unpaired_group {
   std::string side; // baseline | candidate
   std::string workload, key, system, label;
@@ -258,6 +267,10 @@ struct unpaired_group {
   std::string reason;
 };
 
+// The geometric mean of a family's speed-ups: stats::geomean (harness/core/stats.hpp), the one
+// geometric mean that compare's workload_summary uses too, over one entry per baseline (pairs
+// sharing a baseline are averaged first, so a baseline compared with five candidates does not
+// count five times); compare's geomean has a CI and a test, the report's families do not.
 struct family_summary {
   std::string family;
   size_t pairs = 0;     // like-for-like, plausible pairs in the geometric mean

@@ -118,14 +118,8 @@ std::string short_name(const device_spec* d, const std::string& accel_model,
 
 std::string fmt_num(double v) { return format_significant(v, report_style); }
 
-std::string lower_copy(std::string s) {
-  for (auto& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool unit_is_per_accelerator(const std::string& unit) {
-  const std::string u = lower_copy(unit);
+  const std::string u = ascii_lower(unit);
   return u.find("/gpu") != std::string::npos || u.find("/accelerator") != std::string::npos;
 }
 

@@ -247,11 +247,7 @@ command_hook add_compare(CLI::App& app, context&) {
   auto o = std::make_shared<compare_cli_options>();
   auto* cmp = app.add_subcommand(
       "compare", "Compare two selections of runs: verdicts per config, exit 1 on a regression");
-  cmp->add_option("--baseline", o->baseline,
-                  "Selector: system name, system=, accelerator=, tag=, workload=, run=ID,ID "
-                  "(joined with &), or a results .json file")
-      ->required();
-  cmp->add_option("--candidate", o->candidate, "Selector (as --baseline)")->required();
+  add_sides_options(cmp, o->baseline, o->candidate);
   add_comparison_options(cmp, *o);
   add_db_option(cmp, o->db);
   return {cmp, [o] { return cmd_compare(*o); }};

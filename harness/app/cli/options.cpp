@@ -87,6 +87,14 @@ CLI::Option* add_db_option(CLI::App* a, std::string& db) {
                        "results/accelbench.db)");
 }
 
+void add_sides_options(CLI::App* a, std::string& baseline, std::string& candidate) {
+  a->add_option("--baseline", baseline,
+                "Selector: system name, system=, accelerator=, tag=, workload=, run=ID,ID "
+                "(joined with &), or a results .json file")
+      ->required();
+  a->add_option("--candidate", candidate, "Selector (as --baseline)")->required();
+}
+
 CLI::Option* add_json_flag(CLI::App* a, bool& as_json) {
   return a->add_flag("--json", as_json, "Machine-readable output");
 }

@@ -27,6 +27,8 @@ CLI::Validator text_value(bool allow_empty); // UTF-8, and (unless allowed) not 
 CLI::Validator date_value();                 // YYYY-MM-DD (optionally THH:MM[:SS])
 
 CLI::Option* add_db_option(CLI::App* a, std::string& db);
+// --baseline SEL and --candidate SEL, both required: the two sides of compare and report.
+void add_sides_options(CLI::App* a, std::string& baseline, std::string& candidate);
 CLI::Option* add_json_flag(CLI::App* a, bool& as_json);
 CLI::Option* add_output_option(CLI::App* a, std::string& file,
                                const std::string& what = "Write to FILE instead of stdout");

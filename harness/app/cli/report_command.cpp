@@ -103,11 +103,7 @@ command_hook add_report(CLI::App& app, context&) {
   auto o = std::make_shared<report_cli_options>();
   auto* rep = app.add_subcommand(
       "report", "A-vs-B report (e.g. H100 vs Blackwell) as JSON and a self-contained HTML page");
-  rep->add_option("--baseline", o->baseline,
-                  "Selector: system name, system=, accelerator=, tag=, workload=, run=ID,ID "
-                  "(joined with &), or a results .json file")
-      ->required();
-  rep->add_option("--candidate", o->candidate, "Selector (as --baseline)")->required();
+  add_sides_options(rep, o->baseline, o->candidate);
   add_output_option(rep, o->json_path,
                     "Write the report JSON (schemas/report.schema.json) to FILE");
   // --json alone: the report JSON on stdout, as --json elsewhere. --json FILE is the old spelling
