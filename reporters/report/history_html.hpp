@@ -9,8 +9,8 @@
 namespace accelbench::report {
 
 // `doc` is what `history --format json` prints: {"workload", "series": [{system, config_key,
-// ruleset, unit, direction, points: [{run_id, started_at, value}], change_points: [{index,
-// run_id, started_at, mean_before, mean_after, magnitude, p_value, regression}]}]}.
+// ruleset, unit, direction, points: [{run_id, started_at, value, run_medians}], change_points:
+// [{index, run_id, started_at, mean_before, mean_after, magnitude, p_value, regression}]}]}.
 std::string history_to_html(const json& doc);
 
 } // namespace accelbench::report

@@ -113,11 +113,15 @@ json change_points_json(const history_line& s, const std::vector<compare::change
   return out;
 }
 
+// Each point with the medians of the runs it is the median of (a job's rounds), so that a chart
+// can draw the spread behind a point.
 json points_json(const history_line& s) {
   json out = json::array();
   for (size_t i = 0; i < s.values.size(); ++i)
-    out.push_back(
-        {{"run_id", s.runs[i]->id}, {"started_at", s.runs[i]->started_at}, {"value", s.values[i]}});
+    out.push_back({{"run_id", s.runs[i]->id},
+                   {"started_at", s.runs[i]->started_at},
+                   {"value", s.values[i]},
+                   {"run_medians", s.medians[i]}});
   return out;
 }
 } // namespace

@@ -1,7 +1,6 @@
 #include "harness/app/server/dashboard.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -12,7 +11,10 @@
 #include "harness/app/query/database.hpp"
 #include "harness/compare/format.hpp"
 #include "harness/core/text_input.hpp"
-#include "reporters/report/report.hpp"
+#include "harness/core/units.hpp"
+#include "reporters/html/html.hpp"
+#include "reporters/html/nightly_chart.hpp"
+#include "reporters/html/style.hpp"
 
 namespace accelbench::server {
 
@@ -29,7 +31,7 @@ namespace {
 
 const std::vector<std::string> k_filters = {"system", "accelerator", "workload", "tag", "since"};
 
-std::string esc(const std::string& s) { return report::html_escape(repair_utf8(s)); }
+std::string esc(const std::string& s) { return html::escape(repair_utf8(s)); }
 
 // The filters of this request as a query string ("a=1&b=2"), for links between pages.
 std::string filter_query(const params& p, const std::vector<std::string>& keys = k_filters) {
@@ -54,6 +56,16 @@ std::string value_of(const params& p, const std::string& key) {
   return it == p.end() ? "" : it->second;
 }
 
+// The dashboard's own rules, after the kit's stylesheet: the navigation, the filter form, the
+// verdict colours.
+const char* k_dashboard_css =
+    "nav{padding:.6em 0;border-bottom:1px solid var(--bd);margin-bottom:1em}nav "
+    "a{margin-right:1.2em}nav a[aria-current]{font-weight:bold}"
+    "form{margin:.5em 0 1em}label{margin-right:.8em}input{width:10em}"
+    ".regressed{color:#b00;font-weight:bold}.improved{color:#070;font-weight:bold}"
+    ".inconclusive{color:#a60}.muted{color:var(--mut)}figure{margin:0 0 1.2em}"
+    "figure>figcaption{font-weight:bold;color:var(--fg);max-width:none}";
+
 std::string page_head(const std::string& title, const std::string& path, const params& p) {
   std::ostringstream o;
   const std::string q = filter_query(p);
@@ -64,19 +76,9 @@ std::string page_head(const std::string& title, const std::string& path, const p
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
     << "<meta http-equiv=\"Content-Security-Policy\" content=\"" << k_dashboard_csp << "\">"
     << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-    << "<title>accelbench — " << esc(title) << "</title><style>"
-    << "body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 2em;color:#222}"
-    << "nav{padding:.6em 0;border-bottom:1px solid #ccc;margin-bottom:1em}nav a{margin-right:1.2em}"
-    << "nav a[aria-current]{font-weight:bold}table{border-collapse:collapse;margin:.5em 0 1.5em}"
-    << "th,td{border:1px solid #ddd;padding:.25em "
-       ".5em;text-align:left;vertical-align:top}th{background:#f4f4f4}"
-    << "form{margin:.5em 0 1em}label{margin-right:.8em}input{width:10em}"
-    << ".regressed{color:#b00;font-weight:bold}.improved{color:#070;font-weight:bold}.inconclusive{"
-       "color:#a60}"
-    << ".muted{color:#777}svg{background:#fafafa;border:1px solid #ddd}figure{margin:0 0 1.2em}"
-    << "figcaption{font-weight:bold}.cp{stroke:#b00;stroke-dasharray:4 3}"
-    << "</style></head><body data-page=\"" << esc(path) << "\"><nav>" << link("/", "Fleet")
-    << link("/history", "History") << link("/compare", "Nightly comparisons")
+    << "<title>accelbench — " << esc(title) << "</title><style>" << html::stylesheet()
+    << k_dashboard_css << "</style></head><body data-page=\"" << esc(path) << "\"><main><nav>"
+    << link("/", "Fleet") << link("/history", "History") << link("/compare", "Nightly comparisons")
     << "<a href=\"/report\">H100 vs Blackwell report</a></nav><h1>" << esc(title) << "</h1>";
   o << "<form method=\"get\" action=\"" << esc(path) << "\">";
   for (const auto& k : k_filters)
@@ -86,13 +88,33 @@ std::string page_head(const std::string& title, const std::string& path, const p
   return o.str();
 }
 
-const char* k_page_end = "</body></html>\n";
+const char* k_page_end = "</main></body></html>\n";
 
-std::string headline(const run& r) {
-  if (r.metrics.empty())
-    return "";
-  const metric& m = r.metrics.front();
-  return compare::format_value(m.value, m.unit);
+// The figure a run is known by: its throughput, time to train or tokens per second where it has
+// one, else its first metric with a unit (the store reads metrics back by name, so the first of
+// all would be "cv", a bare number).
+const metric* headline_metric(const run& r) {
+  for (const char* name : {"tflops", "time_to_train_min", "tokens_per_s", "busbw", "time"})
+    if (const metric* m = r.find_metric(name))
+      return m;
+  for (const auto& m : r.metrics)
+    if (!m.unit.empty())
+      return &m;
+  return r.metrics.empty() ? nullptr : &r.metrics.front();
+}
+
+// The result cell of a run: its headline figure with its unit ("66.5 GFLOP/s"; a figure without a
+// unit is named: "0.0249 cv"), every metric in the tooltip.
+std::string result_cell(const run& r) {
+  const metric* m = headline_metric(r);
+  if (m == nullptr)
+    return "<td class=\"n\">–</td>";
+  std::string all;
+  for (const auto& x : r.metrics)
+    all += (all.empty() ? "" : "; ") + x.name + " " + format_quantity(x.value, x.unit);
+  const std::string shown =
+      format_quantity(m->value, m->unit) + (m->unit.empty() ? " " + m->name : "");
+  return fmt::format("<td class=\"n result\" title=\"{}\">{}</td>", esc(all), esc(shown));
 }
 
 std::string validity(const run& r) {
@@ -101,62 +123,34 @@ std::string validity(const run& r) {
   return r.valid ? "VALID" : "INVALID";
 }
 
-// One series as an SVG line chart: a point per night, the change points as dashed red lines with
-// their run in a tooltip.
+// One series as the kit's nightly chart: a point per night with its runs' spread, round ticks
+// with units, the change points as dashed red lines with their run in a tooltip.
 std::string chart(const json& s) {
-  const auto& pts = s["points"];
-  const double w = 720, h = 170, left = 70, right = 10, top = 10, bottom = 25;
-  double lo = INFINITY, hi = -INFINITY;
-  for (const auto& p : pts) {
-    lo = std::min(lo, p["value"].get<double>());
-    hi = std::max(hi, p["value"].get<double>());
-  }
-  if (!(hi > lo))
-    hi = lo + (lo == 0 ? 1 : std::fabs(lo) * 0.01);
-  const size_t n = pts.size();
-  auto x = [&](size_t i) {
-    return left + (n < 2 ? 0.0 : (w - left - right) * double(i) / double(n - 1));
-  };
-  auto y = [&](double v) { return top + (h - top - bottom) * (1 - (v - lo) / (hi - lo)); };
-  std::ostringstream o;
-  o << fmt::format("<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">", w, h, w,
-                   h);
-  const std::string unit = s.value("unit", "");
-  o << fmt::format("<text x=\"2\" y=\"{}\" font-size=\"11\">{}</text>", top + 10,
-                   esc(compare::format_value(hi, unit)));
-  o << fmt::format("<text x=\"2\" y=\"{}\" font-size=\"11\">{}</text>", h - bottom,
-                   esc(compare::format_value(lo, unit)));
-  if (n > 0) {
-    o << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>", left, h - 5,
-                     esc(pts[0]["started_at"].get<std::string>().substr(0, 10)));
-    o << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
-                     w - right, h - 5,
-                     esc(pts[n - 1]["started_at"].get<std::string>().substr(0, 10)));
+  html::nightly_chart c;
+  c.title = s.value("config_key", "");
+  c.unit = s.value("unit", "");
+  c.y_title = "median per night (" + c.unit + ")";
+  for (const auto& p : s["points"]) {
+    html::night nt;
+    nt.date = p["started_at"].get<std::string>().substr(0, 10);
+    nt.value = p["value"].get<double>();
+    if (p.contains("run_medians"))
+      nt.runs = p["run_medians"].get<std::vector<double>>();
+    nt.tip = fmt::format("run {} {}: {}", p["run_id"].get<int64_t>(),
+                         p["started_at"].get<std::string>(), format_quantity(nt.value, c.unit));
+    c.nights.push_back(std::move(nt));
   }
   for (const auto& cp : s["change_points"]) {
-    const double cx = x(cp["index"].get<size_t>());
-    o << fmt::format("<line class=\"cp\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\"><title>{} "
-                     "at run {} ({}): x{:.3f}, "
-                     "p={:.1e}</title></line>",
-                     cx, cx, top, h - bottom,
-                     cp["regression"].get<bool>() ? "regression" : "change",
-                     cp["run_id"].get<int64_t>(), esc(cp["started_at"].get<std::string>()),
-                     cp["magnitude"].get<double>(), cp["p_value"].get<double>());
+    const bool reg = cp["regression"].get<bool>();
+    c.marks.push_back(
+        {cp["index"].get<size_t>(),
+         fmt::format("{} x{:.3f}", reg ? "regression" : "change", cp["magnitude"].get<double>()),
+         reg ? "#b00" : "#070",
+         fmt::format("{} at run {} ({}): x{:.3f}, p={:.1e}", reg ? "regression" : "change",
+                     cp["run_id"].get<int64_t>(), cp["started_at"].get<std::string>(),
+                     cp["magnitude"].get<double>(), cp["p_value"].get<double>())});
   }
-  std::string line;
-  for (size_t i = 0; i < n; ++i)
-    line += fmt::format("{:.1f},{:.1f} ", x(i), y(pts[i]["value"].get<double>()));
-  o << "<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"1.5\" points=\"" << line
-    << "\"/>";
-  if (n <= 400)
-    for (size_t i = 0; i < n; ++i)
-      o << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2\" fill=\"#1f5fa8\"><title>run {} "
-                       "{}: {}</title></circle>",
-                       x(i), y(pts[i]["value"].get<double>()), pts[i]["run_id"].get<int64_t>(),
-                       esc(pts[i]["started_at"].get<std::string>()),
-                       esc(compare::format_value(pts[i]["value"].get<double>(), unit)));
-  o << "</svg>";
-  return o.str();
+  return html::nightly_svg(c);
 }
 
 // The two most recent tags of a system's runs (by their latest start), newest last.
@@ -257,9 +251,9 @@ std::string page_fleet(store::store& db, const params& raw) {
     o << fmt::format(
         "<tr><td><a "
         "href=\"/api/v1/runs/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td></tr>",
+        "<td>{}</td><td>{}</td>{}</tr>",
         r->id, r->id, esc(r->started_at.substr(0, 19)), esc(r->system), esc(r->cfg.workload),
-        esc(query::short_config(r->cfg)), esc(tags), esc(validity(*r)), esc(headline(*r)));
+        esc(query::short_config(r->cfg)), esc(tags), esc(validity(*r)), result_cell(*r));
   }
   o << "</table>" << k_page_end;
   return o.str();
@@ -279,11 +273,13 @@ std::string page_history(store::store& db, const params& raw) {
   o << fmt::format(
       "<p data-series=\"{}\" data-change-points=\"{}\">{} series from {} run(s), {} change "
       "point(s){}."
-      " Each point is the median of a night's samples; dashed red lines mark change points "
-      "(E-divisive "
-      "means + Welch t-test, at least 5 nights a side).</p>",
+      " Each point is the median of a night's runs, its vertical line their spread; dashed red "
+      "lines mark change points (E-divisive means + Welch t-test, at least 5 nights a side). "
+      "The value axis spans at least \u00b1{:.0f}% around the median, so that night-to-night "
+      "noise is not magnified.</p>",
       series.size(), cps, series.size(), h["runs"].get<size_t>(), cps,
-      series.size() > k_max_charts ? fmt::format("; the first {} are drawn", k_max_charts) : "");
+      series.size() > k_max_charts ? fmt::format("; the first {} are drawn", k_max_charts) : "",
+      100 * html::k_min_half_span);
   size_t shown = 0;
   for (const auto& s : series) {
     if (shown++ == k_max_charts)
@@ -301,10 +297,8 @@ std::string page_history(store::store& db, const params& raw) {
             cp["regression"].get<bool>() ? "regressed" : "improved",
             cp["regression"].get<bool>() ? "Regression" : "Change", cp["run_id"].get<int64_t>(),
             cp["run_id"].get<int64_t>(), esc(cp["started_at"].get<std::string>().substr(0, 10)),
-            esc(compare::format_value(cp["mean_before"].get<double>(),
-                                      s["unit"].get<std::string>())),
-            esc(compare::format_value(cp["mean_after"].get<double>(),
-                                      s["unit"].get<std::string>())),
+            esc(format_quantity(cp["mean_before"].get<double>(), s["unit"].get<std::string>())),
+            esc(format_quantity(cp["mean_after"].get<double>(), s["unit"].get<std::string>())),
             cp["magnitude"].get<double>(), cp["p_value"].get<double>());
       o << "</ul>";
     }

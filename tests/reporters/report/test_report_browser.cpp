@@ -190,3 +190,28 @@ TEST_CASE("history html: renders in headless Chromium",
   CHECK(s.rc == 0);
   CHECK(fs::exists(shot));
 }
+
+TEST_CASE("history html: a lone night is a point with its value, a night's runs its spread",
+          "[report][html][history]") {
+  json doc = history_doc();
+  json& s = doc["series"][0];
+  s["change_points"] = json::array();
+  s["points"] = json::array({{{"run_id", 7},
+                              {"started_at", "2026-10-01T02:00:00.000Z"},
+                              {"value", 2.5e-3},
+                              {"run_medians", {2.4e-3, 2.5e-3, 2.7e-3}}}});
+  const std::string html = report::history_to_html(doc);
+  size_t circles = 0;
+  for (size_t at = html.find("<circle"); at != std::string::npos; at = html.find("<circle", at + 1))
+    ++circles;
+  CHECK(circles == 1);
+  CHECK(html.find(">2.50 ms</text>") != std::string::npos);            // the point's value
+  CHECK(html.find("3 runs: 2.40 ms to 2.70 ms") != std::string::npos); // its spread
+  // The value axis has round ticks with units, not only its two ends.
+  size_t ticks = 0;
+  for (size_t at = html.find("class=\"tl tick\""); at != std::string::npos;
+       at = html.find("class=\"tl tick\"", at + 1))
+    ++ticks;
+  CHECK(ticks >= 4);
+  CHECK(std::regex_search(html, std::regex(R"(class="tl tick" text-anchor="end">2\.[0-9]0 ms<)")));
+}

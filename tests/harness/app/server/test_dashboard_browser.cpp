@@ -170,3 +170,85 @@ TEST_CASE("dashboard: renders in headless Chromium without console errors or out
         (a == "/" || a == "/history" || a == "/compare" || a == "/report" || a == "/favicon.ico"));
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// What the pages say, read from their HTML (page_fleet and page_history over a database of their
+// own): a newcomer's two default GEMM jobs, 2% apart, and a published figure of one night.
+
+namespace {
+
+// A default GEMM job's run as `run` stores it: metrics read back by name, so "cv" (no unit) first.
+run default_job(int night, double tflops, std::mt19937_64& g) {
+  run r =
+      nightly_run("laptop", 1024, fmt::format("job-{}", night), night, 1e-3 * 0.0665 / tflops, g);
+  r.metrics.clear();
+  r.add_metric("cv", 0.0249, "", direction::lower_is_better);
+  r.add_metric("tflops", tflops, "TFLOP/s", direction::higher_is_better);
+  r.add_metric("time", 1e-3 * 0.0665 / tflops, "s", direction::lower_is_better);
+  return r;
+}
+
+std::vector<double> circle_ys(const std::string& html) {
+  std::vector<double> ys;
+  const std::regex circle(R"re(<circle cx="[0-9.]+" cy="([0-9.]+)")re");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), circle);
+       it != std::sregex_iterator(); ++it)
+    ys.push_back(std::stod((*it)[1]));
+  return ys;
+}
+
+} // namespace
+
+TEST_CASE("dashboard: the fleet's latest runs show every result with its unit",
+          "[server][dashboard]") {
+  test_cli::temp_dir t;
+  auto db = store::store::open(t.path / "srv.db");
+  std::mt19937_64 g(3);
+  std::vector<run> runs = {default_job(0, 0.0665, g), default_job(1, 0.0652, g)};
+  db.insert_runs(runs);
+  const std::string html = server::page_fleet(db, {});
+  const auto at = html.find("<h2>Latest runs</h2>");
+  REQUIRE(at != std::string::npos);
+  const std::string latest = html.substr(at);
+  INFO(latest);
+  // The throughput, scaled to its unit, never the bare cv that the store reads back first.
+  CHECK(latest.find(">66.5 GFLOP/s</td>") != std::string::npos);
+  CHECK(latest.find(">65.2 GFLOP/s</td>") != std::string::npos);
+  CHECK(latest.find(">0.0249</td>") == std::string::npos);
+  CHECK(latest.find(">0.0665</td>") == std::string::npos);
+  // Every metric in the cell's tooltip, each with its unit or its name.
+  CHECK(latest.find("cv 0.0249; tflops 66.5 GFLOP/s; time 1.00 ms") != std::string::npos);
+}
+
+TEST_CASE("dashboard: history charts do not magnify noise, have ticks with units, and draw a "
+          "lone night",
+          "[server][dashboard]") {
+  test_cli::temp_dir t;
+  auto db = store::store::open(t.path / "srv.db");
+  std::mt19937_64 g(4);
+  std::vector<run> runs = {default_job(0, 0.0665, g), default_job(1, 0.0652, g)};
+  run lone = nightly_run("published-box", 7, "published", 2, 2.5e-3, g, 1);
+  lone.samples[0].value = 2.5e-3;
+  runs.push_back(lone);
+  db.insert_runs(runs);
+
+  const std::string two = server::page_history(db, {{"system", "laptop"}});
+  const auto ys = circle_ys(two);
+  REQUIRE(ys.size() == 2);
+  // Scaled from its minimum to its maximum, the plot's 186 px would lie between the two nights.
+  CHECK(std::fabs(ys[0] - ys[1]) > 0);
+  CHECK(std::fabs(ys[0] - ys[1]) < 0.25 * 186);
+  // Round ticks with units, more than the two ends.
+  size_t ticks = 0;
+  for (size_t at = two.find("class=\"tl tick\""); at != std::string::npos;
+       at = two.find("class=\"tl tick\"", at + 1))
+    ++ticks;
+  CHECK(ticks >= 4);
+  CHECK(ticks <= 6);
+  CHECK(std::regex_search(two, std::regex(R"(class="tl tick"[^>]*>[0-9.]+ (ms|us)<)")));
+  CHECK(two.find("class=\"cp\"") == std::string::npos); // two nights: no change point
+
+  const std::string one = server::page_history(db, {{"system", "published-box"}});
+  REQUIRE(circle_ys(one).size() == 1);
+  CHECK(one.find("class=\"tl pv\">2.50 ms</text>") != std::string::npos);
+}
