@@ -3,22 +3,13 @@
 #include "harness/compare/compare.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
-#include <exception>
-#include <set>
-#include <thread>
-#include <tuple>
-#include <utility>
 
 #include <fmt/format.h>
 
 #include "harness/core/conditions.hpp"
-#include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
-#include "harness/core/ruleset.hpp"
 #include "harness/core/stats.hpp"
 
 namespace accelbench::compare {

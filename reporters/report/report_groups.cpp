@@ -118,6 +118,8 @@ std::string short_name(const device_spec* d, const std::string& accel_model,
 
 std::string fmt_num(double v) { return format_significant(v, report_style); }
 
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
 bool unit_is_per_accelerator(const std::string& unit) {
   const std::string u = ascii_lower(unit);
   return u.find("/gpu") != std::string::npos || u.find("/accelerator") != std::string::npos;

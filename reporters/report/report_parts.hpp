@@ -76,6 +76,8 @@ std::string format_count(int64_t n);
 std::string short_name(const device_spec* d, const std::string& accel_model,
                        const std::string& system);
 std::string fmt_num(double v);
+// An optional figure in the report JSON: its value, or null when absent (never 0).
+json optional_number(const std::optional<double>& v);
 bool unit_is_per_accelerator(const std::string& unit);
 std::string mlperf_group_key(const std::string& pair_key, const std::string& system);
 group_map group_runs(const side& s);

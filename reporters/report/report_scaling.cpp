@@ -13,6 +13,7 @@
 
 #include "harness/core/stats.hpp"
 #include "reporters/report/report.hpp"
+#include "reporters/report/report_parts.hpp"
 
 namespace accelbench::report {
 
@@ -286,24 +287,21 @@ std::vector<dp_scaling_series> build_dp_scaling(const std::vector<const run*>& r
   return out;
 }
 
-namespace {
-json opt_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-} // namespace
-
 json dp_scaling_json(const std::vector<dp_scaling_series>& all) {
   json out = json::array();
   for (const auto& s : all) {
     json measured = json::array(), projection = json::array();
     for (const auto& m : s.measured)
-      measured.push_back({{"world_size", m.world_size},
-                          {"overlap", m.overlap},
-                          {"runs", m.runs},
-                          {"tokens_per_s", m.tokens_per_s},
-                          {"efficiency", m.efficiency},
-                          {"reference", m.reference},
-                          {"in_job_efficiency", opt_json(m.in_job_efficiency)},
-                          {"projected_tokens_per_s", opt_json(m.projected_tokens_per_s)},
-                          {"projection_error_pct", opt_json(m.projection_error_pct)}});
+      measured.push_back(
+          {{"world_size", m.world_size},
+           {"overlap", m.overlap},
+           {"runs", m.runs},
+           {"tokens_per_s", m.tokens_per_s},
+           {"efficiency", m.efficiency},
+           {"reference", m.reference},
+           {"in_job_efficiency", detail::optional_number(m.in_job_efficiency)},
+           {"projected_tokens_per_s", detail::optional_number(m.projected_tokens_per_s)},
+           {"projection_error_pct", detail::optional_number(m.projection_error_pct)}});
     for (const auto& p : s.projection)
       projection.push_back({{"world_size", p.world_size},
                             {"allreduce_s", p.allreduce_s},

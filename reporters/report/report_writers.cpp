@@ -30,8 +30,6 @@ using namespace detail;
 
 namespace {
 
-json opt_num(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
 // The inputs and result of a time to train's implied utilisation, and the formula as printed.
 json ttt_json(const ttt_utilisation& u) {
   return {{"model", u.model},
@@ -48,7 +46,7 @@ json ttt_json(const ttt_utilisation& u) {
           {"peak_why", u.peak_why},
           {"utilisation_pct", u.peak_tflops > 0 ? json(u.utilisation_pct) : json(nullptr)},
           {"bf16_peak_tflops", u.bf16_peak_tflops > 0 ? json(u.bf16_peak_tflops) : json(nullptr)},
-          {"bf16_utilisation_pct", opt_num(u.bf16_utilisation_pct)},
+          {"bf16_utilisation_pct", optional_number(u.bf16_utilisation_pct)},
           {"formula", u.peak_tflops > 0 ? ttt_formula_text(u) : std::string()}};
 }
 
@@ -58,14 +56,14 @@ json plausibility_json(const plausibility_check& c) {
     likely = {{"reading", c.likely_reading},
               {"value", c.likely_value},
               {"unit", c.likely_unit},
-              {"utilisation_pct", opt_num(c.likely_utilisation_pct)}};
+              {"utilisation_pct", optional_number(c.likely_utilisation_pct)}};
   json out = {{"status", c.status},
               {"basis", c.basis},
               {"implied_tflops_per_accelerator", c.implied_tflops},
               {"peak_tflops", c.peak_tflops},
               {"peak_dtype", c.peak_dtype},
               {"peak_source", c.peak_source},
-              {"utilisation_pct", opt_num(c.utilisation_pct)},
+              {"utilisation_pct", optional_number(c.utilisation_pct)},
               {"margin_pct", 100 * k_peak_margin},
               {"flop_per_token", c.flop_per_token > 0 ? json(c.flop_per_token) : json(nullptr)},
               {"flop_per_token_formula", c.flop_per_token_formula},
@@ -99,13 +97,13 @@ json side_json(const side_score& s) {
             {"value", s.value},
             {"ci", {{"low", s.ci_low}, {"high", s.ci_high}, {"degenerate", s.ci_degenerate}}},
             {"per_accelerator", {{"value", s.per_accelerator}, {"unit", s.per_accelerator_unit}}},
-            {"pct_of_peak", opt_num(s.pct_of_peak)},
+            {"pct_of_peak", optional_number(s.pct_of_peak)},
             {"pct_of_peak_kind", s.pct_of_peak_kind},
             {"peak_tflops", s.peak_tflops},
             {"peak_source", s.peak_source},
-            {"cost_usd", opt_num(s.cost_usd)},
+            {"cost_usd", optional_number(s.cost_usd)},
             {"cost_source", s.cost_source},
-            {"energy_kwh", opt_num(s.energy_kwh)},
+            {"energy_kwh", optional_number(s.energy_kwh)},
             {"energy_source", s.energy_source},
             {"run_values", rv},
             {"uuids", s.uuids},
@@ -114,7 +112,7 @@ json side_json(const side_score& s) {
             {"sample_values", s.sample_values},
             {"eval_curves", s.eval_curves},
             {"size_points", sp},
-            {"arithmetic_intensity", opt_num(s.intensity)},
+            {"arithmetic_intensity", optional_number(s.intensity)},
             {"bandwidth_tb_s", s.bandwidth_tb_s},
             {"plausibility", plausibility_json(s.plausibility)},
             {"assumed", s.assumed}};
@@ -139,11 +137,11 @@ json pair_json(const pair_result& p) {
       {"speedup", p.speedup},
       {"speedup_ci",
        {{"low", p.speedup_ci_low}, {"high", p.speedup_ci_high}, {"degenerate", p.ci_degenerate}}},
-      {"per_accelerator_speedup", opt_num(p.per_accelerator_speedup)},
+      {"per_accelerator_speedup", optional_number(p.per_accelerator_speedup)},
       {"verdict", p.verdict},
       {"verdict_reason", p.verdict_reason},
-      {"p_value", opt_num(p.p_value)},
-      {"detectable_pct", opt_num(p.detectable_pct)},
+      {"p_value", optional_number(p.p_value)},
+      {"detectable_pct", optional_number(p.detectable_pct)},
       {"test", {{"method", p.test_method}, {"accounts_for", p.accounts_for}}},
       {"official_verdict", p.official_verdict.empty() ? json(nullptr) : json(p.official_verdict)},
       {"statement", p.statement},
@@ -174,7 +172,7 @@ json summary_json(const family_summary& f) {
             {"inconclusive", f.inconclusive},
             {"not_tested", f.not_tested}}},
           {"geomean_speedup", f.geomean_speedup},
-          {"geomean_per_accelerator_speedup", opt_num(f.geomean_per_accelerator_speedup)},
+          {"geomean_per_accelerator_speedup", optional_number(f.geomean_per_accelerator_speedup)},
           {"workloads", f.workloads}};
 }
 
