@@ -1,6 +1,8 @@
 #pragma once
 // The workload interface and the registry. Registration is explicit: each workload exposes
-// register_<name>(registry&), called from one place (harness/app/cli/register_all.cpp).
+// register_<name>(registry&), which the build finds and calls from one place
+// (cmake/accelbench_workloads.cmake, harness/app/cli/register_all.cpp). Its backends are objects
+// (harness/core/backend.hpp), so the names in spec().backends are those of the backends built.
 #include <atomic>
 #include <functional>
 #include <iosfwd>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/backend.hpp"
 #include "harness/core/model.hpp"
 #include "harness/core/ruleset.hpp"
 
@@ -40,6 +43,10 @@ public:
   // Cross-axis rules (heads % kv_heads, dtype supported by library...). Throws input_error naming
   // the parameter and the value. Called before anything runs or is stored.
   virtual void validate(const config& cfg) const {}
+
+  // Its backend objects, one per name of spec().backends (none for a workload that runs no code
+  // of its own, e.g. an external program's): what each runs and whether it can run here.
+  virtual std::vector<const backend*> backends() const { return {}; }
 
   // Bytes the config needs in host memory; refused before allocating when above what is available.
   virtual uint64_t estimate_host_bytes(const config& cfg) const { return 0; }

@@ -106,9 +106,6 @@ workload_spec attention_spec() {
        "kernel), "
        "cudnn (cuDNN fused SDPA, cuda only); auto = cudnn on cuda, native on cpu"},
   };
-#ifdef ACCELBENCH_HAVE_CUDA
-  s.backends.push_back("cuda");
-#endif
   return s;
 }
 

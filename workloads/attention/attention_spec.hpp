@@ -42,7 +42,8 @@ struct attention_params {
 };
 attention_params params_of(const config& cfg); // throws input_error
 
-// The workload's spec: name, axes (with their choices), backends of this build.
+// The workload's spec: name, axes (with their choices); backends {"cpu"}, which the workload
+// replaces by the names of its backend objects (attention_backend.hpp).
 workload_spec attention_spec();
 
 } // namespace accelbench::attention

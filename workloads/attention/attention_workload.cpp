@@ -7,9 +7,7 @@
 
 #include "harness/core/checked_math.hpp"
 #include "harness/core/error.hpp"
-#ifdef ACCELBENCH_HAVE_CUDA
-#include "workloads/attention/cuda/attention_cuda.hpp"
-#endif
+#include "workloads/attention/attention_backend.hpp"
 
 namespace accelbench::attention {
 
@@ -26,13 +24,17 @@ constexpr uint64_t k_max_tensor_elems = uint64_t{1} << 40;
 class attention_workload : public workload {
 public:
   explicit attention_workload(output_hook hook)
-      : m_spec(attention_spec()), m_hook(std::move(hook)) {}
+      : m_backends(built_backends()), m_spec(attention_spec()), m_hook(std::move(hook)) {
+    m_spec.backends = m_backends.names();
+  }
 
   const workload_spec& spec() const override { return m_spec; }
+  std::vector<const backend*> backends() const override { return m_backends.all(); }
 
   void normalize(config& cfg) const override {
-    if (cfg.values.count("impl") && cfg.values["impl"] == "auto")
-      cfg.values["impl"] = cfg.backend == "cuda" ? "cudnn" : "native";
+    const auto* b = m_backends.find(cfg.backend);
+    if (b && cfg.values.count("impl") && cfg.values["impl"] == "auto")
+      cfg.values["impl"] = b->default_impl();
     if (cfg.values.count("kv_heads") && cfg.values["kv_heads"] == "0")
       cfg.values["kv_heads"] = cfg.values["heads"];
     if (cfg.values.count("seq_k") && cfg.values["seq_k"] == "0")
@@ -75,13 +77,8 @@ public:
   }
 
   std::string unavailable_reason(const config& cfg) const override {
-#ifdef ACCELBENCH_HAVE_CUDA
-    if (cfg.backend == "cuda")
-      return attention_cuda_unavailable_reason(params_of(cfg));
-#endif
-    if (cfg.values.count("impl") && cfg.at("impl") == "cudnn")
-      return "impl cudnn needs --backend cuda";
-    return {};
+    return m_backends.refusal(
+        cfg.backend, [&](const attention_backend& b) { return b.refusal(params_of(cfg), cfg); });
   }
 
   // The CPU backend's estimate on either backend: the CUDA backend keeps host copies for its check.
@@ -90,15 +87,11 @@ public:
   }
 
   void execute(const config& cfg, run& out, run_context& ctx) const override {
-    const attention_params p = params_of(cfg);
-#ifdef ACCELBENCH_HAVE_CUDA
-    if (cfg.backend == "cuda")
-      return attention_cuda_execute(p, out, ctx);
-#endif
-    attention_cpu_execute(p, out, ctx, m_hook);
+    m_backends.get(cfg.backend).execute(params_of(cfg), out, ctx, m_hook);
   }
 
 private:
+  backend_set<attention_backend> m_backends;
   workload_spec m_spec;
   output_hook m_hook;
 };

@@ -7,10 +7,7 @@
 #include "harness/core/stats.hpp"
 #include "harness/dist/dist.hpp"
 #include "harness/measure/measure.hpp"
-#include "workloads/collective/cpu/collective_mpi.hpp"
-#ifdef ACCELBENCH_HAVE_NCCL
-#include "workloads/collective/cuda/collective_nccl.hpp"
-#endif
+#include "workloads/collective/collective_backend.hpp"
 
 namespace accelbench::collective {
 
@@ -71,19 +68,21 @@ void describe(run& out, const shape& s, const std::string& implementation) {
 
 class collective_workload : public workload {
 public:
-  collective_workload() {
-    m_spec.name = "collective";
-    m_spec.family = "kernel";
-    m_spec.description =
-        "Collective communication across the ranks of the run (MPI on the cpu, NCCL on cuda); "
-        "algbw and busbw as nccl-tests define them";
-    m_spec.backends = {"cpu"};
-#ifdef ACCELBENCH_HAVE_NCCL
-    m_spec.backends.emplace_back("cuda");
-#endif
-    m_spec.default_ruleset = "kernel-v1";
-    m_spec.primary_metric = "busbw";
-    m_spec.axes = {
+  collective_workload()
+      : m_backends(built_backends()),
+        m_spec{.name = "collective",
+               .family = "kernel",
+               .description = "Collective communication across the ranks of the run (MPI on the "
+                              "cpu, NCCL on cuda); algbw and busbw as nccl-tests define them",
+               .axes = axes(),
+               .backends = m_backends.names(),
+               .default_ruleset = "kernel-v1",
+               .primary_metric = "busbw"} {}
+  const workload_spec& spec() const override { return m_spec; }
+  std::vector<const backend*> backends() const override { return m_backends.all(); }
+
+  static std::vector<axis> axes() {
+    return {
         {"op", axis_type::string, "allreduce", op_names(), 1,
          "the collective (sum for the reductions; root 0)"},
         {"bytes",
@@ -98,7 +97,6 @@ public:
         {"inplace", axis_type::boolean, "0", {}, 0, "output in the input buffer"},
     };
   }
-  const workload_spec& spec() const override { return m_spec; }
 
   std::string unavailable_reason(const config& cfg) const override {
     const shape s = shape_of(cfg);
@@ -108,11 +106,8 @@ public:
                          s.size_bytes() == 0 && s.ranks > 1 && s.kind != op::allreduce ? " per rank"
                                                                                        : "",
                          s.ranks);
-#ifdef ACCELBENCH_HAVE_NCCL
-    if (cfg.backend == "cuda")
-      return nccl_unavailable_reason(s);
-#endif
-    return mpi_unavailable_reason(s);
+    return m_backends.refusal(cfg.backend,
+                              [&](const collective_backend& b) { return b.refusal(s); });
   }
 
   uint64_t estimate_host_bytes(const config& cfg) const override {
@@ -122,19 +117,12 @@ public:
 
   void execute(const config& cfg, run& out, run_context& ctx) const override {
     const shape s = shape_of(cfg);
-#ifdef ACCELBENCH_HAVE_NCCL
-    if (cfg.backend == "cuda")
-      return run_kernel(out, cfg, s, *make_nccl_collective(s), ctx);
-#endif
-    // Buffers are allocated before any collective; a rank that cannot is named on every rank.
-    auto k = dist::on_every_rank("allocate its collective buffers",
-                                 [&] { return make_mpi_collective(s); });
-    run_kernel(out, cfg, s, *k, ctx);
+    run_kernel(out, cfg, s, *m_backends.get(cfg.backend).make_kernel(s), ctx);
   }
 
 private:
-  template <class K>
-  void run_kernel(run& out, const config& cfg, const shape& s, K& k, run_context& ctx) const {
+  void run_kernel(run& out, const config& cfg, const shape& s, collective_kernel& k,
+                  run_context& ctx) const {
     describe(out, s, k.implementation());
     if (!measure::measure_into(out, cfg.key(), k, ctx.rules->measurement()))
       return;
@@ -144,6 +132,7 @@ private:
     check_on_every_rank(out, s, k.output());
   }
 
+  backend_set<collective_backend> m_backends;
   workload_spec m_spec;
 };
 
@@ -156,10 +145,7 @@ std::unique_ptr<workload> make_collective_workload() {
 void register_collective(registry& reg) {
   // MPI's version is recorded with runs across ranks (environment.distributed.mpi) and in every
   // collective run's implementation, not among the libraries: that would change the fingerprint
-  // of every run of one process.
-#ifdef ACCELBENCH_HAVE_NCCL
-  register_library_version("nccl", nccl_version());
-#endif
+  // of every run of one process. NCCL's is the cuda backend's (make_cuda_backend).
   reg.add(make_collective_workload());
 }
 

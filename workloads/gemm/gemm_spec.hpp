@@ -6,6 +6,8 @@
 // C[M,N] = op(A)[M,K] · op(B)[K,N], row-major. A is stored [M,K] (or [K,M] when trans_a), B is
 // stored [K,N] (or [N,K] when trans_b).
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "harness/core/checked_math.hpp"
 #include "harness/core/dtype.hpp"
@@ -18,8 +20,8 @@ struct gemm_shape {
   bool trans_a = false, trans_b = false;
   // cpu: fp32 | bf16 (inputs bf16, fp32 accumulation and output); cuda: every dtype.
   dtype type = dtype::fp32;
-  // C's element type: the out_dtype axis when stated, else default_out_dtype (out_stated says
-  // which, for the backends that support fewer output types).
+  // C's element type: the out_dtype axis when stated, else fp32, the CPU's, which a backend with
+  // another default replaces (out_stated says which: the cuda backend's is torch_out_dtype).
   dtype out = dtype::fp32;
   bool out_stated = false;
   int64_t a_elems() const { return m * k; }
@@ -36,16 +38,16 @@ struct gemm_shape {
   }
 };
 
-// C's type when out_dtype is not stated: on CUDA the input type, as torch.matmul writes it
-// (fp32 for tf32), bf16 for fp8/mxfp8/nvfp4 (as torch._scaled_mm is asked for); on the CPU fp32,
-// what its stored results always measured (its libraries accumulate and write fp32).
-dtype default_out_dtype(dtype input, const std::string& backend);
+// C's type as torch.matmul writes it: the input type (fp32 for tf32), bf16 for fp8/mxfp8/nvfp4
+// (as torch._scaled_mm is asked for). The cuda backend's C when out_dtype is unstated; the CPU's is
+// fp32, what its stored results always measured (its libraries accumulate and write fp32).
+dtype torch_out_dtype(dtype input);
 
 // The config's shape and dtype, parsed once (throws input_error on an unknown dtype).
 gemm_shape shape_of(const config& cfg);
 
-// The workload's spec, complete: axes with their choices (every CUDA dtype on a CUDA build),
-// backends of this build.
-workload_spec gemm_spec();
+// The workload's spec, complete: the backends of this build and the dtypes they run (the dtype
+// axis' choices).
+workload_spec gemm_spec(std::vector<std::string> backends, std::vector<std::string> dtypes);
 
 } // namespace accelbench::gemm

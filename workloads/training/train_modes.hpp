@@ -21,13 +21,11 @@ uint64_t mix_seed(uint64_t a, uint64_t b);
 source_factory train_source(const train_settings& s,
                             const std::shared_ptr<const markov_source>& src);
 
-// This rank's data-parallel replica: the CPU model summing with MPI, or (on_cuda) the CUDA model
-// on this rank's GPU summing with NCCL.
-std::unique_ptr<dp_trainable> make_dp(const model_config& m, const llama_options& o,
-                                      const dp_options& dp, bool on_cuda);
 dp_options dp_settings(const train_settings& s);
 
-// The time-to-train mode (train_time_to_train.cpp); on_cuda: on CUDA device 0 of each rank.
-void run_time_to_train(const train_settings& s, run& out, run_context& ctx, bool on_cuda = false);
+class training_backend;
+// The time-to-train mode (train_time_to_train.cpp), on backend b (on CUDA: device 0 of each rank).
+void run_time_to_train(const train_settings& s, const training_backend& b, run& out,
+                       run_context& ctx);
 
 } // namespace accelbench::training

@@ -16,10 +16,7 @@
 #include "workloads/training/data_parallel.hpp"
 #include "workloads/training/train_modes.hpp"
 #include "workloads/training/train_rules.hpp"
-#ifdef ACCELBENCH_HAVE_CUDA
-#include "harness/device/device.hpp"
-#include "workloads/training/cuda/llama_cuda.hpp"
-#endif
+#include "workloads/training/training_backend.hpp"
 
 namespace accelbench::training {
 
@@ -27,7 +24,7 @@ namespace {
 
 // The model, options, hyperparameters and MLPerf submission fields of a time-to-train run.
 ttt_setup ttt_base_setup(const train_settings& s, const nlohmann::json& tr, run& out,
-                         bool on_cuda) {
+                         const training_backend& b) {
   ttt_setup setup;
   setup.model = s.model;
   setup.options = s.options;
@@ -35,23 +32,7 @@ ttt_setup ttt_base_setup(const train_settings& s, const nlohmann::json& tr, run&
   setup.max_init_s = s.max_init_s;
   setup.division = get_or<std::string>(tr, "division", "closed");
   setup.platform = "cpu";
-#ifdef ACCELBENCH_HAVE_CUDA
-  if (on_cuda) {
-    const auto gpu = device::query_cuda(true).gpus.front();
-    device::set_device(gpu.index);
-    setup.platform = gpu.name;
-    setup.make_model = [](const model_config& m,
-                          const llama_options& o) -> std::unique_ptr<trainable> {
-      return std::make_unique<cuda::llama_cuda>(m, o);
-    };
-    out.extra["device"] = gpu.to_json();
-    out.extra["recipe"] = cuda::recipe_name(s.options);
-    out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
-  }
-#else
-  (void)on_cuda;
-  (void)out;
-#endif
+  b.setup_time_to_train(s, setup, out);
   return setup;
 }
 
@@ -90,17 +71,17 @@ bool ttt_target_and_eval(const train_settings& s, ttt_setup& setup,
 }
 
 // World size > 1: data-parallel replicas, each fed its slice of the global batches.
-void make_data_parallel(const train_settings& s, ttt_setup& setup) {
+void make_data_parallel(const train_settings& s, const training_backend& b, ttt_setup& setup) {
   const int n = dist::size();
   const dp_options dp = dp_settings(s);
-  const bool on_cuda = bool(setup.make_model); // ttt_base_setup chose the CUDA model
   setup.replicas = n;
   setup.platform = fmt::format("{}x{}", n, setup.platform);
-  setup.make_model = [dp, on_cuda](const model_config& m,
-                                   const llama_options& o) -> std::unique_ptr<trainable> {
+  const training_backend* on = &b; // a registered backend: it outlives every run
+  setup.make_model = [dp, on](const model_config& m,
+                              const llama_options& o) -> std::unique_ptr<trainable> {
     return dist::on_every_rank(
         "allocate its replica of the model",
-        [&]() -> std::unique_ptr<trainable> { return make_dp(m, o, dp, on_cuda); });
+        [&]() -> std::unique_ptr<trainable> { return on->make_dp(m, o, dp); });
   };
   source_factory global = setup.train_data;
   setup.train_data = [global, n](uint64_t seed) -> std::unique_ptr<token_source> {
@@ -228,26 +209,28 @@ void ttt_score(const train_settings& s, const ttt_setup& setup, double floor,
 
 } // namespace
 
-// on_cuda: the model trains on CUDA device 0 (llama_cuda); the protocol and log are the same.
+// On the cuda backend the model trains on CUDA device 0 (llama_cuda); the protocol and log are the
+// same.
 // Across ranks the model is data parallel (on CUDA, each rank on its GPU): each rank trains its
 // slice of each global batch, every rank evaluates the same held-out set and takes rank 0's
 // result, and the MLPerf log (rank 0's) carries the scale as MLPerf logs do: submission_platform
 // "Nx<system>" and the global batch in global_batch_size.
-void run_time_to_train(const train_settings& s, run& out, run_context& ctx, bool on_cuda) {
+void run_time_to_train(const train_settings& s, const training_backend& b, run& out,
+                       run_context& ctx) {
   const auto& tr = section_of(ctx.rules);
   if (get_or<std::string>(tr, "mode", "") != "time_to_train") {
     out.mark_failed("mode=time_to_train needs a time-to-train ruleset (--rules train-ttt-v1); '" +
                     (ctx.rules ? ctx.rules->id : std::string("none")) + "' has none");
     return;
   }
-  ttt_setup setup = ttt_base_setup(s, tr, out, on_cuda);
+  ttt_setup setup = ttt_base_setup(s, tr, out, b);
   double floor = 0;
   std::shared_ptr<const markov_source> src;
   if (!ttt_target_and_eval(s, setup, src, floor, out))
     return;
   setup.train_data = train_source(s, src);
   if (dist::distributed())
-    make_data_parallel(s, setup);
+    make_data_parallel(s, b, setup);
   run_context root_ctx = ctx;
   if (!dist::is_root())
     root_ctx.log = nullptr;

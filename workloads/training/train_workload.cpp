@@ -26,14 +26,7 @@
 #include "workloads/training/cpu/cpu_trainable.hpp"
 #include "workloads/training/cpu/llama_model.hpp"
 #include "workloads/training/data_parallel.hpp"
-#ifdef ACCELBENCH_HAVE_CUDA
-#include "harness/device/device.hpp"
-#include "workloads/training/cuda/llama_cuda.hpp"
-#include "workloads/training/cuda/throughput_cuda.hpp"
-#ifdef ACCELBENCH_HAVE_NCCL
-#include "workloads/training/cuda/data_parallel_cuda.hpp"
-#endif
-#endif
+#include "workloads/training/training_backend.hpp"
 
 namespace accelbench::training {
 
@@ -92,18 +85,6 @@ source_factory train_source(const train_settings& s,
   };
 }
 
-// This rank's replica: the CPU model summing with MPI, or (on_cuda) the CUDA model on this
-// rank's GPU summing with NCCL. The callers agree on its outcome (dist::on_every_rank).
-std::unique_ptr<dp_trainable> make_dp(const model_config& m, const llama_options& o,
-                                      const dp_options& dp, bool on_cuda) {
-#ifdef ACCELBENCH_HAVE_NCCL
-  if (on_cuda)
-    return cuda::make_data_parallel(m, o, dp);
-#endif
-  (void)on_cuda;
-  return make_cpu_data_parallel(m, o, dp);
-}
-
 dp_options dp_settings(const train_settings& s) {
   dp_options o;
   o.overlap = s.overlap;
@@ -116,19 +97,22 @@ namespace {
 
 class train_workload : public workload {
 public:
-  train_workload() {
-    m_spec.name = "train.llama";
-    m_spec.family = "training";
-    m_spec.description =
-        "Llama-style decoder training (RMSNorm, RoPE, grouped-query flash attention, SwiGLU, "
-        "AdamW): throughput in tokens/s and MFU, or MLPerf-style time to train (cpu)";
-    m_spec.backends = {"cpu"};
-#ifdef ACCELBENCH_HAVE_CUDA
-    m_spec.backends.emplace_back("cuda");
-#endif
-    m_spec.default_ruleset = "train-v1";
-    m_spec.primary_metric = "tokens_per_s";
-    m_spec.axes = {
+  train_workload()
+      : m_spec{.name = "train.llama",
+               .family = "training",
+               .description = "Llama-style decoder training (RMSNorm, RoPE, grouped-query flash "
+                              "attention, SwiGLU, AdamW): throughput in tokens/s and MFU, or "
+                              "MLPerf-style time to train (cpu)",
+               .axes = axes(),
+               .backends = m_backends.names(),
+               .default_ruleset = "train-v1",
+               .primary_metric = "tokens_per_s",
+               .across_ranks = true} {} // data parallel on either backend
+
+  const workload_spec& spec() const override { return m_spec; }
+
+  static std::vector<axis> axes() {
+    std::vector<axis> all = {
         {"model",
          axis_type::string,
          "tiny",
@@ -173,11 +157,10 @@ public:
         {"threads", axis_type::integer, "0", {}, 0, "OpenMP threads; 0 = all"},
     };
     for (auto& a : data_parallel_axes())
-      m_spec.axes.push_back(std::move(a));
-    m_spec.across_ranks = true; // data parallel on the CPU backend
+      all.push_back(std::move(a));
+    return all;
   }
-
-  const workload_spec& spec() const override { return m_spec; }
+  std::vector<const backend*> backends() const override { return m_backends.all(); }
 
   // Settings of a run across ranks (mpirun -np N); recorded, and without effect, at world size 1.
   static std::vector<axis> data_parallel_axes() {
@@ -213,14 +196,8 @@ public:
   }
 
   void validate(const config& cfg) const override {
-#if !defined(ACCELBENCH_HAVE_NCCL)
-    if (cfg.backend == "cuda" && dist::distributed())
-      throw input_error(fmt::format(
-          "train.llama --backend cuda across ranks (world size {}) needs NCCL, and this accelbench "
-          "was built without it (nccl.h and libnccl in the CUDA toolkit, and MPI); use --backend "
-          "cpu or one process",
-          dist::size()));
-#endif
+    if (const auto* b = m_backends.find(cfg.backend))
+      b->validate(cfg);
     auto s = resolve_settings(cfg, nullptr);
     s.model.validate();
     if (s.data != "synthetic") {
@@ -242,27 +219,14 @@ public:
 
   uint64_t estimate_host_bytes(const config& cfg) const override {
     auto s = resolve_settings(cfg, nullptr);
-    if (cfg.backend != "cuda")
-      return estimate_bytes(s);
-    if (estimate_bytes(s) == k_saturated)
-      return k_saturated;
-    // On CUDA the host holds the data buffers and one copy of the parameters (initialisation).
-    uint64_t params = 0;
-    for (const auto& t : parameter_layout(s.model, s.options))
-      params += t.size;
-    return estimate_bytes(s) - llama_model::plan(s.model, s.options).total() + params * 4 +
-           (64ull << 20);
+    const auto* b = m_backends.find(cfg.backend);
+    return b ? b->host_bytes(s, estimate_bytes(s)) : estimate_bytes(s);
   }
 
   std::string unavailable_reason(const config& cfg) const override {
-    if (cfg.backend != "cuda")
-      return {};
-#ifdef ACCELBENCH_HAVE_CUDA
-    auto s = resolve_settings(cfg, nullptr);
-    return cuda::unavailable_reason(s.model, s.options);
-#else
-    return "this accelbench was built without CUDA (nvcc not found at build time)";
-#endif
+    return m_backends.refusal(cfg.backend, [&](const training_backend& b) {
+      return b.refusal(resolve_settings(cfg, nullptr));
+    });
   }
 
   void execute(const config& cfg, run& out, run_context& ctx) const override {
@@ -275,23 +239,20 @@ public:
                              {"layers", s.options.layers},
                              {"seq", s.options.seq},
                              {"threads", s.threads}};
-    if (cfg.backend == "cuda") {
-      if (auto why = unavailable_reason(cfg); !why.empty())
-        return out.mark_skipped(why);
-#ifdef ACCELBENCH_HAVE_CUDA
-      return s.mode == "time_to_train" ? run_time_to_train(s, out, ctx, true)
-                                       : run_throughput_cuda(s, out, ctx);
-#endif
-    }
-    out.extra["memory_estimate_bytes"] = estimate_bytes(s);
-    if (const std::string why = memory_refusal(s); !why.empty()) {
-      out.mark_failed(why);
-      return;
+    const training_backend& b = m_backends.get(cfg.backend);
+    if (auto why = unavailable_reason(cfg); !why.empty())
+      return out.mark_skipped(why);
+    if (b.host_memory_bound()) {
+      out.extra["memory_estimate_bytes"] = estimate_bytes(s);
+      if (const std::string why = memory_refusal(s); !why.empty()) {
+        out.mark_failed(why);
+        return;
+      }
     }
     if (s.mode == "time_to_train")
-      run_time_to_train(s, out, ctx);
+      run_time_to_train(s, b, out, ctx);
     else
-      run_throughput(s, out, ctx);
+      run_throughput(s, b, out, ctx);
   }
 
 private:
@@ -334,80 +295,32 @@ private:
               {"clip_norm", s.hp.clip_norm}}}};
   }
 
-  void run_throughput(const train_settings& s, run& out, run_context& ctx) const {
+  // One rank measures on its backend; across ranks, data parallel (run_throughput_dp).
+  void run_throughput(const train_settings& s, const training_backend& b, run& out,
+                      run_context& ctx) const {
     if (dist::distributed())
-      return run_throughput_dp(s, out, ctx);
+      return run_throughput_dp(s, b, out, ctx);
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
     const uint64_t seed = seed_of(ctx.seed, s.key);
     reset_peak_rss();
-    cpu_trainable model(s.model, s.options);
-    auto res = measure_throughput(model, s.hp, train_source(s, src), seed, s.warmup_steps, s.steps);
-    const uint64_t rss = peak_rss_bytes();
-    const kernel_peak pk = cpu_probe_peak(s.options.dtype);
-    out.extra["peak_rss_bytes"] = rss;
-    out.extra["implementation"] = model.implementation();
-    record_throughput(s, res, model.num_params(), pk, out, ctx);
-  }
-
-#ifdef ACCELBENCH_HAVE_CUDA
-  // The same measurement on CUDA device 0, every step queued without a host wait
-  // (throughput_cuda.hpp); MFU against the device's datasheet peak.
-  void run_throughput_cuda(const train_settings& s, run& out, run_context& ctx) const {
-    if (dist::distributed())
-      return run_throughput_dp(s, out, ctx, true);
-    std::shared_ptr<const markov_source> src;
-    if (s.data == "synthetic" && s.options.with_head)
-      src = std::make_shared<markov_source>(s.markov);
-    const uint64_t seed = seed_of(ctx.seed, s.key);
-    const auto st = device::query_cuda(true);
-    const auto& gpu = st.gpus.front();
-    const std::string dt = to_string(s.options.dtype);
     try {
-      device::set_device(gpu.index);
-      cuda::llama_cuda model(s.model, s.options);
-      auto res = cuda::measure_throughput_cuda(model, s.hp, train_source(s, src), seed,
-                                               s.warmup_steps, s.steps);
-      const double pk = device::datasheet_peak_tflops(gpu.name, dt);
-      record_cuda_facts(s, gpu.to_json(), pk, out);
-      out.extra["implementation"] = model.implementation();
-      out.extra["device_memory_bytes"] = cuda::device_plan(s.model, s.options).total();
-      out.extra["host_waits_in_timed_steps"] = res.host_waits_in_timed_steps;
-      record_throughput(s, res.result, model.num_params(), datasheet_mfu_peak(pk, out), out, ctx);
+      const auto m = b.measure_throughput(s, train_source(s, src), seed, out);
+      if (b.host_memory_bound())
+        out.extra["peak_rss_bytes"] = peak_rss_bytes();
+      const kernel_peak pk = b.record_peak(s, out);
+      record_throughput(s, m.result, m.num_params, pk, out, ctx);
     } catch (const backend_error& e) {
       out.mark_failed(e.what());
     }
   }
 
-  // A GPU's datasheet figure (record_cuda_facts wrote its record), for kernel_metrics' rule.
-  static kernel_peak datasheet_mfu_peak(double pk, const run& out) {
-    kernel_peak p;
-    p.source = peak_source::datasheet;
-    p.tflops = pk;
-    p.record = out.extra["peak"];
-    p.what = p.record.value("source", std::string("datasheet"));
-    return p;
-  }
-
-  // What every CUDA run records: the device, the recipe, the attention and the peak.
-  static void record_cuda_facts(const train_settings& s, const nlohmann::json& gpu, double pk,
-                                run& out) {
-    out.extra["device"] = gpu;
-    out.extra["recipe"] = cuda::recipe_name(s.options);
-    out.extra["attention_impl"] = cuda::attention_impl(s.model, s.options);
-    out.extra["peak"] = {{"tflops", pk},
-                         {"dtype", to_string(s.options.dtype)},
-                         { "source",
-                           pk > 0 ? "NVIDIA datasheet, dense" : "unknown device" }};
-  }
-#endif
-
   // Data parallel over the world (see data_parallel.hpp): a step's time is the slowest
   // rank's (every rank's is kept), tokens/s is global, and the replicas must end identical.
-  // on_cuda: each rank's replica on its own GPU, NCCL on device buffers.
-  void run_throughput_dp(const train_settings& s, run& out, run_context& ctx,
-                         bool on_cuda = false) const {
+  // On CUDA each rank's replica is on its own GPU, NCCL on device buffers.
+  void run_throughput_dp(const train_settings& s, const training_backend& b, run& out,
+                         run_context& ctx) const {
     std::shared_ptr<const markov_source> src;
     if (s.data == "synthetic" && s.options.with_head)
       src = std::make_shared<markov_source>(s.markov);
@@ -423,13 +336,13 @@ private:
     reset_peak_rss();
     {
       const auto model = dist::on_every_rank("allocate its replica of the model", [&] {
-        return make_dp(s.model, s.options, dp_settings(s), on_cuda);
+        return b.make_dp(s.model, s.options, dp_settings(s));
       });
       auto res = measure_throughput(*model, s.hp, mine, seed, s.warmup_steps, s.steps);
       const uint64_t rss = peak_rss_bytes();
       const auto rank_s = slowest_rank_steps(res);
       const std::string differ = replicas_differ(*model, out);
-      const kernel_peak pk = record_peak(s, on_cuda, out);
+      const kernel_peak pk = b.record_peak(s, out);
       out.extra["peak_rss_bytes"] = rss;
       out.extra["implementation"] = model->implementation();
       train_settings step = s; // the global step: N micro batches of B
@@ -440,38 +353,7 @@ private:
         out.mark_invalid(differ);
     }
     if (s.baseline)
-      record_scaling(s, train_source(s, src), seed, on_cuda, out);
-  }
-
-  // One replica alone (baseline=1), on the same backend.
-  static std::unique_ptr<trainable> make_single(const train_settings& s, bool on_cuda) {
-#ifdef ACCELBENCH_HAVE_CUDA
-    if (on_cuda)
-      return std::make_unique<cuda::llama_cuda>(s.model, s.options);
-#endif
-    (void)on_cuda;
-    return std::make_unique<cpu_trainable>(s.model, s.options);
-  }
-
-  // The peak MFU is judged against: the CPU's probe table for the dtype, or the datasheet peak of
-  // this rank's GPU (recorded with the GPU and the attention implementation).
-  static kernel_peak record_peak(const train_settings& s, bool on_cuda, run& out) {
-    const std::string dt = to_string(s.options.dtype);
-#ifdef ACCELBENCH_HAVE_CUDA
-    if (on_cuda) {
-      const auto gpus = device::query_cuda(true).gpus;
-      auto gpu = gpus.front();
-      for (const auto& g : gpus)
-        if (g.index == device::current_device())
-          gpu = g;
-      const double pk = device::datasheet_peak_tflops(gpu.name, dt);
-      record_cuda_facts(s, gpu.to_json(), pk, out);
-      return datasheet_mfu_peak(pk, out);
-    }
-#endif
-    (void)on_cuda;
-    (void)dt;
-    return cpu_probe_peak(s.options.dtype);
+      record_scaling(s, train_source(s, src), seed, b, out);
   }
 
   // A seed every rank uses (rank 0's): the replicas start from the same parameters.
@@ -532,10 +414,10 @@ private:
   // baseline=1: the same config (per-rank batch B) on rank 0 alone while the others wait idle,
   // then scaling_efficiency = global tokens/s / (N x one-rank tokens/s).
   static void record_scaling(const train_settings& s, const source_factory& data, uint64_t seed,
-                             bool on_cuda, run& out) {
+                             const training_backend& b, run& out) {
     double one = 0;
     if (dist::is_root()) {
-      auto m = make_single(s, on_cuda);
+      auto m = b.make_model(s.model, s.options); // one replica alone, on the same backend
       auto res = measure_throughput(*m, s.hp, data, seed, s.warmup_steps, s.steps);
       std::vector<double> t;
       for (const auto& st : res.steps)
@@ -637,6 +519,7 @@ private:
                                   : "no MFU: " + pct_of_peak_unknown(out));
   }
 
+  backend_set<training_backend> m_backends{built_backends()};
   workload_spec m_spec;
 };
 

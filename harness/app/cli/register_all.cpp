@@ -8,21 +8,11 @@
 #include "harness/core/environment.hpp"
 #include "harness/store/store.hpp"
 #include "workloads/external/external_workload.hpp"
-#include "workloads/gemm/gemm_workload.hpp"
 #ifdef ACCELBENCH_HAVE_MLPERF
 #include "harness/app/cli/mlperf_log_judge.hpp"
 #endif
 #ifdef ACCELBENCH_HAVE_DEVICE
 #include "harness/device/device.hpp"
-#endif
-#ifdef ACCELBENCH_HAVE_ATTENTION
-#include "workloads/attention/attention_workload.hpp"
-#endif
-#ifdef ACCELBENCH_HAVE_TRAINING
-#include "workloads/training/train_workload.hpp"
-#endif
-#ifdef ACCELBENCH_HAVE_COLLECTIVE
-#include "workloads/collective/collective_workload.hpp"
 #endif
 
 namespace accelbench::cli {
@@ -44,16 +34,7 @@ void register_all(registry& reg) {
     return v ? device::cuda_version_string(v) : std::string();
   });
 #endif
-  gemm::register_gemm(reg);
-#ifdef ACCELBENCH_HAVE_ATTENTION
-  attention::register_attention(reg);
-#endif
-#ifdef ACCELBENCH_HAVE_TRAINING
-  training::register_training(reg);
-#endif
-#ifdef ACCELBENCH_HAVE_COLLECTIVE
-  collective::register_collective(reg);
-#endif
+  register_workloads(reg);
 #ifdef ACCELBENCH_HAVE_MLPERF
   external::register_external(reg, external_judges());
 #else

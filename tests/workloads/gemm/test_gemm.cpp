@@ -166,7 +166,8 @@ TEST_CASE(
 }
 
 TEST_CASE("out_dtype: C's type is a stated axis, in the config key only when stated", "[gemm]") {
-  const workload_spec spec = gemm_spec();
+  auto w = make_gemm_workload();
+  const workload_spec& spec = w->spec();
   // Unstated: not in the config, so every key stored before the axis existed still matches.
   const config plain = resolve_config(spec, "cpu", {{"dtype", "bf16"}});
   CHECK(plain.values.count("out_dtype") == 0);
@@ -179,15 +180,13 @@ TEST_CASE("out_dtype: C's type is a stated axis, in the config key only when sta
   CHECK_THROWS_WITH(resolve_config(spec, "cpu", {{"out_dtype", "int8"}}),
                     Catch::Contains("unknown out_dtype 'int8'"));
   // Unstated on CUDA: the input type, as torch.matmul writes it; bf16 for the fp8 family.
-  CHECK(default_out_dtype(dtype::bf16, "cuda") == dtype::bf16);
-  CHECK(default_out_dtype(dtype::fp16, "cuda") == dtype::fp16);
-  CHECK(default_out_dtype(dtype::fp32, "cuda") == dtype::fp32);
-  CHECK(default_out_dtype(dtype::tf32, "cuda") == dtype::fp32);
-  CHECK(default_out_dtype(dtype::fp8_e4m3, "cuda") == dtype::bf16);
-  CHECK(default_out_dtype(dtype::nvfp4, "cuda") == dtype::bf16);
-  CHECK(default_out_dtype(dtype::bf16, "cpu") == dtype::fp32);
+  CHECK(torch_out_dtype(dtype::bf16) == dtype::bf16);
+  CHECK(torch_out_dtype(dtype::fp16) == dtype::fp16);
+  CHECK(torch_out_dtype(dtype::fp32) == dtype::fp32);
+  CHECK(torch_out_dtype(dtype::tf32) == dtype::fp32);
+  CHECK(torch_out_dtype(dtype::fp8_e4m3) == dtype::bf16);
+  CHECK(torch_out_dtype(dtype::nvfp4) == dtype::bf16);
   // The CPU backend skips an output type its libraries do not write, with the reason.
-  auto w = make_gemm_workload();
   const config bf16_out = resolve_config(spec, "cpu", {{"dtype", "bf16"}, {"out_dtype", "bf16"}});
   CHECK_THAT(w->unavailable_reason(bf16_out),
              Catch::Contains("out_dtype bf16 is not supported by the cpu backend"));

@@ -211,7 +211,18 @@ const std::vector<std::string>& cuda_gemm_dtypes() {
 
 bool cuda_available(std::string* why) { return device::cuda_available(why); }
 
-uint64_t gemm_cuda_device_bytes(const gemm_shape& d) {
+namespace {
+// C's type when out_dtype is unstated is torch.matmul's (gemm_spec.hpp), here rather than the
+// CPU's fp32: every entry point applies it.
+gemm_shape with_cuda_out(gemm_shape d) {
+  if (!d.out_stated)
+    d.out = torch_out_dtype(d.type);
+  return d;
+}
+} // namespace
+
+uint64_t gemm_cuda_device_bytes(const gemm_shape& stated) {
+  const gemm_shape d = with_cuda_out(stated);
   const int bits = input_bits(d.type);
   // Saturating: a huge shape must be refused as too big, not wrap to a size that fits.
   uint64_t a = sat_product({d.m, d.k, bits}) / 8, b = sat_product({d.k, d.n, bits}) / 8;
@@ -261,7 +272,8 @@ static std::string output_reason(const dims& d) {
                                                                     : std::string("fp32"));
 }
 
-std::string gemm_cuda_unavailable_reason(const gemm_shape& d) {
+std::string gemm_cuda_unavailable_reason(const gemm_shape& stated) {
+  const gemm_shape d = with_cuda_out(stated);
   if (auto r = layout_reason(d); !r.empty())
     return r;
   if (auto r = output_reason(d); !r.empty())
@@ -650,8 +662,9 @@ void check_output(const dims& d, const host_operand& ha, const host_operand& hb,
 
 } // namespace
 
-void gemm_cuda_execute(const gemm_shape& d, const std::string& key, run& out, run_context& ctx,
+void gemm_cuda_execute(const gemm_shape& stated, const std::string& key, run& out, run_context& ctx,
                        const cuda_output_hook& hook) {
+  const gemm_shape d = with_cuda_out(stated);
   if (auto why = gemm_cuda_unavailable_reason(d); !why.empty()) {
     out.mark_skipped(why);
     return;

@@ -172,8 +172,8 @@ TEST_CASE("cuBLASLt GEMM agrees with the reference for every supported dtype", "
       CHECK(out.extra["correctness"]["max_bound_ratio"].get<double>() <= 1.0);
       const dtype in = parse_dtype(dt);
       CHECK(out.extra["correctness"]["bound"]["model"] ==
-            cuda_error_model(in, default_out_dtype(in, "cuda")).name);
-      CHECK(out.extra["output_dtype"] == to_string(default_out_dtype(in, "cuda")));
+            cuda_error_model(in, torch_out_dtype(in)).name);
+      CHECK(out.extra["output_dtype"] == to_string(torch_out_dtype(in)));
       CHECK(out.extra["algorithm"].contains("algo_id"));
       REQUIRE(out.find_metric("tflops"));
       CHECK(out.find_metric("tflops")->value > 0);

@@ -1,0 +1,129 @@
+#pragma once
+// A backend of a workload: the name the command line and the store use ("cpu", "cuda"), what it
+// can run (the dtypes it takes) and whether it can run here at all (with the reason when not).
+// Each backend folder of a workload (workloads/X/cpu, workloads/X/cuda) defines one, found by the
+// build (cmake/accelbench_workloads.cmake) and handed to its workload once, in a backend_set: the
+// workload asks the backend object instead of testing names or build macros. A backend that this
+// build does not have is simply absent from the set, so asking for it is refused by name
+// (backend_set::refusal) as before.
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.hpp"
+
+namespace accelbench {
+
+class backend {
+public:
+  virtual ~backend() = default;
+  // The name in configs, runs and on the command line.
+  virtual std::string name() const = 0;
+  // The dtypes it runs (names as in configs); empty: the workload's dtype axis is not its concern.
+  virtual std::vector<std::string> dtypes() const { return {}; }
+  // Why nothing can run on it on this machine (no device, no driver), empty when it can. The
+  // per-config reasons (a dtype the device lacks, memory) are the workload backend's.
+  virtual std::string unavailable_reason() const { return {}; }
+
+  bool runs_dtype(std::string_view d) const {
+    const auto ds = dtypes();
+    return ds.empty() || std::find(ds.begin(), ds.end(), d) != ds.end();
+  }
+  // "dtype X is not supported by the cpu backend (fp32, bf16)", or "" when it is.
+  std::string dtype_refusal(std::string_view d) const {
+    if (runs_dtype(d))
+      return {};
+    return fmt::format("dtype {} is not supported by the {} backend ({})", d, name(),
+                       fmt::join(dtypes(), ", "));
+  }
+};
+
+// Made by a backend folder; the build lists the makers of a workload's folders in
+// <workload>::built_backends() (generated: see cmake/accelbench_workloads.cmake).
+using backend_list = std::vector<std::unique_ptr<backend>>;
+
+// The backends of one workload, each once, in name order (cpu, cuda: the order `accelbench list`
+// shows). B is the workload's own backend interface, derived from backend.
+template <class B> class backend_set {
+public:
+  backend_set() = default;
+  explicit backend_set(backend_list all) {
+    for (auto& b : all)
+      add(std::move(b));
+  }
+
+  void add(std::unique_ptr<backend> b) {
+    if (find(b->name()))
+      throw error(fmt::format("backend {} registered twice", b->name()));
+    auto* typed = dynamic_cast<B*>(b.get());
+    if (!typed)
+      throw error(fmt::format("backend {} is not a backend of this workload", b->name()));
+    b.release();
+    m_all.emplace_back(typed);
+    std::sort(m_all.begin(), m_all.end(),
+              [](const auto& x, const auto& y) { return x->name() < y->name(); });
+  }
+
+  const B* find(std::string_view name) const {
+    for (const auto& b : m_all)
+      if (b->name() == name)
+        return b.get();
+    return nullptr;
+  }
+
+  // The backend of a config the plan accepted (its name is one of names()).
+  const B& get(std::string_view name) const {
+    if (const B* b = find(name))
+      return *b;
+    throw error(fmt::format("backend {} is not built", name));
+  }
+
+  // Why a config of backend `name` cannot run: the build lacks it, or the backend's own reason,
+  // refusal(b) (empty when it can run).
+  template <class F> std::string refusal(std::string_view name, F&& refusal) const {
+    if (const B* b = find(name))
+      return refusal(*b);
+    return fmt::format("backend {} is not built into this accelbench (built: {})", name,
+                       fmt::join(names(), ", "));
+  }
+
+  std::vector<const backend*> all() const {
+    std::vector<const backend*> out;
+    out.reserve(m_all.size());
+    for (const auto& b : m_all)
+      out.push_back(b.get());
+    return out;
+  }
+
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    out.reserve(m_all.size());
+    for (const auto& b : m_all)
+      out.push_back(b->name());
+    return out;
+  }
+
+  // The dtypes any backend runs, in the order of `order` (a dtype axis' choices).
+  template <class D> std::vector<std::string> dtype_choices(std::span<const D> order) const {
+    std::vector<std::string> out;
+    out.reserve(order.size());
+    for (const auto& d : order)
+      if (std::any_of(m_all.begin(), m_all.end(),
+                      [&](const auto& b) { return has(b->dtypes(), to_string(d)); }))
+        out.push_back(to_string(d));
+    return out;
+  }
+
+private:
+  static bool has(const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  }
+  std::vector<std::unique_ptr<B>> m_all;
+};
+
+} // namespace accelbench

@@ -1,0 +1,152 @@
+// The backends of the registered workloads are objects (harness/core/backend.hpp): the registry
+// lists each workload's backends from them, the planner refuses a backend that cannot run here
+// with its reason (not built: the build has no such backend; built: the machine's reason, e.g. no
+// GPU), and a backend's own limits (the cpu GEMM's two dtypes) are its refusals.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "harness/app/cli/register_all.hpp"
+#include "harness/app/runner/runner.hpp"
+#include "harness/core/backend.hpp"
+#include "harness/core/build_info.hpp"
+#include "harness/core/error.hpp"
+
+using namespace accelbench;
+
+namespace {
+
+const registry& all_workloads() {
+  static const registry reg = [] {
+    registry r;
+    cli::register_all(r);
+    return r;
+  }();
+  return reg;
+}
+
+std::vector<std::string> names_of(const std::vector<const backend*>& bs) {
+  std::vector<std::string> out;
+  out.reserve(bs.size());
+  for (const auto* b : bs)
+    out.push_back(b->name());
+  return out;
+}
+
+const backend* backend_named(const workload& w, const std::string& name) {
+  for (const auto* b : w.backends())
+    if (b->name() == name)
+      return b;
+  return nullptr;
+}
+
+runner::job_plan plan_one(const std::string& workload, const std::string& backend,
+                          std::vector<std::string> sets = {}) {
+  runner::request r;
+  r.workload = workload;
+  r.backend = backend;
+  r.sets = std::move(sets);
+  return runner::plan(all_workloads(), r);
+}
+
+struct tiny_backend : backend {
+  explicit tiny_backend(std::string n) : m_name(std::move(n)) {}
+  std::string name() const override { return m_name; }
+  std::vector<std::string> dtypes() const override { return {"fp32"}; }
+  std::string m_name;
+};
+struct other_backend : backend {
+  std::string name() const override { return "other"; }
+};
+
+} // namespace
+
+TEST_CASE("registry lists each workload's backends from its backend objects") {
+  for (const std::string name : {"gemm", "attention", "train.llama", "collective"}) {
+    INFO(name);
+    const workload* w = all_workloads().find(name);
+    if (!w)
+      continue; // left out by ACCELBENCH_SKIP_MODULES
+    const auto objects = w->backends();
+    REQUIRE(!objects.empty());
+    CHECK(names_of(objects) == w->spec().backends);
+    CHECK(w->spec().backends.front() == "cpu");
+    CHECK(backend_named(*w, "cpu")->unavailable_reason().empty());
+    if (!build_info::cuda_built())
+      CHECK(backend_named(*w, "cuda") == nullptr);
+  }
+  // The dtype axis offers what the backends run: the cpu GEMM's two, every CUDA dtype with cuda.
+  const workload& gemm = all_workloads().get("gemm");
+  const axis* dtype = gemm.spec().find_axis("dtype");
+  REQUIRE(dtype != nullptr);
+  const auto backends = gemm.backends();
+  std::vector<std::string> expected;
+  for (const char* d : {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"})
+    if (std::any_of(backends.begin(), backends.end(),
+                    [&](const backend* b) { return b->runs_dtype(d); }))
+      expected.emplace_back(d);
+  CHECK(dtype->choices == expected);
+  CHECK(backend_named(gemm, "cpu")->dtypes() == std::vector<std::string>{"fp32", "bf16"});
+}
+
+TEST_CASE("registry refuses --backend cuda with the reason of its backend object") {
+  for (const std::string name : {"gemm", "attention", "train.llama"}) {
+    INFO(name);
+    const workload* w = all_workloads().find(name);
+    if (!w)
+      continue;
+    const backend* cuda = backend_named(*w, "cuda");
+    if (!build_info::cuda_built()) {
+      REQUIRE(cuda == nullptr);
+      CHECK_THROWS_WITH(plan_one(name, "cuda"),
+                        "backend cuda is unavailable for " + name +
+                            ": this build has no CUDA backend for it (see accelbench env)");
+      continue;
+    }
+    REQUIRE(cuda != nullptr);
+    // A config every device runs (cuDNN's SDPA takes bf16 only, the native kernels fp32 too).
+    const std::vector<std::string> sets =
+        name == "attention" ? std::vector<std::string>{"impl=native"} : std::vector<std::string>{};
+    const std::string why = cuda->unavailable_reason();
+    if (why.empty()) { // a GPU: the config plans
+      CHECK(plan_one(name, "cuda", sets).configs.size() == 1);
+      continue;
+    }
+    // No GPU here: the single run is refused, naming what the backend found.
+    CHECK_THROWS_AS(plan_one(name, "cuda", sets), input_error);
+    CHECK_THROWS_WITH(plan_one(name, "cuda", sets), Catch::Contains(why));
+  }
+  CHECK_THROWS_WITH(plan_one("gemm", "tpu"),
+                    Catch::Contains("unknown backend 'tpu' for workload gemm"));
+}
+
+TEST_CASE("registry: a dtype the cpu GEMM lacks is refused by its backend object") {
+  const workload& gemm = all_workloads().get("gemm");
+  const auto& choices = gemm.spec().find_axis("dtype")->choices;
+  if (std::find(choices.begin(), choices.end(), "fp16") == choices.end()) {
+    CHECK_THROWS_WITH(plan_one("gemm", "cpu", {"dtype=fp16"}), Catch::Contains("fp16"));
+    return; // a build without CUDA does not offer it at all
+  }
+  CHECK_THROWS_WITH(plan_one("gemm", "cpu", {"dtype=fp16"}),
+                    Catch::Contains("dtype fp16 is not supported by the cpu backend (fp32, bf16)"));
+  CHECK(plan_one("gemm", "cpu", {"dtype=bf16"}).configs.size() == 1);
+}
+
+TEST_CASE("registry's backend sets hold each backend once, in name order") {
+  backend_list made;
+  made.push_back(std::make_unique<tiny_backend>("cuda"));
+  made.push_back(std::make_unique<tiny_backend>("cpu"));
+  backend_set<tiny_backend> set(std::move(made));
+  CHECK(set.names() == std::vector<std::string>{"cpu", "cuda"});
+  CHECK(set.find("tpu") == nullptr);
+  CHECK(set.refusal("tpu", [](const tiny_backend&) { return std::string(); }) ==
+        "backend tpu is not built into this accelbench (built: cpu, cuda)");
+  CHECK(set.get("cpu").dtype_refusal("bf16") ==
+        "dtype bf16 is not supported by the cpu backend (fp32)");
+  CHECK(set.get("cpu").dtype_refusal("fp32").empty());
+  CHECK_THROWS_WITH(set.add(std::make_unique<tiny_backend>("cpu")), "backend cpu registered twice");
+  CHECK_THROWS_WITH(set.add(std::make_unique<other_backend>()),
+                    "backend other is not a backend of this workload");
+}
