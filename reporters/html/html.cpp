@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/units.hpp"
+
 namespace accelbench::html {
 
 using json = nlohmann::json;
@@ -94,22 +96,8 @@ std::string json_for_script(const json& j) {
   return out;
 }
 
-std::string num(double v) {
-  if (!std::isfinite(v))
-    return "n/a";
-  const double a = std::fabs(v);
-  if (a == 0)
-    return "0";
-  if (a >= 1e6 || a < 1e-3)
-    return fmt::format("{:.3e}", v);
-  if (a >= 1000)
-    return fmt::format("{:.0f}", v);
-  if (a >= 100)
-    return fmt::format("{:.1f}", v);
-  if (a >= 10)
-    return fmt::format("{:.2f}", v);
-  return fmt::format("{:.4g}", v);
-}
+// The report's figures, as its JSON text and summary write them (units.hpp's report_style).
+std::string num(double v) { return format_significant(v, report_style); }
 
 std::string exact(double v) { return fmt::format("{:.6g}", v); }
 

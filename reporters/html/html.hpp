@@ -15,7 +15,9 @@ std::string escape(const std::string& s);
 // "<!--" cannot end or alter the element.
 std::string json_for_script(const nlohmann::json& j);
 
-// A number for a cell or a tick without a unit; "n/a" when not finite.
+// A number for a cell or a tick without a unit, as the report's JSON text and summary write it
+// (harness/core/units.hpp's report_style: four significant digits, a whole number bare, "n/a" when
+// not finite).
 std::string num(double v);
 // A number as stored, for data-v attributes and tooltips: six significant digits.
 std::string exact(double v);

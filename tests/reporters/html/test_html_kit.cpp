@@ -134,3 +134,13 @@ TEST_CASE("nightly chart: labels are escaped", "[html][nightly]") {
   CHECK(svg.find("&lt;b&gt;") != std::string::npos);
   CHECK(svg.find("&quot;q&quot;") != std::string::npos);
 }
+
+TEST_CASE("html kit: cell numbers as the report's text writes them", "[html]") {
+  // One formatter (harness/core/units.hpp, report_style): a whole number bare, four digits.
+  CHECK(html::num(648) == "648");
+  CHECK(html::num(25) == "25");
+  CHECK(html::num(648.5) == "648.5");
+  CHECK(html::num(0.30007) == "0.3001");
+  CHECK(html::num(1234567) == "1.235e+06");
+  CHECK(html::num(std::nan("")) == "n/a");
+}
