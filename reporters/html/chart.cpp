@@ -61,6 +61,19 @@ string strip_points(const strip& st, double cx, const scale& sy) {
   return o;
 }
 
+// A side drawn as one point has no line to read it from: its value is written beside it, in the
+// value axis's unit ("648 TFLOP/s"). Runs drawn one by one (no legend entry) are not labelled.
+string lone_value(const series& s, const scale& sx, const scale& sy, const string& ylabel,
+                  bool logx, bool logy) {
+  if (s.pts.size() != 1 || !s.legend)
+    return "";
+  const auto [x, y] = s.pts.front();
+  if ((logx && x <= 0) || (logy && y <= 0))
+    return "";
+  return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tl pv\">{}</text>", sx(x) + 7,
+                     sy(y) - 6, esc(axis_tick(y, ylabel)));
+}
+
 } // namespace
 
 // Tick labels with SI prefixes: "500 k", "1.5 G", "20 m"; plain between 0.01 and 1000.
@@ -178,6 +191,7 @@ string xy_chart(const string& title, const string& xlabel, const string& ylabel,
                        "opacity=\"0.85\"><title>{}</title></circle>",
                        sx(x), sy(y), s.color, esc(tip));
     }
+    o << lone_value(s, sx, sy, ylabel, logx, logy);
     if (!s.legend)
       continue;
     o << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text "

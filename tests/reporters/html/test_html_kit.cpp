@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "reporters/html/chart.hpp"
 #include "reporters/html/html.hpp"
 #include "reporters/html/nightly_chart.hpp"
 
@@ -143,4 +144,19 @@ TEST_CASE("html kit: cell numbers as the report's text writes them", "[html]") {
   CHECK(html::num(0.30007) == "0.3001");
   CHECK(html::num(1234567) == "1.235e+06");
   CHECK(html::num(std::nan("")) == "n/a");
+}
+
+TEST_CASE("xy chart: a side of one point is labelled with its value, a line is not",
+          "[html][chart]") {
+  html::series one{"baseline", "#4e79a7", {{1e12, 648}}, false, {}, true};
+  html::series many{"candidate", "#e15759", {{1e12, 1500}, {2e12, 1613}}, true, {}, true};
+  const std::string svg =
+      html::xy_chart("t", "FLOP per iteration (log)", "TFLOP/s", {one, many}, true, false);
+  CHECK(svg.find("class=\"tl pv\">648 TFLOP/s</text>") != std::string::npos);
+  CHECK(svg.find("1.61 PFLOP/s</text>") == std::string::npos);
+  size_t labels = 0;
+  for (size_t at = svg.find("class=\"tl pv\""); at != std::string::npos;
+       at = svg.find("class=\"tl pv\"", at + 1))
+    ++labels;
+  CHECK(labels == 1);
 }
