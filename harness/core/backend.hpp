@@ -60,11 +60,9 @@ public:
   void add(std::unique_ptr<backend> b) {
     if (find(b->name()))
       throw error(fmt::format("backend {} registered twice", b->name()));
-    auto* typed = dynamic_cast<B*>(b.get());
-    if (!typed)
+    if (!dynamic_cast<B*>(b.get()))
       throw error(fmt::format("backend {} is not a backend of this workload", b->name()));
-    b.release();
-    m_all.emplace_back(typed);
+    m_all.emplace_back(static_cast<B*>(b.release())); // a B: checked above
     std::sort(m_all.begin(), m_all.end(),
               [](const auto& x, const auto& y) { return x->name() < y->name(); });
   }
