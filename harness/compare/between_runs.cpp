@@ -34,6 +34,13 @@ double median_variance(const std::vector<double>& logs) {
   return se * se;
 }
 
+// IQR / 1.349 of a run's log samples (the standard deviation where they are normal), unmoved by a
+// few outliers.
+double robust_spread(std::vector<double> logs) {
+  std::sort(logs.begin(), logs.end());
+  return (stats::quantile_sorted(logs, 0.75) - stats::quantile_sorted(logs, 0.25)) / 1.349;
+}
+
 double normal_two_sided_p(double z) { return std::erfc(std::fabs(z) / std::numbers::sqrt2); }
 
 // Welch-Satterthwaite degrees of freedom of a sum of variance components, each with its own
@@ -112,6 +119,7 @@ side_locations locate(const run_samples& runs, const std::vector<std::string>& j
   s.min_run_samples = runs.empty() ? 0 : SIZE_MAX;
   std::map<std::string, size_t> index;         // job label -> job
   std::vector<std::pair<double, size_t>> sums; // per job: sum of locations, runs
+  std::vector<double> spreads;                 // per run of 4 or more samples
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     if (r.empty())
@@ -128,6 +136,8 @@ side_locations locate(const run_samples& runs, const std::vector<std::string>& j
     s.locations.push_back(loc);
     s.job_of.push_back(it->second);
     s.within_var += median_variance(logs);
+    if (logs.size() >= 4)
+      spreads.push_back(robust_spread(logs));
     s.samples += r.size();
     s.min_run_samples = std::min(s.min_run_samples, r.size());
   }
@@ -136,6 +146,7 @@ side_locations locate(const run_samples& runs, const std::vector<std::string>& j
     return s;
   }
   s.within_var /= static_cast<double>(s.locations.size());
+  s.sample_spread = spreads.empty() ? 0 : stats::median(spreads);
   for (const auto& [sum, n] : sums)
     s.job_levels.push_back(sum / static_cast<double>(n));
   s.mean = stats::mean(s.job_levels);
@@ -223,11 +234,18 @@ std::pair<double, double> job_variance(const side_locations& b, const side_locat
 // "between jobs 3% a side (the ruleset's floor; ...)" or what the data said.
 std::string job_text(const side_locations& b, const side_locations& c, const noise_sources& src,
                      double data_df, double job_sd) {
+  const double floor = effective_floor(b, c, src.floor_pct);
+  const bool raised = floor > std::log1p(std::max(0.0, src.floor_pct) / 100) + 1e-12;
+  const std::string prior =
+      raised
+          ? fmt::format("the runs' own spread within a run, wider than the ruleset's floor {:g}%",
+                        src.floor_pct)
+          : std::string("the ruleset's floor");
   if (data_df <= 0)
     return src.floor_pct > 0
-               ? fmt::format("between jobs {:g}% a side (the ruleset's floor; no earlier jobs in "
-                             "the store to learn it from)",
-                             src.floor_pct)
+               ? fmt::format("between jobs {} a side ({}; no earlier jobs in the "
+                             "store to learn it from)",
+                             raised ? pct(floor) : fmt::format("{:g}%", src.floor_pct), prior)
                : "nothing between jobs (no floor, no earlier jobs in the store)";
   std::string from;
   if (b.df_jobs() + c.df_jobs() > 0)
@@ -235,9 +253,9 @@ std::string job_text(const side_locations& b, const side_locations& c, const noi
   if (src.history.jobs > 0)
     from += fmt::format("{}{} earlier job(s) in the store", from.empty() ? "" : " and ",
                         src.history.jobs);
-  return fmt::format("between jobs {} a side, learned from {} (the ruleset's floor {:g}% a prior "
-                     "worth {:g} jobs)",
-                     pct(job_sd), from, src.floor_pct, k_floor_prior_jobs);
+  return fmt::format("between jobs {} a side, learned from {} ({} {} a prior worth {:g} jobs)",
+                     pct(job_sd), from, prior,
+                     raised ? pct(floor) : fmt::format("{:g}%", src.floor_pct), k_floor_prior_jobs);
 }
 
 // One-run sides' within-run variances moderated toward the other pairs' (the pool holds
@@ -258,11 +276,17 @@ moderated_within(const side_locations& b, const side_locations& c, const varianc
 
 } // namespace
 
+double effective_floor(const side_locations& b, const side_locations& c, double floor_pct) {
+  if (!(floor_pct > 0))
+    return 0;
+  return std::max(std::log1p(floor_pct / 100), std::max(b.sample_spread, c.sample_spread));
+}
+
 location_test test_locations(const side_locations& b, const side_locations& c,
                              const noise_sources& src, double level) {
   location_test out;
   noise_estimate& e = out.noise;
-  const double floor = std::log1p(std::max(0.0, src.floor_pct) / 100);
+  const double floor = effective_floor(b, c, src.floor_pct);
   double df_rounds = 0;
   const double tau2 = round_variance(b, c, src.rounds, e, df_rounds);
   const auto [v_data, df_data] = job_variance(b, c, src);

@@ -57,6 +57,10 @@ struct side_locations {
   double rounds = 0;              // runs per job (mean)
   size_t samples = 0;             // samples over every run
   size_t min_run_samples = 0;     // fewest samples in one run
+  // The median over the runs of the robust spread of a run's log samples (IQR / 1.349; runs of 4
+  // or more samples): how much this machine typically moved within seconds while it measured this
+  // side.
+  double sample_spread = 0;
   size_t jobs() const { return job_levels.size(); }
   size_t df() const; // between rounds within the jobs: runs - jobs
   size_t df_jobs() const { return job_levels.size() > 1 ? job_levels.size() - 1 : 0; }
@@ -125,6 +129,11 @@ struct noise_sources {
   job_history history;  // this config's earlier jobs
   double floor_pct = 0; // the ruleset's floor between jobs
 };
+
+// The floor between jobs a test assumes (log scale): the ruleset's, raised to the wider side's
+// typical within-run spread where that is wider (a machine whose samples move by s within one run
+// is not assumed steadier than s from one job to the next); 0 where the ruleset sets none.
+double effective_floor(const side_locations& b, const side_locations& c, double floor_pct);
 
 // d, its SE, p and the CI at `level` for candidate vs baseline.
 location_test test_locations(const side_locations& base, const side_locations& cand,
