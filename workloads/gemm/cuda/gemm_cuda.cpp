@@ -501,10 +501,7 @@ public:
       m_scales = device::device_buffer(2 * sizeof(float));
       float s[2] = {hb.tensor_scale, ha.tensor_scale}; // cuBLAS A = our B
       m_scales.upload(s, sizeof s);
-      void* pa = m_scales.as<float>();
-      void* pb = m_scales.as<float>() + 1;
-      set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, pa);
-      set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, pb);
+      set_scale_pointers(m_scales.as<float>(), m_scales.as<float>() + 1);
     } else if (is_block_scaled(d.type)) {
       m_sa = device::device_buffer(hb.scales.size());
       m_sb = device::device_buffer(ha.scales.size());
@@ -514,23 +511,16 @@ public:
                                             : CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
       set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
       set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
-      void* pa = m_sa.get();
-      void* pb = m_sb.get();
-      set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, pa);
-      set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, pb);
+      set_scale_pointers(m_sa.get(), m_sb.get());
     }
 
     // Stored shapes in column-major terms.
     const int64_t a_rows = d.trans_b ? d.k : d.n, a_cols = d.trans_b ? d.n : d.k; // our B
     const int64_t b_rows = d.trans_a ? d.m : d.k, b_cols = d.trans_a ? d.k : d.m; // our A
     const cudaDataType_t out = output_type(d);
-    check_lt(
-        cublasLtMatrixLayoutCreate(&m_la.h, element_type(d.type, false), a_rows, a_cols, a_rows),
-        "layout A", d);
-    check_lt(
-        cublasLtMatrixLayoutCreate(&m_lb.h, element_type(d.type, true), b_rows, b_cols, b_rows),
-        "layout B", d);
-    check_lt(cublasLtMatrixLayoutCreate(&m_lc.h, out, d.n, d.m, d.n), "layout C", d);
+    make_layout(m_la, element_type(d.type, false), a_rows, a_cols, "layout A");
+    make_layout(m_lb, element_type(d.type, true), b_rows, b_cols, "layout B");
+    make_layout(m_lc, out, d.n, d.m, "layout C");
 
     check_lt(cublasLtMatmulPreferenceCreate(&m_pref.h), "preference", d);
     uint64_t ws = workspace_bytes;
@@ -604,6 +594,15 @@ private:
   template <class T> void set(cublasLtMatmulDescAttributes_t a, const T& v) {
     check_lt(cublasLtMatmulDescSetAttribute(m_desc.h, a, &v, sizeof v), "set attribute", m_d);
   }
+  // A column-major [rows, cols] matrix layout, densely packed (leading dimension = rows).
+  void make_layout(lt_layout& l, cudaDataType_t t, int64_t rows, int64_t cols, const char* what) {
+    check_lt(cublasLtMatrixLayoutCreate(&l.h, t, rows, cols, rows), what, m_d);
+  }
+  // cuBLASLt's A and B scale pointers (its A is our B), each set as a void*.
+  void set_scale_pointers(void* pa, void* pb) {
+    set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, pa);
+    set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, pb);
+  }
 
   dims m_d;
   device::device_buffer m_a, m_b, m_c, m_ws, m_scales, m_sa, m_sb;
@@ -629,10 +628,9 @@ void describe(const dims& d, const lt_gemm& k, const json& device, run& out) {
       (double)d.c_elems() * output_bytes(d);
   if (d.type == dtype::fp8_e5m2)
     out.extra["operand_types"] = "A e5m2, B e4m3 (cuBLASLt has no e5m2 x e5m2)";
-  int throttled = 0;
-  for (const auto& s : out.samples)
-    if (s.extra.value("throttled", false))
-      ++throttled;
+  const auto throttled = std::count_if(out.samples.begin(), out.samples.end(), [](const auto& s) {
+    return s.extra.value("throttled", false);
+  });
   if (throttled)
     out.extra["throttled_samples"] = throttled;
 }
