@@ -146,6 +146,20 @@ const amx_support& detect_amx() {
 }
 
 #if defined(__x86_64__)
+// The probes' tiles: 6 and 7 the operands, 0 the seeded accumulator that is stored back, 1-5
+// accumulators from zero, so six dot products in flight per repetition.
+__attribute__((target("amx-tile"))) void load_probe_tiles(const void* a, const void* b,
+                                                          const void* c) {
+  _tile_loadd(6, a, 64);
+  _tile_loadd(7, b, 64);
+  _tile_loadd(0, c, 64);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+}
+
 __attribute__((target("amx-tile,amx-bf16"))) double probe_amx_bf16(int64_t reps, float seed) {
   configure_tiles();
   alignas(64) uint16_t a[16 * 32], b[16 * 32];
@@ -156,14 +170,7 @@ __attribute__((target("amx-tile,amx-bf16"))) double probe_amx_bf16(int64_t reps,
   }
   for (float& x : c)
     x = seed;
-  _tile_loadd(6, a, 64);
-  _tile_loadd(7, b, 64);
-  _tile_loadd(0, c, 64);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_zero(4);
-  _tile_zero(5);
+  load_probe_tiles(a, b, c);
   for (int64_t r = 0; r < reps; ++r) {
     _tile_dpbf16ps(0, 6, 7);
     _tile_dpbf16ps(1, 6, 7);
@@ -189,14 +196,7 @@ __attribute__((target("amx-tile,amx-int8"))) double probe_amx_int8(int64_t reps,
   }
   for (int32_t& x : c)
     x = int32_t(seed);
-  _tile_loadd(6, a, 64);
-  _tile_loadd(7, b, 64);
-  _tile_loadd(0, c, 64);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_zero(4);
-  _tile_zero(5);
+  load_probe_tiles(a, b, c);
   for (int64_t r = 0; r < reps; ++r) {
     _tile_dpbusd(0, 6, 7);
     _tile_dpbusd(1, 6, 7);

@@ -136,36 +136,41 @@ __attribute__((target("avx512f"))) float lane_sum(__m512 v) {
   return s;
 }
 
-__attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float seed) {
-  __m512 acc[k_acc];
+// Accumulators apart by 1 from `seed`, so no two chains are the same value.
+__attribute__((target("avx512f"))) void seed_accumulators(__m512 (&acc)[k_acc], float seed) {
   for (int i = 0; i < k_acc; ++i)
     acc[i] = _mm512_set1_ps(seed + (float)i);
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (int64_t r = 0; r < reps; ++r)
-    for (auto& x : acc)
-      x = _mm512_fmadd_ps(x, a, b);
+}
+
+// The accumulators' sum stored to a volatile, so the compiler must compute every chain.
+__attribute__((target("avx512f"))) void sink_accumulators(const __m512 (&acc)[k_acc]) {
   __m512 s = acc[0];
   for (int i = 1; i < k_acc; ++i)
     s = _mm512_add_ps(s, acc[i]);
   volatile float sink = lane_sum(s);
   (void)sink;
+}
+
+__attribute__((target("avx512f"))) double probe_avx512_fp32(int64_t reps, float seed) {
+  __m512 acc[k_acc];
+  seed_accumulators(acc, seed);
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t r = 0; r < reps; ++r)
+    for (auto& x : acc)
+      x = _mm512_fmadd_ps(x, a, b);
+  sink_accumulators(acc);
   return (double)reps * k_acc * 16 * 2;
 }
 
 __attribute__((target("avx512f,avx512bf16"))) double probe_avx512_bf16(int64_t reps, float seed) {
   __m512 acc[k_acc];
-  for (int i = 0; i < k_acc; ++i)
-    acc[i] = _mm512_set1_ps(seed + (float)i);
+  seed_accumulators(acc, seed);
   const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80); // bf16 1.0
   const __m512bh b = (__m512bh)_mm512_set1_epi16(0x3380); // bf16 ~6e-8
   for (int64_t r = 0; r < reps; ++r)
     for (auto& x : acc)
       x = _mm512_dpbf16_ps(x, a, b);
-  __m512 s = acc[0];
-  for (int i = 1; i < k_acc; ++i)
-    s = _mm512_add_ps(s, acc[i]);
-  volatile float sink = lane_sum(s);
-  (void)sink;
+  sink_accumulators(acc);
   // vdpbf16ps: 16 lanes x 2 products x (multiply + add) = 64 FLOP per instruction.
   return (double)reps * k_acc * 64;
 }

@@ -269,26 +269,22 @@ double beta_continued_fraction(double a, double b, double x) {
     d = tiny;
   d = 1 / d;
   double h = d;
+  // One step of the modified Lentz recurrence for coefficient aa: d and c updated, kept off zero,
+  // and the factor d * c that the fraction's value is multiplied by returned.
+  auto lentz_step = [&](double aa) {
+    d = 1 + aa * d;
+    if (std::fabs(d) < tiny)
+      d = tiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < tiny)
+      c = tiny;
+    d = 1 / d;
+    return d * c;
+  };
   for (int m = 1; m <= max_iter; ++m) {
     const double dm = m, m2 = 2.0 * m;
-    double aa = dm * (b - dm) * x / ((qam + m2) * (a + m2)); // even step
-    d = 1 + aa * d;
-    if (std::fabs(d) < tiny)
-      d = tiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < tiny)
-      c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + dm) * (qab + dm) * x / ((a + m2) * (qap + m2)); // odd step
-    d = 1 + aa * d;
-    if (std::fabs(d) < tiny)
-      d = tiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < tiny)
-      c = tiny;
-    d = 1 / d;
-    const double del = d * c;
+    h *= lentz_step(dm * (b - dm) * x / ((qam + m2) * (a + m2))); // even step
+    const double del = lentz_step(-(a + dm) * (qab + dm) * x / ((a + m2) * (qap + m2))); // odd
     h *= del;
     if (std::fabs(del - 1) < eps)
       break;
