@@ -252,21 +252,26 @@ void flash_forward(const attention_shape& s, const float* q, const float* k, con
                    float* o, float* lse) {
   flash_forward(s, {.type = dtype::fp32, .q = q, .k = k, .v = v, .o = o, .lse = lse});
 }
-// (A backward reads o and lse, which attention_tensors holds as a forward's outputs: the casts
-// below never lead to a write.)
-void flash_backward(const attention_shape& s, const float* q, const float* k, const float* v,
-                    const float* o, const float* d_o, const float* lse, float* dq, float* dk,
-                    float* dv) {
-  flash_backward(s, {.type = dtype::fp32,
+// The pointer overloads of a backward, fp32 and bf16 alike. (A backward reads o and lse, which
+// attention_tensors holds as a forward's outputs: the casts below never lead to a write.)
+template <class T>
+void backward_of(const attention_shape& s, dtype type, const T* q, const T* k, const T* v,
+                 const T* o, const T* d_o, const float* lse, T* dq, T* dk, T* dv) {
+  flash_backward(s, {.type = type,
                      .q = q,
                      .dq = dq,
                      .k = k,
                      .dk = dk,
                      .v = v,
                      .dv = dv,
-                     .o = const_cast<float*>(o),
+                     .o = const_cast<T*>(o),
                      .d_o = d_o,
                      .lse = const_cast<float*>(lse)});
+}
+void flash_backward(const attention_shape& s, const float* q, const float* k, const float* v,
+                    const float* o, const float* d_o, const float* lse, float* dq, float* dk,
+                    float* dv) {
+  backward_of(s, dtype::fp32, q, k, v, o, d_o, lse, dq, dk, dv);
 }
 void flash_forward_bf16(const attention_shape& s, const bf16* q, const bf16* k, const bf16* v,
                         bf16* o, float* lse) {
@@ -275,16 +280,7 @@ void flash_forward_bf16(const attention_shape& s, const bf16* q, const bf16* k, 
 void flash_backward_bf16(const attention_shape& s, const bf16* q, const bf16* k, const bf16* v,
                          const bf16* o, const bf16* d_o, const float* lse, bf16* dq, bf16* dk,
                          bf16* dv) {
-  flash_backward(s, {.type = dtype::bf16,
-                     .q = q,
-                     .dq = dq,
-                     .k = k,
-                     .dk = dk,
-                     .v = v,
-                     .dv = dv,
-                     .o = const_cast<bf16*>(o),
-                     .d_o = d_o,
-                     .lse = const_cast<float*>(lse)});
+  backward_of(s, dtype::bf16, q, k, v, o, d_o, lse, dq, dk, dv);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 // stored lse is in natural log as in the FlashAttention API.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <omp.h>
 
@@ -29,6 +30,15 @@ constexpr float k_inf = __builtin_inff();
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// Calls f(std::integral_constant<int, R>{}) with R = n for n in [1, N] (n > N: R = N), turning a
+// run-time row or vector count into a micro-kernel's template argument: the one home of the
+// switch over tail rows and panel widths (this file's kernels and the AVX512-BF16 ones).
+template <int N, class F> inline void with_count(int n, const F& f) {
+  if constexpr (N > 1)
+    if (n < N) return with_count<N - 1>(n, f);
+  f(std::integral_constant<int, N>{});
+}
 
 // Private copies of harness/core/bf16.hpp's conversions: an inline function from a shared header
 // compiled here with AVX-512 flags could be the copy the linker keeps for the whole program.
@@ -118,18 +128,10 @@ inline void micro(int64_t K, const float* __restrict A, int64_t a_rs, int64_t a_
 template <int MODE, int MR>
 inline void micro_nv(int nv, int64_t K, const float* A, int64_t a_rs, int64_t a_ks,
                      const float* B, int64_t ldb, float* C, int64_t ldc, const float* rs) {
-  switch (nv) {
-  case 1: micro<MR, 1, MODE>(K, A, a_rs, a_ks, B, ldb, C, ldc, rs); break;
-  case 2:
-    if constexpr (isa::NV >= 2) micro<MR, 2, MODE>(K, A, a_rs, a_ks, B, ldb, C, ldc, rs);
-    break;
-  case 3:
-    if constexpr (isa::NV >= 3) micro<MR, 3, MODE>(K, A, a_rs, a_ks, B, ldb, C, ldc, rs);
-    break;
-  default:
-    if constexpr (isa::NV >= 4) micro<MR, 4, MODE>(K, A, a_rs, a_ks, B, ldb, C, ldc, rs);
-    break;
-  }
+  // nv <= isa::NV: the panel is at most isa::NV vectors wide.
+  with_count<isa::NV>(nv, [&](auto NV) {
+    micro<MR, decltype(NV)::value, MODE>(K, A, a_rs, a_ks, B, ldb, C, ldc, rs);
+  });
 }
 
 // C[M][N] (op)= A[M][K] * B[K][N]; N must be a multiple of isa::W (padded layouts guarantee it).
@@ -152,14 +154,9 @@ void small_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t a_rs, i
     const float* At = A + m * a_rs;
     float* Ct = Cn + m * ldc;
     const float* rt = rs ? rs + m : nullptr;
-    // MR is at most 6 in every variant.
-    switch (tail) {
-    case 1: micro_nv<MODE, 1>(nv, K, At, a_rs, a_ks, Bn, ldb, Ct, ldc, rt); break;
-    case 2: micro_nv<MODE, 2>(nv, K, At, a_rs, a_ks, Bn, ldb, Ct, ldc, rt); break;
-    case 3: micro_nv<MODE, 3>(nv, K, At, a_rs, a_ks, Bn, ldb, Ct, ldc, rt); break;
-    case 4: micro_nv<MODE, 4>(nv, K, At, a_rs, a_ks, Bn, ldb, Ct, ldc, rt); break;
-    default: micro_nv<MODE, 5>(nv, K, At, a_rs, a_ks, Bn, ldb, Ct, ldc, rt); break;
-    }
+    with_count<MR - 1>(tail, [&](auto R) {
+      micro_nv<MODE, decltype(R)::value>(nv, K, At, a_rs, a_ks, Bn, ldb, Ct, ldc, rt);
+    });
   }
 }
 

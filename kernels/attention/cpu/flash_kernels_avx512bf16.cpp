@@ -76,20 +76,9 @@ inline void micro16(int64_t KP, const bf16* __restrict A, int64_t a_rs, const bf
 template <int MODE, int MR>
 inline void micro16_nv(int nv, int64_t KP, const bf16* A, int64_t a_rs, const bf16* B, int64_t ldb,
                        float* C, int64_t ldc, const float* rs) {
-  switch (nv) {
-  case 1:
-    micro16<MR, 1, MODE>(KP, A, a_rs, B, ldb, C, ldc, rs);
-    break;
-  case 2:
-    micro16<MR, 2, MODE>(KP, A, a_rs, B, ldb, C, ldc, rs);
-    break;
-  case 3:
-    micro16<MR, 3, MODE>(KP, A, a_rs, B, ldb, C, ldc, rs);
-    break;
-  default:
-    micro16<MR, 4, MODE>(KP, A, a_rs, B, ldb, C, ldc, rs);
-    break;
-  }
+  with_count<4>(nv, [&](auto NV) {
+    micro16<MR, decltype(NV)::value, MODE>(KP, A, a_rs, B, ldb, C, ldc, rs);
+  });
 }
 
 // C[M][N] (op)= A[M][2*KP] * B[KP][N][2]; N a multiple of 16 (padded layouts guarantee it).
@@ -110,25 +99,10 @@ void gemm16(int64_t M, int64_t N, int64_t KP, const bf16* A, int64_t a_rs, const
     const bf16* At = A + m * a_rs;
     float* Ct = Cn + m * ldc;
     const float* rt = rs ? rs + m : nullptr;
-    switch (tail) {
-    case 0:
-      break;
-    case 1:
-      micro16_nv<MODE, 1>(nv, KP, At, a_rs, Bn, ldb, Ct, ldc, rt);
-      break;
-    case 2:
-      micro16_nv<MODE, 2>(nv, KP, At, a_rs, Bn, ldb, Ct, ldc, rt);
-      break;
-    case 3:
-      micro16_nv<MODE, 3>(nv, KP, At, a_rs, Bn, ldb, Ct, ldc, rt);
-      break;
-    case 4:
-      micro16_nv<MODE, 4>(nv, KP, At, a_rs, Bn, ldb, Ct, ldc, rt);
-      break;
-    default:
-      micro16_nv<MODE, 5>(nv, KP, At, a_rs, Bn, ldb, Ct, ldc, rt);
-      break;
-    }
+    if (tail > 0)
+      with_count<MR - 1>(tail, [&](auto R) {
+        micro16_nv<MODE, decltype(R)::value>(nv, KP, At, a_rs, Bn, ldb, Ct, ldc, rt);
+      });
   }
 }
 

@@ -98,6 +98,22 @@ __device__ void load_tile(float* smem, const T* g, const params& p, int64_t b, i
   }
 }
 
+// One thread's place in the kernels over query rows (forward, dQ): its lane in the quad, its
+// batch b, head h and kv head hk, its query row i (active: the row exists), and the shift of the
+// bottom-right causal alignment.
+struct query_thread {
+  int lane;
+  int64_t b, h, hk, i;
+  bool active;
+  int64_t shift;
+};
+__device__ __forceinline__ query_thread query_thread_of(const params& p) {
+  const int lane = threadIdx.x & 3;
+  const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (p.H / p.KVH);
+  const int64_t i = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / 4;
+  return {lane, b, h, hk, i, i < p.Sq, p.Sk - p.Sq};
+}
+
 // ---- forward: o, lse for one tile of query rows of one (batch, head) ----
 //   grid (ceil(Sq / 32), H, B), block 128, smem 2 * tile * D floats (K and V tiles)
 template <class T, int DPT>
@@ -107,11 +123,7 @@ __global__ void __launch_bounds__(threads)
   extern __shared__ float smem[];
   float* ks = smem;
   float* vs = smem + tile * p.D;
-  const int lane = threadIdx.x & 3;
-  const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (p.H / p.KVH);
-  const int64_t i = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / 4;
-  const bool active = i < p.Sq;
-  const int64_t shift = p.Sk - p.Sq; // bottom-right causal alignment
+  const auto [lane, b, h, hk, i, active, shift] = query_thread_of(p);
 
   float qr[DPT], acc[DPT];
   for (int t = 0; t < DPT; ++t) {
@@ -201,11 +213,7 @@ __global__ void __launch_bounds__(threads)
   extern __shared__ float smem[];
   float* ks = smem;
   float* vs = smem + tile * p.D;
-  const int lane = threadIdx.x & 3;
-  const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (p.H / p.KVH);
-  const int64_t i = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / 4;
-  const bool active = i < p.Sq;
-  const int64_t shift = p.Sk - p.Sq;
+  const auto [lane, b, h, hk, i, active, shift] = query_thread_of(p);
   float qr[DPT], dor[DPT], acc[DPT];
   for (int t = 0; t < DPT; ++t) {
     int64_t d = lane + 4 * t;
