@@ -17,6 +17,14 @@ int grid_for(int64_t n, int block) {
   return (int)(g < 65535 * 64 ? g : 65535 * 64);
 }
 
+// Calls f(i) for every i in [0, n), the grid striding over the range (grid_for caps the grid):
+// the one loop of every elementwise kernel here.
+template <class F> __device__ __forceinline__ void grid_stride(int64_t n, const F& f) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    f(i);
+}
+
 // Sum over the block (blockDim.x a multiple of 32, at most 1024).
 __device__ float block_sum(float x) {
   __shared__ float part[32];
@@ -63,20 +71,18 @@ bf16* as_bf(uint16_t* p) { return reinterpret_cast<bf16*>(p); }
 template <class T>
 __global__ void embedding_forward_k(T* out, const int32_t* tokens, const float* wte, int64_t bt,
                                     int64_t c) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < bt * c;
-       i += (int64_t)gridDim.x * blockDim.x) {
+  grid_stride(bt * c, [&](int64_t i) {
     int64_t row = i / c, col = i % c;
     sto(&out[i], wte[(int64_t)tokens[row] * c + col]);
-  }
+  });
 }
 template <class T>
 __global__ void embedding_backward_k(float* dwte, const T* dout, const int32_t* tokens, int64_t bt,
                                      int64_t c) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < bt * c;
-       i += (int64_t)gridDim.x * blockDim.x) {
+  grid_stride(bt * c, [&](int64_t i) {
     int64_t row = i / c, col = i % c;
     atomicAdd(&dwte[(int64_t)tokens[row] * c + col], ld(&dout[i]));
-  }
+  });
 }
 
 // ---- RMSNorm ----
@@ -132,8 +138,7 @@ template <class T>
 __global__ void rope_k(T* x, const float* cs, const float* sn, int64_t b, int64_t t, int64_t nh,
                        int64_t hd, float sign) {
   const int64_t half = hd / 2, n = b * t * nh * half;
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
+  grid_stride(n, [&](int64_t i) {
     const int64_t pair = i % half, head = i / half; // head = (bi*t + ti)*nh + h
     const int64_t ti = (head / nh) % t;
     T* v = x + head * hd;
@@ -141,36 +146,30 @@ __global__ void rope_k(T* x, const float* cs, const float* sn, int64_t b, int64_
     const float x1 = ld(&v[pair]), x2 = ld(&v[pair + half]);
     sto(&v[pair], x1 * c - x2 * s);
     sto(&v[pair + half], x2 * c + x1 * s);
-  }
+  });
 }
 
 // ---- elementwise ----
 template <class T> __global__ void swiglu_forward_k(T* out, const T* h1, const T* h3, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
+  grid_stride(n, [&](int64_t i) {
     const float x = ld(&h1[i]);
     sto(&out[i], x / (1.0f + expf(-x)) * ld(&h3[i]));
-  }
+  });
 }
 template <class T>
 __global__ void swiglu_backward_k(T* dh1, T* dh3, const T* dout, const T* h1, const T* h3,
                                   int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
+  grid_stride(n, [&](int64_t i) {
     const float x = ld(&h1[i]), s = 1.0f / (1.0f + expf(-x)), d = ld(&dout[i]);
     sto(&dh3[i], d * x * s);
     sto(&dh1[i], d * ld(&h3[i]) * s * (1.0f + x * (1.0f - s)));
-  }
+  });
 }
 __global__ void add_k(float* out, const float* a, const float* b, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = a[i] + b[i];
+  grid_stride(n, [&](int64_t i) { out[i] = a[i] + b[i]; });
 }
 template <class T> __global__ void scale_k(T* out, const float* x, float alpha, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    sto(&out[i], alpha * x[i]);
+  grid_stride(n, [&](int64_t i) { sto(&out[i], alpha * x[i]); });
 }
 
 // ---- cross-entropy ----
@@ -234,11 +233,10 @@ template <class T>
 __global__ void dot_partials_k(double* partials, const T* a, const float* b, int64_t n, int mode) {
   __shared__ double part[1024];
   double s = 0;
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
+  grid_stride(n, [&](int64_t i) {
     const double x = (double)ld(&a[i]);
     s += mode == 1 ? x : x * (b ? (double)b[i] : x);
-  }
+  });
   part[threadIdx.x] = s;
   __syncthreads();
   for (int w = blockDim.x / 2; w > 0; w >>= 1) {
@@ -288,9 +286,7 @@ __global__ void adamw_fused_k(adamw_args a) {
   }
 }
 __global__ void to_bf16_k(__nv_bfloat16* out, const float* in, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = __float2bfloat16_rn(in[i]);
+  grid_stride(n, [&](int64_t i) { out[i] = __float2bfloat16_rn(in[i]); });
 }
 constexpr int kBlock = 256;
 int row_block(int64_t c) { return c >= 1024 ? 1024 : c >= 256 ? 256 : 128; }
