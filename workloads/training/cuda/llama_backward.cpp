@@ -17,17 +17,7 @@ void llama_cuda::impl::block_backward32(int64_t l, const backward_scratch& sc) {
   linear_backward(sc.dxn, gr.w3, sc.dh3, a.xn2, p.w3, c, f, true);
   K::rmsnorm_backward(sc.dres, gr.mlp_norm, sc.dxn, a.xmid, p.mlp_norm, a.rstd2, n, c, s);
   linear_backward(sc.datt, gr.wo, sc.dres, a.att, p.wo, c, c, false);
-  attention::native::backward(attn_shape(cfg, opt),
-                              {.type = compute_dtype::fp32,
-                               .q = a.q,
-                               .dq = sc.dq,
-                               .k = a.k,
-                               .dk = sc.dk,
-                               .v = a.v,
-                               .dv = sc.dv,
-                               .o = a.att,
-                               .d_o = sc.datt,
-                               .lse = a.lse},
+  attention::native::backward(attn_shape(cfg, opt), backward_io(compute_dtype::fp32, sc, a),
                               sc.delta, s);
   K::rope(sc.dq, cos_table(), sin_table(), b, t, nh, hd, -1.0f, s);
   K::rope(sc.dk, cos_table(), sin_table(), b, t, kvh, hd, -1.0f, s);

@@ -56,6 +56,25 @@ struct scratch16 {
   float* delta;
 };
 
+// The attention's tensors of one block in either recipe: a, the block's saved activations
+// (block_acts or acts16); s, the backward scratch (backward_scratch or scratch16).
+template <class A> attention::attention_tensors forward_io(compute_dtype type, const A& a) {
+  return {.type = type, .q = a.q, .k = a.k, .v = a.v, .o = a.att, .lse = a.lse};
+}
+template <class S, class A>
+attention::attention_tensors backward_io(compute_dtype type, const S& s, const A& a) {
+  return {.type = type,
+          .q = a.q,
+          .dq = s.dq,
+          .k = a.k,
+          .dk = s.dk,
+          .v = a.v,
+          .dv = s.dv,
+          .o = a.att,
+          .d_o = s.datt,
+          .lse = a.lse};
+}
+
 struct llama_cuda::impl {
   int device = device::current_device(); // the device the model lives on
   model_config cfg;
@@ -180,24 +199,14 @@ struct llama_cuda::impl {
   }
 
   void attention16_forward(const acts16& a) {
-    const attention::attention_tensors io = {
-        .type = compute_dtype::bf16, .q = a.q, .k = a.k, .v = a.v, .o = a.att, .lse = a.lse};
+    const attention::attention_tensors io = forward_io(compute_dtype::bf16, a);
     if (attn == "cudnn")
       sdpa_fwd->run(io, stream);
     else
       attention::native::forward(attn_shape(cfg, opt), io, stream);
   }
   void attention16_backward(const scratch16& s, const acts16& a) {
-    const attention::attention_tensors io = {.type = compute_dtype::bf16,
-                                             .q = a.q,
-                                             .dq = s.dq,
-                                             .k = a.k,
-                                             .dk = s.dk,
-                                             .v = a.v,
-                                             .dv = s.dv,
-                                             .o = a.att,
-                                             .d_o = s.datt,
-                                             .lse = a.lse};
+    const attention::attention_tensors io = backward_io(compute_dtype::bf16, s, a);
     if (attn == "cudnn")
       sdpa_bwd->run(io, stream);
     else

@@ -20,9 +20,7 @@ void llama_cuda::impl::forward_blocks32() {
     linear_forward(a.v, a.xn1, p.wv, c, kv);
     K::rope(a.q, cos_table(), sin_table(), b, t, nh, hd, 1.0f, s);
     K::rope(a.k, cos_table(), sin_table(), b, t, kvh, hd, 1.0f, s);
-    attention::native::forward(
-        attn_shape(cfg, opt),
-        {.type = compute_dtype::fp32, .q = a.q, .k = a.k, .v = a.v, .o = a.att, .lse = a.lse}, s);
+    attention::native::forward(attn_shape(cfg, opt), forward_io(compute_dtype::fp32, a), s);
     linear_forward(tmp, a.att, p.wo, c, c);
     K::add(a.xmid, x, tmp, n * c, s);
     K::rmsnorm_forward(a.xn2, a.rstd2, a.xmid, p.mlp_norm, n, c, eps, s);
