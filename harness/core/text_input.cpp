@@ -412,6 +412,23 @@ std::string printable(std::string_view raw) {
   return out;
 }
 
+const char* markup_entity(char c, const char* apos) {
+  switch (c) {
+  case '&':
+    return "&amp;";
+  case '<':
+    return "&lt;";
+  case '>':
+    return "&gt;";
+  case '"':
+    return "&quot;";
+  case '\'':
+    return apos;
+  default:
+    return nullptr;
+  }
+}
+
 // Stored names may hold any bytes (an imported latin-1 log line, a tag from an older version):
 // the document declares UTF-8, so invalid sequences become U+FFFD, and so do U+FFFE and U+FFFF,
 // which are UTF-8 but not XML characters.
@@ -428,29 +445,13 @@ std::string xml_escape(std::string_view raw) {
       i += 2;
       continue;
     }
-    switch (ch) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&apos;";
-      break;
-    default:
-      // XML 1.0 forbids control characters other than tab, LF and CR, even escaped.
-      if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
-        out += '?';
-      else
-        out += static_cast<char>(ch);
-    }
+    if (const char* entity = markup_entity(static_cast<char>(ch), "&apos;"))
+      out += entity;
+    // XML 1.0 forbids control characters other than tab, LF and CR, even escaped.
+    else if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+      out += '?';
+    else
+      out += static_cast<char>(ch);
   }
   return out;
 }

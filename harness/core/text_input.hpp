@@ -96,6 +96,11 @@ std::string dump_json(const json& j, int indent = -1);
 // UTF-8 becomes U+FFFD.
 std::string printable(std::string_view s);
 
+// The entity that markup (XML and HTML alike) writes for c when c is one of & < > " ', the
+// apostrophe spelled `apos` (XML's &apos;, which HTML 4 lacks, or &#39;); nullptr for any other
+// character. The one table of both escapes; each language keeps its own rules for the rest.
+const char* markup_entity(char c, const char* apos);
+
 // `s` as XML 1.0 character data or attribute value (UTF-8): & < > " ' escaped, invalid UTF-8 and
 // U+FFFE/U+FFFF as U+FFFD, control characters other than tab, LF and CR (which XML forbids even
 // escaped) as '?'. The one XML escape (compare's JUnit; HTML pages may share it).

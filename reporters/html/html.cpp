@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
 
 namespace accelbench::html {
@@ -35,31 +36,15 @@ std::string escape(const std::string& s) {
   out.reserve(s.size() + 16);
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&#39;";
-      break;
-    default:
-      if (html_control(static_cast<unsigned char>(c))) {
-        out += k_replacement;
-      } else if (html_c1_control(s, i)) {
-        out += k_replacement;
-        ++i;
-      } else {
-        out += c;
-      }
+    if (const char* entity = markup_entity(c, "&#39;")) {
+      out += entity;
+    } else if (html_control(static_cast<unsigned char>(c))) {
+      out += k_replacement;
+    } else if (html_c1_control(s, i)) {
+      out += k_replacement;
+      ++i;
+    } else {
+      out += c;
     }
   }
   return out;
