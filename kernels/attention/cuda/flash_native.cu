@@ -114,6 +114,16 @@ __device__ __forceinline__ query_thread query_thread_of(const params& p) {
   return {lane, b, h, hk, i, i < p.Sq, p.Sk - p.Sq};
 }
 
+// The K and V tiles of keys j0.. into shared memory, once every thread is done with the last.
+template <class T>
+__device__ __forceinline__ void load_kv_tiles(float* ks, float* vs, const T* k, const T* v,
+                                              const params& p, int64_t b, int64_t j0, int64_t hk) {
+  __syncthreads();
+  load_tile(ks, k, p, b, j0, p.Sk, p.KVH, hk);
+  load_tile(vs, v, p, b, j0, p.Sk, p.KVH, hk);
+  __syncthreads();
+}
+
 // ---- forward: o, lse for one tile of query rows of one (batch, head) ----
 //   grid (ceil(Sq / 32), H, B), block 128, smem 2 * tile * D floats (K and V tiles)
 template <class T, int DPT>
@@ -137,10 +147,7 @@ __global__ void __launch_bounds__(threads)
   int64_t last_row = min((int64_t)(blockIdx.x + 1) * rows_per_block, p.Sq) - 1;
   int64_t key_end = p.causal ? min(p.Sk, last_row + shift + 1) : p.Sk;
   for (int64_t j0 = 0; j0 < key_end; j0 += tile) {
-    __syncthreads();
-    load_tile(ks, k, p, b, j0, p.Sk, p.KVH, hk);
-    load_tile(vs, v, p, b, j0, p.Sk, p.KVH, hk);
-    __syncthreads();
+    load_kv_tiles(ks, vs, k, v, p, b, j0, hk);
 
     // S = Q K^T for the tile (log2 domain), masked; then one online-softmax update per tile.
     float s[tile];
@@ -227,10 +234,7 @@ __global__ void __launch_bounds__(threads)
   int64_t last_row = min((int64_t)(blockIdx.x + 1) * rows_per_block, p.Sq) - 1;
   int64_t key_end = p.causal ? min(p.Sk, last_row + shift + 1) : p.Sk;
   for (int64_t j0 = 0; j0 < key_end; j0 += tile) {
-    __syncthreads();
-    load_tile(ks, k, p, b, j0, p.Sk, p.KVH, hk);
-    load_tile(vs, v, p, b, j0, p.Sk, p.KVH, hk);
-    __syncthreads();
+    load_kv_tiles(ks, vs, k, v, p, b, j0, hk);
     for (int jj = 0; jj < tile; ++jj) {
       float s, dp;
       quad_dots(p, lane, qr, dor, ks + jj * p.D, vs + jj * p.D, s, dp);
