@@ -11,6 +11,17 @@ float attention_shape::effective_scale() const {
   return scale != 0 ? scale : 1.f / std::sqrt(float(head_dim));
 }
 
+attention_shape attention_shape_of(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                   int64_t seq_k, int64_t head_dim, bool causal) {
+  return {.batch = batch,
+          .heads = heads,
+          .kv_heads = kv_heads,
+          .seq_q = seq_q,
+          .seq_k = seq_k,
+          .head_dim = head_dim,
+          .causal = causal};
+}
+
 void check_shape(const attention_shape& s) {
   auto bad = [](const char* name, int64_t v) {
     throw input_error("attention: " + std::string(name) + " must be positive, got " +

@@ -21,6 +21,11 @@ struct attention_shape {
   float effective_scale() const;
 };
 
+// The shape of these sizes, scale 0 (1/sqrt(head_dim)): the one spelling of a shape from its
+// fields in order, for the workloads and the tests.
+attention_shape attention_shape_of(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                   int64_t seq_k, int64_t head_dim, bool causal);
+
 // Throws input_error naming the first bad field (non-positive size, heads % kv_heads != 0,
 // negative scale).
 void check_shape(const attention_shape& s);

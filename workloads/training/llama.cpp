@@ -132,16 +132,7 @@ rope_table make_rope_table(int64_t seq, int64_t head_dim, double theta) {
 
 attention::attention_shape causal_attention_shape(int64_t b, int64_t t, int64_t nh, int64_t kvh,
                                                   int64_t hd) {
-  attention::attention_shape s;
-  s.batch = b;
-  s.heads = nh;
-  s.kv_heads = kvh;
-  s.seq_q = t;
-  s.seq_k = t;
-  s.head_dim = hd;
-  s.causal = true;
-  s.scale = 0; // 1/sqrt(head_dim)
-  return s;
+  return attention::attention_shape_of(b, nh, kvh, t, t, hd, true);
 }
 
 } // namespace accelbench::training

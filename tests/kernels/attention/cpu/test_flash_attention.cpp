@@ -62,19 +62,6 @@ check_result check_all(const attention_shape& s, const tensors& t, const check_o
   return r;
 }
 
-attention_shape shape(int64_t b, int64_t h, int64_t hk, int64_t sq, int64_t sk, int64_t d,
-                      bool causal) {
-  attention_shape s;
-  s.batch = b;
-  s.heads = h;
-  s.kv_heads = hk;
-  s.seq_q = sq;
-  s.seq_k = sk;
-  s.head_dim = d;
-  s.causal = causal;
-  return s;
-}
-
 // Restores the automatically chosen ISA after a section that forces one.
 struct isa_guard {
   std::string saved = kernel_isa();
@@ -88,12 +75,13 @@ TEST_CASE("fused kernels match the reference on every ISA variant", "[attention]
   // Odd sizes on purpose: none of seq 77 / 131 / 45 / 200 is a multiple of the 64-row tiles,
   // head_dim 40 / 72 / 8 not a multiple of the 16-float vectors.
   const std::vector<attention_shape> shapes = {
-      shape(2, 4, 2, 77, 77, 40, false),  // GQA, self-attention
-      shape(2, 4, 2, 77, 77, 40, true),   // ... causal
-      shape(1, 3, 1, 45, 131, 72, true),  // MQA, seq_q < seq_k, causal bottom-right
-      shape(1, 2, 2, 131, 45, 8, true),   // seq_q > seq_k causal: first 86 rows see nothing
-      shape(1, 2, 1, 200, 70, 64, false), // seq_q > seq_k, not causal
-      shape(1, 1, 1, 1, 1, 1, false),     // degenerate
+      attention_shape_of(2, 4, 2, 77, 77, 40, false), // GQA, self-attention
+      attention_shape_of(2, 4, 2, 77, 77, 40, true),  // ... causal
+      attention_shape_of(1, 3, 1, 45, 131, 72, true), // MQA, seq_q < seq_k, causal bottom-right
+      attention_shape_of(1, 2, 2, 131, 45, 8,
+                         true), // seq_q > seq_k causal: first 86 rows see nothing
+      attention_shape_of(1, 2, 1, 200, 70, 64, false), // seq_q > seq_k, not causal
+      attention_shape_of(1, 1, 1, 1, 1, 1, false),     // degenerate
   };
   check_options opt;
   opt.tolerance = 1e-4; // kernel-v1 fp32
@@ -115,7 +103,7 @@ TEST_CASE("fused kernels match the reference on every ISA variant", "[attention]
 }
 
 TEST_CASE("rows with no visible key give o = 0, lse = +inf and zero gradients", "[attention]") {
-  const attention_shape s = shape(1, 1, 1, 100, 30, 16, true); // rows 0..69 see no key
+  const attention_shape s = attention_shape_of(1, 1, 1, 100, 30, 16, true); // rows 0..69 see no key
   tensors t = make(s);
   run_fast(s, t);
   for (int64_t i = 0; i < 70; ++i) {
@@ -133,7 +121,7 @@ TEST_CASE("rows with no visible key give o = 0, lse = +inf and zero gradients", 
 }
 
 TEST_CASE("a custom softmax scale is honoured", "[attention]") {
-  attention_shape s = shape(1, 2, 2, 33, 50, 24, false);
+  attention_shape s = attention_shape_of(1, 2, 2, 33, 50, 24, false);
   s.scale = 0.7f;
   tensors t = make(s, 5);
   run_fast(s, t);
@@ -186,9 +174,11 @@ TEST_CASE("bf16 attention stays within the bf16 tolerance on every bf16 path",
   // odd (33: the last head_dim pair is half padding); GQA, MQA, seq_q > seq_k. (Causal rows that
   // see a handful of keys put even the fp32 path near this max-error bound: kept out.)
   const std::vector<attention_shape> shapes = {
-      shape(2, 4, 2, 70, 90, 48, false),    shape(2, 4, 2, 70, 90, 48, true),
-      shape(1, 3, 1, 77, 131, 40, true),    shape(1, 2, 2, 131, 45, 33, false),
-      shape(1, 2, 1, 129, 129, 128, false),
+      attention_shape_of(2, 4, 2, 70, 90, 48, false),
+      attention_shape_of(2, 4, 2, 70, 90, 48, true),
+      attention_shape_of(1, 3, 1, 77, 131, 40, true),
+      attention_shape_of(1, 2, 2, 131, 45, 33, false),
+      attention_shape_of(1, 2, 1, 129, 129, 128, false),
   };
   for (const std::string& path : available_bf16_paths()) {
     set_bf16_path(path);
@@ -217,7 +207,7 @@ TEST_CASE("rows with no visible key give o = 0 and lse = +inf on every bf16 path
   // seq_q 200 > seq_k 90: rows 0..109 see no key. The native path takes a causal tile 16 rows at
   // a time, so whole 16-row blocks (and the first tile's blocks) see nothing, and row 110's block
   // sees one key among masked ones.
-  const attention_shape s = shape(1, 2, 1, 200, 90, 32, true);
+  const attention_shape s = attention_shape_of(1, 2, 1, 200, 90, 32, true);
   for (const std::string& path : available_bf16_paths()) {
     set_bf16_path(path);
     INFO("path " << path);
@@ -278,7 +268,7 @@ TEST_CASE("the native bf16 path adds only the error of P and dS rounded to bf16"
     ACCELBENCH_SKIP("this CPU has no AVX512-BF16: only the fp32 path exists");
   bf16_path_guard guard;
   for (bool causal : {false, true}) {
-    const attention_shape s = shape(1, 4, 2, 150, 150, 64, causal);
+    const attention_shape s = attention_shape_of(1, 4, 2, 150, 150, 64, causal);
     set_bf16_path("fp32");
     const std::vector<double> f32 = bf16_rms_errors(s, 5);
     set_bf16_path("avx512_bf16");
@@ -323,7 +313,7 @@ TEST_CASE("the bf16 dispatch takes the fp32 path when forced", "[attention][bf16
 }
 
 TEST_CASE("sampled checks of a larger shape pass, and catch a corrupted row", "[attention]") {
-  const attention_shape s = shape(1, 4, 2, 300, 300, 64, true);
+  const attention_shape s = attention_shape_of(1, 4, 2, 300, 300, 64, true);
   tensors t = make(s, 21);
   run_fast(s, t);
   check_options opt;
@@ -354,7 +344,7 @@ TEST_CASE("sampled checks of a larger shape pass, and catch a corrupted row", "[
 }
 
 TEST_CASE("the checker rejects a deliberately wrong kernel", "[attention]") {
-  const attention_shape s = shape(1, 2, 1, 64, 80, 32, true);
+  const attention_shape s = attention_shape_of(1, 2, 1, 64, 80, 32, true);
   tensors t = make(s, 31);
   check_options opt;
   opt.tolerance = 1e-4;
@@ -380,7 +370,8 @@ TEST_CASE("the sampled backward check does not trust the kernel's O and lse", "[
   // A forward wrong in a row the forward check does not sample hands the backward a wrong O and
   // lse, and the backward kernel computes dK and dV consistently with them. A reference built from
   // that O and lse agrees with the wrong gradients; one computing its own forward does not.
-  const attention_shape s = shape(1, 2, 1, 300, 300, 32, false); // two query heads per kv head
+  const attention_shape s =
+      attention_shape_of(1, 2, 1, 300, 300, 32, false); // two query heads per kv head
   tensors t = make(s, 53);
   check_options opt;
   opt.tolerance = 1e-4;
@@ -405,7 +396,7 @@ TEST_CASE("the sampled backward check does not trust the kernel's O and lse", "[
 
 TEST_CASE("the backward is deterministic (no racing accumulation)", "[attention][timing]") {
   // One head and several key tiles: the backward splits key tiles across threads.
-  const attention_shape s = shape(1, 1, 1, 257, 257, 64, false);
+  const attention_shape s = attention_shape_of(1, 1, 1, 257, 257, 64, false);
   tensors a = make(s, 41), b = make(s, 41);
   run_fast(s, a);
   run_fast(s, b);
@@ -417,7 +408,7 @@ TEST_CASE("the backward is deterministic (no racing accumulation)", "[attention]
 }
 
 TEST_CASE("workspace grows linearly with the sequence, never as seq^2", "[attention]") {
-  attention_shape s = shape(1, 16, 16, 4096, 4096, 128, true);
+  attention_shape s = attention_shape_of(1, 16, 16, 4096, 4096, 128, true);
   const double w1 = double(backward_workspace_bytes(s)), f1 = double(forward_workspace_bytes(s));
   s.seq_q = s.seq_k = 16384;
   const double w4 = double(backward_workspace_bytes(s)), f4 = double(forward_workspace_bytes(s));
@@ -427,7 +418,7 @@ TEST_CASE("workspace grows linearly with the sequence, never as seq^2", "[attent
 }
 
 TEST_CASE("bad shapes are input errors naming the field and value", "[attention]") {
-  attention_shape s = shape(1, 12, 8, 16, 16, 16, false);
+  attention_shape s = attention_shape_of(1, 12, 8, 16, 16, 16, false);
   std::vector<float> x(16 * 16 * 12), o(x.size()), l(12 * 16);
   try {
     flash_forward(s, x.data(), x.data(), x.data(), o.data(), l.data());
@@ -443,7 +434,7 @@ TEST_CASE("bad shapes are input errors naming the field and value", "[attention]
 }
 
 TEST_CASE("a dtype the CPU kernels do not compute in is refused by name", "[attention]") {
-  const attention_shape s = shape(1, 2, 2, 16, 16, 16, false);
+  const attention_shape s = attention_shape_of(1, 2, 2, 16, 16, 16, false);
   std::vector<float> x(16 * 16 * 2), o(x.size()), l(2 * 16);
   for (accelbench::dtype t : {accelbench::dtype::fp16, accelbench::dtype::fp8_e4m3}) {
     const attention_tensors io{
