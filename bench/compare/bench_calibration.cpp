@@ -23,6 +23,7 @@
 #include "harness/compare/compare.hpp"
 #include "harness/compare/mann_whitney.hpp"
 #include "harness/core/stats.hpp"
+#include "tests/support/synthetic_run.hpp"
 
 using namespace accelbench;
 using compare::verdict;
@@ -59,12 +60,7 @@ run make_run(size_t config, std::vector<double> values) {
   r.cfg.backend = "cpu";
   r.cfg.values = {{"M", std::to_string(config)}};
   r.ruleset = "calibration";
-  for (size_t i = 0; i < values.size(); ++i) {
-    sample s;
-    s.index = static_cast<int64_t>(i);
-    s.value = values[i];
-    r.samples.push_back(s);
-  }
+  test_support::add_samples(r, values);
   return r;
 }
 

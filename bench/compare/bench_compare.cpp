@@ -12,19 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "bench/support/seconds.hpp"
 #include "harness/compare/changepoint.hpp"
 #include "harness/compare/compare.hpp"
 #include "harness/core/stats.hpp"
 #include "reporters/compare/formats.hpp"
 
 using namespace accelbench;
-using clock_type = std::chrono::steady_clock;
+using bench::clock_type;
+using bench::seconds_since;
 
 namespace {
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 std::vector<run> make_set(size_t configs, size_t samples, uint64_t seed, bool candidate) {
   stats::rng g(seed);

@@ -31,6 +31,7 @@
 #include "harness/app/query/job_history.hpp"
 #include "harness/compare/compare.hpp"
 #include "harness/core/stats.hpp"
+#include "tests/support/synthetic_run.hpp"
 
 using namespace accelbench;
 using compare::verdict;
@@ -74,12 +75,7 @@ run make_run(size_t config, const std::vector<double>& values, const std::string
   r.cfg.values = {{"M", std::to_string(config)}};
   r.ruleset = ruleset;
   r.extra["job_id"] = job;
-  for (size_t i = 0; i < values.size(); ++i) {
-    sample smp;
-    smp.index = static_cast<int64_t>(i);
-    smp.value = values[i];
-    r.samples.push_back(smp);
-  }
+  test_support::add_samples(r, values);
   return r;
 }
 
@@ -168,113 +164,110 @@ double add_job(std::vector<run>& side, const model& m, size_t k, double log_cent
   return level;
 }
 
-// One job a side, with `history` earlier jobs of each config.
-counts jobs_design(const settings& s, double step, size_t history, double floor_pct,
-                   double threshold, uint64_t seed) {
+// A design's configs, `per_job` at a time: `config(m, c, k, b, cand, opt)` stores config k's runs
+// on both sides of its batch and tells the oracle; then the batch is judged as one compare_sets
+// call under `opt` (fresh for each batch).
+template <class F>
+counts in_batches(const settings& s, uint64_t seed, const compare::set_options& opt, F&& config) {
   stats::rng g(seed);
   model m{s, g};
   counts c;
-  const double v_level = level_variance(s);
   for (size_t done = 0; done < s.configs; done += s.per_job) {
     std::vector<run> b, cand;
-    compare::set_options opt;
-    opt.floor_pct = floor_pct;
-    opt.threshold_pct = threshold;
-    for (size_t k = 0; k < s.per_job; ++k) {
-      std::vector<std::vector<double>> hist;
-      for (size_t h = 0; h < history; ++h) {
-        std::vector<double> logs;
-        for (const auto& r : m.job(0, s.rounds))
-          logs.push_back(std::log(stats::median(r)));
-        hist.push_back(logs);
-      }
-      const std::string name = "gemm/cpu/M=" + std::to_string(k) + " [cal]";
-      if (history > 0)
-        opt.history[name] = query::job_spread(hist);
-      const double lb = add_job(b, m, k, 0, "b");
-      const double lc = add_job(cand, m, k, std::log1p(step), "c");
-      oracle(c, lc - lb, std::sqrt(2 * v_level), threshold);
-    }
-    judge_all(c, b, cand, opt);
+    compare::set_options batch_opt = opt;
+    for (size_t k = 0; k < s.per_job; ++k)
+      config(m, c, k, b, cand, batch_opt);
+    judge_all(c, b, cand, batch_opt);
   }
   return c;
+}
+
+// One job a side, with `history` earlier jobs of each config.
+counts jobs_design(const settings& s, double step, size_t history, double floor_pct,
+                   double threshold, uint64_t seed) {
+  const double v_level = level_variance(s);
+  compare::set_options opt;
+  opt.floor_pct = floor_pct;
+  opt.threshold_pct = threshold;
+  return in_batches(s, seed, opt,
+                    [&](const model& m, counts& c, size_t k, std::vector<run>& b,
+                        std::vector<run>& cand, compare::set_options& batch_opt) {
+                      std::vector<std::vector<double>> hist;
+                      hist.reserve(history);
+                      for (size_t h = 0; h < history; ++h) {
+                        std::vector<double> logs;
+                        logs.reserve(s.rounds);
+                        for (const auto& r : m.job(0, s.rounds))
+                          logs.push_back(std::log(stats::median(r)));
+                        hist.push_back(logs);
+                      }
+                      const std::string name = "gemm/cpu/M=" + std::to_string(k) + " [cal]";
+                      if (history > 0)
+                        batch_opt.history[name] = query::job_spread(hist);
+                      const double lb = add_job(b, m, k, 0, "b");
+                      const double lc = add_job(cand, m, k, std::log1p(step), "c");
+                      oracle(c, lc - lb, std::sqrt(2 * v_level), threshold);
+                    });
 }
 
 // N earlier nightly jobs as the baseline, tonight's job as the candidate.
 counts nightly_design(const settings& s, double step, size_t nights, double floor_pct,
                       uint64_t seed) {
-  stats::rng g(seed);
-  model m{s, g};
-  counts c;
   const double v_level = level_variance(s);
-  for (size_t done = 0; done < s.configs; done += s.per_job) {
-    std::vector<run> b, cand;
-    compare::set_options opt;
-    opt.floor_pct = floor_pct;
-    for (size_t k = 0; k < s.per_job; ++k) {
-      double lb = 0;
-      for (size_t night = 0; night < nights; ++night)
-        lb += add_job(b, m, k, 0, "night" + std::to_string(night)) / (double)nights;
-      const double lc = add_job(cand, m, k, std::log1p(step), "tonight");
-      oracle(c, lc - lb, std::sqrt(v_level * (1 + 1.0 / (double)nights)), 5);
-    }
-    judge_all(c, b, cand, opt);
-  }
-  return c;
+  compare::set_options opt;
+  opt.floor_pct = floor_pct;
+  return in_batches(s, seed, opt,
+                    [&](const model& m, counts& c, size_t k, std::vector<run>& b,
+                        std::vector<run>& cand, compare::set_options&) {
+                      double lb = 0;
+                      for (size_t night = 0; night < nights; ++night)
+                        lb += add_job(b, m, k, 0, "night" + std::to_string(night)) / (double)nights;
+                      const double lc = add_job(cand, m, k, std::log1p(step), "tonight");
+                      oracle(c, lc - lb, std::sqrt(v_level * (1 + 1.0 / (double)nights)), 5);
+                    });
 }
 
 // One A/B job: the sides share the job's level and each round's drift, in a random order.
 counts ab_design(const settings& s, double step, double threshold, uint64_t seed) {
-  stats::rng g(seed);
-  model m{s, g};
-  counts c;
   const double v_diff = 2 * (s.pair * s.pair + median_var(s, s.samples));
-  for (size_t done = 0; done < s.configs; done += s.per_job) {
-    std::vector<run> b, cand;
-    compare::set_options opt;
-    opt.floor_pct = 3;
-    opt.threshold_pct = threshold;
-    for (size_t k = 0; k < s.per_job; ++k) {
-      const double j = s.job * g.normal();
-      double dsum = 0;
-      for (size_t r = 0; r < s.ab_rounds; ++r) {
-        const double drift = j + s.round * g.normal();
-        const auto rb = m.run(drift + s.pair * g.normal(), s.samples);
-        const auto rc = m.run(drift + std::log1p(step) + s.pair * g.normal(), s.samples);
-        dsum += std::log(stats::median(rc)) - std::log(stats::median(rb));
-        for (auto [side, values, out] :
-             {std::tuple{"baseline", &rb, &b}, std::tuple{"candidate", &rc, &cand}}) {
-          run x = make_run(k, *values, "ab-job", "cal");
-          x.extra["ab"] = {{"id", "ab1"}, {"round", (int64_t)r + 1}, {"side", side}};
-          out->push_back(std::move(x));
+  compare::set_options opt;
+  opt.floor_pct = 3;
+  opt.threshold_pct = threshold;
+  return in_batches(
+      s, seed, opt,
+      [&](const model& m, counts& c, size_t k, std::vector<run>& b, std::vector<run>& cand,
+          compare::set_options&) {
+        const double j = s.job * m.g.normal();
+        double dsum = 0;
+        for (size_t r = 0; r < s.ab_rounds; ++r) {
+          const double drift = j + s.round * m.g.normal();
+          const auto rb = m.run(drift + s.pair * m.g.normal(), s.samples);
+          const auto rc = m.run(drift + std::log1p(step) + s.pair * m.g.normal(), s.samples);
+          dsum += std::log(stats::median(rc)) - std::log(stats::median(rb));
+          for (auto [side, values, out] :
+               {std::tuple{"baseline", &rb, &b}, std::tuple{"candidate", &rc, &cand}}) {
+            run x = make_run(k, *values, "ab-job", "cal");
+            x.extra["ab"] = {{"id", "ab1"}, {"round", (int64_t)r + 1}, {"side", side}};
+            out->push_back(std::move(x));
+          }
         }
-      }
-      oracle(c, dsum / (double)s.ab_rounds, std::sqrt(v_diff / (double)s.ab_rounds), threshold);
-    }
-    judge_all(c, b, cand, opt);
-  }
-  return c;
+        oracle(c, dsum / (double)s.ab_rounds, std::sqrt(v_diff / (double)s.ab_rounds), threshold);
+      });
 }
 
 // One Google Benchmark import a side: 10 samples, no job noise.
 counts import_design(const settings& s, double step, uint64_t seed) {
-  stats::rng g(seed);
-  model m{s, g};
-  counts c;
-  for (size_t done = 0; done < s.configs; done += s.per_job) {
-    std::vector<run> b, cand;
-    compare::set_options opt;
-    opt.floor_pct = 0;
-    for (size_t k = 0; k < s.per_job; ++k) {
-      const auto rb = m.run(0, 10), rc = m.run(std::log1p(step), 10);
-      b.push_back(make_run(k, rb, "import-b", "cal"));
-      cand.push_back(make_run(k, rc, "import-c", "cal"));
-      oracle(c, std::log(stats::median(rc)) - std::log(stats::median(rb)),
-             std::sqrt(2 * median_var(s, 10)), 5);
-    }
-    judge_all(c, b, cand, opt);
-  }
-  return c;
+  compare::set_options opt;
+  opt.floor_pct = 0;
+  return in_batches(s, seed, opt,
+                    [&](const model& m, counts& c, size_t k, std::vector<run>& b,
+                        std::vector<run>& cand, compare::set_options&) {
+                      const auto rb = m.run(0, 10), rc = m.run(std::log1p(step), 10);
+                      b.push_back(make_run(k, rb, "import-b", "cal"));
+                      cand.push_back(make_run(k, rc, "import-c", "cal"));
+                      oracle(c, std::log(stats::median(rc)) - std::log(stats::median(rb)),
+                             std::sqrt(2 * median_var(s, 10)), 5);
+                    });
 }
 
 bool wanted(const settings& s, const char* design) { return s.only.empty() || s.only == design; }

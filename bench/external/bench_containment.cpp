@@ -25,12 +25,14 @@
 
 #include <fmt/format.h>
 
+#include "bench/support/seconds.hpp"
 #include "harness/core/stats.hpp"
 #include "workloads/external/process.hpp"
 #include "workloads/external/process_tree.hpp"
 
 using namespace accelbench;
-using clock_type = std::chrono::steady_clock;
+using bench::clock_type;
+using bench::seconds_since;
 
 namespace {
 
@@ -56,10 +58,6 @@ options parse(int argc, char** argv) {
   return o;
 }
 
-double since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
 struct timeout_figure {
   std::vector<double> ended, leader;
 };
@@ -71,7 +69,7 @@ void timeout_round(const options& o, const char* mode, timeout_figure& f) {
   l.kill_grace_s = o.grace_s;
   const auto t0 = clock_type::now();
   const auto out = external::run_process(l);
-  f.ended.push_back(since(t0));
+  f.ended.push_back(seconds_since(t0));
   f.leader.push_back(out.wall_seconds);
   if (!out.timed_out) {
     fmt::print(stderr, "{}: not timed out ({})\n", mode, out.failure());
@@ -101,7 +99,7 @@ double end_step(bool sweep) {
     tree.kill_all();
   else
     ::kill(-pid, SIGKILL);
-  const double s = since(t0);
+  const double s = seconds_since(t0);
   ::waitpid(pid, nullptr, 0);
   return s;
 }
@@ -116,7 +114,7 @@ double whole_run_s(bool private_tmpdir) {
     fmt::print(stderr, "true failed: {}\n", out.failure());
     std::exit(1);
   }
-  return since(t0);
+  return seconds_since(t0);
 }
 
 // One periodic check of a running program's tree: what the runner does every 100 ms.
@@ -134,7 +132,7 @@ double check_s(int checks) {
     tree.reap_exited_orphans();
     bytes += tree.resident_bytes();
   }
-  const double s = since(t0) / checks;
+  const double s = seconds_since(t0) / checks;
   tree.kill_all();
   ::waitpid(pid, nullptr, 0);
   if (bytes == 0) {

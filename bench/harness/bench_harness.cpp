@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/support/measured_gemm.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/peak.hpp"
 #include "harness/core/stats.hpp"
@@ -31,21 +32,7 @@ public:
 };
 
 run synthetic_run(int samples, const json& env) {
-  run r;
-  r.uuid = new_uuid();
-  r.cfg.workload = "gemm";
-  r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", "1024"},         {"N", "1024"},    {"K", "1024"},   {"dtype", "fp32"},
-                  {"library", "onednn"}, {"trans_a", "0"}, {"trans_b", "0"}};
-  r.system = "bench";
-  r.ruleset = "kernel-v1";
-  r.environment = env;
-  r.started_at = r.finished_at = now_iso8601();
-  for (int i = 0; i < samples; ++i)
-    r.samples.push_back({i, 1e-3 * (1 + 0.01 * i), 100, json::object()});
-  r.add_metric("tflops", 1.0, "TFLOP/s", direction::higher_is_better);
-  r.add_metric("time", 1e-3, "s", direction::lower_is_better);
-  return r;
+  return bench::measured_gemm("1024", "bench", samples, env);
 }
 
 } // namespace

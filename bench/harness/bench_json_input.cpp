@@ -16,6 +16,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/results_document.hpp"
 #include "harness/core/text_input.hpp"
+#include "tests/support/synthetic_run.hpp"
 
 using namespace accelbench;
 using clk = std::chrono::steady_clock;
@@ -23,18 +24,10 @@ using clk = std::chrono::steady_clock;
 namespace {
 
 run synthetic_run(int samples, const json& env) {
-  run r;
-  r.uuid = new_uuid();
-  r.cfg.workload = "gemm";
-  r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", "1024"}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp32"}};
-  r.system = "bench";
-  r.ruleset = "kernel-v1";
+  run r = test_support::gemm_run(test_support::gemm_fp32("1024", "1024", "1024"), "bench");
   r.environment = env;
   r.started_at = r.finished_at = now_iso8601();
-  r.samples.reserve(static_cast<size_t>(samples));
-  for (int i = 0; i < samples; ++i)
-    r.samples.push_back({i, 1e-3 * (1 + 0.01 * i), 100, json::object()});
+  test_support::add_rising_samples(r, samples);
   r.add_metric("tflops", 1.0, "TFLOP/s", direction::higher_is_better);
   return r;
 }

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/support/seconds.hpp"
 #include "harness/app/query/report_side.hpp"
 #include "harness/app/query/selector.hpp"
 #include "harness/store/store.hpp"
@@ -27,13 +28,10 @@
 
 using namespace accelbench;
 namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
+using bench::clock_type;
+using bench::seconds_since;
 
 namespace {
-
-double since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 // Two systems; configs x 5 runs per system; `samples` seconds-per-iteration samples per run.
 void build_db(const fs::path& path, size_t runs, size_t samples) {
@@ -108,7 +106,7 @@ int main(int argc, char** argv) {
     auto t0 = clock_type::now();
     build_db(dbp, runs, samples);
     std::printf("database: %zu runs x %zu samples written in %.2f s (%s)\n", runs, samples,
-                since(t0), dbp.c_str());
+                seconds_since(t0), dbp.c_str());
   }
 
   // 1. The report, in a child process so its peak memory is its own.
@@ -119,7 +117,7 @@ int main(int argc, char** argv) {
     auto t0 = clock_type::now();
     auto b = query::select_runs(db, "system=bench-h100");
     auto c = query::select_runs(db, "system=bench-b200");
-    const double t_query = since(t0);
+    const double t_query = seconds_since(t0);
     size_t n = 0;
     const size_t nruns = b.runs.size() + c.runs.size();
     for (const auto& r : b.runs)
@@ -130,20 +128,21 @@ int main(int argc, char** argv) {
     auto rep =
         report::build_report(query::report_side(b.label, std::move(b.runs), b.systems),
                              query::report_side(c.label, std::move(c.runs), c.systems), opts());
-    const double t_build = since(t1);
+    const double t_build = seconds_since(t1);
     auto t2 = clock_type::now();
     const std::string js = report::to_json(rep).dump();
-    const double t_json = since(t2);
+    const double t_json = seconds_since(t2);
     auto t3 = clock_type::now();
     const std::string html = report::to_html(rep);
-    const double t_html = since(t3);
+    const double t_html = seconds_since(t3);
     struct rusage self {};
     getrusage(RUSAGE_SELF, &self);
     const double cpu = double(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
                        1e-6 * double(self.ru_utime.tv_usec + self.ru_stime.tv_usec);
     std::printf("report over %zu runs, %zu samples, %zu pairs: query %.2f s, build_report %.2f s, "
                 "to_json %.2f s, to_html %.2f s; total %.2f s wall, %.2f s CPU\n",
-                nruns, n, rep.pairs.size(), t_query, t_build, t_json, t_html, since(t0), cpu);
+                nruns, n, rep.pairs.size(), t_query, t_build, t_json, t_html, seconds_since(t0),
+                cpu);
     std::printf("  JSON %.1f MiB, HTML %.1f MiB\n", js.size() / 1048576.0, html.size() / 1048576.0);
     std::fflush(stdout);
     _exit(0);
@@ -170,7 +169,7 @@ int main(int argc, char** argv) {
     const std::string html = report::to_html(rep), js = report::to_json(rep).dump(2);
     std::printf("MLPerf report (accelerator=H100 vs accelerator=Blackwell, %zu pairs): HTML %.1f "
                 "KiB, JSON %.1f KiB, built in %.3f s\n",
-                rep.pairs.size(), html.size() / 1024.0, js.size() / 1024.0, since(t0));
+                rep.pairs.size(), html.size() / 1024.0, js.size() / 1024.0, seconds_since(t0));
     std::printf("  %s\n", rep.headline.c_str());
   }
   std::error_code ec;

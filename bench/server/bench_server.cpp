@@ -39,19 +39,18 @@
 #include "harness/app/server/tokens.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
+#include "tests/support/synthetic_run.hpp"
 #ifdef ACCELBENCH_BENCH_PG_SERVER
+#include "bench/support/seconds.hpp"
 #include "tests/support/pg_server.hpp"
 #endif
 
 using namespace accelbench;
 namespace fs = std::filesystem;
-using clk = std::chrono::steady_clock;
+using clk = bench::clock_type;
+using bench::seconds_since;
 
 namespace {
-
-double seconds_since(clk::time_point t0) {
-  return std::chrono::duration<double>(clk::now() - t0).count();
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -62,19 +61,7 @@ std::string slurp(const fs::path& p) {
 
 run nightly(const std::string& system, int cfg, const std::string& tag, int night, double center,
             int samples, std::mt19937_64& g) {
-  run r;
-  r.uuid = new_uuid();
-  r.cfg.workload = "gemm";
-  r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", std::to_string(64 * (cfg + 1))},
-                  {"N", "1024"},
-                  {"K", "1024"},
-                  {"dtype", "fp32"},
-                  {"library", "onednn"},
-                  {"trans_a", "0"},
-                  {"trans_b", "0"}};
-  r.system = system;
-  r.ruleset = "kernel-v1";
+  run r = test_support::gemm_run(test_support::gemm_onednn(std::to_string(64 * (cfg + 1))), system);
   const int y = 2025 + night / 365, d = night % 365;
   r.started_at = fmt::format("{:04d}-{:02d}-{:02d}T02:00:00.000Z", y, d / 28 % 12 + 1, d % 28 + 1);
   r.finished_at = r.started_at;

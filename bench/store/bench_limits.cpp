@@ -35,6 +35,7 @@
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/store/store.hpp"
+#include "tests/support/synthetic_run.hpp"
 #include "workloads/external/protocol.hpp"
 
 using namespace accelbench;
@@ -78,13 +79,8 @@ void print(const std::string& path, const std::vector<point>& points, std::size_
 }
 
 run base_run() {
-  run r;
+  run r = test_support::gemm_run({{"M", "64"}}, "bench");
   r.uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
-  r.cfg.workload = "gemm";
-  r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", "64"}};
-  r.system = "bench";
-  r.ruleset = "kernel-v1";
   r.started_at = r.finished_at = "2026-10-01T02:00:00.000Z";
   r.samples = {{0, 1e-3, 1, json::object()}};
   return r;

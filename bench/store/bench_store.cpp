@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/support/measured_gemm.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/store/store.hpp"
@@ -35,25 +36,8 @@ namespace fs = std::filesystem;
 namespace {
 
 run synthetic_run(int samples, const json& env, int i) {
-  run r;
-  r.uuid = new_uuid();
-  r.cfg.workload = "gemm";
-  r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", std::to_string(256 + i % 64)},
-                  {"N", "1024"},
-                  {"K", "1024"},
-                  {"dtype", "fp32"},
-                  {"library", "onednn"},
-                  {"trans_a", "0"},
-                  {"trans_b", "0"}};
-  r.system = i % 2 ? "bench-h100" : "bench-b200";
-  r.ruleset = "kernel-v1";
-  r.environment = env;
-  r.started_at = r.finished_at = now_iso8601();
-  for (int k = 0; k < samples; ++k)
-    r.samples.push_back({k, 1e-3 * (1 + 0.01 * k), 100, json::object()});
-  r.add_metric("tflops", 1.0, "TFLOP/s", direction::higher_is_better);
-  r.add_metric("time", 1e-3, "s", direction::lower_is_better);
+  run r = bench::measured_gemm(std::to_string(256 + i % 64), i % 2 ? "bench-h100" : "bench-b200",
+                               samples, env);
   r.tags = {"nightly", "bench"};
   return r;
 }
@@ -72,6 +56,14 @@ std::vector<run> batch_of(int runs, int samples, const json& env) {
   for (int i = 0; i < runs; ++i)
     out.push_back(synthetic_run(samples, env, i));
   return out;
+}
+
+// One insert figure: sqlite's and postgresql's rates measured side by side, and their ratio.
+void print_inserts(const char* what, const rate& lite, const rate& pg) {
+  std::cout << fmt::format("{}:\n  sqlite      {}\n  postgresql  {}\n"
+                           "  postgresql / sqlite: {:.2f}x the runs/s\n",
+                           what, lite.str(), pg.str(),
+                           (pg.runs / pg.seconds) / (lite.runs / lite.seconds));
 }
 
 rate insert_each(store::store& db, std::vector<run> runs) {
@@ -199,16 +191,10 @@ int main(int argc, char** argv) {
       // Side by side, each pair on fresh runs of the same shape.
       rate l1 = insert_each(lite, batch_of(runs, samples, env));
       rate p1 = insert_each(pg, batch_of(runs, samples, env));
-      std::cout << fmt::format(
-          "insert, one transaction per run (accelbench run):\n  sqlite      {}\n  postgresql  {}\n"
-          "  postgresql / sqlite: {:.2f}x the runs/s\n",
-          l1.str(), p1.str(), (p1.runs / p1.seconds) / (l1.runs / l1.seconds));
+      print_inserts("insert, one transaction per run (accelbench run)", l1, p1);
       rate l2 = insert_all(lite, batch_of(runs, samples, env));
       rate p2 = insert_all(pg, batch_of(runs, samples, env));
-      std::cout << fmt::format(
-          "insert, one transaction for all (import):\n  sqlite      {}\n  postgresql  {}\n"
-          "  postgresql / sqlite: {:.2f}x the runs/s\n",
-          l2.str(), p2.str(), (p2.runs / p2.seconds) / (l2.runs / l2.seconds));
+      print_inserts("insert, one transaction for all (import)", l2, p2);
       for (auto* db : {&lite, &pg}) {
         history_read h = time_history(*db);
         std::cout << fmt::format("history read, {} runs ({}): all samples {:.3f} s, medians only "

@@ -8,6 +8,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
+#include "tests/support/synthetic_run.hpp"
 
 using namespace accelbench;
 using namespace accelbench::compare;
@@ -41,12 +42,7 @@ run make_run(const std::string& workload, const std::string& m, std::vector<doub
   r.environment = env;
   r.fingerprint = environment_fingerprint(env);
   r.finished_at = finished_at;
-  for (size_t i = 0; i < values.size(); ++i) {
-    sample s;
-    s.index = static_cast<int64_t>(i);
-    s.value = values[i];
-    r.samples.push_back(s);
-  }
+  test_support::add_samples(r, values);
   return r;
 }
 

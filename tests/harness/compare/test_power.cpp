@@ -10,6 +10,7 @@
 
 #include "harness/compare/compare.hpp"
 #include "harness/core/stats.hpp"
+#include "tests/support/synthetic_run.hpp"
 
 using namespace accelbench;
 using namespace accelbench::compare;
@@ -23,12 +24,7 @@ run make_run(const std::string& m, const std::vector<double>& values, const std:
   r.cfg.values = {{"M", m}};
   r.ruleset = "kernel-v1";
   r.extra["job_id"] = job;
-  for (size_t i = 0; i < values.size(); ++i) {
-    sample s;
-    s.index = static_cast<int64_t>(i);
-    s.value = values[i];
-    r.samples.push_back(s);
-  }
+  test_support::add_samples(r, values);
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
 #include "tests/support/load_free.hpp"
+#include "tests/support/synthetic_run.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -287,13 +288,7 @@ namespace {
 json two_run_doc() {
   std::vector<run> runs;
   for (const char* tag : {"a", "b"}) {
-    run r;
-    r.uuid = new_uuid();
-    r.cfg.workload = "gemm";
-    r.cfg.backend = "cpu";
-    r.cfg.values = {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "fp32"}};
-    r.system = "box";
-    r.ruleset = "kernel-v1";
+    run r = test_support::gemm_run(test_support::gemm_fp32("64", "64", "64"), "box");
     r.source = "imported";
     r.tags = {tag};
     r.started_at =

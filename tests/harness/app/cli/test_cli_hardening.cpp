@@ -25,6 +25,7 @@
 #include "harness/store/store.hpp"
 #include "tests/support/cli_helpers.hpp"
 #include "tests/support/load_free.hpp"
+#include "tests/support/synthetic_run.hpp"
 
 using namespace accelbench;
 using test_cli::ab;
@@ -428,13 +429,8 @@ TEST_CASE(
     "and the limit, with nothing stored",
     "[cli][hardening][limits]") {
   test_cli::temp_dir t;
-  run r;
+  run r = test_support::gemm_run({{"M", "64"}}, "box");
   r.uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
-  r.cfg.workload = "gemm";
-  r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", "64"}};
-  r.system = "box";
-  r.ruleset = "kernel-v1";
   r.started_at = r.finished_at = "2026-10-01T02:00:00.000Z";
   r.samples.reserve(limits::k_max_samples);
   for (size_t i = 0; i < limits::k_max_samples; ++i)

@@ -10,6 +10,7 @@
 #include "harness/app/query/job_history.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/store/store.hpp"
+#include "tests/support/synthetic_run.hpp"
 
 using namespace accelbench;
 
@@ -17,13 +18,7 @@ namespace {
 
 run job_run(const std::string& job, const std::string& started_at, double level,
             const std::string& fingerprint = "fp1") {
-  run r;
-  r.uuid = new_uuid();
-  r.cfg.workload = "gemm";
-  r.cfg.backend = "cpu";
-  r.cfg.values = {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "fp32"}};
-  r.system = "box";
-  r.ruleset = "kernel-v1";
+  run r = test_support::gemm_run(test_support::gemm_fp32("64", "64", "64"), "box");
   r.source = "measured";
   r.fingerprint = fingerprint;
   r.started_at = r.finished_at = started_at;
