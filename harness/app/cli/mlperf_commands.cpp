@@ -34,6 +34,17 @@ json mlperf_scores(const std::vector<run>& runs) {
   return out;
 }
 
+store::system_record published_system_record(const mlperf::system_description& s) {
+  store::system_record rec;
+  rec.name = s.name;
+  rec.accelerator_model = s.accelerator_model;
+  rec.accelerators_per_node = s.accelerators_per_node;
+  rec.nodes = s.nodes;
+  rec.source = "published";
+  rec.description = s.to_json();
+  return rec;
+}
+
 int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet,
                       const import_labels& labels) {
   // Parse and check everything first; the store is touched only once the folder was read.
@@ -58,16 +69,9 @@ int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool q
         "nothing to import from '{}': no result_<i>.txt log could be read ({} diagnostic(s) above)",
         printable(dir), res.diagnostics.size()));
   std::vector<store::system_record> records;
-  for (const auto& s : res.systems) {
-    store::system_record rec;
-    rec.name = s.name;
-    rec.accelerator_model = s.accelerator_model;
-    rec.accelerators_per_node = s.accelerators_per_node;
-    rec.nodes = s.nodes;
-    rec.source = "published";
-    rec.description = s.to_json();
-    records.push_back(rec);
-  }
+  records.reserve(res.systems.size());
+  for (const auto& s : res.systems)
+    records.push_back(published_system_record(s));
   apply_import_labels(labels, res.runs, records);
   if (!labels.system.empty())
     for (auto& s : res.systems)

@@ -7,7 +7,14 @@
 #include "harness/core/model.hpp"
 #include "harness/store/store.hpp"
 
+namespace accelbench::mlperf {
+struct system_description;
+}
+
 namespace accelbench::cli {
+
+// The store's record of one imported MLPerf system: source "published", the description kept.
+store::system_record published_system_record(const mlperf::system_description& s);
 
 int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet,
                       const import_labels& labels = {});

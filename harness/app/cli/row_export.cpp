@@ -64,30 +64,35 @@ std::vector<json> run_rows(const run& r) {
   return {row};
 }
 
-std::vector<json> metric_rows(const run& r) {
+// One row per item of `items`: the run's columns, then the item's own from fill(row, item).
+template <class Items, class Fill>
+std::vector<json> rows_per(const run& r, const Items& items, Fill fill) {
   std::vector<json> out;
-  for (const auto& m : r.metrics) {
+  out.reserve(items.size());
+  for (const auto& item : items) {
     json row = run_columns(r);
-    row["metric"] = m.name;
-    row["value"] = m.value;
-    row["unit"] = m.unit;
-    row["direction"] = to_string(m.dir);
+    fill(row, item);
     out.push_back(row);
   }
   return out;
 }
 
+std::vector<json> metric_rows(const run& r) {
+  return rows_per(r, r.metrics, [](json& row, const auto& m) {
+    row["metric"] = m.name;
+    row["value"] = m.value;
+    row["unit"] = m.unit;
+    row["direction"] = to_string(m.dir);
+  });
+}
+
 std::vector<json> sample_rows(const run& r) {
-  std::vector<json> out;
-  for (const auto& s : r.samples) {
-    json row = run_columns(r);
+  return rows_per(r, r.samples, [&r](json& row, const auto& s) {
     row["index"] = s.index;
     row["value"] = s.value;
     row["unit"] = r.sample_unit;
     row["iterations"] = s.iterations;
-    out.push_back(row);
-  }
-  return out;
+  });
 }
 
 // A value as one CSV field: stored text (system, tags, config, ...) through csv_text_field, numbers

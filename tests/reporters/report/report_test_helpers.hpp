@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/app/cli/mlperf_commands.hpp"
 #include "harness/app/query/report_side.hpp"
 #include "harness/app/query/selector.hpp"
 #include "harness/store/store.hpp"
@@ -177,16 +178,8 @@ inline void fill_synthetic(store::store& db, const std::string& base_name = "h10
 // The shared MLPerf folders imported into `db` as `accelbench import --format mlperf` does.
 inline void import_mlperf(store::store& db) {
   auto res = mlperf::ingest(mlperf_data());
-  for (const auto& s : res.systems) {
-    store::system_record rec;
-    rec.name = s.name;
-    rec.accelerator_model = s.accelerator_model;
-    rec.accelerators_per_node = s.accelerators_per_node;
-    rec.nodes = s.nodes;
-    rec.source = "published";
-    rec.description = s.to_json();
-    db.upsert_system(rec);
-  }
+  for (const auto& s : res.systems)
+    db.upsert_system(cli::published_system_record(s));
   db.insert_runs(res.runs);
 }
 

@@ -1210,15 +1210,8 @@ TEST_CASE("report: MLPerf energy from the submission's power logs, as the result
     }
   auto db = store::store::open(t.path / "r.db");
   auto add = [&](mlperf::ingest_result res) {
-    for (const auto& s : res.systems) {
-      store::system_record rec;
-      rec.name = s.name;
-      rec.accelerator_model = s.accelerator_model;
-      rec.accelerators_per_node = s.accelerators_per_node;
-      rec.nodes = s.nodes;
-      rec.source = "published";
-      db.upsert_system(rec);
-    }
+    for (const auto& s : res.systems)
+      db.upsert_system(cli::published_system_record(s));
     db.insert_runs(res.runs);
   };
   add(mlperf::ingest(org));
