@@ -31,8 +31,13 @@ public:
   void run() override { asm volatile("" ::: "memory"); }
 };
 
-run synthetic_run(int samples, const json& env) {
-  return bench::measured_gemm("1024", "bench", samples, env);
+// `n` runs of `samples` samples each, one config on one system (bench::measured_gemm).
+std::vector<run> synthetic_runs(int n, int samples, const json& env) {
+  std::vector<run> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    out.push_back(bench::measured_gemm("1024", "bench", samples, env));
+  return out;
 }
 
 } // namespace
@@ -123,9 +128,7 @@ int main(int argc, char** argv) {
     fs::create_directories(dir);
     auto db = store::store::open(dir / "a.db");
     const int runs = 1000, samples = 100;
-    std::vector<run> batch;
-    for (int i = 0; i < runs; ++i)
-      batch.push_back(synthetic_run(samples, env));
+    std::vector<run> batch = synthetic_runs(runs, samples, env);
     auto t0 = clk::now();
     for (auto& r : batch)
       db.insert_run(r); // one transaction per run, as accelbench run does
@@ -133,9 +136,7 @@ int main(int argc, char** argv) {
     std::cout << fmt::format("store: {} runs x {} samples, one transaction per run: {:.2f} s = "
                              "{:.0f} samples/s, {:.0f} runs/s\n",
                              runs, samples, dt, runs * samples / dt, runs / dt);
-    std::vector<run> batch2;
-    for (int i = 0; i < runs; ++i)
-      batch2.push_back(synthetic_run(samples, env));
+    std::vector<run> batch2 = synthetic_runs(runs, samples, env);
     t0 = clk::now();
     db.insert_runs(batch2); // imports: one transaction
     dt = std::chrono::duration<double>(clk::now() - t0).count();
@@ -144,9 +145,7 @@ int main(int argc, char** argv) {
         runs, samples, dt, runs * samples / dt);
 
     auto db2 = store::store::open(dir / "b.db");
-    std::vector<run> tenk;
-    for (int i = 0; i < 1000; ++i)
-      tenk.push_back(synthetic_run(10, env));
+    std::vector<run> tenk = synthetic_runs(1000, 10, env);
     db2.insert_runs(tenk);
     db2.checkpoint();
     std::cout << fmt::format("store: database size per 1,000 kernel runs (10 samples each, full "

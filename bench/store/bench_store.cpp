@@ -53,6 +53,7 @@ struct rate {
 
 std::vector<run> batch_of(int runs, int samples, const json& env) {
   std::vector<run> out;
+  out.reserve(static_cast<size_t>(runs));
   for (int i = 0; i < runs; ++i)
     out.push_back(synthetic_run(samples, env, i));
   return out;
@@ -112,6 +113,7 @@ std::vector<double> medians_of(const std::vector<run>& runs) {
 
 std::vector<double> medians_of(const std::vector<store::history_row>& rows) {
   std::vector<double> out;
+  out.reserve(rows.size());
   for (const auto& r : rows)
     out.push_back(r.median.value_or(stats::median({})));
   return out;
