@@ -257,14 +257,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2)
     if (!std::strcmp(argv[i], "--reps"))
       reps = std::max(1, std::atoi(argv[i + 1]));
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("accelbench-bench-limits-{}", getpid());
-  fs::create_directories(dir);
-  std::cout << fmt::format("limits: {} tags, {} metrics, {} samples a run; median of {} reps\n",
-                           limits::k_max_tags, limits::k_max_metrics, limits::k_max_samples, reps);
-  bench_metrics(reps);
-  bench_tags(reps, dir);
-  bench_samples(reps, dir);
-  fs::remove_all(dir);
+  try {
+    const fs::path dir =
+        fs::temp_directory_path() / fmt::format("accelbench-bench-limits-{}", getpid());
+    fs::create_directories(dir);
+    std::cout << fmt::format("limits: {} tags, {} metrics, {} samples a run; median of {} reps\n",
+                             limits::k_max_tags, limits::k_max_metrics, limits::k_max_samples,
+                             reps);
+    bench_metrics(reps);
+    bench_tags(reps, dir);
+    bench_samples(reps, dir);
+    fs::remove_all(dir);
+  } catch (const std::exception& e) {
+    std::cerr << "accelbench_bench_limits: " << e.what() << "\n";
+    return 1;
+  }
   return 0;
 }
