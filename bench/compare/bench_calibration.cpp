@@ -54,7 +54,7 @@ void print_row(const char* rule, double step, const tally& t) {
               t.pct(verdict::unchanged), t.pct(verdict::inconclusive));
 }
 
-run make_run(size_t config, std::vector<double> values) {
+run make_run(size_t config, const std::vector<double>& values) {
   run r;
   r.cfg.workload = "gemm";
   r.cfg.backend = "cpu";

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,9 @@ std::vector<run> make_set(size_t configs, size_t samples, uint64_t seed, bool ca
 
 } // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_bench(int argc, char** argv) {
   size_t configs = 10000, samples = 10, points = 365, series = 1000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -117,4 +120,15 @@ int main(int argc, char** argv) {
                 series, points, window, seconds_since(t0), found);
   }
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_bench(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "accelbench_bench_compare: %s\n", e.what());
+    return 1;
+  }
 }
