@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -85,9 +86,28 @@ report::options opts() {
   return o;
 }
 
-} // namespace
+// The MLPerf comparison of the shared data, in a database under `tmp`.
+void mlperf_figures(const fs::path& tmp) {
+  const fs::path mdb = tmp / "mlperf.db";
+  auto db = store::store::open(mdb);
+  auto res = mlperf::ingest(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published/mlperf");
+  for (const auto& s : res.systems)
+    db.upsert_system(
+        {s.name, s.accelerator_model, s.accelerators_per_node, s.nodes, "published", s.to_json()});
+  db.insert_runs(res.runs);
+  auto t0 = clock_type::now();
+  auto b = query::select_runs(db, "accelerator=H100");
+  auto c = query::select_runs(db, "accelerator=Blackwell");
+  auto rep = report::build_report(query::report_side(b.label, b.runs, b.systems),
+                                  query::report_side(c.label, c.runs, c.systems), opts());
+  const std::string html = report::to_html(rep), js = report::to_json(rep).dump(2);
+  std::printf("MLPerf report (accelerator=H100 vs accelerator=Blackwell, %zu pairs): HTML %.1f "
+              "KiB, JSON %.1f KiB, built in %.3f s\n",
+              rep.pairs.size(), html.size() / 1024.0, js.size() / 1024.0, seconds_since(t0));
+  std::printf("  %s\n", rep.headline.c_str());
+}
 
-int main(int argc, char** argv) {
+int run_bench(int argc, char** argv) {
   size_t runs = 10000, samples = 100;
   std::string db_arg;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -153,29 +173,19 @@ int main(int argc, char** argv) {
   std::printf("  peak memory of the report process (max RSS): %.1f MiB\n", ru.ru_maxrss / 1024.0);
 
   // 2. The MLPerf comparison of the shared data.
-  {
-    const fs::path mdb = tmp / "mlperf.db";
-    auto db = store::store::open(mdb);
-    auto res = mlperf::ingest(fs::path(ACCELBENCH_SOURCE_DIR) / "results/published/mlperf");
-    for (const auto& s : res.systems)
-      db.upsert_system({s.name, s.accelerator_model, s.accelerators_per_node, s.nodes, "published",
-                        s.to_json()});
-    db.insert_runs(res.runs);
-    auto t0 = clock_type::now();
-    auto b = query::select_runs(db, "accelerator=H100");
-    auto c = query::select_runs(db, "accelerator=Blackwell");
-    auto rep = report::build_report(query::report_side(b.label, b.runs, b.systems),
-                                    query::report_side(c.label, c.runs, c.systems), opts());
-    const std::string html = report::to_html(rep), js = report::to_json(rep).dump(2);
-    std::printf("MLPerf report (accelerator=H100 vs accelerator=Blackwell, %zu pairs): HTML %.1f "
-                "KiB, JSON %.1f KiB, built in %.3f s\n",
-                rep.pairs.size(), html.size() / 1024.0, js.size() / 1024.0, seconds_since(t0));
-    std::printf("  %s\n", rep.headline.c_str());
-  }
+  mlperf_figures(tmp);
   std::error_code ec;
-  if (db_arg.empty())
-    fs::remove_all(tmp, ec);
-  else
-    fs::remove_all(tmp, ec);
+  fs::remove_all(tmp, ec); // a --db database lies outside it and stays
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_bench(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "accelbench_bench_report: %s\n", e.what());
+    return 1;
+  }
 }
