@@ -197,51 +197,11 @@ void time_history(const std::string& db, const fs::path& log, const char* kind, 
                            page.wall_ms, page.cpu_ms, reps, page.bytes / 1048576.0);
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"accelbench_bench_server: ingestion and query figures of accelbench serve"};
-  int publishers = 16, runs_each = 200, samples = 10, nights = 365, configs = 100,
-      cmp_configs = 1000, reps = 3;
-  size_t batch = 50;
-  app.add_option("--publishers", publishers);
-  app.add_option("--batch", batch, "Runs per POST of the batched publishers (default 50)");
-  app.add_option("--runs", runs_each);
-  app.add_option("--samples", samples);
-  app.add_option("--nights", nights);
-  app.add_option("--configs", configs);
-  app.add_option("--compare-configs", cmp_configs);
-  app.add_option("--reps", reps);
-  bool postgres = false;
-  app.add_flag("--postgres", postgres);
-  CLI11_PARSE(app, argc, argv);
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("accelbench-bench-server-{}", getpid());
-  fs::create_directories(dir);
-  std::string server_db = (dir / "server.db").string(), batched_db = (dir / "batched.db").string();
-  std::string history_pg;
-#ifdef ACCELBENCH_BENCH_PG_SERVER
-  std::unique_ptr<testing::pg_server> pg;
-  if (postgres) {
-    if (std::string why = testing::pg_unavailable(); !why.empty()) {
-      std::cerr << "bench_server: --postgres: " << why << "\n";
-      return 2;
-    }
-    pg = std::make_unique<testing::pg_server>();
-    server_db = pg->create_database("bench");
-    batched_db = pg->create_database("batched");
-    history_pg = pg->create_database("history");
-  }
-#else
-  if (postgres) {
-    std::cerr
-        << "bench_server: --postgres needs the tests' PostgreSQL server (a build with tests)\n";
-    return 2;
-  }
-#endif
-  std::mt19937_64 g(1);
-
-  // ---- 1. ingestion ----
+// Ingestion: `publishers` publishing `runs_each` runs at once through accelbench serve, one run
+// per POST and `batch` a POST, beside the direct SQLite import of the same runs.
+void ingestion_figures(const fs::path& dir, const std::string& server_db,
+                       const std::string& batched_db, int publishers, int runs_each, int samples,
+                       size_t batch, bool postgres, std::mt19937_64& g) {
   std::vector<std::vector<run>> sets(publishers);
   for (int p = 0; p < publishers; ++p)
     for (int i = 0; i < runs_each; ++i)
@@ -292,15 +252,11 @@ int main(int argc, char** argv) {
                            import_one_tx_s);
   std::cout << fmt::format("  server / direct (per-run transactions): {:.2f}x\n",
                            import_per_run_s / served_s);
+}
 
-  // ---- 2. history over nights x configs ----
-  time_history((dir / "history.db").string(), dir / "history.log", "SQLite", nights, configs,
-               samples, reps, g);
-  if (!history_pg.empty())
-    time_history(history_pg, dir / "history-pg.log", "PostgreSQL 15", nights, configs, samples,
-                 reps, g);
-
-  // ---- 3. compare of two nightly sets ----
+// The compare of two nightly sets of `cmp_configs` configs through the server.
+void compare_figures(const fs::path& dir, int cmp_configs, int samples, int reps,
+                     std::mt19937_64& g) {
   {
     auto db = store::store::open(dir / "compare.db");
     std::vector<run> runs;
@@ -322,6 +278,62 @@ int main(int argc, char** argv) {
         "request thread (median of {}; the pairs are judged on worker threads), {:.1f} MiB JSON\n",
         cmp.wall_ms, cmp.cpu_ms, reps, cmp.bytes / 1048576.0);
   }
+}
+
+int run_bench(int argc, char** argv) {
+  CLI::App app{"accelbench_bench_server: ingestion and query figures of accelbench serve"};
+  int publishers = 16, runs_each = 200, samples = 10, nights = 365, configs = 100,
+      cmp_configs = 1000, reps = 3;
+  size_t batch = 50;
+  app.add_option("--publishers", publishers);
+  app.add_option("--batch", batch, "Runs per POST of the batched publishers (default 50)");
+  app.add_option("--runs", runs_each);
+  app.add_option("--samples", samples);
+  app.add_option("--nights", nights);
+  app.add_option("--configs", configs);
+  app.add_option("--compare-configs", cmp_configs);
+  app.add_option("--reps", reps);
+  bool postgres = false;
+  app.add_flag("--postgres", postgres);
+  CLI11_PARSE(app, argc, argv);
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("accelbench-bench-server-{}", getpid());
+  fs::create_directories(dir);
+  std::string server_db = (dir / "server.db").string(), batched_db = (dir / "batched.db").string();
+  std::string history_pg;
+#ifdef ACCELBENCH_BENCH_PG_SERVER
+  std::unique_ptr<testing::pg_server> pg;
+  if (postgres) {
+    if (std::string why = testing::pg_unavailable(); !why.empty()) {
+      std::cerr << "bench_server: --postgres: " << why << "\n";
+      return 2;
+    }
+    pg = std::make_unique<testing::pg_server>();
+    server_db = pg->create_database("bench");
+    batched_db = pg->create_database("batched");
+    history_pg = pg->create_database("history");
+  }
+#else
+  if (postgres) {
+    std::cerr
+        << "bench_server: --postgres needs the tests' PostgreSQL server (a build with tests)\n";
+    return 2;
+  }
+#endif
+  std::mt19937_64 g(1);
+
+  // ---- 1. ingestion ----
+  ingestion_figures(dir, server_db, batched_db, publishers, runs_each, samples, batch, postgres, g);
+
+  // ---- 2. history over nights x configs ----
+  time_history((dir / "history.db").string(), dir / "history.log", "SQLite", nights, configs,
+               samples, reps, g);
+  if (!history_pg.empty())
+    time_history(history_pg, dir / "history-pg.log", "PostgreSQL 15", nights, configs, samples,
+                 reps, g);
+
+  // ---- 3. compare of two nightly sets ----
+  compare_figures(dir, cmp_configs, samples, reps, g);
   if (std::getenv("ACCELBENCH_BENCH_KEEP")) {
     std::cout << "databases kept in " << dir.string() << "\n";
     return 0;
@@ -329,4 +341,15 @@ int main(int argc, char** argv) {
   std::error_code ec;
   fs::remove_all(dir, ec);
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_bench(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "accelbench_bench_server: " << e.what() << "\n";
+    return 1;
+  }
 }
