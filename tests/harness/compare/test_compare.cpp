@@ -31,7 +31,7 @@ json env_with(const std::string& cpu, const std::string& onednn) {
           {"libraries", {{"onednn", onednn}}}};
 }
 
-run make_run(const std::string& workload, const std::string& m, std::vector<double> values,
+run make_run(const std::string& workload, const std::string& m, const std::vector<double>& values,
              const std::string& finished_at = "2026-01-01T00:00:00.000Z",
              const json& env = env_with("Xeon", "2.6.3")) {
   run r;
