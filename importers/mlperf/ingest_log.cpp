@@ -13,6 +13,7 @@
 #include "harness/core/environment.hpp"
 #include "importers/mlperf/check_log.hpp"
 #include "importers/mlperf/system_desc.hpp"
+#include "importers/mlperf/time_to_train.hpp"
 
 namespace accelbench::mlperf {
 
@@ -102,23 +103,6 @@ bool structural_key(const std::string& k) {
       "epoch_stop",    "eval_start",  "eval_stop",  "eval_accuracy",
       "tracked_stats", "train_loss",  "seed",       "weights_initialization"};
   return keys.count(k) || k.rfind("submission_", 0) == 0;
-}
-
-// Bounds of a plausible time to train, in minutes: more than zero (run_stop after run_start) and
-// less than a year. The longest published MLPerf Training runs take a few days; a year catches a
-// mistyped or corrupted timestamp (a run_stop at 1e300 ms) without judging slow systems.
-constexpr double k_max_train_minutes = 365.0 * 24 * 60;
-
-std::string implausible_duration(double minutes) {
-  if (minutes <= 0)
-    return fmt::format("run_stop is {:.4g} min after run_start: a time to train must be more "
-                       "than 0",
-                       minutes);
-  if (minutes >= k_max_train_minutes)
-    return fmt::format("run_stop is {:.4g} min after run_start: a time to train must be less "
-                       "than a year ({:g} min)",
-                       minutes, k_max_train_minutes);
-  return {};
 }
 
 } // namespace
@@ -238,22 +222,6 @@ json extra_of(const mllog::parsed_log& log, const result_context& ctx, const log
   return extra;
 }
 
-// Time to train as the result summarizer's _query_run_start_stop reads it: in log order, the
-// first run_stop and the last run_start before it (a repeated run_start is only a warning).
-std::pair<const mllog::event*, const mllog::event*> timed_span(const mllog::parsed_log& log) {
-  const mllog::event* start = nullptr;
-  const mllog::event* stop = nullptr;
-  for (const mllog::event& e : log.events) {
-    if (e.key == "run_start")
-      start = &e;
-    if (e.key == "run_stop")
-      stop = &e;
-    if (start && stop)
-      break;
-  }
-  return {start, stop};
-}
-
 // The one sample and the time_to_train_min metric of a run with both ends, or a failed run.
 void record_time_to_train(run& r, const mllog::parsed_log& log,
                           std::vector<mllog::diagnostic>& diags) {
@@ -267,8 +235,7 @@ void record_time_to_train(run& r, const mllog::parsed_log& log,
       r.started_at = iso8601_from_ms(start->time_ms);
     return;
   }
-  // time_ms is bounded by the parser (0..year 9999), so the difference cannot overflow.
-  const double minutes = static_cast<double>(stop->time_ms - start->time_ms) / 60000.0;
+  const double minutes = span_minutes(*start, *stop);
   if (const std::string why = implausible_duration(minutes); !why.empty()) {
     mllog::diagnostic d{log.file, stop->line, why};
     diags.push_back(d);

@@ -226,6 +226,54 @@ TEST_CASE("MLCommons rules: a timing key repeated with the same value is a warni
   CHECK(any_contains(bad.reasons, "EXACTLY_ONE key 'run_start' logged"));
 }
 
+TEST_CASE("MLCommons rules: a run_stop not after run_start is no time to train, in check-package "
+          "as in the import",
+          "[mlperf][rules]") {
+  // MLCommons' checkers pass such a file and its summarizer would score the difference; the
+  // import stores the run INVALID. check-package now says the same (time_to_train.hpp): the file
+  // does not comply, so olympic scoring drops one, and two reject the package. 1 s back is within
+  // the 5 s tolerance of the time-order warning, which used to leave it silent.
+  mlperf_test::temp_dir tmp;
+  const fs::path org = copy_org(tmp, "training_v4.0/NVIDIA");
+  auto stop_at_start = [](const fs::path& file, int64_t offset_ms) {
+    int64_t start = -1;
+    edit_key(file, "run_start", [&](const std::string& l) {
+      std::smatch m;
+      REQUIRE(std::regex_search(l, m, std::regex("\"time_ms\": (\\d+)")));
+      start = std::stoll(m[1]);
+      return l;
+    });
+    REQUIRE(start > 0);
+    edit_key(file, "run_stop", [&](const std::string& l) {
+      return std::regex_replace(l, std::regex("\"time_ms\": \\d+"),
+                                "\"time_ms\": " + std::to_string(start + offset_ms));
+    });
+  };
+  const std::vector<fs::path> files = result_files(org);
+  stop_at_start(files[0], -1000);
+  const check_result one = check_package(org);
+  INFO(joined(one.reasons));
+  CHECK(one.valid);
+  CHECK(any_contains(one.warnings, "1 result file does not comply"));
+  CHECK(any_contains(one.warnings, "a time to train must be more than 0"));
+  const ingest_result imported = ingest(org);
+  const std::string rel = fs::relative(files[0], org / "results").generic_string();
+  int matched = 0;
+  for (const auto& r : imported.runs)
+    if (r.extra.value("result_file", std::string()).find(rel) != std::string::npos) {
+      ++matched;
+      CHECK_FALSE(r.valid);
+      CHECK(any_contains(r.invalid_reasons, "a time to train must be more than 0"));
+    }
+  CHECK(matched == 1);
+
+  stop_at_start(files[1], 0); // a time of exactly 0 is none either
+  const check_result two = check_package(org);
+  CHECK_FALSE(two.valid);
+  CHECK(any_contains(two.reasons, "2 of 10 result files do not comply"));
+  CHECK(any_contains(two.reasons, "run_stop is 0 min after run_start"));
+}
+
 TEST_CASE("MLCommons rules: null train_samples passes (value != ''), an empty string does not",
           "[mlperf][rules]") {
   mlperf_test::temp_dir tmp;
