@@ -294,6 +294,15 @@ bool counts_samples(const std::string& benchmark) {
   return names.count(benchmark) > 0;
 }
 
+// What the convergence point counts, for the printed means: MLCommons calls every one "epochs",
+// but bert logs samples as epoch_num and gpt3 tokens, and the samples_count benchmarks and
+// stable_diffusion count samples.
+std::string progress_unit(const std::string& benchmark) {
+  if (counts_samples(benchmark) || benchmark == "bert" || benchmark == "stable_diffusion")
+    return "samples";
+  return benchmark == "gpt3" ? "tokens" : "epochs";
+}
+
 // Python's round(x, 3): the double nearest the decimal that printf rounds the exact binary value
 // to (both round the exact value, ties to even).
 double round3(double x) {
@@ -606,7 +615,7 @@ std::string rcp_verdict::summary() const {
   if (!detail.empty())
     s += fmt::format(" ({})", detail);
   if (submission_mean && rcp_mean && min_mean) {
-    const std::string unit = counts_samples(benchmark) ? "samples" : "epochs";
+    const std::string unit = progress_unit(benchmark);
     s += fmt::format(" (batch size {}, submission mean {:.4f} {}, reference mean {:.4f}, minimum "
                      "accepted {:.4f}",
                      batch_size ? fmt::format("{}", *batch_size) : "?", *submission_mean, unit,

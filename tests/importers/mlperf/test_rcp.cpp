@@ -263,6 +263,28 @@ TEST_CASE("rcp: check_directory's cases on the published llama2_70b_lora logs", 
   }
 }
 
+TEST_CASE("rcp: the summary names what each benchmark's convergence point counts",
+          "[mlperf][rcp]") {
+  // MLCommons prints "Submission mean epochs" for all; bert's epoch_num counts samples (3,017,784
+  // for tinycorp's v5.0 folder) and gpt3's tokens, so "epochs" would misname them.
+  rcp_verdict v;
+  v.pass = true;
+  v.message = "RCP found";
+  v.batch_size = 96;
+  v.submission_mean = 3017784;
+  v.rcp_mean = 2414421.3333;
+  v.min_mean = 2274732.029;
+  const std::vector<std::pair<std::string, std::string>> units = {
+      {"bert", "samples"},     {"llama2_70b_lora", "samples"}, {"stable_diffusion", "samples"},
+      {"gpt3", "tokens"},      {"retinanet", "epochs"},        {"resnet", "epochs"},
+      {"dlrm_dcnv2", "epochs"}};
+  for (const auto& [benchmark, unit] : units) {
+    v.benchmark = benchmark;
+    INFO(benchmark << ": " << v.summary());
+    CHECK(v.summary().find("submission mean 3017784.0000 " + unit + ",") != std::string::npos);
+  }
+}
+
 TEST_CASE("rcp: convergence and batch size across the files", "[mlperf][rcp]") {
   std::vector<std::string> logs = rcp_variant(1.0);
   auto not_converged = [](const std::string& text) {
