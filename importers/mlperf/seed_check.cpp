@@ -110,6 +110,11 @@ std::string read_seed(const mllog::event& e, seed_record& r) {
   r.file = e.meta_string("file");
   r.lineno = e.meta_string("lineno");
   r.seed = *seed;
+  const bool same_number = e.value.is_number_integer() ||
+                           (e.value.is_number_float() && python_key(e.value)->front() == 'n') ||
+                           (e.value.is_string() && e.value.get_ref<const std::string&>() == *seed);
+  if (!same_number)
+    r.changed_by_int = short_value(e.value);
   r.key = *file_key + '\0' + *line_key + '\0' + *seed;
   r.line = e.line;
   return {};
@@ -152,6 +157,34 @@ file_seeds read_seeds(const fs::path& file, const mllog::parsed_log& log) {
   return out;
 }
 
+namespace {
+
+// Warnings for what the checker lets pass: a seed int() changes, and one seed value logged by two
+// files at different places (the same place is the checker's own failure).
+void seed_value_warnings(const std::vector<file_seeds>& files, seed_verdict& v) {
+  std::map<std::string, const seed_record*> first_by_value;
+  std::map<const seed_record*, const file_seeds*> file_of;
+  for (const auto& f : files)
+    for (const auto& s : f.seeds) {
+      if (!s.changed_by_int.empty())
+        v.warnings.push_back(fmt::format("{}:{}: seed {} is not a whole number; MLCommons' seed "
+                                         "checker takes int() of it, {}",
+                                         f.file.string(), s.line, s.changed_by_int, s.seed));
+      file_of[&s] = &f;
+      const auto [first, inserted] = first_by_value.emplace(s.seed, &s);
+      if (!inserted && first->second->key != s.key && file_of[first->second] != &f)
+        v.warnings.push_back(fmt::format(
+            "{}:{}: seed {} (at {}:{}) is the seed {} logged at {}:{}: two runs on one random "
+            "stream are not independent (MLCommons' seed checker compares file and line too, "
+            "and lets it pass)",
+            f.file.string(), s.line, s.seed, s.file, s.lineno,
+            file_of[first->second]->file.filename().string(), first->second->file,
+            first->second->lineno));
+    }
+}
+
+} // namespace
+
 seed_verdict judge_seeds(const std::vector<file_seeds>& files) {
   seed_verdict v;
   std::map<std::string, const file_seeds*> logged_by;
@@ -175,6 +208,7 @@ seed_verdict judge_seeds(const std::vector<file_seeds>& files) {
                                         first->second->file.filename().string()));
     }
   }
+  seed_value_warnings(files, v);
   return v;
 }
 

@@ -8,6 +8,9 @@
 //   - every seed event needs 'file' and 'lineno' in its metadata, and int() must take its value;
 //   - a file that logs no seed fails; the same (file, lineno, seed) in two files fails (the later
 //     file, in sorted order, names the earlier one); more than one seed in a file is a warning.
+// Warnings MLCommons does not give: one seed in two files of the folder at different lines (the
+// checker keys by file and line, yet the two runs share a random stream), and a seed int() turns
+// into another number (the seed the run used is not the one checked).
 // And a package-level warning MLCommons does not give: a seed reused at the same file and line by
 // another system's folder of the same benchmark (seed_reuse).
 #include <filesystem>
@@ -26,6 +29,9 @@ struct seed_record {
   std::string seed;   // int(value), in decimal
   std::string key;    // equal for two records exactly when Python finds their tuples equal
   int64_t line = 0;   // the event's line in the log
+  // The value as logged, where int() makes another number of it (12345.75, true, " 1_0 "); ""
+  // for a whole number or a string of its digits.
+  std::string changed_by_int;
 };
 
 // The seeds of one result file, or why the seed checker cannot read them (`error`, the file's
@@ -41,7 +47,7 @@ file_seeds read_seeds(const std::filesystem::path& file, const mllog::parsed_log
 
 struct seed_verdict {
   std::vector<std::string> reasons;  // the seed checker fails
-  std::vector<std::string> warnings; // more than one seed in a file
+  std::vector<std::string> warnings; // more than one seed in a file; the two of the header
 };
 
 // The seed checker's verdict over one benchmark folder's result files, in the package checker's

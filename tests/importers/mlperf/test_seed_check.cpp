@@ -224,6 +224,40 @@ TEST_CASE("seed check: no seed, a seed twice, two seeds in a file", "[mlperf][se
   }
 }
 
+TEST_CASE("seed check: what the checker lets pass about a seed's value is a warning",
+          "[mlperf][seed]") {
+  nvidia_copy c;
+  SECTION("one seed in two runs, logged at different lines") {
+    // MLCommons keys by (file, lineno, seed): FOUND NO ERRORS (tinycorp's retinanet logs its seed
+    // at line 395 in one run and 393 in the others, so a copied seed passes there).
+    const std::string s = seed_of(c, 3);
+    c.edit(nyx_file(4), [&](std::string t) {
+      t = seed_value(s)(std::move(t));
+      return std::regex_replace(t, std::regex("\"lineno\": 393"), "\"lineno\": 395");
+    });
+    const check_result r = c.check();
+    INFO(seed_reasons(r));
+    CHECK(r.valid);
+    CHECK(has(r.warnings, "result_4.txt:"));
+    CHECK(has(r.warnings, fmt::format("seed {} (at /workspace/ft-llm/train.py:395) is the seed "
+                                      "result_3.txt logged at /workspace/ft-llm/train.py:393",
+                                      s)));
+  }
+  SECTION("a seed int() changes; a string of its digits or a whole float is no warning") {
+    c.edit(nyx_file(3), seed_value("12345.75"));
+    c.edit(nyx_file(4), seed_value("\"54321\""));
+    c.edit(nyx_file(5), seed_value("777.0"));
+    const check_result r = c.check();
+    INFO(seed_reasons(r));
+    CHECK(r.valid);
+    CHECK(has(r.warnings, "result_3.txt:"));
+    CHECK(has(r.warnings, "seed 12345.75 is not a whole number; MLCommons' seed checker takes "
+                          "int() of it, 12345"));
+    CHECK_FALSE(has(r.warnings, "54321"));
+    CHECK_FALSE(has(r.warnings, "seed 777"));
+  }
+}
+
 TEST_CASE("seed check: a string time_ms that float() reads is a line mlp_parser takes",
           "[mlperf][seed]") {
   // MLCommons: FOUND NO ERRORS (float("1745...") reads it).
