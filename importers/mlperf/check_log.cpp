@@ -155,6 +155,7 @@ public:
       check_open_quality();
     check_time_order();
     check_run_start_times();
+    check_learning_rate();
     check_time_to_train();
     m_out.converged = m_stop != nullptr && m_out.stop_status == "success" &&
                       (!m_info || !closed() || m_out.quality.reached);
@@ -513,6 +514,16 @@ private:
   }
 
   // ---- warnings MLCommons does not give ----
+
+  // A base learning rate that is not above 0 (the closed rules of most benchmarks leave its value
+  // free, so MLCommons passes a negated one).
+  void check_learning_rate() {
+    for (const mllog::event* e : m_log.all("opt_base_learning_rate"))
+      if (e->value.is_number() && !(e->value.get<double>() > 0))
+        warn(e->line, fmt::format("opt_base_learning_rate {} is not above 0: no optimizer trains "
+                                  "with it",
+                                  short_value(e->value)));
+  }
 
   // Time going backwards along the timing structure: an event timed earlier than the latest event
   // of an earlier phase (init_start < init_stop < run_start < eval_accuracy, run_stop). Only the

@@ -274,6 +274,24 @@ TEST_CASE("MLCommons rules: a run_stop not after run_start is no time to train, 
   CHECK(any_contains(two.reasons, "run_stop is 0 min after run_start"));
 }
 
+TEST_CASE("MLCommons rules: a base learning rate not above 0 is a warning", "[mlperf][rules]") {
+  // MLCommons: FOUND NO ERRORS for a negated opt_base_learning_rate in every AMD llama2_70b_lora
+  // run (the differential variant amd_lora.lr_negative.all).
+  mlperf_test::temp_dir tmp;
+  const fs::path org = copy_org(tmp, "training_v4.0/NVIDIA");
+  const fs::path f = result_files(org).front();
+  edit_key(f, "opt_base_learning_rate", [](const std::string& l) {
+    return std::regex_replace(l, std::regex("\"value\": ([0-9.e-]+)"), "\"value\": -$1");
+  });
+  const check_result r = check_package(org);
+  INFO(joined(r.reasons));
+  CHECK(r.valid);
+  CHECK(any_contains(r.warnings, "opt_base_learning_rate -"));
+  CHECK(any_contains(r.warnings, "is not above 0: no optimizer trains with it"));
+  CHECK_FALSE(any_contains(check_package(copy_org(tmp, "training_v5.0/NVIDIA")).warnings,
+                           "opt_base_learning_rate"));
+}
+
 TEST_CASE("MLCommons rules: null train_samples passes (value != ''), an empty string does not",
           "[mlperf][rules]") {
   mlperf_test::temp_dir tmp;
