@@ -494,6 +494,7 @@ package_result write_plan(const package_plan& plan, const staging& s) {
   res.benchmark = benchmark;
   res.system_description = plan.desc;
   res.rcp = plan.rcp;
+  res.round = training_round(*plan.runs.front());
   write_file(system_file, desc_text);
   for (size_t i = 0; i < runs.size(); ++i) {
     std::string text = runs[i]->mllog;

@@ -41,6 +41,9 @@ struct package_result {
   // The RCP check of a closed package whose round has RCP data (rcp.hpp); it passed, else the
   // package was refused. A norm factor > 1 scales the score, as MLCommons' scaling.json would.
   std::optional<rcp_verdict> rcp;
+  // The MLPerf Training round of the runs' ruleset ("5.0"), "" for another ruleset: the round
+  // check-package needs, since the package's path does not name it.
+  std::string round;
 };
 
 // Refuses (input_error) a path component that is empty, ".", "..", or has '/', '\\' or a control

@@ -14,6 +14,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/progress.hpp"
 #include "harness/core/text_input.hpp"
+#include "importers/mlperf/benchmarks.hpp"
 #include "importers/mlperf/check_package.hpp"
 #include "importers/mlperf/ingest.hpp"
 #include "importers/mlperf/package.hpp"
@@ -169,6 +170,9 @@ int cmd_package(const package_cli_options& o) {
                              res.benchmark, res.org_dir.string());
     if (res.rcp)
       std::cout << "  " << res.rcp->summary() << "\n";
+    // The package's path names no round, and check-package refuses to guess one.
+    std::cout << fmt::format("  check it: accelbench check-package {} --round {}\n",
+                             res.org_dir.string(), res.round.empty() ? "ROUND" : res.round);
   }
   return exit_ok;
 }
@@ -199,6 +203,12 @@ int cmd_check_package(const std::string& dir, const std::string& round, bool as_
     throw input_error(fmt::format(
         "'{}' is not a folder (check-package takes a package's organisation folder, DIR/ORG)",
         printable(dir)));
+  if (opt.round.empty() && mlperf::round_from_path(dir).empty())
+    throw input_error(fmt::format(
+        "the MLPerf Training round of '{}' is unknown: give --round (known rounds: {}); "
+        "MLCommons' package checker takes the ruleset too, and without it neither the RCP check "
+        "nor a round's rules could be applied (a path through a training_vX.Y folder names it)",
+        printable(dir), fmt::join(mlperf::benchmark_table::builtin().rounds(), ", ")));
   auto res = mlperf::check_package(dir, opt);
   if (as_json) {
     std::cout << dump_json(res.to_json(), 2) << "\n";
@@ -258,7 +268,9 @@ command_hook add_check_package(CLI::App& app, context&) {
       "check-package",
       "Check an MLPerf Training package (DIR/ORG) like the MLCommons package checker");
   chk->add_option("dir", o->dir, "Organisation folder of a package")->required();
-  chk->add_option("--round", o->round, "Rules round, e.g. 5.0 (default: from the path)");
+  chk->add_option("--round", o->round,
+                  "Rules round, e.g. 5.0 (default: from a training_vX.Y folder in the path; "
+                  "required without one)");
   chk->add_flag(
       "--seed-checker-bypass", o->seed_checker_bypass,
       "Skip the seed checker, as MLCommons' --seed-checker-bypass does (a warning says so)");

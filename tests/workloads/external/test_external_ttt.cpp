@@ -146,7 +146,15 @@ TEST_CASE("external time to train: 10 runs of a converging trainer are scored, p
   REQUIRE(pkg.rc == 0);
   CHECK(fs::exists(d.path / "pkg/acme/results" / run["system"].get<std::string>() /
                    "rgat/result_9.txt"));
-  const auto chk = test_cli::ab("check-package " + (d.path / "pkg/acme").string() + " --json");
+  // The package's path names no round: check-package refuses without one. package prints the
+  // command, with a placeholder where the runs' ruleset is not an MLPerf round's.
+  CHECK(pkg.out.find("check it: accelbench check-package " + (d.path / "pkg/acme").string() +
+                     " --round ROUND") != std::string::npos);
+  const auto no_round = test_cli::ab("check-package " + (d.path / "pkg/acme").string());
+  CHECK(no_round.rc == 2);
+  CHECK(no_round.err.find("is unknown: give --round") != std::string::npos);
+  const auto chk =
+      test_cli::ab("check-package " + (d.path / "pkg/acme").string() + " --round 5.0 --json");
   INFO(chk.out);
   CHECK(chk.rc == 0);
   CHECK(json::parse(chk.out)["verdict"] == "VALID");
