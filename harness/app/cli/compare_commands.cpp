@@ -12,6 +12,7 @@
 
 #include "harness/app/cli/command.hpp"
 #include "harness/app/cli/commands.hpp"
+#include "harness/app/cli/history_formats.hpp"
 #include "harness/app/cli/options.hpp"
 #include "harness/app/cli/table.hpp"
 #include "harness/app/query/comparison.hpp"
@@ -162,8 +163,9 @@ void write_history_html(const history_cli_options& o, const json& doc) {
 } // namespace
 
 int cmd_history(const history_cli_options& o) {
-  if (o.format != "table" && o.format != "json")
-    throw usage_error(fmt::format("unknown --format '{}' (table, json)", o.format));
+  if (!output::find_format(history_formats(), o.format))
+    throw usage_error(fmt::format("unknown --format '{}' ({})", printable(o.format),
+                                  output::format_names(history_formats())));
   if (o.min_segment < 2)
     throw usage_error(fmt::format("--min-segment must be at least 2, got {}", o.min_segment));
   if (!(o.max_pvalue > 0 && o.max_pvalue < 1))
@@ -190,32 +192,12 @@ int cmd_history(const history_cli_options& o) {
         fmt::format("no runs of workload '{}' match in {} (check --set, --system, --since)",
                     o.workload, db.path().string()));
   bool regression = false;
-  json out = history_series(runs, o, &regression);
-  table t({"system", "config", "points", "series", "latest", "change points"});
-  for (const auto& s : out) {
-    std::vector<double> values;
-    for (const auto& p : s["points"])
-      values.push_back(p["value"].get<double>());
-    std::string text;
-    for (const auto& cp : s["change_points"])
-      text += fmt::format("{}{} at run {} ({}) x{:.3f} p={:.1e}", text.empty() ? "" : "; ",
-                          cp["regression"].get<bool>() ? "REGRESSION" : "change",
-                          cp["run_id"].get<int64_t>(),
-                          cp["started_at"].get<std::string>().substr(0, 10),
-                          cp["magnitude"].get<double>(), cp["p_value"].get<double>());
-    if (values.size() < 2 * o.min_segment)
-      text = fmt::format("too few points ({} < {})", values.size(), 2 * o.min_segment);
-    t.add({s["system"].get<std::string>(), s["config_key"].get<std::string>(),
-           std::to_string(values.size()), compare::sparkline(values, 40),
-           format_quantity(values.back(), s["unit"].get<std::string>()),
-           text.empty() ? "none" : text});
-  }
-  const json doc{{"schema_version", 1}, {"workload", o.workload}, {"series", out}};
-  write_history_html(o, doc);
-  if (o.format == "json")
-    std::cout << dump_json(doc, 2) << "\n";
-  else
-    t.print(std::cout);
+  const history_model h{{{"schema_version", 1},
+                         {"workload", o.workload},
+                         {"series", history_series(runs, o, &regression)}},
+                        o.min_segment};
+  write_history_html(o, h.doc);
+  std::cout << output::find_format(history_formats(), o.format)->write(h, {});
   return o.fail_on_regression && regression ? exit_failed : exit_ok;
 }
 
@@ -263,7 +245,7 @@ command_hook add_history(CLI::App& app, context&) {
   hist->add_option("--tag", o->tags, "Only runs with this tag")->check(text_value(false));
   hist->add_option("--since", o->since, "Only runs started on or after this date (YYYY-MM-DD)")
       ->check(date_value());
-  hist->add_option("--format", o->format, "table | json");
+  hist->add_option("--format", o->format, output::format_names(history_formats(), " | "));
   hist->add_option("--min-segment", o->min_segment,
                    "Fewest nights on each side of a change (default 5)")
       ->check(integer_in(2, 1000000));

@@ -2,6 +2,7 @@
 // on runs with planted samples imported from a results document.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -155,6 +156,50 @@ TEST_CASE("history: a step change is reported at the run where it started", "[cl
   const std::string none = (t.path / "none.html").string();
   CHECK(ab("history nosuch --html " + none + " --db " + t.db()).rc == 2);
   CHECK_FALSE(fs::exists(none));
+}
+
+TEST_CASE("history: every --format of its table, and an unknown one refused with the list",
+          "[cli][history]") {
+  test_cli::temp_dir t;
+  stats::rng g(5);
+  std::vector<run> runs;
+  for (int day = 1; day <= 24; ++day)
+    runs.push_back(planted("nightly", day <= 14 ? 1.0 : 1.12, day, g));
+  std::string doc = (t.path / "n.json").string();
+  write_doc(doc, runs);
+  REQUIRE(ab("import " + doc + " --db " + t.db()).rc == 0);
+  const std::string history = "history gemm --db " + t.db();
+
+  auto table = ab(history + " --format table");
+  REQUIRE(table.rc == 0);
+  CHECK(table.out == ab(history).out); // the default
+  CHECK(table.out.rfind("system  config", 0) == 0);
+  CHECK_THAT(table.out, Catch::Contains("REGRESSION at run ") && Catch::Contains("(2026-10-15)"));
+  auto j = ab(history + " --format json");
+  REQUIRE(j.rc == 0);
+  CHECK(json::parse(j.out)["series"][0]["change_points"][0]["index"] == 14);
+  // One row per night; the change point on the row of the night it began.
+  auto csv = ab(history + " --format csv");
+  REQUIRE(csv.rc == 0);
+  CHECK(csv.out.rfind("system,config,ruleset,unit,direction,run_id,started_at,value,change,"
+                      "magnitude,p_value\n",
+                      0) == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 25);
+  auto row_of = [&csv](const std::string& night) {
+    const size_t at = csv.out.find("," + night + "T");
+    const size_t begin = csv.out.rfind('\n', at) + 1;
+    return at == std::string::npos ? "" : csv.out.substr(begin, csv.out.find('\n', at) - begin);
+  };
+  CHECK(row_of("2026-10-14").rfind("ci-box,\"gemm/cpu/K=1024,", 0) == 0); // RFC 4180 quoting
+  CHECK_THAT(row_of("2026-10-14"), Catch::EndsWith(",,,"));
+  CHECK_THAT(row_of("2026-10-15"),
+             Catch::Contains(",kernel-v1,s,lower,") && Catch::Contains(",regression,1.1"));
+  // The names come from the table: in --help and in the one-line error (exit 2, nothing written).
+  CHECK_THAT(ab("history --help").out, Catch::Contains("table | json | csv"));
+  auto nope = ab(history + " --format nope");
+  CHECK(nope.rc == 2);
+  CHECK(nope.out.empty());
+  CHECK_THAT(nope.err, Catch::Contains("unknown --format 'nope' (table, json, csv)"));
 }
 
 TEST_CASE("a 0 % of peak stored for an unknown peak is never averaged, charted or compared",
