@@ -166,9 +166,19 @@ void attach_rcp(std::vector<run>& runs, size_t first, const std::vector<mllog::p
   const auto rounds = rcp_rounds();
   const benchmark_info* info = table.find(ctx.benchmark);
   if (!ctx.system_desc || ctx.system_desc->division != "closed" || !info ||
-      logs.size() != static_cast<size_t>(info->required_runs) ||
-      std::find(rounds.begin(), rounds.end(), ctx.round) == rounds.end())
+      logs.size() != static_cast<size_t>(info->required_runs))
     return;
+  if (std::find(rounds.begin(), rounds.end(), ctx.round) == rounds.end()) {
+    // Said on the runs, never silently skipped: the score is not the one MLCommons would accept.
+    const std::string why =
+        ctx.round.empty()
+            ? "the round is unknown (the path has no training_vX.Y folder; check-package --round "
+              "checks it)"
+            : fmt::format("round {} has no reference convergence points", ctx.round);
+    for (size_t i = first; i < runs.size(); ++i)
+      runs[i].extra["rcp_not_checked"] = why;
+    return;
+  }
   std::vector<const mllog::parsed_log*> ptrs;
   ptrs.reserve(logs.size());
   for (const auto& l : logs)

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -44,6 +45,23 @@ store::system_record published_system_record(const mlperf::system_description& s
   rec.source = "published";
   rec.description = s.to_json();
   return rec;
+}
+
+// One note per closed benchmark folder whose RCP check could not be done (extra.rcp_not_checked):
+// its score above is not one MLCommons' checker would have passed as it stands.
+void print_rcp_not_checked(const std::vector<run>& runs) {
+  std::set<std::string> said;
+  for (const auto& r : runs) {
+    const auto why = r.extra.find("rcp_not_checked");
+    if (why == r.extra.end() || !why->is_string())
+      continue;
+    const auto bench = r.cfg.values.find("benchmark");
+    const std::string folder =
+        r.system + "/" + (bench == r.cfg.values.end() ? r.cfg.workload : bench->second);
+    if (said.insert(folder).second)
+      std::cout << fmt::format("note: {}: no RCP check, {}\n", printable(folder),
+                               why->get<std::string>());
+  }
 }
 
 int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool quiet,
@@ -100,6 +118,7 @@ int cmd_import_mlperf(const std::string& db_path, const std::string& dir, bool q
              s.valid ? fmt::format("{:.4f}", s.score_min) : "-", s.valid ? "VALID" : "INVALID"});
     }
     t.print(std::cout);
+    print_rcp_not_checked(res.runs);
   }
   return res.diagnostics.empty() && failed == 0 ? exit_ok : exit_failed;
 }

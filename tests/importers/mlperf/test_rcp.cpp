@@ -485,6 +485,18 @@ TEST_CASE("rcp: the import flags a folder whose RCP check fails and scales one t
     CHECK(scores[0].scaling_factor == same(1.067411705709578));
     CHECK(scores[0].score_min == same(scores[0].olympic_mean_min * 1.067411705709578));
   }
+  SECTION("a path that names no round: not checked, and said on every run") {
+    const fs::path org = rcp_package(tmp.path, rcp_variant(0.75));
+    const fs::path moved = tmp.path / "pkg/NVIDIA";
+    fs::create_directories(moved.parent_path());
+    fs::rename(org, moved);
+    ingest_result res = ingest_org(moved);
+    REQUIRE(res.runs.size() == 10);
+    for (const auto& r : res.runs) {
+      CHECK_FALSE(r.extra.contains("rcp"));
+      CHECK(r.extra.value("rcp_not_checked", "").find("the round is unknown") == 0);
+    }
+  }
 }
 
 TEST_CASE("rcp: package refuses closed runs that fail the RCP check", "[mlperf][rcp][package]") {
