@@ -4,8 +4,11 @@
 // Each backend folder of a workload (workloads/X/cpu, workloads/X/cuda) defines one, found by the
 // build (cmake/accelbench_workloads.cmake) and handed to its workload once, in a backend_set: the
 // workload asks the backend object instead of testing names or build macros. A backend that this
-// build does not have is simply absent from the set, so asking for it is refused by name
-// (backend_set::refusal) as before.
+// build does not have is absent from the set, so asking for it is refused by name
+// (backend_set::refusal); where the build found its folder but did not build it (CUDA without nvcc)
+// the set keeps its name and the build's reason (an unbuilt_backend, generated beside the makers).
+// Each backend also answers for itself in `accelbench env` (status()), so that no list of backend
+// names is kept anywhere else.
 #include <algorithm>
 #include <memory>
 #include <span>
@@ -14,10 +17,31 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
 
 namespace accelbench {
+
+// What `accelbench env` says of a backend on this machine: one row per backend name.
+struct backend_status {
+  std::string name;
+  bool available = false;
+  std::string detail; // what was found, or why it is unavailable
+  nlohmann::json devices = nlohmann::json::array();
+};
+
+// A backend whose folder the build found but did not build, and the build's reason ("nvcc was
+// not found at configure time"): generated beside the makers (cmake/accelbench_workloads.cmake),
+// the one place that decides which folders are built.
+struct unbuilt_backend {
+  std::string name;
+  std::string reason;
+  // "not built: <reason>", the words of env and of the planner's refusal.
+  std::string why() const { return "not built: " + reason; }
+  backend_status status() const { return {name, false, why(), nlohmann::json::array()}; }
+};
 
 class backend {
 public:
@@ -29,6 +53,13 @@ public:
   // Why nothing can run on it on this machine (no device, no driver), empty when it can. The
   // per-config reasons (a dtype the device lacks, memory) are the workload backend's.
   virtual std::string unavailable_reason() const { return {}; }
+  // What this machine offers it, for `accelbench env`. Every workload's backend of one name
+  // answers alike (cpu_backend_status(), device::cuda_backend_status()): env shows one row per
+  // name. By default: available unless unavailable_reason() says why not.
+  virtual backend_status status() const {
+    const std::string why = unavailable_reason();
+    return {name(), why.empty(), why, nlohmann::json::array()};
+  }
 
   bool runs_dtype(std::string_view d) const {
     const auto ds = dtypes();
@@ -43,16 +74,28 @@ public:
   }
 };
 
+// The cpu backends' status (each workload's cpu backend answers with it): the CPU libraries and
+// the widest instruction set the CPU kernels use here.
+inline backend_status cpu_backend_status() {
+  const cpu_features f = detect_cpu_features();
+  const char* isa =
+      f.avx512f ? (f.avx512bf16 ? "AVX-512 with BF16" : "AVX-512") : (f.avx2 ? "AVX2" : "baseline");
+  return {"cpu", true, std::string("oneDNN and OpenBLAS; ISA ") + isa, nlohmann::json::array()};
+}
+
 // Made by a backend folder; the build lists the makers of a workload's folders in
-// <workload>::built_backends() (generated: see cmake/accelbench_workloads.cmake).
+// <workload>::built_backends(), and the folders it did not build in <workload>::unbuilt_backends()
+// (generated: see cmake/accelbench_workloads.cmake).
 using backend_list = std::vector<std::unique_ptr<backend>>;
+using unbuilt_list = std::vector<unbuilt_backend>;
 
 // The backends of one workload, each once, in name order (cpu, cuda: the order `accelbench list`
 // shows). B is the workload's own backend interface, derived from backend.
 template <class B> class backend_set {
 public:
   backend_set() = default;
-  explicit backend_set(backend_list all) {
+  explicit backend_set(backend_list all, unbuilt_list unbuilt = {})
+      : m_unbuilt(std::move(unbuilt)) {
     for (auto& b : all)
       add(std::move(b));
   }
@@ -86,6 +129,8 @@ public:
   template <class F> std::string refusal(std::string_view name, F&& refusal) const {
     if (const B* b = find(name))
       return refusal(*b);
+    if (const unbuilt_backend* u = find_unbuilt(name))
+      return fmt::format("backend {} is {}", name, u->why());
     return fmt::format("backend {} is not built into this accelbench (built: {})", name,
                        fmt::join(names(), ", "));
   }
@@ -97,6 +142,9 @@ public:
       out.push_back(b.get());
     return out;
   }
+
+  // The backends of its folders that this build did not build, with the build's reason.
+  const unbuilt_list& unbuilt() const { return m_unbuilt; }
 
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -118,10 +166,17 @@ public:
   }
 
 private:
+  const unbuilt_backend* find_unbuilt(std::string_view name) const {
+    for (const auto& u : m_unbuilt)
+      if (u.name == name)
+        return &u;
+    return nullptr;
+  }
   static bool has(const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   }
   std::vector<std::unique_ptr<B>> m_all;
+  unbuilt_list m_unbuilt;
 };
 
 } // namespace accelbench

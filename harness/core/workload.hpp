@@ -47,6 +47,9 @@ public:
   // Its backend objects, one per name of spec().backends (none for a workload that runs no code
   // of its own, e.g. an external program's): what each runs and whether it can run here.
   virtual std::vector<const backend*> backends() const { return {}; }
+  // The backends of its folders that this build did not build, with the build's reason (CUDA
+  // without nvcc): env lists them, the planner refuses them with that reason.
+  virtual unbuilt_list backends_not_built() const { return {}; }
 
   // Bytes the config needs in host memory; refused before allocating when above what is available.
   virtual uint64_t estimate_host_bytes(const config& cfg) const { return 0; }
@@ -70,6 +73,9 @@ public:
   workload& get(const std::string& name) const;
   const workload* find(const std::string& name) const;
   std::vector<const workload*> all() const;
+  // One status per backend name of the registered workloads, in name order (`accelbench env`):
+  // each asks the first built backend of its name (they answer alike), else the build's reason.
+  std::vector<backend_status> backend_statuses() const;
 
 private:
   std::vector<std::unique_ptr<workload>> m_workloads;

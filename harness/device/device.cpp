@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/backend.hpp"
+#include "harness/core/build_info.hpp"
 #include "harness/core/datasheet_peak.hpp"
 #include "harness/core/error.hpp"
 
@@ -57,6 +59,44 @@ json cuda_status::to_json() const {
 }
 
 std::string cuda_version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+namespace {
+
+// "sm_90, sm_100": the architectures this binary's kernels were built for.
+std::string built_architectures() {
+  std::vector<std::string> out;
+  std::string all = build_info::cuda_architectures();
+  for (size_t at = 0; at < all.size();) {
+    const size_t end = std::min(all.find(' ', at), all.size());
+    if (end > at)
+      out.push_back("sm_" + all.substr(at, end - at));
+    at = end + 1;
+  }
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+// "1 GPU(s); driver 570.124.06, CUDA runtime 12.8, cuBLASLt ..., cuDNN ...; <each GPU>".
+std::string available_detail(const cuda_status& cs) {
+  std::string d = fmt::format(
+      "{} GPU(s); driver {}, CUDA runtime {}, cuBLASLt {}, cuDNN {}", cs.gpus.size(),
+      cs.driver_release.empty() ? cuda_version_string(cs.driver_version) : cs.driver_release,
+      cuda_version_string(cs.runtime_version), cs.cublas_version, cs.cudnn_version);
+  for (const auto& g : cs.gpus)
+    d += fmt::format("; {} (sm_{}{}, {} SMs, {:.0f} GiB, SM clock {} MHz)", g.name, g.cc_major,
+                     g.cc_minor, g.sms, g.total_memory / 1073741824.0, g.sm_clock_mhz);
+  return d;
+}
+
+} // namespace
+
+backend_status cuda_backend_status() {
+  const cuda_status cs = query_cuda(true);
+  return {"cuda", cs.available,
+          cs.available
+              ? available_detail(cs)
+              : fmt::format("built ({}) but unavailable: {}", built_architectures(), cs.reason),
+          cs.to_json().value("gpus", json::array())};
+}
 
 // ---------------------------------------------------------------------------------------------
 // NVML through dlopen. The declarations follow nvml.h's documented C signatures; nvmlDevice_t is

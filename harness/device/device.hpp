@@ -11,6 +11,12 @@
 
 #include "harness/core/model.hpp"
 
+namespace accelbench {
+// harness/core/backend.hpp, declared only: .cu sources include this header, and nvcc does not
+// compile the fmt calls of that one.
+struct backend_status;
+} // namespace accelbench
+
 namespace accelbench::device {
 
 // One GPU as the CUDA runtime and NVML see it.
@@ -52,6 +58,10 @@ cuda_status query_cuda(bool refresh = false);
 
 // True when a device can run kernels; otherwise `why` (if given) receives the reason.
 bool cuda_available(std::string* why = nullptr);
+
+// The cuda backends' status in `accelbench env` (each workload's cuda backend answers with it):
+// the GPUs, driver, runtime, cuBLASLt and cuDNN, or why there is none (re-read: query_cuda(true)).
+backend_status cuda_backend_status();
 
 // "12.8" from 12080 (the CUDA version encoding, 1000*major + 10*minor).
 std::string cuda_version_string(int v);

@@ -24,12 +24,14 @@ constexpr uint64_t k_max_tensor_elems = uint64_t{1} << 40;
 class attention_workload : public workload {
 public:
   explicit attention_workload(output_hook hook)
-      : m_backends(built_backends()), m_spec(attention_spec()), m_hook(std::move(hook)) {
+      : m_backends(built_backends(), unbuilt_backends()), m_spec(attention_spec()),
+        m_hook(std::move(hook)) {
     m_spec.backends = m_backends.names();
   }
 
   const workload_spec& spec() const override { return m_spec; }
   std::vector<const backend*> backends() const override { return m_backends.all(); }
+  unbuilt_list backends_not_built() const override { return m_backends.unbuilt(); }
 
   void normalize(config& cfg) const override {
     const auto* b = m_backends.find(cfg.backend);

@@ -69,7 +69,7 @@ void describe(run& out, const shape& s, const std::string& implementation) {
 class collective_workload : public workload {
 public:
   collective_workload()
-      : m_backends(built_backends()),
+      : m_backends(built_backends(), unbuilt_backends()),
         m_spec{.name = "collective",
                .family = "kernel",
                .description = "Collective communication across the ranks of the run (MPI on the "
@@ -80,6 +80,7 @@ public:
                .primary_metric = "busbw"} {}
   const workload_spec& spec() const override { return m_spec; }
   std::vector<const backend*> backends() const override { return m_backends.all(); }
+  unbuilt_list backends_not_built() const override { return m_backends.unbuilt(); }
 
   static std::vector<axis> axes() {
     return {

@@ -15,11 +15,12 @@ namespace {
 class gemm_workload : public workload {
 public:
   explicit gemm_workload(output_hook hook)
-      : m_backends(built_backends()),
+      : m_backends(built_backends(), unbuilt_backends()),
         m_spec(gemm_spec(m_backends.names(), m_backends.dtype_choices<dtype>(k_compute_dtypes))),
         m_hook(std::move(hook)) {}
   const workload_spec& spec() const override { return m_spec; }
   std::vector<const backend*> backends() const override { return m_backends.all(); }
+  unbuilt_list backends_not_built() const override { return m_backends.unbuilt(); }
 
   void validate(const config& cfg) const override {
     auto s = shape_of(cfg);

@@ -161,6 +161,7 @@ public:
     return all;
   }
   std::vector<const backend*> backends() const override { return m_backends.all(); }
+  unbuilt_list backends_not_built() const override { return m_backends.unbuilt(); }
 
   // Settings of a run across ranks (mpirun -np N); recorded, and without effect, at world size 1.
   static std::vector<axis> data_parallel_axes() {
@@ -519,7 +520,7 @@ private:
                                   : "no MFU: " + pct_of_peak_unknown(out));
   }
 
-  backend_set<training_backend> m_backends{built_backends()};
+  backend_set<training_backend> m_backends{built_backends(), unbuilt_backends()};
   workload_spec m_spec;
 };
 

@@ -1,12 +1,12 @@
 // accelbench env: the detected CPU, the backends and the measured peak.
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "harness/app/cli/command.hpp"
 #include "harness/app/cli/options.hpp"
-#include "harness/app/cli/register_all.hpp"
 #include "harness/core/build_info.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
@@ -49,11 +49,13 @@ std::string unit_line(const peak_unit& u) {
   return line;
 }
 
-int cmd_env(bool as_json, bool reprobe) {
+int cmd_env(const registry& reg, bool as_json, bool reprobe) {
   json env = capture_environment();
   auto peak = cached_cpu_peak(reprobe);
+  // The backends answer for themselves, those this build did not build with the build's reason.
+  const std::vector<backend_status> statuses = reg.backend_statuses();
   json backends = json::array();
-  for (const auto& b : cli::backend_statuses())
+  for (const auto& b : statuses)
     backends.push_back({{"name", b.name},
                         {"available", b.available},
                         {"detail", b.detail},
@@ -99,7 +101,7 @@ int cmd_env(bool as_json, bool reprobe) {
             ? std::string("the load while probing is not recorded")
             : fmt::format("other processes used {:.0f}% of the cores while probing (limit {:.0f}%)",
                           100 * peak.other_load, 100 * k_probe_max_other_load));
-  for (const auto& b : cli::backend_statuses())
+  for (const auto& b : statuses)
     std::cout << fmt::format("backend    {:<5} {} — {}\n", b.name,
                              b.available ? "available" : "unavailable", b.detail);
   std::cout << fmt::format("fingerprint {}\n", environment_fingerprint(env));
@@ -108,7 +110,7 @@ int cmd_env(bool as_json, bool reprobe) {
 
 } // namespace
 
-command_hook add_env(CLI::App& app, context&) {
+command_hook add_env(CLI::App& app, context& ctx) {
   struct options {
     bool as_json = false, reprobe = false;
   };
@@ -121,7 +123,7 @@ command_hook add_env(CLI::App& app, context&) {
                             "rates; a probe while other processes use over {:.0f}% of the cores "
                             "is not cached)",
                             100 * k_probe_max_other_load));
-  return {env, [o] { return cmd_env(o->as_json, o->reprobe); }};
+  return {env, [o, &reg = ctx.reg] { return cmd_env(reg, o->as_json, o->reprobe); }};
 }
 
 } // namespace accelbench::cli

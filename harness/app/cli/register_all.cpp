@@ -2,9 +2,6 @@
 
 #include <sqlite3.h>
 
-#include <fmt/format.h>
-
-#include "harness/core/build_info.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/store/store.hpp"
 #include "workloads/external/external_workload.hpp"
@@ -40,44 +37,6 @@ void register_all(registry& reg) {
 #else
   external::register_external(reg);
 #endif
-}
-
-std::vector<backend_status> backend_statuses() {
-  std::vector<backend_status> out;
-  auto f = detect_cpu_features();
-  out.push_back({"cpu", true,
-                 std::string("oneDNN and OpenBLAS; ISA ") +
-                     (f.avx512f ? (f.avx512bf16 ? "AVX-512 with BF16" : "AVX-512")
-                                : (f.avx2 ? "AVX2" : "baseline")),
-                 json::array()});
-  backend_status cuda{"cuda", false, "", json::array()};
-  if (!build_info::cuda_built()) {
-    cuda.detail = "not built: nvcc was not found at configure time";
-  } else {
-#ifdef ACCELBENCH_HAVE_DEVICE
-    auto cs = device::query_cuda(true);
-    cuda.available = cs.available;
-    json j = cs.to_json();
-    cuda.devices = j.value("gpus", json::array());
-    if (cs.available) {
-      cuda.detail = fmt::format(
-          "{} GPU(s); driver {}, CUDA runtime {}, cuBLASLt {}, cuDNN {}", cs.gpus.size(),
-          cs.driver_release.empty() ? device::cuda_version_string(cs.driver_version)
-                                    : cs.driver_release,
-          device::cuda_version_string(cs.runtime_version), cs.cublas_version, cs.cudnn_version);
-      for (const auto& g : cs.gpus)
-        cuda.detail +=
-            fmt::format("; {} (sm_{}{}, {} SMs, {:.0f} GiB, SM clock {} MHz)", g.name, g.cc_major,
-                        g.cc_minor, g.sms, g.total_memory / 1073741824.0, g.sm_clock_mhz);
-    } else {
-      cuda.detail = "built (sm_90, sm_100) but unavailable: " + cs.reason;
-    }
-#else
-    cuda.detail = "built, but the device helper is missing from this build";
-#endif
-  }
-  out.push_back(cuda);
-  return out;
 }
 
 } // namespace accelbench::cli

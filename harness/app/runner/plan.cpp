@@ -201,17 +201,19 @@ planned skipped_plan(const workload* w, const std::string& wname, const std::str
   return p;
 }
 
-// Why the workload cannot run on this backend in this build ("" when it can).
+// Why the workload cannot run on this backend in this build ("" when it can): a backend whose
+// folder the build did not build says why (its unbuilt_backend), any other name is unknown.
 std::string backend_refusal(const workload& w, const std::string& wname,
                             const std::string& backend) {
   for (const auto& b : w.spec().backends)
     if (b == backend)
       return "";
-  return backend == "cuda" ? fmt::format("backend cuda is unavailable for {}: this build has no "
-                                         "CUDA backend for it (see accelbench env)",
-                                         wname)
-                           : fmt::format("unknown backend '{}' for workload {} (available: {})",
-                                         backend, wname, fmt::join(w.spec().backends, ", "));
+  for (const auto& u : w.backends_not_built())
+    if (u.name == backend)
+      return fmt::format("backend {} is unavailable for {}: {} (see accelbench env)", backend,
+                         wname, u.why());
+  return fmt::format("unknown backend '{}' for workload {} (available: {})", backend, wname,
+                     fmt::join(w.spec().backends, ", "));
 }
 
 // Across ranks, a sample is timed by harness/measure (a barrier before it, the slowest rank's

@@ -8,6 +8,7 @@ namespace {
 class cpu_backend : public attention_backend {
 public:
   std::string name() const override { return "cpu"; }
+  backend_status status() const override { return cpu_backend_status(); }
   std::string default_impl() const override { return "native"; }
 
   std::string refusal(const attention_params& p, const config& cfg) const override {

@@ -11,6 +11,7 @@ namespace {
 class cuda_backend : public attention_backend {
 public:
   std::string name() const override { return "cuda"; }
+  backend_status status() const override { return device::cuda_backend_status(); }
   std::string default_impl() const override { return "cudnn"; }
   std::string unavailable_reason() const override {
     std::string why;

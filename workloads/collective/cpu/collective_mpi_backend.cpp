@@ -10,6 +10,7 @@ namespace {
 class cpu_backend : public collective_backend {
 public:
   std::string name() const override { return "cpu"; }
+  backend_status status() const override { return cpu_backend_status(); }
   std::string refusal(const shape& s) const override { return mpi_unavailable_reason(s); }
   // Buffers are allocated before any collective; a rank that cannot is named on every rank.
   std::unique_ptr<collective_kernel> make_kernel(const shape& s) const override {

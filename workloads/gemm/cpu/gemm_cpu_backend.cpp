@@ -10,6 +10,7 @@ namespace {
 class cpu_backend : public gemm_backend {
 public:
   std::string name() const override { return "cpu"; }
+  backend_status status() const override { return cpu_backend_status(); }
   std::vector<std::string> dtypes() const override { return {"fp32", "bf16"}; }
 
   std::string refusal(const gemm_shape& s, const config& cfg) const override {

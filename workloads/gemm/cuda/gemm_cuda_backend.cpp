@@ -1,4 +1,5 @@
 // The gemm workload's cuda backend object: cuBLASLt on device 0 (gemm_cuda.hpp).
+#include "harness/device/device.hpp"
 #include "workloads/gemm/cuda/gemm_cuda.hpp"
 #include "workloads/gemm/gemm_backend.hpp"
 
@@ -9,6 +10,7 @@ namespace {
 class cuda_backend : public gemm_backend {
 public:
   std::string name() const override { return "cuda"; }
+  backend_status status() const override { return device::cuda_backend_status(); }
   std::vector<std::string> dtypes() const override { return cuda_gemm_dtypes(); }
   std::string unavailable_reason() const override {
     std::string why;

@@ -9,6 +9,7 @@ namespace {
 class cpu_backend : public training_backend {
 public:
   std::string name() const override { return "cpu"; }
+  backend_status status() const override { return cpu_backend_status(); }
   bool host_memory_bound() const override { return true; }
   std::unique_ptr<trainable> make_model(const model_config& m,
                                         const llama_options& o) const override {

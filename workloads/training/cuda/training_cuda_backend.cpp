@@ -28,6 +28,7 @@ constexpr bool k_nccl = false;
 class cuda_backend : public training_backend {
 public:
   std::string name() const override { return "cuda"; }
+  backend_status status() const override { return device::cuda_backend_status(); }
   std::string unavailable_reason() const override {
     std::string why;
     return device::cuda_available(&why) ? std::string() : "CUDA backend: " + why;

@@ -61,6 +61,48 @@ struct other_backend : backend {
   std::string name() const override { return "other"; }
 };
 
+// A backend that answers for itself in env, as the cpu and cuda ones do with what they found.
+struct tpu_backend : backend {
+  std::string name() const override { return "tpu"; }
+  backend_status status() const override {
+    return {"tpu", false, "no TPU here", json::array({{{"index", 0}}})};
+  }
+};
+
+// A workload of this test: the backends its folders built (a tpu) and those the build found but did
+// not build, with the reasons, as a generated <workload>::unbuilt_backends() lists them.
+class folders_workload : public workload {
+public:
+  folders_workload(std::string name, bool with_tpu, unbuilt_list unbuilt)
+      : m_backends(made(with_tpu), std::move(unbuilt)) {
+    m_spec.name = std::move(name);
+    m_spec.family = "kernel";
+    m_spec.backends = m_backends.names();
+  }
+  const workload_spec& spec() const override { return m_spec; }
+  std::vector<const backend*> backends() const override { return m_backends.all(); }
+  unbuilt_list backends_not_built() const override { return m_backends.unbuilt(); }
+  void execute(const config&, run&, run_context&) const override {}
+
+private:
+  static backend_list made(bool with_tpu) {
+    backend_list out;
+    if (with_tpu)
+      out.push_back(std::make_unique<tpu_backend>());
+    return out;
+  }
+  backend_set<backend> m_backends;
+  workload_spec m_spec;
+};
+
+std::vector<std::string> status_names(const std::vector<backend_status>& ss) {
+  std::vector<std::string> out;
+  out.reserve(ss.size());
+  for (const auto& s : ss)
+    out.push_back(s.name);
+  return out;
+}
+
 } // namespace
 
 TEST_CASE("registry lists each workload's backends from its backend objects") {
@@ -74,8 +116,13 @@ TEST_CASE("registry lists each workload's backends from its backend objects") {
     CHECK(names_of(objects) == w->spec().backends);
     CHECK(w->spec().backends.front() == "cpu");
     CHECK(backend_named(*w, "cpu")->unavailable_reason().empty());
-    if (!build_info::cuda_built())
+    if (!build_info::cuda_built()) {
       CHECK(backend_named(*w, "cuda") == nullptr);
+      // Its cuda/ folder was found and not built: the build says why.
+      REQUIRE(w->backends_not_built().size() == 1);
+      CHECK(w->backends_not_built().front().name == "cuda");
+      CHECK(!w->backends_not_built().front().reason.empty());
+    }
   }
   // The dtype axis offers what the backends run: the cpu GEMM's two, every CUDA dtype with cuda.
   const workload& gemm = all_workloads().get("gemm");
@@ -100,9 +147,10 @@ TEST_CASE("registry refuses --backend cuda with the reason of its backend object
     const backend* cuda = backend_named(*w, "cuda");
     if (!build_info::cuda_built()) {
       REQUIRE(cuda == nullptr);
+      REQUIRE(!w->backends_not_built().empty());
       CHECK_THROWS_WITH(plan_one(name, "cuda"),
-                        "backend cuda is unavailable for " + name +
-                            ": this build has no CUDA backend for it (see accelbench env)");
+                        "backend cuda is unavailable for " + name + ": not built: " +
+                            w->backends_not_built().front().reason + " (see accelbench env)");
       continue;
     }
     REQUIRE(cuda != nullptr);
@@ -147,6 +195,68 @@ TEST_CASE("registry's backend sets hold each backend once, in name order") {
         "dtype bf16 is not supported by the cpu backend (fp32)");
   CHECK(set.get("cpu").dtype_refusal("fp32").empty());
   CHECK_THROWS_WITH(set.add(std::make_unique<tiny_backend>("cpu")), "backend cpu registered twice");
+  // A backend whose folder the build did not build is refused with the build's reason.
+  backend_list one;
+  one.push_back(std::make_unique<tiny_backend>("cpu"));
+  backend_set<tiny_backend> partial(std::move(one),
+                                    {{"cuda", "nvcc was not found at configure time"}});
+  CHECK(partial.names() == std::vector<std::string>{"cpu"});
+  CHECK(partial.refusal("cuda", [](const tiny_backend&) { return std::string(); }) ==
+        "backend cuda is not built: nvcc was not found at configure time");
   CHECK_THROWS_WITH(set.add(std::make_unique<other_backend>()),
                     "backend other is not a backend of this workload");
+}
+
+TEST_CASE("registry: env's backends are the registered workloads' backend objects, and the "
+          "backends their folders did not build, each once") {
+  registry reg;
+  reg.add(std::make_unique<folders_workload>(
+      "first", true, unbuilt_list{{"npu", "no npu compiler at configure time"}}));
+  // Another workload's tpu folder was not built: the tpu that was built answers.
+  reg.add(std::make_unique<folders_workload>(
+      "second", false,
+      unbuilt_list{{"tpu", "no tpu library at configure time"},
+                   {"npu", "a second reason that nobody reads"}}));
+  const auto statuses = reg.backend_statuses();
+  REQUIRE(status_names(statuses) == std::vector<std::string>{"npu", "tpu"});
+  CHECK(!statuses[0].available);
+  CHECK(statuses[0].detail == "not built: no npu compiler at configure time");
+  CHECK(statuses[0].devices == json::array());
+  CHECK(statuses[1].detail == "no TPU here");
+  CHECK(statuses[1].devices == json::array({{{"index", 0}}}));
+
+  // The planner refuses a backend that was not built with the build's reason, any other name as
+  // unknown.
+  runner::request r;
+  r.workload = "first";
+  r.backend = "npu";
+  CHECK_THROWS_WITH(runner::plan(reg, r), "backend npu is unavailable for first: not built: no "
+                                          "npu compiler at configure time (see accelbench env)");
+  r.backend = "xpu";
+  CHECK_THROWS_WITH(runner::plan(reg, r),
+                    "unknown backend 'xpu' for workload first (available: tpu)");
+}
+
+TEST_CASE("registry: every backend of the registered workloads, built or not, has a status") {
+  std::vector<std::string> expected;
+  for (const workload* w : all_workloads().all()) {
+    for (const backend* b : w->backends())
+      expected.push_back(b->name());
+    for (const unbuilt_backend& u : w->backends_not_built())
+      expected.push_back(u.name);
+  }
+  std::sort(expected.begin(), expected.end());
+  expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+  const auto statuses = all_workloads().backend_statuses();
+  CHECK(status_names(statuses) == expected);
+  for (const auto& s : statuses) {
+    INFO(s.name);
+    CHECK(!s.detail.empty());
+    CHECK(s.devices.is_array());
+  }
+  // A build without CUDA still lists it, with the build's reason.
+  REQUIRE(statuses.size() >= 2);
+  CHECK(statuses[1].name == "cuda");
+  if (!build_info::cuda_built())
+    CHECK_THAT(statuses[1].detail, Catch::StartsWith("not built: "));
 }

@@ -3,6 +3,9 @@
 
 #include <sqlite3.h>
 
+#include <fmt/format.h>
+
+#include "harness/app/cli/register_all.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/json_schema.hpp"
 #include "harness/core/peak.hpp"
@@ -55,6 +58,28 @@ TEST_CASE("env and list work with and without --json", "[cli]") {
   CHECK(json::parse(l.out)[0]["name"].is_string());
   CHECK(ab("list rulesets").rc == 0);
   CHECK(ab("list suites").rc == 0);
+}
+
+TEST_CASE("env lists the backends of the registered workloads, each with its detail", "[cli]") {
+  registry reg;
+  cli::register_all(reg);
+  const auto statuses = reg.backend_statuses();
+  auto e = ab("env --json");
+  REQUIRE(e.rc == 0);
+  const json rows = json::parse(e.out)["backends"];
+  REQUIRE(rows.size() == statuses.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    INFO(statuses[i].name);
+    CHECK(rows[i]["name"] == statuses[i].name);
+    CHECK(rows[i]["available"] == statuses[i].available);
+    CHECK(!rows[i]["detail"].get<std::string>().empty());
+  }
+  // The text form has the same rows.
+  auto t = ab("env");
+  REQUIRE(t.rc == 0);
+  for (const auto& s : statuses)
+    CHECK_THAT(t.out, Catch::Contains(fmt::format("backend    {:<5} {} — ", s.name,
+                                                  s.available ? "available" : "unavailable")));
 }
 
 TEST_CASE("a run faster than the cached CPU peak has it probed again, and the cache keeps the "
