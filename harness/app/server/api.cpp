@@ -101,6 +101,22 @@ query::selection select_whole(store::store& db, const std::string& sel, const st
   }
 }
 
+// The format of `table` that the query parameter `format` names, or when it is not given the one
+// named `fallback` (nullptr for ""); a name not in the table is a 400 naming it and the known ones
+// (the one rule of ?format= on every endpoint that takes it).
+template <class Model>
+const output::format<Model>* format_param(const params& p, output::format_table<Model> table,
+                                          const std::string& fallback) {
+  if (p.find("format") == p.end() && fallback.empty())
+    return nullptr;
+  const std::string name = one(p, "format", fallback);
+  const auto* format = output::find_format(table, name);
+  if (!format)
+    throw api_error(400, fmt::format("query parameter format='{}' is not one of {}",
+                                     printable(name), output::format_names(table)));
+  return format;
+}
+
 std::vector<std::string> all_of(const params& p, const std::string& key) {
   std::vector<std::string> out;
   auto [lo, hi] = p.equal_range(key);
@@ -165,8 +181,9 @@ json one_run(store::store& db, const std::string& id_text, const params& p) {
   return to_json(*r);
 }
 
-json compare_runs(store::store& db, const params& p) {
-  allow_only(p, {"baseline", "candidate", "threshold", "alpha", "strict"});
+compare_answer compare_runs(store::store& db, const params& p) {
+  allow_only(p, {"baseline", "candidate", "threshold", "alpha", "strict", "format"});
+  const auto* format = format_param(p, query::compare_formats(), "");
   query::compare_options o;
   o.baseline = one(p, "baseline");
   o.candidate = one(p, "candidate");
@@ -182,14 +199,18 @@ json compare_runs(store::store& db, const params& p) {
   } catch (const input_error& e) {
     throw api_error(422, e.what());
   }
+  const int exit_code = compare::exit_code_for(c, strict);
+  if (format)
+    return {{format->write(c, {}), std::string(format->media_type)}, exit_code};
   json counts = json::object();
   for (auto v : {compare::verdict::regressed, compare::verdict::improved,
                  compare::verdict::unchanged, compare::verdict::inconclusive})
     counts[compare::to_string(v)] = c.count(v);
-  return {{"exit_code", compare::exit_code_for(c, strict)},
-          {"strict", strict},
-          {"verdict_counts", counts},
-          {"comparison", compare::to_json(c)}};
+  const json answer{{"exit_code", exit_code},
+                    {"strict", strict},
+                    {"verdict_counts", counts},
+                    {"comparison", compare::to_json(c)}};
+  return {{dump_json(answer, 2) + "\n", "application/json"}, exit_code};
 }
 
 json history_for(store::store& db, const params& p, bool require_workload) {
@@ -240,12 +261,7 @@ json history(store::store& db, const params& p) {
 
 document report(store::store& db, const params& p, bool allow_empty) {
   allow_only(p, {"baseline", "candidate", "format"});
-  const std::string format_name = one(p, "format", "json");
-  const auto* format = output::find_format(query::report_formats(), format_name);
-  if (!format)
-    throw api_error(400, fmt::format("query parameter format='{}' is not one of {}",
-                                     printable(format_name),
-                                     output::format_names(query::report_formats())));
+  const auto* format = format_param(p, query::report_formats(), "json");
   auto side = [&](const char* key, const char* fallback) {
     const std::string sel = one(p, key, fallback);
     try {

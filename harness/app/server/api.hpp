@@ -37,10 +37,6 @@ query::selection select_from(store::store& db, const params& p, bool with_sample
 json list_runs(store::store& db, const params& p);
 // GET /api/v1/runs/ID -> the run with its samples; 404 when there is none.
 json one_run(store::store& db, const std::string& id_text, const params& p);
-// GET /api/v1/compare?baseline=SEL&candidate=SEL[&threshold=PCT&alpha=A&strict=1]
-//   -> {"exit_code", "verdict_counts", "comparison": schemas/compare.schema.json}; exit_code is
-//   what `accelbench compare` would exit with.
-json compare_runs(store::store& db, const params& p);
 // GET
 // /api/v1/history?workload=W[&system=S&tag=T&since=D&set=K=V&min_segment=N&max_pvalue=P&window=N]
 //   -> `accelbench history --format json` plus "regression".
@@ -54,6 +50,17 @@ struct document {
   std::string body, content_type;
 };
 document report(store::store& db, const params& p, bool allow_empty = false);
+
+// GET /api/v1/compare?baseline=SEL&candidate=SEL[&threshold=PCT&alpha=A&strict=1&format=NAME]
+//   -> without format: {"exit_code", "strict", "verdict_counts", "comparison":
+//   schemas/compare.schema.json} as JSON; with format=NAME (a compare format of
+//   harness/app/query/formats.hpp) what `accelbench compare --format NAME` writes, in the
+//   format's media type. exit_code is what `accelbench compare` would exit with.
+struct compare_answer {
+  document doc;
+  int exit_code = 0;
+};
+compare_answer compare_runs(store::store& db, const params& p);
 
 // POST /api/v1/runs: a results document as `accelbench publish` sends it. Each run must carry its
 // uuid; a run already stored (same uuid) is not stored again. `idempotency_key`, when given, must

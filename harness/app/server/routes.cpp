@@ -111,9 +111,9 @@ void post_run(store::store& db, const httplib::Request& req, httplib::Response& 
   send_json(res, r.body, r.status);
 }
 
-// The HTML report is the file `accelbench report` writes; served, it runs no script either (its
-// script only sorts tables).
-void send_report(httplib::Response& res, const document& doc) {
+// A body in the media type of its format. The HTML report is the file `accelbench report` writes;
+// served, it runs no script either (its script only sorts tables).
+void send_document(httplib::Response& res, const document& doc) {
   if (doc.content_type.rfind("text/html", 0) == 0)
     res.set_header("Content-Security-Policy", k_dashboard_csp);
   res.set_content(doc.body, doc.content_type);
@@ -134,9 +134,9 @@ void add_api_routes(httplib::Server& svr, server_state& st) {
   svr.Get("/api/v1/compare",
           route(st, role::read,
                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-                  json j = compare_runs(db, params_of(req));
-                  res.set_header("Accelbench-Exit-Code", std::to_string(j["exit_code"].get<int>()));
-                  send_json(res, j);
+                  const compare_answer a = compare_runs(db, params_of(req));
+                  res.set_header("Accelbench-Exit-Code", std::to_string(a.exit_code));
+                  send_document(res, a.doc);
                 }));
   svr.Get("/api/v1/history",
           route(st, role::read,
@@ -146,7 +146,7 @@ void add_api_routes(httplib::Server& svr, server_state& st) {
   svr.Get("/api/v1/report",
           route(st, role::read,
                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-                  send_report(res, report(db, params_of(req)));
+                  send_document(res, report(db, params_of(req)));
                 }));
 }
 

@@ -855,6 +855,70 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
   CHECK(s.stop() == 0);
 }
 
+TEST_CASE("serve: compare answers in every format of compare's table as the CLI writes it",
+          "[server][api]") {
+  test_cli::temp_dir t;
+  SERVER_DB(db, t.path);
+  std::vector<run> runs;
+  std::mt19937_64 g(21);
+  // Two nights of 3 configs; M=2 is 20% slower on the second.
+  for (int night = 0; night < 2; ++night)
+    for (int m = 1; m <= 3; ++m)
+      runs.push_back(nightly_run("box-f", m, fmt::format("nightly-{:02d}", night), night,
+                                 (m == 2 && night == 1 ? 1.2e-3 : 1e-3), g));
+  {
+    auto s = store::store::open(db);
+    s.insert_runs(runs);
+  }
+  const std::string r = make_token(db, "read");
+  live_server s(db, t.path / "server.log");
+  REQUIRE(s.start());
+  auto c = s.client();
+  const std::string query = "/api/v1/compare?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-01";
+  auto cli = [&db](const std::string& format) {
+    return test_cli::ab(fmt::format(
+        "compare --db {} --baseline tag=nightly-00 --candidate tag=nightly-01 --format {}",
+        sh_word(db.string()), format));
+  };
+  struct expect {
+    const char* format;
+    const char* media_type;
+    const char* line; // a line of the body
+  };
+  for (const auto& e :
+       {expect{"markdown", "text/markdown; charset=utf-8",
+               "| verdict | config | baseline | candidate | change |"},
+        expect{"junit", "application/xml", "<failure type=\"regression\" message=\"regressed: "},
+        expect{"csv", "text/csv; charset=utf-8",
+               "name,workload,backend,ruleset,unit,direction,verdict,"}}) {
+    INFO(e.format);
+    auto res = c.Get((query + "&format=" + e.format).c_str(), auth(r));
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->get_header_value("Content-Type") == e.media_type);
+    CHECK(res->get_header_value("Accelbench-Exit-Code") == "1");
+    CHECK_THAT(res->body, Catch::Contains(e.line));
+    const auto written = cli(e.format);
+    CHECK(written.rc == 1);
+    CHECK(res->body == written.out);
+  }
+  // Without format=, the JSON answer with the exit code, as before.
+  auto plain = c.Get(query.c_str(), auth(r));
+  REQUIRE(plain);
+  CHECK(plain->status == 200);
+  CHECK(plain->get_header_value("Content-Type") == "application/json");
+  CHECK(body_json(plain)["verdict_counts"]["regressed"] == 1);
+  // An unknown name: 400, a JSON error naming it and the table's names.
+  auto nope = c.Get((query + "&format=nope").c_str(), auth(r));
+  REQUIRE(nope);
+  CHECK(nope->status == 400);
+  CHECK(nope->get_header_value("Content-Type") == "application/json");
+  CHECK_THAT(body_json(nope)["error"].get<std::string>(),
+             Catch::Equals("query parameter format='nope' is not one of table, markdown, junit, "
+                           "json, bmf, csv"));
+  CHECK(s.stop() == 0);
+}
+
 TEST_CASE("serve: HTTPS with a certificate and key", "[server][tls]") {
   test_cli::temp_dir t;
   const fs::path cert = t.path / "cert.pem", key = t.path / "key.pem";
