@@ -47,8 +47,9 @@ using accelbench::split_assignment;
 using query::resolve_db_path;
 using query::short_config;
 
-// The metric a table shows for a run: the workload's primary metric when present.
-const metric* headline_metric(const registry& reg, const run& r);
+// The primary metric of the run's workload when it is registered here, else "" (what the run's
+// headline, harness/core/headline_metric.hpp, tries first).
+std::string primary_metric_of(const registry& reg, const run& r);
 
 // What a reader of a run should be warned of: the conditions recorded when it was measured or
 // imported (high CV, a loaded machine, governor, a debug library; harness/core/conditions.hpp) and,

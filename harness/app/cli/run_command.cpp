@@ -26,6 +26,7 @@
 #include "harness/core/conditions.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/headline_metric.hpp"
 #include "harness/core/mllog.hpp"
 #include "harness/core/progress.hpp"
 #include "harness/core/text_input.hpp"
@@ -53,17 +54,9 @@ std::vector<std::string> run_notes(const run& r) {
   return notes;
 }
 
-const metric* headline_metric(const registry& reg, const run& r) {
-  if (const workload* w = reg.find(r.cfg.workload))
-    if (const metric* m = r.find_metric(w->spec().primary_metric))
-      return m;
-  if (const metric* m = r.find_metric("time_to_train_min"))
-    return m;
-  if (const metric* m = r.find_metric("tflops"))
-    return m;
-  if (const metric* m = r.find_metric("tokens_per_s"))
-    return m;
-  return r.metrics.empty() ? nullptr : &r.metrics.front();
+std::string primary_metric_of(const registry& reg, const run& r) {
+  const workload* w = reg.find(r.cfg.workload);
+  return w ? w->spec().primary_metric : std::string();
 }
 
 namespace {
@@ -93,7 +86,7 @@ void on_interrupt(int) {
 
 // The run's row of the result table: its headline metric (with the CI of TFLOP/s) or the reason.
 std::vector<std::string> result_row(const registry& reg, const run& r) {
-  const metric* m = headline_metric(reg, r);
+  const metric* m = headline_metric(r, primary_metric_of(reg, r));
   std::string ci;
   if (r.status == run_status::ok && m && m->name == "tflops") {
     auto lo = r.find_metric("tflops_ci_low"), hi = r.find_metric("tflops_ci_high");

@@ -14,6 +14,7 @@
 #include "harness/app/cli/options.hpp"
 #include "harness/app/cli/table.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/headline_metric.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
@@ -237,7 +238,7 @@ void print_runs_table(const registry& reg, const std::vector<run>& runs) {
            "result", "notes"});
   std::vector<std::string> footnotes;
   for (const auto& r : runs) {
-    const metric* m = headline_metric(reg, r);
+    const metric* m = headline_metric(r, primary_metric_of(reg, r));
     const auto notes = run_notes(r);
     for (const auto& n : notes)
       footnotes.push_back(fmt::format("run {}: {}", r.id, printable(n)));

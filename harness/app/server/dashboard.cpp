@@ -10,6 +10,7 @@
 #include "harness/app/query/comparison.hpp"
 #include "harness/app/query/database.hpp"
 #include "harness/compare/format.hpp"
+#include "harness/core/headline_metric.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
 #include "reporters/html/html.hpp"
@@ -90,20 +91,8 @@ std::string page_head(const std::string& title, const std::string& path, const p
 
 const char* k_page_end = "</main></body></html>\n";
 
-// The figure a run is known by: its throughput, time to train or tokens per second where it has
-// one, else its first metric with a unit (the store reads metrics back by name, so the first of
-// all would be "cv", a bare number).
-const metric* headline_metric(const run& r) {
-  for (const char* name : {"tflops", "time_to_train_min", "tokens_per_s", "busbw", "time"})
-    if (const metric* m = r.find_metric(name))
-      return m;
-  for (const auto& m : r.metrics)
-    if (!m.unit.empty())
-      return &m;
-  return r.metrics.empty() ? nullptr : &r.metrics.front();
-}
-
-// The result cell of a run: its headline figure with its unit ("66.5 GFLOP/s"; a figure without a
+// The result cell of a run: its headline figure (harness/core/headline_metric.hpp; the server has
+// no registry, so no workload's primary metric) with its unit ("66.5 GFLOP/s"; a figure without a
 // unit is named: "0.0249 cv"), every metric in the tooltip.
 std::string result_cell(const run& r) {
   const metric* m = headline_metric(r);

@@ -148,6 +148,27 @@ TEST_CASE("import --tag and --system apply to Google Benchmark and accelbench fi
   CHECK(r.err.find("higher or lower") != std::string::npos);
 }
 
+// A Google Benchmark import's workload (gbench.BM_dot) is registered nowhere, so show has no
+// primary metric for it; the store reads its metrics back by name (cpu_time, flops, time), and
+// its result is its median time (the headline's list, harness/core/headline_metric.hpp), as on
+// the dashboard, not the CPU time that happens to come first.
+TEST_CASE("show's result for a run of an unregistered workload is its headline, not its first "
+          "metric by name",
+          "[cli][house]") {
+  temp_dir t;
+  const std::string db = t.db();
+  REQUIRE(ab("import " +
+             gbench_file(t.path.string(), "g.json", "2020-01-01T10:00:00+00:00", 10, 4) + " --db " +
+             db)
+              .rc == 0);
+  auto shown = ab("show --db " + db);
+  INFO(shown.out);
+  REQUIRE(shown.rc == 0);
+  CHECK(shown.out.find("gbench.BM_dot") != std::string::npos);
+  CHECK(shown.out.find(" 10.0 us") != std::string::npos); // real time, median of 10.00..10.05
+  CHECK(shown.out.find("4.01 us") == std::string::npos);  // cpu_time, first by name
+}
+
 TEST_CASE("delete and gc list what goes, need --yes without a terminal, and keep the database "
           "consistent",
           "[cli][house]") {
