@@ -14,6 +14,7 @@
 
 #include "harness/core/environment.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/headline_metric.hpp"
 #include "harness/core/limits.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/text_input.hpp"
@@ -114,6 +115,31 @@ TEST_CASE("a run round-trips through the store with samples, metrics and tags", 
   CHECK(c.tags == 5);
   CHECK(c.systems == 1);
   CHECK(db.run_ids() == std::vector<int64_t>{r.id, batch[1].id});
+}
+
+// Why the headline (harness/core/headline_metric.hpp) never takes a stored run's first metric
+// blindly: the store reads metrics back by name, so an external program's time, cv, items_per_s
+// come back with the bare cv first.
+TEST_CASE("a stored run's metrics come back by name, and its headline is still its figure",
+          "[store][headline]") {
+  ACCELBENCH_FRESH_DB(t);
+  auto db = store::store::open(t->location());
+  run r = make_run("boxA", 3);
+  r.cfg.workload = "external";
+  r.metrics.clear();
+  r.add_metric("time", 0.002, "s", direction::lower_is_better);
+  r.add_metric("cv", 0.01, "", direction::lower_is_better);
+  r.add_metric("items_per_s", 500, "items/s", direction::higher_is_better);
+  REQUIRE(db.insert_run(r));
+  auto back = db.get_run(r.id);
+  REQUIRE(back);
+  REQUIRE(back->metrics.size() == 3);
+  CHECK(back->metrics.front().name == "cv");
+  REQUIRE(headline_metric(*back) != nullptr);
+  CHECK(headline_metric(*back)->name == "time");
+  CHECK(headline_metric(*back, "items_per_s")->name == "items_per_s");
+  back->metrics.erase_if([](const metric& m) { return m.name == "time"; });
+  CHECK(headline_metric(*back)->name == "items_per_s"); // the first with a unit, not cv
 }
 
 TEST_CASE("queries filter by system, workload, tag, config and accelerator", "[store]") {
