@@ -230,11 +230,18 @@ std::string logs_division(const std::vector<const run*>& runs,
   return found;
 }
 
-// The MLPerf Training round of the runs' ruleset ("mlperf-training-v5.0" -> "5.0"; "" for any
-// other ruleset, accelbench's own train-ttt-v1 included).
+// The MLPerf Training round of the runs: their ruleset's ("mlperf-training-v5.0" -> "5.0"), else
+// the round whose reference convergence points judged an external time-to-train set
+// (extra.rcp.round); "" for any other run, accelbench's own train-ttt-v1 included.
 std::string training_round(const run& r) {
   const std::string prefix = "mlperf-training-v";
-  return r.ruleset.rfind(prefix, 0) == 0 ? normalize_round(r.ruleset) : std::string();
+  if (r.ruleset.rfind(prefix, 0) == 0)
+    return normalize_round(r.ruleset);
+  const auto rcp = r.extra.find("rcp");
+  if (rcp != r.extra.end() && rcp->is_object() && rcp->contains("round") &&
+      (*rcp)["round"].is_string())
+    return normalize_round((*rcp)["round"].get<std::string>());
+  return {};
 }
 
 // A closed package is checked against MLCommons' reference convergence points, as check-package

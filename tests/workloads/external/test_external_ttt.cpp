@@ -299,6 +299,21 @@ TEST_CASE("external time to train: a closed set converging at MLPerf's reference
   // The verdict is printed beside the result.
   CHECK(r.err.find("accelbench: run " + std::to_string(run["id"].get<int64_t>()) +
                    " RCP Test Passed: RCP found (batch size 8") != std::string::npos);
+  // Packaged, the set keeps the round its RCP check used: package checks it again and prints the
+  // check-package command with that round, which check-package then finds VALID.
+  const std::string org = (d.path / "pkg/acme").string();
+  const auto pkg = test_cli::ab("package --org acme --division closed --system " +
+                                run["system"].get<std::string>() + " --out " +
+                                (d.path / "pkg").string() + " --db " + d.db());
+  INFO(pkg.err);
+  REQUIRE(pkg.rc == 0);
+  CHECK(pkg.out.find("  RCP Test Passed: RCP found (batch size 8, submission mean 3184.0000") !=
+        std::string::npos);
+  CHECK(pkg.out.find("check it: accelbench check-package " + org + " --round 5.0") !=
+        std::string::npos);
+  const auto chk = test_cli::ab("check-package " + org + " --round 5.0");
+  INFO(chk.out);
+  CHECK(chk.rc == 0);
 }
 
 TEST_CASE("external time to train: a closed set faster than MLPerf's reference allows is INVALID",
