@@ -29,6 +29,10 @@ if [[ -z "$logging" || ! -f "$logging/mlperf_logging/package_checker/package_che
   echo "  get one with: git clone https://github.com/mlcommons/logging && git -C logging checkout ${want_commit:0:7}" >&2
   exit 2
 fi
+if ! "$python" -c 'import numpy, scipy, yaml' 2>/dev/null; then
+  echo "mlcommons-differential: $python lacks numpy, scipy or yaml, which MLCommons' checker needs (PYTHON=/usr/bin/python3 with Debian's python3-numpy python3-scipy python3-yaml)" >&2
+  exit 2
+fi
 logging="$(cd "$logging" && pwd)"
 commit="$(git -C "$logging" rev-parse HEAD 2>/dev/null || echo "${MLCOMMONS_COMMIT:-}")"
 if [[ -z "$commit" ]]; then
