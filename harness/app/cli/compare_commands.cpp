@@ -12,11 +12,11 @@
 
 #include "harness/app/cli/command.hpp"
 #include "harness/app/cli/commands.hpp"
-#include "harness/app/cli/history_formats.hpp"
 #include "harness/app/cli/options.hpp"
 #include "harness/app/cli/table.hpp"
 #include "harness/app/query/comparison.hpp"
 #include "harness/app/query/formats.hpp"
+#include "harness/app/query/history_formats.hpp"
 #include "harness/app/query/selector.hpp"
 #include "harness/compare/changepoint.hpp"
 #include "harness/compare/compare.hpp"
@@ -163,9 +163,9 @@ void write_history_html(const history_cli_options& o, const json& doc) {
 } // namespace
 
 int cmd_history(const history_cli_options& o) {
-  if (!output::find_format(history_formats(), o.format))
+  if (!output::find_format(query::history_formats(), o.format))
     throw usage_error(fmt::format("unknown --format '{}' ({})", printable(o.format),
-                                  output::format_names(history_formats())));
+                                  output::format_names(query::history_formats())));
   if (o.min_segment < 2)
     throw usage_error(fmt::format("--min-segment must be at least 2, got {}", o.min_segment));
   if (!(o.max_pvalue > 0 && o.max_pvalue < 1))
@@ -192,12 +192,12 @@ int cmd_history(const history_cli_options& o) {
         fmt::format("no runs of workload '{}' match in {} (check --set, --system, --since)",
                     o.workload, db.path().string()));
   bool regression = false;
-  const history_model h{{{"schema_version", 1},
-                         {"workload", o.workload},
-                         {"series", history_series(runs, o, &regression)}},
-                        o.min_segment};
+  const query::history_model h{{{"schema_version", 1},
+                                {"workload", o.workload},
+                                {"series", history_series(runs, o, &regression)}},
+                               o.min_segment};
   write_history_html(o, h.doc);
-  std::cout << output::find_format(history_formats(), o.format)->write(h, {});
+  std::cout << output::find_format(query::history_formats(), o.format)->write(h, {});
   return o.fail_on_regression && regression ? exit_failed : exit_ok;
 }
 
@@ -245,7 +245,7 @@ command_hook add_history(CLI::App& app, context&) {
   hist->add_option("--tag", o->tags, "Only runs with this tag")->check(text_value(false));
   hist->add_option("--since", o->since, "Only runs started on or after this date (YYYY-MM-DD)")
       ->check(date_value());
-  hist->add_option("--format", o->format, output::format_names(history_formats(), " | "));
+  hist->add_option("--format", o->format, output::format_names(query::history_formats(), " | "));
   hist->add_option("--min-segment", o->min_segment,
                    "Fewest nights on each side of a change (default 5)")
       ->check(integer_in(2, 1000000));

@@ -1,27 +1,18 @@
 #pragma once
-// Aligned text tables for the terminal (stdout).
+// Aligned text tables for the terminal (stdout), and the command line's texts of a run's config.
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "harness/app/query/text_table.hpp"
 #include "harness/core/model.hpp"
 
 namespace accelbench::cli {
 
-class table {
-public:
-  explicit table(std::vector<std::string> header) : m_header(std::move(header)) {}
-  void add(std::vector<std::string> row) { m_rows.push_back(std::move(row)); }
-  bool empty() const { return m_rows.empty(); }
-  void print(std::ostream& os) const;
-
-private:
-  std::vector<std::string> m_header;
-  std::vector<std::vector<std::string>> m_rows;
-};
-
-// Display width of UTF-8 text (code points, not bytes).
-size_t display_width(const std::string& s);
+// The aligned table (harness/app/query/text_table.hpp: history's table format, which the server
+// answers too, prints with it).
+using table = query::text_table;
+using query::display_width;
 
 // Text cut to at most `width` code points, ending in "…" when cut: at the last space, comma or
 // '=' boundary in the second half of the kept text, else between code points (never mid-character).

@@ -1,16 +1,16 @@
-#include "harness/app/cli/history_formats.hpp"
+#include "harness/app/query/history_formats.hpp"
 
 #include <array>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "harness/app/cli/table.hpp"
+#include "harness/app/query/text_table.hpp"
 #include "harness/compare/changepoint.hpp"
 #include "harness/core/text_input.hpp"
 #include "harness/core/units.hpp"
 
-namespace accelbench::cli {
+namespace accelbench::query {
 
 namespace {
 
@@ -35,7 +35,7 @@ std::string changes_column(const json& s, size_t points, size_t min_segment) {
 }
 
 std::string write_table(const history_model& h, const write_options&) {
-  table t({"system", "config", "points", "series", "latest", "change points"});
+  text_table t({"system", "config", "points", "series", "latest", "change points"});
   for (const auto& s : h.doc["series"]) {
     std::vector<double> values;
     values.reserve(s["points"].size());
@@ -102,4 +102,4 @@ constexpr std::array<output::format<history_model>, 3> k_history_formats = {{
 
 output::format_table<history_model> history_formats() { return k_history_formats; }
 
-} // namespace accelbench::cli
+} // namespace accelbench::query
