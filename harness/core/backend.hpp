@@ -7,8 +7,8 @@
 // build does not have is absent from the set, so asking for it is refused by name
 // (backend_set::refusal); where the build found its folder but did not build it (CUDA without nvcc)
 // the set keeps its name and the build's reason (an unbuilt_backend, generated beside the makers).
-// Each backend also answers for itself in `accelbench env` (status()), so that no list of backend
-// names is kept anywhere else.
+// Each backend also answers for itself in `accelbench env` (status()) and in `accelbench --version`
+// (build_detail()), so that no list of backend names is kept anywhere else.
 #include <algorithm>
 #include <memory>
 #include <span>
@@ -32,6 +32,14 @@ struct backend_status {
   nlohmann::json devices = nlohmann::json::array();
 };
 
+// What `accelbench --version` says of a backend: one row per backend name, read from the build
+// alone (build_detail(), or the build's reason), never from status(), which starts the CUDA driver.
+struct backend_build {
+  std::string name;
+  bool built = false;
+  std::string detail; // what the build made of it ("sm 90 100"), or "not built: <reason>"
+};
+
 // A backend whose folder the build found but did not build, and the build's reason ("nvcc was
 // not found at configure time"): generated beside the makers (cmake/accelbench_workloads.cmake),
 // the one place that decides which folders are built.
@@ -41,6 +49,7 @@ struct unbuilt_backend {
   // "not built: <reason>", the words of env and of the planner's refusal.
   std::string why() const { return "not built: " + reason; }
   backend_status status() const { return {name, false, why(), nlohmann::json::array()}; }
+  backend_build build() const { return {name, false, why()}; }
 };
 
 class backend {
@@ -60,6 +69,11 @@ public:
     const std::string why = unavailable_reason();
     return {name(), why.empty(), why, nlohmann::json::array()};
   }
+  // What this build made of it, known without asking the machine (`accelbench --version`): the
+  // CUDA architectures of the cuda backends' kernels (device::cuda_build_detail()); empty when
+  // there is nothing to say beyond its name.
+  virtual std::string build_detail() const { return {}; }
+  backend_build build() const { return {name(), true, build_detail()}; }
 
   bool runs_dtype(std::string_view d) const {
     const auto ds = dtypes();

@@ -39,23 +39,40 @@ std::vector<const workload*> registry::all() const {
   return out;
 }
 
-std::vector<backend_status> registry::backend_statuses() const {
-  std::vector<backend_status> out;
+namespace {
+
+// One row per backend name of the workloads, in name order. Built backends first: a backend one
+// workload built answers even where another workload's folder of that name was not built
+// (collective's cuda without NCCL). Asked once per name: the cuda status starts the driver.
+template <class Row, class Built, class Unbuilt>
+std::vector<Row> one_row_per_backend(const std::vector<std::unique_ptr<workload>>& workloads,
+                                     Built built, Unbuilt unbuilt) {
+  std::vector<Row> out;
   std::set<std::string> seen;
-  // Built backends first: a backend one workload built answers even where another workload's
-  // folder of that name was not built (collective's cuda without NCCL). Asked once per name: the
-  // cuda status starts the driver.
-  for (const auto& w : m_workloads)
+  for (const auto& w : workloads)
     for (const backend* b : w->backends())
       if (seen.insert(b->name()).second)
-        out.push_back(b->status());
-  for (const auto& w : m_workloads)
+        out.push_back(built(*b));
+  for (const auto& w : workloads)
     for (const unbuilt_backend& u : w->backends_not_built())
       if (seen.insert(u.name).second)
-        out.push_back(u.status());
-  std::sort(out.begin(), out.end(),
-            [](const backend_status& x, const backend_status& y) { return x.name < y.name; });
+        out.push_back(unbuilt(u));
+  std::sort(out.begin(), out.end(), [](const Row& x, const Row& y) { return x.name < y.name; });
   return out;
+}
+
+} // namespace
+
+std::vector<backend_status> registry::backend_statuses() const {
+  return one_row_per_backend<backend_status>(
+      m_workloads, [](const backend& b) { return b.status(); },
+      [](const unbuilt_backend& u) { return u.status(); });
+}
+
+std::vector<backend_build> registry::backend_builds() const {
+  return one_row_per_backend<backend_build>(
+      m_workloads, [](const backend& b) { return b.build(); },
+      [](const unbuilt_backend& u) { return u.build(); });
 }
 
 } // namespace accelbench

@@ -76,6 +76,9 @@ public:
   // One status per backend name of the registered workloads, in name order (`accelbench env`):
   // each asks the first built backend of its name (they answer alike), else the build's reason.
   std::vector<backend_status> backend_statuses() const;
+  // The same names, each with what the build made of it or why it was not built, without asking
+  // any backend about the machine (`accelbench --version` must not start the CUDA driver).
+  std::vector<backend_build> backend_builds() const;
 
 private:
   std::vector<std::unique_ptr<workload>> m_workloads;

@@ -98,6 +98,8 @@ backend_status cuda_backend_status() {
           cs.to_json().value("gpus", json::array())};
 }
 
+std::string cuda_build_detail() { return fmt::format("sm {}", build_info::cuda_architectures()); }
+
 // ---------------------------------------------------------------------------------------------
 // NVML through dlopen. The declarations follow nvml.h's documented C signatures; nvmlDevice_t is
 // an opaque pointer and nvmlReturn_t an int-sized enum (NVML_SUCCESS = 0).

@@ -62,6 +62,9 @@ bool cuda_available(std::string* why = nullptr);
 // The cuda backends' status in `accelbench env` (each workload's cuda backend answers with it):
 // the GPUs, driver, runtime, cuBLASLt and cuDNN, or why there is none (re-read: query_cuda(true)).
 backend_status cuda_backend_status();
+// What the build made of the cuda backends, in `accelbench --version`: "sm 90 100", the
+// architectures their kernels were compiled for. Asks no device.
+std::string cuda_build_detail();
 
 // "12.8" from 12080 (the CUDA version encoding, 1000*major + 10*minor).
 std::string cuda_version_string(int v);

@@ -113,7 +113,7 @@ int run_command_line(int argc, char** argv) {
       "accelbench — benchmark harness and reporter for AI accelerators (MLPerf style)\n"
       "Exit codes: 0 all runs VALID, 1 a run failed or was INVALID (compare: a regression),\n"
       "2 usage or input error, 3 internal error, 4 compare --strict: inconclusive."};
-  app.set_version_flag("--version", [] { return cli::version_text(); });
+  app.set_version_flag("--version", [&reg] { return cli::version_text(reg); });
   app.require_subcommand(1);
   app.fallthrough(false);
 

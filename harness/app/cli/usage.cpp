@@ -13,19 +13,31 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/suggest.hpp"
 #include "harness/core/text_input.hpp"
+#include "harness/core/workload.hpp"
 
 namespace accelbench::cli {
 
-std::string version_text() {
+namespace {
+
+// "cpu, cuda (sm 90 100)": every backend name of the registered workloads, with what the build
+// made of it or why it was not built. From the build alone: --version starts no driver.
+std::string backends_line(const registry& reg) {
+  std::vector<std::string> parts;
+  const std::vector<backend_build> builds = reg.backend_builds();
+  parts.reserve(builds.size());
+  for (const backend_build& b : builds)
+    parts.push_back(b.detail.empty() ? b.name : fmt::format("{} ({})", b.name, b.detail));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+} // namespace
+
+std::string version_text(const registry& reg) {
   std::string out = fmt::format("accelbench {}\n", build_info::version());
   out += fmt::format("revision   {}{}\n", build_info::git_revision(),
                      build_info::git_dirty() ? " (dirty)" : "");
   out += fmt::format("build      {}, {}\n", build_info::build_type(), build_info::compiler());
-  const std::string archs = build_info::cuda_architectures();
-  out +=
-      fmt::format("backends   cpu{}\n", build_info::cuda_built()
-                                            ? fmt::format(", cuda (sm {})", archs)
-                                            : " (cuda not built: nvcc was not found or disabled)");
+  out += fmt::format("backends   {}\n", backends_line(reg));
   // Registered by the backends when the workloads are registered (oneDNN, OpenBLAS, cuBLASLt, ...).
   const json env = capture_environment();
   if (env.contains("libraries") && env["libraries"].is_object())

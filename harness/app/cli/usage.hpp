@@ -5,11 +5,16 @@
 
 #include <CLI/CLI.hpp>
 
+namespace accelbench {
+class registry;
+}
+
 namespace accelbench::cli {
 
-// accelbench --version: version, git revision, build type, compiler, backends built (with the CUDA
-// architectures) and the versions of the libraries linked.
-std::string version_text();
+// accelbench --version: version, git revision, build type, compiler, the backends of reg's
+// workloads (built ones with what the build made of them, the CUDA architectures; the others with
+// the build's reason) and the versions of the libraries linked.
+std::string version_text(const registry& reg);
 
 // Appends "Examples:" with two or three real command lines to the --help of every command it knows.
 void add_examples(CLI::App& app);

@@ -12,6 +12,7 @@ class cuda_backend : public attention_backend {
 public:
   std::string name() const override { return "cuda"; }
   backend_status status() const override { return device::cuda_backend_status(); }
+  std::string build_detail() const override { return device::cuda_build_detail(); }
   std::string default_impl() const override { return "cudnn"; }
   std::string unavailable_reason() const override {
     std::string why;

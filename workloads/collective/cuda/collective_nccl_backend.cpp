@@ -12,6 +12,7 @@ class cuda_backend : public collective_backend {
 public:
   std::string name() const override { return "cuda"; }
   backend_status status() const override { return device::cuda_backend_status(); }
+  std::string build_detail() const override { return device::cuda_build_detail(); }
   std::string unavailable_reason() const override {
     std::string why;
     return device::cuda_available(&why) ? std::string() : "no usable CUDA device: " + why;

@@ -11,6 +11,7 @@ class cuda_backend : public gemm_backend {
 public:
   std::string name() const override { return "cuda"; }
   backend_status status() const override { return device::cuda_backend_status(); }
+  std::string build_detail() const override { return device::cuda_build_detail(); }
   std::vector<std::string> dtypes() const override { return cuda_gemm_dtypes(); }
   std::string unavailable_reason() const override {
     std::string why;

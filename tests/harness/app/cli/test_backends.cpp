@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/app/cli/register_all.hpp"
+#include "harness/app/cli/usage.hpp"
 #include "harness/app/runner/runner.hpp"
 #include "harness/core/backend.hpp"
 #include "harness/core/build_info.hpp"
@@ -61,12 +62,16 @@ struct other_backend : backend {
   std::string name() const override { return "other"; }
 };
 
-// A backend that answers for itself in env, as the cpu and cuda ones do with what they found.
+// A backend that answers for itself in env, as the cpu and cuda ones do with what they found, and
+// in --version with what the build made of it. It counts the times it was asked about the machine.
 struct tpu_backend : backend {
+  static inline int status_asked = 0;
   std::string name() const override { return "tpu"; }
   backend_status status() const override {
+    ++status_asked;
     return {"tpu", false, "no TPU here", json::array({{{"index", 0}}})};
   }
+  std::string build_detail() const override { return "v5e"; }
 };
 
 // A workload of this test: the backends its folders built (a tpu) and those the build found but did
@@ -94,6 +99,31 @@ private:
   backend_set<backend> m_backends;
   workload_spec m_spec;
 };
+
+// The backend names of --version's "backends   cpu, cuda (sm 90 100)" line: each name may be
+// followed by its detail in parentheses (which may hold ", " itself).
+std::vector<std::string> version_backend_names(const std::string& version) {
+  const std::string tag = "\nbackends   ";
+  const size_t at = version.find(tag);
+  REQUIRE(at != std::string::npos);
+  const std::string line =
+      version.substr(at + tag.size(), version.find('\n', at + 1) - at - tag.size());
+  std::vector<std::string> out;
+  std::string name;
+  int depth = 0;
+  for (const char c : line) {
+    if (c == '(' || c == ')') {
+      depth += c == '(' ? 1 : -1;
+    } else if (depth == 0 && c == ',') {
+      out.push_back(name);
+      name.clear();
+    } else if (depth == 0 && c != ' ') { // names hold no space: the one after a comma
+      name += c;
+    }
+  }
+  out.push_back(name);
+  return out;
+}
 
 std::vector<std::string> status_names(const std::vector<backend_status>& ss) {
   std::vector<std::string> out;
@@ -259,4 +289,31 @@ TEST_CASE("registry: every backend of the registered workloads, built or not, ha
   CHECK(statuses[1].name == "cuda");
   if (!build_info::cuda_built())
     CHECK_THAT(statuses[1].detail, Catch::StartsWith("not built: "));
+}
+
+TEST_CASE("version: --version lists every backend of the registered workloads, as env does") {
+  const std::string version = cli::version_text(all_workloads());
+  INFO(version);
+  CHECK(version_backend_names(version) == status_names(all_workloads().backend_statuses()));
+  if (!build_info::cuda_built())
+    CHECK_THAT(version, Catch::Contains(", cuda (not built: "));
+}
+
+TEST_CASE("version: a backend is listed with what the build made of it, or the build's reason, "
+          "without asking it about the machine") {
+  registry reg;
+  reg.add(std::make_unique<folders_workload>(
+      "first", true, unbuilt_list{{"npu", "no npu compiler at configure time"}}));
+  reg.add(std::make_unique<folders_workload>(
+      "second", false, unbuilt_list{{"tpu", "no tpu library at configure time"}}));
+  const int asked = tpu_backend::status_asked;
+  const std::string version = cli::version_text(reg);
+  CHECK_THAT(version,
+             Catch::Contains("\nbackends   npu (not built: no npu compiler at configure time), tpu "
+                             "(v5e)\n"));
+  CHECK(tpu_backend::status_asked == asked); // status() may start a driver: --version stays cheap
+  const auto builds = reg.backend_builds();
+  REQUIRE(builds.size() == 2);
+  CHECK(!builds[0].built);
+  CHECK(builds[1].built);
 }
