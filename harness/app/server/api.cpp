@@ -10,6 +10,7 @@
 #include "harness/app/net/publish.hpp"
 #include "harness/app/query/comparison.hpp"
 #include "harness/app/query/formats.hpp"
+#include "harness/app/query/history_formats.hpp"
 #include "harness/app/query/report_side.hpp"
 #include "harness/core/assignment.hpp"
 #include "harness/core/results_document.hpp"
@@ -213,6 +214,28 @@ compare_answer compare_runs(store::store& db, const params& p) {
   return {{dump_json(answer, 2) + "\n", "application/json"}, exit_code};
 }
 
+namespace {
+
+// How the series are judged: history's --min-segment, --max-pvalue and --window.
+query::history_options history_options_of(const params& p) {
+  query::history_options o;
+  o.min_segment = (size_t)integer(p, "min_segment", 5, 2, 1000000);
+  o.max_pvalue = number(p, "max_pvalue", 0.001, 1e-300, 1 - 1e-12);
+  o.window = (size_t)integer(p, "window", 0, 0, 1000000);
+  return o;
+}
+
+// What `accelbench history` writes of the answer: its document without the server's "runs" and
+// "regression", and the --min-segment the series were judged with.
+query::history_model history_model_of(const json& h, const params& p) {
+  return {{{"schema_version", h["schema_version"]},
+           {"workload", h["workload"]},
+           {"series", h["series"]}},
+          history_options_of(p).min_segment};
+}
+
+} // namespace
+
 json history_for(store::store& db, const params& p, bool require_workload) {
   std::string workload = one(p, "workload");
   if (workload.empty()) {
@@ -221,10 +244,7 @@ json history_for(store::store& db, const params& p, bool require_workload) {
     workload = std::string("*"); // not = "*": GCC 12's false -Wrestrict (bug 105329)
   }
   const std::string system = one(p, "system"), since = one(p, "since");
-  query::history_options o;
-  o.min_segment = (size_t)integer(p, "min_segment", 5, 2, 1000000);
-  o.max_pvalue = number(p, "max_pvalue", 0.001, 1e-300, 1 - 1e-12);
-  o.window = (size_t)integer(p, "window", 0, 0, 1000000);
+  const query::history_options o = history_options_of(p);
   if (!since.empty())
     query::require_date(since, "since");
   store::run_filter f;
@@ -249,14 +269,17 @@ json history_for(store::store& db, const params& p, bool require_workload) {
           {"regression", regression}};
 }
 
-json history(store::store& db, const params& p) {
+document history(store::store& db, const params& p) {
   allow_only(p, {"workload", "system", "accelerator", "tag", "since", "set", "min_segment",
-                 "max_pvalue", "window"});
+                 "max_pvalue", "window", "format"});
+  const auto* format = format_param(p, query::history_formats(), "");
   json h = history_for(db, p, true);
   if (h["runs"].get<size_t>() == 0)
     throw api_error(404, fmt::format("no runs of workload '{}' match (check set, system, since)",
                                      printable(h["workload"].get<std::string>())));
-  return h;
+  if (format)
+    return {format->write(history_model_of(h, p), {}), std::string(format->media_type)};
+  return {dump_json(h, 2) + "\n", "application/json"};
 }
 
 document report(store::store& db, const params& p, bool allow_empty) {

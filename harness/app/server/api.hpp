@@ -2,7 +2,7 @@
 // The JSON API of `accelbench serve` (/api/v1), as functions of the store and the request's query
 // parameters: no HTTP here (harness/app/server/server.cpp maps requests to these and errors to
 // status codes), so each endpoint reuses the CLI's own pieces: selectors
-// (harness/app/query/selector), compare and history (harness/app/cli/compare_commands,
+// (harness/app/query/selector), compare and history and their formats (harness/app/query,
 // harness/compare), the report (reporters/report) and the results document
 // (harness/core/results_document).
 #include <map>
@@ -37,10 +37,6 @@ query::selection select_from(store::store& db, const params& p, bool with_sample
 json list_runs(store::store& db, const params& p);
 // GET /api/v1/runs/ID -> the run with its samples; 404 when there is none.
 json one_run(store::store& db, const std::string& id_text, const params& p);
-// GET
-// /api/v1/history?workload=W[&system=S&tag=T&since=D&set=K=V&min_segment=N&max_pvalue=P&window=N]
-//   -> `accelbench history --format json` plus "regression".
-json history(store::store& db, const params& p);
 // The history's runs and options from the same parameters (the dashboard draws them).
 json history_for(store::store& db, const params& p, bool require_workload);
 
@@ -50,6 +46,14 @@ struct document {
   std::string body, content_type;
 };
 document report(store::store& db, const params& p, bool allow_empty = false);
+
+// GET
+// /api/v1/history?workload=W[&system=S&tag=T&since=D&set=K=V&min_segment=N&max_pvalue=P&window=N
+//   &format=NAME]
+//   -> without format: `accelbench history --format json` plus "runs" and "regression", as JSON;
+//   with format=NAME (a format of harness/app/query/history_formats.hpp) what `accelbench history
+//   --format NAME` writes, in the format's media type.
+document history(store::store& db, const params& p);
 
 // GET /api/v1/compare?baseline=SEL&candidate=SEL[&threshold=PCT&alpha=A&strict=1&format=NAME]
 //   -> without format: {"exit_code", "strict", "verdict_counts", "comparison":

@@ -141,7 +141,7 @@ void add_api_routes(httplib::Server& svr, server_state& st) {
   svr.Get("/api/v1/history",
           route(st, role::read,
                 [](store::store& db, const httplib::Request& req, httplib::Response& res) {
-                  send_json(res, history(db, params_of(req)));
+                  send_document(res, history(db, params_of(req)));
                 }));
   svr.Get("/api/v1/report",
           route(st, role::read,

@@ -919,6 +919,77 @@ TEST_CASE("serve: compare answers in every format of compare's table as the CLI 
   CHECK(s.stop() == 0);
 }
 
+TEST_CASE("serve: history answers in every format of history's table as the CLI writes it",
+          "[server][api]") {
+  test_cli::temp_dir t;
+  SERVER_DB(db, t.path);
+  std::vector<run> runs;
+  std::mt19937_64 g(29);
+  // 12 nights of 2 configs on one box; M=2 steps 20% slower from night 6 on. Another box's runs
+  // stay out of the selection.
+  for (int night = 0; night < 12; ++night)
+    for (int m = 1; m <= 2; ++m)
+      runs.push_back(nightly_run("box-y", m, fmt::format("nightly-{:02d}", night), night,
+                                 (m == 2 && night >= 6 ? 1.2e-3 : 1e-3), g));
+  runs.push_back(nightly_run("box-other", 1, "nightly-00", 0, 1e-3, g));
+  {
+    auto s = store::store::open(db);
+    s.insert_runs(runs);
+  }
+  const std::string r = make_token(db, "read");
+  live_server s(db, t.path / "server.log");
+  REQUIRE(s.start());
+  auto c = s.client();
+  const std::string query = "/api/v1/history?workload=gemm&system=box-y";
+  auto cli = [&db](const std::string& options) {
+    return test_cli::ab(
+        fmt::format("history gemm --db {} --system box-y {}", sh_word(db.string()), options));
+  };
+  struct expect {
+    const char* format;
+    const char* media_type;
+    const char* line; // a line of the body
+  };
+  for (const auto& e :
+       {expect{"table", "text/plain; charset=utf-8", "system  config"},
+        expect{"json", "application/json", "\"change_points\": ["},
+        expect{"csv", "text/csv; charset=utf-8",
+               "system,config,ruleset,unit,direction,run_id,started_at,value,change,"}}) {
+    INFO(e.format);
+    auto res = c.Get((query + "&format=" + e.format).c_str(), auth(r));
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->get_header_value("Content-Type") == e.media_type);
+    CHECK_THAT(res->body, Catch::Contains(e.line));
+    const auto written = cli(std::string("--format ") + e.format);
+    CHECK(written.rc == 0);
+    CHECK(res->body == written.out);
+  }
+  // The series are judged with the parameters given: 12 nights are too few for min_segment=7.
+  auto few = c.Get((query + "&format=table&min_segment=7").c_str(), auth(r));
+  REQUIRE(few);
+  CHECK(few->status == 200);
+  CHECK_THAT(few->body, Catch::Contains("too few points (12 < 14)"));
+  CHECK(few->body == cli("--format table --min-segment 7").out);
+  // Without format=, the JSON answer with the runs and whether one regressed, as before.
+  auto plain = c.Get(query.c_str(), auth(r));
+  REQUIRE(plain);
+  CHECK(plain->status == 200);
+  CHECK(plain->get_header_value("Content-Type") == "application/json");
+  json pj = body_json(plain);
+  CHECK(pj["runs"] == 24);
+  CHECK(pj["regression"] == true);
+  CHECK(pj["series"] == json::parse(cli("--format json").out)["series"]);
+  // An unknown name: 400, a JSON error naming it and the table's names.
+  auto nope = c.Get((query + "&format=nope").c_str(), auth(r));
+  REQUIRE(nope);
+  CHECK(nope->status == 400);
+  CHECK(nope->get_header_value("Content-Type") == "application/json");
+  CHECK_THAT(body_json(nope)["error"].get<std::string>(),
+             Catch::Equals("query parameter format='nope' is not one of table, json, csv"));
+  CHECK(s.stop() == 0);
+}
+
 TEST_CASE("serve: HTTPS with a certificate and key", "[server][tls]") {
   test_cli::temp_dir t;
   const fs::path cert = t.path / "cert.pem", key = t.path / "key.pem";
