@@ -183,7 +183,8 @@ json one_run(store::store& db, const std::string& id_text, const params& p) {
 }
 
 compare_answer compare_runs(store::store& db, const params& p) {
-  allow_only(p, {"baseline", "candidate", "threshold", "alpha", "strict", "format"});
+  allow_only(p,
+             {"baseline", "candidate", "threshold", "alpha", "strict", "only_changed", "format"});
   const auto* format = format_param(p, query::compare_formats(), "");
   query::compare_options o;
   o.baseline = one(p, "baseline");
@@ -192,6 +193,7 @@ compare_answer compare_runs(store::store& db, const params& p) {
   o.alpha = number(p, "alpha", 0.01, 1e-12, 1 - 1e-12);
   o.history = &db;
   const bool strict = flag(p, "strict");
+  const bool only_changed = flag(p, "only_changed");
   auto base = select_whole(db, o.baseline, "baseline");
   auto cand = select_whole(db, o.candidate, "candidate");
   compare::set_comparison c;
@@ -200,6 +202,7 @@ compare_answer compare_runs(store::store& db, const params& p) {
   } catch (const input_error& e) {
     throw api_error(422, e.what());
   }
+  c.only_changed = only_changed;
   const int exit_code = compare::exit_code_for(c, strict);
   if (format)
     return {{format->write(c, {}), std::string(format->media_type)}, exit_code};

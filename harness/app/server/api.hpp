@@ -55,11 +55,13 @@ document report(store::store& db, const params& p, bool allow_empty = false);
 //   --format NAME` writes, in the format's media type.
 document history(store::store& db, const params& p);
 
-// GET /api/v1/compare?baseline=SEL&candidate=SEL[&threshold=PCT&alpha=A&strict=1&format=NAME]
+// GET /api/v1/compare?baseline=SEL&candidate=SEL[&threshold=PCT&alpha=A&strict=1&only_changed=1
+//   &format=NAME]
 //   -> without format: {"exit_code", "strict", "verdict_counts", "comparison":
 //   schemas/compare.schema.json} as JSON; with format=NAME (a compare format of
 //   harness/app/query/formats.hpp) what `accelbench compare --format NAME` writes, in the
-//   format's media type. exit_code is what `accelbench compare` would exit with.
+//   format's media type. only_changed=1 is `compare --only-changed`. exit_code is what
+//   `accelbench compare` would exit with.
 struct compare_answer {
   document doc;
   int exit_code = 0;

@@ -919,6 +919,59 @@ TEST_CASE("serve: compare answers in every format of compare's table as the CLI 
   CHECK(s.stop() == 0);
 }
 
+TEST_CASE("serve: compare with only_changed=1 answers as compare --only-changed in every format",
+          "[server][api]") {
+  test_cli::temp_dir t;
+  SERVER_DB(db, t.path);
+  std::vector<run> runs;
+  std::mt19937_64 g(23);
+  // Two nights of 3 configs; M=2 is twice as slow on the second (far beyond what one run a side
+  // can see), M=1 and M=3 are not shown.
+  for (int night = 0; night < 2; ++night)
+    for (int m = 1; m <= 3; ++m)
+      runs.push_back(nightly_run("box-o", m, fmt::format("nightly-{:02d}", night), night,
+                                 (m == 2 && night == 1 ? 2e-3 : 1e-3), g));
+  {
+    auto s = store::store::open(db);
+    s.insert_runs(runs);
+  }
+  const std::string r = make_token(db, "read");
+  live_server s(db, t.path / "server.log");
+  REQUIRE(s.start());
+  auto c = s.client();
+  const std::string query = "/api/v1/compare?baseline=tag%3Dnightly-00&candidate=tag%3Dnightly-01";
+  for (const char* format : {"table", "markdown", "junit", "json", "bmf", "csv"}) {
+    INFO(format);
+    auto res = c.Get((query + "&only_changed=1&format=" + format).c_str(), auth(r));
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->get_header_value("Accelbench-Exit-Code") == "1");
+    const auto written = test_cli::ab(fmt::format("compare --db {} --baseline tag=nightly-00 "
+                                                  "--candidate tag=nightly-01 --only-changed "
+                                                  "--format {}",
+                                                  sh_word(db.string()), format));
+    CHECK(written.rc == 1);
+    CHECK(res->body == written.out);
+  }
+  // The table leaves the unchanged configs out, and says so, as the CLI's does.
+  auto table = c.Get((query + "&only_changed=true&format=table").c_str(), auth(r));
+  REQUIRE(table);
+  CHECK_THAT(table->body, Catch::Contains("config(s) not shown (--only-changed)"));
+  CHECK_THAT(table->body, !Catch::Contains("M=1,"));
+  // Without format=, the JSON answer says it.
+  auto plain = c.Get((query + "&only_changed=1").c_str(), auth(r));
+  REQUIRE(plain);
+  CHECK(plain->status == 200);
+  CHECK(body_json(plain)["comparison"]["only_changed"] == true);
+  // A value that is not 0, 1, true or false: 400 naming it, as strict's.
+  auto bad = c.Get((query + "&only_changed=yes").c_str(), auth(r));
+  REQUIRE(bad);
+  CHECK(bad->status == 400);
+  CHECK_THAT(body_json(bad)["error"].get<std::string>(),
+             Catch::Equals("query parameter only_changed='yes' is not 0, 1, true or false"));
+  CHECK(s.stop() == 0);
+}
+
 TEST_CASE("serve: history answers in every format of history's table as the CLI writes it",
           "[server][api]") {
   test_cli::temp_dir t;
