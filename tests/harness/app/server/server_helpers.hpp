@@ -169,6 +169,18 @@ inline run nightly_run(const std::string& system, int m, const std::string& tag,
   return r;
 }
 
+// Nights 0..nights-1 of configs M=1..configs on `system`, tagged nightly-NN: M=2 at `stepped`
+// seconds from night `step_from` on, every other run at 1 ms (the runs drawn in that order).
+inline std::vector<run> nightly_step(const std::string& system, int nights, int configs,
+                                     int step_from, double stepped, std::mt19937_64& g) {
+  std::vector<run> runs;
+  for (int night = 0; night < nights; ++night)
+    for (int m = 1; m <= configs; ++m)
+      runs.push_back(nightly_run(system, m, fmt::format("nightly-{:02d}", night), night,
+                                 (m == 2 && night >= step_from ? stepped : 1e-3), g));
+  return runs;
+}
+
 // A database of `n` runs of `system` (configs M=1..n, one night).
 inline std::vector<std::string> fill_source(const fs::path& db_path, const std::string& system,
                                             int n, uint64_t seed,

@@ -727,13 +727,9 @@ TEST_CASE("serve: runs, one run, compare, history and report answer as the CLI d
           "[server][api]") {
   test_cli::temp_dir t;
   SERVER_DB(db, t.path);
-  std::vector<run> runs;
   std::mt19937_64 g(11);
   // 20 nights of 3 configs on one box; M=2 steps 20% slower from night 10 on.
-  for (int night = 0; night < 20; ++night)
-    for (int m = 1; m <= 3; ++m)
-      runs.push_back(nightly_run("box-h", m, fmt::format("nightly-{:02d}", night), night,
-                                 (m == 2 && night >= 10 ? 1.2e-3 : 1e-3), g));
+  std::vector<run> runs = nightly_step("box-h", 20, 3, 10, 1.2e-3, g);
   {
     auto s = store::store::open(db);
     s.insert_runs(runs);
@@ -859,13 +855,9 @@ TEST_CASE("serve: compare answers in every format of compare's table as the CLI 
           "[server][api]") {
   test_cli::temp_dir t;
   SERVER_DB(db, t.path);
-  std::vector<run> runs;
   std::mt19937_64 g(21);
   // Two nights of 3 configs; M=2 is 20% slower on the second.
-  for (int night = 0; night < 2; ++night)
-    for (int m = 1; m <= 3; ++m)
-      runs.push_back(nightly_run("box-f", m, fmt::format("nightly-{:02d}", night), night,
-                                 (m == 2 && night == 1 ? 1.2e-3 : 1e-3), g));
+  std::vector<run> runs = nightly_step("box-f", 2, 3, 1, 1.2e-3, g);
   {
     auto s = store::store::open(db);
     s.insert_runs(runs);
@@ -923,14 +915,10 @@ TEST_CASE("serve: compare with only_changed=1 answers as compare --only-changed 
           "[server][api]") {
   test_cli::temp_dir t;
   SERVER_DB(db, t.path);
-  std::vector<run> runs;
   std::mt19937_64 g(23);
   // Two nights of 3 configs; M=2 is twice as slow on the second (far beyond what one run a side
   // can see), M=1 and M=3 are not shown.
-  for (int night = 0; night < 2; ++night)
-    for (int m = 1; m <= 3; ++m)
-      runs.push_back(nightly_run("box-o", m, fmt::format("nightly-{:02d}", night), night,
-                                 (m == 2 && night == 1 ? 2e-3 : 1e-3), g));
+  std::vector<run> runs = nightly_step("box-o", 2, 3, 1, 2e-3, g);
   {
     auto s = store::store::open(db);
     s.insert_runs(runs);
@@ -976,14 +964,10 @@ TEST_CASE("serve: history answers in every format of history's table as the CLI 
           "[server][api]") {
   test_cli::temp_dir t;
   SERVER_DB(db, t.path);
-  std::vector<run> runs;
   std::mt19937_64 g(29);
   // 12 nights of 2 configs on one box; M=2 steps 20% slower from night 6 on. Another box's runs
   // stay out of the selection.
-  for (int night = 0; night < 12; ++night)
-    for (int m = 1; m <= 2; ++m)
-      runs.push_back(nightly_run("box-y", m, fmt::format("nightly-{:02d}", night), night,
-                                 (m == 2 && night >= 6 ? 1.2e-3 : 1e-3), g));
+  std::vector<run> runs = nightly_step("box-y", 12, 2, 6, 1.2e-3, g);
   runs.push_back(nightly_run("box-other", 1, "nightly-00", 0, 1e-3, g));
   {
     auto s = store::store::open(db);
